@@ -1,0 +1,37 @@
+/**
+ * The JSONL store: one entry per line, appended with synchronous writes (so a
+ * line is in the file in seq order before `append` returns) and fsynced by
+ * `flush` at the durability points.
+ */
+import { closeSync, fdatasync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { LogStore } from '../../actors/ports.js';
+import type { Entry } from '../../log/entries.js';
+
+export function createJsonlStore(path: string): LogStore {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const fd = openSync(path, 'a', 0o600);
+  let closed = false;
+  let dirty = false;
+  return {
+    location: path,
+    append(_entry: Entry, line: string) {
+      if (closed) throw new Error(`log store ${path} is closed`);
+      const buf = Buffer.from(line + '\n', 'utf8');
+      let off = 0;
+      while (off < buf.length) off += writeSync(fd, buf, off);
+      dirty = true;
+    },
+    flush() {
+      if (closed || !dirty) return Promise.resolve();
+      dirty = false;
+      return new Promise<void>((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+    },
+    async close() {
+      if (closed) return;
+      await this.flush();
+      closed = true;
+      closeSync(fd);
+    },
+  };
+}

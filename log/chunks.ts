@@ -1,0 +1,101 @@
+/**
+ * The chunk protocol every model adapter speaks, and the one reducer that
+ * assembles chunks into an assistant message, for live runs and replay alike.
+ *
+ * A stream is: any number of `block-start` / `*-delta` / `block-end` and
+ * `usage` chunks, then exactly one `finish`.
+ */
+import type { Block, Finish, Usage } from './entries.js';
+
+export type Chunk =
+  | { type: 'block-start'; index: number; block: { type: 'text' } | { type: 'reasoning' } | { type: 'tool-call'; id: string; name: string } }
+  | { type: 'text-delta'; index: number; text: string }
+  | { type: 'reasoning-delta'; index: number; text: string }
+  | { type: 'tool-call-delta'; index: number; argumentsDelta: string }
+  | { type: 'block-end'; index: number }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'finish'; finish: Finish };
+
+export interface Assembly {
+  /** Blocks by stream index; holes are possible while streaming, never after `finish`. */
+  readonly blocks: Block[];
+  readonly open: ReadonlySet<number>;
+  readonly usage?: Usage;
+  readonly finish?: Finish;
+  /** Protocol violations seen (a delta for an unopened block, a chunk after finish); they never throw. */
+  readonly violations: string[];
+}
+
+export const emptyAssembly = (): Assembly => ({ blocks: [], open: new Set(), violations: [] });
+
+/**
+ * Contract: pure and total — never throws; a chunk that breaks the protocol is
+ * recorded in `violations` and otherwise ignored. Mutates nothing it is given.
+ */
+export function assembleBlocks(state: Assembly, chunk: Chunk): Assembly {
+  if (state.finish) return { ...state, violations: [...state.violations, `${chunk.type} after finish`] };
+  switch (chunk.type) {
+    case 'block-start': {
+      if (state.blocks[chunk.index] !== undefined) {
+        return { ...state, violations: [...state.violations, `block ${chunk.index} started twice`] };
+      }
+      const blocks = state.blocks.slice();
+      const b = chunk.block;
+      blocks[chunk.index] = b.type === 'tool-call' ? { type: 'tool-call', id: b.id, name: b.name, arguments: '' } : { type: b.type, text: '' };
+      const open = new Set(state.open).add(chunk.index);
+      return { ...state, blocks, open };
+    }
+    case 'text-delta':
+    case 'reasoning-delta':
+    case 'tool-call-delta': {
+      const want = chunk.type === 'text-delta' ? 'text' : chunk.type === 'reasoning-delta' ? 'reasoning' : 'tool-call';
+      const cur = state.blocks[chunk.index];
+      if (!cur || cur.type !== want || !state.open.has(chunk.index)) {
+        return { ...state, violations: [...state.violations, `${chunk.type} for block ${chunk.index} that is not an open ${want} block`] };
+      }
+      const blocks = state.blocks.slice();
+      blocks[chunk.index] =
+        cur.type === 'tool-call'
+          ? { ...cur, arguments: cur.arguments + (chunk as { argumentsDelta: string }).argumentsDelta }
+          : { ...cur, text: cur.text + (chunk as { text: string }).text };
+      return { ...state, blocks };
+    }
+    case 'block-end': {
+      if (!state.open.has(chunk.index)) return { ...state, violations: [...state.violations, `block-end for block ${chunk.index} that is not open`] };
+      const open = new Set(state.open);
+      open.delete(chunk.index);
+      return { ...state, open };
+    }
+    case 'usage':
+      return { ...state, usage: chunk.usage };
+    case 'finish': {
+      const blocks = state.blocks.filter((b): b is Block => b !== undefined);
+      return { ...state, blocks, open: new Set(), finish: chunk.finish };
+    }
+  }
+}
+
+/** Assembles a whole stream; used by replay and tests. */
+export function assembleAll(chunks: Iterable<Chunk>): Assembly {
+  let s = emptyAssembly();
+  for (const c of chunks) s = assembleBlocks(s, c);
+  return s;
+}
+
+/** The chunks that reproduce `blocks` exactly through `assembleBlocks`: how replay re-streams a recorded answer. */
+export function chunksOf(blocks: readonly Block[], finish: Finish, usage?: Usage): Chunk[] {
+  const out: Chunk[] = [];
+  blocks.forEach((b, index) => {
+    if (b.type === 'tool-call') {
+      out.push({ type: 'block-start', index, block: { type: 'tool-call', id: b.id, name: b.name } });
+      if (b.arguments) out.push({ type: 'tool-call-delta', index, argumentsDelta: b.arguments });
+    } else {
+      out.push({ type: 'block-start', index, block: { type: b.type } });
+      if (b.text) out.push({ type: b.type === 'text' ? 'text-delta' : 'reasoning-delta', index, text: b.text });
+    }
+    out.push({ type: 'block-end', index });
+  });
+  if (usage) out.push({ type: 'usage', usage });
+  out.push({ type: 'finish', finish });
+  return out;
+}

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { deriveMessages, Projection } from './derive-messages.js';
+import type { Entry } from './entries.js';
+
+const at = '2026-01-01T00:00:00.000Z';
+let seq = 0;
+const e = <T extends Omit<Entry, 'seq' | 'at'>>(x: T) => ({ seq: ++seq, at, ...x }) as unknown as Entry;
+
+describe('deriveMessages', () => {
+  it('renders user, assistant and tool results, results in call order even when logged out of order', () => {
+    seq = 0;
+    const log = [
+      e({ kind: 'user/message', turn: 't1', text: 'hi', origin: 'user', surfaceOp: 'append' }),
+      e({
+        kind: 'assistant/message',
+        turn: 't1',
+        step: 't1.s1',
+        blocks: [
+          { type: 'reasoning', text: 'think' },
+          { type: 'text', text: 'looking' },
+          { type: 'tool-call', id: 'a', name: 'read_file', arguments: '{"path":"x"}' },
+          { type: 'tool-call', id: 'b', name: 'list_dir', arguments: '{}' },
+        ],
+        finish: { kind: 'ok', reason: 'tool-calls' },
+        surfaceOp: 'append',
+      }),
+      e({ kind: 'tool/result', turn: 't1', step: 't1.s1', callId: 't1.s1.c2', toolCallId: 'b', name: 'list_dir', status: 'ok', content: 'B', surfaceOp: 'append' }),
+      e({ kind: 'tool/result', turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'a', name: 'read_file', status: 'ok', content: 'A', surfaceOp: 'append' }),
+    ];
+    expect(deriveMessages(log)).toEqual([
+      { role: 'user', content: 'hi' },
+      {
+        role: 'assistant',
+        content: 'looking',
+        reasoning: 'think',
+        toolCalls: [
+          { id: 'a', name: 'read_file', arguments: '{"path":"x"}' },
+          { id: 'b', name: 'list_dir', arguments: '{}' },
+        ],
+      },
+      { role: 'tool', toolCallId: 'a', content: 'A' },
+      { role: 'tool', toolCallId: 'b', content: 'B' },
+    ]);
+  });
+
+  it('a replace shadows the span it cites, in place, without deleting it from the log', () => {
+    seq = 0;
+    const log = [
+      e({ kind: 'user/message', turn: 't1', text: 'one', origin: 'user', surfaceOp: 'append' }),
+      e({ kind: 'assistant/message', turn: 't1', step: 't1.s1', blocks: [{ type: 'text', text: 'r1' }], finish: { kind: 'ok', reason: 'stop' }, surfaceOp: 'append' }),
+      e({ kind: 'user/message', turn: 't2', text: 'two', origin: 'user', surfaceOp: 'append' }),
+      e({ kind: 'user/message', turn: 't2', text: 'S', origin: 'summary', surfaceOp: { op: 'replace', start: 1, end: 2 } }),
+    ];
+    const m = deriveMessages(log);
+    expect(m).toHaveLength(2);
+    expect(m[0]).toEqual({ role: 'user', content: expect.stringContaining('[Summary of earlier work') });
+    expect(m[1]).toEqual({ role: 'user', content: 'two' });
+    expect(log).toHaveLength(4);
+  });
+
+  it('skips assistant messages with nothing to say (a failed request)', () => {
+    seq = 0;
+    const log = [e({ kind: 'assistant/message', turn: 't1', step: 't1.s1', blocks: [], finish: { kind: 'error', code: 'SERVER', message: 'x' }, surfaceOp: 'append' })];
+    expect(deriveMessages(log)).toEqual([]);
+  });
+
+  it('the incremental projection agrees with the fold at every prefix', () => {
+    seq = 0;
+    const log = [
+      e({ kind: 'user/message', turn: 't1', text: 'q', origin: 'user', surfaceOp: 'append' }),
+      e({ kind: 'assistant/message', turn: 't1', step: 't1.s1', blocks: [{ type: 'tool-call', id: 'x', name: 'n', arguments: '' }, { type: 'tool-call', id: 'y', name: 'n', arguments: '' }, { type: 'tool-call', id: 'z', name: 'n', arguments: '' }], finish: { kind: 'ok', reason: 'tool-calls' }, surfaceOp: 'append' }),
+      e({ kind: 'tool/result', turn: 't1', step: 't1.s1', callId: 't1.s1.c3', toolCallId: 'z', name: 'n', status: 'ok', content: '3', surfaceOp: 'append' }),
+      e({ kind: 'tool/result', turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'x', name: 'n', status: 'ok', content: '1', surfaceOp: 'append' }),
+      e({ kind: 'tool/result', turn: 't1', step: 't1.s1', callId: 't1.s1.c2', toolCallId: 'y', name: 'n', status: 'ok', content: '2', surfaceOp: 'append' }),
+      e({ kind: 'assistant/message', turn: 't1', step: 't1.s2', blocks: [{ type: 'text', text: 'done' }], finish: { kind: 'ok', reason: 'stop' }, surfaceOp: 'append' }),
+    ];
+    const p = new Projection();
+    log.forEach((x, i) => {
+      p.apply(x);
+      expect(p.messages).toEqual(deriveMessages(log.slice(0, i + 1)));
+    });
+    expect(p.messages.filter((m) => m.role === 'tool').map((m) => (m as { content: string }).content)).toEqual(['1', '2', '3']);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * The projection from the log to what a model sees. `deriveMessages` is the
+ * pure fold; `Projection` is the same fold kept incrementally so a long
+ * session does not re-read its whole log at every step.
+ */
+import type { Entry, EntryOf } from './entries.js';
+import type { ModelMessage } from './messages.js';
+
+type Visible = EntryOf<'user/message'> | EntryOf<'assistant/message'> | EntryOf<'tool/result'>;
+
+const isVisible = (e: Entry): e is Visible =>
+  e.kind === 'user/message' || e.kind === 'assistant/message' || e.kind === 'tool/result';
+
+/** How a user-side entry reads to the model: its origin is rendered, so a summary never passes for the user's words. */
+export function renderUserText(e: EntryOf<'user/message'>): string {
+  switch (e.origin) {
+    case 'summary':
+      return `[Summary of earlier work in this session, written by the harness]\n${e.text}`;
+    case 'subagent':
+      return `[Report from a subagent]\n${e.text}`;
+    case 'resume':
+    case 'system':
+      return `[Harness note]\n${e.text}`;
+    default:
+      return e.text;
+  }
+}
+
+function renderAssistant(e: EntryOf<'assistant/message'>): ModelMessage | undefined {
+  let text = '';
+  let reasoning = '';
+  const toolCalls: { id: string; name: string; arguments: string }[] = [];
+  for (const b of e.blocks) {
+    if (b.type === 'text') text += b.text;
+    else if (b.type === 'reasoning') reasoning += b.text;
+    else toolCalls.push({ id: b.id, name: b.name, arguments: b.arguments });
+  }
+  if (!text && toolCalls.length === 0) return undefined;
+  const m: ModelMessage = { role: 'assistant', content: text || null };
+  if (reasoning) m.reasoning = reasoning;
+  if (toolCalls.length) m.toolCalls = toolCalls;
+  return m;
+}
+
+/**
+ * Incremental projection. Contract: after `apply`ing entries e1..en in order,
+ * `messages` equals `deriveMessages([e1..en])`.
+ */
+export class Projection {
+  private items: Visible[] = [];
+  private out: ModelMessage[] = [];
+  /** For the newest step with tool calls: where its assistant message sits and its call order. */
+  private open?: { step: string; at: number; order: Map<string, number>; placed: number[] };
+
+  get messages(): readonly ModelMessage[] {
+    return this.out;
+  }
+
+  apply(e: Entry): void {
+    if (!isVisible(e)) return;
+    if (e.surfaceOp !== 'append') {
+      const { start, end } = e.surfaceOp;
+      const first = this.items.findIndex((i) => i.seq >= start && i.seq <= end);
+      const kept = this.items.filter((i) => i.seq < start || i.seq > end);
+      kept.splice(first < 0 ? kept.length : first, 0, e);
+      this.rebuild(kept);
+      return;
+    }
+    this.items.push(e);
+    this.place(e);
+  }
+
+  private rebuild(items: Visible[]): void {
+    this.items = [];
+    this.out = [];
+    this.open = undefined;
+    for (const i of items) {
+      this.items.push(i);
+      this.place(i);
+    }
+  }
+
+  private place(e: Visible): void {
+    if (e.kind === 'user/message') {
+      this.out.push({ role: 'user', content: renderUserText(e) });
+      return;
+    }
+    if (e.kind === 'assistant/message') {
+      const m = renderAssistant(e);
+      if (!m) return;
+      this.out.push(m);
+      if (m.role === 'assistant' && m.toolCalls) {
+        this.open = { step: e.step, at: this.out.length - 1, order: new Map(m.toolCalls.map((c, i) => [c.id, i])), placed: [] };
+      }
+      return;
+    }
+    const msg: ModelMessage = { role: 'tool', toolCallId: e.toolCallId, content: e.content };
+    const o = this.open;
+    const rank = o && o.step === e.step ? o.order.get(e.toolCallId) : undefined;
+    if (!o || rank === undefined) {
+      this.out.push(msg);
+      return;
+    }
+    // Results are logged as they complete; the model reads them in call order (I2).
+    let pos = o.placed.findIndex((r) => r > rank);
+    if (pos < 0) pos = o.placed.length;
+    o.placed.splice(pos, 0, rank);
+    this.out.splice(o.at + 1 + pos, 0, msg);
+  }
+}
+
+/** Contract: pure; the messages a model request built at the end of `entries` must carry (I1). */
+export function deriveMessages(entries: Iterable<Entry>): ModelMessage[] {
+  const p = new Projection();
+  for (const e of entries) p.apply(e);
+  return p.messages.slice();
+}

@@ -1,0 +1,360 @@
+/**
+ * The session log's entry schemas: one zod schema per kind, the envelope
+ * `{ seq, at, kind, ...fields }`, and the types derived from them.
+ * A schema is written once here; every reader and writer parses with it.
+ */
+import { z } from 'zod';
+
+export const LOG_FORMAT = 1;
+
+export const SurfaceOp = z.union([
+  z.literal('append'),
+  z.strictObject({ op: z.literal('replace'), start: z.int().positive(), end: z.int().positive() }),
+]);
+export type SurfaceOp = z.infer<typeof SurfaceOp>;
+
+export const TextBlock = z.strictObject({ type: z.literal('text'), text: z.string() });
+export const ReasoningBlock = z.strictObject({ type: z.literal('reasoning'), text: z.string() });
+/** A tool call as the model sent it: `arguments` is the raw JSON text, kept byte for byte. */
+export const ToolCallBlock = z.strictObject({
+  type: z.literal('tool-call'),
+  id: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+});
+export const Block = z.discriminatedUnion('type', [TextBlock, ReasoningBlock, ToolCallBlock]);
+export type Block = z.infer<typeof Block>;
+export type ToolCallBlock = z.infer<typeof ToolCallBlock>;
+
+export const Usage = z.strictObject({
+  inputTokens: z.int().nonnegative(),
+  outputTokens: z.int().nonnegative(),
+  reasoningTokens: z.int().nonnegative().optional(),
+  cachedTokens: z.int().nonnegative().optional(),
+});
+export type Usage = z.infer<typeof Usage>;
+
+/** The normalized failure codes of I8. */
+export const ModelErrorCode = z.enum([
+  'AUTH',
+  'RATE_LIMIT',
+  'CONTEXT_WINDOW_EXCEEDED',
+  'BAD_REQUEST',
+  'SERVER',
+  'TIMEOUT',
+  'TRANSPORT',
+  'EMPTY_RESPONSE',
+  'ABORTED',
+  'UNKNOWN',
+]);
+export type ModelErrorCode = z.infer<typeof ModelErrorCode>;
+
+export const FinishReason = z.enum(['stop', 'tool-calls', 'length', 'content-filter']);
+export type FinishReason = z.infer<typeof FinishReason>;
+
+export const Finish = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('ok'), reason: FinishReason }),
+  z.strictObject({
+    kind: z.literal('error'),
+    code: ModelErrorCode,
+    message: z.string(),
+    status: z.int().optional(),
+    retryAfterMs: z.number().nonnegative().optional(),
+  }),
+  z.strictObject({ kind: z.literal('aborted') }),
+]);
+export type Finish = z.infer<typeof Finish>;
+
+export const ToolSpec = z.strictObject({
+  name: z.string(),
+  description: z.string(),
+  parameters: z.record(z.string(), z.unknown()),
+});
+export type ToolSpec = z.infer<typeof ToolSpec>;
+
+export const TurnEndReason = z.enum([
+  'completed',
+  'aborted',
+  'blocked',
+  'error',
+  'max-tokens',
+  'max-steps',
+  'interrupted',
+]);
+export type TurnEndReason = z.infer<typeof TurnEndReason>;
+
+export const StepEndReason = z.enum(['tool-calls', 'stop', 'length', 'error', 'aborted', 'interrupted']);
+export type StepEndReason = z.infer<typeof StepEndReason>;
+
+/** Where a model-visible entry came from; the projection renders it so a summary is never mistaken for a tool's output. */
+export const Origin = z.enum(['user', 'steer', 'inject', 'summary', 'subagent', 'system', 'resume']);
+export type Origin = z.infer<typeof Origin>;
+
+export const ToolResultStatus = z.enum(['ok', 'error', 'rejected', 'denied', 'aborted', 'unknown']);
+export type ToolResultStatus = z.infer<typeof ToolResultStatus>;
+
+const TurnId = z.string().regex(/^t\d+$/);
+const StepId = z.string().regex(/^t\d+\.s\d+$/);
+const CallId = z.string().regex(/^t\d+\.s\d+\.c\d+$/);
+
+const envelope = {
+  seq: z.int().positive(),
+  at: z.iso.datetime(),
+  /** A reader that does not know this kind may skip it instead of refusing the log. */
+  ignorable: z.literal(true).optional(),
+};
+
+export const SessionStart = z.strictObject({
+  ...envelope,
+  kind: z.literal('session/start'),
+  id: z.string().min(1),
+  cwd: z.string(),
+  model: z.string(),
+  depth: z.int().nonnegative(),
+  parent: z.string().nullable(),
+  format: z.literal(LOG_FORMAT),
+});
+
+export const TurnStart = z.strictObject({
+  ...envelope,
+  kind: z.literal('turn/start'),
+  turn: TurnId,
+  /** The input as claimed, before any pre-step rewrite. */
+  input: z.string(),
+});
+
+export const UserMessage = z.strictObject({
+  ...envelope,
+  kind: z.literal('user/message'),
+  turn: TurnId,
+  text: z.string(),
+  origin: Origin,
+  surfaceOp: SurfaceOp,
+});
+
+export const StepStart = z.strictObject({
+  ...envelope,
+  kind: z.literal('step/start'),
+  turn: TurnId,
+  step: StepId,
+});
+
+export const RequestHeader = z.strictObject({
+  ...envelope,
+  kind: z.literal('request/header'),
+  turn: TurnId,
+  step: StepId,
+  system: z.string(),
+  tools: z.array(ToolSpec),
+  params: z.strictObject({
+    model: z.string(),
+    temperature: z.number().optional(),
+    maxTokens: z.int().positive().optional(),
+  }),
+});
+
+export const AssistantMessage = z.strictObject({
+  ...envelope,
+  kind: z.literal('assistant/message'),
+  turn: TurnId,
+  step: StepId,
+  blocks: z.array(Block),
+  usage: Usage.optional(),
+  finish: Finish,
+  interrupted: z.literal(true).optional(),
+  surfaceOp: SurfaceOp,
+});
+
+export const ModelRetry = z.strictObject({
+  ...envelope,
+  kind: z.literal('model/retry'),
+  turn: TurnId,
+  step: StepId,
+  attempt: z.int().positive(),
+  code: ModelErrorCode,
+  message: z.string(),
+  delayMs: z.number().nonnegative(),
+});
+
+export const ToolCall = z.strictObject({
+  ...envelope,
+  kind: z.literal('tool/call'),
+  turn: TurnId,
+  step: StepId,
+  callId: CallId,
+  /** The id the model gave the call; results carry it back on the wire. */
+  toolCallId: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+});
+
+export const ApprovalOutcome = z.enum(['allowed-once', 'allowed-always', 'rejected', 'cancelled', 'unavailable']);
+export type ApprovalOutcome = z.infer<typeof ApprovalOutcome>;
+
+export const ApprovalAsked = z.strictObject({
+  ...envelope,
+  kind: z.literal('approval/asked'),
+  turn: TurnId,
+  step: StepId,
+  callId: CallId,
+  name: z.string(),
+  reason: z.string(),
+});
+
+export const ApprovalDecided = z.strictObject({
+  ...envelope,
+  kind: z.literal('approval/decided'),
+  turn: TurnId,
+  step: StepId,
+  callId: CallId,
+  outcome: ApprovalOutcome,
+  by: z.string(),
+});
+
+export const ToolDispatch = z.strictObject({
+  ...envelope,
+  kind: z.literal('tool/dispatch'),
+  turn: TurnId,
+  step: StepId,
+  callId: CallId,
+  name: z.string(),
+  idempotent: z.boolean(),
+});
+
+export const ToolResult = z.strictObject({
+  ...envelope,
+  kind: z.literal('tool/result'),
+  turn: TurnId,
+  step: StepId,
+  callId: CallId,
+  toolCallId: z.string(),
+  name: z.string(),
+  status: ToolResultStatus,
+  /** A stable code for anything but `ok`: UNKNOWN_TOOL, INVALID_ARGUMENTS, DENIED, ABORTED, TOOL_TIMEOUT, … */
+  code: z.string().optional(),
+  content: z.string(),
+  surfaceOp: SurfaceOp,
+});
+
+export const StepEnd = z.strictObject({
+  ...envelope,
+  kind: z.literal('step/end'),
+  turn: TurnId,
+  step: StepId,
+  reason: StepEndReason,
+});
+
+export const TurnEnd = z.strictObject({
+  ...envelope,
+  kind: z.literal('turn/end'),
+  turn: TurnId,
+  reason: TurnEndReason,
+  steps: z.int().nonnegative(),
+  cause: z.string().optional(),
+  code: z.string().optional(),
+});
+
+export const Checkpoint = z.strictObject({
+  ...envelope,
+  kind: z.literal('checkpoint'),
+  turn: TurnId,
+  snapshot: z.unknown(),
+});
+
+export const Repair = z.strictObject({
+  ...envelope,
+  kind: z.literal('repair'),
+  /** What was found: `torn-tail` (a cut last line), `open-turn`, `orphan-compaction`. */
+  found: z.string(),
+  detail: z.string(),
+});
+
+export const HookReport = z.strictObject({
+  ...envelope,
+  kind: z.literal('hook/report'),
+  hook: z.string(),
+  listener: z.string(),
+  problem: z.string(),
+  turn: TurnId.optional(),
+  step: StepId.optional(),
+  callId: CallId.optional(),
+});
+
+export const CompactionStart = z.strictObject({
+  ...envelope,
+  kind: z.literal('compaction/start'),
+  turn: TurnId.optional(),
+  trigger: z.enum(['proactive', 'reactive', 'manual']),
+  estimatedTokens: z.int().nonnegative(),
+  window: z.int().positive(),
+});
+export const CompactionSummary = z.strictObject({
+  ...envelope,
+  kind: z.literal('compaction/summary'),
+  start: z.int().positive(),
+  end: z.int().positive(),
+  text: z.string(),
+});
+export const CompactionEnd = z.strictObject({
+  ...envelope,
+  kind: z.literal('compaction/end'),
+  outcome: z.enum(['compacted', 'pruned', 'nothing-to-do', 'failed', 'interrupted']),
+  tokensBefore: z.int().nonnegative(),
+  tokensAfter: z.int().nonnegative(),
+});
+
+export const SubagentStart = z.strictObject({
+  ...envelope,
+  kind: z.literal('subagent/start'),
+  callId: CallId,
+  child: z.string(),
+  depth: z.int().positive(),
+  mode: z.enum(['spawn', 'fork', 'process']),
+});
+export const SubagentEnd = z.strictObject({
+  ...envelope,
+  kind: z.literal('subagent/end'),
+  callId: CallId,
+  child: z.string(),
+  reason: TurnEndReason,
+});
+
+export const Entry = z.discriminatedUnion('kind', [
+  SessionStart,
+  TurnStart,
+  UserMessage,
+  StepStart,
+  RequestHeader,
+  AssistantMessage,
+  ModelRetry,
+  ToolCall,
+  ApprovalAsked,
+  ApprovalDecided,
+  ToolDispatch,
+  ToolResult,
+  StepEnd,
+  TurnEnd,
+  Checkpoint,
+  Repair,
+  HookReport,
+  CompactionStart,
+  CompactionSummary,
+  CompactionEnd,
+  SubagentStart,
+  SubagentEnd,
+]);
+export type Entry = z.infer<typeof Entry>;
+export type EntryKind = Entry['kind'];
+export type EntryOf<K extends EntryKind> = Extract<Entry, { kind: K }>;
+
+/** An entry before the recorder stamps it: no `seq`, no `at`. */
+export type Draft = Entry extends infer E ? (E extends Entry ? Omit<E, 'seq' | 'at'> : never) : never;
+export type DraftOf<K extends EntryKind> = Omit<EntryOf<K>, 'seq' | 'at'>;
+
+export const ENTRY_KINDS: readonly EntryKind[] = Entry.options.map((o) => o.shape.kind.value);
+
+/** Kinds whose entries can reach a model request. */
+export const MODEL_VISIBLE = new Set<EntryKind>(['user/message', 'assistant/message', 'tool/result']);
+
+/** Appends after which the store must be durable (fsync) before the runtime goes on. */
+export const DURABLE_KINDS = new Set<EntryKind>(['tool/dispatch', 'tool/result', 'turn/end']);

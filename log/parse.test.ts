@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { parseLog } from './parse.js';
+import { LogCorruptError } from './errors.js';
+
+const start = '{"seq":1,"at":"2026-01-01T00:00:00.000Z","kind":"session/start","id":"s","cwd":"/w","model":"m","depth":0,"parent":null,"format":1}';
+const turn = '{"seq":2,"at":"2026-01-01T00:00:00.000Z","kind":"turn/start","turn":"t1","input":"x"}';
+
+describe('parseLog', () => {
+  it('reads valid lines', () => {
+    const r = parseLog(`${start}\n${turn}\n`);
+    expect(r.entries.map((e) => e.kind)).toEqual(['session/start', 'turn/start']);
+    expect(r.torn).toBeUndefined();
+  });
+  it('reports a torn last line instead of failing', () => {
+    const r = parseLog(`${start}\n${turn.slice(0, 20)}`);
+    expect(r.entries).toHaveLength(1);
+    expect(r.torn).toEqual({ line: 2, text: turn.slice(0, 20) });
+  });
+  it('names the line of a bad entry', () => {
+    expect(() => parseLog(`${start}\n{"seq":2,"at":"2026-01-01T00:00:00.000Z","kind":"turn/start","turn":"bad"}\n`)).toThrow(/line 2: turn\/start entry fails its schema/);
+  });
+  it('refuses an unknown kind unless it is marked ignorable', () => {
+    const unknown = '{"seq":2,"at":"2026-01-01T00:00:00.000Z","kind":"future/thing"}';
+    expect(() => parseLog(`${start}\n${unknown}\n`)).toThrow(LogCorruptError);
+    const r = parseLog(`${start}\n${unknown.replace('}', ',"ignorable":true}')}\n`);
+    expect(r.skipped).toBe(1);
+  });
+  it('a non-JSON line before the end is corruption, not a torn tail', () => {
+    expect(() => parseLog(`${start}\nnot json\n${turn}\n`)).toThrow(/line 2: not JSON/);
+  });
+});

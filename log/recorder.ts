@@ -1,0 +1,87 @@
+/**
+ * The one writer of a session log. It stamps each draft with the next `seq`
+ * and the injected clock's time, validates it, hands the canonical line to
+ * the store, keeps the projection current, and tells listeners — live ones at
+ * once, durable ones only after the store has flushed.
+ */
+import type { Clock, LogStore } from '../actors/ports.js';
+import { Projection } from './derive-messages.js';
+import { DURABLE_KINDS, Entry, type Draft } from './entries.js';
+
+export type EntryListener = (entry: Entry) => void;
+
+export class Recorder {
+  readonly entries: Entry[] = [];
+  readonly projection = new Projection();
+  private durableSeq = 0;
+  private readonly live = new Set<EntryListener>();
+  private readonly durable = new Set<EntryListener>();
+
+  constructor(
+    readonly store: LogStore,
+    private readonly clock: Clock,
+    existing: readonly Entry[] = [],
+  ) {
+    for (const e of existing) {
+      this.entries.push(e);
+      this.projection.apply(e);
+    }
+    this.durableSeq = this.lastSeq;
+  }
+
+  get lastSeq(): number {
+    return this.entries.length === 0 ? 0 : this.entries[this.entries.length - 1]!.seq;
+  }
+
+  /**
+   * Contract: synchronous; the entry is in the store's write order when this
+   * returns. Throws only for a draft that fails its schema — a harness bug.
+   */
+  append(draft: Draft): Entry {
+    const stamped = { seq: this.lastSeq + 1, at: new Date(this.clock()).toISOString(), ...draft };
+    const entry = Entry.parse(stamped);
+    const line = JSON.stringify(entry);
+    this.store.append(entry, line);
+    this.entries.push(entry);
+    this.projection.apply(entry);
+    for (const l of this.live) l(entry);
+    return entry;
+  }
+
+  /** Whether the runtime must flush before going on after this entry (DESIGN §3, durability). */
+  static needsFlush(entry: Entry): boolean {
+    return DURABLE_KINDS.has(entry.kind);
+  }
+
+  /** Contract: resolves once every entry appended before the call is durable; durable listeners have then seen them, in order. */
+  async flush(): Promise<void> {
+    const upTo = this.lastSeq;
+    await this.store.flush();
+    this.release(upTo);
+  }
+
+  private release(upTo: number): void {
+    while (this.durableSeq < upTo) {
+      const e = this.entries[this.durableSeq]!;
+      // entries[i].seq === i + 1 when the log starts at 1; tolerate a log read from elsewhere.
+      this.durableSeq = e.seq;
+      for (const l of this.durable) l(e);
+    }
+  }
+
+  get durableUpTo(): number {
+    return this.durableSeq;
+  }
+
+  /** Every entry as it is appended (not yet durable): for live display. */
+  onEntry(l: EntryListener): () => void {
+    this.live.add(l);
+    return () => this.live.delete(l);
+  }
+
+  /** Every entry once it is durable, in seq order, exactly once: for remote clients. */
+  onDurable(l: EntryListener): () => void {
+    this.durable.add(l);
+    return () => this.durable.delete(l);
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Pure builders of log drafts from machine context. Machines name what to
+ * record; the recorder stamps seq and time.
+ */
+import type { ApprovalOutcome, Block, DraftOf, Finish, StepEndReason, ToolResultStatus, TurnEndReason, Usage } from '../log/entries.js';
+
+export interface StepRef {
+  turn: string;
+  step: string;
+}
+export interface CallRef extends StepRef {
+  callId: string;
+  toolCallId: string;
+  name: string;
+}
+
+export const draftTurnStart = (turn: string, input: string): DraftOf<'turn/start'> => ({ kind: 'turn/start', turn, input });
+
+export const draftUserMessage = (turn: string, text: string, origin: DraftOf<'user/message'>['origin']): DraftOf<'user/message'> => ({
+  kind: 'user/message',
+  turn,
+  text,
+  origin,
+  surfaceOp: 'append',
+});
+
+export const draftStepStart = (r: StepRef): DraftOf<'step/start'> => ({ kind: 'step/start', turn: r.turn, step: r.step });
+
+export const draftAssistant = (r: StepRef, blocks: Block[], finish: Finish, usage?: Usage, interrupted?: boolean): DraftOf<'assistant/message'> => {
+  const d: DraftOf<'assistant/message'> = { kind: 'assistant/message', turn: r.turn, step: r.step, blocks, finish, surfaceOp: 'append' };
+  if (usage) d.usage = usage;
+  if (interrupted) d.interrupted = true;
+  return d;
+};
+
+export const draftRetry = (r: StepRef, attempt: number, code: DraftOf<'model/retry'>['code'], message: string, delayMs: number): DraftOf<'model/retry'> => ({
+  kind: 'model/retry',
+  turn: r.turn,
+  step: r.step,
+  attempt,
+  code,
+  message,
+  delayMs,
+});
+
+export const draftToolCall = (c: CallRef, args: string): DraftOf<'tool/call'> => ({
+  kind: 'tool/call',
+  turn: c.turn,
+  step: c.step,
+  callId: c.callId,
+  toolCallId: c.toolCallId,
+  name: c.name,
+  arguments: args,
+});
+
+export const draftApprovalAsked = (c: CallRef, reason: string): DraftOf<'approval/asked'> => ({
+  kind: 'approval/asked',
+  turn: c.turn,
+  step: c.step,
+  callId: c.callId,
+  name: c.name,
+  reason,
+});
+
+export const draftApprovalDecided = (c: CallRef, outcome: ApprovalOutcome, by: string): DraftOf<'approval/decided'> => ({
+  kind: 'approval/decided',
+  turn: c.turn,
+  step: c.step,
+  callId: c.callId,
+  outcome,
+  by,
+});
+
+export const draftDispatch = (c: CallRef, idempotent: boolean): DraftOf<'tool/dispatch'> => ({
+  kind: 'tool/dispatch',
+  turn: c.turn,
+  step: c.step,
+  callId: c.callId,
+  name: c.name,
+  idempotent,
+});
+
+export const draftResult = (c: CallRef, status: ToolResultStatus, content: string, code?: string): DraftOf<'tool/result'> => {
+  const d: DraftOf<'tool/result'> = {
+    kind: 'tool/result',
+    turn: c.turn,
+    step: c.step,
+    callId: c.callId,
+    toolCallId: c.toolCallId,
+    name: c.name,
+    status,
+    content,
+    surfaceOp: 'append',
+  };
+  if (code !== undefined) d.code = code;
+  return d;
+};
+
+export const draftStepEnd = (r: StepRef, reason: StepEndReason): DraftOf<'step/end'> => ({ kind: 'step/end', turn: r.turn, step: r.step, reason });
+
+export const draftTurnEnd = (turn: string, reason: TurnEndReason, steps: number, extra: { cause?: string; code?: string } = {}): DraftOf<'turn/end'> => {
+  const d: DraftOf<'turn/end'> = { kind: 'turn/end', turn, reason, steps };
+  if (extra.cause !== undefined) d.cause = extra.cause;
+  if (extra.code !== undefined) d.code = extra.code;
+  return d;
+};

@@ -1,0 +1,252 @@
+/**
+ * One step: one model request (retried under the request-error policy) and
+ * the tool calls its answer caused, each a spawned tool-call actor.
+ */
+import { assign, enqueueActions, fromCallback, setup, type CallbackActorLogic } from 'xstate';
+import { assembleBlocks, emptyAssembly, type Assembly, type Chunk } from '../log/chunks.js';
+import type { Block, Draft, Finish, ModelErrorCode, ToolCallBlock } from '../log/entries.js';
+import type { ModelRequest } from '../log/messages.js';
+import { draftAssistant, draftRetry, draftStepEnd, draftStepStart, draftToolCall } from './drafts.js';
+import { notProvided, recordAction } from './not-provided.js';
+import { defaultRetryPolicy, retryDelay, type RetryPolicy } from './retry-policy.js';
+import { releasable, type CallSlot } from './schedule-calls.js';
+import { toolCallMachine } from './tool-call.machine.js';
+
+export interface StepInput {
+  turn: string;
+  step: string;
+  retry?: RetryPolicy;
+}
+
+export type StepReason = 'tool-calls' | 'stop' | 'length' | 'error' | 'aborted';
+
+export interface StepOutput {
+  reason: StepReason;
+  /** The model's own finish reason when it answered. */
+  finish?: Finish;
+  code?: ModelErrorCode | string;
+}
+
+export interface StepContext {
+  turn: string;
+  step: string;
+  retry: RetryPolicy;
+  request?: ModelRequest;
+  assembly: Assembly;
+  /** Failed attempts of the current request. */
+  failures: number;
+  calls: CallSlot[];
+  cancelled: boolean;
+  output?: StepOutput;
+}
+
+export type StepEvent =
+  | { type: 'model.chunk.received'; chunk: Chunk }
+  | { type: 'tool.call.ready'; callId: string; readOnly: boolean }
+  | { type: 'tool.call.settled'; callId: string }
+  | { type: 'step.cancel.requested' };
+
+const toolCalls = (a: Assembly): ToolCallBlock[] => a.blocks.filter((b): b is ToolCallBlock => b?.type === 'tool-call');
+/** What survives an interruption or an error: never a half-streamed tool call, which would owe a result. */
+const withoutCalls = (a: Assembly): Block[] => a.blocks.filter((b): b is Block => b !== undefined && b.type !== 'tool-call');
+const finishOf = (c: StepContext): Finish => c.assembly.finish ?? { kind: 'error', code: 'TRANSPORT', message: 'stream ended without finish' };
+const callRef = (c: StepContext, b: ToolCallBlock, i: number) => ({
+  turn: c.turn,
+  step: c.step,
+  callId: `${c.step}.c${i + 1}`,
+  toolCallId: b.id,
+  name: b.name,
+});
+
+export const stepMachine = setup({
+  types: {
+    context: {} as StepContext,
+    input: {} as StepInput,
+    events: {} as StepEvent,
+    output: {} as StepOutput,
+  },
+  actors: {
+    prepareRequest: notProvided<ModelRequest, StepInput>('prepareRequest'),
+    streamModel: fromCallback(() => {
+      throw new Error('streamModel: not provided');
+    }) as CallbackActorLogic<StepEvent, { request: ModelRequest; step: string; attempt: number }>,
+    wait: notProvided<void, { ms: number }>('wait'),
+    toolCall: toolCallMachine,
+  },
+  actions: {
+    record: (_, _draft: Draft) => {
+      throw new Error('record: not provided');
+    },
+    assemble: assign({
+      assembly: ({ context, event }) => (event.type === 'model.chunk.received' ? assembleBlocks(context.assembly, event.chunk) : context.assembly),
+    }),
+    spawnCalls: enqueueActions(({ context, enqueue }) => {
+      toolCalls(context.assembly).forEach((b, i) => {
+        const ref = callRef(context, b, i);
+        enqueue(recordAction(draftToolCall(ref, b.arguments)));
+        enqueue.spawnChild('toolCall', { id: ref.callId, input: { ...ref, arguments: b.arguments } });
+      });
+    }),
+    releaseCalls: enqueueActions(({ context, enqueue }) => {
+      const ids = releasable(context.calls);
+      if (ids.length === 0) return;
+      enqueue.assign({ calls: context.calls.map((s) => (ids.includes(s.callId) ? { ...s, phase: 'running' as const } : s)) });
+      for (const id of ids) enqueue.sendTo(id, { type: 'tool.call.released' });
+    }),
+    cancelCalls: enqueueActions(({ context, enqueue }) => {
+      for (const s of context.calls) if (s.phase !== 'settled') enqueue.sendTo(s.callId, { type: 'tool.cancel.requested' });
+    }),
+  },
+  guards: {
+    isFinishChunk: ({ event }) => event.type === 'model.chunk.received' && event.chunk.type === 'finish',
+    isRetryable: ({ context }) => retryDelay(finishOf(context), context.failures + 1, context.retry) !== undefined,
+    isAborted: ({ context }) => context.cancelled || context.assembly.finish?.kind === 'aborted',
+    isFailed: ({ context }) => context.assembly.finish?.kind !== 'ok',
+    hasToolCalls: ({ context }) => toolCalls(context.assembly).length > 0,
+    isAllSettled: ({ context }) => context.calls.every((s) => s.phase === 'settled'),
+    hasPartialText: ({ context }) => withoutCalls(context.assembly).some((b) => b.type === 'text' && b.text.length > 0),
+  },
+}).createMachine({
+  id: 'step',
+  context: ({ input }) => ({
+    turn: input.turn,
+    step: input.step,
+    retry: input.retry ?? defaultRetryPolicy,
+    assembly: emptyAssembly(),
+    failures: 0,
+    calls: [],
+    cancelled: false,
+  }),
+  initial: 'preparing',
+  output: ({ context }) => context.output ?? { reason: 'error', code: 'UNKNOWN' },
+  states: {
+    preparing: {
+      description: 'Builds the request from the log alone (I1) and records the request header when it changed.',
+      entry: { type: 'record', params: ({ context }) => draftStepStart(context) },
+      invoke: {
+        src: 'prepareRequest',
+        input: ({ context }) => ({ turn: context.turn, step: context.step }),
+        onDone: { target: 'streaming', actions: assign({ request: ({ event }) => event.output }) },
+        onError: {
+          target: 'ending',
+          actions: assign({ output: ({ event }) => ({ reason: 'error' as const, code: 'REQUEST_BUILD_FAILED', finish: { kind: 'error' as const, code: 'UNKNOWN' as const, message: String(event.error) } }) }),
+        },
+      },
+      on: { 'step.cancel.requested': { target: 'ending', actions: assign({ cancelled: true, output: { reason: 'aborted' } }) } },
+    },
+    streaming: {
+      description: 'Chunks are folded by assembleBlocks as they arrive; the stream always ends in one finish (I8).',
+      invoke: {
+        src: 'streamModel',
+        input: ({ context }) => ({ request: context.request!, step: context.step, attempt: context.failures + 1 }),
+      },
+      on: {
+        'model.chunk.received': [{ guard: 'isFinishChunk', target: 'finished', actions: 'assemble' }, { actions: 'assemble' }],
+        'step.cancel.requested': { target: 'interrupted', actions: assign({ cancelled: true }) },
+      },
+    },
+    finished: {
+      always: [
+        { guard: 'isAborted', target: 'interrupted' },
+        { guard: 'isRetryable', target: 'retrying' },
+        { guard: 'isFailed', target: 'failing' },
+        { target: 'answered' },
+      ],
+    },
+    retrying: {
+      description: 'A retryable failure (RATE_LIMIT, SERVER, TRANSPORT): logged, then the same request again after a backoff or Retry-After.',
+      entry: [
+        assign({ failures: ({ context }) => context.failures + 1 }),
+        {
+          type: 'record',
+          params: ({ context }) => {
+            const f = finishOf(context);
+            const code = f.kind === 'error' ? f.code : 'UNKNOWN';
+            return draftRetry(context, context.failures, code, f.kind === 'error' ? f.message : '', retryDelay(f, context.failures, context.retry) ?? 0);
+          },
+        },
+      ],
+      invoke: {
+        src: 'wait',
+        input: ({ context }) => ({ ms: retryDelay(finishOf(context), context.failures, context.retry) ?? 0 }),
+        onDone: { target: 'streaming', actions: assign({ assembly: () => emptyAssembly() }) },
+        onError: { target: 'streaming', actions: assign({ assembly: () => emptyAssembly() }) },
+      },
+      on: { 'step.cancel.requested': { target: 'ending', actions: assign({ cancelled: true, output: { reason: 'aborted' } }) } },
+    },
+    failing: {
+      description: 'A final model failure: partial text is kept, half-streamed calls are dropped.',
+      entry: [
+        { type: 'record', params: ({ context }) => draftAssistant(context, withoutCalls(context.assembly), finishOf(context), context.assembly.usage) },
+        assign({
+          output: ({ context }) => {
+            const f = finishOf(context);
+            return { reason: 'error' as const, finish: f, code: f.kind === 'error' ? f.code : 'UNKNOWN' };
+          },
+        }),
+      ],
+      always: 'ending',
+    },
+    interrupted: {
+      description: 'Cancelled mid-stream: partial text is kept, marked interrupted.',
+      entry: [
+        enqueueActions(({ context, enqueue, check }) => {
+          if (check('hasPartialText')) {
+            enqueue(recordAction(draftAssistant(context, withoutCalls(context.assembly), { kind: 'aborted' }, context.assembly.usage, true)));
+          }
+        }),
+        assign({ cancelled: true, output: { reason: 'aborted' } }),
+      ],
+      always: 'ending',
+    },
+    answered: {
+      entry: { type: 'record', params: ({ context }) => draftAssistant(context, context.assembly.blocks, finishOf(context), context.assembly.usage) },
+      always: [
+        { guard: 'hasToolCalls', target: 'calling' },
+        {
+          target: 'ending',
+          actions: assign({
+            output: ({ context }) => {
+              const f = finishOf(context);
+              return { reason: f.kind === 'ok' && f.reason === 'length' ? ('length' as const) : ('stop' as const), finish: f };
+            },
+          }),
+        },
+      ],
+    },
+    calling: {
+      description: 'Tool calls validate and ask in parallel, dispatch in order; results are logged as they settle.',
+      entry: [
+        'spawnCalls',
+        assign({ calls: ({ context }) => toolCalls(context.assembly).map((b, i) => ({ callId: callRef(context, b, i).callId, phase: 'pending' as const, readOnly: false })) }),
+      ],
+      on: {
+        'tool.call.ready': {
+          actions: [
+            assign({ calls: ({ context, event }) => context.calls.map((s) => (s.callId === event.callId ? { ...s, phase: 'ready' as const, readOnly: event.readOnly } : s)) }),
+            'releaseCalls',
+          ],
+        },
+        'tool.call.settled': {
+          actions: [assign({ calls: ({ context, event }) => context.calls.map((s) => (s.callId === event.callId ? { ...s, phase: 'settled' as const } : s)) }), 'releaseCalls'],
+        },
+        'step.cancel.requested': { actions: [assign({ cancelled: true }), 'cancelCalls'] },
+      },
+      always: {
+        guard: 'isAllSettled',
+        target: 'ending',
+        actions: assign({
+          output: ({ context }) => {
+            if (context.cancelled) return { reason: 'aborted' as const };
+            const f = finishOf(context);
+            return { reason: f.kind === 'ok' && f.reason === 'length' ? ('length' as const) : ('tool-calls' as const), finish: f };
+          },
+        }),
+      },
+    },
+    ending: {
+      entry: { type: 'record', params: ({ context }) => draftStepEnd(context, context.output?.reason ?? 'error') },
+      type: 'final',
+    },
+  },
+});

@@ -1,0 +1,218 @@
+/**
+ * One tool call: validate → pre-execute (policy, guards) → approval → wait for
+ * release → dispatch (durable) → execute → result (durable).
+ *
+ * Every path to `done` records exactly one `tool/result` (I2); no path
+ * reaches `dispatching` without a passed validation and an allow (I4, I6).
+ */
+import { assign, sendParent, setup } from 'xstate';
+import { notProvided } from './not-provided.js';
+import type { ApprovalOutcome, Draft } from '../log/entries.js';
+import { draftApprovalAsked, draftApprovalDecided, draftDispatch, draftResult, type CallRef } from './drafts.js';
+
+export interface ToolCallInput extends CallRef {
+  name: string;
+  arguments: string;
+}
+
+export type Validation =
+  | { ok: true; readOnly: boolean; idempotent: boolean; args: unknown }
+  | { ok: false; code: string; message: string };
+
+/** The pre-execute verdict: guards can only deny; `ask` goes to the approval seam. */
+export type Decision = { kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; reason: string };
+
+export interface ToolOutcome {
+  status: 'ok' | 'error';
+  content: string;
+  code?: string;
+}
+
+export interface ApprovalAnswer {
+  outcome: ApprovalOutcome;
+  by: string;
+}
+
+export interface ToolCallContext extends ToolCallInput {
+  validation?: Validation;
+  reason?: string;
+}
+
+export type ToolCallEvent = { type: 'tool.call.released' } | { type: 'tool.cancel.requested' };
+
+export interface ToolCallOutput {
+  callId: string;
+}
+
+export const toolCallMachine = setup({
+  types: {
+    context: {} as ToolCallContext,
+    input: {} as ToolCallInput,
+    events: {} as ToolCallEvent,
+    output: {} as ToolCallOutput,
+  },
+  actors: {
+    validateCall: notProvided<Validation, ToolCallInput>('validateCall'),
+    decideCall: notProvided<Decision, ToolCallContext>('decideCall'),
+    askApproval: notProvided<ApprovalAnswer, ToolCallContext>('askApproval'),
+    executeTool: notProvided<ToolOutcome, ToolCallContext>('executeTool'),
+    flushLog: notProvided<void, void>('flushLog'),
+  },
+  actions: {
+    record: (_, _draft: Draft) => {
+      throw new Error('record: not provided');
+    },
+    notifyReady: sendParent(({ context }) => ({
+      type: 'tool.call.ready' as const,
+      callId: context.callId,
+      readOnly: context.validation?.ok === true && context.validation.readOnly,
+    })),
+    notifySettled: sendParent(({ context }) => ({ type: 'tool.call.settled' as const, callId: context.callId })),
+  },
+  guards: {
+    isValid: (_, v: Validation) => v.ok,
+    isAllowed: (_, d: Decision) => d.kind === 'allow',
+    isAsked: (_, d: Decision) => d.kind === 'ask',
+    isApproved: (_, a: ApprovalAnswer) => a.outcome === 'allowed-once' || a.outcome === 'allowed-always',
+  },
+}).createMachine({
+  id: 'tool-call',
+  context: ({ input }) => ({ ...input }),
+  initial: 'validating',
+  output: ({ context }) => ({ callId: context.callId }),
+  states: {
+    validating: {
+      description: 'Unknown tools and arguments that fail the schema stop here (I4).',
+      invoke: {
+        src: 'validateCall',
+        input: ({ context }) => context,
+        onDone: [
+          {
+            guard: { type: 'isValid', params: ({ event }) => event.output },
+            target: 'checking',
+            actions: assign({ validation: ({ event }) => event.output }),
+          },
+          { target: 'rejected', actions: assign({ validation: ({ event }) => event.output }) },
+        ],
+        onError: {
+          target: 'rejected',
+          actions: assign({ validation: ({ event }) => ({ ok: false, code: 'VALIDATION_ERROR', message: String(event.error) }) }),
+        },
+      },
+      on: { 'tool.cancel.requested': 'abortedBeforeDispatch' },
+    },
+    checking: {
+      description: 'Pre-execute hooks and guards: allow, deny, or ask. A throwing policy denies (I6).',
+      invoke: {
+        src: 'decideCall',
+        input: ({ context }) => context,
+        onDone: [
+          { guard: { type: 'isAllowed', params: ({ event }) => event.output }, target: 'ready' },
+          {
+            guard: { type: 'isAsked', params: ({ event }) => event.output },
+            target: 'asking',
+            actions: assign({ reason: ({ event }) => (event.output.kind === 'ask' ? event.output.reason : '') }),
+          },
+          { target: 'denied', actions: assign({ reason: ({ event }) => (event.output.kind === 'deny' ? event.output.reason : 'denied') }) },
+        ],
+        onError: { target: 'denied', actions: assign({ reason: ({ event }) => `policy failed: ${String(event.error)}` }) },
+      },
+      on: { 'tool.cancel.requested': 'abortedBeforeDispatch' },
+    },
+    asking: {
+      description: 'Waiting for a person or policy to answer. A missing, throwing or timed-out answerer denies (I6).',
+      entry: { type: 'record', params: ({ context }) => draftApprovalAsked(context, context.reason ?? '') },
+      invoke: {
+        src: 'askApproval',
+        input: ({ context }) => context,
+        onDone: [
+          {
+            guard: { type: 'isApproved', params: ({ event }) => event.output },
+            target: 'ready',
+            actions: { type: 'record', params: ({ context, event }) => draftApprovalDecided(context, event.output.outcome, event.output.by) },
+          },
+          {
+            target: 'denied',
+            actions: [
+              { type: 'record', params: ({ context, event }) => draftApprovalDecided(context, event.output.outcome, event.output.by) },
+              assign({ reason: ({ event }) => `approval ${event.output.outcome}` }),
+            ],
+          },
+        ],
+        onError: {
+          target: 'denied',
+          actions: [
+            { type: 'record', params: ({ context }) => draftApprovalDecided(context, 'unavailable', 'error') },
+            assign({ reason: ({ event }) => `approval unavailable: ${String(event.error)}` }),
+          ],
+        },
+      },
+      on: {
+        'tool.cancel.requested': {
+          target: 'abortedBeforeDispatch',
+          actions: { type: 'record', params: ({ context }) => draftApprovalDecided(context, 'cancelled', 'cancel') },
+        },
+      },
+    },
+    ready: {
+      description: 'Allowed; waits for the step to release it (calls run in order; read-only neighbours together).',
+      entry: 'notifyReady',
+      on: { 'tool.call.released': 'dispatching', 'tool.cancel.requested': 'abortedBeforeDispatch' },
+    },
+    dispatching: {
+      description: 'tool/dispatch is made durable before the tool body starts (two-phase dispatch).',
+      entry: { type: 'record', params: ({ context }) => draftDispatch(context, context.validation?.ok === true && context.validation.idempotent) },
+      invoke: { src: 'flushLog', onDone: 'executing', onError: 'executing' },
+      on: { 'tool.cancel.requested': 'aborted' },
+    },
+    executing: {
+      invoke: {
+        src: 'executeTool',
+        input: ({ context }) => context,
+        onDone: {
+          target: 'settling',
+          actions: { type: 'record', params: ({ context, event }) => draftResult(context, event.output.status, event.output.content, event.output.code) },
+        },
+        onError: {
+          target: 'settling',
+          actions: { type: 'record', params: ({ context, event }) => draftResult(context, 'error', `tool failed: ${String(event.error)}`, 'TOOL_ERROR') },
+        },
+      },
+      on: { 'tool.cancel.requested': 'aborted' },
+    },
+    rejected: {
+      entry: {
+        type: 'record',
+        params: ({ context }) => {
+          const v = context.validation;
+          const code = v && !v.ok ? v.code : 'INVALID_CALL';
+          return draftResult(context, 'rejected', `Rejected before dispatch (${code}): ${v && !v.ok ? v.message : 'invalid call'}`, code);
+        },
+      },
+      always: 'settling',
+    },
+    denied: {
+      entry: { type: 'record', params: ({ context }) => draftResult(context, 'denied', `Denied: ${context.reason ?? 'not allowed'}. The call did not run.`, 'DENIED') },
+      always: 'settling',
+    },
+    abortedBeforeDispatch: {
+      entry: {
+        type: 'record',
+        params: ({ context }) => draftResult(context, 'aborted', 'Cancelled before it was dispatched; the call did not run.', 'ABORTED_BEFORE_DISPATCH'),
+      },
+      always: 'settling',
+    },
+    aborted: {
+      entry: {
+        type: 'record',
+        params: ({ context }) => draftResult(context, 'aborted', 'Cancelled while running; it may have had part of its effect.', 'ABORTED'),
+      },
+      always: 'settling',
+    },
+    settling: {
+      description: 'tool/result is made durable before the step hears of it.',
+      invoke: { src: 'flushLog', onDone: 'done', onError: 'done' },
+    },
+    done: { type: 'final', entry: 'notifySettled' },
+  },
+});

@@ -1,0 +1,176 @@
+/**
+ * One turn: claim the input, run the pre-step waterfall, then step after step
+ * while tools owe the model a request; exactly one `turn/start` and one
+ * `turn/end` (I3), the end durable before anyone hears of it.
+ */
+import { assign, enqueueActions, setup } from 'xstate';
+import type { Draft, TurnEndReason } from '../log/entries.js';
+import { draftTurnEnd, draftTurnStart, draftUserMessage } from './drafts.js';
+import { notProvided, recordAction } from './not-provided.js';
+import type { RetryPolicy } from './retry-policy.js';
+import { stepMachine, type StepOutput } from './step.machine.js';
+
+export interface TurnInput {
+  turn: string;
+  input: string;
+  /** Context queued with `inject` before this turn began. */
+  injected?: string[];
+  maxSteps?: number;
+  retry?: RetryPolicy;
+}
+
+/** The pre-step waterfall's verdict on the claimed input. */
+export type PreStepDecision = { kind: 'enter'; text: string } | { kind: 'reject'; reason: string };
+
+export interface TurnOutput {
+  turn: string;
+  reason: TurnEndReason;
+  steps: number;
+  cause?: string;
+  code?: string;
+  /** Input queued for this turn that no step took: the session re-queues it. */
+  leftoverSteer: string[];
+  leftoverInject: string[];
+}
+
+export interface TurnContext {
+  turn: string;
+  input: string;
+  text: string;
+  maxSteps: number;
+  retry?: RetryPolicy;
+  steps: number;
+  steer: string[];
+  inject: string[];
+  cancelled: boolean;
+  last?: StepOutput;
+  end?: { reason: TurnEndReason; cause?: string; code?: string };
+}
+
+export type TurnEvent =
+  | { type: 'turn.input.steered'; text: string }
+  | { type: 'turn.input.injected'; text: string }
+  | { type: 'turn.cancel.requested'; cause?: string };
+
+export const turnMachine = setup({
+  types: {
+    context: {} as TurnContext,
+    input: {} as TurnInput,
+    events: {} as TurnEvent,
+    output: {} as TurnOutput,
+  },
+  actors: {
+    runPreStep: notProvided<PreStepDecision, { turn: string; text: string }>('runPreStep'),
+    flushLog: notProvided<void, void>('flushLog'),
+    step: stepMachine,
+  },
+  actions: {
+    record: (_, _draft: Draft) => {
+      throw new Error('record: not provided');
+    },
+    end: assign((_, end: { reason: TurnEndReason; cause?: string; code?: string }) => ({ end })),
+    deliverQueued: enqueueActions(({ context, enqueue }) => {
+      for (const text of context.steer) enqueue(recordAction(draftUserMessage(context.turn, text, 'steer')));
+      for (const text of context.inject) enqueue(recordAction(draftUserMessage(context.turn, text, 'inject')));
+      enqueue.assign({ steer: [], inject: [], steps: context.steps + 1 });
+    }),
+    queueSteer: assign({ steer: ({ context, event }) => (event.type === 'turn.input.steered' ? [...context.steer, event.text] : context.steer) }),
+    queueInject: assign({ inject: ({ context, event }) => (event.type === 'turn.input.injected' ? [...context.inject, event.text] : context.inject) }),
+    forwardCancel: enqueueActions(({ enqueue }) => enqueue.sendTo('step', { type: 'step.cancel.requested' })),
+  },
+  guards: {
+    isRejected: (_, d: PreStepDecision) => d.kind === 'reject',
+    isAborted: ({ context }) => context.cancelled || context.last?.reason === 'aborted',
+    isError: ({ context }) => context.last?.reason === 'error',
+    isLength: ({ context }) => context.last?.reason === 'length',
+    isOwed: ({ context }) => context.last?.reason === 'tool-calls',
+    isAtMaxSteps: ({ context }) => context.steps >= context.maxSteps,
+    hasSteer: ({ context }) => context.steer.length > 0,
+  },
+}).createMachine({
+  id: 'turn',
+  context: ({ input }) => ({
+    turn: input.turn,
+    input: input.input,
+    text: input.input,
+    maxSteps: input.maxSteps ?? 100,
+    retry: input.retry,
+    steps: 0,
+    steer: [],
+    inject: input.injected ?? [],
+    cancelled: false,
+  }),
+  initial: 'preStep',
+  entry: { type: 'record', params: ({ context }) => draftTurnStart(context.turn, context.input) },
+  output: ({ context }) => ({
+    turn: context.turn,
+    reason: context.end?.reason ?? 'error',
+    steps: context.steps,
+    ...(context.end?.cause !== undefined ? { cause: context.end.cause } : {}),
+    ...(context.end?.code !== undefined ? { code: context.end.code } : {}),
+    leftoverSteer: context.steer,
+    leftoverInject: context.inject,
+  }),
+  on: {
+    'turn.input.steered': { actions: 'queueSteer' },
+    'turn.input.injected': { actions: 'queueInject' },
+  },
+  states: {
+    preStep: {
+      description: 'The pre-step waterfall may reject the claimed input (the turn still closes, with zero steps) or rewrite it.',
+      invoke: {
+        src: 'runPreStep',
+        input: ({ context }) => ({ turn: context.turn, text: context.input }),
+        onDone: [
+          {
+            guard: { type: 'isRejected', params: ({ event }) => event.output },
+            target: 'ending',
+            actions: assign({ end: ({ event }) => ({ reason: 'blocked' as const, cause: event.output.kind === 'reject' ? event.output.reason : '' }) }),
+          },
+          {
+            target: 'stepping',
+            actions: [
+              assign({ text: ({ event }) => (event.output.kind === 'enter' ? event.output.text : '') }),
+              { type: 'record', params: ({ context }) => draftUserMessage(context.turn, context.text, 'user') },
+            ],
+          },
+        ],
+        onError: { target: 'ending', actions: assign({ end: ({ event }) => ({ reason: 'error' as const, code: 'PRE_STEP_FAILED', cause: String(event.error) }) }) },
+      },
+      on: { 'turn.cancel.requested': { target: 'ending', actions: [assign({ cancelled: true }), { type: 'end', params: { reason: 'aborted', cause: 'user' } }] } },
+    },
+    stepping: {
+      description: 'One step per model request; queued steer and inject input is logged just before it.',
+      entry: 'deliverQueued',
+      invoke: {
+        id: 'step',
+        src: 'step',
+        input: ({ context }) => ({ turn: context.turn, step: `${context.turn}.s${context.steps}`, retry: context.retry }),
+        onDone: { target: 'deciding', actions: assign({ last: ({ event }) => event.output }) },
+      },
+      on: { 'turn.cancel.requested': { actions: [assign({ cancelled: true }), 'forwardCancel'] } },
+    },
+    deciding: {
+      always: [
+        { guard: 'isAborted', target: 'ending', actions: { type: 'end', params: { reason: 'aborted', cause: 'user' } } },
+        { guard: 'isError', target: 'ending', actions: assign({ end: ({ context }) => ({ reason: 'error' as const, code: String(context.last?.code ?? 'UNKNOWN') }) }) },
+        { guard: 'isLength', target: 'ending', actions: { type: 'end', params: { reason: 'max-tokens' } } },
+        { guard: 'isOwed', target: 'maxed', reenter: true },
+        { guard: 'hasSteer', target: 'stepping', reenter: true },
+        { target: 'ending', actions: { type: 'end', params: { reason: 'completed' } } },
+      ],
+    },
+    maxed: {
+      always: [{ guard: 'isAtMaxSteps', target: 'ending', actions: { type: 'end', params: { reason: 'max-steps' } } }, { target: 'stepping', reenter: true }],
+    },
+    ending: {
+      description: 'turn/end is flushed before the turn reports done (save before notify).',
+      entry: {
+        type: 'record',
+        params: ({ context }) => draftTurnEnd(context.turn, context.end?.reason ?? 'error', context.steps, { cause: context.end?.cause, code: context.end?.code }),
+      },
+      invoke: { src: 'flushLog', onDone: 'done', onError: 'done' },
+    },
+    done: { type: 'final' },
+  },
+});
