@@ -43,7 +43,8 @@ export interface StepContext {
 export type StepEvent =
   | { type: 'model.chunk.received'; chunk: Chunk }
   | { type: 'tool.call.ready'; callId: string; readOnly: boolean }
-  | { type: 'tool.call.settled'; callId: string }
+  /** A tool-call actor reached its final state, its tool/result durable. */
+  | { type: `xstate.done.actor.${string}`; output: { callId: string } }
   | { type: 'step.cancel.requested' };
 
 const toolCalls = (a: Assembly): ToolCallBlock[] => a.blocks.filter((b): b is ToolCallBlock => b?.type === 'tool-call');
@@ -227,8 +228,11 @@ export const stepMachine = setup({
             'releaseCalls',
           ],
         },
-        'tool.call.settled': {
-          actions: [assign({ calls: ({ context, event }) => context.calls.map((s) => (s.callId === event.callId ? { ...s, phase: 'settled' as const } : s)) }), 'releaseCalls'],
+        'xstate.done.actor.*': {
+          actions: [
+            assign({ calls: ({ context, event }) => context.calls.map((s) => (s.callId === (event as { output: { callId: string } }).output.callId ? { ...s, phase: 'settled' as const } : s)) }),
+            'releaseCalls',
+          ],
         },
         'step.cancel.requested': { actions: [assign({ cancelled: true }), 'cancelCalls'] },
       },

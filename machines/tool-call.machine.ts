@@ -67,7 +67,6 @@ export const toolCallMachine = setup({
       callId: context.callId,
       readOnly: context.validation?.ok === true && context.validation.readOnly,
     })),
-    notifySettled: sendParent(({ context }) => ({ type: 'tool.call.settled' as const, callId: context.callId })),
   },
   guards: {
     isValid: (_, v: Validation) => v.ok,
@@ -213,6 +212,6 @@ export const toolCallMachine = setup({
       description: 'tool/result is made durable before the step hears of it.',
       invoke: { src: 'flushLog', onDone: 'done', onError: 'done' },
     },
-    done: { type: 'final', entry: 'notifySettled' },
+    done: { type: 'final', description: 'The parent hears of it through the done event, which carries the callId.' },
   },
 });

@@ -1,0 +1,154 @@
+/**
+ * The `scripted` model provider: answers from a script (a file of responses,
+ * format in `scripted-script.ts` and `SCRIPTED.md`) or from a function, for
+ * the demo, tests and benchmarks. It speaks the same chunk protocol as the
+ * `openai` provider and keeps the same I8 promises.
+ */
+import type { ModelProvider } from '../../actors/ports.js';
+import type { Chunk } from '../../log/chunks.js';
+import type { Finish } from '../../log/entries.js';
+import type { ModelRequest } from '../../log/messages.js';
+import { parseScript, type Script, type ScriptedResponse } from './scripted-script.js';
+
+export { loadScript, parseScript, Script, ScriptedResponse, ScriptError } from './scripted-script.js';
+
+export interface ScriptedOptions {
+  /** Shown wherever scripted output appears; always starts with "scripted". Default: the script's label, else "scripted". */
+  label?: string;
+  /** A display name for the model. */
+  model?: string;
+  /** How many deltas reasoning and text are split into, so streaming shows (default 3). */
+  deltas?: number;
+  /** A pause between chunks, in ms (default 0: no timers at all). */
+  delayMs?: number;
+}
+
+export interface ScriptedProvider extends ModelProvider {
+  readonly label: string;
+  readonly model: string | undefined;
+  /** How many requests have been answered so far (a stream aborted before it started does not count). */
+  readonly calls: number;
+}
+
+/** May return `undefined` (the script is exhausted) or a promise; a throw becomes an `UNKNOWN` finish. */
+export type ResponseFunction = (
+  request: ModelRequest,
+  index: number,
+) => ScriptedResponse | undefined | Promise<ScriptedResponse | undefined>;
+
+const labelled = (label: string | undefined) => (!label ? 'scripted' : /^scripted\b/i.test(label) ? label : `scripted: ${label}`);
+
+function split(text: string, parts: number): string[] {
+  const cps = Array.from(text);
+  const size = Math.max(1, Math.ceil(cps.length / Math.max(1, parts)));
+  const out: string[] = [];
+  for (let i = 0; i < cps.length; i += size) out.push(cps.slice(i, i + size).join(''));
+  return out;
+}
+
+/**
+ * The chunks that answer request number `index` with `r`: reasoning, then
+ * text, then tool calls (ids `call_<index>_<n>`), usage, finish.
+ * Contract: pure; ends in exactly one `finish`. An answer with no text and
+ * no tool calls is `EMPTY_RESPONSE`, as from a real server.
+ */
+export function responseChunks(r: ScriptedResponse, index: number, deltas = 3): Chunk[] {
+  if (r.error) {
+    const { code, message, status, retryAfterMs } = r.error;
+    const finish: Finish = { kind: 'error', code, message: message ?? `scripted error: ${code}` };
+    if (status !== undefined) finish.status = status;
+    if (retryAfterMs !== undefined) finish.retryAfterMs = retryAfterMs;
+    return [{ type: 'finish', finish }];
+  }
+  const out: Chunk[] = [];
+  let block = 0;
+  for (const [kind, text] of [['reasoning', r.reasoning], ['text', r.text]] as const) {
+    if (!text) continue;
+    out.push({ type: 'block-start', index: block, block: { type: kind } });
+    for (const piece of split(text, deltas)) out.push({ type: kind === 'text' ? 'text-delta' : 'reasoning-delta', index: block, text: piece });
+    out.push({ type: 'block-end', index: block++ });
+  }
+  const calls = r.toolCalls ?? [];
+  calls.forEach((c, n) => {
+    const args = c.arguments === undefined ? '{}' : typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments);
+    out.push({ type: 'block-start', index: block, block: { type: 'tool-call', id: `call_${index}_${n}`, name: c.name } });
+    if (args) out.push({ type: 'tool-call-delta', index: block, argumentsDelta: args });
+    out.push({ type: 'block-end', index: block++ });
+  });
+  if (r.usage) out.push({ type: 'usage', usage: r.usage });
+  const reason = r.finish ?? (calls.length > 0 ? 'tool-calls' : 'stop');
+  const empty = !r.text && calls.length === 0 && (reason === 'stop' || reason === 'tool-calls');
+  out.push({
+    type: 'finish',
+    finish: empty
+      ? { kind: 'error', code: 'EMPTY_RESPONSE', message: `scripted model: response ${index} has no text and no tool calls` }
+      : { kind: 'ok', reason },
+  });
+  return out;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A scripted provider driven by a function of the request, for tests and
+ * benchmarks that need a reactive model (keep calling a tool N times).
+ * Contract: `stream` never throws (I8); an aborted signal ends the stream
+ * with `finish { kind: 'aborted' }`, open blocks closed first.
+ */
+export function createScriptedProviderFromFunction(respond: ResponseFunction, options: ScriptedOptions = {}): ScriptedProvider {
+  let calls = 0;
+  let served = 0;
+  const deltas = options.deltas ?? 3;
+  const delayMs = options.delayMs ?? 0;
+
+  async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<Chunk> {
+    if (signal.aborted) return yield { type: 'finish', finish: { kind: 'aborted' } };
+    const index = calls++;
+    let chunks: Chunk[];
+    try {
+      const r = await respond(request, index);
+      if (r) served++;
+      chunks = r
+        ? responseChunks(r, index, deltas)
+        : [{ type: 'finish', finish: { kind: 'error', code: 'EMPTY_RESPONSE', message: `scripted model: script exhausted after ${served} responses` } }];
+    } catch (err) {
+      chunks = [{ type: 'finish', finish: { kind: 'error', code: 'UNKNOWN', message: `scripted model: the response function threw: ${String(err)}` } }];
+    }
+    const open: number[] = [];
+    for (const c of chunks) {
+      if (delayMs > 0 && c.type !== 'finish') await sleep(delayMs);
+      if (signal.aborted) {
+        for (const i of open) yield { type: 'block-end', index: i };
+        return yield { type: 'finish', finish: { kind: 'aborted' } };
+      }
+      if (c.type === 'block-start') open.push(c.index);
+      else if (c.type === 'block-end') open.splice(open.indexOf(c.index), 1);
+      yield c;
+    }
+  }
+
+  return {
+    id: 'scripted',
+    label: labelled(options.label),
+    model: options.model,
+    get calls() {
+      return calls;
+    },
+    stream,
+  };
+}
+
+/**
+ * A scripted provider answering request N with `script.responses[N]`; past
+ * the end, `EMPTY_RESPONSE` ("script exhausted after N responses").
+ * Contract: throws `ScriptError` here, at construction, for an invalid
+ * script; `stream` never throws.
+ */
+export function createScriptedProvider(script: Script, options: ScriptedOptions = {}): ScriptedProvider {
+  const valid = parseScript(script);
+  return createScriptedProviderFromFunction((_request, index) => valid.responses[index], {
+    ...options,
+    label: options.label ?? valid.label,
+    model: options.model ?? valid.model,
+  });
+}

@@ -1,0 +1,9 @@
+/** A mistake in how bridle was called: one clear line, exit 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** A problem outside bridle's control that stops a command (no key, server unreachable): one clear line, exit 1. */
+export class SetupError extends Error {
+  override name = 'SetupError';
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+/**
+ * The `bridle` command. `--version` answers before anything heavy is loaded,
+ * so it measures the cold start of node itself plus this file.
+ */
+import { readFileSync } from 'node:fs';
+
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  process.stdout.write(`${pkg.version}\n`);
+} else {
+  const { main } = await import('./program.js');
+  process.exitCode = await main(argv);
+}

@@ -1,0 +1,110 @@
+/**
+ * Everything `run`, `resume`, `serve` and the demo share: the workspace, the
+ * log file, the model, the tools, the shell, approvals — wired into one session.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import type { Answerer, ApprovalPolicy } from '../actors/approval.js';
+import type { Clock } from '../actors/ports.js';
+import { createSession, type BridleSession, type SessionOptions } from '../actors/session.js';
+import { createLocalShell } from '../adapters/shell/local.js';
+import { createJsonlStore } from '../adapters/store/jsonl.js';
+import type { Entry } from '../log/entries.js';
+import { parseLog } from '../log/parse.js';
+import { builtinTools } from '../tools/index.js';
+import type { ToolDefinition } from '../tools/types.js';
+import { UsageError } from './errors.js';
+import { bridleHome, sessionPath, sessionsDir } from './home.js';
+import { chooseModel, type ModelChoice } from './model.js';
+import { join } from 'node:path';
+
+export interface OpenOptions {
+  model?: string;
+  baseUrl?: string;
+  cwd?: string;
+  session?: string;
+  approval?: ApprovalPolicy;
+  answerer?: Answerer;
+  maxSteps?: number;
+  onChunk?: SessionOptions['onChunk'];
+  inspect?: SessionOptions['inspect'];
+  clock?: Clock;
+}
+
+export interface OpenedSession {
+  session: BridleSession;
+  logPath: string;
+  tools: ReadonlyMap<string, ToolDefinition>;
+  model: ModelChoice;
+  workspace: string;
+}
+
+/** A fresh session id: the time it began, then random bits (outside the log path, so real time and randomness are fine). */
+export function newSessionId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+export function resolveWorkspace(cwd: string | undefined): string {
+  const dir = cwd ?? process.cwd();
+  let real: string;
+  try {
+    real = realpathSync(dir);
+  } catch {
+    throw new UsageError(`--cwd: no such directory: ${dir}`);
+  }
+  if (!statSync(real).isDirectory()) throw new UsageError(`--cwd: not a directory: ${dir}`);
+  return real;
+}
+
+export function readExisting(path: string): Entry[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new UsageError(`no session log at ${path}`);
+  }
+  const parsed = parseLog(text);
+  if (parsed.torn) throw new UsageError(`${path}: torn last line (line ${parsed.torn.line}); run \`bridle resume\` to repair it`);
+  return parsed.entries;
+}
+
+export function openSession(o: OpenOptions): OpenedSession {
+  const workspace = resolveWorkspace(o.cwd);
+  const home = bridleHome();
+  const model = chooseModel(o);
+  let existing: Entry[] = [];
+  let id: string;
+  let logPath: string;
+  if (o.session) {
+    logPath = sessionPath(home, o.session);
+    existing = readExisting(logPath);
+    const start = existing[0];
+    if (start?.kind !== 'session/start') throw new UsageError(`${logPath}: does not begin with session/start`);
+    id = start.id;
+    const open = existing.filter((e) => e.kind === 'turn/start').length - existing.filter((e) => e.kind === 'turn/end').length;
+    if (open !== 0) throw new UsageError(`${logPath}: the last turn never ended (a crash?); run \`bridle resume ${o.session}\` to repair it first`);
+  } else {
+    id = newSessionId();
+    logPath = join(sessionsDir(home), `${id}.jsonl`);
+  }
+  const tools = builtinTools();
+  const session = createSession({
+    id,
+    cwd: workspace,
+    bridleHome: home,
+    model: model.provider,
+    modelName: model.name,
+    store: createJsonlStore(logPath),
+    clock: o.clock ?? Date.now,
+    tools,
+    shell: createLocalShell(),
+    approval: o.approval ?? 'ask',
+    answerer: o.answerer,
+    maxSteps: o.maxSteps,
+    onChunk: o.onChunk,
+    inspect: o.inspect,
+    existing,
+  });
+  return { session, logPath, tools: new Map(tools.map((t) => [t.name, t])), model, workspace };
+}

@@ -1,0 +1,81 @@
+/**
+ * The human transcript of a session: live text as it streams, each tool call
+ * rendered by its presenter, a short result, retries and the turn's end.
+ */
+import type { Chunk } from '../log/chunks.js';
+import type { Entry } from '../log/entries.js';
+import type { ToolDefinition } from '../tools/types.js';
+
+export interface Renderer {
+  onChunk(chunk: Chunk, step: string): void;
+  onEntry(entry: Entry): void;
+}
+
+const dim = (s: string, color: boolean) => (color ? `\x1b[2m${s}\x1b[22m` : s);
+
+export function presentCall(tools: ReadonlyMap<string, ToolDefinition>, name: string, args: string): string {
+  const tool = tools.get(name);
+  if (!tool) return `${name} ${args}`;
+  try {
+    const parsed = tool.parameters.safeParse(JSON.parse(args || '{}'));
+    return parsed.success ? tool.present(parsed.data) : `${name} ${args}`;
+  } catch {
+    return `${name} ${args}`;
+  }
+}
+
+/** The first and, when different, the last non-empty line: a command's exit code and its verdict both show. */
+export function summarizeResult(content: string, max = 80): string {
+  const lines = content.split('\n');
+  const nonEmpty = lines.filter((l) => l.trim());
+  const clip = (s: string) => (s.length > max ? `${s.slice(0, max)}…` : s);
+  const first = clip(nonEmpty[0] ?? '');
+  const last = nonEmpty.length > 1 ? clip(nonEmpty[nonEmpty.length - 1]!.trim()) : '';
+  return `${first}${last ? ` … ${last}` : ''}${lines.length > 1 ? ` (${lines.length} lines)` : ''}`;
+}
+
+export function createRenderer(out: { write(s: string): unknown }, tools: ReadonlyMap<string, ToolDefinition>, opts: { color?: boolean; scriptedLabel?: string } = {}): Renderer {
+  const color = opts.color ?? false;
+  let atLineStart = true;
+  let inReasoning = false;
+  const write = (s: string) => {
+    if (!s) return;
+    out.write(s);
+    atLineStart = s.endsWith('\n');
+  };
+  const line = (s: string) => {
+    if (!atLineStart) write('\n');
+    write(`${s}\n`);
+  };
+  return {
+    onChunk(chunk) {
+      if (chunk.type === 'block-start' && chunk.block.type !== 'tool-call') {
+        inReasoning = chunk.block.type === 'reasoning';
+        if (!atLineStart) write('\n');
+        if (opts.scriptedLabel && !inReasoning) write(dim('[scripted] ', color));
+        if (inReasoning) write(dim('thinking: ', color));
+      } else if (chunk.type === 'text-delta') write(chunk.text);
+      else if (chunk.type === 'reasoning-delta') write(dim(chunk.text, color));
+      else if (chunk.type === 'block-end' && !atLineStart) write('\n');
+    },
+    onEntry(e) {
+      switch (e.kind) {
+        case 'tool/call':
+          line(`→ ${presentCall(tools, e.name, e.arguments)}`);
+          break;
+        case 'tool/result':
+          line(dim(`  ← ${e.callId.split('.').pop()} ${e.status}${e.code ? ` ${e.code}` : ''}: ${summarizeResult(e.content)}`, color));
+          break;
+        case 'model/retry':
+          line(dim(`  ↻ model request failed (${e.code}: ${e.message}); retry ${e.attempt} in ${e.delayMs} ms`, color));
+          break;
+        case 'approval/decided':
+          line(dim(`  approval for ${e.callId}: ${e.outcome} (${e.by})`, color));
+          break;
+        case 'turn/end':
+          line(`turn ${e.turn} ended: ${e.reason}${e.code ? ` (${e.code})` : ''}${e.cause ? ` — ${e.cause}` : ''}, ${e.steps} step${e.steps === 1 ? '' : 's'}`);
+          break;
+      }
+    },
+  };
+}

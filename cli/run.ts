@@ -1,0 +1,96 @@
+/** `bridle run [prompt]`: one turn in a new or continued session, streamed to the terminal. */
+import type { Answerer } from '../actors/approval.js';
+import type { TurnOutput } from '../machines/turn.machine.js';
+import { UsageError } from './errors.js';
+import { openSession, type OpenOptions } from './open-session.js';
+import { createRenderer, type Renderer } from './render.js';
+import { terminalAnswerer } from './terminal-answerer.js';
+
+export interface RunFlags {
+  model?: string;
+  baseUrl?: string;
+  cwd?: string;
+  session?: string;
+  approval?: string;
+  json?: boolean;
+  maxSteps?: string;
+}
+
+export const exitCodeFor = (t: TurnOutput | undefined): number => (!t ? 1 : t.reason === 'completed' ? 0 : t.reason === 'aborted' ? 130 : 1);
+
+export async function readPrompt(arg: string | undefined, stdin: NodeJS.ReadStream = process.stdin): Promise<string> {
+  if (arg !== undefined) return arg;
+  if (stdin.isTTY) throw new UsageError('no prompt: pass it as an argument or on stdin');
+  let text = '';
+  for await (const chunk of stdin) text += chunk;
+  if (!text.trim()) throw new UsageError('no prompt: stdin was empty');
+  return text.trimEnd();
+}
+
+export function parseApproval(v: string | undefined): 'never' | 'ask' | 'auto' | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'never' || v === 'ask' || v === 'auto') return v;
+  throw new UsageError(`--approval must be never, ask or auto (got ${JSON.stringify(v)})`);
+}
+
+export function parseMaxSteps(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--max-steps must be a positive whole number (got ${JSON.stringify(v)})`);
+  return n;
+}
+
+/** Runs one prompt; wires Ctrl-C: the first cancels the turn (exit 130 once the log is flushed), a second exits at once. */
+export async function runPrompt(prompt: string, flags: RunFlags, extra: Partial<OpenOptions> = {}): Promise<number> {
+  const err = process.stderr;
+  let renderer: Renderer | undefined;
+  const approval = parseApproval(flags.approval) ?? 'ask';
+  const answerer: Answerer | undefined = approval === 'ask' && process.stdin.isTTY ? terminalAnswerer(err) : undefined;
+  const opened = openSession({
+    model: flags.model,
+    baseUrl: flags.baseUrl,
+    cwd: flags.cwd,
+    session: flags.session,
+    approval,
+    answerer,
+    maxSteps: parseMaxSteps(flags.maxSteps),
+    onChunk: flags.json ? undefined : (c, s) => renderer?.onChunk(c, s),
+    ...extra,
+  });
+  const { session, logPath, tools, model } = opened;
+  const human = flags.json ? err : process.stdout;
+  renderer = createRenderer(human, tools, { color: Boolean((human as NodeJS.WriteStream).isTTY), scriptedLabel: model.scriptedLabel });
+  if (flags.json) session.recorder.onEntry((e) => process.stdout.write(`${JSON.stringify(e)}\n`));
+  else session.recorder.onEntry((e) => renderer?.onEntry(e));
+  if (model.scriptedLabel) err.write(`model: ${model.scriptedLabel}\n`);
+  err.write(`workspace: ${opened.workspace}\nsandbox: off — shell commands run unconfined in the workspace\napproval: ${approval}${approval === 'ask' && !answerer ? ' (no terminal: calls that ask are denied)' : ''}\n`);
+
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts++;
+    if (interrupts === 1) {
+      err.write('\ncancelling… (Ctrl-C again to exit at once)\n');
+      void session.cancel('user');
+    } else {
+      process.exit(130);
+    }
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    const out = await session.run(prompt);
+    await session.close();
+    err.write(`log: ${logPath}\n`);
+    if (out?.reason === 'error') err.write(`bridle: the turn failed: ${out.code ?? 'error'}${lastModelError(session.recorder.entries) ?? ''}\n`);
+    return exitCodeFor(out);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+function lastModelError(entries: readonly { kind: string }[]): string | undefined {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i] as { kind: string; finish?: { kind: string; message?: string } };
+    if (e.kind === 'assistant/message' && e.finish?.kind === 'error') return ` — ${e.finish.message}`;
+  }
+  return undefined;
+}

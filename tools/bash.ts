@@ -1,0 +1,77 @@
+/** `bash`: run a shell command in the workspace through the injected shell. */
+import { z } from 'zod';
+import { failure, ok } from './output.js';
+import { formatBytes } from './text.js';
+import type { ShellResult, ToolDefinition } from './types.js';
+
+export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
+export const BASH_MAX_TIMEOUT_MS = 600_000;
+export const BASH_MAX_OUTPUT_BYTES = 64 * 1024;
+
+const parameters = z.strictObject({
+  command: z.string().min(1).describe('The command, run with `bash -c` in the workspace root.'),
+  timeout_ms: z
+    .number()
+    .int()
+    .min(1)
+    .max(BASH_MAX_TIMEOUT_MS)
+    .optional()
+    .describe(`Kill the command after this many milliseconds. Default ${BASH_DEFAULT_TIMEOUT_MS}.`),
+});
+export type BashArgs = z.infer<typeof parameters>;
+
+function section(title: string, text: string): string[] {
+  return text === '' ? [] : [`--- ${title} ---`, text.endsWith('\n') ? text.slice(0, -1) : text];
+}
+
+/** The text a model reads for a finished command: exit status first, then the streams, then what was cut. */
+export function formatShellResult(result: ShellResult, maxOutputBytes = BASH_MAX_OUTPUT_BYTES): string {
+  const status =
+    result.exitCode !== null
+      ? `exit code: ${result.exitCode}`
+      : `exit code: none (killed by ${result.signal ?? 'an unknown cause'})`;
+  const lines = [status, ...section('stdout', result.stdout), ...section('stderr', result.stderr)];
+  if (result.stdout === '' && result.stderr === '') lines.push('(no output)');
+  if (result.truncatedBytes > 0) {
+    lines.push(`[output capped at ${formatBytes(maxOutputBytes)}: ${result.truncatedBytes} bytes cut from the middle]`);
+  }
+  return lines.join('\n');
+}
+
+export const bashTool: ToolDefinition<BashArgs> = {
+  name: 'bash',
+  description:
+    'Run a bash command in the workspace root and return its exit code, stdout and stderr. ' +
+    `Output beyond ${formatBytes(BASH_MAX_OUTPUT_BYTES)} is cut from the middle. ` +
+    'Processes it leaves running in the background are killed when it exits.',
+  parameters,
+  readOnly: false,
+  idempotent: false,
+  // The command's own deadline is enforced by the shell; this only catches a shell that hangs.
+  timeoutMs: BASH_MAX_TIMEOUT_MS + 10_000,
+  present: (args) => {
+    const lines = args.command.split('\n');
+    const first = lines[0]!.length > 80 ? `${lines[0]!.slice(0, 79)}…` : lines[0]!;
+    return `bash: ${first}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
+  },
+  async execute(args, ctx) {
+    const timeoutMs = args.timeout_ms ?? BASH_DEFAULT_TIMEOUT_MS;
+    let result: ShellResult;
+    try {
+      result = await ctx.shell.run({
+        argv: ['bash', '-c', args.command],
+        cwd: ctx.workspace,
+        timeoutMs,
+        maxOutputBytes: BASH_MAX_OUTPUT_BYTES,
+        signal: ctx.signal,
+      });
+    } catch (err) {
+      return failure('SPAWN_FAILED', `Could not start bash (${ctx.shell.id} shell): ${(err as Error).message}`);
+    }
+    const text = formatShellResult(result);
+    if (result.timedOut) return failure('TOOL_TIMEOUT', `Command timed out after ${timeoutMs} ms and was killed.\n${text}`);
+    if (ctx.signal.aborted) return failure('ABORTED', `Command was aborted.\n${text}`);
+    if (result.exitCode === 0) return ok(text);
+    return failure('EXIT_NONZERO', text);
+  },
+};

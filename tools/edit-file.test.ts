@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { editFileTool, type EditFileArgs } from './edit-file.js';
+import { createTempWorkspace, type TempWorkspace } from './testing.js';
+
+let t: TempWorkspace;
+beforeEach(() => {
+  t = createTempWorkspace();
+});
+afterEach(() => t.cleanup());
+
+const edit = (args: EditFileArgs) => editFileTool.execute(editFileTool.parameters.parse(args), t.ctx);
+const readWs = (rel: string) => fs.readFileSync(path.join(t.workspace, rel), 'utf8');
+const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
+
+describe('edit_file', () => {
+  it('replaces the unique occurrence and shows context around it', async () => {
+    t.write({ 'a.txt': numbered(10) });
+    const out = await edit({ path: 'a.txt', old_text: 'line 5\n', new_text: 'five\nfive and a half\n' });
+    expect(out.status).toBe('ok');
+    expect(out.content).toBe(
+      [
+        'Edited a.txt at line 5:',
+        '   2\tline 2',
+        '   3\tline 3',
+        '   4\tline 4',
+        '   5\tfive',
+        '   6\tfive and a half',
+        '   7\tline 6',
+        '   8\tline 7',
+        '   9\tline 8',
+      ].join('\n'),
+    );
+    expect(readWs('a.txt')).toBe(numbered(10).replace('line 5\n', 'five\nfive and a half\n'));
+  });
+
+  it('inserts replacement text literally, $ patterns included', async () => {
+    t.write({ 'a.js': 'const x = 1;\n' });
+    await edit({ path: 'a.js', old_text: '1', new_text: "'$&$1$$'" });
+    expect(readWs('a.js')).toBe("const x = '$&$1$$';\n");
+  });
+
+  it('can delete text', async () => {
+    t.write({ 'a.txt': 'keep\ndrop\nkeep too\n' });
+    const out = await edit({ path: 'a.txt', old_text: 'drop\n', new_text: '' });
+    expect(out.status).toBe('ok');
+    expect(readWs('a.txt')).toBe('keep\nkeep too\n');
+  });
+
+  it('tells missing from repeated text', async () => {
+    t.write({ 'a.txt': 'foo bar foo baz foo\n' });
+    const missing = await edit({ path: 'a.txt', old_text: 'qux', new_text: 'x' });
+    expect(missing).toMatchObject({ status: 'error', code: 'EDIT_NOT_FOUND' });
+    expect(missing.content).toContain('not found in "a.txt"');
+    const repeated = await edit({ path: 'a.txt', old_text: 'foo', new_text: 'x' });
+    expect(repeated).toMatchObject({ status: 'error', code: 'EDIT_AMBIGUOUS' });
+    expect(repeated.content).toContain('occurs 3 times');
+    expect(readWs('a.txt')).toBe('foo bar foo baz foo\n');
+  });
+
+  it('counts overlapping occurrences as ambiguous', async () => {
+    t.write({ 'a.txt': 'aaa' });
+    expect(await edit({ path: 'a.txt', old_text: 'aa', new_text: 'b' })).toMatchObject({ code: 'EDIT_AMBIGUOUS' });
+  });
+
+  it('hints at CRLF line endings', async () => {
+    t.write({ 'a.txt': 'one\r\ntwo\r\n' });
+    const out = await edit({ path: 'a.txt', old_text: 'one\ntwo', new_text: 'x' });
+    expect(out.code).toBe('EDIT_NOT_FOUND');
+    expect(out.content).toContain('CRLF');
+  });
+
+  it('fails with stable codes for bad targets', async () => {
+    t.write({ 'dir/x': '', 'bin': Buffer.from([1, 0, 2]) });
+    fs.writeFileSync(path.join(t.outside, 'secret.txt'), 'secret');
+    fs.symlinkSync(path.join(t.outside, 'secret.txt'), path.join(t.workspace, 'link'));
+    const cases: [string, string][] = [
+      ['missing.txt', 'NOT_FOUND'],
+      ['dir', 'IS_A_DIRECTORY'],
+      ['bin', 'BINARY_FILE'],
+      ['link', 'OUTSIDE_WORKSPACE'],
+      ['../outside/secret.txt', 'OUTSIDE_WORKSPACE'],
+    ];
+    for (const [p, code] of cases) expect(await edit({ path: p, old_text: 'secret', new_text: 'x' }), p).toMatchObject({ code });
+    expect(fs.readFileSync(path.join(t.outside, 'secret.txt'), 'utf8')).toBe('secret');
+  });
+
+  it('rejects an empty old_text, is not idempotent, presents in one line', () => {
+    expect(editFileTool.parameters.safeParse({ path: 'a', old_text: '', new_text: 'x' }).success).toBe(false);
+    expect(editFileTool.idempotent || editFileTool.readOnly).toBe(false);
+    expect(editFileTool.present({ path: 'a.ts', old_text: 'a\nb', new_text: 'c' })).toBe('edit_file a.ts (-2 +1 lines)');
+  });
+});

@@ -1,0 +1,75 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GREP_MAX_MATCHES, grepTool, type GrepArgs } from './grep.js';
+import { createTempWorkspace, type TempWorkspace } from './testing.js';
+
+let t: TempWorkspace;
+beforeEach(() => {
+  t = createTempWorkspace({ bridleHomeInside: true });
+  t.write({
+    'b.ts': 'const todo = 1;\n// TODO: later\n',
+    'a.ts': 'nothing\nTODO first\n',
+    'src/c.ts': 'x\ny\nTODO deep\n',
+    'node_modules/pkg/index.js': 'TODO hidden\n',
+    '.git/config': 'TODO hidden\n',
+    '.bridle/sessions/s.jsonl': 'TODO private\n',
+    'image.bin': Buffer.concat([Buffer.from('TODO'), Buffer.from([0, 1, 2])]),
+  });
+});
+afterEach(() => t.cleanup());
+
+const grep = (args: GrepArgs) => grepTool.execute(grepTool.parameters.parse(args), t.ctx);
+
+describe('grep', () => {
+  it('prints file:line: text sorted by file then line, skipping binaries, node_modules, .git and bridle home', async () => {
+    expect(await grep({ pattern: 'TODO' })).toEqual({
+      status: 'ok',
+      content: ['a.ts:2: TODO first', 'b.ts:2: // TODO: later', 'src/c.ts:3: TODO deep'].join('\n'),
+    });
+  });
+
+  it('uses JavaScript RegExp syntax and narrows to a path', async () => {
+    expect((await grep({ pattern: '(todo|TODO)\\b', path: 'b.ts' })).content).toBe(
+      'b.ts:1: const todo = 1;\nb.ts:2: // TODO: later',
+    );
+    expect((await grep({ pattern: 'TODO', path: 'src' })).content).toBe('src/c.ts:3: TODO deep');
+    expect((await grep({ pattern: 'TODO', path: 'node_modules' })).content).toBe('node_modules/pkg/index.js:1: TODO hidden');
+  });
+
+  it('does not read through symlinks leading out', async () => {
+    fs.writeFileSync(path.join(t.outside, 'secret.txt'), 'TODO secret\n');
+    fs.symlinkSync(t.outside, path.join(t.workspace, 'dirlink'));
+    fs.symlinkSync(path.join(t.outside, 'secret.txt'), path.join(t.workspace, 'filelink'));
+    expect((await grep({ pattern: 'secret' })).content).toBe('No matches for /secret/ in ..');
+    expect(await grep({ pattern: 'secret', path: 'dirlink' })).toMatchObject({ code: 'OUTSIDE_WORKSPACE' });
+    expect(await grep({ pattern: 'secret', path: 'filelink' })).toMatchObject({ code: 'OUTSIDE_WORKSPACE' });
+  });
+
+  it('reports a bad regex and bad paths with stable codes', async () => {
+    const bad = await grep({ pattern: 'a(b' });
+    expect(bad).toMatchObject({ status: 'error', code: 'INVALID_PATTERN' });
+    expect(bad.content).toContain('Invalid regular expression');
+    expect(await grep({ pattern: 'x', path: 'nope' })).toMatchObject({ code: 'NOT_FOUND' });
+    expect(await grep({ pattern: 'x', path: '../' })).toMatchObject({ code: 'OUTSIDE_WORKSPACE' });
+    expect(await grep({ pattern: 'x', path: '.bridle' })).toMatchObject({ code: 'INSIDE_BRIDLE_HOME' });
+  });
+
+  it('caps the number of matches', async () => {
+    t.write({ 'many.txt': 'hit\n'.repeat(GREP_MAX_MATCHES + 10) });
+    const lines = (await grep({ pattern: '^hit$', path: 'many.txt' })).content.split('\n');
+    expect(lines).toHaveLength(GREP_MAX_MATCHES + 1);
+    expect(lines[0]).toBe('many.txt:1: hit');
+    expect(lines.at(-1)).toContain(`stopped at ${GREP_MAX_MATCHES} matches`);
+  });
+
+  it('does not report a phantom line after the final newline', async () => {
+    t.write({ 'two.txt': 'a\nb\n' });
+    expect((await grep({ pattern: '^$', path: 'two.txt' })).content).toBe('No matches for /^$/ in two.txt.');
+  });
+
+  it('is read-only and presents in one line', () => {
+    expect(grepTool.readOnly).toBe(true);
+    expect(grepTool.present({ pattern: 'foo', path: 'src' })).toBe('grep /foo/ in src');
+  });
+});

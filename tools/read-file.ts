@@ -1,0 +1,129 @@
+/** `read_file`: a text file with numbered lines, a window at a time. */
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { z } from 'zod';
+import { failure, fromToolError, fsFailure, ok } from './output.js';
+import { BINARY_SNIFF_BYTES, clipLine, formatBytes, looksBinary, numberLines } from './text.js';
+import { ToolError, type ToolDefinition } from './types.js';
+import { resolveInWorkspace } from './workspace.js';
+
+export const READ_MAX_LINES = 2000;
+export const READ_MAX_BYTES = 256 * 1024;
+export const READ_MAX_LINE_CHARS = 2000;
+/** Past this size, lines after the window are not counted (the total would cost a full scan). */
+const COUNT_ALL_UP_TO_BYTES = 32 * 1024 * 1024;
+
+const parameters = z.strictObject({
+  path: z.string().describe('File path, relative to the workspace root (or absolute inside it).'),
+  offset: z.number().int().min(1).max(1e9).optional().describe('1-based line number to start from. Default 1.'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(1e9)
+    .optional()
+    .describe(`How many lines to return. Default: the rest of the file, up to ${READ_MAX_LINES} lines / 256 KiB.`),
+});
+export type ReadFileArgs = z.infer<typeof parameters>;
+
+interface Window {
+  lines: string[];
+  /** Total line count, or undefined when the file was too big to count. */
+  total: number | undefined;
+  cutBy: 'lines' | 'bytes' | undefined;
+}
+
+async function readWindow(file: string, first: number, limit: number | undefined, size: number): Promise<Window> {
+  const want = Math.min(limit ?? READ_MAX_LINES, READ_MAX_LINES);
+  const stream = createReadStream(file, { encoding: 'utf8' });
+  const reader = createInterface({ input: stream, crlfDelay: Infinity });
+  const lines: string[] = [];
+  let bytes = 0;
+  let lineNo = 0;
+  let cutBy: Window['cutBy'];
+  let stoppedEarly = false;
+  try {
+    for await (const line of reader) {
+      lineNo++;
+      if (lineNo < first) continue;
+      const full = lines.length >= want || cutBy === 'bytes';
+      if (full) {
+        if (cutBy === undefined && want < (limit ?? Infinity)) cutBy = 'lines';
+        if (size > COUNT_ALL_UP_TO_BYTES) {
+          stoppedEarly = true;
+          break;
+        }
+        continue;
+      }
+      const shown = clipLine(line, READ_MAX_LINE_CHARS);
+      const cost = Buffer.byteLength(shown) + 8;
+      if (bytes + cost > READ_MAX_BYTES && lines.length > 0) {
+        cutBy = 'bytes';
+        continue;
+      }
+      lines.push(shown);
+      bytes += cost;
+    }
+  } finally {
+    reader.close();
+    stream.destroy();
+  }
+  return { lines, total: stoppedEarly ? undefined : lineNo, cutBy };
+}
+
+export const readFileTool: ToolDefinition<ReadFileArgs> = {
+  name: 'read_file',
+  description:
+    'Read a text file from the workspace. Lines come prefixed with their 1-based line number and a tab ' +
+    '(the prefix is not part of the file). Use offset and limit to page through long files.',
+  parameters,
+  readOnly: true,
+  idempotent: true,
+  timeoutMs: 30_000,
+  present: (args) => {
+    const from = args.offset ?? 1;
+    const range = args.offset || args.limit ? `:${from}-${args.limit ? from + args.limit - 1 : ''}` : '';
+    return `read_file ${args.path}${range}`;
+  },
+  async execute(args, ctx) {
+    const file = await resolveInWorkspace(ctx, args.path, { mustExist: true });
+    if (file instanceof ToolError) return fromToolError(file);
+    let handle;
+    try {
+      handle = await open(file, 'r');
+    } catch (err) {
+      return fsFailure(err, args.path);
+    }
+    let size: number;
+    try {
+      const stats = await handle.stat();
+      if (stats.isDirectory()) return failure('IS_A_DIRECTORY', `"${args.path}" is a directory; use list_dir.`);
+      if (!stats.isFile()) return failure('NOT_A_FILE', `"${args.path}" is not a regular file.`);
+      size = stats.size;
+      const head = Buffer.alloc(Math.min(size, BINARY_SNIFF_BYTES));
+      await handle.read(head, 0, head.length, 0);
+      if (looksBinary(head)) {
+        return failure('BINARY_FILE', `"${args.path}" is a binary file (${formatBytes(size)}); read_file shows text only.`);
+      }
+    } finally {
+      await handle.close();
+    }
+
+    const first = args.offset ?? 1;
+    const { lines, total, cutBy } = await readWindow(file, first, args.limit, size);
+    if (total === 0) return ok(`(empty file: ${args.path})`);
+    if (lines.length === 0) {
+      return failure('OFFSET_OUT_OF_RANGE', `offset ${first} is past the end of "${args.path}" (${total} lines).`);
+    }
+    const last = first + lines.length - 1;
+    let text = numberLines(lines, first);
+    if (total === undefined || last < total) {
+      const of = total === undefined ? `of a ${formatBytes(size)} file` : `of ${total}`;
+      const why =
+        cutBy === 'lines' ? `, cut at ${READ_MAX_LINES} lines` : cutBy === 'bytes' ? ', cut at 256 KiB' : '';
+      text += `\n[showing lines ${first}-${last} ${of}${why}; use offset=${last + 1} to read on]`;
+    }
+    return ok(text);
+  },
+};

@@ -1,0 +1,68 @@
+/** Checks a model's tool call before anything runs (I4). Pure. */
+import { z } from 'zod';
+import type { ToolDefinition } from './types.js';
+
+export type CallValidation =
+  | { ok: true; tool: ToolDefinition; args: unknown }
+  | { ok: false; code: 'UNKNOWN_TOOL' | 'INVALID_JSON' | 'INVALID_ARGUMENTS'; message: string };
+
+const EXCERPT_CHARS = 200;
+
+function findTool(tools: ReadonlyMap<string, ToolDefinition> | readonly ToolDefinition[], name: string) {
+  if (tools instanceof Map) return tools.get(name);
+  return (tools as readonly ToolDefinition[]).find((t) => t.name === name);
+}
+
+function toolNames(tools: ReadonlyMap<string, ToolDefinition> | readonly ToolDefinition[]): string[] {
+  return tools instanceof Map ? [...tools.keys()] : (tools as readonly ToolDefinition[]).map((t) => t.name);
+}
+
+function excerpt(text: string): string {
+  return text.length <= EXCERPT_CHARS ? text : `${text.slice(0, EXCERPT_CHARS)}… (${text.length} chars)`;
+}
+
+/**
+ * Resolves a call's tool by name and parses its arguments against the tool's schema.
+ * Empty (or all-whitespace) arguments text counts as `{}`: some models send that for a no-argument call.
+ *
+ * Contract: pure and never throws; every rejection carries a message meant for the model.
+ */
+export function validateCall(
+  tools: ReadonlyMap<string, ToolDefinition> | readonly ToolDefinition[],
+  name: string,
+  argumentsText: string,
+): CallValidation {
+  const tool = findTool(tools, name);
+  if (tool === undefined) {
+    const available = toolNames(tools);
+    return {
+      ok: false,
+      code: 'UNKNOWN_TOOL',
+      message: `Unknown tool "${name}". Available tools: ${available.length > 0 ? available.join(', ') : '(none)'}.`,
+    };
+  }
+
+  let raw: unknown;
+  if (argumentsText.trim() === '') raw = {};
+  else {
+    try {
+      raw = JSON.parse(argumentsText);
+    } catch (err) {
+      return {
+        ok: false,
+        code: 'INVALID_JSON',
+        message: `The arguments for ${name} are not valid JSON (${(err as Error).message}). Received: ${excerpt(argumentsText)}`,
+      };
+    }
+  }
+
+  const parsed = tool.parameters.safeParse(raw);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      code: 'INVALID_ARGUMENTS',
+      message: `Invalid arguments for ${name}:\n${z.prettifyError(parsed.error)}`,
+    };
+  }
+  return { ok: true, tool, args: parsed.data };
+}

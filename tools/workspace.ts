@@ -1,0 +1,140 @@
+/**
+ * Path confinement for the file tools: every path a model names is resolved
+ * the way the kernel would resolve it (component by component, following
+ * symlinks, `..` applied to the real parent) and only then checked, so a
+ * symlink anywhere on the way cannot smuggle a read or write out of the
+ * workspace or into `$BRIDLE_HOME`.
+ *
+ * The check and the later use are two system calls; a process racing to swap
+ * a directory for a symlink in between is out of scope here (the sandboxed
+ * shell is the boundary for hostile commands).
+ */
+import { lstat, readlink, realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { ToolError, type ToolContext } from './types.js';
+
+export interface ResolveOptions {
+  /** Fail with `NOT_FOUND` when the target does not exist. */
+  mustExist?: boolean;
+  /** The caller will write the target: fail with `IS_A_DIRECTORY` when it is one. */
+  forWrite?: boolean;
+}
+
+/** The same bound Linux uses before giving up with ELOOP. */
+const MAX_SYMLINKS = 40;
+
+/** True when `child` is `parent` or lies below it (both absolute, normalized). */
+export function isInside(parent: string, child: string): boolean {
+  if (child === parent) return true;
+  const prefix = parent.endsWith(path.sep) ? parent : parent + path.sep;
+  return child.startsWith(prefix);
+}
+
+/** A workspace-relative, `/`-separated rendering of an absolute path for tool output. */
+export function displayPath(workspace: string, absolute: string): string {
+  const rel = path.relative(workspace, absolute);
+  if (rel === '') return '.';
+  return rel.split(path.sep).join('/');
+}
+
+interface Walked {
+  path: string;
+  exists: boolean;
+}
+
+/**
+ * Follows `userPath` from `start` one component at a time. Once a component is
+ * missing, the rest is appended lexically: nothing below it exists, so no
+ * symlink can redirect it.
+ */
+async function walk(start: string, userPath: string): Promise<Walked | ToolError> {
+  let current = start;
+  const queue = userPath.split(/[\\/]+/);
+  let followed = 0;
+  while (queue.length > 0) {
+    const part = queue.shift()!;
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      current = path.dirname(current);
+      continue;
+    }
+    const candidate = path.join(current, part);
+    let stats;
+    try {
+      stats = await lstat(candidate);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENAMETOOLONG') return new ToolError('INVALID_PATH', `Path "${userPath}" is too long.`);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+      return { path: path.resolve(candidate, ...queue), exists: false };
+    }
+    if (!stats.isSymbolicLink()) {
+      current = candidate;
+      continue;
+    }
+    if (++followed > MAX_SYMLINKS) {
+      return new ToolError('INVALID_PATH', `Path "${userPath}" has too many levels of symbolic links.`);
+    }
+    const target = await readlink(candidate);
+    if (path.isAbsolute(target)) current = path.parse(target).root;
+    queue.unshift(...target.split(/[\\/]+/));
+  }
+  return { path: current, exists: true };
+}
+
+/** `$BRIDLE_HOME` as both spelled and real, since either spelling may be the one a path walks through. */
+async function bridleHomeForms(bridleHome: string): Promise<string[]> {
+  const spelled = path.resolve(bridleHome);
+  try {
+    const real = await realpath(spelled);
+    return real === spelled ? [spelled] : [spelled, real];
+  } catch {
+    return [spelled];
+  }
+}
+
+/**
+ * Resolves a model-supplied path to an absolute real path inside the workspace.
+ * Relative paths are taken from the workspace root.
+ *
+ * Contract: never throws for a bad path; returns a `ToolError` with code
+ * `OUTSIDE_WORKSPACE`, `INSIDE_BRIDLE_HOME`, `NOT_FOUND`, `IS_A_DIRECTORY` or
+ * `INVALID_PATH` instead. Unexpected I/O errors (EACCES on a parent) do throw.
+ */
+export async function resolveInWorkspace(
+  ctx: Pick<ToolContext, 'workspace' | 'bridleHome'>,
+  userPath: string,
+  options: ResolveOptions = {},
+): Promise<string | ToolError> {
+  if (userPath.trim() === '') return new ToolError('INVALID_PATH', 'The path is empty.');
+  if (userPath.includes('\0')) return new ToolError('INVALID_PATH', `Path "${userPath}" contains a NUL byte.`);
+
+  const start = path.isAbsolute(userPath) ? path.parse(userPath).root : ctx.workspace;
+  const walked = await walk(start, userPath);
+  if (walked instanceof ToolError) return walked;
+  const resolved = walked.path;
+  const via = resolved === path.resolve(ctx.workspace, userPath) ? '' : ` (it resolves to ${resolved})`;
+
+  for (const home of await bridleHomeForms(ctx.bridleHome)) {
+    if (isInside(home, resolved)) {
+      return new ToolError(
+        'INSIDE_BRIDLE_HOME',
+        `Path "${userPath}"${via} is inside bridle's own home ${home}, which tools may not touch.`,
+      );
+    }
+  }
+  if (!isInside(ctx.workspace, resolved)) {
+    return new ToolError(
+      'OUTSIDE_WORKSPACE',
+      `Path "${userPath}"${via} is outside the workspace ${ctx.workspace}; use a path inside it.`,
+    );
+  }
+  if (!walked.exists) {
+    if (options.mustExist) return new ToolError('NOT_FOUND', `No such file or directory: "${userPath}".`);
+    return resolved;
+  }
+  if (options.forWrite && (await lstat(resolved)).isDirectory()) {
+    return new ToolError('IS_A_DIRECTORY', `"${userPath}" is a directory, not a file.`);
+  }
+  return resolved;
+}

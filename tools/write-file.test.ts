@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTempWorkspace, type TempWorkspace } from './testing.js';
+import { writeFileTool, type WriteFileArgs } from './write-file.js';
+
+let t: TempWorkspace;
+beforeEach(() => {
+  t = createTempWorkspace();
+});
+afterEach(() => t.cleanup());
+
+const write = (args: WriteFileArgs) => writeFileTool.execute(writeFileTool.parameters.parse(args), t.ctx);
+const inWs = (rel: string) => path.join(t.workspace, rel);
+
+describe('write_file', () => {
+  it('creates a file and its parent directories', async () => {
+    expect(await write({ path: 'a/b/c.txt', content: 'héllo' })).toEqual({
+      status: 'ok',
+      content: 'Created a/b/c.txt (6 bytes written).',
+    });
+    expect(fs.readFileSync(inWs('a/b/c.txt'), 'utf8')).toBe('héllo');
+  });
+
+  it('overwrites, and writing the same content twice has the same effect', async () => {
+    await write({ path: 'x.txt', content: 'one' });
+    expect((await write({ path: 'x.txt', content: 'two' })).content).toBe('Overwrote x.txt (3 bytes written).');
+    await write({ path: 'x.txt', content: 'two' });
+    expect(fs.readFileSync(inWs('x.txt'), 'utf8')).toBe('two');
+    expect(writeFileTool.idempotent).toBe(true);
+    expect(writeFileTool.readOnly).toBe(false);
+  });
+
+  it('writes through a symlink that stays inside to its real target', async () => {
+    t.write({ 'real.txt': 'old' });
+    fs.symlinkSync('real.txt', inWs('alias.txt'));
+    await write({ path: 'alias.txt', content: 'new' });
+    expect(fs.readFileSync(inWs('real.txt'), 'utf8')).toBe('new');
+    expect(fs.lstatSync(inWs('alias.txt')).isSymbolicLink()).toBe(true);
+  });
+
+  it('refuses to write outside the workspace, through symlinks or into bridle home', async () => {
+    fs.symlinkSync(t.outside, inWs('link'));
+    fs.symlinkSync(path.join(t.outside, 'dangling.txt'), inWs('dangling'));
+    const cases: [string, string][] = [
+      ['../escape.txt', 'OUTSIDE_WORKSPACE'],
+      ['link/new.txt', 'OUTSIDE_WORKSPACE'],
+      ['link/sub/new.txt', 'OUTSIDE_WORKSPACE'],
+      ['dangling', 'OUTSIDE_WORKSPACE'],
+      [path.join(t.bridleHome, 'sessions/x.jsonl'), 'INSIDE_BRIDLE_HOME'],
+    ];
+    for (const [p, code] of cases) expect(await write({ path: p, content: 'pwned' }), p).toMatchObject({ status: 'error', code });
+    expect(fs.readdirSync(t.outside)).toEqual([]);
+    expect(fs.readdirSync(t.bridleHome)).toEqual([]);
+  });
+
+  it('fails clearly on a directory or a file standing where a parent should be', async () => {
+    t.write({ 'dir/x': '', 'file.txt': '' });
+    expect(await write({ path: 'dir', content: '' })).toMatchObject({ code: 'IS_A_DIRECTORY' });
+    expect(await write({ path: 'file.txt/child', content: '' })).toMatchObject({ code: 'NOT_A_DIRECTORY' });
+  });
+
+  it('presents the call in one line', () => {
+    expect(writeFileTool.present({ path: 'a.txt', content: 'abc' })).toBe('write_file a.txt (3 bytes)');
+  });
+});

@@ -1,0 +1,40 @@
+/** `write_file`: create or replace a whole file. */
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { fromToolError, fsFailure, ok } from './output.js';
+import { ToolError, type ToolDefinition } from './types.js';
+import { resolveInWorkspace } from './workspace.js';
+
+const parameters = z.strictObject({
+  path: z.string().describe('File path, relative to the workspace root. Missing parent directories are created.'),
+  content: z.string().describe('The complete new content of the file.'),
+});
+export type WriteFileArgs = z.infer<typeof parameters>;
+
+export const writeFileTool: ToolDefinition<WriteFileArgs> = {
+  name: 'write_file',
+  description:
+    'Write a file in the workspace, replacing it if it exists. Prefer edit_file for small changes to existing files.',
+  parameters,
+  readOnly: false,
+  idempotent: true,
+  timeoutMs: 30_000,
+  present: (args) => `write_file ${args.path} (${Buffer.byteLength(args.content)} bytes)`,
+  async execute(args, ctx) {
+    const file = await resolveInWorkspace(ctx, args.path, { forWrite: true });
+    if (file instanceof ToolError) return fromToolError(file);
+    try {
+      const existed = await stat(file).then(
+        () => true,
+        () => false,
+      );
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, args.content, { signal: ctx.signal });
+      const bytes = Buffer.byteLength(args.content);
+      return ok(`${existed ? 'Overwrote' : 'Created'} ${args.path} (${bytes} bytes written).`);
+    } catch (err) {
+      return fsFailure(err, args.path);
+    }
+  },
+};
