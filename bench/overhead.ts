@@ -1,0 +1,50 @@
+/**
+ * Harness overhead per step: a scripted model that calls a no-op tool N-1
+ * times and then answers, a memory store (or a JSONL file), a stepping clock.
+ * What is left is the cost of the machines, the log and the projection.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { createSession } from '../actors/session.js';
+import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
+import { createJsonlStore } from '../adapters/store/jsonl.js';
+import { createMemoryStore } from '../adapters/store/memory.js';
+import type { ToolDefinition } from '../tools/types.js';
+
+const noop: ToolDefinition<{ n?: number }> = {
+  name: 'noop',
+  description: 'Does nothing.',
+  parameters: z.strictObject({ n: z.number().optional() }),
+  readOnly: true,
+  idempotent: true,
+  execute: async () => ({ status: 'ok', content: 'ok' }),
+  present: () => 'noop',
+};
+
+/** Runs one turn of `steps` steps; returns microseconds per step. */
+export async function runSteps(steps: number, store: 'memory' | 'jsonl'): Promise<number> {
+  const dir = store === 'jsonl' ? mkdtempSync(join(tmpdir(), 'bridle-bench-')) : undefined;
+  let t = 0;
+  const session = createSession({
+    id: 'bench',
+    cwd: '/nonexistent',
+    bridleHome: '/nonexistent-home',
+    model: createScriptedProviderFromFunction((_r, i) => (i < steps - 1 ? { toolCalls: [{ name: 'noop', arguments: { n: i } }] } : { text: 'done' }), { deltas: 1 }),
+    modelName: 'scripted-bench',
+    store: dir ? createJsonlStore(join(dir, 'bench.jsonl')) : createMemoryStore(),
+    clock: () => t++,
+    tools: [noop],
+    shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) },
+    approval: 'auto',
+    maxSteps: steps + 1,
+  });
+  const start = process.hrtime.bigint();
+  const out = await session.run('go');
+  const ns = Number(process.hrtime.bigint() - start);
+  await session.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (out.steps !== steps || out.reason !== 'completed') throw new Error(`bench turn ended ${out.reason} after ${out.steps} steps`);
+  return ns / 1000 / steps;
+}

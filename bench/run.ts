@@ -1,0 +1,47 @@
+/** `npm run bench`: every target of DESIGN §8 that has a benchmark, medians and ratios from this one run. */
+import { coldStartMs } from './cold-start.js';
+import { runSteps } from './overhead.js';
+import { median, repeat } from './stats.js';
+
+const fmt = (n: number, d = 1) => n.toFixed(d);
+
+async function main() {
+  const json = process.argv.includes('--json');
+  const rows: Record<string, unknown> = {};
+  const say = (line: string) => {
+    if (!json) process.stdout.write(`${line}\n`);
+  };
+  say(`node ${process.version}, ${new Date().toISOString()}`);
+
+  await runSteps(200, 'memory'); // warm-up
+  const per: Record<number, number> = {};
+  for (const n of [100, 2000, 10000]) {
+    per[n] = median(await repeat(n >= 10000 ? 3 : 5, () => runSteps(n, 'memory')));
+    say(`harness overhead, memory store, ${n} steps: median ${fmt(per[n]!)} µs/step`);
+  }
+  rows.overheadUsPerStep = per;
+  rows.flatness = per[10000]! / per[100]!;
+  say(`  flatness (10,000 vs 100 steps): ${fmt(rows.flatness as number, 2)}×`);
+  const durable = median(await repeat(3, () => runSteps(2000, 'jsonl')));
+  rows.durableUsPerStep = durable;
+  say(`harness overhead, JSONL store (fsync at dispatch/result/turn end), 2000 steps: median ${fmt(durable)} µs/step`);
+
+  const cold = median(await repeat(15, coldStartMs));
+  rows.coldStartMs = cold;
+  say(`CLI cold start (bridle --version): median ${fmt(cold)} ms over 15 runs`);
+
+  for (const extra of ['./replay-verify.js', './fanout.js', './compaction.js']) {
+    try {
+      const mod = (await import(extra)) as { bench?: () => Promise<{ label: string; value: Record<string, unknown> }> };
+      if (!mod.bench) continue;
+      const r = await mod.bench();
+      rows[r.label] = r.value;
+      say(`${r.label}: ${JSON.stringify(r.value)}`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    }
+  }
+  if (json) process.stdout.write(`${JSON.stringify(rows)}\n`);
+}
+
+await main();

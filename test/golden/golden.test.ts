@@ -1,0 +1,32 @@
+/**
+ * Golden logs: real runs recorded under test/golden/. Replaying each through
+ * the machines with its recorded outcomes must reproduce it byte for byte.
+ * Re-record after an intended change of behaviour: see README.md here.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { replayThroughMachines } from '../../actors/replay.js';
+import { parseLog } from '../../log/parse.js';
+import { builtinTools } from '../../tools/index.js';
+
+const dir = new URL('.', import.meta.url).pathname;
+const logs = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
+
+describe('golden logs', () => {
+  it('there is at least one', () => expect(logs.length).toBeGreaterThan(0));
+  for (const f of logs) {
+    it(`${f} replays through the machines byte for byte`, async () => {
+      const text = readFileSync(join(dir, f), 'utf8');
+      const { entries, torn } = parseLog(text);
+      expect(torn).toBeUndefined();
+      const r = await replayThroughMachines(entries, builtinTools());
+      expect(r.original).toBe(text);
+      if (!r.identical) {
+        const line = r.firstDifference! - 1;
+        expect(r.text.split('\n')[line]).toBe(r.original.split('\n')[line]);
+      }
+      expect(r.identical).toBe(true);
+    });
+  }
+});
