@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { failure, ok } from './output.js';
 import { formatBytes } from './text.js';
-import type { ShellResult, ToolDefinition } from './types.js';
+import { ToolError, type ShellResult, type ToolDefinition } from './types.js';
 
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_MAX_TIMEOUT_MS = 600_000;
@@ -66,6 +66,8 @@ export const bashTool: ToolDefinition<BashArgs> = {
         signal: ctx.signal,
       });
     } catch (err) {
+      // A shell that refuses on purpose (a sandbox that cannot confine the command) names its own code.
+      if (err instanceof ToolError) return failure(err.code, err.message);
       return failure('SPAWN_FAILED', `Could not start bash (${ctx.shell.id} shell): ${(err as Error).message}`);
     }
     const text = formatShellResult(result);

@@ -64,9 +64,14 @@ export async function executeTool(
     }
   });
 
-  const ran = Promise.resolve()
-    .then(() => tool.execute(args, { ...ctx, signal }))
-    .then(
+  // Started synchronously, so an abort right after this call reaches a tool that is already listening.
+  let started: Promise<ToolOutput>;
+  try {
+    started = Promise.resolve(tool.execute(args, { ...ctx, signal }));
+  } catch (err) {
+    started = Promise.reject(err);
+  }
+  const ran = started.then(
       (output): ToolOutput =>
         isToolOutput(output)
           ? output

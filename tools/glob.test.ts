@@ -31,6 +31,9 @@ describe('glob', () => {
   it('looks into node_modules or .git when the pattern names them', async () => {
     expect((await glob('node_modules/**/*.ts')).content).toBe('node_modules/pkg/index.ts');
     expect((await glob('.git/*')).content).toBe('.git/HEAD');
+    expect((await glob('{src,node_modules}/**/index.ts')).content).toBe('node_modules/pkg/index.ts');
+    t.write({ '.github/ci.yml': '' });
+    expect((await glob('**/.git*/**')).content).toBe('.github/ci.yml');
   });
 
   it('lists symlinks by name without following them out of the workspace', async () => {

@@ -22,6 +22,12 @@ const parameters = z.strictObject({
 });
 export type GlobArgs = z.infer<typeof parameters>;
 
+/** True when `pattern` spells `name` as a whole segment (`.git/*`, `{src,node_modules}/**`), not `.github`. */
+function namesSegment(pattern: string, name: string): boolean {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[/{,])${escaped}($|[/},])`).test(pattern);
+}
+
 export const globTool: ToolDefinition<GlobArgs> = {
   name: 'glob',
   description: 'Find files in the workspace whose relative path matches a glob pattern. Returns sorted paths.',
@@ -36,7 +42,7 @@ export const globTool: ToolDefinition<GlobArgs> = {
       return failure('INVALID_PATTERN', `Glob "${args.pattern}" must be relative to the workspace and must not use "..".`);
     }
     const matcher = globToRegExp(pattern);
-    const skipDirs = new Set(SKIPPED_DIRS.filter((name) => !pattern.includes(name)));
+    const skipDirs = new Set(SKIPPED_DIRS.filter((name) => !namesSegment(pattern, name)));
     const walked = await walkFiles(ctx.workspace, {
       skipDirs,
       excludeRoots: [ctx.bridleHome],

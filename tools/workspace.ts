@@ -49,7 +49,7 @@ interface Walked {
  */
 async function walk(start: string, userPath: string): Promise<Walked | ToolError> {
   let current = start;
-  const queue = userPath.split(/[\\/]+/);
+  const queue = userPath.split('/');
   let followed = 0;
   while (queue.length > 0) {
     const part = queue.shift()!;
@@ -77,7 +77,7 @@ async function walk(start: string, userPath: string): Promise<Walked | ToolError
     }
     const target = await readlink(candidate);
     if (path.isAbsolute(target)) current = path.parse(target).root;
-    queue.unshift(...target.split(/[\\/]+/));
+    queue.unshift(...target.split('/'));
   }
   return { path: current, exists: true };
 }
