@@ -3,24 +3,35 @@
  * the tools, the log, the clock, approvals — and the host duties the machine
  * cannot do itself: the header, checkpoints at turn boundaries, and the wake.
  */
-import { createActor, fromPromise, type Actor, type InspectionEvent, type Observer } from 'xstate';
-import { type Entry, LOG_FORMAT } from '../log/entries.js';
+import { createActor, fromPromise, type Actor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
+import { type ApprovalRule, type Entry, LOG_FORMAT, type Origin } from '../log/entries.js';
+import { closeOrphanCompaction } from '../log/context/orphan.js';
 import { Recorder } from '../log/recorder.js';
+import { compactionMachine, type CompactionOutput } from '../machines/compaction.machine.js';
 import { sessionMachine, type InputMode } from '../machines/session.machine.js';
 import type { RetryPolicy } from '../machines/retry-policy.js';
 import { stepMachine } from '../machines/step.machine.js';
 import { toolCallMachine, type ToolCallContext, type Validation } from '../machines/tool-call.machine.js';
 import { turnMachine, type PreStepDecision, type TurnOutput } from '../machines/turn.machine.js';
-import { executeTool } from '../tools/execute.js';
 import { toolSpec } from '../tools/index.js';
 import type { Shell, ToolDefinition } from '../tools/types.js';
 import { validateCall } from '../tools/validate-call.js';
 import { decideByPolicy, type Answerer, type ApprovalPolicy } from './approval.js';
+import { exactRule, rulesFromLog } from './approval-rules.js';
+import { askApproval } from './ask-approval.js';
+import { repeatCallPlugin, type RepeatCallOptions } from './guards/repeat-call.js';
+import { renderForRules } from './hooks/canonical.js';
+import { createToolPipeline } from './hooks/pipeline.js';
+import { HookRegistry, type Plugin } from './hooks/registry.js';
+import type { CallFacts } from './hooks/types.js';
+import { createContextEngine, type ContextOptions } from './context-engine.js';
+import type { ContextMeter } from './context-meter.js';
 import type { Clock, LogStore, ModelProvider } from './ports.js';
+import type { PromptRegistry } from './prompt/registry.js';
 import { prepareRequestActor } from './prepare-request.js';
 import { streamModelActor, type DeltaSink } from './stream-model.js';
 
-export interface SessionOptions {
+export interface SessionOptions extends ContextOptions {
   id: string;
   /** The workspace: tools are confined to it. */
   cwd: string;
@@ -31,9 +42,18 @@ export interface SessionOptions {
   clock: Clock;
   tools: ToolDefinition[];
   shell: Shell;
+  /** A fixed system prompt, byte for byte, instead of the prompt registry's (replay passes the logged one). */
   system?: string;
   approval?: ApprovalPolicy;
   answerer?: Answerer;
+  /** Allow rules (from flags or config); "always" answers add more, logged and rebuilt from `existing`. */
+  approvalRules?: readonly ApprovalRule[];
+  /** An answerer that has not answered by then denies (`unavailable`). */
+  answerTimeoutMs?: number;
+  /** Mounted in order, after the default guards. */
+  plugins?: readonly Plugin[];
+  /** The repeat-call guard (on by default); `false` leaves it out. */
+  repeatCall?: RepeatCallOptions | false;
   maxSteps?: number;
   retry?: RetryPolicy;
   /** How a retry waits; tests pass one that does not. */
@@ -43,6 +63,8 @@ export interface SessionOptions {
   preStep?: (input: { turn: string; text: string }) => Promise<PreStepDecision>;
   /** Entries of an existing log, when the session continues one. */
   existing?: readonly Entry[];
+  /** A persisted session snapshot to start from instead of the initial state (resume: `restoreSessionSnapshot(existing)`). */
+  snapshot?: Snapshot<unknown>;
   depth?: number;
   parent?: string | null;
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -52,14 +74,26 @@ export interface BridleSession {
   readonly id: string;
   readonly recorder: Recorder;
   readonly actor: Actor<typeof sessionMachine>;
+  /** Hooks and guards around every call and turn: `hooks.mount(plugin)` returns the unmount. */
+  readonly hooks: HookRegistry;
   /** Queue input: `followup` runs as its own turn, `steer` joins the running turn's next step, `inject` rides along without waking. */
-  send(text: string, mode?: InputMode): void;
+  send(text: string, mode?: InputMode, origin?: Origin): void;
   /** Cancels the running turn; resolves when the session is idle again. */
   cancel(cause?: string): Promise<TurnOutput | undefined>;
   /** Resolves when no turn runs and none is queued, with the last turn's outcome. */
   idle(): Promise<TurnOutput | undefined>;
-  /** `send(text)` then `idle()`. */
-  run(text: string): Promise<TurnOutput>;
+  /** `send(text)` then `idle()`; `origin` marks harness input (a resume note) so the model never takes it for the user's words. */
+  run(text: string, origin?: Origin): Promise<TurnOutput>;
+  /**
+   * Compacts the context now when idle, else right after the running turn;
+   * input arriving meanwhile is queued. Resolves with the outcome (undefined
+   * if the compaction could not start).
+   */
+  compact(): Promise<CompactionOutput | undefined>;
+  /** The system prompt's sections: plugins add theirs here. */
+  readonly prompt: PromptRegistry;
+  /** How big the next request is, against the model's window. */
+  readonly meter: ContextMeter;
   close(): Promise<void>;
 }
 
@@ -79,11 +113,43 @@ export function createSession(o: SessionOptions): BridleSession {
   }
   const byName = new Map(o.tools.map((t) => [t.name, t]));
   const specs = o.tools.map(toolSpec);
-  const system = o.system ?? DEFAULT_SYSTEM;
+  // A compaction a crash left open between turns is closed on load (I9); an open turn is repair's to close.
+  if (!recorder.entries.some((e, i, all) => e.kind === 'turn/start' && !all.slice(i).some((x) => x.kind === 'turn/end' && x.turn === e.turn))) {
+    for (const d of closeOrphanCompaction(recorder.entries)) recorder.append(d);
+  }
+  const context = createContextEngine({ ...o, recorder, depth: o.depth ?? 0, tools: specs, core: DEFAULT_SYSTEM });
   const flushLog = fromPromise<void, void>(() => recorder.flush());
   const record = (_: unknown, draft: Parameters<Recorder['append']>[0]) => void recorder.append(draft);
+  const { measureContext, planPrune, planSummary, requestSummary } = context.actors;
+  const compaction = compactionMachine.provide({ actions: { record }, actors: { measureContext, planPrune, planSummary, requestSummary, flushLog } });
   const sleep = o.sleep ?? defaultSleep;
   const policy = o.approval ?? 'ask';
+  const hooks = new HookRegistry();
+  const pipeline = createToolPipeline(hooks, (p) => {
+    const d: Parameters<Recorder['append']>[0] = { kind: 'hook/report', hook: p.hook, listener: p.listener, problem: p.problem };
+    for (const k of ['turn', 'step', 'callId'] as const) if (p[k] !== undefined) d[k] = p[k];
+    recorder.append(d);
+  });
+  const rules: ApprovalRule[] = [...(o.approvalRules ?? []), ...rulesFromLog(recorder.entries)];
+  const argsOf = (c: ToolCallContext) => (c.validation?.ok ? c.validation.args : {});
+  const facts = (c: ToolCallContext): CallFacts => ({
+    turn: c.turn,
+    step: c.step,
+    callId: c.callId,
+    name: c.name,
+    arguments: c.arguments,
+    args: argsOf(c),
+    readOnly: c.validation?.ok === true && c.validation.readOnly,
+    idempotent: c.validation?.ok === true && c.validation.idempotent,
+    rendered: renderForRules(argsOf(c), o.cwd),
+  });
+  const present = (c: ToolCallContext): string => {
+    try {
+      return byName.get(c.name)!.present(argsOf(c));
+    } catch {
+      return `${c.name} ${c.arguments}`;
+    }
+  };
 
   const toolCall = toolCallMachine.provide({
     actions: { record },
@@ -93,15 +159,20 @@ export function createSession(o: SessionOptions): BridleSession {
         const v = validateCall(byName, input.name, input.arguments);
         return v.ok ? { ok: true, readOnly: v.tool.readOnly, idempotent: v.tool.idempotent, args: v.args } : { ok: false, code: v.code, message: v.message };
       }),
-      decideCall: fromPromise(async ({ input }) => decideByPolicy(policy, input)),
+      decideCall: fromPromise(async ({ input }) => {
+        const call = facts(input);
+        return pipeline.decide(call, decideByPolicy(policy, call, rules));
+      }),
       askApproval: fromPromise(async ({ input, signal }) => {
-        if (!o.answerer) return { outcome: 'unavailable' as const, by: 'no answerer' };
-        return o.answerer({ callId: input.callId, name: input.name, arguments: input.arguments, reason: input.reason ?? '', signal });
+        const call = facts(input);
+        const request = { callId: call.callId, name: call.name, arguments: call.arguments, reason: input.reason ?? '', presented: present(input), always: exactRule(call.name, call.rendered) };
+        const answer = await askApproval({ answerer: o.answerer, timeoutMs: o.answerTimeoutMs }, request, signal);
+        if (answer.outcome === 'allowed-always' && answer.rule) rules.push(answer.rule);
+        return answer;
       }),
       executeTool: fromPromise(async ({ input, signal }) => {
         const tool = byName.get(input.name)!;
-        const args = input.validation?.ok ? input.validation.args : {};
-        return executeTool(tool, args, { workspace: o.cwd, bridleHome: o.bridleHome, signal, shell: o.shell });
+        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { workspace: o.cwd, bridleHome: o.bridleHome, signal, shell: o.shell } });
       }),
     },
   });
@@ -109,7 +180,7 @@ export function createSession(o: SessionOptions): BridleSession {
     actions: { record },
     actors: {
       toolCall,
-      prepareRequest: prepareRequestActor(recorder, () => ({ system, tools: specs, params: { model: o.modelName } })),
+      prepareRequest: prepareRequestActor(recorder, context.header),
       streamModel: streamModelActor(o.model, o.onChunk),
       wait: fromPromise<void, { ms: number }>(({ input, signal }) => sleep(input.ms, signal)),
     },
@@ -119,12 +190,19 @@ export function createSession(o: SessionOptions): BridleSession {
     actors: {
       step,
       flushLog,
-      runPreStep: fromPromise(async ({ input }) => (o.preStep ? o.preStep(input) : { kind: 'enter' as const, text: input.text })),
+      compaction,
+      measurePressure: context.actors.measurePressure,
+      runPreStep: fromPromise(async ({ input }) =>
+        pipeline.preStep(input, async (p) => (o.preStep ? o.preStep(p) : { kind: 'enter' as const, text: p.text })),
+      ),
     },
   });
-  const machine = sessionMachine.provide({ actors: { turn } });
+  const machine = sessionMachine.provide({ actors: { turn, compaction } });
   const priorTurns = recorder.entries.filter((e) => e.kind === 'turn/start').length;
-  const actor = createActor(machine, { input: { maxSteps: o.maxSteps, retry: o.retry, turns: priorTurns }, inspect: o.inspect });
+  const actor = createActor(machine, { input: { maxSteps: o.maxSteps, retry: o.retry, turns: priorTurns }, inspect: o.inspect, ...(o.snapshot ? { snapshot: o.snapshot } : {}) });
+  hooks.bind({ inject: (text) => actor.send({ type: 'session.input.received', text, mode: 'inject' }) });
+  if (o.repeatCall !== false) hooks.mount(repeatCallPlugin(o.repeatCall || {}));
+  for (const p of o.plugins ?? []) hooks.mount(p);
 
   let checkpointed = priorTurns;
   let waiters: ((t: TurnOutput | undefined) => void)[] = [];
@@ -135,6 +213,10 @@ export function createSession(o: SessionOptions): BridleSession {
       if (ctx.turns > checkpointed) {
         checkpointed = ctx.turns;
         recorder.append({ kind: 'checkpoint', turn: `t${ctx.turns}`, snapshot: actor.getPersistedSnapshot() });
+      }
+      if (ctx.compactPending) {
+        actor.send({ type: 'session.compact.requested' });
+        return;
       }
       if (ctx.followups.length > 0) {
         actor.send({ type: 'session.wake.requested' });
@@ -163,17 +245,33 @@ export function createSession(o: SessionOptions): BridleSession {
     id: o.id,
     recorder,
     actor,
-    send: (text, mode = 'followup') => actor.send({ type: 'session.input.received', text, mode }),
+    hooks,
+    send: (text, mode = 'followup', origin) => actor.send({ type: 'session.input.received', text, mode, ...(origin ? { origin } : {}) }),
     cancel: (cause) => {
       actor.send({ type: 'session.cancel.requested', cause });
       return idle();
     },
     idle,
-    run: async (text) => {
-      actor.send({ type: 'session.input.received', text, mode: 'followup' });
+    run: async (text, origin) => {
+      actor.send({ type: 'session.input.received', text, mode: 'followup', ...(origin ? { origin } : {}) });
       const out = await idle();
       return out!;
     },
+    compact: () =>
+      new Promise<CompactionOutput | undefined>((resolve) => {
+        const target = (actor.getSnapshot().context.compactions ?? 0) + 1;
+        const sub = actor.subscribe({
+          next: (s) => {
+            if ((s.context.compactions ?? 0) < target) return;
+            sub.unsubscribe();
+            resolve(s.context.lastCompaction);
+          },
+          error: () => resolve(undefined),
+        });
+        actor.send({ type: 'session.compact.requested' });
+      }),
+    prompt: context.prompt,
+    meter: context.meter,
     close: async () => {
       actor.stop();
       await recorder.flush();

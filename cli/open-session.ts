@@ -7,9 +7,13 @@ import { readFileSync, realpathSync, statSync } from 'node:fs';
 import type { Answerer, ApprovalPolicy } from '../actors/approval.js';
 import type { Clock } from '../actors/ports.js';
 import { createSession, type BridleSession, type SessionOptions } from '../actors/session.js';
+import { createSandboxedShell, type SandboxMode } from '../actors/sandbox.js';
+import { readOnlyModePlugin } from '../actors/guards/read-only-mode.js';
+import { createBwrapSandbox } from '../adapters/shell/bwrap.js';
 import { createLocalShell } from '../adapters/shell/local.js';
+import { createOffSandbox } from '../adapters/shell/off.js';
 import { createJsonlStore } from '../adapters/store/jsonl.js';
-import type { Entry } from '../log/entries.js';
+import type { ApprovalRule, Entry } from '../log/entries.js';
 import { parseLog } from '../log/parse.js';
 import { builtinTools } from '../tools/index.js';
 import type { ToolDefinition } from '../tools/types.js';
@@ -25,18 +29,35 @@ export interface OpenOptions {
   session?: string;
   approval?: ApprovalPolicy;
   answerer?: Answerer;
+  /** Allow rules from `--allow tool:pattern` or config. */
+  rules?: ApprovalRule[];
+  answerTimeoutMs?: number;
+  /** Default `bwrap`: a missing bwrap fails each shell command closed, it never falls back. */
+  sandbox?: 'bwrap' | 'off';
+  sandboxMode?: SandboxMode;
+  allowNetwork?: boolean;
   maxSteps?: number;
+  /** The model's context window in tokens (`--context-window`). */
+  contextWindow?: number;
   onChunk?: SessionOptions['onChunk'];
   inspect?: SessionOptions['inspect'];
   clock?: Clock;
+  /** With `session`: the log's entries, already read and repaired (resume), instead of reading the file here. */
+  existing?: Entry[];
+  /** A persisted session snapshot to start from (resume). */
+  snapshot?: SessionOptions['snapshot'];
 }
 
 export interface OpenedSession {
   session: BridleSession;
   logPath: string;
+  /** How many entries the log held before this process opened it. */
+  priorEntries: number;
   tools: ReadonlyMap<string, ToolDefinition>;
   model: ModelChoice;
   workspace: string;
+  /** One line saying what the sandbox enforces (or that there is none). */
+  sandboxLine: string;
 }
 
 /** A fresh session id: the time it began, then random bits (outside the log path, so real time and randomness are fine). */
@@ -78,7 +99,7 @@ export function openSession(o: OpenOptions): OpenedSession {
   let logPath: string;
   if (o.session) {
     logPath = sessionPath(home, o.session);
-    existing = readExisting(logPath);
+    existing = o.existing ?? readExisting(logPath);
     const start = existing[0];
     if (start?.kind !== 'session/start') throw new UsageError(`${logPath}: does not begin with session/start`);
     id = start.id;
@@ -89,6 +110,10 @@ export function openSession(o: OpenOptions): OpenedSession {
     logPath = join(sessionsDir(home), `${id}.jsonl`);
   }
   const tools = builtinTools();
+  const sandbox = o.sandbox === 'off' ? createOffSandbox() : createBwrapSandbox();
+  const sandboxMode = o.sandboxMode ?? 'workspace-write';
+  // The log's home stays read-only to commands, even when it lies inside the workspace.
+  const sandboxPolicy = { mode: sandboxMode, workspace, network: o.allowNetwork === true, protect: [home] };
   const session = createSession({
     id,
     cwd: workspace,
@@ -98,13 +123,18 @@ export function openSession(o: OpenOptions): OpenedSession {
     store: createJsonlStore(logPath),
     clock: o.clock ?? Date.now,
     tools,
-    shell: createLocalShell(),
+    shell: createSandboxedShell(createLocalShell(), sandbox, sandboxPolicy),
     approval: o.approval ?? 'ask',
     answerer: o.answerer,
+    approvalRules: o.rules,
+    answerTimeoutMs: o.answerTimeoutMs,
+    plugins: sandbox.confines && sandboxMode === 'read-only' ? [readOnlyModePlugin()] : [],
     maxSteps: o.maxSteps,
+    contextWindow: o.contextWindow,
     onChunk: o.onChunk,
     inspect: o.inspect,
     existing,
+    snapshot: o.snapshot,
   });
-  return { session, logPath, tools: new Map(tools.map((t) => [t.name, t])), model, workspace };
+  return { session, logPath, priorEntries: existing.length, tools: new Map(tools.map((t) => [t.name, t])), model, workspace, sandboxLine: sandbox.describe(sandboxPolicy) };
 }

@@ -72,6 +72,9 @@ export function createRenderer(out: { write(s: string): unknown }, tools: Readon
         case 'approval/decided':
           line(dim(`  approval for ${e.callId}: ${e.outcome} (${e.by})`, color));
           break;
+        case 'compaction/end':
+          line(dim(`  ⟲ context compaction ${e.outcome}: ~${e.tokensBefore} → ~${e.tokensAfter} tokens`, color));
+          break;
         case 'turn/end':
           line(`turn ${e.turn} ended: ${e.reason}${e.code ? ` (${e.code})` : ''}${e.cause ? ` — ${e.cause}` : ''}, ${e.steps} step${e.steps === 1 ? '' : 's'}`);
           break;

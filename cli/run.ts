@@ -1,12 +1,15 @@
 /** `bridle run [prompt]`: one turn in a new or continued session, streamed to the terminal. */
 import type { Answerer } from '../actors/approval.js';
+import type { Origin } from '../log/entries.js';
+import { closeOpenTurnNow } from '../log/close-now.js';
 import type { TurnOutput } from '../machines/turn.machine.js';
 import { UsageError } from './errors.js';
 import { openSession, type OpenOptions } from './open-session.js';
 import { createRenderer, type Renderer } from './render.js';
+import { parseSafetyFlags, type SafetyFlags } from './safety-flags.js';
 import { terminalAnswerer } from './terminal-answerer.js';
 
-export interface RunFlags {
+export interface RunFlags extends SafetyFlags {
   model?: string;
   baseUrl?: string;
   cwd?: string;
@@ -14,6 +17,7 @@ export interface RunFlags {
   approval?: string;
   json?: boolean;
   maxSteps?: string;
+  contextWindow?: string;
 }
 
 export const exitCodeFor = (t: TurnOutput | undefined): number => (!t ? 1 : t.reason === 'completed' ? 0 : t.reason === 'aborted' ? 130 : 1);
@@ -33,6 +37,13 @@ export function parseApproval(v: string | undefined): 'never' | 'ask' | 'auto' |
   throw new UsageError(`--approval must be never, ask or auto (got ${JSON.stringify(v)})`);
 }
 
+export function parseContextWindow(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1024) throw new UsageError(`--context-window must be a whole number of tokens, at least 1024 (got ${JSON.stringify(v)})`);
+  return n;
+}
+
 export function parseMaxSteps(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
@@ -41,11 +52,12 @@ export function parseMaxSteps(v: string | undefined): number | undefined {
 }
 
 /** Runs one prompt; wires Ctrl-C: the first cancels the turn (exit 130 once the log is flushed), a second exits at once. */
-export async function runPrompt(prompt: string, flags: RunFlags, extra: Partial<OpenOptions> = {}): Promise<number> {
+export async function runPrompt(prompt: string, flags: RunFlags, extra: Partial<OpenOptions> = {}, origin?: Origin): Promise<number> {
   const err = process.stderr;
   let renderer: Renderer | undefined;
   const approval = parseApproval(flags.approval) ?? 'ask';
   const answerer: Answerer | undefined = approval === 'ask' && process.stdin.isTTY ? terminalAnswerer(err) : undefined;
+  const safety = parseSafetyFlags(flags);
   const opened = openSession({
     model: flags.model,
     baseUrl: flags.baseUrl,
@@ -53,17 +65,27 @@ export async function runPrompt(prompt: string, flags: RunFlags, extra: Partial<
     session: flags.session,
     approval,
     answerer,
+    rules: safety.rules,
+    sandbox: safety.sandbox,
+    sandboxMode: safety.sandboxMode,
+    allowNetwork: safety.allowNetwork,
     maxSteps: parseMaxSteps(flags.maxSteps),
+    contextWindow: parseContextWindow(flags.contextWindow),
     onChunk: flags.json ? undefined : (c, s) => renderer?.onChunk(c, s),
     ...extra,
   });
   const { session, logPath, tools, model } = opened;
   const human = flags.json ? err : process.stdout;
   renderer = createRenderer(human, tools, { color: Boolean((human as NodeJS.WriteStream).isTTY), scriptedLabel: model.scriptedLabel });
-  if (flags.json) session.recorder.onEntry((e) => process.stdout.write(`${JSON.stringify(e)}\n`));
+  if (flags.json) {
+    // What this run added before we could subscribe (a new log's session/start) goes out first.
+    const known = opened.priorEntries;
+    for (const e of session.recorder.entries.slice(known)) process.stdout.write(`${JSON.stringify(e)}\n`);
+    session.recorder.onEntry((e) => process.stdout.write(`${JSON.stringify(e)}\n`));
+  }
   else session.recorder.onEntry((e) => renderer?.onEntry(e));
   if (model.scriptedLabel) err.write(`model: ${model.scriptedLabel}\n`);
-  err.write(`workspace: ${opened.workspace}\nsandbox: off — shell commands run unconfined in the workspace\napproval: ${approval}${approval === 'ask' && !answerer ? ' (no terminal: calls that ask are denied)' : ''}\n`);
+  err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}${approval === 'ask' && !answerer ? ' (no terminal: calls that ask are denied)' : ''}\n`);
 
   let interrupts = 0;
   const onSigint = () => {
@@ -72,12 +94,14 @@ export async function runPrompt(prompt: string, flags: RunFlags, extra: Partial<
       err.write('\ncancelling… (Ctrl-C again to exit at once)\n');
       void session.cancel('user');
     } else {
+      // Exit now, but leave a log that verifies: close the open turn the way resume's repair would.
+      closeOpenTurnNow(session.recorder, { reason: 'aborted', cause: 'user' });
       process.exit(130);
     }
   };
   process.on('SIGINT', onSigint);
   try {
-    const out = await session.run(prompt);
+    const out = await session.run(prompt, origin);
     await session.close();
     err.write(`log: ${logPath}\n`);
     if (out?.reason === 'error') err.write(`bridle: the turn failed: ${out.code ?? 'error'}${lastModelError(session.recorder.entries) ?? ''}\n`);

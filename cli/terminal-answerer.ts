@@ -1,7 +1,8 @@
 /**
- * The terminal answerer: shows the call and reads y / n / a (always) from the
- * terminal. One question at a time; a closed or non-interactive stdin answers
- * `unavailable`, which denies.
+ * The terminal answerer: shows the call as its tool's presenter renders it
+ * and reads y / n / a (always: adds a session rule for exactly this call)
+ * from the terminal. One question at a time; a closed stdin answers
+ * `unavailable`, which denies. `run` mounts it only when stdin is a terminal.
  */
 import { createInterface } from 'node:readline';
 import type { Answerer } from '../actors/approval.js';
@@ -17,7 +18,7 @@ export function terminalAnswerer(out: NodeJS.WritableStream, input: NodeJS.Reada
           rl.once('line', (l) => resolve(l));
           rl.once('close', () => resolve(null));
           req.signal.addEventListener('abort', () => resolve(null), { once: true });
-          out.write(`\nallow ${req.name} ${req.arguments}? (${req.reason}) [y]es / [n]o / [a]lways: `);
+          out.write(`\n? ${req.presented}\n  ${req.reason}. [y]es / [n]o / [a]lways (this exact call, for this session): `);
         });
         if (answer === null) return { outcome: req.signal.aborted ? ('cancelled' as const) : ('unavailable' as const), by: 'terminal' };
         const a = answer.trim().toLowerCase();

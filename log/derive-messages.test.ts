@@ -81,4 +81,21 @@ describe('deriveMessages', () => {
     });
     expect(p.messages.filter((m) => m.role === 'tool').map((m) => (m as { content: string }).content)).toEqual(['1', '2', '3']);
   });
+
+  it('a replace takes in an earlier replacement whose span lies inside its own, never what was logged between (nested summaries)', () => {
+    seq = 0;
+    const u = (text: string) => e({ kind: 'user/message', turn: 't1', text, origin: 'user', surfaceOp: 'append' });
+    const log = [u('one'), u('two'), u('three'), u('four')];
+    log.push(e({ kind: 'user/message', turn: 't1', text: 'S1', origin: 'summary', surfaceOp: { op: 'replace', start: 1, end: 2 } }));
+    log.push(u('six'));
+    // S2 stands for 1..3: S1 (seq 5, standing for 1..2) goes, 'four' (seq 4) and 'six' (seq 6) stay.
+    log.push(e({ kind: 'user/message', turn: 't1', text: 'S2', origin: 'summary', surfaceOp: { op: 'replace', start: 1, end: 3 } }));
+    const m = deriveMessages(log).map((x) => (x as { content: string }).content);
+    expect(m).toEqual([expect.stringMatching(/S2$/), 'four', 'six']);
+    const p = new Projection();
+    log.forEach((x, i) => {
+      p.apply(x);
+      expect(p.messages).toEqual(deriveMessages(log.slice(0, i + 1)));
+    });
+  });
 });

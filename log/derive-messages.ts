@@ -6,10 +6,24 @@
 import type { Entry, EntryOf } from './entries.js';
 import type { ModelMessage } from './messages.js';
 
-type Visible = EntryOf<'user/message'> | EntryOf<'assistant/message'> | EntryOf<'tool/result'>;
+export type Visible = EntryOf<'user/message'> | EntryOf<'assistant/message'> | EntryOf<'tool/result'>;
 
-const isVisible = (e: Entry): e is Visible =>
+export const isVisible = (e: Entry): e is Visible =>
   e.kind === 'user/message' || e.kind === 'assistant/message' || e.kind === 'tool/result';
+
+/**
+ * The seq span an item stands for: its own seq, or for a replacement the span
+ * it shadows. A replace shadows every item whose cover lies inside its span,
+ * so a later summary can take in an earlier summary or a pruned result (whose
+ * own seq is late) without swallowing the entries logged in between.
+ */
+export const coverOf = (e: Visible): { start: number; end: number } =>
+  e.surfaceOp === 'append' ? { start: e.seq, end: e.seq } : { start: e.surfaceOp.start, end: e.surfaceOp.end };
+
+const within = (e: Visible, start: number, end: number): boolean => {
+  const c = coverOf(e);
+  return c.start >= start && c.end <= end;
+};
 
 /** How a user-side entry reads to the model: its origin is rendered, so a summary never passes for the user's words. */
 export function renderUserText(e: EntryOf<'user/message'>): string {
@@ -56,12 +70,17 @@ export class Projection {
     return this.out;
   }
 
+  /** The entries that currently surface: in log order, each replacement in the place of the first item it shadows. */
+  get visible(): readonly Visible[] {
+    return this.items;
+  }
+
   apply(e: Entry): void {
     if (!isVisible(e)) return;
     if (e.surfaceOp !== 'append') {
       const { start, end } = e.surfaceOp;
-      const first = this.items.findIndex((i) => i.seq >= start && i.seq <= end);
-      const kept = this.items.filter((i) => i.seq < start || i.seq > end);
+      const first = this.items.findIndex((i) => within(i, start, end));
+      const kept = this.items.filter((i) => !within(i, start, end));
       kept.splice(first < 0 ? kept.length : first, 0, e);
       this.rebuild(kept);
       return;

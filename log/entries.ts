@@ -201,6 +201,10 @@ export const ApprovalAsked = z.strictObject({
   reason: z.string(),
 });
 
+/** A session-scoped allow rule: the tool, and a regex matched against the call's canonical rendering (bash: the command; file tools: the path). */
+export const ApprovalRule = z.strictObject({ tool: z.string().min(1), pattern: z.string() });
+export type ApprovalRule = z.infer<typeof ApprovalRule>;
+
 export const ApprovalDecided = z.strictObject({
   ...envelope,
   kind: z.literal('approval/decided'),
@@ -209,6 +213,8 @@ export const ApprovalDecided = z.strictObject({
   callId: CallId,
   outcome: ApprovalOutcome,
   by: z.string(),
+  /** With `allowed-always`: the rule the answer added; rebuilt from the log on resume. */
+  rule: ApprovalRule.optional(),
 });
 
 export const ToolDispatch = z.strictObject({

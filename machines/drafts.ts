@@ -2,7 +2,7 @@
  * Pure builders of log drafts from machine context. Machines name what to
  * record; the recorder stamps seq and time.
  */
-import type { ApprovalOutcome, Block, DraftOf, Finish, StepEndReason, ToolResultStatus, TurnEndReason, Usage } from '../log/entries.js';
+import type { ApprovalOutcome, ApprovalRule, Block, DraftOf, Finish, StepEndReason, ToolResultStatus, TurnEndReason, Usage } from '../log/entries.js';
 
 export interface StepRef {
   turn: string;
@@ -62,14 +62,11 @@ export const draftApprovalAsked = (c: CallRef, reason: string): DraftOf<'approva
   reason,
 });
 
-export const draftApprovalDecided = (c: CallRef, outcome: ApprovalOutcome, by: string): DraftOf<'approval/decided'> => ({
-  kind: 'approval/decided',
-  turn: c.turn,
-  step: c.step,
-  callId: c.callId,
-  outcome,
-  by,
-});
+export const draftApprovalDecided = (c: CallRef, outcome: ApprovalOutcome, by: string, rule?: ApprovalRule): DraftOf<'approval/decided'> => {
+  const d: DraftOf<'approval/decided'> = { kind: 'approval/decided', turn: c.turn, step: c.step, callId: c.callId, outcome, by };
+  if (rule !== undefined) d.rule = rule;
+  return d;
+};
 
 export const draftDispatch = (c: CallRef, idempotent: boolean): DraftOf<'tool/dispatch'> => ({
   kind: 'tool/dispatch',

@@ -4,10 +4,15 @@
  * persisted snapshot there is a faithful checkpoint.
  */
 import { assign, enqueueActions, setup } from 'xstate';
+import type { Origin } from '../log/entries.js';
+import { compactionMachine, type CompactionOutput } from './compaction.machine.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { turnMachine, type TurnOutput } from './turn.machine.js';
 
 export type InputMode = 'followup' | 'steer' | 'inject';
+/** A queued followup: plain text is the user's; the object form carries another origin (a resume note). */
+export type Followup = string | { text: string; origin: Origin };
+const followupText = (f: Followup | undefined) => (typeof f === 'object' ? f.text : (f ?? ''));
 
 export interface SessionInput {
   maxSteps?: number;
@@ -21,18 +26,24 @@ export interface SessionContext {
   retry?: RetryPolicy;
   turns: number;
   /** Input waiting for a turn of its own, in arrival order. */
-  followups: string[];
+  followups: Followup[];
   /** Context waiting for the next step, whichever turn it belongs to. */
   injects: string[];
   /** What the running turn claimed: its input and the injected context it starts with. */
-  claimed?: { input: string; injects: string[] };
+  claimed?: { input: string; injects: string[]; origin?: Origin };
   last?: TurnOutput;
+  /** `/compact` asked while a turn ran: it runs between turns, right after this one. */
+  compactPending?: boolean;
+  /** Manual compactions finished, and the newest one's outcome (for whoever asked). */
+  compactions?: number;
+  lastCompaction?: CompactionOutput;
 }
 
 export type SessionEvent =
-  | { type: 'session.input.received'; text: string; mode: InputMode }
+  | { type: 'session.input.received'; text: string; mode: InputMode; origin?: Origin }
   | { type: 'session.cancel.requested'; cause?: string }
   | { type: 'session.wake.requested' }
+  | { type: 'session.compact.requested' }
   | { type: 'session.close.requested' };
 
 export const sessionMachine = setup({
@@ -41,20 +52,28 @@ export const sessionMachine = setup({
     input: {} as SessionInput,
     events: {} as SessionEvent,
   },
-  actors: { turn: turnMachine },
+  actors: { turn: turnMachine, compaction: compactionMachine },
   actions: {
-    queueFollowup: assign({ followups: ({ context, event }) => (event.type === 'session.input.received' ? [...context.followups, event.text] : context.followups) }),
+    queueFollowup: assign({
+      followups: ({ context, event }) =>
+        event.type !== 'session.input.received' ? context.followups : [...context.followups, event.origin && event.origin !== 'user' ? { text: event.text, origin: event.origin } : event.text],
+    }),
     queueInject: assign({ injects: ({ context, event }) => (event.type === 'session.input.received' ? [...context.injects, event.text] : context.injects) }),
     forwardInput: enqueueActions(({ event, enqueue }) => {
       if (event.type !== 'session.input.received') return;
       enqueue.sendTo('turn', event.mode === 'steer' ? { type: 'turn.input.steered', text: event.text } : { type: 'turn.input.injected', text: event.text });
     }),
+    forwardCancelToCompaction: enqueueActions(({ enqueue }) => enqueue.sendTo('compaction', { type: 'compaction.cancel.requested' })),
     forwardCancel: enqueueActions(({ event, enqueue }) => {
       enqueue.sendTo('turn', { type: 'turn.cancel.requested', cause: event.type === 'session.cancel.requested' ? event.cause : undefined });
     }),
     claimInput: assign(({ context }) => ({
       turns: context.turns + 1,
-      claimed: { input: context.followups[0] ?? '', injects: context.injects },
+      claimed: {
+        input: followupText(context.followups[0]),
+        injects: context.injects,
+        ...(typeof context.followups[0] === 'object' ? { origin: context.followups[0].origin } : {}),
+      },
       followups: context.followups.slice(1),
       injects: [],
     })),
@@ -89,7 +108,22 @@ export const sessionMachine = setup({
           { target: 'running', actions: 'queueFollowup' },
         ],
         'session.wake.requested': { guard: 'hasFollowup', target: 'running' },
+        'session.compact.requested': { target: 'compacting', actions: assign({ compactPending: false }) },
         'session.close.requested': 'closed',
+      },
+    },
+    compacting: {
+      description: 'A manual compaction between turns. Input arriving meanwhile is queued and runs afterwards, once the host wakes the session.',
+      invoke: {
+        id: 'compaction',
+        src: 'compaction',
+        input: { trigger: 'manual' as const },
+        onDone: { target: 'idle', actions: assign({ compactions: ({ context }) => (context.compactions ?? 0) + 1, lastCompaction: ({ event }) => event.output }) },
+        onError: { target: 'idle', actions: assign({ compactions: ({ context }) => (context.compactions ?? 0) + 1 }) },
+      },
+      on: {
+        'session.input.received': [{ guard: 'isInject', actions: 'queueInject' }, { actions: 'queueFollowup' }],
+        'session.cancel.requested': { actions: 'forwardCancelToCompaction' },
       },
     },
     running: {
@@ -101,11 +135,13 @@ export const sessionMachine = setup({
           turn: `t${context.turns}`,
           input: context.claimed?.input ?? '',
           injected: context.claimed?.injects ?? [],
+          origin: context.claimed?.origin,
           maxSteps: context.maxSteps,
           retry: context.retry,
         }),
         onDone: { target: 'idle', actions: ['settleTurn', assign({ claimed: undefined })] },
       },
+      on: { 'session.compact.requested': { actions: assign({ compactPending: true }) } },
       initial: 'active',
       states: {
         active: {

@@ -7,7 +7,7 @@
  */
 import { assign, sendParent, setup } from 'xstate';
 import { notProvided } from './not-provided.js';
-import type { ApprovalOutcome, Draft } from '../log/entries.js';
+import type { ApprovalOutcome, ApprovalRule, Draft } from '../log/entries.js';
 import { draftApprovalAsked, draftApprovalDecided, draftDispatch, draftResult, type CallRef } from './drafts.js';
 
 export interface ToolCallInput extends CallRef {
@@ -31,6 +31,8 @@ export interface ToolOutcome {
 export interface ApprovalAnswer {
   outcome: ApprovalOutcome;
   by: string;
+  /** With `allowed-always`: the session-scoped rule the answer adds; logged with the decision. */
+  rule?: ApprovalRule;
 }
 
 export interface ToolCallContext extends ToolCallInput {
@@ -128,7 +130,7 @@ export const toolCallMachine = setup({
           {
             guard: { type: 'isApproved', params: ({ event }) => event.output },
             target: 'ready',
-            actions: { type: 'record', params: ({ context, event }) => draftApprovalDecided(context, event.output.outcome, event.output.by) },
+            actions: { type: 'record', params: ({ context, event }) => draftApprovalDecided(context, event.output.outcome, event.output.by, event.output.rule) },
           },
           {
             target: 'denied',

@@ -4,7 +4,8 @@
  * `turn/end` (I3), the end durable before anyone hears of it.
  */
 import { assign, enqueueActions, setup } from 'xstate';
-import type { Draft, TurnEndReason } from '../log/entries.js';
+import type { Draft, Origin, TurnEndReason } from '../log/entries.js';
+import { compactionMachine, type CompactionOutput, type CompactionTrigger, type ContextMeasure } from './compaction.machine.js';
 import { draftTurnEnd, draftTurnStart, draftUserMessage } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -15,6 +16,8 @@ export interface TurnInput {
   input: string;
   /** Context queued with `inject` before this turn began. */
   injected?: string[];
+  /** Who the input is from: the user (default), or the harness (a resume note). */
+  origin?: Origin;
   maxSteps?: number;
   retry?: RetryPolicy;
 }
@@ -37,6 +40,7 @@ export interface TurnContext {
   turn: string;
   input: string;
   text: string;
+  origin: Origin;
   maxSteps: number;
   retry?: RetryPolicy;
   steps: number;
@@ -45,6 +49,10 @@ export interface TurnContext {
   cancelled: boolean;
   last?: StepOutput;
   end?: { reason: TurnEndReason; cause?: string; code?: string };
+  /** Why the next compaction runs: the pressure guard (proactive) or an overflowed request (reactive). */
+  trigger?: CompactionTrigger;
+  /** An overflowed request is retried once after compaction; set until a step gets past it. */
+  overflowRetried?: boolean;
 }
 
 export type TurnEvent =
@@ -62,7 +70,9 @@ export const turnMachine = setup({
   actors: {
     runPreStep: notProvided<PreStepDecision, { turn: string; text: string }>('runPreStep'),
     flushLog: notProvided<void, void>('flushLog'),
+    measurePressure: notProvided<ContextMeasure, { turn: string }>('measurePressure'),
     step: stepMachine,
+    compaction: compactionMachine,
   },
   actions: {
     record: (_, _draft: Draft) => {
@@ -72,8 +82,10 @@ export const turnMachine = setup({
     deliverQueued: enqueueActions(({ context, enqueue }) => {
       for (const text of context.steer) enqueue(recordAction(draftUserMessage(context.turn, text, 'steer')));
       for (const text of context.inject) enqueue(recordAction(draftUserMessage(context.turn, text, 'inject')));
-      enqueue.assign({ steer: [], inject: [], steps: context.steps + 1 });
+      enqueue.assign({ steer: [], inject: [] });
     }),
+    countStep: assign({ steps: ({ context }) => context.steps + 1 }),
+    forwardCancelToCompaction: enqueueActions(({ enqueue }) => enqueue.sendTo('compaction', { type: 'compaction.cancel.requested' })),
     queueSteer: assign({ steer: ({ context, event }) => (event.type === 'turn.input.steered' ? [...context.steer, event.text] : context.steer) }),
     queueInject: assign({ inject: ({ context, event }) => (event.type === 'turn.input.injected' ? [...context.inject, event.text] : context.inject) }),
     forwardCancel: enqueueActions(({ enqueue }) => enqueue.sendTo('step', { type: 'step.cancel.requested' })),
@@ -86,6 +98,9 @@ export const turnMachine = setup({
     isOwed: ({ context }) => context.last?.reason === 'tool-calls',
     isAtMaxSteps: ({ context }) => context.steps >= context.maxSteps,
     hasSteer: ({ context }) => context.steer.length > 0,
+    isOverThreshold: (_, m: ContextMeasure | undefined) => m !== undefined && m.tokens >= m.limit,
+    isRecoverableOverflow: ({ context }) => context.last?.code === 'CONTEXT_WINDOW_EXCEEDED' && !context.overflowRetried,
+    isUnshrunkOverflow: ({ context }, out: CompactionOutput | undefined) => context.trigger === 'reactive' && !out?.shrank,
   },
 }).createMachine({
   id: 'turn',
@@ -93,6 +108,7 @@ export const turnMachine = setup({
     turn: input.turn,
     input: input.input,
     text: input.input,
+    origin: input.origin ?? 'user',
     maxSteps: input.maxSteps ?? 100,
     retry: input.retry,
     steps: 0,
@@ -128,10 +144,10 @@ export const turnMachine = setup({
             actions: assign({ end: ({ event }) => ({ reason: 'blocked' as const, cause: event.output.kind === 'reject' ? event.output.reason : '' }) }),
           },
           {
-            target: 'stepping',
+            target: 'measuring',
             actions: [
               assign({ text: ({ event }) => (event.output.kind === 'enter' ? event.output.text : '') }),
-              { type: 'record', params: ({ context }) => draftUserMessage(context.turn, context.text, 'user') },
+              { type: 'record', params: ({ context }) => draftUserMessage(context.turn, context.text, context.origin) },
             ],
           },
         ],
@@ -139,29 +155,68 @@ export const turnMachine = setup({
       },
       on: { 'turn.cancel.requested': { target: 'ending', actions: [assign({ cancelled: true }), { type: 'end', params: { reason: 'aborted', cause: 'user' } }] } },
     },
-    stepping: {
-      description: 'One step per model request; queued steer and inject input is logged just before it.',
+    measuring: {
+      description: 'The pressure guard: queued steer and inject input is logged, then the next request is measured; at or over threshold × window, compaction runs first.',
       entry: 'deliverQueued',
+      invoke: {
+        src: 'measurePressure',
+        input: ({ context }) => ({ turn: context.turn }),
+        onDone: [
+          { guard: { type: 'isOverThreshold', params: ({ event }) => event.output }, target: 'compacting', actions: assign({ trigger: 'proactive' as const }) },
+          { target: 'stepping' },
+        ],
+        onError: 'stepping',
+      },
+      on: { 'turn.cancel.requested': { target: 'ending', actions: [assign({ cancelled: true }), { type: 'end', params: { reason: 'aborted', cause: 'user' } }] } },
+    },
+    compacting: {
+      description: 'The compaction actor prunes and summarizes; steer and inject arriving meanwhile stay queued. An overflowed request is retried only if the history shrank.',
+      invoke: {
+        id: 'compaction',
+        src: 'compaction',
+        input: ({ context }) => ({ trigger: context.trigger ?? 'proactive', turn: context.turn }),
+        onDone: [
+          { guard: 'isAborted', target: 'ending', actions: { type: 'end', params: { reason: 'aborted', cause: 'user' } } },
+          {
+            guard: { type: 'isUnshrunkOverflow', params: ({ event }) => event.output },
+            target: 'ending',
+            actions: { type: 'end', params: { reason: 'error', code: 'CONTEXT_WINDOW_EXCEEDED', cause: 'compaction could not shrink the context' } },
+          },
+          { target: 'stepping' },
+        ],
+      },
+      on: { 'turn.cancel.requested': { actions: [assign({ cancelled: true }), 'forwardCancelToCompaction'] } },
+    },
+    stepping: {
+      description: 'One step per model request; steer and inject that arrived during compaction are logged just before it.',
+      entry: ['deliverQueued', 'countStep'],
       invoke: {
         id: 'step',
         src: 'step',
         input: ({ context }) => ({ turn: context.turn, step: `${context.turn}.s${context.steps}`, retry: context.retry }),
-        onDone: { target: 'deciding', actions: assign({ last: ({ event }) => event.output }) },
+        onDone: {
+          target: 'deciding',
+          actions: assign({
+            last: ({ event }) => event.output,
+            overflowRetried: ({ context, event }) => event.output?.code === 'CONTEXT_WINDOW_EXCEEDED' && context.overflowRetried === true,
+          }),
+        },
       },
       on: { 'turn.cancel.requested': { actions: [assign({ cancelled: true }), 'forwardCancel'] } },
     },
     deciding: {
       always: [
         { guard: 'isAborted', target: 'ending', actions: { type: 'end', params: { reason: 'aborted', cause: 'user' } } },
+        { guard: 'isRecoverableOverflow', target: 'compacting', actions: assign({ trigger: 'reactive' as const, overflowRetried: true }) },
         { guard: 'isError', target: 'ending', actions: assign({ end: ({ context }) => ({ reason: 'error' as const, code: String(context.last?.code ?? 'UNKNOWN') }) }) },
         { guard: 'isLength', target: 'ending', actions: { type: 'end', params: { reason: 'max-tokens' } } },
         { guard: 'isOwed', target: 'maxed', reenter: true },
-        { guard: 'hasSteer', target: 'stepping', reenter: true },
+        { guard: 'hasSteer', target: 'measuring', reenter: true },
         { target: 'ending', actions: { type: 'end', params: { reason: 'completed' } } },
       ],
     },
     maxed: {
-      always: [{ guard: 'isAtMaxSteps', target: 'ending', actions: { type: 'end', params: { reason: 'max-steps' } } }, { target: 'stepping', reenter: true }],
+      always: [{ guard: 'isAtMaxSteps', target: 'ending', actions: { type: 'end', params: { reason: 'max-steps' } } }, { target: 'measuring', reenter: true }],
     },
     ending: {
       description: 'turn/end is flushed before the turn reports done (save before notify).',

@@ -11,7 +11,7 @@ import { parseLog } from '../../log/parse.js';
 const demo = fileURLToPath(new URL('../../dist/examples/flaky-checkout/demo.js', import.meta.url));
 
 describe('the demo', () => {
-  it('investigates, fixes, and proves the fix with 30 clean runs', () => {
+  it('investigates, fixes, and proves the fix with 30 clean runs', { timeout: 180_000 }, () => {
     const home = mkdtempSync(join(tmpdir(), 'bridle-demo-home-'));
     const r = spawnSync(process.execPath, [demo], { env: { ...process.env, BRIDLE_HOME: home }, encoding: 'utf8', timeout: 120_000 });
     expect(r.status, r.stderr).toBe(0);

@@ -11,6 +11,7 @@ import { createSession, type BridleSession, type SessionOptions } from '../../ac
 import { createScriptedProviderFromFunction, type ResponseFunction } from '../../adapters/model/scripted.js';
 import { createLocalShell } from '../../adapters/shell/local.js';
 import { createMemoryStore, type MemoryStore } from '../../adapters/store/memory.js';
+import { isSummaryInstruction } from '../../log/context/summary-prompt.js';
 import { deriveMessages } from '../../log/derive-messages.js';
 import type { Entry } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';
@@ -81,6 +82,14 @@ export function checkModelVisibleIsLogged(h: Harness): string[] {
   const all = h.entries();
   for (const [i, r] of h.requests.entries()) {
     const prefix = all.slice(0, r.entries);
+    // A compaction's summary request: a prefix of the projection at that point, then the fixed instruction (ADR 0005).
+    if (isSummaryInstruction(r.request.messages.at(-1))) {
+      const replayed = r.request.messages.slice(0, -1);
+      const want = deriveMessages(prefix).slice(0, replayed.length);
+      const open = prefix.findLastIndex((e) => e.kind === 'compaction/start') > prefix.findLastIndex((e) => e.kind === 'compaction/end');
+      if (!open || JSON.stringify(want) !== JSON.stringify(replayed)) problems.push(`request ${i + 1}: a summary request that does not replay the logged projection inside an open compaction`);
+      continue;
+    }
     let lastStart = -1;
     for (let j = prefix.length - 1; j >= 0; j--) if (prefix[j]!.kind === 'step/start') { lastStart = j; break; }
     const want = deriveMessages(all.slice(0, lastStart + 1));

@@ -1,0 +1,79 @@
+/**
+ * The waterfall: listeners run in registration order, each with the payload
+ * and `next`, which runs the rest of the chain (ending in a terminal) and
+ * resolves with its verdict. A listener may pass a changed payload to `next`,
+ * wrap it (call it, look at the result, call it again), or answer without it.
+ */
+
+/** Runs the rest of the chain; without an argument, with the payload this listener received. */
+export type Next<P, R> = (payload?: P) => Promise<R>;
+
+/** Returns a verdict, or nothing after calling `next()` (the chain's verdict then stands). */
+export type Listener<P, R> = (payload: P, next: Next<P, R>) => R | void | Promise<R | void>;
+
+export interface Registered<P, R> {
+  /** Who registered it: a plugin's name; used in `hook/report` entries. */
+  owner: string;
+  listener: Listener<P, R>;
+}
+
+export interface WaterfallOptions<R> {
+  hook: string;
+  /** A listener's own verdict against what `next()` gave it; lets a hook forbid loosening a verdict from further down. */
+  clamp?: (own: R, downstream: R) => R;
+  /** A verdict of the wrong shape is treated as a throw. */
+  accepts?: (value: unknown) => value is R;
+  /** The verdict for a listener that threw; without it, the error propagates. */
+  onThrow?: (owner: string, error: unknown) => R;
+  /** Where problems go: a silent listener, a throw, a malformed verdict. */
+  report: (owner: string, problem: string) => void;
+}
+
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Contract: resolves with the chain's verdict. A listener that neither calls
+ * `next()` nor returns a verdict is reported and skipped (the chain goes on as
+ * if it had called `next()`); a throw or a malformed verdict is reported and
+ * answered by `onThrow` (or rethrown when there is none).
+ */
+export async function runWaterfall<P, R>(
+  listeners: readonly Registered<P, R>[],
+  payload: P,
+  terminal: (payload: P) => Promise<R>,
+  o: WaterfallOptions<R>,
+): Promise<R> {
+  const at = async (i: number, p: P): Promise<R> => {
+    const entry = listeners[i];
+    if (!entry) return terminal(p);
+    let pending: Promise<R> | undefined;
+    let downstream: { value: R } | undefined;
+    const next: Next<P, R> = (q) => {
+      pending = at(i + 1, q === undefined ? p : q).then((value) => {
+        downstream = { value };
+        return value;
+      });
+      return pending;
+    };
+    const fail = (problem: string, err: unknown): R => {
+      o.report(entry.owner, problem);
+      if (o.onThrow) return o.onThrow(entry.owner, err);
+      throw err;
+    };
+    let own: R | void;
+    try {
+      own = await entry.listener(p, next);
+    } catch (err) {
+      return fail(`threw: ${describe(err)}`, err);
+    }
+    if (own === undefined) {
+      if (pending) return pending;
+      o.report(entry.owner, 'neither called next() nor returned a decision; skipped');
+      return at(i + 1, p);
+    }
+    if (o.accepts && !o.accepts(own)) return fail(`returned an invalid decision: ${JSON.stringify(own)}`, new Error('invalid decision'));
+    if (pending && !downstream) await pending.catch(() => undefined);
+    return downstream && o.clamp ? o.clamp(own as R, downstream.value) : (own as R);
+  };
+  return at(0, payload);
+}

@@ -1,0 +1,60 @@
+/**
+ * The system prompt registry: ordered sections contributed by the session and
+ * by plugins, each for the main session, subagents, or both. The prompt is
+ * assembled afresh when asked; the session logs it as a `request/header` only
+ * when it changed.
+ */
+import { interpolate, type PromptVars } from './interpolate.js';
+
+export type PromptScope = 'session' | 'subagent';
+
+export interface PromptSection {
+  /** Unique within a registry; named in errors. */
+  id: string;
+  /** Lower first; equal orders keep registration order. */
+  order: number;
+  /** Where the section applies (default: both). */
+  scopes?: readonly PromptScope[];
+  /** A template; every `{{name}}` must be a known variable. */
+  template?: string;
+  /** Or literal text (never interpolated: file contents may hold braces); empty or undefined leaves the section out. */
+  render?: (vars: PromptVars) => string | undefined;
+}
+
+export type Disposer = () => void;
+
+export class PromptRegistry {
+  private sections: { s: PromptSection; n: number }[] = [];
+  private added = 0;
+  /** Bumped by every change, so callers can cache an assembled prompt. */
+  version = 0;
+
+  /** Contract: throws if the id is taken; the disposer is idempotent. */
+  add(section: PromptSection): Disposer {
+    if (this.sections.some((x) => x.s.id === section.id)) throw new Error(`prompt section "${section.id}" is already registered`);
+    if (section.template === undefined && section.render === undefined) throw new Error(`prompt section "${section.id}" has neither a template nor a render function`);
+    const entry = { s: section, n: this.added++ };
+    this.sections = [...this.sections, entry].sort((a, b) => a.s.order - b.s.order || a.n - b.n);
+    this.version++;
+    return () => {
+      const before = this.sections.length;
+      this.sections = this.sections.filter((x) => x !== entry);
+      if (this.sections.length !== before) this.version++;
+    };
+  }
+
+  ids(scope?: PromptScope): string[] {
+    return this.sections.filter((x) => !scope || !x.s.scopes || x.s.scopes.includes(scope)).map((x) => x.s.id);
+  }
+
+  /** Contract: deterministic for the same sections and variables; throws `PromptVariableError` for an unknown reference. */
+  assemble(scope: PromptScope, vars: PromptVars): string {
+    const parts: string[] = [];
+    for (const { s } of this.sections) {
+      if (s.scopes && !s.scopes.includes(scope)) continue;
+      const text = s.template !== undefined ? interpolate(s.template, vars, s.id) : s.render!(vars);
+      if (text && text.trim()) parts.push(text.trim());
+    }
+    return parts.join('\n\n');
+  }
+}

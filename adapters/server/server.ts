@@ -1,0 +1,111 @@
+/**
+ * `startServer`: the WebSocket JSON-RPC server behind `bridle serve`, and the
+ * viewer's static page on the same port. Every connection needs the token;
+ * a browser's Origin must be the server's own; messages and unread output are
+ * bounded. A hostile client can lose its own connection, never the server.
+ */
+import { createServer, STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import type { InspectionEvent, Observer } from 'xstate';
+import { checkAccess, ownOrigins, type AccessPolicy } from './access.js';
+import { CloseCode, Connection } from './connection.js';
+import type { OpenSession } from './hosted-session.js';
+import { Hub } from './hub.js';
+import { serveStatic, type ViewerFiles } from './static.js';
+
+export interface ServerOptions {
+  open: OpenSession;
+  token: string;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 7077; 0 picks a free port. */
+  port?: number;
+  /** Browser origins allowed besides the server's own. */
+  allowOrigins?: readonly string[];
+  /** Largest message a client may send, in bytes (default 1 MiB). A bigger one closes that connection (1009). */
+  maxPayload?: number;
+  /** Unread bytes a client may have waiting before it is disconnected (default 8 MiB). */
+  maxBuffered?: number;
+  viewer?: ViewerFiles;
+  inspect?: Observer<InspectionEvent>;
+  onProblem?: (message: string) => void;
+}
+
+export interface BridleServer {
+  readonly host: string;
+  readonly port: number;
+  /** `ws://host:port/` */
+  readonly url: string;
+  /** `http://host:port/`, the viewer. */
+  readonly httpUrl: string;
+  readonly origins: readonly string[];
+  readonly hub: Hub;
+  /** Contract: closes every connection and session (logs flushed, open approvals left open); idempotent. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_PORT = 7077;
+export const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+export const DEFAULT_MAX_BUFFERED = 8 * 1024 * 1024;
+
+function refuse(socket: Duplex, status: 401 | 403, reason: string): void {
+  const body = `${reason}\n`;
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+}
+
+const urlHost = (h: string) => (h.includes(':') ? `[${h}]` : h);
+
+/** Contract: resolves once listening; rejects if the port cannot be bound. */
+export async function startServer(o: ServerOptions): Promise<BridleServer> {
+  const host = o.host ?? '127.0.0.1';
+  const onProblem = o.onProblem ?? (() => undefined);
+  const hub = new Hub(o.open, onProblem, o.inspect);
+  const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayload ?? DEFAULT_MAX_PAYLOAD });
+  const http = createServer((req, res) => void serveStatic(req, res, o.viewer));
+  const policy: { current?: AccessPolicy } = {};
+  let clients = 0;
+  const connections = new Set<Connection>();
+
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    const verdict = checkAccess(req.headers, req.url, policy.current!);
+    if (!verdict.ok) return refuse(socket, verdict.status, verdict.reason);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const c = new Connection(ws, hub, `client-${++clients}`, { maxBuffered: o.maxBuffered ?? DEFAULT_MAX_BUFFERED, onProblem });
+      connections.add(c);
+      ws.on('close', () => connections.delete(c));
+    });
+  });
+  http.on('clientError', (_err, socket) => socket.destroy());
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(o.port ?? DEFAULT_PORT, host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (http.address() as AddressInfo).port;
+  const origins = [...ownOrigins(host, port), ...(o.allowOrigins ?? [])];
+  policy.current = { token: o.token, origins: new Set(origins) };
+
+  let closing: Promise<void> | undefined;
+  return {
+    host,
+    port,
+    url: `ws://${urlHost(host)}:${port}/`,
+    httpUrl: `http://${urlHost(host)}:${port}/`,
+    origins,
+    hub,
+    close: () =>
+      (closing ??= (async () => {
+        for (const c of connections) c.drop('server stopping', CloseCode.GoingAway);
+        await hub.close();
+        await new Promise<void>((r) => wss.close(() => r()));
+        http.closeAllConnections();
+        await new Promise<void>((r) => http.close(() => r()));
+      })()),
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * `bridle chat`: a plain line-based REPL over one session. Each line is a
+ * prompt (queued if a turn is running); answers stream; approvals are asked
+ * inline and answered on the next line; `/compact` compacts the context;
+ * Ctrl-C cancels the running turn; Ctrl-D (end of input) exits once the
+ * running turn is done.
+ */
+import { createInterface } from 'node:readline';
+import type { Answerer } from '../actors/approval.js';
+import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
+import { closeOpenTurnNow } from '../log/close-now.js';
+import { openSession } from './open-session.js';
+import { createRenderer } from './render.js';
+import { parseApproval, parseContextWindow, parseMaxSteps, type RunFlags } from './run.js';
+import { parseSafetyFlags } from './safety-flags.js';
+
+export interface ChatIO {
+  input: NodeJS.ReadableStream & { isTTY?: boolean };
+  out: NodeJS.WritableStream & { isTTY?: boolean };
+  err: NodeJS.WritableStream;
+}
+
+const HELP = 'commands: /compact (summarize older context now), /context (how full the window is), /help, /exit; Ctrl-C cancels the running turn, Ctrl-D exits';
+
+/** Inline approvals: the question is printed, the next line answers it. */
+function lineAnswerer(out: NodeJS.WritableStream, pending: { resolve?: (line: string | null) => void }): Answerer {
+  return (req) =>
+    new Promise<ApprovalAnswer>((resolve) => {
+      const done = (line: string | null) => {
+        pending.resolve = undefined;
+        const a = line?.trim().toLowerCase();
+        if (a === undefined) resolve({ outcome: req.signal.aborted ? 'cancelled' : 'unavailable', by: 'chat' });
+        else if (a === 'y' || a === 'yes') resolve({ outcome: 'allowed-once', by: 'chat' });
+        else if (a === 'a' || a === 'always') resolve({ outcome: 'allowed-always', by: 'chat' });
+        else resolve({ outcome: 'rejected', by: 'chat' });
+      };
+      req.signal.addEventListener('abort', () => done(null), { once: true });
+      pending.resolve = done;
+      out.write(`\nallow ${req.name} ${req.arguments}? (${req.reason}) [y]es / [n]o / [a]lways: `);
+    });
+}
+
+export async function chatCommand(flags: RunFlags, io: ChatIO = { input: process.stdin, out: process.stdout, err: process.stderr }): Promise<number> {
+  const { out, err } = io;
+  const approval = parseApproval(flags.approval) ?? 'ask';
+  const safety = parseSafetyFlags(flags);
+  const pending: { resolve?: (line: string | null) => void } = {};
+  let renderer: ReturnType<typeof createRenderer> | undefined;
+  const opened = openSession({
+    model: flags.model,
+    baseUrl: flags.baseUrl,
+    cwd: flags.cwd,
+    session: flags.session,
+    approval,
+    answerer: approval === 'ask' ? lineAnswerer(out, pending) : undefined,
+    rules: safety.rules,
+    sandbox: safety.sandbox,
+    sandboxMode: safety.sandboxMode,
+    allowNetwork: safety.allowNetwork,
+    maxSteps: parseMaxSteps(flags.maxSteps),
+    contextWindow: parseContextWindow(flags.contextWindow),
+    onChunk: (c, s) => renderer?.onChunk(c, s),
+  });
+  const { session, logPath } = opened;
+  renderer = createRenderer(out, opened.tools, { color: Boolean(out.isTTY), scriptedLabel: opened.model.scriptedLabel });
+  session.recorder.onEntry((e) => renderer?.onEntry(e));
+  if (opened.model.scriptedLabel) err.write(`model: ${opened.model.scriptedLabel}\n`);
+  err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}\nlog: ${logPath}\n${HELP}\n`);
+
+  const tty = Boolean(io.input.isTTY);
+  const rl = createInterface({ input: io.input, output: out, terminal: tty, prompt: '> ' });
+  const inflight = new Set<Promise<unknown>>();
+  const prompt = () => {
+    if (tty && inflight.size === 0 && !pending.resolve) rl.prompt();
+  };
+  const track = (work: Promise<unknown>) => {
+    const p = work.finally(() => {
+      inflight.delete(p);
+      prompt();
+    });
+    inflight.add(p);
+  };
+  const context = () => {
+    const m = session.meter.measure();
+    const of = session.meter.knowsWindow ? ` of a ${m.window}-token window` : ' (window unknown)';
+    return `context: ${m.tokens} tokens${m.source === 'estimate' ? ' (estimate)' : ''}${of}`;
+  };
+
+  let cancelling = false;
+  const interrupt = () => {
+    const running = session.actor.getSnapshot().value !== 'idle';
+    if (!running) {
+      out.write('\n(Ctrl-D to exit)\n');
+      prompt();
+    } else if (!cancelling) {
+      cancelling = true;
+      err.write('\ncancelling… (Ctrl-C again to exit at once)\n');
+      void session.cancel('user').then(() => (cancelling = false));
+    } else {
+      closeOpenTurnNow(session.recorder, { reason: 'aborted', cause: 'user' });
+      process.exit(130);
+    }
+  };
+  rl.on('SIGINT', interrupt);
+  process.on('SIGINT', interrupt);
+
+  rl.on('line', (raw) => {
+    if (pending.resolve) return pending.resolve(raw);
+    const line = raw.trim();
+    if (!line) return prompt();
+    if (line === '/help') return void (out.write(`${HELP}\n`), prompt());
+    if (line === '/context') return void (out.write(`${context()}\n`), prompt());
+    if (line === '/exit' || line === '/quit') return void rl.close();
+    if (line === '/compact') {
+      out.write('compacting…\n');
+      return track(session.compact().then((r) => out.write(r ? `compaction ${r.outcome}: ${r.tokensBefore} → ${r.tokensAfter} tokens\n` : 'compaction could not start\n')));
+    }
+    if (line.startsWith('/')) return void (out.write(`unknown command ${line}; ${HELP}\n`), prompt());
+    session.send(line);
+    track(session.idle());
+  });
+  prompt();
+
+  await new Promise<void>((resolve) => rl.once('close', resolve));
+  pending.resolve?.(null);
+  // End of input: let what was asked for finish, then leave.
+  while (inflight.size > 0) await Promise.allSettled([...inflight]);
+  await session.idle();
+  process.off('SIGINT', interrupt);
+  await session.close();
+  if (tty) out.write('\n');
+  err.write(`log: ${logPath}\n`);
+  return 0;
+}

@@ -1,0 +1,67 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LogBuilder, logText } from '../test/helpers/log-builder.js';
+import { replayCommand } from './replay.js';
+import { summarize, timelineLine } from './timeline.js';
+
+let dir: string;
+let file: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-replay-'));
+  file = path.join(dir, 's.jsonl');
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+async function replay(text: string, json = false): Promise<{ code: number; out: string }> {
+  fs.writeFileSync(file, text);
+  let out = '';
+  const code = await replayCommand(file, { json }, { write: (s: string) => (out += s) });
+  return { code, out };
+}
+
+describe('bridle replay', () => {
+  it('prints one line per entry, then totals; exit 0 on a clean log', async () => {
+    const b = new LogBuilder().cleanTurn();
+    const { code, out } = await replay(logText(b.entries));
+    expect(code).toBe(0);
+    const lines = out.split('\n');
+    expect(lines).toHaveLength(b.entries.length + 4);
+    expect(lines[7]).toMatch(/^\s+8\s+t1\.s1\s+tool\/result\s+c1 ok: done$/);
+    expect(out).toContain('turns 1 (completed 1) · steps 2 · calls 1 (ok 1) · retries 0 · repairs 0 · checkpoints 0');
+    expect(out).toMatch(/ok: .* verifies \(13 entries\)/);
+  });
+
+  it('--json prints the verdict; exit 2 names the violation and its seq', async () => {
+    const e = new LogBuilder().cleanTurn().entries;
+    e.splice(4, 1);
+    const { code, out } = await replay(logText(e), true);
+    expect(code).toBe(2);
+    const v = JSON.parse(out) as { ok: boolean; violations: { violation: string; seq: number }[]; totals: object };
+    expect(v.ok).toBe(false);
+    expect(v.violations[0]).toMatchObject({ violation: 'seq-gap', seq: 6 });
+    expect(v.totals).toMatchObject({ turns: 1 });
+  });
+
+  it('a torn last line: exit 2, "torn tail", repairable by resume', async () => {
+    const { code, out } = await replay(`${logText(new LogBuilder().cleanTurn().entries)}{"seq":14,"ki`);
+    expect(code).toBe(2);
+    expect(out).toMatch(/repairable: torn-tail at line 14: torn tail: .*repairable by `bridle resume`/);
+  });
+
+  it('a bad line mid-log: exit 2 naming the line; the timeline stops before it', async () => {
+    const lines = logText(new LogBuilder().cleanTurn().entries).split('\n');
+    lines[3] = '{oops';
+    const { code, out } = await replay(lines.join('\n'));
+    expect(code).toBe(2);
+    expect(out).toMatch(/corrupt: bad-json at line 4: /);
+    expect(out.split('\n').filter((l) => /^\s+\d+\s/.test(l))).toHaveLength(3);
+  });
+
+  it('summaries stay on one line', () => {
+    const b = new LogBuilder().startTurn('a\nmultiline\ninput');
+    for (const e of b.entries) expect(timelineLine(e)).not.toContain('\n');
+    expect(summarize(b.entries[1]!)).toBe('"a multiline input"');
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * `bridle replay <session>`: verify a log and print its timeline. Reads only;
+ * runs no tool and calls no model. Exit 0 for a clean log, 2 for a corrupt or
+ * torn one (a torn tail or an unended turn is "repairable by resume").
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readLogFile } from '../adapters/store/jsonl-repair.js';
+import type { Entry } from '../log/entries.js';
+import { parseLog } from '../log/parse.js';
+import { verifyLog, type Totals, type Violation } from '../log/verify.js';
+import { checkCheckpoints } from '../machines/session-fold.js';
+import { UsageError } from './errors.js';
+import { bridleHome, sessionPath } from './home.js';
+import { formatTotals, timelineLine } from './timeline.js';
+import { renderReplayHtml } from '../visualizations/replay-html.js';
+
+export interface ReplayFlags {
+  json?: boolean;
+  /** Also write the session as one self-contained HTML page with a slider (the viewer, offline). */
+  html?: string;
+}
+
+export interface ReplayVerdict {
+  ok: boolean;
+  violations: Violation[];
+  totals: Totals;
+}
+
+/** Contract: pure apart from reading `path`; never throws for any file content. */
+export function verifyFile(path: string): { verdict: ReplayVerdict; entries: Entry[] } {
+  const read = readLogFile(path);
+  let entries: Entry[];
+  const found: Violation[] = [];
+  if (!read.ok) {
+    found.push(...read.violations);
+    // Show what precedes the bad line, so the timeline points at where it went wrong.
+    const line = read.violations[0]?.line;
+    entries = line ? prefixEntries(path, line - 1) : [];
+  } else {
+    entries = read.entries;
+    if (read.torn) {
+      found.push({ violation: 'torn-tail', seq: null, line: read.torn.line, message: `torn tail: line ${read.torn.line} was cut off mid-write (${Buffer.byteLength(read.torn.text)} bytes); repairable by \`bridle resume\`` });
+    }
+  }
+  const v = verifyLog(entries, found.length ? {} : { checkpoints: checkCheckpoints });
+  const violations = [...found, ...(read.ok ? v.violations : [])];
+  return { verdict: { ok: violations.length === 0, violations, totals: v.totals }, entries };
+}
+
+function prefixEntries(path: string, lines: number): Entry[] {
+  try {
+    const text = readFileSync(path, 'utf8');
+    return parseLog(text.split('\n').slice(0, lines).map((l) => `${l}\n`).join('')).entries;
+  } catch {
+    return [];
+  }
+}
+
+/** What a crash leaves: `bridle resume` closes it. */
+const REPAIRABLE = new Set(['torn-tail', 'open-turn']);
+const where = (v: Violation) => (v.seq !== null ? `seq ${v.seq}` : v.line !== undefined ? `line ${v.line}` : 'log');
+
+export async function replayCommand(target: string, flags: ReplayFlags, out: { write(s: string): unknown } = process.stdout): Promise<number> {
+  const path = sessionPath(bridleHome(), target);
+  if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
+  const { verdict, entries } = verifyFile(path);
+  if (flags.html) {
+    writeFileSync(flags.html, renderReplayHtml(entries));
+    process.stderr.write(`html: ${flags.html}\n`);
+  }
+  if (flags.json) {
+    out.write(`${JSON.stringify(verdict)}\n`);
+    return verdict.ok ? 0 : 2;
+  }
+  for (const e of entries) out.write(`${timelineLine(e)}\n`);
+  out.write(`\n${formatTotals(verdict.totals)}\n`);
+  if (verdict.ok) out.write(`ok: ${path} verifies (${verdict.totals.entries} entries)\n`);
+  else for (const v of verdict.violations) out.write(`${REPAIRABLE.has(v.violation) ? 'repairable' : 'corrupt'}: ${v.violation} at ${where(v)}: ${v.message}\n`);
+  return verdict.ok ? 0 : 2;
+}

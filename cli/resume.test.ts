@@ -1,0 +1,54 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { parseLog } from '../log/parse.js';
+import { verifyLog } from '../log/verify.js';
+import { LogBuilder, logText } from '../test/helpers/log-builder.js';
+import { continueNote, resumeCommand } from './resume.js';
+
+let dir: string;
+let file: string;
+let err = '';
+const sink = { write: (s: string) => (err += s) };
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-resume-'));
+  file = path.join(dir, 's.jsonl');
+  err = '';
+  vi.stubEnv('BRIDLE_HOME', path.join(dir, 'home'));
+});
+afterEach(() => {
+  vi.unstubAllEnvs();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('bridle resume', () => {
+  it('with neither a prompt nor --continue, only repairs and says how to go on', async () => {
+    fs.writeFileSync(file, logText(new LogBuilder().cleanTurn().startTurn().startStep().answer('', [{ name: 'bash' }]).dispatch(1).entries));
+    expect(await resumeCommand(file, undefined, {}, sink)).toBe(0);
+    expect(err).toMatch(/repaired: turn t2 never ended; step t2.s1 was open; outcome unknown: t2.s1.c1 \(bash\)/);
+    expect(err).toMatch(/--continue/);
+    expect(verifyLog(parseLog(fs.readFileSync(file, 'utf8')).entries).violations).toEqual([]);
+  });
+
+  it('refuses, with exit 2, a log that is corrupt rather than cut short', async () => {
+    const e = new LogBuilder().cleanTurn().startTurn().entries;
+    e.splice(2, 1);
+    const text = logText(e);
+    fs.writeFileSync(file, text);
+    expect(await resumeCommand(file, undefined, {}, sink)).toBe(2);
+    expect(err).toMatch(/corrupt, not just cut short; refusing to repair it: seq-gap at seq 4/);
+    expect(fs.readFileSync(file, 'utf8')).toBe(text);
+  });
+
+  it('a prompt and --continue together are a usage error', async () => {
+    await expect(resumeCommand(file, 'x', { continue: true }, sink)).rejects.toThrow(/not both/);
+  });
+
+  it('the continue note names what never ran and what is unknown, and asks to check before re-running', () => {
+    const note = continueNote({ turn: 't2', notStarted: ['t2.s1.c2'], outcomeUnknown: [{ callId: 't2.s1.c1', name: 'bash', idempotent: false }], unlogged: [], compaction: false, subagents: [] });
+    expect(note).toMatch(/Never started .*t2\.s1\.c2/);
+    expect(note).toMatch(/Outcome unknown .*t2\.s1\.c1 bash/);
+    expect(note).toMatch(/Re-run only read-only or idempotent work; for anything else, check the current state first/);
+  });
+});

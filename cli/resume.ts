@@ -1,0 +1,56 @@
+/**
+ * `bridle resume <session> [prompt]`: repair the log (a torn tail cut off, an
+ * open turn closed without re-running anything), restore the session from
+ * its newest checkpoint plus the tail, then run the prompt — or, with
+ * `--continue`, ask the model to carry on with the interrupted work. With
+ * neither, it only repairs.
+ */
+import { existsSync } from 'node:fs';
+import { repairJsonlLog } from '../adapters/store/jsonl-repair.js';
+import type { Entry } from '../log/entries.js';
+import { formatRepairReport, repairedSomething, type RepairReport } from '../log/repair.js';
+import { restoreSessionSnapshot } from '../machines/session-fold.js';
+import { UsageError } from './errors.js';
+import { bridleHome, sessionPath } from './home.js';
+import { parseMaxSteps, runPrompt, type RunFlags } from './run.js';
+
+export interface ResumeFlags extends Omit<RunFlags, 'session'> {
+  continue?: boolean;
+}
+
+/** The harness's note for `--continue`; logged as a `user/message` with origin `resume`, so the model reads it as the harness speaking. */
+export function continueNote(r: RepairReport): string {
+  const lines = ['This session was interrupted and has now been resumed.'];
+  if (r.turn) lines.push(`Turn ${r.turn} did not finish; the harness closed it and re-ran nothing.`);
+  if (r.notStarted.length) lines.push(`Never started (they did not run): ${r.notStarted.join(', ')}.`);
+  if (r.outcomeUnknown.length) {
+    lines.push(`Outcome unknown (they were running when the session stopped): ${r.outcomeUnknown.map((c) => `${c.callId} ${c.name}${c.idempotent ? ', idempotent' : ''}`).join('; ')}.`);
+    lines.push('Re-run only read-only or idempotent work; for anything else, check the current state first.');
+  }
+  lines.push('Carry on with the interrupted work, if anything is left to do.');
+  return lines.join('\n');
+}
+
+export async function resumeCommand(target: string, prompt: string | undefined, flags: ResumeFlags, err: { write(s: string): unknown } = process.stderr): Promise<number> {
+  if (prompt !== undefined && flags.continue) throw new UsageError('give a prompt or --continue, not both');
+  const path = sessionPath(bridleHome(), target);
+  if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
+  const repaired = await repairJsonlLog(path, Date.now);
+  if (!repaired.ok) {
+    for (const v of repaired.violations) {
+      err.write(`bridle: ${path} is corrupt, not just cut short; refusing to repair it: ${v.violation} at ${v.seq !== null ? `seq ${v.seq}` : `line ${v.line ?? '?'}`}: ${v.message}\n`);
+    }
+    return 2;
+  }
+  const { entries, report } = repaired;
+  if (repairedSomething(report)) for (const l of formatRepairReport(report)) err.write(`repaired: ${l}\n`);
+  else err.write(`log: ${path} needed no repair\n`);
+  if (prompt === undefined && !flags.continue) {
+    err.write(`resume with a prompt, or with --continue to let the model carry on: bridle resume ${target} --continue\n`);
+    return 0;
+  }
+  const start = entries[0] as Extract<Entry, { kind: 'session/start' }>;
+  const snapshot = restoreSessionSnapshot(entries, { maxSteps: parseMaxSteps(flags.maxSteps) });
+  const runFlags: RunFlags = { ...flags, session: path, model: flags.model || process.env.BRIDLE_MODEL || start.model, cwd: flags.cwd ?? start.cwd };
+  return runPrompt(prompt ?? continueNote(report), runFlags, { existing: entries, snapshot }, prompt === undefined ? 'resume' : undefined);
+}

@@ -1,0 +1,50 @@
+/** The safety flags every session command shares: `--sandbox`, `--sandbox-mode`, `--allow`, `--allow-network`. */
+import type { Command } from 'commander';
+import { parseRule } from '../actors/approval-rules.js';
+import { SANDBOX_MODES, type SandboxMode } from '../actors/sandbox.js';
+import type { ApprovalRule } from '../log/entries.js';
+import { UsageError } from './errors.js';
+
+export type SandboxKind = 'bwrap' | 'off';
+
+export interface SafetyFlags {
+  sandbox?: string;
+  sandboxMode?: string;
+  allow?: string[];
+  allowNetwork?: boolean;
+}
+
+export interface SafetyChoice {
+  sandbox: SandboxKind;
+  sandboxMode: SandboxMode;
+  allowNetwork: boolean;
+  rules: ApprovalRule[];
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** Adds the flags to a command (run, resume, serve). */
+export function safetyOptions(cmd: Command): Command {
+  return cmd
+    .option('--sandbox <kind>', 'bwrap | off: how shell commands are confined (default: bwrap)')
+    .option('--sandbox-mode <mode>', 'read-only | workspace-write | full (default: workspace-write)')
+    .option('--allow <tool:pattern>', "run calls of a tool whose command or path matches the regex without asking, e.g. 'bash:^npm test$' (repeatable)", collect)
+    .option('--allow-network', 'let sandboxed commands use the network');
+}
+
+/** Contract: throws `UsageError` for an unknown value or a malformed rule. */
+export function parseSafetyFlags(f: SafetyFlags): SafetyChoice {
+  const sandbox = f.sandbox ?? 'bwrap';
+  if (sandbox !== 'bwrap' && sandbox !== 'off') throw new UsageError(`--sandbox must be bwrap or off (got ${JSON.stringify(sandbox)})`);
+  const mode = f.sandboxMode ?? 'workspace-write';
+  if (!SANDBOX_MODES.includes(mode as SandboxMode)) throw new UsageError(`--sandbox-mode must be ${SANDBOX_MODES.join(', ')} (got ${JSON.stringify(mode)})`);
+  if (sandbox === 'off' && f.sandboxMode !== undefined) throw new UsageError('--sandbox-mode needs --sandbox bwrap: with --sandbox off nothing is confined');
+  const rules = (f.allow ?? []).map((text) => {
+    try {
+      return parseRule(text);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  });
+  return { sandbox, sandboxMode: mode as SandboxMode, allowNetwork: f.allowNetwork === true, rules };
+}

@@ -1,0 +1,93 @@
+/** The text timeline `bridle replay` prints: one line per entry, then totals. Pure. */
+import type { Entry } from '../log/entries.js';
+import type { Totals } from '../log/verify.js';
+
+const clip = (s: string, n = 60) => {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+};
+const short = (callId: string) => callId.slice(callId.lastIndexOf('.') + 1);
+
+function where(e: Entry): string {
+  if ('step' in e && typeof e.step === 'string') return e.step;
+  if ('turn' in e && typeof e.turn === 'string') return e.turn;
+  return '-';
+}
+
+export function summarize(e: Entry): string {
+  switch (e.kind) {
+    case 'session/start':
+      return `${e.id} model=${e.model} cwd=${e.cwd}${e.parent ? ` parent=${e.parent} depth=${e.depth}` : ''}`;
+    case 'turn/start':
+      return JSON.stringify(clip(e.input));
+    case 'user/message':
+      return `${e.origin}: ${JSON.stringify(clip(e.text))}${e.surfaceOp === 'append' ? '' : ` (replaces ${e.surfaceOp.start}..${e.surfaceOp.end})`}`;
+    case 'step/start':
+      return '';
+    case 'request/header':
+      return `model=${e.params.model}, ${e.tools.length} tools`;
+    case 'assistant/message': {
+      const text = e.blocks.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('');
+      const calls = e.blocks.filter((b) => b.type === 'tool-call').length;
+      const finish = e.finish.kind === 'ok' ? e.finish.reason : e.finish.kind === 'error' ? `error ${e.finish.code}` : 'aborted';
+      return [text && JSON.stringify(clip(text, 50)), calls ? `${calls} call${calls > 1 ? 's' : ''}` : '', finish, e.interrupted ? 'interrupted' : ''].filter(Boolean).join(' · ');
+    }
+    case 'model/retry':
+      return `attempt ${e.attempt} failed ${e.code}; retry in ${e.delayMs} ms`;
+    case 'tool/call':
+      return `${short(e.callId)} ${e.name} ${clip(e.arguments, 50)}`;
+    case 'approval/asked':
+      return `${short(e.callId)} ${e.name}: ${clip(e.reason, 50)}`;
+    case 'approval/decided':
+      return `${short(e.callId)} ${e.outcome} by ${e.by}`;
+    case 'tool/dispatch':
+      return `${short(e.callId)} ${e.name}${e.idempotent ? ' (idempotent)' : ''}`;
+    case 'tool/result':
+      return `${short(e.callId)} ${e.status}${e.code ? ` ${e.code}` : ''}: ${clip(e.content, 50)}`;
+    case 'step/end':
+      return e.reason;
+    case 'turn/end':
+      return `${e.reason}${e.cause ? ` (${e.cause})` : ''}${e.code ? ` ${e.code}` : ''}, ${e.steps} step${e.steps === 1 ? '' : 's'}`;
+    case 'checkpoint':
+      return `after ${e.turn}`;
+    case 'repair':
+      return `${e.found}: ${clip(e.detail, 80)}`;
+    case 'hook/report':
+      return `${e.hook} ${e.listener}: ${clip(e.problem, 60)}`;
+    case 'compaction/start':
+      return `${e.trigger}, ~${e.estimatedTokens} of ${e.window} tokens`;
+    case 'compaction/summary':
+      return `${e.start}..${e.end}: ${JSON.stringify(clip(e.text, 50))}`;
+    case 'compaction/end':
+      return `${e.outcome}, ${e.tokensBefore} → ${e.tokensAfter} tokens`;
+    case 'subagent/start':
+      return `${e.child} (${e.mode}, depth ${e.depth}) for ${short(e.callId)}`;
+    case 'subagent/end':
+      return `${e.child}: ${e.reason}`;
+  }
+}
+
+/** `seq  turn.step  kind  summary`, aligned. */
+export function timelineLine(e: Entry): string {
+  return `${String(e.seq).padStart(6)}  ${where(e).padEnd(9)}  ${e.kind.padEnd(17)}  ${summarize(e)}`.trimEnd();
+}
+
+const counts = (r: Record<string, number | undefined>) =>
+  Object.entries(r)
+    .filter(([, n]) => n)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+
+export function formatTotals(t: Totals): string {
+  const calls = Object.values(t.calls).reduce((a, b) => a + b, 0);
+  const ends = counts(t.turnEnds);
+  const byStatus = counts(t.calls);
+  return [
+    `turns ${t.turns}${ends ? ` (${ends})` : ''}`,
+    `steps ${t.steps}`,
+    `calls ${calls}${byStatus ? ` (${byStatus})` : ''}`,
+    `retries ${t.retries}`,
+    `repairs ${t.repairs}`,
+    `checkpoints ${t.checkpoints}`,
+  ].join(' · ');
+}

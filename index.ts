@@ -1,0 +1,50 @@
+/**
+ * bridle as a library: `createSession` and the machines it wires, the ports a
+ * provider implements, the providers that ship, the built-in tools, and the
+ * log's readers and writer. See README, "Embedding".
+ */
+
+// The session: every seam provided, plus the host duties (header, checkpoints, wake).
+export { createSession, DEFAULT_SYSTEM, type BridleSession, type SessionOptions } from './actors/session.js';
+
+// The machines: pure statecharts; hosts supply effects with `.provide()`.
+export { sessionMachine, type InputMode, type SessionContext, type SessionEvent, type SessionInput } from './machines/session.machine.js';
+export { turnMachine, type PreStepDecision, type TurnInput, type TurnOutput } from './machines/turn.machine.js';
+export { stepMachine, type StepInput, type StepOutput } from './machines/step.machine.js';
+export { toolCallMachine, type ApprovalAnswer, type Decision, type ToolCallInput, type ToolOutcome, type Validation } from './machines/tool-call.machine.js';
+export { compactionMachine, type CompactionInput, type CompactionOutput, type ContextMeasure } from './machines/compaction.machine.js';
+export type { RetryPolicy } from './machines/retry-policy.js';
+
+// Context engineering: the system prompt's sections, the token estimate, orphan brackets.
+export { PromptRegistry, type PromptScope, type PromptSection } from './actors/prompt/registry.js';
+export { PromptVariableError, type PromptVars } from './actors/prompt/interpolate.js';
+export type { ContextMeter } from './actors/context-meter.js';
+export { estimateRequestTokens } from './log/context/tokens.js';
+export { closeOrphanCompaction, findOrphanCompaction } from './log/context/orphan.js';
+
+// Ports: what a provider implements.
+export type { Clock, LogStore, ModelProvider } from './actors/ports.js';
+export type { AnswerRequest, Answerer, ApprovalPolicy } from './actors/approval.js';
+export type { DeltaSink } from './actors/stream-model.js';
+export type { Plugin, PluginApi } from './actors/hooks/registry.js';
+export { ToolError, type Shell, type ShellRequest, type ShellResult, type ToolContext, type ToolDefinition, type ToolOutput } from './tools/types.js';
+export type { Chunk } from './log/chunks.js';
+export type { ModelMessage, ModelRequest } from './log/messages.js';
+
+// Providers.
+export { createOpenAIProvider, type OpenAIProviderOptions } from './adapters/model/openai.js';
+export { createScriptedProvider, createScriptedProviderFromFunction, loadScript, type ResponseFunction, type ScriptedOptions } from './adapters/model/scripted.js';
+export { createJsonlStore } from './adapters/store/jsonl.js';
+export { createMemoryStore, type MemoryStore } from './adapters/store/memory.js';
+export { createLocalShell } from './adapters/shell/local.js';
+export { startServer, type BridleServer, type ServerOptions } from './adapters/server/server.js';
+
+// Tools.
+export { builtinTools, toolSpec } from './tools/index.js';
+
+// The log.
+export { Recorder, type EntryListener } from './log/recorder.js';
+export { deriveMessages, Projection } from './log/derive-messages.js';
+export { parseLog, type ParsedLog } from './log/parse.js';
+export { assembleBlocks, chunksOf } from './log/chunks.js';
+export { Entry, ENTRY_KINDS, LOG_FORMAT, type Draft, type EntryKind, type EntryOf } from './log/entries.js';

@@ -1,0 +1,137 @@
+/**
+ * Crash repair, as a pure plan: given the entries that survived (and the
+ * torn last line, if one was cut off), the drafts that close whatever the
+ * crash left open, and a report of what was found.
+ *
+ * Repair only appends. It never re-runs a tool and never rewrites a good
+ * line; a defect anywhere but the open end is corruption and is refused.
+ * Decisions beyond the design are in docs/adr/0002-checkpoints-and-repair.md.
+ */
+import type { Draft, DraftOf, Entry, TurnEndReason } from './entries.js';
+import { verifyLog, type OpenCall, type OpenTail, type Violation } from './verify.js';
+
+export interface RepairReport {
+  torn?: { line: number; bytes: number };
+  /** The turn that was open, now closed. */
+  turn?: string;
+  step?: string;
+  /** Calls never dispatched: they did not run (`TOOL_NOT_STARTED`). */
+  notStarted: string[];
+  /** Calls dispatched with no result: they may or may not have had their effect (`TOOL_OUTCOME_UNKNOWN`). */
+  outcomeUnknown: { callId: string; name: string; idempotent: boolean }[];
+  /** Calls of the open answer that had no `tool/call` entry yet; repair logged them. */
+  unlogged: string[];
+  compaction: boolean;
+  subagents: string[];
+}
+
+export type RepairPlan = { ok: true; drafts: Draft[]; report: RepairReport } | { ok: false; violations: Violation[] };
+
+export interface RepairOptions {
+  torn?: { line: number; text: string };
+  /** How the open turn is closed: `interrupted` after a crash (default), `aborted`/`user` when a second Ctrl-C exits at once. */
+  closeAs?: { reason: Extract<TurnEndReason, 'interrupted' | 'aborted'>; cause?: string };
+}
+
+export const notStartedText = (name: string) =>
+  `The session ended before this ${name} call was dispatched: it did not run. Call it again if you still need it.`;
+
+export function outcomeUnknownText(name: string, idempotent: boolean): string {
+  return [
+    `The session ended while this ${name} call was running, so whether it finished and what it changed is unknown.`,
+    'Re-run it only if it is read-only or idempotent; otherwise check the current state first (read the files or run a harmless command that shows whether its effect is there) and only then decide whether to run it again.',
+    idempotent ? `${name} is marked idempotent: running it again has the same effect as once.` : `${name} is not idempotent: running it twice may repeat its effect.`,
+  ].join(' ');
+}
+
+const result = (c: Pick<OpenCall, 'turn' | 'step' | 'callId' | 'toolCallId' | 'name'>, status: 'aborted' | 'unknown', code: string, content: string): DraftOf<'tool/result'> => ({
+  kind: 'tool/result',
+  turn: c.turn,
+  step: c.step,
+  callId: c.callId,
+  toolCallId: c.toolCallId,
+  name: c.name,
+  status,
+  code,
+  content,
+  surfaceOp: 'append',
+});
+
+/** Contract: pure; refuses (ok: false) any log with a defect before its open end; the drafts, appended in order, leave a log that verifies. */
+export function planRepair(entries: readonly Entry[], opts: RepairOptions = {}): RepairPlan {
+  const verdict = verifyLog(entries, { allowOpenTail: true });
+  if (!verdict.ok) return { ok: false, violations: verdict.violations };
+  const report: RepairReport = { notStarted: [], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [] };
+  const drafts: Draft[] = [];
+  if (opts.torn) {
+    const bytes = Buffer.byteLength(opts.torn.text, 'utf8');
+    report.torn = { line: opts.torn.line, bytes };
+    drafts.push({ kind: 'repair', found: 'torn-tail', detail: `line ${opts.torn.line} was cut off mid-write (${bytes} bytes); it was removed, every earlier line is kept` });
+  }
+  const open = verdict.open;
+  if (open) drafts.push(...closeOpen(open, report, opts.closeAs ?? { reason: 'interrupted', cause: 'crash' }));
+  return { ok: true, drafts, report };
+}
+
+function closeOpen(open: OpenTail, report: RepairReport, closeAs: NonNullable<RepairOptions['closeAs']>): Draft[] {
+  const closing: Draft[] = [];
+  for (const u of open.unloggedCalls) {
+    report.unlogged.push(u.callId);
+    closing.push({ kind: 'tool/call', turn: u.turn, step: u.step, callId: u.callId, toolCallId: u.toolCallId, name: u.name, arguments: u.arguments });
+  }
+  for (const s of open.subagents) {
+    report.subagents.push(s.child);
+    closing.push({ kind: 'subagent/end', callId: s.callId, child: s.child, reason: 'interrupted' });
+  }
+  const calls = [...open.calls, ...open.unloggedCalls.map((u) => ({ ...u, dispatched: false, idempotent: false, awaitingApproval: false }))];
+  for (const c of calls) {
+    if (c.awaitingApproval) closing.push({ kind: 'approval/decided', turn: c.turn, step: c.step, callId: c.callId, outcome: 'cancelled', by: 'repair' });
+    if (c.dispatched) {
+      report.outcomeUnknown.push({ callId: c.callId, name: c.name, idempotent: c.idempotent });
+      closing.push(result(c, 'unknown', 'TOOL_OUTCOME_UNKNOWN', outcomeUnknownText(c.name, c.idempotent)));
+    } else {
+      report.notStarted.push(c.callId);
+      closing.push(result(c, 'aborted', 'TOOL_NOT_STARTED', notStartedText(c.name)));
+    }
+  }
+  if (open.step) {
+    report.step = open.step.id;
+    closing.push({ kind: 'step/end', turn: open.step.turn, step: open.step.id, reason: 'interrupted' });
+  }
+  if (open.compaction) {
+    report.compaction = true;
+    const t = open.compaction.estimatedTokens;
+    closing.push({ kind: 'compaction/end', outcome: 'interrupted', tokensBefore: t, tokensAfter: t });
+  }
+  if (open.turn) {
+    report.turn = open.turn.id;
+    const end: DraftOf<'turn/end'> = { kind: 'turn/end', turn: open.turn.id, reason: closeAs.reason, steps: open.turn.steps };
+    if (closeAs.cause !== undefined) end.cause = closeAs.cause;
+    closing.push(end);
+  }
+  const found: Draft[] = [];
+  if (open.turn) found.push({ kind: 'repair', found: 'open-turn', detail: describe(report, open.turn.id) });
+  if (open.compaction) found.push({ kind: 'repair', found: 'orphan-compaction', detail: `compaction/start at seq ${open.compaction.seq} never ended; closed as interrupted` });
+  return [...found, ...closing];
+}
+
+function describe(r: RepairReport, turn: string): string {
+  const parts = [`turn ${turn} never ended`];
+  if (r.step) parts.push(`step ${r.step} was open`);
+  if (r.unlogged.length) parts.push(`calls logged by repair: ${r.unlogged.join(', ')}`);
+  if (r.notStarted.length) parts.push(`never started: ${r.notStarted.join(', ')}`);
+  if (r.outcomeUnknown.length) parts.push(`outcome unknown: ${r.outcomeUnknown.map((c) => `${c.callId} (${c.name})`).join(', ')}`);
+  if (r.subagents.length) parts.push(`subagents closed: ${r.subagents.join(', ')}`);
+  return `${parts.join('; ')}; closed without re-running anything`;
+}
+
+/** One line per finding, for people. */
+export function formatRepairReport(r: RepairReport): string[] {
+  const out: string[] = [];
+  if (r.torn) out.push(`torn tail: line ${r.torn.line} (${r.torn.bytes} bytes) was cut off mid-write and removed`);
+  if (r.turn) out.push(`${describe(r, r.turn)}`);
+  if (r.compaction) out.push('an unfinished compaction was closed as interrupted');
+  return out;
+}
+
+export const repairedSomething = (r: RepairReport) => Boolean(r.torn || r.turn || r.compaction);

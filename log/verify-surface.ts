@@ -1,0 +1,75 @@
+/**
+ * The part of verification that follows what a model can see: which
+ * model-visible entries are still visible, and whether a `replace` op cites
+ * a span it may shadow (I9: never a call without its result, or the reverse).
+ */
+import type { Entry, EntryOf } from './entries.js';
+
+type Visible = EntryOf<'user/message'> | EntryOf<'assistant/message'> | EntryOf<'tool/result'>;
+
+export class SurfaceTracker {
+  /** Seqs of model-visible entries no replace has shadowed yet. */
+  private readonly visible = new Set<number>();
+  private readonly bySeq = new Map<number, Visible>();
+  /** step → seq of its answer, when the answer holds tool calls. */
+  private readonly answerOf = new Map<string, number>();
+  /** step → seqs of its tool results. */
+  private readonly resultsOf = new Map<string, number[]>();
+
+  /** Returns a problem with `e`'s surface op, or undefined; then records `e` as visible. */
+  apply(e: Visible): string | undefined {
+    const problem = e.surfaceOp === 'append' ? undefined : this.replace(e, e.surfaceOp.start, e.surfaceOp.end);
+    this.visible.add(e.seq);
+    this.bySeq.set(e.seq, e);
+    if (e.kind === 'assistant/message' && e.blocks.some((b) => b.type === 'tool-call')) this.answerOf.set(e.step, e.seq);
+    if (e.kind === 'tool/result') {
+      const list = this.resultsOf.get(e.step) ?? [];
+      list.push(e.seq);
+      this.resultsOf.set(e.step, list);
+    }
+    return problem;
+  }
+
+  /**
+   * A replace shadows every visible item whose cover (its own seq, or for a
+   * replacement the span it stands for) lies inside the span, so a summary
+   * can take in an earlier summary or a pruned result (ADR 0005). The span's
+   * edges must be edges of visible covers.
+   */
+  private replace(e: Visible, start: number, end: number): string | undefined {
+    const seq = e.seq;
+    if (start > end) return `replace cites the span ${start}..${end}, which runs backwards`;
+    if (end >= seq) return `replace cites the span ${start}..${end}, which does not lie before the entry itself`;
+    const vis = [...this.visible].map((s) => this.bySeq.get(s)!);
+    for (const [edge, side] of [[start, 'start'], [end, 'end']] as const) {
+      if (vis.some((v) => coverOf(v)[side] === edge)) continue;
+      if (!this.bySeq.has(edge)) return `replace cites seq ${edge}, which is not a model-visible entry`;
+      return `replace cites seq ${edge}, which an earlier replace already shadowed`;
+    }
+    const inside = (v: Visible) => {
+      const c = coverOf(v);
+      return c.start >= start && c.end <= end;
+    };
+    const cut = vis.find((v) => !inside(v) && coverOf(v).start <= end && coverOf(v).end >= start);
+    if (cut) return `replace ${start}..${end} cuts through the span ${coverOf(cut).start}..${coverOf(cut).end} that seq ${cut.seq} stands for`;
+    const shadowed = vis.filter(inside);
+    for (const v of shadowed) {
+      if (v.kind === 'assistant/message' && this.answerOf.get(v.step) === v.seq) {
+        const outside = (this.resultsOf.get(v.step) ?? []).filter((r) => this.visible.has(r) && !inside(this.bySeq.get(r)!));
+        if (outside.length) return `replace ${start}..${end} shadows the tool calls of ${v.step} but not their results (seq ${outside.join(', ')})`;
+      }
+      // A pruned result stands in for its own original: the call keeps its (shorter) result.
+      if (v.kind === 'tool/result' && !(e.kind === 'tool/result' && e.callId === v.callId)) {
+        const answer = this.answerOf.get(v.step);
+        if (answer !== undefined && this.visible.has(answer) && !inside(this.bySeq.get(answer)!)) return `replace ${start}..${end} shadows the result ${v.callId} but not its call (seq ${answer})`;
+      }
+    }
+    for (const v of shadowed) this.visible.delete(v.seq);
+    return undefined;
+  }
+}
+
+const coverOf = (v: Visible): { start: number; end: number } =>
+  v.surfaceOp === 'append' ? { start: v.seq, end: v.seq } : { start: v.surfaceOp.start, end: v.surfaceOp.end };
+
+export const isVisible = (e: Entry): e is Visible => e.kind === 'user/message' || e.kind === 'assistant/message' || e.kind === 'tool/result';

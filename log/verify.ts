@@ -1,0 +1,355 @@
+/**
+ * Verifying a session log: one pass over parsed entries that checks what the
+ * schemas alone cannot — seq order, turn/step nesting, I2 (each call one
+ * result, after it, in its own step), I3, compaction brackets, replace ops,
+ * checkpoint placement, and entries that claim what did not happen (forged).
+ *
+ * A crash can only leave something unfinished at the end. With
+ * `allowOpenTail`, that open end is not a violation but is described in
+ * `open`, for repair; everything before it must still be clean.
+ */
+import type { Entry, EntryOf, ToolCallBlock, TurnEndReason } from './entries.js';
+import { isVisible, SurfaceTracker } from './verify-surface.js';
+
+/**
+ * One problem. `violation` is a stable name: `missing-session-start`,
+ * `seq-gap`, `seq-reorder`, `bad-turn-id`, `bad-step-id`, `missing-turn-end`,
+ * `missing-step-end`, `step-outside-turn`, `turn-step-count`, `duplicate-call`,
+ * `missing-call`, `orphan-result`, `duplicate-result`, `missing-result`,
+ * `forged-entry`, `unmatched-compaction`, `bad-replace`,
+ * `misplaced-checkpoint`, `checkpoint-mismatch`, `open-turn` — and, from
+ * reading the file, `bad-json`, `bad-entry`, `unknown-kind`, `torn-tail`.
+ */
+export interface Violation {
+  violation: string;
+  seq: number | null;
+  message: string;
+  /** The file line, when the problem is in the bytes rather than an entry. */
+  line?: number;
+}
+
+export interface Totals {
+  entries: number;
+  turns: number;
+  turnEnds: Partial<Record<TurnEndReason, number>>;
+  steps: number;
+  /** Calls by the status of their result; `pending` for calls with none. */
+  calls: Record<string, number>;
+  retries: number;
+  repairs: number;
+  checkpoints: number;
+}
+
+export interface OpenCall {
+  turn: string;
+  step: string;
+  callId: string;
+  toolCallId: string;
+  name: string;
+  dispatched: boolean;
+  idempotent: boolean;
+  /** Asked for approval and never answered. */
+  awaitingApproval: boolean;
+}
+
+/** What the end of the log leaves open (a crash, or a process that exited at once). */
+export interface OpenTail {
+  turn?: { id: string; seq: number; steps: number };
+  step?: { id: string; turn: string; seq: number };
+  /** Tool-call blocks of the open step's answer with no `tool/call` entry yet, in order. */
+  unloggedCalls: { turn: string; step: string; callId: string; toolCallId: string; name: string; arguments: string }[];
+  /** Calls of the open step with no result, in call order. */
+  calls: OpenCall[];
+  subagents: { callId: string; child: string }[];
+  compaction?: { seq: number; estimatedTokens: number };
+}
+
+export interface Verdict {
+  ok: boolean;
+  violations: Violation[];
+  totals: Totals;
+  /** Set when `allowOpenTail` and the log ends with something open. */
+  open?: OpenTail;
+}
+
+export interface VerifyOptions {
+  allowOpenTail?: boolean;
+  /** Checks checkpoints against a replay of the session machine (injected: the fold lives with the machines). */
+  checkpoints?: (entries: readonly Entry[]) => Violation[];
+}
+
+interface CallState {
+  call: EntryOf<'tool/call'>;
+  dispatch?: EntryOf<'tool/dispatch'>;
+  asked: boolean;
+  decided: boolean;
+  settled: boolean;
+}
+interface StepState {
+  id: string;
+  seq: number;
+  answer?: EntryOf<'assistant/message'>;
+  calls: CallState[];
+}
+interface TurnState {
+  id: string;
+  seq: number;
+  steps: number;
+  step?: StepState;
+}
+
+const callBlocks = (a: EntryOf<'assistant/message'> | undefined): ToolCallBlock[] =>
+  a ? a.blocks.filter((b): b is ToolCallBlock => b.type === 'tool-call') : [];
+const RAN = new Set(['ok', 'error', 'unknown']);
+const NOT_RUN_CODES = new Set(['ABORTED_BEFORE_DISPATCH', 'TOOL_NOT_STARTED']);
+
+/** Contract: pure and linear in the log; never throws for any list of schema-valid entries. */
+export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): Verdict {
+  const violations: Violation[] = [];
+  const totals: Totals = { entries: entries.length, turns: 0, turnEnds: {}, steps: 0, calls: {}, retries: 0, repairs: 0, checkpoints: 0 };
+  const flag = (violation: string, e: Entry | undefined, message: string) => violations.push({ violation, seq: e?.seq ?? null, message });
+  const calls = new Map<string, { state: CallState; step: string }>();
+  const surface = new SurfaceTracker();
+  const subagents = new Map<string, { callId: string; child: string }>();
+  let turn: TurnState | undefined;
+  let lastEnded: string | undefined;
+  let checkpointed: string | undefined;
+  let compaction: EntryOf<'compaction/start'> | undefined;
+  let prevSeq = 0;
+
+  /** The open step, when `e` names it; otherwise flags `e` as forged. */
+  const stepOf = (e: Entry & { turn: string; step: string }): StepState | undefined => {
+    const s = turn?.step;
+    if (s && turn!.id === e.turn && s.id === e.step) return s;
+    flag('forged-entry', e, `${e.kind} names step ${e.step}, but ${s ? `the open step is ${s.id}` : 'no step is open'}`);
+    return undefined;
+  };
+  const callIn = (e: Entry & { turn: string; step: string; callId: string }): CallState | undefined => {
+    const s = stepOf(e);
+    const c = s?.calls.find((x) => x.call.callId === e.callId);
+    if (s && !c) flag('forged-entry', e, `${e.kind} for ${e.callId}, which is not a call of ${s.id}`);
+    return c;
+  };
+  const closeStep = (t: TurnState, at: Entry) => {
+    const s = t.step!;
+    for (const c of s.calls) if (!c.settled) flag('missing-result', at, `${c.call.callId} (${c.call.name}) has no tool/result before ${s.id} ends (I2)`);
+    const blocks = callBlocks(s.answer);
+    if (s.answer?.finish.kind === 'ok' && s.calls.length < blocks.length) {
+      flag('missing-call', at, `${s.id}'s answer holds ${blocks.length} tool calls but only ${s.calls.length} were logged as tool/call`);
+    }
+    t.step = undefined;
+  };
+
+  entries.forEach((e, i) => {
+    if (i === 0 && e.seq !== 1) flag('seq-gap', e, `the log starts at seq ${e.seq}, not 1`);
+    else if (i > 0 && e.seq > prevSeq + 1) flag('seq-gap', e, `seq jumps from ${prevSeq} to ${e.seq}`);
+    else if (i > 0 && e.seq <= prevSeq) flag('seq-reorder', e, `seq ${e.seq} comes after seq ${prevSeq}`);
+    prevSeq = Math.max(prevSeq, e.seq);
+    if (i === 0 && e.kind !== 'session/start') flag('missing-session-start', e, `the log begins with ${e.kind}, not session/start`);
+    if (isVisible(e)) {
+      const problem = surface.apply(e);
+      if (problem) flag('bad-replace', e, problem);
+    }
+
+    switch (e.kind) {
+      case 'session/start':
+        if (i > 0) flag('forged-entry', e, 'a second session/start');
+        break;
+      case 'turn/start': {
+        if (turn) {
+          flag('missing-turn-end', e, `turn ${turn.id} (seq ${turn.seq}) never ended before ${e.turn} began (I3)`);
+          if (turn.step) closeStep(turn, e);
+        }
+        totals.turns++;
+        if (e.turn !== `t${totals.turns}`) flag('bad-turn-id', e, `turn ${e.turn} should be t${totals.turns}`);
+        turn = { id: e.turn, seq: e.seq, steps: 0 };
+        break;
+      }
+      case 'user/message':
+        // A summary logged by a compaction between turns belongs to no open turn (ADR 0005).
+        if (e.origin === 'summary' && e.surfaceOp !== 'append' && compaction) break;
+        if (turn?.id !== e.turn) flag('forged-entry', e, `user/message names turn ${e.turn}, but ${turn ? `the open turn is ${turn.id}` : 'no turn is open'}`);
+        break;
+      case 'step/start': {
+        if (!turn || turn.id !== e.turn) {
+          flag('step-outside-turn', e, `step ${e.step} names turn ${e.turn}, but ${turn ? `the open turn is ${turn.id}` : 'no turn is open'}`);
+          break;
+        }
+        if (turn.step) {
+          flag('missing-step-end', e, `step ${turn.step.id} never ended before ${e.step} began`);
+          closeStep(turn, e);
+        }
+        turn.steps++;
+        totals.steps++;
+        if (e.step !== `${turn.id}.s${turn.steps}`) flag('bad-step-id', e, `step ${e.step} should be ${turn.id}.s${turn.steps}`);
+        turn.step = { id: e.step, seq: e.seq, calls: [] };
+        break;
+      }
+      case 'request/header':
+        // The step's request is prepared by an actor that starts as the step does, so its header may precede step/start.
+        if (!(turn && !turn.step && e.turn === turn.id && e.step === `${turn.id}.s${turn.steps + 1}`)) stepOf(e);
+        break;
+      case 'model/retry':
+        totals.retries++;
+        stepOf(e);
+        break;
+      case 'assistant/message': {
+        const s = stepOf(e);
+        if (s?.answer) flag('forged-entry', e, `a second answer in step ${s.id} (the first is seq ${s.answer.seq})`);
+        else if (s) s.answer = e;
+        break;
+      }
+      case 'tool/call': {
+        const s = stepOf(e);
+        if (calls.has(e.callId)) {
+          flag('duplicate-call', e, `${e.callId} was already logged (seq ${calls.get(e.callId)!.state.call.seq})`);
+          break;
+        }
+        if (!s) break;
+        const k = s.calls.length + 1;
+        const b = callBlocks(s.answer)[k - 1];
+        if (e.callId !== `${s.id}.c${k}` || !b || b.id !== e.toolCallId || b.name !== e.name || b.arguments !== e.arguments) {
+          flag('forged-entry', e, `${e.callId} does not match tool call ${k} of ${s.id}'s answer`);
+          break;
+        }
+        const c: CallState = { call: e, asked: false, decided: false, settled: false };
+        s.calls.push(c);
+        calls.set(e.callId, { state: c, step: s.id });
+        break;
+      }
+      case 'approval/asked': {
+        const c = callIn(e);
+        if (c && (c.asked || c.dispatch || c.settled)) flag('forged-entry', e, `approval asked for ${e.callId} after it was already asked, dispatched or settled`);
+        else if (c) c.asked = true;
+        break;
+      }
+      case 'approval/decided': {
+        const c = callIn(e);
+        if (c && (!c.asked || c.decided)) flag('forged-entry', e, `approval decided for ${e.callId}, which was ${c.decided ? 'already decided' : 'never asked'}`);
+        else if (c) c.decided = true;
+        break;
+      }
+      case 'tool/dispatch': {
+        const c = callIn(e);
+        if (c && (c.dispatch || c.settled || c.call.name !== e.name)) flag('forged-entry', e, `dispatch of ${e.callId} ${c.settled ? 'after its result' : c.dispatch ? 'twice' : `names ${e.name}, the call ${c.call.name}`}`);
+        else if (c) c.dispatch = e;
+        break;
+      }
+      case 'tool/result': {
+        if (e.surfaceOp !== 'append') {
+          // A pruned result (compaction): it stands in for the call's settled result, whose place the surface check verified.
+          const known = calls.get(e.callId);
+          if (!known?.state.settled) flag('orphan-result', e, `a replacing result for ${e.callId}, which has no settled result to replace`);
+          else if (!compaction) flag('bad-replace', e, `a replacing result for ${e.callId} outside a compaction bracket`);
+          break;
+        }
+        totals.calls[e.status] = (totals.calls[e.status] ?? 0) + 1;
+        const known = calls.get(e.callId);
+        if (!known) {
+          flag('orphan-result', e, `result for ${e.callId}, which has no earlier tool/call (I2)`);
+          break;
+        }
+        const s = turn?.step;
+        const c = s && s.id === known.step && turn!.id === e.turn && s.id === e.step ? known.state : undefined;
+        if (!c) {
+          flag(known.state.settled ? 'duplicate-result' : 'forged-entry', e, `result for ${e.callId} (a call of ${known.step}) ${s ? `inside step ${s.id}` : 'outside any step'}`);
+          known.state.settled = true;
+          break;
+        }
+        if (c.settled) flag('duplicate-result', e, `a second result for ${e.callId} (I2)`);
+        else if (e.toolCallId !== c.call.toolCallId || e.name !== c.call.name) flag('forged-entry', e, `result for ${e.callId} names ${e.name}/${e.toolCallId}, the call ${c.call.name}/${c.call.toolCallId}`);
+        else if (RAN.has(e.status) && !c.dispatch) flag('forged-entry', e, `result for ${e.callId} says it ran (${e.status}), but it was never dispatched`);
+        else if (e.code !== undefined && NOT_RUN_CODES.has(e.code) && c.dispatch) flag('forged-entry', e, `result for ${e.callId} says ${e.code}, but it was dispatched (seq ${c.dispatch.seq})`);
+        c.settled = true;
+        break;
+      }
+      case 'step/end': {
+        const s = stepOf(e);
+        if (s) closeStep(turn!, e);
+        break;
+      }
+      case 'turn/end': {
+        if (!turn || turn.id !== e.turn) {
+          flag('forged-entry', e, `turn/end for ${e.turn}, but ${turn ? `the open turn is ${turn.id}` : 'no turn is open'}`);
+          break;
+        }
+        if (turn.step) {
+          flag('missing-step-end', e, `step ${turn.step.id} never ended before its turn did`);
+          closeStep(turn, e);
+        }
+        if (e.steps !== turn.steps) flag('turn-step-count', e, `turn/end of ${e.turn} counts ${e.steps} steps; the log holds ${turn.steps}`);
+        totals.turnEnds[e.reason] = (totals.turnEnds[e.reason] ?? 0) + 1;
+        lastEnded = e.turn;
+        turn = undefined;
+        break;
+      }
+      case 'checkpoint':
+        totals.checkpoints++;
+        if (turn) flag('misplaced-checkpoint', e, `checkpoint inside turn ${turn.id}: checkpoints are taken between turns`);
+        else if (e.turn !== lastEnded || checkpointed === e.turn) flag('misplaced-checkpoint', e, `checkpoint for ${e.turn} must directly follow its turn/end, once`);
+        checkpointed = e.turn;
+        break;
+      case 'repair':
+        totals.repairs++;
+        break;
+      case 'compaction/start':
+        if (compaction) flag('unmatched-compaction', e, `compaction/start while the one at seq ${compaction.seq} is still open`);
+        compaction = e;
+        break;
+      case 'compaction/summary':
+        if (!compaction) flag('unmatched-compaction', e, 'compaction/summary outside a compaction/start … end bracket');
+        break;
+      case 'compaction/end':
+        if (!compaction) flag('unmatched-compaction', e, 'compaction/end with no open compaction/start');
+        compaction = undefined;
+        break;
+      case 'subagent/start':
+        subagents.set(`${e.callId} ${e.child}`, { callId: e.callId, child: e.child });
+        break;
+      case 'subagent/end':
+        if (!subagents.delete(`${e.callId} ${e.child}`)) flag('forged-entry', e, `subagent/end for ${e.child} (${e.callId}), which never started`);
+        break;
+      case 'hook/report':
+        break;
+    }
+  });
+
+  if (entries.length === 0) flag('missing-session-start', undefined, 'the log is empty');
+  for (const c of calls.values()) if (!c.state.settled) totals.calls.pending = (totals.calls.pending ?? 0) + 1;
+
+  let open: OpenTail | undefined;
+  if (turn || compaction) {
+    if (opts.allowOpenTail) open = describeOpen(turn, compaction, [...subagents.values()]);
+    else {
+      if (turn) flag('open-turn', entries.find((e) => e.seq === turn!.seq), `turn ${turn.id} never ended: the log stops mid-turn (a crash?); repairable by \`bridle resume\``);
+      if (compaction) flag('unmatched-compaction', compaction, 'compaction/start never ended (I9)');
+    }
+  }
+  if (opts.checkpoints && violations.length === 0 && !open) violations.push(...opts.checkpoints(entries));
+  const verdict: Verdict = { ok: violations.length === 0, violations, totals };
+  if (open) verdict.open = open;
+  return verdict;
+}
+
+function describeOpen(turn: TurnState | undefined, compaction: EntryOf<'compaction/start'> | undefined, subagents: OpenTail['subagents']): OpenTail {
+  const open: OpenTail = { unloggedCalls: [], calls: [], subagents };
+  if (compaction) open.compaction = { seq: compaction.seq, estimatedTokens: compaction.estimatedTokens };
+  if (!turn) return open;
+  open.turn = { id: turn.id, seq: turn.seq, steps: turn.steps };
+  const s = turn.step;
+  if (!s) return open;
+  open.step = { id: s.id, turn: turn.id, seq: s.seq };
+  for (const c of s.calls) {
+    if (c.settled) continue;
+    const { turn: t, step, callId, toolCallId, name } = c.call;
+    open.calls.push({ turn: t, step, callId, toolCallId, name, dispatched: c.dispatch !== undefined, idempotent: c.dispatch?.idempotent ?? false, awaitingApproval: c.asked && !c.decided });
+  }
+  if (s.answer?.finish.kind === 'ok') {
+    callBlocks(s.answer)
+      .slice(s.calls.length)
+      .forEach((b, j) => {
+        open.unloggedCalls.push({ turn: turn.id, step: s.id, callId: `${s.id}.c${s.calls.length + j + 1}`, toolCallId: b.id, name: b.name, arguments: b.arguments });
+      });
+  }
+  return open;
+}

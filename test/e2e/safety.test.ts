@@ -1,0 +1,143 @@
+/**
+ * `bridle run` with a scripted model making hostile calls, through the built
+ * CLI: under bwrap nothing outside the workspace changes and every call gets
+ * a clear result; `--approval never` lets no write or command run; a missing
+ * bwrap fails closed.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Entry, EntryOf } from '../../log/entries.js';
+import { parseLog } from '../../log/parse.js';
+import { runCli } from '../helpers/cli.js';
+
+let root: string;
+let home: string;
+let ws: string;
+let far: string;
+beforeEach(() => {
+  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-e2e-safety-')));
+  home = join(root, 'home');
+  ws = join(root, 'ws');
+  mkdirSync(ws);
+  writeFileSync(join(ws, 'keep.txt'), 'keep\n');
+  // Not under /tmp, so only the read-only root can be what stops a write there.
+  far = realpathSync(mkdtempSync(join('/var/tmp', 'bridle-e2e-far-')));
+  symlinkSync(far, join(ws, 'planted'));
+});
+afterEach(() => {
+  rmSync(root, { recursive: true, force: true });
+  rmSync(far, { recursive: true, force: true });
+});
+
+const script = (calls: { name: string; arguments: unknown }[]) => {
+  const file = join(root, 'script.json');
+  writeFileSync(file, JSON.stringify({ label: 'scripted: hostile calls', responses: [{ toolCalls: calls }, { text: 'done', finish: 'stop' }] }));
+  return `scripted:${file}`;
+};
+const readLog = (): Entry[] => {
+  const dir = join(home, 'sessions');
+  return parseLog(readFileSync(join(dir, readdirSync(dir)[0]!), 'utf8')).entries;
+};
+const results = (log: Entry[]) => log.filter((e): e is EntryOf<'tool/result'> => e.kind === 'tool/result');
+
+describe('bridle run under the sandbox', () => {
+  it('--sandbox bwrap --approval auto: hostile calls change nothing outside the workspace, and each gets a clear result', async () => {
+    let connections = 0;
+    const server = net.createServer((s) => (connections++, s.end()));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const model = script([
+        { name: 'bash', arguments: { command: `echo x > ${far}/by-bash.txt` } },
+        { name: 'write_file', arguments: { path: `${far}/by-tool.txt`, content: 'x' } },
+        { name: 'bash', arguments: { command: `ln -s ${far} made && echo x > made/by-made-link.txt` } },
+        { name: 'bash', arguments: { command: 'echo x > planted/by-planted-link.txt' } },
+        { name: 'write_file', arguments: { path: 'planted/by-tool-link.txt', content: 'x' } },
+        { name: 'bash', arguments: { command: `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected` } },
+        { name: 'bash', arguments: { command: 'curl -s --max-time 3 http://example.com >/dev/null || getent hosts example.com || echo no-dns' } },
+        { name: 'bash', arguments: { command: 'echo fine > ok.txt' } },
+      ]);
+      const r = await runCli(['run', '--model', model, '--cwd', ws, '--sandbox', 'bwrap', '--approval', 'auto', 'break out'], { env: { BRIDLE_HOME: home } });
+      expect(r.stderr).toContain(`sandbox: bwrap, workspace-write — commands may write only in ${ws} and a private /tmp; no network`);
+      expect(r.code).toBe(0);
+
+      expect(readdirSync(far)).toEqual([]);
+      expect(connections).toBe(0);
+      expect(readFileSync(join(ws, 'ok.txt'), 'utf8')).toBe('fine\n');
+      expect(readFileSync(join(ws, 'keep.txt'), 'utf8')).toBe('keep\n');
+
+      const byCall = results(readLog());
+      expect(byCall).toHaveLength(8);
+      expect(byCall.map((x) => x.code ?? x.status)).toEqual(['EXIT_NONZERO', 'OUTSIDE_WORKSPACE', 'EXIT_NONZERO', 'EXIT_NONZERO', 'OUTSIDE_WORKSPACE', 'EXIT_NONZERO', 'ok', 'ok']);
+      expect(byCall[0]!.content).toMatch(/Read-only file system/);
+      expect(byCall[5]!.content).toMatch(/Connection refused|Network is unreachable/);
+      expect(byCall[6]!.content).toContain('no-dns');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('--approval never: no write or bash call runs; reads do', async () => {
+    const model = script([
+      { name: 'write_file', arguments: { path: 'new.txt', content: 'x' } },
+      { name: 'edit_file', arguments: { path: 'keep.txt', old_text: 'keep', new_text: 'gone' } },
+      { name: 'bash', arguments: { command: 'touch ran.txt' } },
+      { name: 'read_file', arguments: { path: 'keep.txt' } },
+    ]);
+    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'never', 'try'], { env: { BRIDLE_HOME: home } });
+    expect(r.code).toBe(0);
+    const log = readLog();
+    expect(log.filter((e) => e.kind === 'tool/dispatch').map((e) => (e as EntryOf<'tool/dispatch'>).name)).toEqual(['read_file']);
+    expect(log.filter((e) => e.kind === 'approval/asked')).toHaveLength(0);
+    expect(results(log).map((x) => x.code ?? x.status)).toEqual(['DENIED', 'DENIED', 'DENIED', 'ok']);
+    expect(readdirSync(ws).sort()).toEqual(['keep.txt', 'planted']);
+    expect(readFileSync(join(ws, 'keep.txt'), 'utf8')).toBe('keep\n');
+  });
+
+  it('--approval ask with stdin not a terminal: calls that ask are denied as unavailable, at once; --allow rules still allow', async () => {
+    const model = script([
+      { name: 'bash', arguments: { command: 'touch ran.txt' } },
+      { name: 'bash', arguments: { command: 'touch allowed.txt' } },
+    ]);
+    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'ask', '--allow', 'bash:^touch allowed\\.txt$', 'run it'], { env: { BRIDLE_HOME: home }, timeoutMs: 20_000 });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('no terminal: calls that ask are denied');
+    const log = readLog();
+    expect(log.filter((e): e is EntryOf<'approval/decided'> => e.kind === 'approval/decided').map((d) => d.outcome)).toEqual(['unavailable']);
+    expect(results(log).map((x) => x.status)).toEqual(['denied', 'ok']);
+    expect(readdirSync(ws).sort()).toEqual(['allowed.txt', 'keep.txt', 'planted']);
+  });
+
+  it('a missing bwrap fails closed: the command never runs, the result says what to do', async () => {
+    const model = script([{ name: 'bash', arguments: { command: 'touch ran.txt' } }]);
+    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'auto', 'run it'], { env: { BRIDLE_HOME: home, BRIDLE_BWRAP: join(root, 'no-such-bwrap') } });
+    expect(r.stderr).toMatch(/sandbox: bwrap UNAVAILABLE/);
+    const [res] = results(readLog());
+    expect(res).toMatchObject({ status: 'error', code: 'SANDBOX_UNAVAILABLE' });
+    expect(res!.content).toMatch(/apt-get install bubblewrap.*--sandbox off/);
+    expect(readdirSync(ws).sort()).toEqual(['keep.txt', 'planted']);
+  });
+
+  it('--sandbox-mode read-only: neither the file tools nor commands may write; reads and commands that only read work', async () => {
+    const model = script([
+      { name: 'write_file', arguments: { path: 'new.txt', content: 'x' } },
+      { name: 'bash', arguments: { command: 'echo x > new.txt' } },
+      { name: 'bash', arguments: { command: 'cat keep.txt' } },
+    ]);
+    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'auto', '--sandbox-mode', 'read-only', 'try'], { env: { BRIDLE_HOME: home } });
+    expect(r.stderr).toContain('sandbox: bwrap, read-only');
+    expect(results(readLog()).map((x) => x.code ?? x.status)).toEqual(['DENIED', 'EXIT_NONZERO', 'ok']);
+    expect(readdirSync(ws).sort()).toEqual(['keep.txt', 'planted']);
+  });
+
+  it('refuses bad safety flags as usage errors', async () => {
+    for (const args of [['--sandbox', 'docker'], ['--sandbox-mode', 'yolo'], ['--allow', 'bash'], ['--allow', 'bash:('], ['--sandbox', 'off', '--sandbox-mode', 'full']]) {
+      const r = await runCli(['run', '--model', script([]), '--cwd', ws, ...args, 'x'], { env: { BRIDLE_HOME: home } });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/^bridle: /);
+    }
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * `bridle serve` as a user runs it (the built CLI, a real process): a client
+ * that knows only docs/protocol.md creates a session, watches it, approves a
+ * call; the log on disk is what the client saw. Also: `bridle viz --check`,
+ * and the embedding example run from `dist/`.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseLog } from '../../log/parse.js';
+import { CLI, runCli } from '../helpers/cli.js';
+import { RpcClient } from '../helpers/rpc-client.js';
+
+let child: ChildProcessWithoutNullStreams | undefined;
+let root: string | undefined;
+afterEach(() => {
+  child?.kill('SIGKILL');
+  child = undefined;
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = undefined;
+});
+
+function serve(args: string[], env: NodeJS.ProcessEnv): Promise<{ out: () => string; err: () => string; url: string; token: string; exited: Promise<number | null> }> {
+  child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  const exited = new Promise<number | null>((r) => child!.on('close', (code) => r(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}\n${err}`)), 15_000);
+    child!.stdout.on('data', (d) => {
+      out += d;
+      const url = /bridle serve: (ws:\/\/\S+)/.exec(out)?.[1];
+      const token = /^token: (.+)$/m.exec(out)?.[1];
+      if (url && token && /^viewer: /m.test(out)) {
+        clearTimeout(timer);
+        resolve({ out: () => out, err: () => err, url, token, exited });
+      }
+    });
+    child!.on('close', () => reject(new Error(`serve exited:\n${out}\n${err}`)));
+  });
+}
+
+describe('bridle serve (the CLI)', () => {
+  it('serves sessions over the documented protocol, asks approvals of clients, and stops cleanly on SIGINT', async () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
+    const home = join(root, 'home');
+    const ws = join(root, 'ws');
+    mkdirSync(ws);
+    const script = join(root, 'script.json');
+    writeFileSync(script, JSON.stringify({ responses: [{ text: 'Writing it.', toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'served\n' } }] }, { text: 'Done.' }] }));
+    const s = await serve(['--model', `scripted:${script}`, '--cwd', ws, '--approval', 'ask', '--sandbox', 'off'], { BRIDLE_HOME: home });
+    expect(s.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(s.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(s.out()).toContain(`viewer: http://127.0.0.1:`);
+
+    await expect(RpcClient.connect(s.url)).rejects.toMatchObject({ status: 401 });
+    const c = await RpcClient.connect(s.url, { token: s.token });
+    const { sessionId } = await c.call('session/create', {});
+    await c.call('session/attach', { sessionId });
+    await c.call('session/input', { sessionId, text: 'write out.txt' });
+    const req = (await c.waitFor((m) => m.method === 'approval/request')).params;
+    expect(req).toMatchObject({ sessionId, tool: 'write_file', args: { path: 'out.txt' } });
+    await c.call('approval/respond', { sessionId, callId: req.callId, outcome: 'allowed-once' });
+    await c.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'checkpoint');
+    expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('served\n');
+    const bad = await c.request('session/create', { cwd: join(root, 'nope') });
+    expect(bad.error).toMatchObject({ code: -32003, message: expect.stringContaining('no such directory') });
+    c.close();
+
+    child!.kill('SIGINT');
+    expect(await s.exited).toBe(0);
+    const onDisk = parseLog(readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')).entries;
+    expect(c.entries(sessionId)).toEqual(onDisk);
+    expect(onDisk.find((e) => e.kind === 'approval/decided')).toMatchObject({ outcome: 'allowed-once', by: 'ws:client-1' });
+  });
+
+  it('takes the token from BRIDLE_TOKEN, and warns when bound beyond loopback', async () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
+    const s = await serve(['--host', '0.0.0.0'], { BRIDLE_HOME: join(root, 'home'), BRIDLE_TOKEN: 'from-the-env' });
+    expect(s.token).toBe('from $BRIDLE_TOKEN');
+    expect(s.out()).not.toContain('from-the-env');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(s.err()).toMatch(/WARNING: listening on 0\.0\.0\.0, not loopback/);
+    const port = /:(\d+)\/$/.exec(s.url)![1];
+    const c = await RpcClient.connect(`ws://127.0.0.1:${port}/`, { token: 'from-the-env' });
+    expect(await c.call('session/list', {})).toEqual({ sessions: [] });
+    c.close();
+    child!.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+  });
+
+  it('refuses bad flags with exit 2', async () => {
+    expect((await runCli(['serve', '--port', 'x'])).code).toBe(2);
+    expect((await runCli(['serve', '--allow-origin', 'not a url'])).code).toBe(2);
+    expect((await runCli(['run', 'hi', '--model', 'scripted:/nope.json', '--inspect', 'http://x'])).code).toBe(2);
+  });
+
+  it('`bridle viz --check` compares the checked-in diagrams with the machines (freshness itself: visualizations/generate.test.ts)', async () => {
+    const r = await runCli(['viz', '--check']);
+    expect(r.stdout, r.stderr).toMatch(/^(diagrams are fresh|stale diagrams: .*)\n$/);
+    expect(r.code).toBe(r.stdout.startsWith('diagrams are fresh') ? 0 : 1);
+  });
+
+  it('the embedding example runs from dist/', async () => {
+    const app = fileURLToPath(new URL('../../dist/examples/embed/app.js', import.meta.url));
+    const out = await new Promise<string>((resolve, reject) => {
+      const p = spawn(process.execPath, [app]);
+      let text = '';
+      p.stdout.on('data', (d) => (text += d));
+      p.on('error', reject);
+      p.on('close', () => resolve(text));
+    });
+    expect(out.trim()).toBe('Right now: Lisbon: 21°C, clear sky.');
+  });
+});

@@ -1,0 +1,240 @@
+/**
+ * The WebSocket server with a real client that knows only docs/protocol.md:
+ * create, list, attach (with fromSeq, racing a running turn), input, deltas,
+ * state, snapshot, cancel, approvals over the wire.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { MethodResults, NotificationParams } from '../../adapters/server/protocol.js';
+import { RpcClient } from '../helpers/rpc-client.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+
+let t: TestServer | undefined;
+const clients: RpcClient[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await t?.stop();
+  t = undefined;
+});
+
+const connect = async (o: { token?: string } = {}) => {
+  const c = await RpcClient.connect(t!.server.url, { token: o.token ?? t!.token });
+  clients.push(c);
+  return c;
+};
+const seqs = (c: RpcClient, id: string) => c.entries(id).map((e) => e.seq);
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+const turnEnded = (id: string) => (m: { method?: string; params?: any }) => m.method === 'session/entry' && m.params.sessionId === id && m.params.entry.kind === 'turn/end';
+
+describe('bridle serve, over the wire', () => {
+  it('creates, lists, attaches and runs a turn; entries arrive once each, in seq order, after they are durable', async () => {
+    t = await startTestServer((_req, i) => (i === 0 ? { text: 'Listing.', toolCalls: [{ name: 'list_dir', arguments: {} }] } : { text: 'Empty workspace.' }));
+    const c = await connect();
+    const { sessionId } = await c.call('session/create', {});
+    const { sessions } = await c.call('session/list', {});
+    expect(sessions).toEqual([expect.objectContaining({ sessionId, model: 'scripted-test', lastSeq: 1, attached: 0 })]);
+    const attached = await c.call('session/attach', { sessionId });
+    expect(attached).toMatchObject({ sessionId, fromSeq: 1 });
+    expect(await c.call('session/input', { sessionId, text: 'what is here?' })).toEqual({ accepted: true });
+    await c.waitFor(turnEnded(sessionId));
+    await c.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'checkpoint');
+
+    const log = t.sessions[0]!.recorder.entries;
+    expect(c.entries(sessionId)).toEqual(log);
+    expect(seqs(c, sessionId)).toEqual(range(1, log.length));
+    // Live text came as deltas, not as entries.
+    const deltas = c.notifications('session/delta', sessionId);
+    expect(deltas.filter((d) => d.chunk.type === 'text-delta').map((d) => d.chunk.text).join('')).toBe('Listing.Empty workspace.');
+    expect(deltas[0].step).toBe('t1.s1');
+    // State changes were reported: the session went running and came back idle.
+    const states = c.notifications('session/state', sessionId);
+    expect(states.some((s) => JSON.stringify(s.value).includes('running'))).toBe(true);
+    expect(states.some((s) => s.actors.some((a: any) => a.machine === 'step'))).toBe(true);
+    const snap = await c.call('session/snapshot', { sessionId });
+    expect(snap).toMatchObject({ sessionId, value: 'idle', actors: [{ id: 'session', machine: 'session', value: 'idle', parent: null }], durableSeq: log.length });
+    // The response to attach came before the first entry.
+    const firstEntry = c.messages.findIndex((m) => m.method === 'session/entry');
+    const attachReply = c.messages.findIndex((m) => m.result?.fromSeq === 1);
+    expect(attachReply).toBeLessThan(firstEntry);
+    // Everything the server sent matches the protocol's schemas.
+    for (const m of c.messages) {
+      if (m.method) NotificationParams[m.method as keyof typeof NotificationParams].parse(m.params);
+      else MethodResults[c.sent.get(m.id!) as keyof typeof MethodResults].parse(m.result);
+    }
+  });
+
+  it('snapshot shows the running turn, step and tool calls', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    t = await startTestServer(async (_req, i) => {
+      if (i === 1) await gate;
+      return i === 0 ? { toolCalls: [{ name: 'list_dir', arguments: {} }] } : { text: 'done' };
+    });
+    const c = await connect();
+    const { sessionId } = await c.call('session/create', {});
+    await c.call('session/input', { sessionId, text: 'go' });
+    let snap: any;
+    for (let i = 0; i < 200; i++) {
+      snap = await c.call('session/snapshot', { sessionId });
+      if (snap.actors.some((a: any) => a.machine === 'step' && a.value === 'streaming')) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(snap.value).toEqual({ running: 'active' });
+    expect(snap.actors.map((a: any) => `${a.parent}>${a.id}:${a.machine}`)).toEqual(['null>session:session', 'session>turn:turn', 'turn>step:step']);
+    release();
+  });
+
+  it('attaching with fromSeq while a turn runs gives exactly the entries from that seq on: no gap, no duplicate', async () => {
+    t = await startTestServer(
+      (_req, i) => (i < 6 ? { text: `step ${i}`, toolCalls: [{ name: 'list_dir', arguments: {} }, { name: 'glob', arguments: { pattern: '*' } }] } : { text: 'done' }),
+      { scripted: { delayMs: 1 } },
+    );
+    const owner = await connect();
+    const { sessionId } = await owner.call('session/create', {});
+    await owner.call('session/attach', { sessionId });
+    await owner.call('session/input', { sessionId, text: 'go' });
+    // Attach more clients at different moments of the turn, each from a seq at or behind what is durable.
+    const late: { c: RpcClient; from: number }[] = [];
+    for (let k = 0; k < 12; k++) {
+      await new Promise((r) => setTimeout(r, 3 + k));
+      const durable = t.sessions[0]!.recorder.durableUpTo;
+      const from = Math.max(1, durable - (k % 4) * 3 + (k % 3 === 0 ? 2 : 0));
+      const c = await connect();
+      await c.call('session/attach', { sessionId, fromSeq: from });
+      late.push({ c, from });
+    }
+    await owner.waitFor(turnEnded(sessionId), 20_000);
+    await owner.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'checkpoint');
+    const last = t.sessions[0]!.recorder.lastSeq;
+    for (const { c, from } of late) {
+      await c.waitFor((m) => m.method === 'session/entry' && m.params.entry.seq === last, 5000, `seq ${last}`);
+      expect(seqs(c, sessionId)).toEqual(range(from, last));
+    }
+    expect(seqs(owner, sessionId)).toEqual(range(1, last));
+  });
+
+  it('re-attaching restarts the feed from the new fromSeq', async () => {
+    t = await startTestServer(() => ({ text: 'hi' }));
+    const c = await connect();
+    const { sessionId } = await c.call('session/create', {});
+    await c.call('session/attach', { sessionId });
+    await c.call('session/input', { sessionId, text: 'hello' });
+    await c.waitFor(turnEnded(sessionId));
+    const before = c.entries(sessionId).length;
+    await c.call('session/attach', { sessionId, fromSeq: 2 });
+    await c.waitFor((m) => m.method === 'session/state' && c.entries(sessionId).length > before);
+    const all = seqs(c, sessionId);
+    expect(all.slice(before, before + 3)).toEqual([2, 3, 4]);
+  });
+
+  it('routes steer and inject input, and cancels a running turn', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let unblock!: () => void;
+    const block = new Promise<void>((r) => (unblock = r));
+    t = await startTestServer(async (req, i) => {
+      if (i === 0) {
+        await gate;
+        return { toolCalls: [{ name: 'list_dir', arguments: {} }] };
+      }
+      if (i === 2) await block;
+      return { text: `saw ${req.messages.filter((m) => m.role === 'user').length} user messages` };
+    });
+    const c = await connect();
+    const { sessionId } = await c.call('session/create', {});
+    await c.call('session/attach', { sessionId });
+    await c.call('session/input', { sessionId, text: 'first', mode: 'followup' });
+    await c.call('session/input', { sessionId, text: 'also this', mode: 'steer' });
+    await c.call('session/input', { sessionId, text: 'fyi', mode: 'inject' });
+    release();
+    await c.waitFor(turnEnded(sessionId));
+    const users = c.entries(sessionId).filter((e) => e.kind === 'user/message');
+    expect(users.map((u) => [u.text, u.origin])).toEqual([
+      ['first', 'user'],
+      ['also this', 'steer'],
+      ['fyi', 'inject'],
+    ]);
+
+    // A cancel while the next turn waits on the model ends that turn aborted.
+    await c.call('session/input', { sessionId, text: 'second' });
+    await c.waitFor((m) => m.method === 'session/state' && JSON.stringify(m.params.actors).includes('streaming'));
+    expect(await c.call('session/cancel', { sessionId })).toEqual({ requested: true });
+    const ends = () => c.entries(sessionId).filter((e) => e.kind === 'turn/end');
+    await c.waitFor(() => ends().length === 2);
+    expect(ends()[1]).toMatchObject({ turn: 't2', reason: 'aborted' });
+    unblock();
+  });
+
+  it('reports unknown sessions and failed creates as errors, and keeps going', async () => {
+    t = await startTestServer(() => ({ text: 'hi' }));
+    const c = await connect();
+    for (const m of ['session/attach', 'session/input', 'session/cancel', 'session/snapshot']) {
+      const r = await c.request(m, { sessionId: 'nope', ...(m === 'session/input' ? { text: 'x' } : {}) });
+      expect(r.error?.code).toBe(-32001);
+    }
+    const r = await c.request('session/create', { cwd: '/definitely/not/here' });
+    expect(r.error).toMatchObject({ code: -32003, message: expect.stringContaining('no such directory') });
+    expect(await c.call('session/list', {})).toEqual({ sessions: [] });
+  });
+});
+
+describe('approvals over the wire', () => {
+  const writes = (_req: unknown, i: number) =>
+    i === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x\n' } }] } : { text: 'wrote it' };
+
+  it('asks every attached client; the first answer wins; request and decision are logged', async () => {
+    t = await startTestServer(writes, { approval: 'ask' });
+    const a = await connect();
+    const b = await connect();
+    const { sessionId } = await a.call('session/create', {});
+    await a.call('session/attach', { sessionId });
+    await b.call('session/attach', { sessionId });
+    await a.call('session/input', { sessionId, text: 'write a file' });
+    const req = (await b.waitFor((m) => m.method === 'approval/request')).params;
+    expect(req).toEqual({ sessionId, callId: 't1.s1.c1', tool: 'write_file', args: { path: 'a.txt', content: 'x\n' }, reason: expect.any(String), presented: expect.stringContaining('a.txt') });
+    await a.waitFor((m) => m.method === 'approval/request');
+    // The question is in the log before it is asked.
+    expect(b.entries(sessionId).some((e) => e.kind === 'approval/asked' && e.callId === 't1.s1.c1')).toBe(true);
+    // A client that attaches now is asked too.
+    const late = await connect();
+    await late.call('session/attach', { sessionId });
+    await late.waitFor((m) => m.method === 'approval/request');
+
+    expect(await b.call('approval/respond', { sessionId, callId: 't1.s1.c1', outcome: 'allowed-once' })).toEqual({ accepted: true });
+    const second = await a.request('approval/respond', { sessionId, callId: 't1.s1.c1', outcome: 'rejected' });
+    expect(second.error?.code).toBe(-32002);
+    await a.waitFor(turnEnded(sessionId));
+    const decided = a.entries(sessionId).find((e) => e.kind === 'approval/decided');
+    expect(decided).toMatchObject({ callId: 't1.s1.c1', outcome: 'allowed-once', by: 'ws:client-2' });
+    expect(a.entries(sessionId).find((e) => e.kind === 'tool/result')).toMatchObject({ status: 'ok' });
+  });
+
+  it('a rejection denies the call', async () => {
+    t = await startTestServer(writes, { approval: 'ask' });
+    const a = await connect();
+    const { sessionId } = await a.call('session/create', {});
+    await a.call('session/attach', { sessionId });
+    await a.call('session/input', { sessionId, text: 'write a file' });
+    const req = (await a.waitFor((m) => m.method === 'approval/request')).params;
+    await a.call('approval/respond', { sessionId, callId: req.callId, outcome: 'rejected' });
+    await a.waitFor(turnEnded(sessionId));
+    expect(a.entries(sessionId).find((e) => e.kind === 'approval/decided')).toMatchObject({ outcome: 'rejected', by: 'ws:client-1' });
+    expect(a.entries(sessionId).find((e) => e.kind === 'tool/result')).toMatchObject({ status: 'denied', code: 'DENIED' });
+  });
+
+  it('a question open when the server stops stays open in the log (asked, never decided), for resume', async () => {
+    t = await startTestServer(writes, { approval: 'ask' });
+    const a = await connect();
+    const { sessionId } = await a.call('session/create', {});
+    await a.call('session/attach', { sessionId });
+    await a.call('session/input', { sessionId, text: 'write a file' });
+    await a.waitFor((m) => m.method === 'approval/request');
+    const session = t.sessions[0]!;
+    await t.server.close();
+    const kinds = session.recorder.entries.map((e) => e.kind);
+    expect(kinds).toContain('approval/asked');
+    expect(kinds).not.toContain('approval/decided');
+    expect(kinds).not.toContain('tool/result');
+    expect(kinds).not.toContain('turn/end');
+    expect(session.recorder.durableUpTo).toBe(session.recorder.lastSeq);
+  });
+});

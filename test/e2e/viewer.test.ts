@@ -1,0 +1,114 @@
+/**
+ * The session viewer in headless Chromium (Debian's /usr/bin/chromium,
+ * driven by playwright-core; never a downloaded browser): it watches a
+ * scripted session's entries arrive, lights up the active states, and
+ * approves a call. Then the same session as a self-contained replay page.
+ * No skip: without Chromium this test fails.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { viewerDir, visualizationsDir } from '../../visualizations/paths.js';
+import { renderReplayHtml } from '../../visualizations/replay-html.js';
+import { RpcClient } from '../helpers/rpc-client.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+let browser: Browser;
+let t: TestServer;
+const tmp = mkdtempSync(join(tmpdir(), 'bridle-viewer-'));
+
+beforeAll(async () => {
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.stop();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+const seqsOnPage = (page: Page) => page.evaluate('[...document.querySelectorAll("#timeline li")].map((li) => Number(li.dataset.seq))') as Promise<number[]>;
+const isActive = (page: Page, stateId: string) => page.evaluate(`!!document.querySelector('[id="state:${stateId}"]')?.classList.contains('active')`) as Promise<boolean>;
+
+describe('the session viewer', () => {
+  it('shows a live session — statecharts, timeline, live text — and approves a call', async () => {
+    t = await startTestServer(
+      (_req, i) =>
+        i === 0
+          ? { text: 'I will write the file.', toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi\n' } }] }
+          : { text: 'Wrote hello.txt.' },
+      { approval: 'ask', viewer: { dir: viewerDir(), diagrams: visualizationsDir() }, scripted: { delayMs: 2 } },
+    );
+    const client = await RpcClient.connect(t.server.url, { token: t.token });
+    const { sessionId } = await client.call('session/create', {});
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(String(e)));
+    page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+    await page.goto(`${t.server.httpUrl}?token=${t.token}&session=${sessionId}`);
+    await page.waitForSelector('#status[data-state="attached"]');
+    await page.waitForSelector('svg [id="state:session.idle"].active');
+
+    await client.call('session/input', { sessionId, text: 'write hello.txt' });
+    const approve = page.locator('.approval[data-call-id="t1.s1.c1"] button[data-action="approve"]');
+    await approve.waitFor();
+    expect(await page.locator('.approval .what').textContent()).toContain('hello.txt');
+    // While it waits: the session runs, the tool call is asking, and the question is already in the timeline.
+    await page.waitForSelector('svg [id="state:tool-call.asking"].active');
+    expect(await isActive(page, 'session.running.active')).toBe(true);
+    await page.waitForSelector('#timeline li[data-kind="approval/asked"]');
+    expect(await page.locator('#live').textContent()).toContain('I will write the file.');
+
+    await approve.click();
+    await page.waitForSelector('#timeline li[data-kind="turn/end"]');
+    await page.waitForSelector('#timeline li[data-kind="checkpoint"]');
+    await page.waitForSelector('svg [id="state:session.idle"].active');
+    expect(await page.locator('.approval').count()).toBe(0);
+    expect(await page.locator('#live').textContent()).toContain('Wrote hello.txt.');
+
+    // Every entry, once, in order — exactly the log.
+    const log = t.sessions[0]!.recorder.entries;
+    expect(await seqsOnPage(page)).toEqual(log.map((e) => e.seq));
+    expect(log.find((e) => e.kind === 'approval/decided')).toMatchObject({ outcome: 'allowed-once', by: 'ws:client-2' });
+    expect(log.find((e) => e.kind === 'tool/result')).toMatchObject({ status: 'ok' });
+    expect(problems, problems.join("\n")).toEqual([]);
+    client.close();
+    await page.close();
+  });
+
+  it('replays a finished log from one self-contained file, with a slider', async () => {
+    const entries = t.sessions[0]!.recorder.entries;
+    const file = join(tmp, 'replay.html');
+    writeFileSync(file, renderReplayHtml(entries));
+    const page = await browser.newPage();
+    const requests: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
+    page.on('pageerror', (e) => problems.push(String(e)));
+    page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+    await page.goto(`file://${file}`);
+    await page.waitForSelector('#status[data-state="attached"]', { timeout: 5000, state: 'attached' }).catch((e) => {
+      throw new Error(`${e}\n${problems.join('\n')}`);
+    });
+    expect(await seqsOnPage(page)).toEqual(entries.map((e) => e.seq));
+    // At the end: idle, nothing waiting.
+    expect(await isActive(page, 'session.idle')).toBe(true);
+    // Scrub back to the approval question.
+    const asked = entries.findIndex((e) => e.kind === 'approval/asked') + 1;
+    await page.locator('#slider').fill(String(asked));
+    expect(await isActive(page, 'tool-call.asking')).toBe(true);
+    expect(await isActive(page, 'session.running.active')).toBe(true);
+    expect(await page.locator('.approval[data-call-id="t1.s1.c1"]').count()).toBe(1);
+    expect(await page.locator('.approval button').first().isDisabled()).toBe(true);
+    expect(await page.locator('#timeline li.future').count()).toBe(entries.length - asked);
+    // Nothing was fetched: the page stands alone.
+    expect(requests.filter((u) => !u.startsWith('file:'))).toEqual([]);
+    expect(problems, problems.join('\n')).toEqual([]);
+    await page.close();
+  });
+});

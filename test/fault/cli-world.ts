@@ -1,0 +1,112 @@
+/**
+ * A throwaway world for driving the real CLI as a child process: a workspace,
+ * a `$BRIDLE_HOME`, scripted-model files, and helpers to watch the session
+ * log from outside and to kill the child at a chosen point.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The compiled CLI (`npm test` builds it first); `BRIDLE_CLI` points elsewhere. */
+export const CLI = process.env.BRIDLE_CLI ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli/main.js');
+export const cliBuilt = fs.existsSync(CLI);
+
+export interface World {
+  root: string;
+  workspace: string;
+  home: string;
+  script(name: string, body: object): string;
+  /** The one session log under `$BRIDLE_HOME/sessions`, once it exists. */
+  logPath(): string | undefined;
+  log(): string;
+  marker(): string[];
+  spawn(args: string[]): Child;
+  cleanup(): void;
+}
+
+export interface Child {
+  proc: ChildProcess;
+  stderr(): string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function createWorld(): World {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-fault-')));
+  const workspace = path.join(root, 'ws');
+  const home = path.join(root, 'home');
+  fs.mkdirSync(workspace);
+  fs.mkdirSync(home);
+  const sessions = path.join(home, 'sessions');
+  const w: World = {
+    root,
+    workspace,
+    home,
+    script(name, body) {
+      const file = path.join(root, name);
+      fs.writeFileSync(file, JSON.stringify(body));
+      return file;
+    },
+    logPath() {
+      if (!fs.existsSync(sessions)) return undefined;
+      const f = fs.readdirSync(sessions).find((n) => n.endsWith('.jsonl'));
+      return f && path.join(sessions, f);
+    },
+    log() {
+      const p = w.logPath();
+      return p ? fs.readFileSync(p, 'utf8') : '';
+    },
+    marker() {
+      const f = path.join(workspace, 'marker');
+      return fs.existsSync(f) ? fs.readFileSync(f, 'utf8').split('\n').filter(Boolean) : [];
+    },
+    spawn(args) {
+      const proc = spawn(process.execPath, [CLI, ...args], {
+        cwd: root,
+        env: { ...withoutModel(process.env), BRIDLE_HOME: home },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let err = '';
+      proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      proc.stdout!.resume();
+      const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+      return { proc, stderr: () => err, exit };
+    },
+    cleanup: () => fs.rmSync(root, { recursive: true, force: true }),
+  };
+  return w;
+}
+
+function withoutModel(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { BRIDLE_MODEL: _m, ...rest } = env;
+  return rest;
+}
+
+/** Polls until `cond` holds; throws after `ms`. */
+export async function waitFor(cond: () => boolean, ms = 10_000, what = 'a condition'): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+/** Whether the log holds a line of `kind` (and, if given, for `callId`). */
+export const logHas = (text: string, kind: string, callId?: string) =>
+  text.split('\n').some((l) => l.includes(`"kind":"${kind}"`) && (callId === undefined || l.includes(`"callId":"${callId}"`)));
+
+/** The complete lines of a log text: what a reader has seen written. */
+export const completeLines = (text: string) => text.slice(0, text.lastIndexOf('\n') + 1).split('\n').slice(0, -1);
+
+/** A small seeded generator (mulberry32), so a failing seed reproduces. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

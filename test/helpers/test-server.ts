@@ -1,0 +1,75 @@
+/**
+ * A `bridle serve` for tests and benchmarks: sessions on memory stores with a
+ * reactive scripted model and the real built-in tools in a temp workspace,
+ * served on a free loopback port. Nothing reaches the network.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ApprovalPolicy } from '../../actors/approval.js';
+import { createSession, type BridleSession } from '../../actors/session.js';
+import { createScriptedProviderFromFunction, type ResponseFunction, type ScriptedOptions } from '../../adapters/model/scripted.js';
+import { startServer, type BridleServer, type ServerOptions } from '../../adapters/server/server.js';
+import { createLocalShell } from '../../adapters/shell/local.js';
+import { createMemoryStore } from '../../adapters/store/memory.js';
+import { builtinTools } from '../../tools/index.js';
+import { steppingClock } from './harness.js';
+
+export interface TestServer {
+  server: BridleServer;
+  token: string;
+  workspace: string;
+  sessions: BridleSession[];
+  stop(): Promise<void>;
+}
+
+export interface TestServerOptions extends Partial<Omit<ServerOptions, 'open' | 'token'>> {
+  approval?: ApprovalPolicy;
+  scripted?: ScriptedOptions;
+  token?: string;
+}
+
+export async function startTestServer(respond: ResponseFunction, o: TestServerOptions = {}): Promise<TestServer> {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-srv-')));
+  const workspace = path.join(root, 'ws');
+  const bridleHome = path.join(root, 'home');
+  fs.mkdirSync(workspace);
+  fs.mkdirSync(bridleHome);
+  const token = o.token ?? 'test-token';
+  const sessions: BridleSession[] = [];
+  let n = 0;
+  const server = await startServer({
+    port: 0,
+    ...o,
+    token,
+    open: (params, hooks) => {
+      if (params.cwd !== undefined && !fs.existsSync(params.cwd)) throw new Error(`--cwd: no such directory: ${params.cwd}`);
+      const s = createSession({
+        id: `s${++n}`,
+        cwd: params.cwd ?? workspace,
+        bridleHome,
+        model: createScriptedProviderFromFunction(respond, o.scripted),
+        modelName: params.model ?? 'scripted-test',
+        store: createMemoryStore(),
+        clock: steppingClock(),
+        tools: builtinTools(),
+        shell: createLocalShell(),
+        approval: o.approval ?? 'auto',
+        sleep: async () => {},
+        ...hooks,
+      });
+      sessions.push(s);
+      return s;
+    },
+  });
+  return {
+    server,
+    token,
+    workspace,
+    sessions,
+    stop: async () => {
+      await server.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * Path model of `tool-call`: small and acyclic, so every simple path is run.
+ * Invariants: a path to `done` records exactly one `tool/result` (I2); no
+ * path records `tool/dispatch` without a passed validation, an allow (policy
+ * allow or an approval that allowed) and a release (I4, I6); a cancel gives
+ * ABORTED_BEFORE_DISPATCH before dispatch and ABORTED after it (I5).
+ */
+import type { AnyEventObject } from 'xstate';
+import { countKind, draftsOf, type PathModel, type PathRun } from './path-model.js';
+
+const isOk = (e: AnyEventObject, state: string) => e.type === `xstate.done.actor.0.tool-call.${state}`;
+
+/** Index (1-based, as `at`) of the first sent event matching `pred`, or Infinity. */
+const firstAt = (run: PathRun, pred: (e: AnyEventObject) => boolean) => {
+  const i = run.sent.findIndex(pred);
+  return i < 0 ? Infinity : i + 1;
+};
+
+function check(run: PathRun): string[] {
+  const problems: string[] = [];
+  const results = draftsOf(run, 'tool/result');
+  if (run.done && results.length !== 1) problems.push(`I2: a path to done recorded ${results.length} tool/result entries`);
+  if (results.length > 1) problems.push(`I2: ${results.length} tool/result entries for one call`);
+
+  const validAt = firstAt(run, (e) => isOk(e, 'validating') && (e.output as { ok?: boolean }).ok === true);
+  const allowAt = Math.min(
+    firstAt(run, (e) => isOk(e, 'checking') && (e.output as { kind?: string }).kind === 'allow'),
+    firstAt(run, (e) => isOk(e, 'asking') && /^allowed-/.test(String((e.output as { outcome?: string }).outcome))),
+  );
+  const releasedAt = firstAt(run, (e) => e.type === 'tool.call.released');
+  const dispatches = draftsOf(run, 'tool/dispatch');
+  if (dispatches.length > 1) problems.push(`tool/dispatch recorded ${dispatches.length} times`);
+  for (const d of dispatches) {
+    if (d.at < validAt) problems.push('I4: tool/dispatch without a passed validation');
+    if (d.at < allowAt) problems.push('I6: tool/dispatch without an allow (policy allow or approval allowed)');
+    if (d.at < releasedAt) problems.push('tool/dispatch before the step released the call');
+  }
+  const readyAt = run.toParent.find((p) => p.event.type === 'tool.call.ready')?.at ?? Infinity;
+  if (readyAt < Math.max(validAt, allowAt)) problems.push('tool.call.ready told the step before validation and allow');
+
+  const cancelAt = firstAt(run, (e) => e.type === 'tool.cancel.requested');
+  if (cancelAt !== Infinity) {
+    const r = results[0];
+    const dispatched = dispatches.length > 0 && dispatches[0]!.at < cancelAt;
+    const want = dispatched ? 'ABORTED' : 'ABORTED_BEFORE_DISPATCH';
+    const settledBefore = r !== undefined && r.at < cancelAt;
+    if (!settledBefore && r?.draft.code !== want) problems.push(`I5: a cancel ${dispatched ? 'after' : 'before'} dispatch gave ${r?.draft.code ?? 'no result'}, not ${want}`);
+  }
+  const asked = countKind(run, 'approval/asked');
+  const decided = countKind(run, 'approval/decided');
+  if (decided > asked || asked > 1) problems.push(`approval: ${asked} asked, ${decided} decided`);
+  if (run.done && decided !== asked) problems.push('approval asked but never decided on a path to done');
+  return problems;
+}
+
+export const toolCallModel: PathModel = {
+  generator: 'simple',
+  // The whole context that guards and drafts read; finite because every output is.
+  abstract: (s) => ({ validation: s.context.validation ?? null, reason: s.context.reason ?? null }),
+  input: { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'call_1', name: 'probe', arguments: '{}' },
+  outputs: {
+    validateCall: [
+      { ok: true, readOnly: true, idempotent: true, args: {} },
+      { ok: true, readOnly: false, idempotent: false, args: {} },
+      { ok: false, code: 'INVALID_ARGUMENTS', message: 'bad arguments' },
+    ],
+    decideCall: [{ kind: 'allow' }, { kind: 'ask', reason: 'it writes' }, { kind: 'deny', reason: 'policy says no' }],
+    askApproval: [
+      { outcome: 'allowed-once', by: 'tester' },
+      { outcome: 'allowed-always', by: 'tester' },
+      { outcome: 'rejected', by: 'tester' },
+      { outcome: 'unavailable', by: 'tester' },
+    ],
+    executeTool: [
+      { status: 'ok', content: 'done' },
+      { status: 'error', content: 'it broke', code: 'TOOL_ERROR' },
+    ],
+  },
+  check,
+};

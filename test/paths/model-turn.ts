@@ -1,0 +1,101 @@
+/**
+ * Path model of `turn`. The step and compaction children are played by the
+ * path: their done events carry every kind of outcome (an overflowed request
+ * included), and the pressure measure is under or over the limit. Invariants: one `turn/start` on
+ * every path and one `turn/end` on every path to final (I3), the end last;
+ * steps are numbered in order; a cancel reaches the running step or
+ * compaction and the turn then ends `aborted`; queued
+ * steer and inject input is either logged before a step or handed back in
+ * the output, never lost or doubled.
+ */
+import type { AnyMachineSnapshot } from 'xstate';
+import { childAt, countKind, draftsOf, type PathModel, type PathRun } from './path-model.js';
+
+const MAX_STEPS = 2;
+const measure = (tokens: number) => ({ tokens, source: 'estimate', window: 1000, limit: 800 });
+
+/** The last step's outcome is read only in `deciding`, a transient state, right after the step: it is not kept. */
+function abstract(s: AnyMachineSnapshot) {
+  return {
+    // Steps past the limit behave alike; a steer loop could otherwise count forever.
+    steps: Math.min(s.context.steps, MAX_STEPS),
+    steer: s.context.steer.length > 0,
+    inject: s.context.inject.length > 0,
+    cancelled: s.context.cancelled,
+    trigger: s.context.trigger ?? null,
+    overflowRetried: s.context.overflowRetried ?? false,
+    end: s.context.end?.reason ?? null,
+  };
+}
+
+function check(run: PathRun): string[] {
+  const problems: string[] = [];
+  const starts = countKind(run, 'turn/start');
+  const ends = countKind(run, 'turn/end');
+  if (starts !== 1) problems.push(`I3: ${starts} turn/start entries`);
+  if (run.drafts[0]?.draft.kind !== 'turn/start') problems.push('I3: turn/start is not the first entry');
+  if (run.done && ends !== 1) problems.push(`I3: a path to final recorded ${ends} turn/end entries`);
+  if (ends > 1) problems.push(`I3: ${ends} turn/end entries`);
+  if (ends === 1 && run.drafts.at(-1)?.draft.kind !== 'turn/end') problems.push('I3: an entry after turn/end');
+
+  const steps = run.children.filter((c) => c.src === 'step');
+  steps.forEach((c, i) => {
+    if ((c.input as { step: string }).step !== `t1.s${i + 1}`) problems.push(`step ${i + 1} was numbered ${(c.input as { step: string }).step}`);
+  });
+  const end = draftsOf(run, 'turn/end')[0]?.draft;
+  if (end && end.steps !== steps.length) problems.push(`turn/end says ${end.steps} steps, ${steps.length} ran`);
+
+  // A cancel reaches whatever child is running: the step, or the compaction.
+  run.sent.forEach((e, i) => {
+    if (e.type !== 'turn.cancel.requested') return;
+    const before = run.before[i]!;
+    const running = before.matches('stepping') ? 'step' : before.matches('compacting') ? 'compaction' : undefined;
+    if (!running) return;
+    const child = childAt(run, running, i + 1);
+    if (!child?.received.some((r) => r.at === i + 1 && r.event.type === `${running}.cancel.requested`)) problems.push(`a cancel in ${running === 'step' ? 'stepping' : 'compacting'} never reached the ${running}`);
+  });
+  const cancelAt = run.sent.findIndex((e) => e.type === 'turn.cancel.requested');
+  const endAt = draftsOf(run, 'turn/end')[0]?.at ?? -1;
+  if (end && cancelAt >= 0 && endAt > cancelAt && end.reason !== 'aborted') problems.push(`a cancelled turn ended ${end.reason}`);
+
+  if (run.done) {
+    const out = run.final.output as { leftoverSteer: string[]; leftoverInject: string[] };
+    const logged = (origin: string) => draftsOf(run, 'user/message').filter((d) => d.draft.origin === origin).length;
+    const steered = run.sent.filter((e) => e.type === 'turn.input.steered').length;
+    const injected = run.sent.filter((e) => e.type === 'turn.input.injected').length + 1; // + the input's own injected context
+    if (logged('steer') + out.leftoverSteer.length !== steered) problems.push(`steer: ${steered} queued, ${logged('steer')} logged, ${out.leftoverSteer.length} handed back`);
+    if (logged('inject') + out.leftoverInject.length !== injected) problems.push(`inject: ${injected} queued, ${logged('inject')} logged, ${out.leftoverInject.length} handed back`);
+  }
+  return problems;
+}
+
+export const turnModel: PathModel = {
+  generator: 'shortest',
+  input: { turn: 't1', input: 'fix the test', injected: ['context'], maxSteps: MAX_STEPS },
+  payloads: {
+    'turn.input.steered': [{ type: 'turn.input.steered', text: 'steer' }],
+    'turn.input.injected': [{ type: 'turn.input.injected', text: 'inject' }],
+    'turn.cancel.requested': [{ type: 'turn.cancel.requested', cause: 'user' }],
+  },
+  outputs: {
+    runPreStep: [
+      { kind: 'enter', text: 'fix the test' },
+      { kind: 'reject', reason: 'off topic' },
+    ],
+    step: [
+      { reason: 'tool-calls', finish: { kind: 'ok', reason: 'tool-calls' } },
+      { reason: 'stop', finish: { kind: 'ok', reason: 'stop' } },
+      { reason: 'length', finish: { kind: 'ok', reason: 'length' } },
+      { reason: 'error', code: 'AUTH' },
+      { reason: 'error', code: 'CONTEXT_WINDOW_EXCEEDED' },
+      { reason: 'aborted' },
+    ],
+    measurePressure: [measure(100), measure(900)],
+    compaction: [
+      { outcome: 'compacted', tokensBefore: 900, tokensAfter: 300, shrank: true },
+      { outcome: 'failed', tokensBefore: 900, tokensAfter: 900, shrank: false },
+    ],
+  },
+  abstract,
+  check,
+};

@@ -1,0 +1,69 @@
+/**
+ * A path model: what the graph generator needs to know about one machine
+ * (payloads for its events, outputs for its actors' done events, how to keep
+ * its graph finite) and what must hold on every path through it.
+ */
+import type { AnyEventObject, AnyMachineSnapshot } from 'xstate';
+import type { Draft } from '../../log/entries.js';
+
+/** A stand-in child actor the run created in place of a named actor slot. */
+export interface FakeChild {
+  src: string;
+  id: string;
+  input: unknown;
+  /** How many path events had been sent when it was created. */
+  born: number;
+  /** Events the machine sent it, each with the run's clock (index into `PathRun.sent`). */
+  received: { event: AnyEventObject; at: number }[];
+}
+
+/** One generated path, run against the real machine. */
+export interface PathRun {
+  /** The path's events as delivered, init excluded. */
+  sent: AnyEventObject[];
+  /** The machine's snapshot just before each sent event. */
+  before: AnyMachineSnapshot[];
+  /** Every `record` the machine made, with how many path events had been sent when it was made. */
+  drafts: { draft: Draft; at: number }[];
+  children: FakeChild[];
+  /** Events the machine sent to its parent (`sendParent`). */
+  toParent: { event: AnyEventObject; at: number }[];
+  final: AnyMachineSnapshot;
+  /** Whether the path ends in a final state. */
+  done: boolean;
+}
+
+export interface PathModel {
+  input?: unknown;
+  /** Payload variants per event type; an event type absent here is sent bare. */
+  payloads?: Record<string, AnyEventObject[]>;
+  /** Output variants per actor slot; its invoke's done events carry each one. */
+  outputs?: Record<string, unknown[]>;
+  /** Concrete events for a descriptor the generic rules cannot fill (wildcards, payloads that depend on context). */
+  events?: (snapshot: AnyMachineSnapshot, type: string) => AnyEventObject[] | undefined;
+  /** The part of the context that matters, small enough that the graph stays finite. Default: none. */
+  abstract?: (snapshot: AnyMachineSnapshot) => unknown;
+  /**
+   * `shortest`: one shortest path to every (state, incoming edge) of the
+   * abstract graph, so every transition is on some path. `simple`: every
+   * simple path (for small acyclic machines: all of them).
+   */
+  generator: 'shortest' | 'simple';
+  /** The driver's duty before an event is sent, e.g. playing a child whose done event means "my result is durable". */
+  beforeSend?: (run: PathRun, event: AnyEventObject) => void;
+  /**
+   * Runs after the path, outside coverage, on the live actor: for promises
+   * that are about what happens next (the wake latch). Returns problems.
+   */
+  afterPath?: (send: (event: AnyEventObject) => AnyMachineSnapshot, run: PathRun) => string[];
+  /** Problems found on this path; empty when every invariant holds. */
+  check: (run: PathRun) => string[];
+}
+
+/** The newest child from `src` that existed when event number `n` (1-based) was sent. */
+export const childAt = (run: PathRun, src: string, n: number): FakeChild | undefined => run.children.filter((c) => c.src === src && c.born < n).at(-1);
+
+export const countKind = (run: PathRun, kind: Draft['kind']): number => run.drafts.filter((d) => d.draft.kind === kind).length;
+
+export const draftsOf = <K extends Draft['kind']>(run: PathRun, kind: K) =>
+  run.drafts.filter((d): d is { draft: Extract<Draft, { kind: K }>; at: number } => d.draft.kind === kind);

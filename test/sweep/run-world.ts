@@ -1,0 +1,77 @@
+/**
+ * Runs one seeded world through a whole session (`createHarness`: memory
+ * store, stepping clock, every request recorded) until it is idle with
+ * nothing queued, firing the world's inputs and cancels when the log reaches
+ * their length, a random number (at least one) of microtasks later. At least
+ * one, because the entry listener runs inside the machine's `record` action,
+ * and a host that sends to the session from there re-enters xstate
+ * mid-action (xstate warns "Custom actions should not call sendTo()").
+ */
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { sweepModel, type SweepModel } from './model.js';
+import { sweepTools, type ToolLedger } from './tools.js';
+import { ANSWER_TIMEOUT_MS, makeWorld, sweepAnswerer, type Trigger, type World } from './world.js';
+
+export interface WorldRun {
+  world: World;
+  h: Harness;
+  model: SweepModel;
+  ledger: ToolLedger;
+  /** False when the session did not come to rest within the time limit. */
+  settled: boolean;
+}
+
+const SETTLE_MS = 5_000;
+const tick = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Contract: resolves (never rejects) once the session is idle with nothing queued and no trigger in flight, or after the time limit. */
+export async function runWorld(seed: number): Promise<WorldRun> {
+  const world = makeWorld(seed);
+  const ledger: ToolLedger = { started: [] };
+  const model = sweepModel(seed);
+  const h = createHarness(model, {
+    tools: sweepTools(ledger),
+    approval: world.policy,
+    answerer: sweepAnswerer(seed),
+    answerTimeoutMs: ANSWER_TIMEOUT_MS,
+    maxSteps: world.maxSteps,
+    retry: world.retry,
+    ...(world.contextWindow !== undefined ? { contextWindow: world.contextWindow } : {}),
+  });
+  let live = true;
+  let inFlight = 0;
+  const fire = (t: Trigger) => {
+    if (!live) return;
+    if (t.kind === 'cancel') void h.session.cancel('sweep');
+    else if (t.kind === 'compact') void h.session.compact();
+    else h.session.send(t.text, t.mode);
+  };
+  const hop = (n: number, f: () => void) => {
+    inFlight++;
+    const step = (left: number) => (left === 0 ? (inFlight--, f()) : queueMicrotask(() => step(left - 1)));
+    step(n);
+  };
+  const waiting = [...world.triggers];
+  const off = h.session.recorder.onEntry(() => {
+    const n = h.session.recorder.entries.length;
+    for (const t of waiting.filter((x) => x.atEntry <= n)) {
+      waiting.splice(waiting.indexOf(t), 1);
+      hop(t.hops, () => fire(t));
+    }
+  });
+
+  h.session.send(world.first);
+  const deadline = Date.now() + SETTLE_MS;
+  let settled = false;
+  while (!settled && Date.now() < deadline) {
+    const idle = await Promise.race([h.session.idle().then(() => true), tick(deadline - Date.now()).then(() => false)]);
+    if (!idle) break;
+    // Let hops, timers and a wake that may follow the checkpoint run, then look again.
+    await tick(1);
+    const s = h.session.actor.getSnapshot();
+    settled = inFlight === 0 && s.value === 'idle' && s.context.followups.length === 0;
+  }
+  live = false;
+  off();
+  return { world, h, model, ledger, settled };
+}

@@ -1,0 +1,35 @@
+/**
+ * A finished session as one self-contained HTML file: the live viewer's page,
+ * script and styles inlined, with the log and the diagrams embedded as JSON.
+ * A slider scrubs through the log; nothing is fetched, so it opens from disk.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Entry } from '../log/entries.js';
+import { viewerDir, visualizationsDir } from './paths.js';
+
+const MACHINES = ['session', 'turn', 'step', 'tool-call'];
+
+/** JSON that is safe inside a <script> element: no `</script>`, no `<!--`. */
+const scriptSafe = (json: string) => json.replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+
+/**
+ * Contract: pure given the checked-in viewer and diagrams; the entries are
+ * embedded as data and shown with textContent, so a log cannot inject markup.
+ */
+export function renderReplayHtml(entries: readonly Entry[]): string {
+  const dir = viewerDir();
+  const page = readFileSync(join(dir, 'index.html'), 'utf8');
+  const css = readFileSync(join(dir, 'viewer.css'), 'utf8');
+  const js = readFileSync(join(dir, 'viewer.js'), 'utf8').replace(/<\/script/gi, '<\\/script');
+  const diagrams: Record<string, string> = {};
+  for (const m of MACHINES) diagrams[m] = readFileSync(join(visualizationsDir(), `${m}.svg`), 'utf8');
+  const start = entries.find((e) => e.kind === 'session/start');
+  const sessionId = start?.kind === 'session/start' ? start.id : '';
+  const data = scriptSafe(JSON.stringify({ sessionId, entries, diagrams }));
+  const title = `bridle · replay · ${sessionId.replace(/[<>&"]/g, '')}`;
+  return page
+    .replace(/<title>[^<]*<\/title>/, () => `<title>${title}</title>`)
+    .replace('<link rel="stylesheet" href="viewer.css">', () => `<style>\n${css}</style>`)
+    .replace('<script src="viewer.js"></script>', () => `<script type="application/json" id="bridle-data">${data}</script>\n<script>\n${js}</script>`);
+}
