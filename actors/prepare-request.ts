@@ -23,6 +23,9 @@ export function prepareRequestActor(recorder: Recorder, header: () => HeaderPart
   const prev = lastHeader(recorder.entries);
   let lastKey = prev ? headerKey(prev) : '';
   return fromPromise<ModelRequest, StepInput>(async ({ input }) => {
+    // xstate starts an actor's invoked children before it runs its initial state's entry actions;
+    // one microtask lets the step log step/start before this logs the step's header.
+    await Promise.resolve();
     const h = header();
     const key = headerKey(h);
     if (key !== lastKey) {

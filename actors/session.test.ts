@@ -59,6 +59,8 @@ describe('a session', () => {
     expect(checkModelVisibleIsLogged(h)).toEqual([]);
     // I7: only name, description, parameters.
     for (const t of h.requests[0]!.request.tools) expect(Object.keys(t).sort()).toEqual(['description', 'name', 'parameters']);
+    // The header is logged inside its step, once, not per step.
+    expect(kinds(h).indexOf('request/header')).toBe(kinds(h).indexOf('step/start') + 1);
     // The header is logged once, not per step.
     expect(kinds(h).filter((k) => k === 'request/header')).toHaveLength(1);
     // A checkpoint follows the turn's end.

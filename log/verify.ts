@@ -186,8 +186,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         break;
       }
       case 'request/header':
-        // The step's request is prepared by an actor that starts as the step does, so its header may precede step/start.
-        if (!(turn && !turn.step && e.turn === turn.id && e.step === `${turn.id}.s${turn.steps + 1}`)) stepOf(e);
+        stepOf(e);
         break;
       case 'model/retry':
         totals.retries++;

@@ -95,3 +95,10 @@ describe('bash (fake shell)', () => {
     expect(bashTool.readOnly || bashTool.idempotent).toBe(false);
   });
 });
+
+describe('the environment a command sees', () => {
+  it('drops bridle’s secrets and keeps the rest', async () => {
+    const { commandEnv } = await import('./bash.js');
+    expect(commandEnv({ PATH: '/bin', OPENAI_API_KEY: 'sk', BRIDLE_TOKEN: 't', ANTHROPIC_API_KEY: 'x', HOME: '/root' })).toEqual({ PATH: '/bin', HOME: '/root' });
+  });
+});

@@ -4,6 +4,16 @@ import { failure, ok } from './output.js';
 import { formatBytes } from './text.js';
 import { ToolError, type ShellResult, type ToolDefinition } from './types.js';
 
+/** bridle's own secrets never reach a command the model wrote: the model's key and the server's token. */
+const SECRET = /^(OPENAI_API_KEY|BRIDLE_TOKEN|.*_API_KEY)$/i;
+
+/** Contract: pure; the environment a command runs with — the process's, less bridle's secrets. */
+export function commandEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !SECRET.test(k)) out[k] = v;
+  return out;
+}
+
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 export const BASH_MAX_OUTPUT_BYTES = 64 * 1024;
@@ -64,6 +74,7 @@ export const bashTool: ToolDefinition<BashArgs> = {
         timeoutMs,
         maxOutputBytes: BASH_MAX_OUTPUT_BYTES,
         signal: ctx.signal,
+        env: commandEnv(process.env),
       });
     } catch (err) {
       // A shell that refuses on purpose (a sandbox that cannot confine the command) names its own code.

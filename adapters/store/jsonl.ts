@@ -13,6 +13,7 @@ export function createJsonlStore(path: string): LogStore {
   const fd = openSync(path, 'a', 0o600);
   let closed = false;
   let dirty = false;
+  let inflight: Promise<void> | undefined;
   return {
     location: path,
     append(_entry: Entry, line: string) {
@@ -23,9 +24,23 @@ export function createJsonlStore(path: string): LogStore {
       dirty = true;
     },
     flush() {
-      if (closed || !dirty) return Promise.resolve();
+      if (closed) return Promise.resolve();
+      // Nothing new: the caller still must not hear "durable" before a sync already under way has finished.
+      if (!dirty) return inflight ?? Promise.resolve();
       dirty = false;
-      return new Promise<void>((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+      const sync = (inflight ?? Promise.resolve()).then(
+        () => new Promise<void>((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve()))),
+      );
+      inflight = sync;
+      void sync.then(
+        () => {
+          if (inflight === sync) inflight = undefined;
+        },
+        () => {
+          if (inflight === sync) inflight = undefined;
+        },
+      );
+      return sync;
     },
     async close() {
       if (closed) return;

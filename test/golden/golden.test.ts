@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { replayThroughMachines } from '../../actors/replay.js';
 import { parseLog } from '../../log/parse.js';
+import { verifyLog } from '../../log/verify.js';
+import { checkCheckpoints } from '../../machines/session-fold.js';
 import { builtinTools } from '../../tools/index.js';
 
 const dir = new URL('.', import.meta.url).pathname;
@@ -20,6 +22,7 @@ describe('golden logs', () => {
       const text = readFileSync(join(dir, f), 'utf8');
       const { entries, torn } = parseLog(text);
       expect(torn).toBeUndefined();
+      expect(verifyLog(entries, { checkpoints: checkCheckpoints }).violations).toEqual([]);
       const r = await replayThroughMachines(entries, builtinTools());
       expect(r.original).toBe(text);
       if (!r.identical) {
