@@ -6,22 +6,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
+import { noopTool } from './noop-tool.js';
 import { createSession } from '../actors/session.js';
 import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
 import { createJsonlStore } from '../adapters/store/jsonl.js';
 import { createMemoryStore } from '../adapters/store/memory.js';
-import type { ToolDefinition } from '../tools/types.js';
-
-const noop: ToolDefinition<{ n?: number }> = {
-  name: 'noop',
-  description: 'Does nothing.',
-  parameters: z.strictObject({ n: z.number().optional() }),
-  readOnly: true,
-  idempotent: true,
-  execute: async () => ({ status: 'ok', content: 'ok' }),
-  present: () => 'noop',
-};
 
 /** Runs one turn of `steps` steps; returns microseconds per step. */
 export async function runSteps(steps: number, store: 'memory' | 'jsonl'): Promise<number> {
@@ -35,7 +24,7 @@ export async function runSteps(steps: number, store: 'memory' | 'jsonl'): Promis
     modelName: 'scripted-bench',
     store: dir ? createJsonlStore(join(dir, 'bench.jsonl')) : createMemoryStore(),
     clock: () => t++,
-    tools: [noop],
+    tools: [noopTool],
     shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) },
     approval: 'auto',
     maxSteps: steps + 1,

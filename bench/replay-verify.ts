@@ -3,25 +3,14 @@
  * same lines (DESIGN §8: within 2×). The log is a real one: a scripted
  * session of many short turns on a memory store, its lines kept as written.
  */
-import { z } from 'zod';
 import { createSession } from '../actors/session.js';
 import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
 import { createMemoryStore } from '../adapters/store/memory.js';
 import { parseLog } from '../log/parse.js';
 import { verifyLog } from '../log/verify.js';
 import { checkCheckpoints } from '../machines/session-fold.js';
-import type { ToolDefinition } from '../tools/types.js';
+import { noopTool } from './noop-tool.js';
 import { median } from './stats.js';
-
-const noop: ToolDefinition<{ n?: number }> = {
-  name: 'noop',
-  description: 'Does nothing.',
-  parameters: z.strictObject({ n: z.number().optional() }),
-  readOnly: true,
-  idempotent: true,
-  execute: async () => ({ status: 'ok', content: 'ok' }),
-  present: () => 'noop',
-};
 
 /** A log of at least `entries` entries: turns of 20 steps, each step one no-op call. */
 export async function makeLog(entries: number): Promise<string> {
@@ -35,7 +24,7 @@ export async function makeLog(entries: number): Promise<string> {
     modelName: 'scripted-bench',
     store,
     clock: () => t++,
-    tools: [noop],
+    tools: [noopTool],
     shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) },
     approval: 'auto',
     repeatCall: false,

@@ -1,0 +1,13 @@
+/** The benchmarks' tool: does nothing, so what is measured is the harness. */
+import { z } from 'zod';
+import type { ToolDefinition } from '../tools/types.js';
+
+export const noopTool: ToolDefinition<{ n?: number }> = {
+  name: 'noop',
+  description: 'Does nothing.',
+  parameters: z.strictObject({ n: z.number().optional() }),
+  readOnly: true,
+  idempotent: true,
+  execute: async () => ({ status: 'ok', content: 'ok' }),
+  present: () => 'noop',
+};
