@@ -188,6 +188,38 @@ describe('compaction in a session (I9)', () => {
     expect(verifyLog(rec.entries).violations).toEqual([]);
   });
 
+  it('a crash during a manual compaction between turns: loading the log closes the orphan (appending only)', async () => {
+    let hang!: () => void;
+    const hanging = new Promise<void>((r) => (hang = r));
+    h = createHarness(
+      async (req) => {
+        if (isSummaryInstruction(lastUser(req))) {
+          hang();
+          await new Promise(() => {});
+        }
+        return lastUser(req)?.role === 'user' ? { toolCalls: [{ name: 'read_file', arguments: { path: 'f.txt' } }] } : { text: 'read it' };
+      },
+      { contextWindow: 100_000 },
+    );
+    fs.writeFileSync(path.join(h.workspace, 'f.txt'), 'line of text\n'.repeat(80));
+    await h.session.run('one');
+    await h.session.run('two');
+    void h.session.compact();
+    await hanging;
+    const survived = parseLog(h.store.text()).entries;
+    expect(findOrphanCompaction(survived)).toBeDefined();
+    const again = createHarness(() => ({ text: 'ok' }), { existing: survived, store: createMemoryStore() });
+    try {
+      const entries = again.entries();
+      expect(keepsEverything(survived, entries)).toBe(true);
+      expect(entries.slice(survived.length).map((e) => e.kind)).toEqual(['repair', 'compaction/end']);
+      expect(findOrphanCompaction(entries)).toBeUndefined();
+      expect(verifyLog(entries).violations).toEqual([]);
+    } finally {
+      again.cleanup();
+    }
+  });
+
   it('input that arrives during compaction is queued and never lost; a cancel closes the bracket as interrupted', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));

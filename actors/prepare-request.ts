@@ -22,10 +22,12 @@ export function lastHeader(entries: readonly { kind: string }[]): EntryOf<'reque
 export function prepareRequestActor(recorder: Recorder, header: () => HeaderParts) {
   const prev = lastHeader(recorder.entries);
   let lastKey = prev ? headerKey(prev) : '';
-  return fromPromise<ModelRequest, StepInput>(async ({ input }) => {
+  return fromPromise<ModelRequest, StepInput>(async ({ input, signal }) => {
     // xstate starts an actor's invoked children before it runs its initial state's entry actions;
     // one microtask lets the step log step/start before this logs the step's header.
     await Promise.resolve();
+    // A step cancelled meanwhile has already logged its end: a header now would land outside it.
+    if (signal.aborted) throw new Error('prepareRequest: the step was cancelled');
     const h = header();
     const key = headerKey(h);
     if (key !== lastKey) {

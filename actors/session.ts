@@ -5,7 +5,7 @@
  */
 import { createActor, fromPromise, type Actor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
 import { type ApprovalRule, type Entry, LOG_FORMAT, type Origin } from '../log/entries.js';
-import { closeOrphanCompaction } from '../log/context/orphan.js';
+import { closeOrphanCompaction, findOrphanCompaction } from '../log/context/orphan.js';
 import { Recorder } from '../log/recorder.js';
 import { compactionMachine, type CompactionOutput } from '../machines/compaction.machine.js';
 import { sessionMachine, type InputMode } from '../machines/session.machine.js';
@@ -113,9 +113,10 @@ export function createSession(o: SessionOptions): BridleSession {
   }
   const byName = new Map(o.tools.map((t) => [t.name, t]));
   const specs = o.tools.map(toolSpec);
-  // A compaction a crash left open between turns is closed on load (I9); an open turn is repair's to close.
-  if (!recorder.entries.some((e, i, all) => e.kind === 'turn/start' && !all.slice(i).some((x) => x.kind === 'turn/end' && x.turn === e.turn))) {
-    for (const d of closeOrphanCompaction(recorder.entries)) recorder.append(d);
+  // A compaction a crash left open between turns is closed on load (I9); inside an open turn it is repair's to close.
+  const all = recorder.entries;
+  if (findOrphanCompaction(all) && all.findLastIndex((e) => e.kind === 'turn/start') <= all.findLastIndex((e) => e.kind === 'turn/end')) {
+    for (const d of closeOrphanCompaction(all)) recorder.append(d);
   }
   const context = createContextEngine({ ...o, recorder, depth: o.depth ?? 0, tools: specs, core: DEFAULT_SYSTEM });
   const flushLog = fromPromise<void, void>(() => recorder.flush());

@@ -4,24 +4,13 @@
  * its log and each times one manual compaction — measure, prune, plan,
  * summary request (answered at once by the scripted model), replacement.
  */
-import { z } from 'zod';
 import { createSession } from '../actors/session.js';
 import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
 import { createMemoryStore } from '../adapters/store/memory.js';
 import { isSummaryInstruction } from '../log/context/summary-prompt.js';
 import type { Entry } from '../log/entries.js';
-import type { ToolDefinition } from '../tools/types.js';
+import { noopTool } from './noop-tool.js';
 import { median } from './stats.js';
-
-const noop: ToolDefinition<{ n?: number }> = {
-  name: 'noop',
-  description: 'Does nothing.',
-  parameters: z.strictObject({ n: z.number().optional() }),
-  readOnly: true,
-  idempotent: true,
-  execute: async () => ({ status: 'ok', content: 'ok' }),
-  present: () => 'noop',
-};
 
 const SUMMARY = '## Request and intent\nbench\n## Key facts\nnone\n## Files touched\nnone\n## Errors and fixes\nnone\n## Current work\nnone\n## Next step\nnone';
 
@@ -38,7 +27,7 @@ function session(steps: number, existing: readonly Entry[] = []) {
     modelName: 'scripted-bench',
     store: createMemoryStore(),
     clock: () => t++,
-    tools: [noop],
+    tools: [noopTool],
     shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) },
     approval: 'auto',
     maxSteps: steps + 1,

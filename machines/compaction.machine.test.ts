@@ -1,6 +1,6 @@
 import { createActor, fromPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
-import type { Draft } from '../log/entries.js';
+import type { Draft, DraftOf } from '../log/entries.js';
 import { compactionMachine, outcomeOf, type CompactionOutput, type ContextMeasure, type SummaryAnswer, type SummaryRequestPlan } from './compaction.machine.js';
 
 const m = (tokens: number): ContextMeasure => ({ tokens, source: 'estimate', window: 1000, limit: 800 });
@@ -13,10 +13,12 @@ function run(o: { trigger: 'proactive' | 'reactive' | 'manual'; measures: number
     actions: { record: (_: unknown, d: Draft) => void drafts.push(d) },
     actors: {
       measureContext: fromPromise(async () => m(measures.shift() ?? 0)),
-      planPrune: fromPromise(async () => Array.from({ length: o.prunes ?? 0 }, (_, i) => ({ kind: 'tool/result' as const, turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'a', name: 'x', status: 'ok' as const, content: `p${i}`, surfaceOp: { op: 'replace' as const, start: 5, end: 5 } }))),
+      planPrune: fromPromise(async () =>
+        Array.from({ length: o.prunes ?? 0 }, (_, i): DraftOf<'tool/result'> => ({ kind: 'tool/result', turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'a', name: 'x', status: 'ok', content: `p${i}`, surfaceOp: { op: 'replace', start: 5, end: 5 } })),
+      ),
       planSummary: fromPromise(async () => (o.plan === undefined ? plan : o.plan)),
       requestSummary: fromPromise(async () => o.answer ?? { ok: true as const, text: 'short summary' }),
-      flushLog: fromPromise(async () => undefined),
+      flushLog: fromPromise<void, void>(async () => {}),
     },
   });
   const actor = createActor(machine, { input: { trigger: o.trigger, turn: 't1' } });

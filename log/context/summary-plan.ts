@@ -44,8 +44,10 @@ export interface SummaryPlan {
 /** A run smaller than this is not worth a model request: a summary would hardly be shorter. */
 export const MIN_SUMMARIZED_TOKENS = 256;
 
+/** The running turn's input (the user's words, a resume note, a steer) is never summarized. */
+const INPUT_ORIGINS = new Set(['user', 'resume', 'steer']);
 const isPinned = (u: Unit, turn: string | undefined): boolean =>
-  turn !== undefined && u.items.some((i) => i.kind === 'user/message' && i.origin === 'user' && i.turn === turn);
+  turn !== undefined && u.items.some((i) => i.kind === 'user/message' && INPUT_ORIGINS.has(i.origin) && i.turn === turn);
 
 /** Contract: pure; undefined when nothing worth summarizing fits. */
 export function planSummary(p: SummaryPlanInput): SummaryPlan | undefined {

@@ -3,7 +3,6 @@
  * long, tool-heavy turn against a local OpenAI-wire server that reports
  * usage the way a real one does. No request it receives is over the window;
  * the log holds the compaction brackets, the replacements, and every entry.
- * And `bridle chat` with `/compact`.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,30 +85,4 @@ describe('compaction end to end', () => {
     expect(log.filter((e) => e.kind === 'tool/result' && e.surfaceOp === 'append')).toHaveLength(STEPS);
     expect(verifyLog(log).violations).toEqual([]);
   }, 150_000);
-
-  it('bridle chat: lines are prompts, /compact compacts between turns, end of input exits 0', async () => {
-    writeFileSync(join(ws, 'notes.txt'), Array.from({ length: 200 }, (_, i) => `note ${i}: remember this`).join('\n'));
-    srv.respondWith((body) => {
-      if (isSummaryRequest(body)) return streamReply([...textChunks('## Request and intent\nread notes\n## Key facts\n200 notes\n## Files touched\nnotes.txt\n## Errors and fixes\nnone\n## Current work\nnone\n## Next step\nwait')]);
-      const last = body.messages.at(-1);
-      if (last.role === 'user') return streamReply(toolCallChunks([{ id: `c${srv.requests.length}`, name: 'read_file', arguments: '{"path":"notes.txt"}' }]));
-      return streamReply(textChunks(`Read ${body.messages.length} messages.`));
-    });
-    const r = await runCli(['chat', '--base-url', srv.url, '--model', 'test-model', '--cwd', ws, '--approval', 'auto'], {
-      env: { BRIDLE_HOME: home },
-      input: 'first\nsecond\n/compact\n/context\nthird\n',
-    });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/compaction compacted: \d+ → \d+ tokens/);
-    expect(r.stdout).toMatch(/context: \d+ tokens/);
-    const log = readLog();
-    expect(log.filter((e) => e.kind === 'turn/start').map((e) => (e as EntryOf<'turn/start'>).input)).toEqual(['first', 'second', 'third']);
-    const kinds = log.map((e) => e.kind);
-    // Between turns: right after the second turn's end and checkpoint, before the third turn.
-    const at = kinds.indexOf('compaction/start');
-    expect(kinds.slice(at - 2, at)).toEqual(['turn/end', 'checkpoint']);
-    expect(kinds.indexOf('turn/start', at)).toBeGreaterThan(kinds.indexOf('compaction/end'));
-    expect(log.find((e) => e.kind === 'compaction/start')).toMatchObject({ trigger: 'manual' });
-    expect(verifyLog(log).violations).toEqual([]);
-  });
 });

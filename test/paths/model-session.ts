@@ -34,7 +34,7 @@ const tally = (into: Map<string, number>, items: readonly unknown[], sign: 1 | -
 function check(run: PathRun): string[] {
   const problems: string[] = [];
   const turns = run.children.filter((c) => c.src === 'turn');
-  const claims = turns.map((c) => c.input as { turn: string; input: string; injected: string[] });
+  const claims = turns.map((c) => c.input as { turn: string; input: string; injected: string[]; origin?: string });
   // Conservation: what was admitted (or handed back by a turn) is claimed once or still waits.
   const followups = new Map<string, number>();
   const injects = new Map<string, number>();
@@ -73,6 +73,8 @@ function check(run: PathRun): string[] {
   if (forwarded !== cancels) problems.push(`${cancels} cancels of a running turn, ${forwarded} reached it`);
   claims.forEach((t, i) => {
     if (t.turn !== `t${i + 1}`) problems.push(`turn ${i + 1} was named ${t.turn}`);
+    // Harness input keeps its origin, so the model never reads a resume note as the user's words.
+    if ((t.input === 'resume note') !== (t.origin === 'resume')) problems.push(`turn ${i + 1} claimed ${JSON.stringify(t.input)} with origin ${t.origin ?? 'user'}`);
   });
   return problems;
 }

@@ -5,6 +5,7 @@
  *
  *   BRIDLE_SWEEP_SEEDS=5000 npx vitest run test/sweep   more seeds (default 250)
  *   BRIDLE_SWEEP_SEED=123 npx vitest run test/sweep     one seed
+ *   BRIDLE_SWEEP_STATS=1                                  print what the worlds did
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../log/entries.js';
@@ -47,7 +48,7 @@ describe('the sweep', () => {
 
   afterAll(() => {
     if (one !== undefined) return;
-    if (process.env.SWEEP_STATS) console.log([...seen].sort().map(([k, n]) => `${k}: ${n}`).join('\n'));
+    if (process.env.BRIDLE_SWEEP_STATS) console.log([...seen].sort().map(([k, n]) => `${k}: ${n}`).join('\n'));
     // Hostility is measured too: each of these must have happened in some world.
     const wanted = [
       'result ok',
@@ -71,6 +72,8 @@ describe('the sweep', () => {
       'turn error',
       'turn max-steps',
       'turn max-tokens',
+      'answer CONTEXT_WINDOW_EXCEEDED',
+      'compaction compacted',
     ];
     if (seeds.length >= 250) expect(wanted.filter((w) => !seen.has(w))).toEqual([]);
   });
