@@ -156,6 +156,11 @@ export class HostedSession {
     this.session.send(text, mode);
   }
 
+  /** Starts a compaction now (between turns, or right after the running turn); its brackets arrive as entries. */
+  compact(): void {
+    void this.session.compact();
+  }
+
   cancel(): void {
     void this.session.cancel('user');
   }

@@ -33,6 +33,10 @@ export const methods: Methods = {
     hub.get(p.sessionId).cancel();
     return { requested: true };
   },
+  'session/compact': (p, { hub }) => {
+    hub.get(p.sessionId).compact();
+    return { requested: true };
+  },
   'session/snapshot': (p, { hub }) => hub.get(p.sessionId).snapshot(),
   'approval/respond': (p, { hub, peer }) => {
     const ok = hub.get(p.sessionId).desk.respond(p.callId, p.outcome, `ws:${peer.label}`);

@@ -46,6 +46,7 @@ export const MethodParams = {
   'session/attach': z.strictObject({ sessionId: SessionId, fromSeq: z.int().positive().optional() }),
   'session/input': z.strictObject({ sessionId: SessionId, text: z.string(), mode: InputMode.optional() }),
   'session/cancel': z.strictObject({ sessionId: SessionId }),
+  'session/compact': z.strictObject({ sessionId: SessionId }),
   'session/snapshot': z.strictObject({ sessionId: SessionId }),
   'approval/respond': z.strictObject({ sessionId: SessionId, callId: z.string().min(1), outcome: z.enum(['allowed-once', 'rejected']) }),
 } as const;
@@ -116,6 +117,7 @@ export const MethodResults = {
   'session/attach': z.strictObject({ sessionId: z.string(), fromSeq: z.int().positive(), durableSeq: z.int().nonnegative() }),
   'session/input': z.strictObject({ accepted: z.literal(true) }),
   'session/cancel': z.strictObject({ requested: z.literal(true) }),
+  'session/compact': z.strictObject({ requested: z.literal(true) }),
   'session/snapshot': Snapshot,
   'approval/respond': z.strictObject({ accepted: z.literal(true) }),
 } as const;

@@ -26,6 +26,26 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 const turnEnded = (id: string) => (m: { method?: string; params?: any }) => m.method === 'session/entry' && m.params.sessionId === id && m.params.entry.kind === 'turn/end';
 
 describe('bridle serve, over the wire', () => {
+  it('session/compact runs a compaction between turns; its brackets arrive as entries', async () => {
+    t = await startTestServer((req) =>
+      JSON.stringify(req.messages.at(-1)).includes('Summarize') || JSON.stringify(req.messages.at(-1)).includes('summary')
+        ? { text: '## Request and intent\nx\n## Key facts\nx\n## Files touched\nnone\n## Errors and fixes\nnone\n## Current work\nnone\n## Next step\nnone' }
+        : { text: 'a fairly long answer '.repeat(40) },
+    );
+    const c = await connect();
+    const { sessionId } = await c.call('session/create', {});
+    await c.call('session/attach', { sessionId });
+    for (const text of ['one', 'two', 'three']) {
+      await c.call('session/input', { sessionId, text });
+    }
+    await c.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'checkpoint' && m.params.entry.turn === 't3');
+    expect(await c.call('session/compact', { sessionId })).toEqual({ requested: true });
+    const end = await c.waitFor((m) => m.method === 'session/entry' && m.params.sessionId === sessionId && m.params.entry.kind === 'compaction/end');
+    expect(end.params.entry.outcome).toBe('compacted');
+    expect(end.params.entry.tokensAfter).toBeLessThan(end.params.entry.tokensBefore);
+    expect(c.entries(sessionId).some((e) => e.kind === 'compaction/start')).toBe(true);
+  });
+
   it('creates, lists, attaches and runs a turn; entries arrive once each, in seq order, after they are durable', async () => {
     t = await startTestServer((_req, i) => (i === 0 ? { text: 'Listing.', toolCalls: [{ name: 'list_dir', arguments: {} }] } : { text: 'Empty workspace.' }));
     const c = await connect();
