@@ -163,8 +163,16 @@ export const toolCallMachine = setup({
     dispatching: {
       description: 'tool/dispatch is made durable before the tool body starts (two-phase dispatch).',
       entry: { type: 'record', params: ({ context }) => draftDispatch(context, context.validation?.ok === true && context.validation.idempotent) },
-      invoke: { src: 'flushLog', onDone: 'executing', onError: 'executing' },
+      invoke: { src: 'flushLog', onDone: 'executing', onError: 'notDurable' },
       on: { 'tool.cancel.requested': 'aborted' },
+    },
+    notDurable: {
+      description: 'The dispatch could not be made durable, so the tool does not run: after a crash, repair must never call a run tool "not started".',
+      entry: {
+        type: 'record',
+        params: ({ context }) => draftResult(context, 'error', 'Not run: the session log could not be made durable before dispatch.', 'DISPATCH_NOT_DURABLE'),
+      },
+      always: 'settling',
     },
     executing: {
       invoke: {

@@ -8,7 +8,7 @@ import type { PathModel } from './path-model.js';
 
 describe('what a machine definition contains', () => {
   it('lists every nested state and every candidate: guarded branches, always, invoke done/error, targetless', () => {
-    expect(statesOf(toolCallMachine)).toHaveLength(12);
+    expect(statesOf(toolCallMachine)).toHaveLength(13);
     const labels = transitionsOf(toolCallMachine).map((t) => t.label);
     expect(labels).toContain('tool-call.rejected -[always]-> tool-call.settling');
     expect(labels).toContain('tool-call.validating -[xstate.done.actor.0.tool-call.validating if isValid]-> tool-call.checking');
