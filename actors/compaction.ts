@@ -13,6 +13,7 @@ import type { DraftOf, Entry } from '../log/entries.js';
 import type { ModelRequest } from '../log/messages.js';
 import type { Recorder } from '../log/recorder.js';
 import type { CompactionTrigger, ContextMeasure, SummaryAnswer, SummaryRequestPlan } from '../machines/compaction.machine.js';
+import { isPressing } from '../machines/compaction-drafts.js';
 import type { ContextMeter } from './context-meter.js';
 import type { ModelProvider } from './ports.js';
 import type { HeaderParts } from './prepare-request.js';
@@ -57,12 +58,24 @@ export async function requestText(model: ModelProvider, request: ModelRequest, s
   return text.trim() ? { ok: true, text: text.trim() } : { ok: false, code: 'EMPTY_RESPONSE', message: 'the summary answer held no text' };
 }
 
+/**
+ * The turn's pressure guard: the same measurement, synchronous, so no actor per step (ADR 0007).
+ * Contract: never throws; a measurement that fails is not over threshold (the request goes out; an overflow compacts).
+ */
+export function pressureGuard(meter: ContextMeter): () => boolean {
+  return () => {
+    try {
+      return isPressing(meter.measure());
+    } catch {
+      return false;
+    }
+  };
+}
+
 export function compactionActors(d: { recorder: Recorder; meter: ContextMeter; header: () => HeaderParts; model: ModelProvider; settings?: CompactionSettings }) {
   const { recorder, meter } = d;
   return {
     measureContext: fromPromise<ContextMeasure, void>(async () => meter.measure()),
-    /** The turn's pressure guard: the same measurement. */
-    measurePressure: fromPromise<ContextMeasure, { turn: string }>(async () => meter.measure()),
     planPrune: fromPromise<DraftOf<'tool/result'>[], void>(async () => planPrune(unitsOf(recorder.projection.visible), pruneLimitsFor(meter.window))),
     planSummary: fromPromise<SummaryRequestPlan | null, { trigger: CompactionTrigger; turn?: string }>(async ({ input }) => {
       // The previous request's header, so the summary request extends it byte for byte.

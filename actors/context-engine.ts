@@ -5,7 +5,7 @@
  */
 import type { ToolSpec } from '../log/entries.js';
 import type { Recorder } from '../log/recorder.js';
-import { compactionActors, type CompactionSettings } from './compaction.js';
+import { compactionActors, pressureGuard, type CompactionSettings } from './compaction.js';
 import { ContextMeter } from './context-meter.js';
 import { DEFAULT_COMPACT_THRESHOLD, knownContextWindow } from './context-windows.js';
 import type { ModelProvider } from './ports.js';
@@ -51,5 +51,5 @@ export function createContextEngine(o: ContextOptions & {
   const window = o.contextWindow ?? knownContextWindow(o.modelName);
   const meter = new ContextMeter(o.recorder, header, { ...(window !== undefined ? { window } : {}), threshold: o.compactThreshold ?? DEFAULT_COMPACT_THRESHOLD });
   const actors = compactionActors({ recorder: o.recorder, meter, header, model: o.model, ...(o.compaction ? { settings: o.compaction } : {}) });
-  return { prompt, header, meter, actors };
+  return { prompt, header, meter, actors, isOverThreshold: pressureGuard(meter) };
 }

@@ -1,13 +1,17 @@
 /**
- * The `prepareRequest` actor: the request is built from the log alone — the
+ * The `prepareRequest` action: the request is built from the log alone — the
  * header (system prompt, tool schemas, params) is logged whenever it differs
  * from the last one logged, and the messages are the log's projection (I1).
+ * It is synchronous, so it is an action that answers the step with an event
+ * rather than an invoked actor (ADR 0007): it runs right after the step's
+ * `step/start`, before any other event reaches the step, so the header always
+ * lands inside its step and a cancelled step never gets one afterwards.
  */
-import { fromPromise } from 'xstate';
 import type { DraftOf, EntryOf } from '../log/entries.js';
 import type { ModelRequest } from '../log/messages.js';
 import type { Recorder } from '../log/recorder.js';
-import type { StepInput } from '../machines/step.machine.js';
+import type { StepRef } from '../machines/drafts.js';
+import type { StepEvent } from '../machines/step.machine.js';
 
 export type HeaderParts = Pick<DraftOf<'request/header'>, 'system' | 'tools' | 'params'>;
 
@@ -19,24 +23,34 @@ export function lastHeader(entries: readonly { kind: string }[]): EntryOf<'reque
 }
 
 /** Builds the request a step sends; `header` is asked anew each step so plugins may change it. */
-export function prepareRequestActor(recorder: Recorder, header: () => HeaderParts) {
+export function prepareRequestAction(recorder: Recorder, header: () => HeaderParts) {
   const prev = lastHeader(recorder.entries);
   let lastKey = prev ? headerKey(prev) : '';
-  return fromPromise<ModelRequest, StepInput>(async ({ input, signal }) => {
-    // xstate starts an actor's invoked children before it runs its initial state's entry actions;
-    // one microtask lets the step log step/start before this logs the step's header.
-    await Promise.resolve();
-    // A step cancelled meanwhile has already logged its end: a header now would land outside it.
-    if (signal.aborted) throw new Error('prepareRequest: the step was cancelled');
+  // The header source hands back the same object while nothing changed (prompt/header.ts): no key to build then.
+  let lastParts: HeaderParts | undefined;
+  const prepare = (ref: StepRef): ModelRequest => {
     const h = header();
-    const key = headerKey(h);
-    if (key !== lastKey) {
-      recorder.append({ kind: 'request/header', turn: input.turn, step: input.step, system: h.system, tools: h.tools, params: h.params });
-      lastKey = key;
+    if (h !== lastParts) {
+      const key = headerKey(h);
+      if (key !== lastKey) {
+        recorder.append({ kind: 'request/header', turn: ref.turn, step: ref.step, system: h.system, tools: h.tools, params: h.params });
+        lastKey = key;
+      }
+      lastParts = h;
     }
     const req: ModelRequest = { model: h.params.model, system: h.system, tools: h.tools, messages: recorder.projection.messages };
     if (h.params.temperature !== undefined) req.temperature = h.params.temperature;
     if (h.params.maxTokens !== undefined) req.maxTokens = h.params.maxTokens;
     return req;
-  });
+  };
+  /** Contract: never throws; a header source that throws answers `step.request.failed`. */
+  return ({ self }: { self: { send(event: StepEvent): void } }, ref: StepRef): void => {
+    let answer: StepEvent;
+    try {
+      answer = { type: 'step.request.prepared', request: prepare(ref) };
+    } catch (err) {
+      answer = { type: 'step.request.failed', error: String(err) };
+    }
+    self.send(answer);
+  };
 }

@@ -11,11 +11,10 @@ import { compactionMachine, type CompactionOutput } from '../machines/compaction
 import { sessionMachine, type InputMode } from '../machines/session.machine.js';
 import type { RetryPolicy } from '../machines/retry-policy.js';
 import { stepMachine } from '../machines/step.machine.js';
-import { toolCallMachine, type ToolCallContext, type Validation } from '../machines/tool-call.machine.js';
+import { toolCallMachine, type ToolCallContext } from '../machines/tool-call.machine.js';
 import { turnMachine, type PreStepDecision, type TurnOutput } from '../machines/turn.machine.js';
 import { toolSpec } from '../tools/index.js';
 import type { Shell, ToolDefinition } from '../tools/types.js';
-import { validateCall } from '../tools/validate-call.js';
 import { decideByPolicy, type Answerer, type ApprovalPolicy } from './approval.js';
 import { exactRule, rulesFromLog } from './approval-rules.js';
 import { askApproval } from './ask-approval.js';
@@ -28,8 +27,10 @@ import { createContextEngine, type ContextOptions } from './context-engine.js';
 import type { ContextMeter } from './context-meter.js';
 import type { Clock, LogStore, ModelProvider } from './ports.js';
 import type { PromptRegistry } from './prompt/registry.js';
-import { prepareRequestActor } from './prepare-request.js';
+import { prepareRequestAction } from './prepare-request.js';
+import { sessionConfig } from './session-config.js';
 import { streamModelActor, type DeltaSink } from './stream-model.js';
+import { validateCallAction } from './validate-call.js';
 
 export interface SessionOptions extends ContextOptions {
   id: string;
@@ -109,7 +110,7 @@ export const DEFAULT_SYSTEM =
 export function createSession(o: SessionOptions): BridleSession {
   const recorder = new Recorder(o.store, o.clock, o.existing ?? []);
   if (recorder.entries.length === 0) {
-    recorder.append({ kind: 'session/start', id: o.id, cwd: o.cwd, model: o.modelName, depth: o.depth ?? 0, parent: o.parent ?? null, format: LOG_FORMAT });
+    recorder.append({ kind: 'session/start', id: o.id, cwd: o.cwd, model: o.modelName, depth: o.depth ?? 0, parent: o.parent ?? null, format: LOG_FORMAT, ...sessionConfig(o) });
   }
   const byName = new Map(o.tools.map((t) => [t.name, t]));
   const specs = o.tools.map(toolSpec);
@@ -153,13 +154,11 @@ export function createSession(o: SessionOptions): BridleSession {
   };
 
   const toolCall = toolCallMachine.provide({
-    actions: { record },
+    actions: { record, validateCall: validateCallAction(byName) },
+    // A store durable on append (memory) has nothing to flush: the call skips its two flushLog actors (ADR 0007).
+    guards: { isLogDurable: () => recorder.isDurable },
     actors: {
       flushLog,
-      validateCall: fromPromise<Validation, ToolCallContext>(async ({ input }) => {
-        const v = validateCall(byName, input.name, input.arguments);
-        return v.ok ? { ok: true, readOnly: v.tool.readOnly, idempotent: v.tool.idempotent, args: v.args } : { ok: false, code: v.code, message: v.message };
-      }),
       decideCall: fromPromise(async ({ input }) => {
         const call = facts(input);
         return pipeline.decide(call, decideByPolicy(policy, call, rules));
@@ -173,26 +172,25 @@ export function createSession(o: SessionOptions): BridleSession {
       }),
       executeTool: fromPromise(async ({ input, signal }) => {
         const tool = byName.get(input.name)!;
-        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { workspace: o.cwd, bridleHome: o.bridleHome, signal, shell: o.shell } });
+        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { workspace: o.cwd, bridleHome: o.bridleHome, signal, shell: o.shell, callId: input.callId } });
       }),
     },
   });
   const step = stepMachine.provide({
-    actions: { record },
+    actions: { record, prepareRequest: prepareRequestAction(recorder, context.header) },
     actors: {
       toolCall,
-      prepareRequest: prepareRequestActor(recorder, context.header),
       streamModel: streamModelActor(o.model, o.onChunk),
       wait: fromPromise<void, { ms: number }>(({ input, signal }) => sleep(input.ms, signal)),
     },
   });
   const turn = turnMachine.provide({
     actions: { record },
+    guards: { isOverThreshold: context.isOverThreshold },
     actors: {
       step,
       flushLog,
       compaction,
-      measurePressure: context.actors.measurePressure,
       runPreStep: fromPromise(async ({ input }) =>
         pipeline.preStep(input, async (p) => (o.preStep ? o.preStep(p) : { kind: 'enter' as const, text: p.text })),
       ),

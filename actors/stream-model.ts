@@ -33,6 +33,10 @@ export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink) {
         emit({ type: 'finish', finish: { kind: 'error', code: 'UNKNOWN', message: `${provider.id} threw across the stream: ${String(err)}` } });
       }
     })();
-    return () => controller.abort();
+    // After the finish the stream is over (the loop breaks, closing the provider's iterator): an abort now would only
+    // build an AbortError nobody reads, once per step (ADR 0007).
+    return () => {
+      if (!finished) controller.abort();
+    };
   });
 }

@@ -11,7 +11,7 @@ import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import { openSession } from './open-session.js';
 import { createRenderer } from './render.js';
-import { parseApproval, parseContextWindow, parseMaxSteps, type RunFlags } from './run.js';
+import { parseApproval, parseContextWindow, parseMaxDepth, parseMaxSteps, type RunFlags } from './run.js';
 import { parseSafetyFlags } from './safety-flags.js';
 
 export interface ChatIO {
@@ -58,7 +58,9 @@ export async function chatCommand(flags: RunFlags, io: ChatIO = { input: process
     sandboxMode: safety.sandboxMode,
     allowNetwork: safety.allowNetwork,
     maxSteps: parseMaxSteps(flags.maxSteps),
+    maxDepth: parseMaxDepth(flags.maxDepth),
     contextWindow: parseContextWindow(flags.contextWindow),
+    contextWindows: flags.contextWindows,
     onChunk: (c, s) => renderer?.onChunk(c, s),
   });
   const { session, logPath } = opened;

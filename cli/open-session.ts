@@ -16,6 +16,7 @@ import { createJsonlStore } from '../adapters/store/jsonl.js';
 import type { ApprovalRule, Entry } from '../log/entries.js';
 import { parseLog } from '../log/parse.js';
 import { builtinTools } from '../tools/index.js';
+import { delegateTool } from '../actors/subagent.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { UsageError } from './errors.js';
 import { bridleHome, sessionPath, sessionsDir } from './home.js';
@@ -37,8 +38,12 @@ export interface OpenOptions {
   sandboxMode?: SandboxMode;
   allowNetwork?: boolean;
   maxSteps?: number;
+  /** Deepest subagent allowed (0, the default: no `delegate` tool). */
+  maxDepth?: number;
   /** The model's context window in tokens (`--context-window`). */
   contextWindow?: number;
+  /** Windows per model id (config `contextWindows`), for when `contextWindow` is not set. */
+  contextWindows?: Readonly<Record<string, number>>;
   onChunk?: SessionOptions['onChunk'];
   inspect?: SessionOptions['inspect'];
   clock?: Clock;
@@ -109,11 +114,37 @@ export function openSession(o: OpenOptions): OpenedSession {
     id = newSessionId();
     logPath = join(sessionsDir(home), `${id}.jsonl`);
   }
-  const tools = builtinTools();
   const sandbox = o.sandbox === 'off' ? createOffSandbox() : createBwrapSandbox();
   const sandboxMode = o.sandboxMode ?? 'workspace-write';
   // The log's home stays read-only to commands, even when it lies inside the workspace.
   const sandboxPolicy = { mode: sandboxMode, workspace, network: o.allowNetwork === true, protect: [home] };
+  const shell = createSandboxedShell(createLocalShell(), sandbox, sandboxPolicy);
+  const plugins = sandbox.confines && sandboxMode === 'read-only' ? [readOnlyModePlugin()] : [];
+  const depth = existing[0]?.kind === 'session/start' ? existing[0].depth : 0;
+  const contextWindow = o.contextWindow ?? (Object.hasOwn(o.contextWindows ?? {}, model.name) ? o.contextWindows![model.name] : undefined);
+  const tools = builtinTools();
+  if ((o.maxDepth ?? 0) > depth) {
+    // Children share the model, the workspace, the sandbox and the clock; each gets its own log beside the parent's.
+    tools.push(
+      delegateTool({
+        maxDepth: o.maxDepth!,
+        parent: () => ({ id, depth, recorder: session.recorder }),
+        base: (childId) => ({
+          cwd: workspace,
+          bridleHome: home,
+          model: model.provider,
+          modelName: model.name,
+          store: createJsonlStore(join(sessionsDir(home), `${childId}.jsonl`)),
+          clock: o.clock ?? Date.now,
+          tools: builtinTools(),
+          shell,
+          plugins,
+          maxSteps: o.maxSteps,
+          contextWindow,
+        }),
+      }),
+    );
+  }
   const session = createSession({
     id,
     cwd: workspace,
@@ -123,14 +154,15 @@ export function openSession(o: OpenOptions): OpenedSession {
     store: createJsonlStore(logPath),
     clock: o.clock ?? Date.now,
     tools,
-    shell: createSandboxedShell(createLocalShell(), sandbox, sandboxPolicy),
+    shell,
     approval: o.approval ?? 'ask',
     answerer: o.answerer,
     approvalRules: o.rules,
     answerTimeoutMs: o.answerTimeoutMs,
-    plugins: sandbox.confines && sandboxMode === 'read-only' ? [readOnlyModePlugin()] : [],
+    plugins,
+    depth,
     maxSteps: o.maxSteps,
-    contextWindow: o.contextWindow,
+    contextWindow,
     onChunk: o.onChunk,
     inspect: o.inspect,
     existing,

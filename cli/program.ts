@@ -6,20 +6,35 @@ import { readPrompt, runPrompt, type RunFlags } from './run.js';
 import { replayCommand, type ReplayFlags } from './replay.js';
 import { resumeCommand, type ResumeFlags } from './resume.js';
 import { safetyOptions } from './safety-flags.js';
+import { withConfig } from './config/apply.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-function modelOptions(cmd: Command): Command {
-  const withModel = cmd
-    .option('--model <id>', 'model id for an OpenAI-compatible server, or scripted:<file>')
-    .option('--base-url <url>', 'OpenAI-compatible base URL (default: $OPENAI_BASE_URL, else api.openai.com); key from $OPENAI_API_KEY')
-    .option('--cwd <dir>', 'the workspace the tools work in (default: the current directory)')
+/** The flags that are also config settings (`bridle config --dump` takes them too). Help lines stay short: one line each at 80 columns. */
+function settingOptions(cmd: Command, more: (c: Command) => Command = (c) => c): Command {
+  const model = cmd
+    .option('--model <id>', 'model id, or scripted:<file> (env: BRIDLE_MODEL)')
+    .option('--base-url <url>', 'OpenAI-compatible API URL (env: OPENAI_BASE_URL)');
+  const withModel = more(model)
     .addOption(new Option('--approval <policy>', 'never | ask | auto (default: ask)'))
-    .option('--max-steps <n>', 'step budget per turn (default 100)')
-    .option('--context-window <tokens>', "the model's context window; compaction keeps every request under it (default: known for some models)")
-    .option('--json', 'print log entries as JSON lines on stdout');
+    .option('--max-steps <n>', 'step budget per turn (default: 100)')
+    .option('--context-window <tokens>', 'context window in tokens (default: per model)')
+    .option('--profile <name>', 'use this profile of $BRIDLE_HOME/config.yaml');
   return safetyOptions(withModel);
 }
+
+/** Every session command's flags: the settings, plus where the tools work. */
+function modelOptions(cmd: Command): Command {
+  return settingOptions(cmd, (c) =>
+    c.option('--cwd <dir>', 'workspace the tools work in (default: current dir)').option('--max-depth <n>', 'let subagents go this deep (default: 0, none)'),
+  );
+}
+
+const AFTER_HELP = `
+Exit codes: 0 turn done, 1 turn failed or setup problem, 2 usage error or corrupt log, 130 cancelled.
+Environment: OPENAI_API_KEY, OPENAI_BASE_URL, BRIDLE_MODEL, BRIDLE_HOME (default ~/.bridle), BRIDLE_TOKEN (serve).
+Settings: flag > environment > --profile > $BRIDLE_HOME/config.yaml > default; see bridle config --dump.
+`;
 
 export async function main(argv: string[]): Promise<number> {
   let code = 0;
@@ -27,13 +42,22 @@ export async function main(argv: string[]): Promise<number> {
     .description('An agent harness built as XState actors over an append-only session log.')
     .version(version)
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .addHelpText('after', AFTER_HELP)
+    .configureOutput({
+      writeErr: (s) => process.stderr.write(s),
+      // Commander's own errors (unknown command or option, missing argument) as one `bridle:` line.
+      outputError: (s, write) => write(`bridle: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')}${/unknown command/.test(s) && !/Did you mean/.test(s) ? ' (see bridle --help)' : ''}\n`),
+    });
 
   modelOptions(program.command('run').argument('[prompt]', 'what to do (default: read from stdin)'))
+    .summary('run one prompt as a turn')
     .description('run one prompt as a turn, in a new session or one named by --session')
     .option('--session <id|path>', 'continue this session')
-    .option('--inspect [url]', 'report every actor to a Stately inspector over WebSocket (default ws://localhost:8080)')
-    .action(async (prompt: string | undefined, flags: RunFlags & { inspect?: string | boolean }) => {
+    .option('--json', 'print log entries as JSON lines on stdout')
+    .option('--inspect [url]', 'send actors to an inspector (ws://localhost:8080)')
+    .action(async (prompt: string | undefined, raw: RunFlags & { inspect?: string | boolean }) => {
+      // A bad config fails before anything waits on stdin.
+      const flags = withConfig(raw);
       const text = await readPrompt(prompt);
       if (flags.inspect === undefined) code = await runPrompt(text, flags);
       else {
@@ -43,48 +67,65 @@ export async function main(argv: string[]): Promise<number> {
     });
 
   modelOptions(program.command('resume').argument('<session>', 'session id or log path').argument('[prompt]', 'what to do next'))
-    .description('repair a crashed session (torn tail, unended turn), restore it from its newest checkpoint, then run the prompt')
-    .option('--continue', 'ask the model to carry on with the interrupted work instead of a prompt')
+    .summary('repair a crashed session and go on')
+    .description('repair a crashed session (torn tail, unended turn), restore it from its newest checkpoint, then run the prompt; with neither a prompt nor --continue, only repair. The session keeps its logged model unless a flag, BRIDLE_MODEL or --profile names one')
+    .option('--continue', 'let the model carry on instead of a prompt')
+    .option('--json', 'print log entries as JSON lines on stdout')
     .action(async (session: string, prompt: string | undefined, flags: ResumeFlags) => {
-      code = await resumeCommand(session, prompt, flags);
+      code = await resumeCommand(session, prompt, withConfig(flags, { keepLoggedModel: true }));
     });
 
   modelOptions(program.command('chat'))
-    .description('a line-based chat over one session: answers stream, approvals are asked inline, /compact compacts, Ctrl-C cancels the turn, Ctrl-D exits')
+    .summary('a line-based chat over one session')
+    .description('a line-based chat over one session: answers stream, approvals are asked inline; /compact, /context, /help, /exit; Ctrl-C cancels the turn, Ctrl-D exits')
     .option('--session <id|path>', 'continue this session')
     .action(async (flags: RunFlags) => {
       const { chatCommand } = await import('./chat.js');
-      code = await chatCommand(flags);
+      code = await chatCommand(withConfig(flags));
     });
 
   program
     .command('replay')
     .argument('<session>', 'session id or log path')
+    .summary('verify a session log, show its timeline')
     .description('verify a session log and print its timeline; runs no tool (exit 2 on a corrupt log)')
     .option('--json', 'print the verdict as JSON: { ok, violations, totals }')
-    .option('--html <file>', 'also write the session as one self-contained HTML page: statecharts, timeline, a slider to scrub through the log')
+    .option('--html <file>', 'also write the session as a self-contained HTML page')
+    .option('--machines', 're-run it through the machines; exit 2 unless byte for byte')
     .action(async (session: string, flags: ReplayFlags) => {
       code = await replayCommand(session, flags);
     });
 
   modelOptions(program.command('serve'))
+    .summary('serve sessions over WebSocket JSON-RPC')
     .description('serve sessions over WebSocket JSON-RPC (docs/protocol.md) and the session viewer at /; loopback only unless --host says otherwise')
-    .option('--port <n>', 'port to listen on (default 7077; 0 picks a free one)')
-    .option('--host <address>', 'address to bind (default 127.0.0.1); anything else prints a warning')
-    .option('--allow-origin <origin>', 'a browser origin allowed besides the server\'s own (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
-    .option('--inspect [url]', 'report every actor to a Stately inspector over WebSocket (default ws://localhost:8080)')
+    .option('--port <n>', 'port (default: 7077; 0 picks a free one)')
+    .option('--host <address>', 'address to bind (default: 127.0.0.1)')
+    .option('--allow-origin <origin>', 'accept this browser origin too (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--inspect [url]', 'send actors to an inspector (ws://localhost:8080)')
     .action(async (flags: import('./serve.js').ServeFlags) => {
       const { serveCommand } = await import('./serve.js');
-      code = await serveCommand(flags);
+      code = await serveCommand(withConfig(flags));
     });
 
   program
     .command('viz')
+    .summary('regenerate the machine diagrams')
     .description('regenerate every machine\'s diagram in visualizations/ (Mermaid and SVG)')
-    .option('--check', 'write nothing; exit 1 if a checked-in diagram is stale')
+    .option('--check', 'write nothing; exit 1 if a diagram is stale')
     .action(async (flags: { check?: boolean }) => {
       const { vizCommand } = await import('./viz.js');
       code = await vizCommand(flags);
+    });
+
+  settingOptions(program.command('config'))
+    .summary('check the config file, or dump it')
+    .description('check $BRIDLE_HOME/config.yaml; with --dump, print the effective configuration and where each value came from (flag, env, profile, file, default), given the same flags a session command would get')
+    .option('--dump', 'print the effective configuration (YAML)')
+    .option('--json', 'with --dump: print it as JSON')
+    .action(async (flags: import('./config/command.js').ConfigCommandFlags) => {
+      const { configCommand } = await import('./config/command.js');
+      code = configCommand(flags);
     });
 
   try {

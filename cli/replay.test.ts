@@ -59,6 +59,36 @@ describe('bridle replay', () => {
     expect(out.split('\n').filter((l) => /^\s+\d+\s/.test(l))).toHaveLength(3);
   });
 
+  describe('--machines', () => {
+    const golden = fs.readFileSync(new URL('../test/golden/ctrl-c.jsonl', import.meta.url), 'utf8');
+    const run = async (text: string, json = false) => {
+      fs.writeFileSync(file, text);
+      let out = '';
+      const code = await replayCommand(file, { machines: true, json }, { write: (s: string) => (out += s) });
+      return { code, out };
+    };
+
+    it('a recorded CLI run replays byte for byte: exit 0', async () => {
+      const { code, out } = await run(golden);
+      expect(out).toMatch(/machines: replays byte for byte \(20 entries\)/);
+      expect(code).toBe(0);
+    });
+
+    it('an entry the machines would not write: exit 2, the first differing line, both versions', async () => {
+      const { code, out } = await run(golden.replace('"name":"list_dir","idempotent":true', '"name":"list_dir","idempotent":false'));
+      expect(code).toBe(2);
+      expect(out).toMatch(/machines: differs at line 8\n {2}logged: {3}.*"idempotent":false.*\n {2}replayed: .*"idempotent":true/);
+    });
+
+    it('tools other than the built-in ones: not replayable, exit 2; --json carries the verdict', async () => {
+      const { code, out } = await run(golden.replace('"description":"Read a text file from the workspace.', '"description":"Read a file.'), true);
+      expect(code).toBe(2);
+      const v = JSON.parse(out) as { ok: boolean; machines: { identical: boolean; notReplayable?: string } };
+      expect(v.ok).toBe(false);
+      expect(v.machines.notReplayable).toMatch(/differing or missing: read_file/);
+    });
+  });
+
   it('summaries stay on one line', () => {
     const b = new LogBuilder().startTurn('a\nmultiline\ninput');
     for (const e of b.entries) expect(timelineLine(e)).not.toContain('\n');

@@ -2,6 +2,8 @@
  * `bridle replay <session>`: verify a log and print its timeline. Reads only;
  * runs no tool and calls no model. Exit 0 for a clean log, 2 for a corrupt or
  * torn one (a torn tail or an unended turn is "repairable by resume").
+ * `--machines` also re-runs the log through the machines with its recorded
+ * outcomes and exits 2 unless it comes back byte for byte.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { readLogFile } from '../adapters/store/jsonl-repair.js';
@@ -11,6 +13,7 @@ import { verifyLog, type Totals, type Violation } from '../log/verify.js';
 import { checkCheckpoints } from '../machines/session-fold.js';
 import { UsageError } from './errors.js';
 import { bridleHome, sessionPath } from './home.js';
+import { formatMachineVerdict, replayMachines, type MachineVerdict } from './replay-machines.js';
 import { formatTotals, timelineLine } from './timeline.js';
 import { renderReplayHtml } from '../visualizations/replay-html.js';
 
@@ -18,6 +21,8 @@ export interface ReplayFlags {
   json?: boolean;
   /** Also write the session as one self-contained HTML page with a slider (the viewer, offline). */
   html?: string;
+  /** Also re-run the log through the machines with its recorded outcomes and compare the bytes (I12). */
+  machines?: boolean;
 }
 
 export interface ReplayVerdict {
@@ -68,13 +73,18 @@ export async function replayCommand(target: string, flags: ReplayFlags, out: { w
     writeFileSync(flags.html, renderReplayHtml(entries));
     process.stderr.write(`html: ${flags.html}\n`);
   }
+  // Only a log that verifies is worth re-running: a corrupt one is reported as such.
+  const machines: MachineVerdict | undefined = flags.machines && verdict.ok ? await replayMachines(entries) : undefined;
+  const ok = verdict.ok && (machines?.identical ?? true);
   if (flags.json) {
-    out.write(`${JSON.stringify(verdict)}\n`);
-    return verdict.ok ? 0 : 2;
+    out.write(`${JSON.stringify(machines ? { ...verdict, ok, machines } : verdict)}\n`);
+    return ok ? 0 : 2;
   }
   for (const e of entries) out.write(`${timelineLine(e)}\n`);
   out.write(`\n${formatTotals(verdict.totals)}\n`);
   if (verdict.ok) out.write(`ok: ${path} verifies (${verdict.totals.entries} entries)\n`);
   else for (const v of verdict.violations) out.write(`${REPAIRABLE.has(v.violation) ? 'repairable' : 'corrupt'}: ${v.violation} at ${where(v)}: ${v.message}\n`);
-  return verdict.ok ? 0 : 2;
+  if (machines) for (const l of formatMachineVerdict(machines, entries.length)) out.write(`${l}\n`);
+  else if (flags.machines) out.write('machines: skipped: the log does not verify\n');
+  return ok ? 0 : 2;
 }

@@ -17,17 +17,20 @@ export interface RunFlags extends SafetyFlags {
   approval?: string;
   json?: boolean;
   maxSteps?: string;
+  maxDepth?: string;
   contextWindow?: string;
+  /** From the config file (`contextWindows`), not a flag: windows per model id. */
+  contextWindows?: Readonly<Record<string, number>>;
 }
 
 export const exitCodeFor = (t: TurnOutput | undefined): number => (!t ? 1 : t.reason === 'completed' ? 0 : t.reason === 'aborted' ? 130 : 1);
 
 export async function readPrompt(arg: string | undefined, stdin: NodeJS.ReadStream = process.stdin): Promise<string> {
   if (arg !== undefined) return arg;
-  if (stdin.isTTY) throw new UsageError('no prompt: pass it as an argument or on stdin');
+  if (stdin.isTTY) throw new UsageError('no prompt: pass it as an argument, e.g. bridle run "fix the tests", or pipe it in on stdin');
   let text = '';
   for await (const chunk of stdin) text += chunk;
-  if (!text.trim()) throw new UsageError('no prompt: stdin was empty');
+  if (!text.trim()) throw new UsageError('no prompt: stdin was empty; pass the prompt as an argument or pipe it in');
   return text.trimEnd();
 }
 
@@ -41,6 +44,13 @@ export function parseContextWindow(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1024) throw new UsageError(`--context-window must be a whole number of tokens, at least 1024 (got ${JSON.stringify(v)})`);
+  return n;
+}
+
+export function parseMaxDepth(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 8) throw new UsageError(`--max-depth must be a whole number from 0 to 8 (got ${JSON.stringify(v)})`);
   return n;
 }
 
@@ -70,7 +80,9 @@ export async function runPrompt(prompt: string, flags: RunFlags, extra: Partial<
     sandboxMode: safety.sandboxMode,
     allowNetwork: safety.allowNetwork,
     maxSteps: parseMaxSteps(flags.maxSteps),
+    maxDepth: parseMaxDepth(flags.maxDepth),
     contextWindow: parseContextWindow(flags.contextWindow),
+    contextWindows: flags.contextWindows,
     onChunk: flags.json ? undefined : (c, s) => renderer?.onChunk(c, s),
     ...extra,
   });

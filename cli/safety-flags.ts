@@ -26,10 +26,12 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 /** Adds the flags to a command (run, resume, serve). */
 export function safetyOptions(cmd: Command): Command {
   return cmd
-    .option('--sandbox <kind>', 'bwrap | off: how shell commands are confined (default: bwrap)')
-    .option('--sandbox-mode <mode>', 'read-only | workspace-write | full (default: workspace-write)')
-    .option('--allow <tool:pattern>', "run calls of a tool whose command or path matches the regex without asking, e.g. 'bash:^npm test$' (repeatable)", collect)
-    .option('--allow-network', 'let sandboxed commands use the network');
+    .option('--sandbox <kind>', 'confine shell commands: bwrap (default) | off')
+    .option('--sandbox-mode <mode>', 'read-only | workspace-write (default) | full')
+    .option('--allow <tool:pattern>', 'run matching calls unasked (repeatable)', collect)
+    .option('--allow-network', 'let sandboxed commands use the network')
+    // Both forms: a flag must be able to undo `allowNetwork: true` from the config file.
+    .option('--no-allow-network', 'keep sandboxed commands off the network (default)');
 }
 
 /** Contract: throws `UsageError` for an unknown value or a malformed rule. */

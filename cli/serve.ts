@@ -12,7 +12,7 @@ import { UsageError } from './errors.js';
 import { inspectUrl, openInspector, type OpenInspector } from './inspect.js';
 import { chooseModel } from './model.js';
 import { openSession, resolveWorkspace } from './open-session.js';
-import { parseApproval, parseContextWindow, parseMaxSteps, type RunFlags } from './run.js';
+import { parseApproval, parseContextWindow, parseMaxDepth, parseMaxSteps, type RunFlags } from './run.js';
 import { parseSafetyFlags } from './safety-flags.js';
 
 export interface ServeFlags extends RunFlags {
@@ -55,6 +55,7 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
   const allowOrigins = parseOrigins(flags.allowOrigin);
   const approval = parseApproval(flags.approval) ?? 'ask';
   const maxSteps = parseMaxSteps(flags.maxSteps);
+  const maxDepth = parseMaxDepth(flags.maxDepth);
   const contextWindow = parseContextWindow(flags.contextWindow);
   const safety = parseSafetyFlags(flags);
   // Fail at start, not at the first session/create, when the defaults are wrong.
@@ -85,7 +86,9 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
         sandboxMode: safety.sandboxMode,
         allowNetwork: safety.allowNetwork,
         maxSteps,
+        maxDepth,
         contextWindow,
+        contextWindows: flags.contextWindows,
         onChunk: hooks.onChunk,
         inspect: hooks.inspect,
       }).session,

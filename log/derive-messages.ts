@@ -3,7 +3,7 @@
  * pure fold; `Projection` is the same fold kept incrementally so a long
  * session does not re-read its whole log at every step.
  */
-import type { Entry, EntryOf } from './entries.js';
+import type { Entry, EntryOf, Verdict } from './entries.js';
 import type { ModelMessage } from './messages.js';
 
 export type Visible = EntryOf<'user/message'> | EntryOf<'assistant/message'> | EntryOf<'tool/result'>;
@@ -25,8 +25,20 @@ const within = (e: Visible, start: number, end: number): boolean => {
   return c.start >= start && c.end <= end;
 };
 
+/**
+ * The line that tells the model how far the harness vouches for what follows. Nothing for an absent or
+ * `confirmed` verdict, so logs that never set one project exactly as they always did.
+ */
+export function verdictLine(v: Verdict | undefined): string {
+  return v === 'uncertain' || v === 'rejected' ? `[verdict: ${v}]\n` : '';
+}
+
 /** How a user-side entry reads to the model: its origin is rendered, so a summary never passes for the user's words. */
 export function renderUserText(e: EntryOf<'user/message'>): string {
+  return verdictLine(e.verdict) + renderOrigin(e);
+}
+
+function renderOrigin(e: EntryOf<'user/message'>): string {
   switch (e.origin) {
     case 'summary':
       return `[Summary of earlier work in this session, written by the harness]\n${e.text}`;
@@ -113,7 +125,7 @@ export class Projection {
       }
       return;
     }
-    const msg: ModelMessage = { role: 'tool', toolCallId: e.toolCallId, content: e.content };
+    const msg: ModelMessage = { role: 'tool', toolCallId: e.toolCallId, content: verdictLine(e.verdict) + e.content };
     const o = this.open;
     const rank = o && o.step === e.step ? o.order.get(e.toolCallId) : undefined;
     if (!o || rank === undefined) {

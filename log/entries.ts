@@ -93,6 +93,15 @@ export type Origin = z.infer<typeof Origin>;
 export const ToolResultStatus = z.enum(['ok', 'error', 'rejected', 'denied', 'aborted', 'unknown']);
 export type ToolResultStatus = z.infer<typeof ToolResultStatus>;
 
+/**
+ * How far the harness vouches for a model-visible entry's content, where it knows: `uncertain` (e.g. a call
+ * whose outcome a crash left unknown), `rejected` (e.g. a result a post-execute hook blocked). Absent means
+ * nothing to say, which reads like `confirmed`; the projection renders only the other two, so logs without
+ * it project exactly as before. (Named `verdict` because `tool/result` already has a `status`.)
+ */
+export const Verdict = z.enum(['confirmed', 'uncertain', 'rejected']);
+export type Verdict = z.infer<typeof Verdict>;
+
 const TurnId = z.string().regex(/^t\d+$/);
 const StepId = z.string().regex(/^t\d+\.s\d+$/);
 const CallId = z.string().regex(/^t\d+\.s\d+\.c\d+$/);
@@ -104,6 +113,23 @@ const envelope = {
   ignorable: z.literal(true).optional(),
 };
 
+/**
+ * The settings a session was created with that shape what its machines log
+ * (step budget, retry policy, context window and compaction), so replay
+ * needs nothing but the log (I12). Only the ones set are written; older logs
+ * have none.
+ */
+export const SessionConfig = z.strictObject({
+  maxSteps: z.int().positive().optional(),
+  retry: z
+    .strictObject({ maxRetries: z.int().nonnegative(), baseDelayMs: z.number().nonnegative(), maxDelayMs: z.number().nonnegative(), retryable: z.array(ModelErrorCode) })
+    .optional(),
+  contextWindow: z.int().positive().optional(),
+  compactThreshold: z.number().positive().optional(),
+  compaction: z.strictObject({ tailRatio: z.number().positive().optional(), summaryMaxTokens: z.int().positive().optional() }).optional(),
+});
+export type SessionConfig = z.infer<typeof SessionConfig>;
+
 export const SessionStart = z.strictObject({
   ...envelope,
   kind: z.literal('session/start'),
@@ -113,6 +139,7 @@ export const SessionStart = z.strictObject({
   depth: z.int().nonnegative(),
   parent: z.string().nullable(),
   format: z.literal(LOG_FORMAT),
+  config: SessionConfig.optional(),
 });
 
 export const TurnStart = z.strictObject({
@@ -129,6 +156,7 @@ export const UserMessage = z.strictObject({
   turn: TurnId,
   text: z.string(),
   origin: Origin,
+  verdict: Verdict.optional(),
   surfaceOp: SurfaceOp,
 });
 
@@ -239,6 +267,7 @@ export const ToolResult = z.strictObject({
   /** A stable code for anything but `ok`: UNKNOWN_TOOL, INVALID_ARGUMENTS, DENIED, ABORTED, TOOL_TIMEOUT, … */
   code: z.string().optional(),
   content: z.string(),
+  verdict: Verdict.optional(),
   surfaceOp: SurfaceOp,
 });
 

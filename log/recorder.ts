@@ -10,12 +10,22 @@ import { DURABLE_KINDS, Entry, type Draft } from './entries.js';
 
 export type EntryListener = (entry: Entry) => void;
 
+/**
+ * The `flush` of a store whose appends are durable when they return (the
+ * memory store). A recorder over such a store releases durable listeners at
+ * each append and reports `isDurable`, so the machines skip their flush
+ * actors (ADR 0007). It is recognised by identity, not by a flag: a wrapper
+ * that replaces `flush` (slower, counted, failing) is never taken for durable.
+ */
+export const nothingToFlush = async (): Promise<void> => {};
+
 export class Recorder {
   readonly entries: Entry[] = [];
   readonly projection = new Projection();
   private durableSeq = 0;
   private readonly live = new Set<EntryListener>();
   private readonly durable = new Set<EntryListener>();
+  private readonly durableOnAppend: boolean;
 
   constructor(
     readonly store: LogStore,
@@ -27,6 +37,7 @@ export class Recorder {
       this.projection.apply(e);
     }
     this.durableSeq = this.lastSeq;
+    this.durableOnAppend = store.flush === nothingToFlush;
   }
 
   get lastSeq(): number {
@@ -45,6 +56,7 @@ export class Recorder {
     this.entries.push(entry);
     this.projection.apply(entry);
     for (const l of this.live) l(entry);
+    if (this.durableOnAppend) this.release(entry.seq);
     return entry;
   }
 
@@ -67,6 +79,11 @@ export class Recorder {
       this.durableSeq = e.seq;
       for (const l of this.durable) l(e);
     }
+  }
+
+  /** Whether every appended entry is durable already, so a flush now would wait for nothing. */
+  get isDurable(): boolean {
+    return this.durableSeq === this.lastSeq;
   }
 
   get durableUpTo(): number {

@@ -54,6 +54,8 @@ const result = (c: Pick<OpenCall, 'turn' | 'step' | 'callId' | 'toolCallId' | 'n
   status,
   code,
   content,
+  // A dispatched call with no result may or may not have had its effect: the harness cannot vouch either way.
+  ...(status === 'unknown' ? { verdict: 'uncertain' as const } : {}),
   surfaceOp: 'append',
 });
 

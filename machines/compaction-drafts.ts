@@ -15,6 +15,9 @@ export interface ContextMeasure {
   limit: number;
 }
 
+/** The pressure guard's rule: compaction is due at or over the limit. */
+export const isPressing = (m: ContextMeasure): boolean => m.tokens >= m.limit;
+
 /** A summary to request: the span it replaces, the turn it is logged under, the request itself. */
 export interface SummaryRequestPlan {
   start: number;

@@ -90,6 +90,8 @@ export const draftResult = (c: CallRef, status: ToolResultStatus, content: strin
     surfaceOp: 'append',
   };
   if (code !== undefined) d.code = code;
+  // `BLOCKED` is the post-execute hook's refusal (actors/hooks/pipeline.ts): the harness rejects what ran.
+  if (code === 'BLOCKED') d.verdict = 'rejected';
   return d;
 };
 

@@ -6,7 +6,7 @@ import { assign, enqueueActions, fromCallback, setup, type CallbackActorLogic } 
 import { assembleBlocks, emptyAssembly, type Assembly, type Chunk } from '../log/chunks.js';
 import type { Block, Draft, Finish, ModelErrorCode, ToolCallBlock } from '../log/entries.js';
 import type { ModelRequest } from '../log/messages.js';
-import { draftAssistant, draftRetry, draftStepEnd, draftStepStart, draftToolCall } from './drafts.js';
+import { draftAssistant, draftRetry, draftStepEnd, draftStepStart, draftToolCall, type StepRef } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
 import { defaultRetryPolicy, retryDelay, type RetryPolicy } from './retry-policy.js';
 import { releasable, type CallSlot } from './schedule-calls.js';
@@ -41,6 +41,9 @@ export interface StepContext {
 }
 
 export type StepEvent =
+  /** The host's answer to the `prepareRequest` action, sent before any other event reaches the step. */
+  | { type: 'step.request.prepared'; request: ModelRequest }
+  | { type: 'step.request.failed'; error: string }
   | { type: 'model.chunk.received'; chunk: Chunk }
   | { type: 'tool.call.ready'; callId: string; readOnly: boolean }
   /** A tool-call actor reached its final state, its tool/result durable. */
@@ -67,7 +70,6 @@ export const stepMachine = setup({
     output: {} as StepOutput,
   },
   actors: {
-    prepareRequest: notProvided<ModelRequest, StepInput>('prepareRequest'),
     streamModel: fromCallback(() => {
       throw new Error('streamModel: not provided');
     }) as CallbackActorLogic<StepEvent, { request: ModelRequest; step: string; attempt: number }>,
@@ -77,6 +79,13 @@ export const stepMachine = setup({
   actions: {
     record: (_, _draft: Draft) => {
       throw new Error('record: not provided');
+    },
+    /**
+     * Synchronous, so it is an action, not an actor (ADR 0007): the host builds the request from the log, records
+     * the header if it changed, and answers with `step.request.prepared` (or `step.request.failed`) to this step.
+     */
+    prepareRequest: (_, _ref: StepRef) => {
+      throw new Error('prepareRequest: not provided');
     },
     assemble: assign({
       assembly: ({ context, event }) => (event.type === 'model.chunk.received' ? assembleBlocks(context.assembly, event.chunk) : context.assembly),
@@ -89,6 +98,8 @@ export const stepMachine = setup({
       });
     }),
     releaseCalls: enqueueActions(({ context, enqueue }) => {
+      // After a cancel every unsettled call has been told to stop: releasing one now would reach a call already done.
+      if (context.cancelled) return;
       const ids = releasable(context.calls);
       if (ids.length === 0) return;
       enqueue.assign({ calls: context.calls.map((s) => (ids.includes(s.callId) ? { ...s, phase: 'running' as const } : s)) });
@@ -122,18 +133,19 @@ export const stepMachine = setup({
   output: ({ context }) => context.output ?? { reason: 'error', code: 'UNKNOWN' },
   states: {
     preparing: {
-      description: 'Builds the request from the log alone (I1) and records the request header when it changed.',
-      entry: { type: 'record', params: ({ context }) => draftStepStart(context) },
-      invoke: {
-        src: 'prepareRequest',
-        input: ({ context }) => ({ turn: context.turn, step: context.step }),
-        onDone: { target: 'streaming', actions: assign({ request: ({ event }) => event.output }) },
-        onError: {
+      description: 'Builds the request from the log alone (I1), right after step/start, and records the request header when it changed.',
+      entry: [
+        { type: 'record', params: ({ context }) => draftStepStart(context) },
+        { type: 'prepareRequest', params: ({ context }) => ({ turn: context.turn, step: context.step }) },
+      ],
+      on: {
+        'step.request.prepared': { target: 'streaming', actions: assign({ request: ({ event }) => event.request }) },
+        'step.request.failed': {
           target: 'ending',
-          actions: assign({ output: ({ event }) => ({ reason: 'error' as const, code: 'REQUEST_BUILD_FAILED', finish: { kind: 'error' as const, code: 'UNKNOWN' as const, message: String(event.error) } }) }),
+          actions: assign({ output: ({ event }) => ({ reason: 'error' as const, code: 'REQUEST_BUILD_FAILED', finish: { kind: 'error' as const, code: 'UNKNOWN' as const, message: event.error } }) }),
         },
+        'step.cancel.requested': { target: 'ending', actions: assign({ cancelled: true, output: { reason: 'aborted' } }) },
       },
-      on: { 'step.cancel.requested': { target: 'ending', actions: assign({ cancelled: true, output: { reason: 'aborted' } }) } },
     },
     streaming: {
       description: 'Chunks are folded by assembleBlocks as they arrive; the stream always ends in one finish (I8).',

@@ -40,7 +40,11 @@ export interface ToolCallContext extends ToolCallInput {
   reason?: string;
 }
 
-export type ToolCallEvent = { type: 'tool.call.released' } | { type: 'tool.cancel.requested' };
+export type ToolCallEvent =
+  /** The host's answer to the `validateCall` action, sent before any other event reaches the call. */
+  | { type: 'tool.call.validated'; validation: Validation }
+  | { type: 'tool.call.released' }
+  | { type: 'tool.cancel.requested' };
 
 export interface ToolCallOutput {
   callId: string;
@@ -54,7 +58,6 @@ export const toolCallMachine = setup({
     output: {} as ToolCallOutput,
   },
   actors: {
-    validateCall: notProvided<Validation, ToolCallInput>('validateCall'),
     decideCall: notProvided<Decision, ToolCallContext>('decideCall'),
     askApproval: notProvided<ApprovalAnswer, ToolCallContext>('askApproval'),
     executeTool: notProvided<ToolOutcome, ToolCallContext>('executeTool'),
@@ -64,6 +67,13 @@ export const toolCallMachine = setup({
     record: (_, _draft: Draft) => {
       throw new Error('record: not provided');
     },
+    /**
+     * Pure and synchronous, so an action, not an actor (ADR 0007): the host checks the call against the tool's
+     * schema and answers with `tool.call.validated`. It must not throw; a validator that fails answers a rejection.
+     */
+    validateCall: (_, _call: { name: string; arguments: string }) => {
+      throw new Error('validateCall: not provided');
+    },
     notifyReady: sendParent(({ context }) => ({
       type: 'tool.call.ready' as const,
       callId: context.callId,
@@ -72,6 +82,8 @@ export const toolCallMachine = setup({
   },
   guards: {
     isValid: (_, v: Validation) => v.ok,
+    /** Provided by the host: every appended entry is durable already (a store durable on append), so a flush would wait for nothing. */
+    isLogDurable: (_) => false,
     isAllowed: (_, d: Decision) => d.kind === 'allow',
     isAsked: (_, d: Decision) => d.kind === 'ask',
     isApproved: (_, a: ApprovalAnswer) => a.outcome === 'allowed-once' || a.outcome === 'allowed-always',
@@ -84,23 +96,18 @@ export const toolCallMachine = setup({
   states: {
     validating: {
       description: 'Unknown tools and arguments that fail the schema stop here (I4).',
-      invoke: {
-        src: 'validateCall',
-        input: ({ context }) => context,
-        onDone: [
+      entry: { type: 'validateCall', params: ({ context }) => ({ name: context.name, arguments: context.arguments }) },
+      on: {
+        'tool.call.validated': [
           {
-            guard: { type: 'isValid', params: ({ event }) => event.output },
+            guard: { type: 'isValid', params: ({ event }) => event.validation },
             target: 'checking',
-            actions: assign({ validation: ({ event }) => event.output }),
+            actions: assign({ validation: ({ event }) => event.validation }),
           },
-          { target: 'rejected', actions: assign({ validation: ({ event }) => event.output }) },
+          { target: 'rejected', actions: assign({ validation: ({ event }) => event.validation }) },
         ],
-        onError: {
-          target: 'rejected',
-          actions: assign({ validation: ({ event }) => ({ ok: false, code: 'VALIDATION_ERROR', message: String(event.error) }) }),
-        },
+        'tool.cancel.requested': 'abortedBeforeDispatch',
       },
-      on: { 'tool.cancel.requested': 'abortedBeforeDispatch' },
     },
     checking: {
       description: 'Pre-execute hooks and guards: allow, deny, or ask. A throwing policy denies (I6).',
@@ -161,8 +168,11 @@ export const toolCallMachine = setup({
       on: { 'tool.call.released': 'dispatching', 'tool.cancel.requested': 'abortedBeforeDispatch' },
     },
     dispatching: {
-      description: 'tool/dispatch is made durable before the tool body starts (two-phase dispatch).',
+      description: 'tool/dispatch is made durable before the tool body starts (two-phase dispatch): flushed, unless the log is durable on append.',
       entry: { type: 'record', params: ({ context }) => draftDispatch(context, context.validation?.ok === true && context.validation.idempotent) },
+      always: [{ guard: 'isLogDurable', target: 'executing' }, { target: 'flushingDispatch' }],
+    },
+    flushingDispatch: {
       invoke: { src: 'flushLog', onDone: 'executing', onError: 'notDurable' },
       on: { 'tool.cancel.requested': 'aborted' },
     },
@@ -219,7 +229,10 @@ export const toolCallMachine = setup({
       always: 'settling',
     },
     settling: {
-      description: 'tool/result is made durable before the step hears of it.',
+      description: 'tool/result is made durable before the step hears of it: flushed, unless the log is durable on append.',
+      always: [{ guard: 'isLogDurable', target: 'done' }, { target: 'flushingResult' }],
+    },
+    flushingResult: {
       invoke: { src: 'flushLog', onDone: 'done', onError: 'done' },
     },
     done: { type: 'final', description: 'The parent hears of it through the done event, which carries the callId.' },

@@ -5,7 +5,7 @@
  */
 import { assign, enqueueActions, setup } from 'xstate';
 import type { Draft, Origin, TurnEndReason } from '../log/entries.js';
-import { compactionMachine, type CompactionOutput, type CompactionTrigger, type ContextMeasure } from './compaction.machine.js';
+import { compactionMachine, type CompactionOutput, type CompactionTrigger } from './compaction.machine.js';
 import { draftTurnEnd, draftTurnStart, draftUserMessage } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -70,7 +70,6 @@ export const turnMachine = setup({
   actors: {
     runPreStep: notProvided<PreStepDecision, { turn: string; text: string }>('runPreStep'),
     flushLog: notProvided<void, void>('flushLog'),
-    measurePressure: notProvided<ContextMeasure, { turn: string }>('measurePressure'),
     step: stepMachine,
     compaction: compactionMachine,
   },
@@ -80,6 +79,8 @@ export const turnMachine = setup({
     },
     end: assign((_, end: { reason: TurnEndReason; cause?: string; code?: string }) => ({ end })),
     deliverQueued: enqueueActions(({ context, enqueue }) => {
+      // Nothing queued (most steps): no assign, so no snapshot copy (ADR 0007).
+      if (context.steer.length === 0 && context.inject.length === 0) return;
       for (const text of context.steer) enqueue(recordAction(draftUserMessage(context.turn, text, 'steer')));
       for (const text of context.inject) enqueue(recordAction(draftUserMessage(context.turn, text, 'inject')));
       enqueue.assign({ steer: [], inject: [] });
@@ -98,7 +99,11 @@ export const turnMachine = setup({
     isOwed: ({ context }) => context.last?.reason === 'tool-calls',
     isAtMaxSteps: ({ context }) => context.steps >= context.maxSteps,
     hasSteer: ({ context }) => context.steer.length > 0,
-    isOverThreshold: (_, m: ContextMeasure | undefined) => m !== undefined && m.tokens >= m.limit,
+    /**
+     * Provided by the host: the pressure guard, a synchronous measurement of the next request (ADR 0007) —
+     * `isPressing` over the session's meter. Must not throw (a failed measurement is not over threshold).
+     */
+    isOverThreshold: (_) => false,
     isRecoverableOverflow: ({ context }) => context.last?.code === 'CONTEXT_WINDOW_EXCEEDED' && !context.overflowRetried,
     isUnshrunkOverflow: ({ context }, out: CompactionOutput | undefined) => context.trigger === 'reactive' && !out?.shrank,
   },
@@ -158,16 +163,7 @@ export const turnMachine = setup({
     measuring: {
       description: 'The pressure guard: queued steer and inject input is logged, then the next request is measured; at or over threshold × window, compaction runs first.',
       entry: 'deliverQueued',
-      invoke: {
-        src: 'measurePressure',
-        input: ({ context }) => ({ turn: context.turn }),
-        onDone: [
-          { guard: { type: 'isOverThreshold', params: ({ event }) => event.output }, target: 'compacting', actions: assign({ trigger: 'proactive' as const }) },
-          { target: 'stepping' },
-        ],
-        onError: 'stepping',
-      },
-      on: { 'turn.cancel.requested': { target: 'ending', actions: [assign({ cancelled: true }), { type: 'end', params: { reason: 'aborted', cause: 'user' } }] } },
+      always: [{ guard: 'isOverThreshold', target: 'compacting', actions: assign({ trigger: 'proactive' as const }) }, { target: 'stepping' }],
     },
     compacting: {
       description: 'The compaction actor prunes and summarizes; steer and inject arriving meanwhile stay queued. An overflowed request is retried only if the history shrank.',

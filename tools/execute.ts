@@ -40,9 +40,10 @@ export async function executeTool(
 ): Promise<ToolOutput> {
   if (ctx.signal.aborted) return aborted(tool);
 
-  const deadline = new AbortController();
-  const signal = AbortSignal.any([ctx.signal, deadline.signal]);
   const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
+  // Without a deadline the caller's signal is the only one: no second controller to combine with it (ADR 0007).
+  const deadline = timeoutMs !== undefined ? new AbortController() : undefined;
+  const signal = deadline ? AbortSignal.any([ctx.signal, deadline.signal]) : ctx.signal;
 
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onAbort: (() => void) | undefined;
@@ -57,7 +58,7 @@ export async function executeTool(
             code: 'TOOL_TIMEOUT',
             content: `The ${tool.name} call did not finish within ${timeoutMs} ms and was stopped.`,
           });
-          deadline.abort(new ToolError('TOOL_TIMEOUT', `${tool.name} timed out`));
+          deadline?.abort(new ToolError('TOOL_TIMEOUT', `${tool.name} timed out`));
         },
         Math.min(Math.max(0, timeoutMs), MAX_TIMER_MS),
       );

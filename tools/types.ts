@@ -44,6 +44,8 @@ export interface ToolContext {
   bridleHome: string;
   signal: AbortSignal;
   shell: Shell;
+  /** The call being executed (`t1.s2.c1`), for tools that log about themselves (delegate). */
+  callId?: string;
 }
 
 export interface ToolDefinition<P = any> {

@@ -24,6 +24,7 @@ function wrap(text: string, width = 34): string[] {
 
 function label(s: ChartState): string {
   const parts = [`<b>${html(s.key)}</b>`];
+  if (s.runs.length) parts.push(`<font point-size="9" color="#2f6f4f">run ${html(s.runs.join(', '))}</font>`);
   if (s.invokes.length) parts.push(`<font point-size="9" color="#2f6f4f">invoke ${html(s.invokes.join(', '))}</font>`);
   if (s.description) parts.push(...wrap(s.description).map((l) => `<font point-size="9" color="#555555"><i>${html(l)}</i></font>`));
   return `<${parts.join('<br/>')}>`;

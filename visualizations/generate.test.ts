@@ -2,6 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sessionMachine } from '../machines/session.machine.js';
+import { stepMachine } from '../machines/step.machine.js';
+import { toolCallMachine } from '../machines/tool-call.machine.js';
 import { toDot } from './dot.js';
 import { visualizationsDir } from './generate.js';
 import { discoverMachines } from './machines.js';
@@ -48,6 +50,14 @@ describe('machine → chart → diagram', () => {
     expect(labels).toContain('session.running -> session.idle: done turn');
     expect(labels).toContain('session.idle -> session.running: session.wake.requested [hasFollowup]');
     expect(labels).toContain('session.running.active -> session.running.active: session.input.received [isSteer]');
+  });
+
+  it('shows the synchronous phases the host runs as entry actions, as it shows invoked actors', () => {
+    const preparing = allStates(toChart(stepMachine)).find((s) => s.id === 'step.preparing')!;
+    expect(preparing).toMatchObject({ runs: ['prepareRequest'], invokes: [] });
+    expect(allStates(toChart(toolCallMachine)).find((s) => s.id === 'tool-call.validating')!.runs).toEqual(['validateCall']);
+    expect(allStates(chart).every((s) => !s.runs.includes('record'))).toBe(true);
+    expect(toMermaid(toChart(stepMachine))).toContain('    runs prepareRequest\n');
   });
 
   it('writes Mermaid stateDiagram-v2 with nested states and notes', () => {

@@ -47,7 +47,11 @@ export function toMermaid(chart: Chart, source?: string): string {
   for (const s of [chart.root, ...allStates(chart)]) for (const c of s.children) parentOf.set(c.id, s.id);
   const out: string[] = ['stateDiagram-v2', `  %% ${chart.id}: generated from ${source ?? 'the machine'} by \`npm run viz\`, do not edit`];
 
-  const noteLines = (s: ChartState): string[] => [...(s.description ? wrap(s.description) : []), ...(s.invokes.length ? [`invokes ${s.invokes.join(', ')}`] : [])];
+  const noteLines = (s: ChartState): string[] => [
+    ...(s.description ? wrap(s.description) : []),
+    ...(s.runs.length ? [`runs ${s.runs.join(', ')}`] : []),
+    ...(s.invokes.length ? [`invokes ${s.invokes.join(', ')}`] : []),
+  ];
 
   const block = (parent: ChartState, indent: string) => {
     for (const s of parent.children) {

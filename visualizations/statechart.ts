@@ -1,6 +1,6 @@
 /**
- * A machine as a plain chart: its states (nested), their descriptions and
- * invoked actors, and its transitions with readable labels. Both the Mermaid
+ * A machine as a plain chart: its states (nested), their descriptions,
+ * invoked actors and entry effects, and its transitions with readable labels. Both the Mermaid
  * and the DOT writers read this, so the two diagrams always agree.
  */
 import type { AnyStateMachine } from 'xstate';
@@ -15,6 +15,11 @@ export interface ChartState {
   initial?: string;
   /** Named actors this state invokes. */
   invokes: string[];
+  /**
+   * The host-provided effect actions its entry runs (synchronous phases such as `prepareRequest`, which answer
+   * with an event), so they show in the diagram as invoked actors do. `record` is everywhere and left out.
+   */
+  runs: string[];
   children: ChartState[];
 }
 
@@ -41,6 +46,8 @@ interface NodeLike {
   states: Record<string, NodeLike>;
   initial?: { target: readonly NodeLike[] };
   invoke: readonly { id: string; src: unknown }[];
+  entry: readonly unknown[];
+  machine: { implementations: { actions: Record<string, unknown> } };
   transitions: Map<string, readonly TransitionLike[]>;
   always?: readonly TransitionLike[];
   after?: readonly TransitionLike[];
@@ -86,6 +93,13 @@ function edgesOf(node: NodeLike): ChartEdge[] {
   return out;
 }
 
+/** An effect action: a plain function the host provides; built-ins (`assign`, `sendTo`, `enqueueActions`…) carry `resolve`. */
+function effectsOf(node: NodeLike): string[] {
+  const impl = node.machine.implementations.actions;
+  const names = node.entry.map((a) => (typeof a === 'string' ? a : typeof a === 'object' && a !== null && 'type' in a ? String((a as { type: unknown }).type) : ''));
+  return names.filter((n) => n !== '' && n !== 'record' && typeof impl[n] === 'function' && !('resolve' in (impl[n] as object)));
+}
+
 function walk(node: NodeLike, edges: ChartEdge[]): ChartState {
   const children = Object.values(node.states).map((c) => walk(c, edges));
   for (const c of Object.values(node.states)) edges.push(...edgesOf(c));
@@ -96,6 +110,7 @@ function walk(node: NodeLike, edges: ChartEdge[]): ChartState {
     ...(node.description ? { description: node.description } : {}),
     ...(node.initial?.target[0] ? { initial: node.initial.target[0].id } : {}),
     invokes: node.invoke.map((i) => (typeof i.src === 'string' ? i.src : i.id)),
+    runs: effectsOf(node),
     children,
   };
 }

@@ -1,6 +1,7 @@
 /** The memory store: lines kept in an array; durable as soon as written. For tests and benchmarks. */
 import type { LogStore } from '../../actors/ports.js';
 import type { Entry } from '../../log/entries.js';
+import { nothingToFlush } from '../../log/recorder.js';
 
 export interface MemoryStore extends LogStore {
   readonly lines: string[];
@@ -16,7 +17,7 @@ export function createMemoryStore(location = 'memory:'): MemoryStore {
     append(_entry: Entry, line: string) {
       lines.push(line);
     },
-    async flush() {},
+    flush: nothingToFlush,
     async close() {},
     text: () => (lines.length ? lines.join('\n') + '\n' : ''),
   };

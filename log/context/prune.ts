@@ -53,6 +53,7 @@ export function planPrune(units: readonly Unit[], limits: PruneLimits): DraftOf<
         surfaceOp: { op: 'replace', start, end },
       };
       if (e.code !== undefined) d.code = e.code;
+      if (e.verdict !== undefined) d.verdict = e.verdict;
       out.push(d);
     }
   });

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { replayThroughMachines } from '../../actors/replay.js';
+import type { Entry } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import { checkCheckpoints } from '../../machines/session-fold.js';
@@ -15,8 +16,19 @@ import { builtinTools } from '../../tools/index.js';
 const dir = new URL('.', import.meta.url).pathname;
 const logs = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
 
+/** What each recorded log is there to hold (README.md here): a re-recording that loses it fails. */
+const holds: Record<string, (es: Entry[]) => boolean> = {
+  'ctrl-c.jsonl': (es) => es.some((e) => e.kind === 'tool/result' && e.code === 'ABORTED') && es.some((e) => e.kind === 'turn/end' && e.reason === 'aborted'),
+  'crash-resume.jsonl': (es) => es.some((e) => e.kind === 'repair') && es.some((e) => e.kind === 'user/message' && e.origin === 'resume'),
+  'compaction.jsonl': (es) =>
+    ['proactive', 'manual'].every((t) => es.some((e) => e.kind === 'compaction/start' && e.trigger === t)) && es.some((e) => e.kind === 'compaction/summary') && es.some((e) => e.kind === 'checkpoint' && JSON.stringify(e.snapshot).includes('"compactPending":true')),
+  'approvals.jsonl': (es) =>
+    es.some((e) => e.kind === 'approval/decided' && e.outcome === 'rejected') && es.some((e) => e.kind === 'approval/decided' && e.rule !== undefined) && es.some((e) => e.kind === 'tool/result' && e.status === 'denied' && e.content.includes('read-only')),
+};
+
 describe('golden logs', () => {
   it('there is at least one', () => expect(logs.length).toBeGreaterThan(0));
+  for (const [f, check] of Object.entries(holds)) it(`${f} holds what it was recorded for`, () => expect(check(parseLog(readFileSync(join(dir, f), 'utf8')).entries)).toBe(true));
   for (const f of logs) {
     it(`${f} replays through the machines byte for byte`, async () => {
       const text = readFileSync(join(dir, f), 'utf8');

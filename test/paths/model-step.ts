@@ -10,7 +10,8 @@
  * before the step ends, whatever the path (cancel and error included); the
  * model reads results in call order (projection); calls are released in
  * order (a writing call only after every earlier call settled); a cancel
- * reaches every unsettled call.
+ * reaches every unsettled call; the request is prepared once, right after
+ * step/start.
  */
 import type { AnyEventObject, AnyMachineSnapshot } from 'xstate';
 import { deriveMessages } from '../../log/derive-messages.js';
@@ -144,6 +145,11 @@ function check(run: PathRun): string[] {
   if (cancelled && end && end.at > run.sent.findIndex((e) => e.type === 'step.cancel.requested') && end.draft.reason !== 'aborted') {
     problems.push(`a cancelled step ended ${end.draft.reason}`);
   }
+  // The request is built once, right after step/start and before any event: its header can only land inside the step.
+  const prepares = run.effects.filter((e) => e.action === 'prepareRequest');
+  if (prepares.length !== 1 || prepares[0]!.at !== 0 || prepares[0]!.afterDrafts !== 1) {
+    problems.push(`prepareRequest ran ${prepares.length} times, not once right after step/start`);
+  }
   checkOrder(run, problems);
   checkProjection(run, problems);
   return problems;
@@ -152,7 +158,10 @@ function check(run: PathRun): string[] {
 export const stepModel: PathModel = {
   generator: 'shortest',
   input: { turn: 't1', step: 't1.s1', retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1, retryable: ['RATE_LIMIT', 'SERVER', 'TRANSPORT'] } },
-  outputs: { prepareRequest: [{ model: 'm', system: 'be brief', tools: [], messages: [] }] },
+  payloads: {
+    'step.request.prepared': [{ type: 'step.request.prepared', request: { model: 'm', system: 'be brief', tools: [], messages: [] } }],
+    'step.request.failed': [{ type: 'step.request.failed', error: 'the header source threw' }],
+  },
   events,
   abstract,
   beforeSend,

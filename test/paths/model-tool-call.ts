@@ -3,7 +3,9 @@
  * Invariants: a path to `done` records exactly one `tool/result` (I2); no
  * path records `tool/dispatch` without a passed validation, an allow (policy
  * allow or an approval that allowed) and a release (I4, I6); a cancel gives
- * ABORTED_BEFORE_DISPATCH before dispatch and ABORTED after it (I5).
+ * ABORTED_BEFORE_DISPATCH before dispatch and ABORTED after it (I5); the
+ * tool body never starts while the dispatch's flush is pending (two-phase
+ * dispatch), in both worlds: a log durable on append, and one that is not.
  */
 import type { AnyEventObject } from 'xstate';
 import { countKind, draftsOf, type PathModel, type PathRun } from './path-model.js';
@@ -22,7 +24,7 @@ function check(run: PathRun): string[] {
   if (run.done && results.length !== 1) problems.push(`I2: a path to done recorded ${results.length} tool/result entries`);
   if (results.length > 1) problems.push(`I2: ${results.length} tool/result entries for one call`);
 
-  const validAt = firstAt(run, (e) => isOk(e, 'validating') && (e.output as { ok?: boolean }).ok === true);
+  const validAt = firstAt(run, (e) => e.type === 'tool.call.validated' && (e.validation as { ok?: boolean }).ok === true);
   const allowAt = Math.min(
     firstAt(run, (e) => isOk(e, 'checking') && (e.output as { kind?: string }).kind === 'allow'),
     firstAt(run, (e) => isOk(e, 'asking') && /^allowed-/.test(String((e.output as { outcome?: string }).outcome))),
@@ -50,6 +52,13 @@ function check(run: PathRun): string[] {
   const decided = countKind(run, 'approval/decided');
   if (decided > asked || asked > 1) problems.push(`approval: ${asked} asked, ${decided} decided`);
   if (run.done && decided !== asked) problems.push('approval asked but never decided on a path to done');
+  const body = run.children.find((c) => c.src === 'executeTool');
+  const flushedAt = firstAt(run, (e) => isOk(e, 'flushingDispatch'));
+  if (body && run.children.some((c) => c.src === 'flushLog' && c.born <= body.born) && flushedAt > body.born) {
+    problems.push('the tool body started before its dispatch was flushed');
+  }
+  const validations = run.effects.filter((e) => e.action === 'validateCall');
+  if (validations.length !== 1 || validations[0]!.at !== 0) problems.push(`validateCall ran ${validations.length} times, not once at the start`);
   return problems;
 }
 
@@ -58,12 +67,16 @@ export const toolCallModel: PathModel = {
   // The whole context that guards and drafts read; finite because every output is.
   abstract: (s) => ({ validation: s.context.validation ?? null, reason: s.context.reason ?? null }),
   input: { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'call_1', name: 'probe', arguments: '{}' },
-  outputs: {
-    validateCall: [
-      { ok: true, readOnly: true, idempotent: true, args: {} },
-      { ok: true, readOnly: false, idempotent: false, args: {} },
-      { ok: false, code: 'INVALID_ARGUMENTS', message: 'bad arguments' },
+  // A store durable on append skips both flushes; any other store flushes at dispatch and at the result.
+  worlds: [{ isLogDurable: false }, { isLogDurable: true }],
+  payloads: {
+    'tool.call.validated': [
+      { type: 'tool.call.validated', validation: { ok: true, readOnly: true, idempotent: true, args: {} } },
+      { type: 'tool.call.validated', validation: { ok: true, readOnly: false, idempotent: false, args: {} } },
+      { type: 'tool.call.validated', validation: { ok: false, code: 'INVALID_ARGUMENTS', message: 'bad arguments' } },
     ],
+  },
+  outputs: {
     decideCall: [{ kind: 'allow' }, { kind: 'ask', reason: 'it writes' }, { kind: 'deny', reason: 'policy says no' }],
     askApproval: [
       { outcome: 'allowed-once', by: 'tester' },

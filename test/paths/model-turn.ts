@@ -1,7 +1,7 @@
 /**
  * Path model of `turn`. The step and compaction children are played by the
  * path: their done events carry every kind of outcome (an overflowed request
- * included), and the pressure measure is under or over the limit. Invariants: one `turn/start` on
+ * included), and the pressure guard says under or over the limit (two worlds). Invariants: one `turn/start` on
  * every path and one `turn/end` on every path to final (I3), the end last;
  * steps are numbered in order; a cancel reaches the running step or
  * compaction and the turn then ends `aborted`; queued
@@ -12,7 +12,6 @@ import type { AnyMachineSnapshot } from 'xstate';
 import { childAt, countKind, draftsOf, type PathModel, type PathRun } from './path-model.js';
 
 const MAX_STEPS = 2;
-const measure = (tokens: number) => ({ tokens, source: 'estimate', window: 1000, limit: 800 });
 
 /** The last step's outcome is read only in `deciding`, a transient state, right after the step: it is not kept. */
 function abstract(s: AnyMachineSnapshot) {
@@ -72,6 +71,8 @@ function check(run: PathRun): string[] {
 export const turnModel: PathModel = {
   generator: 'shortest',
   input: { turn: 't1', input: 'fix the test', injected: ['context'], maxSteps: MAX_STEPS },
+  // The pressure guard measures the next request: under the threshold, or at/over it (compaction before each step).
+  worlds: [{ isOverThreshold: false }, { isOverThreshold: true }],
   payloads: {
     'turn.input.steered': [{ type: 'turn.input.steered', text: 'steer' }],
     'turn.input.injected': [{ type: 'turn.input.injected', text: 'inject' }],
@@ -90,7 +91,6 @@ export const turnModel: PathModel = {
       { reason: 'error', code: 'CONTEXT_WINDOW_EXCEEDED' },
       { reason: 'aborted' },
     ],
-    measurePressure: [measure(100), measure(900)],
     compaction: [
       { outcome: 'compacted', tokensBefore: 900, tokensAfter: 300, shrank: true },
       { outcome: 'failed', tokensBefore: 900, tokensAfter: 900, shrank: false },

@@ -17,6 +17,16 @@ export interface FakeChild {
   received: { event: AnyEventObject; at: number }[];
 }
 
+/** A call of one of the machine's own effect actions (a plain-function action slot other than `record`), faked by the run. */
+export interface EffectCall {
+  action: string;
+  params: unknown;
+  /** How many path events had been sent when it was made. */
+  at: number;
+  /** How many drafts had been recorded before it: places it among the `record`s. */
+  afterDrafts: number;
+}
+
 /** One generated path, run against the real machine. */
 export interface PathRun {
   /** The path's events as delivered, init excluded. */
@@ -26,6 +36,8 @@ export interface PathRun {
   /** Every `record` the machine made, with how many path events had been sent when it was made. */
   drafts: { draft: Draft; at: number }[];
   children: FakeChild[];
+  /** Every effect action the machine called (e.g. `prepareRequest`), in order; the path plays their answers as events. */
+  effects: EffectCall[];
   /** Events the machine sent to its parent (`sendParent`). */
   toParent: { event: AnyEventObject; at: number }[];
   final: AnyMachineSnapshot;
@@ -37,6 +49,12 @@ export interface PathModel {
   input?: unknown;
   /** Payload variants per event type; an event type absent here is sent bare. */
   payloads?: Record<string, AnyEventObject[]>;
+  /**
+   * Guards the host provides because they read the world (is the log durable already? is the next request over
+   * the threshold?), as fixed answers: each entry is one world in which the machine is generated and run; the
+   * coverage is the union over the worlds. Default: one world, the machine's own guards.
+   */
+  worlds?: Record<string, boolean>[];
   /** Output variants per actor slot; its invoke's done events carry each one. */
   outputs?: Record<string, unknown[]>;
   /** Concrete events for a descriptor the generic rules cannot fill (wildcards, payloads that depend on context). */

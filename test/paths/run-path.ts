@@ -6,7 +6,9 @@
  * the path's events — including the done/error events of invoked actors that
  * the graph generated — are then delivered with `send`. So guards, actions,
  * spawns, `sendTo`/`sendParent` and `record` all run for real, and the only
- * thing scripted is what the outside world answers, exactly as the path says.
+ * thing scripted is what the outside world answers, exactly as the path says
+ * (effect actions such as `prepareRequest` are noted, and their answers are
+ * path events; guards that read the world are fixed by the path's world).
  * (The pure `transition()` API would run no actions, so no drafts and no
  * children to check.) A probe actor stands in as the parent, so `sendParent`
  * has somewhere to go, and its system's `inspect` hook sees every microstep:
@@ -47,15 +49,30 @@ function fake(src: string, holder: Holder) {
 
 const provided = new WeakMap<AnyStateMachine, { machine: AnyStateMachine; holder: Holder }>();
 
-/** The machine with every actor slot faked and `record` collecting drafts; built once per machine (building one is not cheap). */
+/** An effect action: a plain function in an action slot, which only the host can fill (built-ins such as `assign` carry `resolve`). */
+const isEffect = (name: string, impl: unknown) => name !== 'record' && typeof impl === 'function' && !('resolve' in impl);
+
+/**
+ * The machine with every actor slot faked, `record` collecting drafts and every other effect action (the
+ * synchronous phases, e.g. `prepareRequest`) noted in `effects`; their answers come from the path as events.
+ * Built once per machine (building one is not cheap).
+ */
 function withFakes(machine: AnyStateMachine): { machine: AnyStateMachine; holder: Holder } {
   let entry = provided.get(machine);
   if (!entry) {
     const holder: Holder = {};
     const slots = Object.keys(machine.implementations.actors ?? {});
+    const effects = Object.entries(machine.implementations.actions ?? {}).filter(([name, impl]) => isEffect(name, impl));
+    const note = (action: string) => (_: unknown, params: unknown) => {
+      const run = holder.run!;
+      run.effects.push({ action, params, at: run.sent.length, afterDrafts: run.drafts.length });
+    };
     const m = machine.provide({
       actors: Object.fromEntries(slots.map((s) => [s, fake(s, holder)])),
-      actions: { record: (_: unknown, draft: Draft) => void holder.run!.drafts.push({ draft, at: holder.run!.sent.length }) },
+      actions: {
+        ...Object.fromEntries(effects.map(([name]) => [name, note(name)])),
+        record: (_: unknown, draft: Draft) => void holder.run!.drafts.push({ draft, at: holder.run!.sent.length }),
+      },
     } as never) as AnyStateMachine;
     entry = { machine: m, holder };
     provided.set(machine, entry);
@@ -69,7 +86,7 @@ function noteStates(snapshot: AnyMachineSnapshot, into: Set<string>, rootId: str
 
 /** Contract: never throws for a machine failure or a broken invariant; both come back in `problems`. */
 export function runPath(machine: AnyStateMachine, model: PathModel, path: MachinePath): PathResult {
-  const run: PathRun = { sent: [], before: [], drafts: [], children: [], toParent: [], final: undefined as unknown as AnyMachineSnapshot, done: false };
+  const run: PathRun = { sent: [], before: [], drafts: [], children: [], effects: [], toParent: [], final: undefined as unknown as AnyMachineSnapshot, done: false };
   const coverage: Coverage = { states: new Set(), transitions: new Set() };
   const mismatches: string[] = [];
   const { machine: faked, holder } = withFakes(machine);

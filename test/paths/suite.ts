@@ -70,16 +70,40 @@ function short(e: AnyEventObject): string {
   return text ? `${head} ${text.length > 60 ? `${text.slice(0, 57)}...` : text}` : head;
 }
 
-/** A path's name: its events, init left out. */
-export const describePath = (p: MachinePath): string => p.steps.slice(1).map((s) => short(s.event)).join(' → ') || '(initial state)';
+/** A path's name: its world, if any, then its events, init left out. */
+export const describePath = (p: MachinePath): string => {
+  const world = machineOfPath.get(p)?.world;
+  const events = p.steps.slice(1).map((s) => short(s.event)).join(' → ') || '(initial state)';
+  return world ? `[${world}] ${events}` : events;
+};
 
-/** Contract: the paths to run — generated, then paths that are a prefix of another dropped (the longer run passes through the same states). */
+/** The machine each generated path belongs to: the machine itself, or its copy with one world's guards provided. */
+const machineOfPath = new WeakMap<MachinePath, { machine: AnyStateMachine; world: string }>();
+
+const worldName = (w: Record<string, boolean>) =>
+  Object.entries(w)
+    .map(([g, v]) => (v ? g : `!${g}`))
+    .join(' ');
+
+/** The machine to run `p` against (with its world's guards). */
+export const machineFor = (m: MachineUnderTest, p: MachinePath): AnyStateMachine => machineOfPath.get(p)?.machine ?? m.machine;
+
+/**
+ * Contract: the paths to run — generated in each of the model's worlds, then within a world the paths that are a
+ * prefix of another dropped (the longer run passes through the same states).
+ */
 export function pathsOf(m: MachineUnderTest): MachinePath[] {
-  return withoutPrefixes(generatePaths(m.machine, m.model));
+  const worlds = m.model.worlds ?? [undefined];
+  return worlds.flatMap((w) => {
+    const machine = w ? m.machine.provide({ guards: Object.fromEntries(Object.entries(w).map(([g, v]) => [g, () => v])) } as never) : m.machine;
+    const paths = withoutPrefixes(generatePaths(machine, m.model));
+    for (const p of paths) machineOfPath.set(p, { machine, world: w ? worldName(w) : '' });
+    return paths;
+  });
 }
 
 /** Runs every path of one machine (through `run`, which may hand back a result it already has) and measures coverage against the definition. */
-export function runMachine(m: MachineUnderTest, paths = pathsOf(m), run = (p: MachinePath) => runPath(m.machine, m.model, p)): MachineReport {
+export function runMachine(m: MachineUnderTest, paths = pathsOf(m), run = (p: MachinePath) => runPath(machineFor(m, p), m.model, p)): MachineReport {
   const states = statesOf(m.machine);
   const transitions = transitionsOf(m.machine);
   const seenStates = new Set<string>();

@@ -6,10 +6,14 @@
  *   BRIDLE_SWEEP_SEEDS=5000 npx vitest run test/sweep   more seeds (default 250)
  *   BRIDLE_SWEEP_SEED=123 npx vitest run test/sweep     one seed
  *   BRIDLE_SWEEP_STATS=1                                  print what the worlds did
+ *
+ * After the invariants, each log is replayed through the machines (I12) and
+ * must come back byte for byte (test/sweep/replay-check.ts).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../log/entries.js';
 import { checkWorld } from './invariants.js';
+import { checkReplay, NOT_REPLAYABLE_ALLOWED } from './replay-check.js';
 import { runWorld } from './run-world.js';
 
 const one = process.env.BRIDLE_SWEEP_SEED;
@@ -19,6 +23,8 @@ const seeds = one !== undefined ? [Number(one)] : Array.from({ length: count }, 
 /** What the worlds actually did, over all seeds: the sweep must stay hostile. */
 const seen = new Map<string, number>();
 const note = (key: string) => seen.set(key, (seen.get(key) ?? 0) + 1);
+/** Seeds replay refused for an allowed reason (NOT_REPLAYABLE_ALLOWED): reported, never silent. */
+const refused: string[] = [];
 function tally(es: readonly Entry[]): void {
   for (const e of es) {
     if (e.kind === 'tool/result') note(`result ${e.status}${e.code ? ` ${e.code}` : ''}`);
@@ -36,6 +42,12 @@ describe('the sweep', () => {
     try {
       const problems = checkWorld(run);
       tally(run.h.entries());
+      if (problems.length === 0) {
+        const replay = await checkReplay(run);
+        if (!replay.ok) problems.push(replay.problem);
+        else if ('refused' in replay) refused.push(`seed ${seed}: ${replay.refused}`);
+        else note('replayed byte for byte');
+      }
       if (problems.length > 0) {
         const world = JSON.stringify(run.world);
         expect.fail(`seed ${seed} broke ${problems.length} invariant(s):\n  ${problems.join('\n  ')}\nworld: ${world}\nreproduce: BRIDLE_SWEEP_SEED=${seed} npx vitest run test/sweep`);
@@ -49,6 +61,8 @@ describe('the sweep', () => {
   afterAll(() => {
     if (one !== undefined) return;
     if (process.env.BRIDLE_SWEEP_STATS) console.log([...seen].sort().map(([k, n]) => `${k}: ${n}`).join('\n'));
+    if (refused.length) console.log(`replay refused ${refused.length} seed(s) for allowed reasons:\n  ${refused.join('\n  ')}`);
+    if (NOT_REPLAYABLE_ALLOWED.length === 0) expect(refused).toEqual([]);
     // Hostility is measured too: each of these must have happened in some world.
     const wanted = [
       'result ok',

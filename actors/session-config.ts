@@ -1,0 +1,25 @@
+/**
+ * The settings `session/start` records (`config`), so the log alone says how
+ * the machines were configured: replay reads them back (I12). Only what was
+ * set is written, so a session created with defaults logs no `config`.
+ */
+import type { SessionConfig } from '../log/entries.js';
+import type { SessionOptions } from './session.js';
+
+type Configured = Pick<SessionOptions, 'maxSteps' | 'retry' | 'contextWindow' | 'compactThreshold' | 'compaction'>;
+
+/** Contract: pure; `{}` when nothing is set, else `{ config }` with the set values only, copied. */
+export function sessionConfig(o: Configured): { config?: SessionConfig } {
+  const config: SessionConfig = {};
+  if (o.maxSteps !== undefined) config.maxSteps = o.maxSteps;
+  if (o.retry !== undefined) config.retry = { maxRetries: o.retry.maxRetries, baseDelayMs: o.retry.baseDelayMs, maxDelayMs: o.retry.maxDelayMs, retryable: [...o.retry.retryable] };
+  if (o.contextWindow !== undefined) config.contextWindow = o.contextWindow;
+  if (o.compactThreshold !== undefined) config.compactThreshold = o.compactThreshold;
+  if (o.compaction !== undefined) {
+    const c: NonNullable<SessionConfig['compaction']> = {};
+    if (o.compaction.tailRatio !== undefined) c.tailRatio = o.compaction.tailRatio;
+    if (o.compaction.summaryMaxTokens !== undefined) c.summaryMaxTokens = o.compaction.summaryMaxTokens;
+    config.compaction = c;
+  }
+  return Object.keys(config).length > 0 ? { config } : {};
+}
