@@ -6,5 +6,7 @@ export default defineConfig({
     exclude: ['node_modules/**', 'dist/**', 'examples/flaky-checkout/project/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // The JSON report lets .ci/run close on a plain "N passed, N failed" line.
+    reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
   },
 });
