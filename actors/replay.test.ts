@@ -6,12 +6,14 @@
  * Ctrl-C — then replays its log through the machines and wants it back byte
  * for byte.
  */
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createMemoryStore } from '../adapters/store/memory.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import type { Chunk } from '../log/chunks.js';
 import type { Entry } from '../log/entries.js';
+import { parseLog } from '../log/parse.js';
 import { Recorder } from '../log/recorder.js';
 import { planRepair } from '../log/repair.js';
 import { verifyLog } from '../log/verify.js';
@@ -245,6 +247,13 @@ describe('replay through the machines (I12)', () => {
     await later.run('second');
     await later.close();
     await expectReplays(later.recorder.entries, builtinTools());
+  });
+
+  it('a log from before session/start recorded its settings: the window from its first proactive compaction, the rest from its checkpoints', async () => {
+    const text = readFileSync(new URL('../test/golden/compaction.jsonl', import.meta.url), 'utf8');
+    const old = parseLog(text.replace(/,"config":\{[^}]*\}/, '')).entries;
+    expect(old[0]).not.toHaveProperty('config');
+    await expectReplays(old, builtinTools());
   });
 
   it('refuses a log whose tools are not the ones it is given, naming them', async () => {

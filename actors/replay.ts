@@ -39,6 +39,19 @@ export interface ReplayOptions {
 const jsonl = (lines: readonly string[]) => (lines.length ? `${lines.join('\n')}\n` : '');
 
 /**
+ * For a log written before `session/start` recorded its settings: a proactive
+ * compaction proves a configured window and logs it (unless an overflow had
+ * taught the meter a smaller one first).
+ */
+function windowOf(entries: readonly Entry[]): number | undefined {
+  for (const e of entries) {
+    if (e.kind === 'assistant/message' && e.finish.kind === 'error' && e.finish.code === 'CONTEXT_WINDOW_EXCEEDED') return undefined;
+    if (e.kind === 'compaction/start') return e.trigger === 'proactive' ? e.window : undefined;
+  }
+  return undefined;
+}
+
+/**
  * Contract: runs no tool and calls no model; resolves with the replayed
  * bytes and where they first differ; throws `NotReplayableError` naming what
  * it cannot reproduce (a log that does not start with `session/start`, tools
@@ -47,7 +60,8 @@ const jsonl = (lines: readonly string[]) => (lines.length ? `${lines.join('\n')}
 export async function replayThroughMachines(entries: readonly Entry[], tools: readonly ToolDefinition[], opts: ReplayOptions = {}): Promise<ReplayResult> {
   const start = entries[0];
   if (start?.kind !== 'session/start') throw new NotReplayableError('the log does not begin with session/start');
-  const config: SessionConfig = { ...opts.config, ...start.config };
+  const inferred = start.config === undefined && opts.config?.contextWindow === undefined ? windowOf(entries) : undefined;
+  const config: SessionConfig = { ...(inferred !== undefined ? { contextWindow: inferred } : {}), ...opts.config, ...start.config };
   const outcome = await new ReplayDriver(entries, tools, config).run();
   const original = jsonl(entries.map((e) => JSON.stringify(e)));
   const text = jsonl(outcome.lines);
