@@ -10,8 +10,8 @@ export { createSession, DEFAULT_SYSTEM, type BridleSession, type SessionOptions 
 // The machines: pure statecharts; hosts supply effects with `.provide()`.
 export { sessionMachine, type InputMode, type SessionContext, type SessionEvent, type SessionInput } from './machines/session.machine.js';
 export { turnMachine, type PreStepDecision, type TurnInput, type TurnOutput } from './machines/turn.machine.js';
-export { stepMachine, type StepInput, type StepOutput } from './machines/step.machine.js';
-export { toolCallMachine, type ApprovalAnswer, type Decision, type ToolCallInput, type ToolOutcome, type Validation } from './machines/tool-call.machine.js';
+export { stepMachine, type StepEvent, type StepInput, type StepOutput } from './machines/step.machine.js';
+export { toolCallMachine, type ApprovalAnswer, type Decision, type ToolCallEvent, type ToolCallInput, type ToolOutcome, type Validation } from './machines/tool-call.machine.js';
 export { compactionMachine, type CompactionInput, type CompactionOutput, type ContextMeasure } from './machines/compaction.machine.js';
 export type { RetryPolicy } from './machines/retry-policy.js';
 
@@ -43,7 +43,7 @@ export { startServer, type BridleServer, type ServerOptions } from './adapters/s
 export { builtinTools, toolSpec } from './tools/index.js';
 
 // The log.
-export { Recorder, type EntryListener } from './log/recorder.js';
+export { Recorder, nothingToFlush, type EntryListener } from './log/recorder.js';
 export { deriveMessages, Projection } from './log/derive-messages.js';
 export { parseLog, type ParsedLog } from './log/parse.js';
 export { assembleBlocks, chunksOf } from './log/chunks.js';

@@ -20,7 +20,9 @@ export interface ModelProvider {
 /**
  * The store seam: where validated, stamped entries go.
  * Contract: `append` is synchronous and ordered; `flush` resolves once every
- * entry appended before the call is durable.
+ * entry appended before the call is durable. A store that is durable on
+ * append (memory) uses `nothingToFlush` from `log/recorder.ts` as its `flush`:
+ * the runtime then skips the flush actors, recognizing it by identity.
  */
 export interface LogStore {
   readonly location: string;

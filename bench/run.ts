@@ -13,7 +13,9 @@ async function main() {
   };
   say(`node ${process.version}, ${new Date().toISOString()}`);
 
-  await runSteps(200, 'memory'); // warm-up
+  // Warm-up: V8 needs a few thousand steps to finish tiering up the hot paths; without it the 100-step figure
+  // measures the JIT, not the harness (ADR 0007), and "flatness" says nothing.
+  for (let i = 0; i < 3; i++) await runSteps(2000, 'memory');
   const per: Record<number, number> = {};
   for (const n of [100, 2000, 10000]) {
     per[n] = median(await repeat(n >= 10000 ? 3 : 5, () => runSteps(n, 'memory')));
