@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../machines/tool-call.machine.js';
 import { combineDecisions, stricter, stricterPost } from './decisions.js';
-import { seededRandom as rng } from './seeded-random.js';
+import { mulberry32 as rng } from '../../test/sweep/prng.js';
 
 const kinds = ['allow', 'ask', 'deny'] as const;
 const gen = (r: () => number, n: number): Decision[] =>

@@ -4,7 +4,7 @@ import type { Decision } from '../../machines/tool-call.machine.js';
 import type { ToolDefinition } from '../../tools/types.js';
 import { createToolPipeline, type HookProblem } from './pipeline.js';
 import { HookRegistry } from './registry.js';
-import { seededRandom } from './seeded-random.js';
+import { mulberry32 as seededRandom } from '../../test/sweep/prng.js';
 import type { CallFacts, Guard } from './types.js';
 import type { Listener } from './waterfall.js';
 

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mulberry32 } from '../sweep/prng.js';
 
 /** The compiled CLI (`npm test` builds it first); `BRIDLE_CLI` points elsewhere. */
 export const CLI = process.env.BRIDLE_CLI ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli/main.js');
@@ -99,14 +100,5 @@ export const logHas = (text: string, kind: string, callId?: string) =>
 /** The complete lines of a log text: what a reader has seen written. */
 export const completeLines = (text: string) => text.slice(0, text.lastIndexOf('\n') + 1).split('\n').slice(0, -1);
 
-/** A small seeded generator (mulberry32), so a failing seed reproduces. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded generator (the sweep's mulberry32, ADR 0003), so a failing seed reproduces. */
+export const seeded = mulberry32;
