@@ -11,8 +11,7 @@ import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import { openSession } from './open-session.js';
 import { createRenderer } from './render.js';
-import { parseApproval, parseContextWindow, parseMaxDepth, parseMaxSteps, type RunFlags } from './run.js';
-import { parseSafetyFlags } from './safety-flags.js';
+import { parseApproval, sessionFlags, type RunFlags } from './run.js';
 
 export interface ChatIO {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
@@ -43,24 +42,12 @@ function lineAnswerer(out: NodeJS.WritableStream, pending: { resolve?: (line: st
 export async function chatCommand(flags: RunFlags, io: ChatIO = { input: process.stdin, out: process.stdout, err: process.stderr }): Promise<number> {
   const { out, err } = io;
   const approval = parseApproval(flags.approval) ?? 'ask';
-  const safety = parseSafetyFlags(flags);
   const pending: { resolve?: (line: string | null) => void } = {};
   let renderer: ReturnType<typeof createRenderer> | undefined;
   const opened = openSession({
-    model: flags.model,
-    baseUrl: flags.baseUrl,
-    cwd: flags.cwd,
-    session: flags.session,
+    ...sessionFlags(flags),
     approval,
     answerer: approval === 'ask' ? lineAnswerer(out, pending) : undefined,
-    rules: safety.rules,
-    sandbox: safety.sandbox,
-    sandboxMode: safety.sandboxMode,
-    allowNetwork: safety.allowNetwork,
-    maxSteps: parseMaxSteps(flags.maxSteps),
-    maxDepth: parseMaxDepth(flags.maxDepth),
-    contextWindow: parseContextWindow(flags.contextWindow),
-    contextWindows: flags.contextWindows,
     onChunk: (c, s) => renderer?.onChunk(c, s),
   });
   const { session, logPath } = opened;

@@ -47,6 +47,25 @@ export function parseContextWindow(v: string | undefined): number | undefined {
   return n;
 }
 
+/** What `run` and `chat` share of their flags, parsed and checked, for `openSession`. */
+export function sessionFlags(flags: RunFlags): Partial<OpenOptions> {
+  const safety = parseSafetyFlags(flags);
+  return {
+    model: flags.model,
+    baseUrl: flags.baseUrl,
+    cwd: flags.cwd,
+    session: flags.session,
+    rules: safety.rules,
+    sandbox: safety.sandbox,
+    sandboxMode: safety.sandboxMode,
+    allowNetwork: safety.allowNetwork,
+    maxSteps: parseMaxSteps(flags.maxSteps),
+    maxDepth: parseMaxDepth(flags.maxDepth),
+    contextWindow: parseContextWindow(flags.contextWindow),
+    contextWindows: flags.contextWindows,
+  };
+}
+
 export function parseMaxDepth(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
@@ -67,22 +86,10 @@ export async function runPrompt(prompt: string, flags: RunFlags, extra: Partial<
   let renderer: Renderer | undefined;
   const approval = parseApproval(flags.approval) ?? 'ask';
   const answerer: Answerer | undefined = approval === 'ask' && process.stdin.isTTY ? terminalAnswerer(err) : undefined;
-  const safety = parseSafetyFlags(flags);
   const opened = openSession({
-    model: flags.model,
-    baseUrl: flags.baseUrl,
-    cwd: flags.cwd,
-    session: flags.session,
+    ...sessionFlags(flags),
     approval,
     answerer,
-    rules: safety.rules,
-    sandbox: safety.sandbox,
-    sandboxMode: safety.sandboxMode,
-    allowNetwork: safety.allowNetwork,
-    maxSteps: parseMaxSteps(flags.maxSteps),
-    maxDepth: parseMaxDepth(flags.maxDepth),
-    contextWindow: parseContextWindow(flags.contextWindow),
-    contextWindows: flags.contextWindows,
     onChunk: flags.json ? undefined : (c, s) => renderer?.onChunk(c, s),
     ...extra,
   });
