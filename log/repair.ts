@@ -7,6 +7,7 @@
  * line; a defect anywhere but the open end is corruption and is refused.
  * Decisions beyond the design are in docs/adr/0002-checkpoints-and-repair.md.
  */
+import { draftToolResult } from './draft-tool-result.js';
 import type { Draft, DraftOf, Entry, TurnEndReason } from './entries.js';
 import { verifyLog, type OpenCall, type OpenTail, type Violation } from './verify.js';
 
@@ -44,20 +45,6 @@ export function outcomeUnknownText(name: string, idempotent: boolean): string {
   ].join(' ');
 }
 
-const result = (c: Pick<OpenCall, 'turn' | 'step' | 'callId' | 'toolCallId' | 'name'>, status: 'aborted' | 'unknown', code: string, content: string): DraftOf<'tool/result'> => ({
-  kind: 'tool/result',
-  turn: c.turn,
-  step: c.step,
-  callId: c.callId,
-  toolCallId: c.toolCallId,
-  name: c.name,
-  status,
-  code,
-  content,
-  // A dispatched call with no result may or may not have had its effect: the harness cannot vouch either way.
-  ...(status === 'unknown' ? { verdict: 'uncertain' as const } : {}),
-  surfaceOp: 'append',
-});
 
 /** Contract: pure; refuses (ok: false) any log with a defect before its open end; the drafts, appended in order, leave a log that verifies. */
 export function planRepair(entries: readonly Entry[], opts: RepairOptions = {}): RepairPlan {
@@ -90,10 +77,10 @@ function closeOpen(open: OpenTail, report: RepairReport, closeAs: NonNullable<Re
     if (c.awaitingApproval) closing.push({ kind: 'approval/decided', turn: c.turn, step: c.step, callId: c.callId, outcome: 'cancelled', by: 'repair' });
     if (c.dispatched) {
       report.outcomeUnknown.push({ callId: c.callId, name: c.name, idempotent: c.idempotent });
-      closing.push(result(c, 'unknown', 'TOOL_OUTCOME_UNKNOWN', outcomeUnknownText(c.name, c.idempotent)));
+      closing.push(draftToolResult(c, 'unknown', outcomeUnknownText(c.name, c.idempotent), 'TOOL_OUTCOME_UNKNOWN'));
     } else {
       report.notStarted.push(c.callId);
-      closing.push(result(c, 'aborted', 'TOOL_NOT_STARTED', notStartedText(c.name)));
+      closing.push(draftToolResult(c, 'aborted', notStartedText(c.name), 'TOOL_NOT_STARTED'));
     }
   }
   if (open.step) {

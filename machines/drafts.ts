@@ -2,6 +2,7 @@
  * Pure builders of log drafts from machine context. Machines name what to
  * record; the recorder stamps seq and time.
  */
+import { draftToolResult } from '../log/draft-tool-result.js';
 import type { ApprovalOutcome, ApprovalRule, Block, DraftOf, Finish, StepEndReason, ToolResultStatus, TurnEndReason, Usage } from '../log/entries.js';
 
 export interface StepRef {
@@ -77,23 +78,8 @@ export const draftDispatch = (c: CallRef, idempotent: boolean): DraftOf<'tool/di
   idempotent,
 });
 
-export const draftResult = (c: CallRef, status: ToolResultStatus, content: string, code?: string): DraftOf<'tool/result'> => {
-  const d: DraftOf<'tool/result'> = {
-    kind: 'tool/result',
-    turn: c.turn,
-    step: c.step,
-    callId: c.callId,
-    toolCallId: c.toolCallId,
-    name: c.name,
-    status,
-    content,
-    surfaceOp: 'append',
-  };
-  if (code !== undefined) d.code = code;
-  // `BLOCKED` is the post-execute hook's refusal (actors/hooks/pipeline.ts): the harness rejects what ran.
-  if (code === 'BLOCKED') d.verdict = 'rejected';
-  return d;
-};
+/** A call's result; see `log/draft-tool-result.ts` for the verdicts it carries. */
+export const draftResult = (c: CallRef, status: ToolResultStatus, content: string, code?: string): DraftOf<'tool/result'> => draftToolResult(c, status, content, code);
 
 export const draftStepEnd = (r: StepRef, reason: StepEndReason): DraftOf<'step/end'> => ({ kind: 'step/end', turn: r.turn, step: r.step, reason });
 
