@@ -5,28 +5,16 @@
  * the active states.
  */
 import { allStates, type Chart, type ChartState } from './statechart.js';
+import { wrap } from './wrap.js';
 
 const q = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 const html = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
-function wrap(text: string, width = 34): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    if (line && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  if (line) lines.push(line);
-  return lines;
-}
 
 function label(s: ChartState): string {
   const parts = [`<b>${html(s.key)}</b>`];
   if (s.runs.length) parts.push(`<font point-size="9" color="#2f6f4f">run ${html(s.runs.join(', '))}</font>`);
   if (s.invokes.length) parts.push(`<font point-size="9" color="#2f6f4f">invoke ${html(s.invokes.join(', '))}</font>`);
-  if (s.description) parts.push(...wrap(s.description).map((l) => `<font point-size="9" color="#555555"><i>${html(l)}</i></font>`));
+  if (s.description) parts.push(...wrap(s.description, 34).map((l) => `<font point-size="9" color="#555555"><i>${html(l)}</i></font>`));
   return `<${parts.join('<br/>')}>`;
 }
 

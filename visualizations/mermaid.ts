@@ -6,24 +6,12 @@
  * become notes.
  */
 import { allStates, type Chart, type ChartState } from './statechart.js';
+import { wrap } from './wrap.js';
 
 const RESERVED = new Set(['end', 'state', 'note', 'direction', 'class', 'classDef', 'style', 'as', 'left', 'right', 'of']);
 
 /** Mermaid reads `;` as a statement end and `#` as an entity: keep labels plain. */
 const clean = (s: string) => s.replace(/;/g, ',').replace(/#/g, 'no. ').replace(/[{}]/g, '').replace(/\s+/g, ' ').trim();
-
-function wrap(text: string, width = 48): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of clean(text).split(' ')) {
-    if (line && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  if (line) lines.push(line);
-  return lines;
-}
 
 function idsFor(chart: Chart): Map<string, string> {
   const states = allStates(chart);
@@ -48,7 +36,7 @@ export function toMermaid(chart: Chart, source?: string): string {
   const out: string[] = ['stateDiagram-v2', `  %% ${chart.id}: generated from ${source ?? 'the machine'} by \`npm run viz\`, do not edit`];
 
   const noteLines = (s: ChartState): string[] => [
-    ...(s.description ? wrap(s.description) : []),
+    ...(s.description ? wrap(clean(s.description), 48) : []),
     ...(s.runs.length ? [`runs ${s.runs.join(', ')}`] : []),
     ...(s.invokes.length ? [`invokes ${s.invokes.join(', ')}`] : []),
   ];
