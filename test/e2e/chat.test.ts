@@ -1,13 +1,12 @@
 /** `bridle chat` as a user runs it, against a local OpenAI-wire server: prompts line by line, `/compact`, Ctrl-C, end of input. */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SUMMARY_REQUEST_MARK } from '../../log/context/summary-prompt.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
-import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
+import { readSessionLog, tempWorld } from '../helpers/cli-world.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { pause, startOpenAIServer, streamReply, textChunks, toolCallChunks, type OpenAIServer } from '../helpers/openai-sse-server.js';
 
@@ -16,18 +15,11 @@ let home: string;
 let ws: string;
 beforeEach(async () => {
   srv = await startOpenAIServer();
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-e2e-chat-')));
-  home = join(root, 'home');
-  ws = join(root, 'ws');
-  mkdirSync(ws);
+  ({ home, ws } = tempWorld('bridle-e2e-chat-'));
 });
 afterEach(() => srv.close());
 
-const readLog = (): Entry[] => {
-  const dir = join(home, 'sessions');
-  const [f] = readdirSync(dir);
-  return parseLog(readFileSync(join(dir, f!), 'utf8')).entries;
-};
+const readLog = (): Entry[] => readSessionLog(home);
 const isSummaryRequest = (body: { messages: { role: string; content?: unknown }[] }) => {
   const last = body.messages.at(-1);
   return last?.role === 'user' && typeof last.content === 'string' && last.content.startsWith(SUMMARY_REQUEST_MARK);

@@ -3,15 +3,14 @@
  * wire format, through the real openai SDK: a multi-step turn with parallel
  * calls and an unknown tool among them.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toWireMessages } from '../../adapters/model/openai.js';
 import { deriveMessages } from '../../log/derive-messages.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
-import { parseLog } from '../../log/parse.js';
 import { errorReply, startOpenAIServer, streamReply, textChunks, textReply, toolCallReply, usageChunk, type OpenAIServer } from '../helpers/openai-sse-server.js';
+import { readSessionLog, tempWorld } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
 
 let srv: OpenAIServer;
@@ -19,19 +18,12 @@ let home: string;
 let ws: string;
 beforeEach(async () => {
   srv = await startOpenAIServer();
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-e2e-')));
-  home = join(root, 'home');
-  ws = join(root, 'ws');
-  mkdirSync(ws);
+  ({ home, ws } = tempWorld('bridle-e2e-'));
   writeFileSync(join(ws, 'notes.txt'), 'alpha\nbeta\n');
 });
 afterEach(() => srv.close());
 
-const readLog = (): Entry[] => {
-  const dir = join(home, 'sessions');
-  const [f] = readdirSync(dir);
-  return parseLog(readFileSync(join(dir, f!), 'utf8')).entries;
-};
+const readLog = (): Entry[] => readSessionLog(home);
 
 describe('bridle run against an OpenAI-compatible server', () => {
   it('drives a multi-step turn with parallel calls and an unknown tool; the log satisfies I1–I4, I7, I8', async () => {

@@ -4,15 +4,14 @@
  * usage the way a real one does. No request it receives is over the window;
  * the log holds the compaction brackets, the replacements, and every entry.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SUMMARY_REQUEST_MARK } from '../../log/context/summary-prompt.js';
 import { codePoints, tokensOfChars } from '../../log/context/tokens.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
-import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
+import { readSessionLog, tempWorld } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
 import { startOpenAIServer, streamReply, textChunks, toolCallChunks, usageChunk, type OpenAIServer } from '../helpers/openai-sse-server.js';
 
@@ -21,18 +20,11 @@ let home: string;
 let ws: string;
 beforeEach(async () => {
   srv = await startOpenAIServer();
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-e2e-compact-')));
-  home = join(root, 'home');
-  ws = join(root, 'ws');
-  mkdirSync(ws);
+  ({ home, ws } = tempWorld('bridle-e2e-compact-'));
 });
 afterEach(() => srv.close());
 
-const readLog = (): Entry[] => {
-  const dir = join(home, 'sessions');
-  const [f] = readdirSync(dir);
-  return parseLog(readFileSync(join(dir, f!), 'utf8')).entries;
-};
+const readLog = (): Entry[] => readSessionLog(home);
 
 /** The request as the server received it, sized the way bridle sizes one (code points / 4). */
 const wireTokens = (body: { messages: unknown[]; tools?: unknown[] }) => tokensOfChars(codePoints(JSON.stringify(body.messages)) + codePoints(JSON.stringify(body.tools ?? [])));

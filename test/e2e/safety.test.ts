@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
-import { parseLog } from '../../log/parse.js';
+import { readSessionLog } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
 
 let root: string;
@@ -37,10 +37,7 @@ const script = (calls: { name: string; arguments: unknown }[]) => {
   writeFileSync(file, JSON.stringify({ label: 'scripted: hostile calls', responses: [{ toolCalls: calls }, { text: 'done', finish: 'stop' }] }));
   return `scripted:${file}`;
 };
-const readLog = (): Entry[] => {
-  const dir = join(home, 'sessions');
-  return parseLog(readFileSync(join(dir, readdirSync(dir)[0]!), 'utf8')).entries;
-};
+const readLog = (): Entry[] => readSessionLog(home);
 const results = (log: Entry[]) => log.filter((e): e is EntryOf<'tool/result'> => e.kind === 'tool/result');
 
 describe('bridle run under the sandbox', () => {
