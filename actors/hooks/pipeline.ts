@@ -11,7 +11,7 @@ import type { ToolOutput } from '../../tools/types.js';
 import { combineDecisions, isDecision, isPostDecision, isPreStepDecision, stricter, stricterPost, stricterPreStep } from './decisions.js';
 import type { HookRegistry } from './registry.js';
 import type { CallFacts, ExecutePayload, PreStepPayload } from './types.js';
-import { runWaterfall } from './waterfall.js';
+import { runWaterfall } from '../../plugins/waterfall.js';
 
 export interface HookProblem {
   hook: string;

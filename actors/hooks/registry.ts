@@ -3,7 +3,7 @@
  * disposer; a plugin is a named group of registrations, and unmounting it
  * undoes them all in reverse order.
  */
-import type { Listener, Registered } from './waterfall.js';
+import type { Listener, Registered } from '../../plugins/waterfall.js';
 import type { Guard, HookMap, HookName } from './types.js';
 
 export type Disposer = () => void;

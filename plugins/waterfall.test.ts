@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { stricter } from './decisions.js';
-import type { Decision } from '../../machines/tool-call.machine.js';
+import { stricter } from '../actors/hooks/decisions.js';
+import type { Decision } from '../machines/tool-call.machine.js';
 import { runWaterfall, type Listener, type Registered } from './waterfall.js';
 
 const reg = <P, R>(owner: string, listener: Listener<P, R>): Registered<P, R> => ({ owner, listener });

@@ -1,0 +1,368 @@
+/**
+ * The plugin substrate: a host holds services by stable key; a plugin names
+ * the services it needs (`inject`) and waits, pending, until every one of
+ * them exists; every registration it makes is an effect whose disposer the
+ * host keeps, so unmounting a plugin undoes exactly what it did, in reverse
+ * order, and nothing of its siblings. One provider per service per scope: a
+ * second one throws at mount, naming both. A scope made with `isolate`
+ * keeps the services provided inside it to itself.
+ */
+import type { z } from 'zod';
+
+export type Disposer = () => void;
+
+/** A service's key: a stable string that also carries the service's type. Every seam declares its key once, in `ports/`. */
+export interface ServiceKey<T> {
+  readonly id: string;
+  /** Never set; lets `get(key)` return `T`. */
+  readonly type?: T;
+}
+
+export const serviceKey = <T>(id: string): ServiceKey<T> => ({ id });
+
+/** What a plugin can do while it is mounted. Each registration returns its disposer and is undone at unmount. */
+export interface PluginContext {
+  /** The row id (or plugin name) this plugin was mounted as; named in errors and reports. */
+  readonly id: string;
+  /** Contract: returns the service visible from this plugin's scope; throws `MissingServiceError` if none is. */
+  get<T>(key: ServiceKey<T>): T;
+  has(key: ServiceKey<unknown>): boolean;
+  /** Runs `fn` now and keeps the disposer it returns; the returned disposer runs it early, once. */
+  effect(fn: () => Disposer | void): Disposer;
+  /** Provides a service in this plugin's scope (an effect). Contract: throws `DuplicateProviderError` if another plugin provides it there. */
+  provide<T>(key: ServiceKey<T>, service: T): Disposer;
+}
+
+/** A plugin: a module's default export, or a built-in. `config`, when given, validates the row's config before `apply` sees it. */
+export interface Plugin<C = unknown> {
+  readonly name: string;
+  /** Services that must exist before `apply` runs; until then the plugin is pending. */
+  readonly inject?: readonly ServiceKey<unknown>[];
+  /** The services `apply` provides, declared so composition can check one provider per seam before anything runs. */
+  readonly provides?: readonly ServiceKey<unknown>[];
+  readonly config?: z.ZodType<C>;
+  /** May be async (a server to start); the host's `ready()` waits for it. */
+  apply(ctx: PluginContext, config: C): void | Promise<void>;
+}
+
+export type PluginState = 'pending' | 'active' | 'failed';
+
+export class PluginMountError extends Error {
+  constructor(
+    readonly plugin: string,
+    override readonly cause: unknown,
+  ) {
+    super(`plugin ${plugin} failed to mount: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'PluginMountError';
+  }
+}
+
+export class DuplicateProviderError extends Error {
+  constructor(
+    readonly service: string,
+    readonly first: string,
+    readonly second: string,
+  ) {
+    super(`service ${service} has two providers: ${first} and ${second} (one provider per service)`);
+    this.name = 'DuplicateProviderError';
+  }
+}
+
+export class MissingServiceError extends Error {
+  constructor(
+    readonly service: string,
+    readonly asker: string,
+  ) {
+    super(`${asker} asked for service ${service}, which nothing provides`);
+    this.name = 'MissingServiceError';
+  }
+}
+
+interface Provided {
+  service: unknown;
+  owner: string;
+}
+
+/** Where services live. A child scope sees its parent's services; an isolating one keeps its own (all, or the keys listed) to itself. */
+export class Scope {
+  readonly services = new Map<string, Provided>();
+  readonly children: Scope[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly parent?: Scope,
+    private readonly isolate: boolean | readonly string[] = false,
+  ) {
+    parent?.children.push(this);
+  }
+
+  /** Where a service provided from here lands: this scope when it isolates that key (or is the root), else the nearest one up that does. */
+  home(key: string): Scope {
+    if (!this.parent) return this;
+    if (this.isolate === true || (Array.isArray(this.isolate) && this.isolate.includes(key))) return this;
+    return this.parent.home(key);
+  }
+
+  lookup(key: string): Provided | undefined {
+    return this.services.get(key) ?? this.parent?.lookup(key);
+  }
+
+  /** This scope and every scope below it. */
+  *all(): Generator<Scope> {
+    yield this;
+    for (const c of this.children) yield* c.all();
+  }
+}
+
+interface Mounted {
+  id: string;
+  plugin: Plugin<any>;
+  config: unknown;
+  scope: Scope;
+  state: PluginState;
+  effects: Disposer[];
+  /** Bumped at every activation and deactivation: an async `apply` of an older one may register nothing more. */
+  generation: number;
+  error?: unknown;
+  running?: Promise<void>;
+}
+
+export interface MountOptions {
+  /** The row id; default the plugin's name. Unique in the host. */
+  id?: string;
+  scope?: Scope;
+}
+
+/** A read-out of one mounted plugin, for dumps and tests. */
+export interface PluginStatus {
+  id: string;
+  name: string;
+  state: PluginState;
+  /** For a pending plugin: the services it still waits for. */
+  waitingFor: string[];
+  error?: string;
+}
+
+export class Host {
+  readonly root: Scope;
+  private readonly mounted = new Map<string, Mounted>();
+  private readonly queue: Mounted[] = [];
+  private draining = false;
+
+  constructor(name = 'host') {
+    this.root = new Scope(name);
+  }
+
+  /** A group's scope; with `isolate`, the services provided by plugins mounted in it stay in it. */
+  scope(name: string, o: { parent?: Scope; isolate?: boolean | readonly string[] } = {}): Scope {
+    return new Scope(name, o.parent ?? this.root, o.isolate ?? false);
+  }
+
+  /** Contract: returns the service visible from the root scope; throws `MissingServiceError` if none is. */
+  get<T>(key: ServiceKey<T>, from: Scope = this.root): T {
+    const p = from.lookup(key.id);
+    if (!p) throw new MissingServiceError(key.id, from.name);
+    return p.service as T;
+  }
+
+  has(key: ServiceKey<unknown>, from: Scope = this.root): boolean {
+    return from.lookup(key.id) !== undefined;
+  }
+
+  /** Who provides a service, as seen from `from`. */
+  providerOf(key: ServiceKey<unknown>, from: Scope = this.root): string | undefined {
+    return from.lookup(key.id)?.owner;
+  }
+
+  /**
+   * Mounts a plugin: validates its config, then activates it now if every
+   * injected service exists, else leaves it pending until they do.
+   * Contract: throws `PluginMountError` naming the plugin when its config is
+   * bad or its `apply` throws (whatever it registered is undone first), or
+   * naming a dependent that this mount activated and that failed; an async
+   * `apply` that rejects is reported by `ready()`. Returns the unmount.
+   */
+  mount<C>(plugin: Plugin<C>, config?: unknown, o: MountOptions = {}): Disposer {
+    const id = o.id ?? plugin.name;
+    if (this.mounted.has(id)) throw new PluginMountError(id, new Error(`${id} is already mounted`));
+    let parsed: unknown = config;
+    if (plugin.config) {
+      const r = plugin.config.safeParse(config ?? {});
+      if (!r.success) throw new PluginMountError(id, new Error(`bad config: ${r.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`).join('; ')}`));
+      parsed = r.data;
+    }
+    const m: Mounted = { id, plugin, config: parsed, scope: o.scope ?? this.root, state: 'pending', effects: [], generation: 0 };
+    this.mounted.set(id, m);
+    this.queue.push(m);
+    const failure = this.drain();
+    // A plugin that failed its own mount leaves nothing behind, not even its name.
+    if (m.state === 'failed') this.mounted.delete(id);
+    if (failure) throw failure;
+    return () => this.unmount(id);
+  }
+
+  /** Contract: idempotent; undoes the plugin's effects in reverse order (and deactivates plugins that needed what it provided). */
+  unmount(id: string): void {
+    const m = this.mounted.get(id);
+    if (!m) return;
+    this.deactivate(m);
+    this.mounted.delete(id);
+  }
+
+  /** Unmount and mount again with the same config. Contract: the registries afterwards equal those of one mount. */
+  reload(id: string): void {
+    const m = this.mounted.get(id);
+    if (!m) throw new PluginMountError(id, new Error(`${id} is not mounted`));
+    this.unmount(id);
+    this.mount(m.plugin, m.config, { id, scope: m.scope });
+  }
+
+  /** Unmounts everything, last mounted first. */
+  dispose(): void {
+    for (const id of [...this.mounted.keys()].reverse()) this.unmount(id);
+  }
+
+  /** Contract: resolves once every async `apply` has settled; rejects with the first `PluginMountError` among them. */
+  async ready(): Promise<void> {
+    for (;;) {
+      const running = [...this.mounted.values()].map((m) => m.running).filter((p): p is Promise<void> => p !== undefined);
+      if (running.length === 0) break;
+      await Promise.all(running);
+    }
+    const failed = [...this.mounted.values()].find((m) => m.state === 'failed');
+    if (failed) throw new PluginMountError(failed.id, failed.error);
+  }
+
+  status(): PluginStatus[] {
+    return [...this.mounted.values()].map((m) => ({
+      id: m.id,
+      name: m.plugin.name,
+      state: m.state,
+      waitingFor: m.state === 'pending' ? this.missing(m) : [],
+      ...(m.error !== undefined ? { error: m.error instanceof Error ? m.error.message : String(m.error) } : {}),
+    }));
+  }
+
+  private missing(m: Mounted): string[] {
+    return (m.plugin.inject ?? []).filter((k) => !m.scope.lookup(k.id)).map((k) => k.id);
+  }
+
+  /** Activates queued plugins one at a time, so a dependent woken by a provider runs after that provider's `apply` has finished. */
+  private drain(): PluginMountError | undefined {
+    if (this.draining) return undefined;
+    this.draining = true;
+    let failure: PluginMountError | undefined;
+    try {
+      while (this.queue.length > 0) {
+        const m = this.queue.shift()!;
+        if (this.mounted.get(m.id) !== m || m.state !== 'pending' || this.missing(m).length > 0) continue;
+        try {
+          this.activate(m);
+        } catch (err) {
+          failure ??= err instanceof PluginMountError ? err : new PluginMountError(m.id, err);
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+    return failure;
+  }
+
+  private activate(m: Mounted): void {
+    m.state = 'active';
+    m.error = undefined;
+    const generation = ++m.generation;
+    const ctx = this.contextFor(m, generation);
+    let result: void | Promise<void>;
+    try {
+      result = m.plugin.apply(ctx, m.config as never);
+    } catch (err) {
+      this.fail(m, err);
+      throw new PluginMountError(m.id, err);
+    }
+    if (result && typeof (result as Promise<void>).then === 'function') {
+      m.running = (result as Promise<void>).then(
+        () => {
+          if (m.generation === generation) m.running = undefined;
+        },
+        (err: unknown) => {
+          if (m.generation !== generation) return;
+          m.running = undefined;
+          this.fail(m, err);
+        },
+      );
+    }
+  }
+
+  private fail(m: Mounted, err: unknown): void {
+    this.deactivate(m);
+    m.state = 'failed';
+    m.error = err;
+  }
+
+  private deactivate(m: Mounted): void {
+    m.generation++;
+    m.running = undefined;
+    while (m.effects.length > 0) m.effects.pop()!();
+    if (m.state === 'active') m.state = 'pending';
+  }
+
+  private contextFor(m: Mounted, generation: number): PluginContext {
+    const live = () => {
+      if (m.generation !== generation || this.mounted.get(m.id) !== m) throw new PluginMountError(m.id, new Error('it is no longer mounted'));
+    };
+    const effect = (fn: () => Disposer | void): Disposer => {
+      live();
+      const undo = fn() ?? (() => undefined);
+      let done = false;
+      const once = () => {
+        if (done) return;
+        done = true;
+        const i = m.effects.indexOf(once);
+        if (i >= 0) m.effects.splice(i, 1);
+        undo();
+      };
+      m.effects.push(once);
+      return once;
+    };
+    return {
+      id: m.id,
+      get: <T>(key: ServiceKey<T>) => {
+        const p = m.scope.lookup(key.id);
+        if (!p) throw new MissingServiceError(key.id, m.id);
+        return p.service as T;
+      },
+      has: (key) => m.scope.lookup(key.id) !== undefined,
+      effect,
+      provide: (key, service) => effect(() => this.provideIn(m, key.id, service)),
+    };
+  }
+
+  private provideIn(m: Mounted, key: string, service: unknown): Disposer {
+    const home = m.scope.home(key);
+    const existing = home.services.get(key);
+    if (existing) throw new DuplicateProviderError(key, existing.owner, m.id);
+    const entry: Provided = { service, owner: m.id };
+    home.services.set(key, entry);
+    // Whoever was waiting for it, in this scope or below, may now activate.
+    for (const other of this.mounted.values()) {
+      if (other.state === 'pending' && inside(other.scope, home) && (other.plugin.inject ?? []).some((k) => k.id === key)) this.queue.push(other);
+    }
+    // A dependent that fails here is marked failed; the mount that started this, or `ready()`, reports it.
+    this.drain();
+    return () => {
+      if (home.services.get(key) !== entry) return;
+      // Dependents that can no longer see it go back to pending first, newest first.
+      for (const other of [...this.mounted.values()].reverse()) {
+        if (other === m || other.state !== 'active' || !inside(other.scope, home)) continue;
+        if ((other.plugin.inject ?? []).some((k) => k.id === key) && other.scope.lookup(key) === entry) this.deactivate(other);
+      }
+      home.services.delete(key);
+    };
+  }
+}
+
+const inside = (s: Scope, ancestor: Scope): boolean => {
+  for (let x: Scope | undefined = s; x; x = x.parent) if (x === ancestor) return true;
+  return false;
+};
