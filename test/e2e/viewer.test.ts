@@ -1,41 +1,42 @@
 /**
- * The session viewer in headless Chromium (Debian's /usr/bin/chromium,
- * driven by playwright-core; never a downloaded browser): it watches a
- * scripted session's entries arrive, lights up the active states, and
- * approves a call. Then the same session as a self-contained replay page.
- * No skip: without Chromium this test fails.
+ * The session viewer in headless Chromium (Debian's `chromium`, driven by
+ * playwright-core; never a downloaded browser): it watches a scripted
+ * session's entries arrive, lights up the active states, and approves a call.
+ * Then the same session as a self-contained replay page. Without chromium
+ * these are skipped with a line saying how to install it, except in CI,
+ * where they fail (test/helpers/system-deps.ts).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { viewerDir, visualizationsDir } from '../../visualizations/paths.js';
 import { renderReplayHtml } from '../../visualizations/replay-html.js';
 import { RpcClient } from '../helpers/rpc-client.js';
+import { describeWithSystemDep, SYSTEM_DEPS } from '../helpers/system-deps.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-let browser: Browser;
-let t: TestServer;
-const tmp = mkdtempSync(join(tmpdir(), 'bridle-viewer-'));
-
-beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
-});
-afterAll(async () => {
-  await browser?.close();
-  await t?.stop();
-  rmSync(tmp, { recursive: true, force: true });
-});
 
 const seqsOnPage = (page: Page) => page.evaluate('[...document.querySelectorAll("#timeline li")].map((li) => Number(li.dataset.seq))') as Promise<number[]>;
 const isActive = (page: Page, stateId: string) => page.evaluate(`!!document.querySelector('[id="state:${stateId}"]')?.classList.contains('active')`) as Promise<boolean>;
 
-describe('the session viewer', () => {
+describeWithSystemDep('the session viewer', SYSTEM_DEPS.chromium, (executablePath) => {
+  let browser: Browser;
+  let t: TestServer;
+  const tmp = mkdtempSync(join(tmpdir(), 'bridle-viewer-'));
+
+  beforeAll(async () => {
+    browser = await chromium.launch({
+      executablePath,
+      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
   it('shows a live session — statecharts, timeline, live text — and approves a call', async () => {
     t = await startTestServer(
       (_req, i) =>
@@ -111,4 +112,5 @@ describe('the session viewer', () => {
     expect(problems, problems.join('\n')).toEqual([]);
     await page.close();
   });
+
 });
