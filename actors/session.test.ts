@@ -67,6 +67,14 @@ describe('a session', () => {
     expect(kinds(h).slice(-2)).toEqual(['turn/end', 'checkpoint']);
   });
 
+  it('an onEntry listener sees every entry from session/start on, as it is appended', async () => {
+    const seen: string[] = [];
+    h = createHarness(() => ({ text: 'ok' }), { onEntry: (e) => seen.push(`${e.seq} ${e.kind}`) });
+    await h.session.run('hello');
+    expect(seen).toEqual(h.entries().map((e) => `${e.seq} ${e.kind}`));
+    expect(seen[0]).toBe('1 session/start');
+  });
+
   it('a pre-step reject still closes a durable turn with zero steps', async () => {
     h = createHarness(() => ({ text: 'never asked' }), { preStep: async () => ({ kind: 'reject', reason: 'off topic' }) });
     const out = await h.session.run('hello');

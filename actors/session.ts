@@ -6,7 +6,7 @@
 import { createActor, fromPromise, type Actor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
 import { type ApprovalRule, type Entry, LOG_FORMAT, type Origin } from '../log/entries.js';
 import { closeOrphanCompaction, findOrphanCompaction } from '../log/context/orphan.js';
-import { Recorder } from '../log/recorder.js';
+import { Recorder, type EntryListener } from '../log/recorder.js';
 import { compactionMachine, type CompactionOutput } from '../machines/compaction.machine.js';
 import { sessionMachine, type InputMode } from '../machines/session.machine.js';
 import type { RetryPolicy } from '../machines/retry-policy.js';
@@ -61,6 +61,8 @@ export interface SessionOptions extends ContextOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Live chunks, for display; not logged. */
   onChunk?: DeltaSink;
+  /** Every entry this session appends, from its first (a new log's `session/start`, written before `createSession` returns). */
+  onEntry?: EntryListener;
   preStep?: (input: { turn: string; text: string }) => Promise<PreStepDecision>;
   /** Entries of an existing log, when the session continues one. */
   existing?: readonly Entry[];
@@ -109,6 +111,7 @@ export const DEFAULT_SYSTEM =
 
 export function createSession(o: SessionOptions): BridleSession {
   const recorder = new Recorder(o.store, o.clock, o.existing ?? []);
+  if (o.onEntry) recorder.onEntry(o.onEntry);
   if (recorder.entries.length === 0) {
     recorder.append({ kind: 'session/start', id: o.id, cwd: o.cwd, model: o.modelName, depth: o.depth ?? 0, parent: o.parent ?? null, format: LOG_FORMAT, ...sessionConfig(o) });
   }

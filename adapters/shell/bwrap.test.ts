@@ -1,7 +1,8 @@
 /**
  * The bwrap sandbox against real escape attempts (I11). These run bubblewrap
- * for real: CI installs it (`.ci/run`); set BRIDLE_TEST_NO_BWRAP=1 to skip the
- * confinement tests on a machine that cannot have it.
+ * for real: without it they are skipped with a line saying how to install it,
+ * except in CI (`.ci/run` installs and requires it), where they fail
+ * (test/helpers/system-deps.ts).
  */
 import fs from 'node:fs';
 import net from 'node:net';
@@ -12,7 +13,8 @@ import { createSandboxedShell, SANDBOX_UNAVAILABLE, type SandboxPolicy } from '.
 import { bashTool } from '../../tools/bash.js';
 import { createTempWorkspace, type TempWorkspace } from '../../tools/testing.js';
 import { ToolError, type Shell } from '../../tools/types.js';
-import { bwrapArgv, createBwrapSandbox, findBwrap } from './bwrap.js';
+import { describeWithSystemDep, SYSTEM_DEPS } from '../../test/helpers/system-deps.js';
+import { bwrapArgv, createBwrapSandbox } from './bwrap.js';
 import { createLocalShell } from './local.js';
 import { createOffSandbox } from './off.js';
 
@@ -30,7 +32,7 @@ afterEach(() => {
 
 const policy = (over: Partial<SandboxPolicy> = {}): SandboxPolicy => ({ mode: 'workspace-write', workspace: tw.workspace, network: false, ...over });
 const bash = async (shell: Shell, command: string) => bashTool.execute({ command, timeout_ms: 20_000 }, { ...tw.ctx, shell });
-const confined = (over: Partial<SandboxPolicy> = {}, env: NodeJS.ProcessEnv = process.env) => createSandboxedShell(createLocalShell(), createBwrapSandbox({ env }), policy(over));
+const confinedBy = (over: Partial<SandboxPolicy>, env: NodeJS.ProcessEnv) => createSandboxedShell(createLocalShell(), createBwrapSandbox({ env }), policy(over));
 
 describe('bwrapArgv', () => {
   it('binds the workspace after the private /tmp, drops capabilities, and cuts the network unless allowed', () => {
@@ -59,7 +61,7 @@ describe('when bwrap is missing or cannot start, commands fail closed', () => {
   });
 
   it('with no bwrap on PATH, a bash call gets a SANDBOX_UNAVAILABLE result and the command never runs', async () => {
-    const out = await bash(confined({}, { PATH: path.join(tw.root, 'empty-path') }), 'touch ran.txt');
+    const out = await bash(confinedBy({}, { PATH: path.join(tw.root, 'empty-path') }), 'touch ran.txt');
     expect(out).toMatchObject({ status: 'error', code: SANDBOX_UNAVAILABLE });
     expect(fs.existsSync(path.join(tw.workspace, 'ran.txt'))).toBe(false);
   });
@@ -68,7 +70,7 @@ describe('when bwrap is missing or cannot start, commands fail closed', () => {
     const fake = path.join(tw.root, 'fake-bwrap');
     const seen = path.join(tw.root, 'argv.log');
     fs.writeFileSync(fake, `#!/bin/sh\necho "$*" >> ${seen}\necho 'bwrap: No permissions to create a new namespace' >&2\nexit 1\n`, { mode: 0o755 });
-    const out = await bash(confined({}, { ...process.env, BRIDLE_BWRAP: fake }), 'touch ran.txt');
+    const out = await bash(confinedBy({}, { ...process.env, BRIDLE_BWRAP: fake }), 'touch ran.txt');
     expect(out).toMatchObject({ status: 'error', code: SANDBOX_UNAVAILABLE });
     expect(out.content).toContain('No permissions to create a new namespace');
     const calls = fs.readFileSync(seen, 'utf8').trim().split('\n');
@@ -84,10 +86,9 @@ describe('when bwrap is missing or cannot start, commands fail closed', () => {
   });
 });
 
-describe.skipIf(process.env.BRIDLE_TEST_NO_BWRAP === '1')('escape attempts under bwrap', () => {
-  it('bubblewrap is installed (CI installs it; see .ci/run)', () => {
-    expect(findBwrap(), 'install bubblewrap: apt-get install bubblewrap').toHaveProperty('path');
-  });
+describeWithSystemDep('escape attempts under bwrap', SYSTEM_DEPS.bwrap, (bwrap) => {
+  // The bubblewrap the helper found is the one these run.
+  const confined = (over: Partial<SandboxPolicy> = {}) => confinedBy(over, { ...process.env, BRIDLE_BWRAP: bwrap });
 
   it('writes in the workspace and /tmp work; writes anywhere else fail or stay private', async () => {
     const shell = confined();
@@ -155,7 +156,7 @@ describe.skipIf(process.env.BRIDLE_TEST_NO_BWRAP === '1')('escape attempts under
   it('protected paths inside the workspace stay read-only', async () => {
     const inner = createTempWorkspace({ bridleHomeInside: true });
     try {
-      const shell = createSandboxedShell(createLocalShell(), createBwrapSandbox(), { mode: 'workspace-write', workspace: inner.workspace, network: false, protect: [inner.bridleHome] });
+      const shell = createSandboxedShell(createLocalShell(), createBwrapSandbox({ env: { ...process.env, BRIDLE_BWRAP: bwrap } }), { mode: 'workspace-write', workspace: inner.workspace, network: false, protect: [inner.bridleHome] });
       const out = await bashTool.execute({ command: 'echo x > ok.txt && echo x > .bridle/forged.jsonl' }, { ...inner.ctx, shell });
       expect(out.code).toBe('EXIT_NONZERO');
       expect(fs.existsSync(path.join(inner.workspace, 'ok.txt'))).toBe(true);

@@ -2,7 +2,8 @@
  * `bridle run` with a scripted model making hostile calls, through the built
  * CLI: under bwrap nothing outside the workspace changes and every call gets
  * a clear result; `--approval never` lets no write or command run; a missing
- * bwrap fails closed.
+ * bwrap fails closed. The tests that run bubblewrap are skipped without it,
+ * except in CI (test/helpers/system-deps.ts).
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -12,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { readSessionLog } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
+import { describeWithSystemDep, SYSTEM_DEPS } from '../helpers/system-deps.js';
 
 let root: string;
 let home: string;
@@ -40,7 +42,10 @@ const script = (calls: { name: string; arguments: unknown }[]) => {
 const readLog = (): Entry[] => readSessionLog(home);
 const results = (log: Entry[]) => log.filter((e): e is EntryOf<'tool/result'> => e.kind === 'tool/result');
 
-describe('bridle run under the sandbox', () => {
+describeWithSystemDep('bridle run under the bwrap sandbox', SYSTEM_DEPS.bwrap, (bwrap) => {
+  // The bubblewrap the helper found is the one the CLI runs.
+  const env = () => ({ BRIDLE_HOME: home, BRIDLE_BWRAP: bwrap });
+
   it('--sandbox bwrap --approval auto: hostile calls change nothing outside the workspace, and each gets a clear result', async () => {
     let connections = 0;
     const server = net.createServer((s) => (connections++, s.end()));
@@ -57,7 +62,7 @@ describe('bridle run under the sandbox', () => {
         { name: 'bash', arguments: { command: 'curl -s --max-time 3 http://example.com >/dev/null || getent hosts example.com || echo no-dns' } },
         { name: 'bash', arguments: { command: 'echo fine > ok.txt' } },
       ]);
-      const r = await runCli(['run', '--model', model, '--cwd', ws, '--sandbox', 'bwrap', '--approval', 'auto', 'break out'], { env: { BRIDLE_HOME: home } });
+      const r = await runCli(['run', '--model', model, '--cwd', ws, '--sandbox', 'bwrap', '--approval', 'auto', 'break out'], { env: env() });
       expect(r.stderr).toContain(`sandbox: bwrap, workspace-write — commands may write only in ${ws} and a private /tmp; no network`);
       expect(r.code).toBe(0);
 
@@ -77,6 +82,34 @@ describe('bridle run under the sandbox', () => {
     }
   });
 
+  it('--approval ask with stdin not a terminal: calls that ask are denied as unavailable, at once; --allow rules still allow', async () => {
+    const model = script([
+      { name: 'bash', arguments: { command: 'touch ran.txt' } },
+      { name: 'bash', arguments: { command: 'touch allowed.txt' } },
+    ]);
+    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'ask', '--allow', 'bash:^touch allowed\\.txt$', 'run it'], { env: env(), timeoutMs: 20_000 });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('no terminal: calls that ask are denied');
+    const log = readLog();
+    expect(log.filter((e): e is EntryOf<'approval/decided'> => e.kind === 'approval/decided').map((d) => d.outcome)).toEqual(['unavailable']);
+    expect(results(log).map((x) => x.status)).toEqual(['denied', 'ok']);
+    expect(readdirSync(ws).sort()).toEqual(['allowed.txt', 'keep.txt', 'planted']);
+  });
+
+  it('--sandbox-mode read-only: neither the file tools nor commands may write; reads and commands that only read work', async () => {
+    const model = script([
+      { name: 'write_file', arguments: { path: 'new.txt', content: 'x' } },
+      { name: 'bash', arguments: { command: 'echo x > new.txt' } },
+      { name: 'bash', arguments: { command: 'cat keep.txt' } },
+    ]);
+    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'auto', '--sandbox-mode', 'read-only', 'try'], { env: env() });
+    expect(r.stderr).toContain('sandbox: bwrap, read-only');
+    expect(results(readLog()).map((x) => x.code ?? x.status)).toEqual(['DENIED', 'EXIT_NONZERO', 'ok']);
+    expect(readdirSync(ws).sort()).toEqual(['keep.txt', 'planted']);
+  });
+});
+
+describe('bridle run: approval never, a missing bwrap, bad flags', () => {
   it('--approval never: no write or bash call runs; reads do', async () => {
     const model = script([
       { name: 'write_file', arguments: { path: 'new.txt', content: 'x' } },
@@ -94,20 +127,6 @@ describe('bridle run under the sandbox', () => {
     expect(readFileSync(join(ws, 'keep.txt'), 'utf8')).toBe('keep\n');
   });
 
-  it('--approval ask with stdin not a terminal: calls that ask are denied as unavailable, at once; --allow rules still allow', async () => {
-    const model = script([
-      { name: 'bash', arguments: { command: 'touch ran.txt' } },
-      { name: 'bash', arguments: { command: 'touch allowed.txt' } },
-    ]);
-    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'ask', '--allow', 'bash:^touch allowed\\.txt$', 'run it'], { env: { BRIDLE_HOME: home }, timeoutMs: 20_000 });
-    expect(r.code).toBe(0);
-    expect(r.stderr).toContain('no terminal: calls that ask are denied');
-    const log = readLog();
-    expect(log.filter((e): e is EntryOf<'approval/decided'> => e.kind === 'approval/decided').map((d) => d.outcome)).toEqual(['unavailable']);
-    expect(results(log).map((x) => x.status)).toEqual(['denied', 'ok']);
-    expect(readdirSync(ws).sort()).toEqual(['allowed.txt', 'keep.txt', 'planted']);
-  });
-
   it('a missing bwrap fails closed: the command never runs, the result says what to do', async () => {
     const model = script([{ name: 'bash', arguments: { command: 'touch ran.txt' } }]);
     const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'auto', 'run it'], { env: { BRIDLE_HOME: home, BRIDLE_BWRAP: join(root, 'no-such-bwrap') } });
@@ -115,18 +134,6 @@ describe('bridle run under the sandbox', () => {
     const [res] = results(readLog());
     expect(res).toMatchObject({ status: 'error', code: 'SANDBOX_UNAVAILABLE' });
     expect(res!.content).toMatch(/apt-get install bubblewrap.*--sandbox off/);
-    expect(readdirSync(ws).sort()).toEqual(['keep.txt', 'planted']);
-  });
-
-  it('--sandbox-mode read-only: neither the file tools nor commands may write; reads and commands that only read work', async () => {
-    const model = script([
-      { name: 'write_file', arguments: { path: 'new.txt', content: 'x' } },
-      { name: 'bash', arguments: { command: 'echo x > new.txt' } },
-      { name: 'bash', arguments: { command: 'cat keep.txt' } },
-    ]);
-    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'auto', '--sandbox-mode', 'read-only', 'try'], { env: { BRIDLE_HOME: home } });
-    expect(r.stderr).toContain('sandbox: bwrap, read-only');
-    expect(results(readLog()).map((x) => x.code ?? x.status)).toEqual(['DENIED', 'EXIT_NONZERO', 'ok']);
     expect(readdirSync(ws).sort()).toEqual(['keep.txt', 'planted']);
   });
 

@@ -1,47 +1,64 @@
 /**
- * The session viewer in headless Chromium (Debian's /usr/bin/chromium,
- * driven by playwright-core; never a downloaded browser): it watches a
- * scripted session's entries arrive, lights up the active states, and
- * approves a call. Then the same session as a self-contained replay page.
- * No skip: without Chromium this test fails.
+ * The session viewer in headless Chromium (Debian's `chromium`, driven by
+ * playwright-core; never a downloaded browser): it watches a scripted
+ * session's entries arrive, lights up the active states, and approves a call;
+ * an approval card shows the whole command; below 900 px what needs a person
+ * comes before the charts. Then the same session as a self-contained replay
+ * page. Without chromium these are skipped with a line saying how to install
+ * it, except in CI, where they fail (test/helpers/system-deps.ts).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { ModelRequest } from '../../log/messages.js';
 import { viewerDir, visualizationsDir } from '../../visualizations/paths.js';
 import { renderReplayHtml } from '../../visualizations/replay-html.js';
 import { RpcClient } from '../helpers/rpc-client.js';
+import { describeWithSystemDep, SYSTEM_DEPS } from '../helpers/system-deps.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-let browser: Browser;
-let t: TestServer;
-const tmp = mkdtempSync(join(tmpdir(), 'bridle-viewer-'));
+/** Longer than any presenter shows, over several lines, the last words on the last line. */
+const LONG_COMMAND = [
+  `printf '%s\\n' ${'a-rather-long-argument '.repeat(6)}end-of-the-first-line`,
+  'ls -la',
+  'echo "the last words of the command"',
+].join('\n');
 
-beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
-});
-afterAll(async () => {
-  await browser?.close();
-  await t?.stop();
-  rmSync(tmp, { recursive: true, force: true });
-});
+const firstInput = (req: ModelRequest) => {
+  const m = req.messages.find((x) => x.role === 'user');
+  return m && typeof m.content === 'string' ? m.content : '';
+};
 
 const seqsOnPage = (page: Page) => page.evaluate('[...document.querySelectorAll("#timeline li")].map((li) => Number(li.dataset.seq))') as Promise<number[]>;
 const isActive = (page: Page, stateId: string) => page.evaluate(`!!document.querySelector('[id="state:${stateId}"]')?.classList.contains('active')`) as Promise<boolean>;
 
-describe('the session viewer', () => {
+describeWithSystemDep('the session viewer', SYSTEM_DEPS.chromium, (executablePath) => {
+  let browser: Browser;
+  let t: TestServer;
+  const tmp = mkdtempSync(join(tmpdir(), 'bridle-viewer-'));
+
+  beforeAll(async () => {
+    browser = await chromium.launch({
+      executablePath,
+      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
   it('shows a live session — statecharts, timeline, live text — and approves a call', async () => {
     t = await startTestServer(
-      (_req, i) =>
-        i === 0
-          ? { text: 'I will write the file.', toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi\n' } }] }
-          : { text: 'Wrote hello.txt.' },
+      (req, i) =>
+        firstInput(req) === 'run the long command'
+          ? i === 0 ? { toolCalls: [{ name: 'bash', arguments: { command: LONG_COMMAND } }] } : { text: 'Not run.' }
+          : i === 0
+            ? { text: 'I will write the file.', toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi\n' } }] }
+            : { text: 'Wrote hello.txt.' },
       { approval: 'ask', viewer: { dir: viewerDir(), diagrams: visualizationsDir() }, scripted: { delayMs: 2 } },
     );
     const client = await RpcClient.connect(t.server.url, { token: t.token });
@@ -109,6 +126,39 @@ describe('the session viewer', () => {
     // Nothing was fetched: the page stands alone.
     expect(requests.filter((u) => !u.startsWith('file:'))).toEqual([]);
     expect(problems, problems.join('\n')).toEqual([]);
+    await page.close();
+  });
+
+  it('at 800 px wide: the card shows a long multi-line command whole, above the charts, and its buttons work', async () => {
+    const client = await RpcClient.connect(t.server.url, { token: t.token });
+    const { sessionId } = await client.call('session/create', {});
+    const page = await browser.newPage({ viewport: { width: 800, height: 900 } });
+    await page.goto(`${t.server.httpUrl}?token=${t.token}&session=${sessionId}`);
+    await page.waitForSelector('#status[data-state="attached"]');
+    await client.call('session/input', { sessionId, text: 'run the long command' });
+    const card = page.locator(`.approval[data-call-id="t1.s1.c1"]`);
+    await card.waitFor();
+
+    // Whole: every character, every line as a line, nothing hidden behind a scroll.
+    const what = card.locator('.what');
+    expect(await what.textContent()).toBe(LONG_COMMAND);
+    expect(await what.innerText()).toBe(LONG_COMMAND);
+    expect(await what.evaluate((n) => n.scrollWidth <= n.clientWidth && n.scrollHeight <= n.clientHeight)).toBe(true);
+    expect(await card.locator('.summary').textContent()).toMatch(/^bash: /);
+
+    // Above the charts, and so is the input.
+    const top = async (selector: string) => (await page.locator(selector).first().boundingBox())!.y;
+    const charts = await top('#charts');
+    expect(await top('#approvals-panel')).toBeLessThan(charts);
+    expect(await top('#input-form')).toBeLessThan(charts);
+    expect(await top('.approval[data-call-id="t1.s1.c1"] button[data-action="reject"]')).toBeLessThan(charts);
+
+    // Clickable where it is: playwright clicks only what is visible and not covered (the sticky header included).
+    await card.locator('button[data-action="reject"]').click();
+    await page.waitForSelector('#timeline li[data-kind="turn/end"]');
+    const log = t.sessions.find((x) => x.id === sessionId)!.recorder.entries;
+    expect(log.find((e) => e.kind === 'approval/decided')).toMatchObject({ outcome: 'rejected' });
+    client.close();
     await page.close();
   });
 });

@@ -179,6 +179,24 @@
 
   /* ---------- approvals ---------- */
 
+  /**
+   * What is being approved, whole: a tool's presenter may shorten it (bash
+   * shows a command's first line only), and the person deciding must see all of it.
+   */
+  function subject(req) {
+    var a = req.args;
+    if (a && typeof a === 'object') {
+      if (typeof a.command === 'string') return a.command;
+      if (typeof a.path === 'string') return a.path;
+      return JSON.stringify(a, null, 2);
+    }
+    return a === undefined ? '' : String(a);
+  }
+
+  function parseArgs(text) {
+    try { return JSON.parse(text); } catch (e) { return text; }
+  }
+
   function renderApprovals() {
     var box = $('approvals');
     box.textContent = '';
@@ -186,7 +204,8 @@
     view.approvals.forEach(function (req, callId) {
       var card = el('div', 'approval');
       card.dataset.callId = callId;
-      card.appendChild(el('div', 'what', req.presented || req.tool + ' ' + JSON.stringify(req.args)));
+      card.appendChild(el('div', 'summary', req.presented || req.tool));
+      card.appendChild(el('pre', 'what', subject(req)));
       card.appendChild(el('div', 'why', callId + ' · ' + req.reason));
       var row = el('div', 'row');
       [['approve', 'allowed-once', 'approve once'], ['reject', 'rejected', 'reject']].forEach(function (b) {
@@ -362,8 +381,10 @@
       $('slider-label').textContent = n === 0 ? 'before the first entry' : '#' + last.seq + ' ' + last.kind + ' · ' + last.at;
       highlight(deriveActors(upTo));
       view.approvals = new Map();
+      var calls = new Map();
       upTo.forEach(function (e) {
-        if (e.kind === 'approval/asked') view.approvals.set(e.callId, { callId: e.callId, tool: e.name, reason: e.reason, presented: e.name });
+        if (e.kind === 'tool/call') calls.set(e.callId, e.arguments);
+        if (e.kind === 'approval/asked') view.approvals.set(e.callId, { callId: e.callId, tool: e.name, args: parseArgs(calls.get(e.callId)), reason: e.reason, presented: e.name });
         if (e.kind === 'approval/decided' || e.kind === 'tool/result') view.approvals.delete(e.callId);
       });
       renderApprovals();

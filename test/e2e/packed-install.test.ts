@@ -1,0 +1,124 @@
+/**
+ * The package as a user installs it: `npm pack`, then `npm install` of the
+ * tarball into a new project outside the repository (the runtime dependencies
+ * come from npm's cache or the registry, as a user's do). In it: the README's
+ * embedding example, taken from the README itself, type-checks against the
+ * installed types (strict, NodeNext) and runs against a local
+ * OpenAI-compatible server; `npx bridle --version`; `npm start` of the
+ * installed package (the demo), and a replay page from the viewer it ships.
+ *
+ * Packs with `--ignore-scripts`: `prepack` would rebuild `dist/` under the
+ * e2e tests running beside this one; `npm test` has just built it.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand, userEnv } from '../helpers/npm.js';
+import { startOpenAIServer, textReply, toolCallReply, type OpenAIServer } from '../helpers/openai-sse-server.js';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { name: string; version: string; scripts: Record<string, string> };
+const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-packed-')));
+const project = join(root, 'project');
+let files: string[] = [];
+
+/** The README's `## Embedding` example: the first ts block of that section. */
+function embeddingExample(readme: string): string {
+  const section = readme.split(/^## /m).find((s) => s.startsWith('Embedding\n'));
+  const code = section && /```ts\n([\s\S]*?)```/.exec(section);
+  if (!code) throw new Error('README.md has no ts block under "## Embedding"');
+  return code[1]!;
+}
+
+beforeAll(async () => {
+  const packed = await runCommand('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', root], { cwd: repo });
+  expect(packed.code, packed.stderr).toBe(0);
+  const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
+  files = info!.files.map((f) => f.path).sort();
+  mkdirSync(project);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  const install = await runCommand('npm', ['install', join(root, info!.filename), '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project });
+  expect(install.code, install.stderr).toBe(0);
+}, 180_000);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('the package as a user installs it', () => {
+  it('holds what runs — the build, the viewer, the diagrams, the demo — and no tests, sources, benches or CI', () => {
+    for (const f of [
+      'package.json', 'README.md', 'LICENSE',
+      'dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'dist/examples/flaky-checkout/demo.js',
+      'visualizations/viewer/index.html', 'visualizations/viewer/viewer.js', 'visualizations/viewer/viewer.css',
+      'visualizations/session.svg', 'visualizations/turn.svg', 'visualizations/step.svg', 'visualizations/tool-call.svg',
+      'examples/flaky-checkout/script.json', 'examples/flaky-checkout/project/test/checkout.test.js',
+    ]) expect(files, f).toContain(f);
+    // The demo's project is shipped whole, its own test included: that test is what the demo fixes.
+    const stray = files.filter((f) => !f.startsWith('examples/flaky-checkout/project/')).filter((f) =>
+      /\.test\.|^test\/|^bench\/|^\.ci\/|^dist\/(test|bench)\/|^dist\/tools\/testing\.|^tsconfig|^vitest\.config/.test(f) ||
+      (f.endsWith('.ts') && !f.endsWith('.d.ts')) || (f.startsWith('dist/') && !/\.(js|d\.ts)$/.test(f)));
+    expect(stray).toEqual([]);
+  });
+
+  it('is built by prepack, not prepare (npm runs prepare on every install)', () => {
+    expect(pkg.scripts.prepack).toBe('npm run build');
+    expect(pkg.scripts.prepare).toBeUndefined();
+  });
+
+  describe('the README embedding example', () => {
+    let srv: OpenAIServer;
+    beforeAll(async () => {
+      srv = await startOpenAIServer();
+    });
+    afterAll(() => srv?.close());
+
+    it('type-checks against the installed types under strict NodeNext, and runs without a key against a local server', { timeout: 120_000 }, async () => {
+      writeFileSync(join(project, 'example.ts'), embeddingExample(readFileSync(join(repo, 'README.md'), 'utf8')));
+      writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({
+        compilerOptions: {
+          strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2023'],
+          // @types/node from this repository: the example is the project's only file.
+          types: ['node'], typeRoots: [join(repo, 'node_modules', '@types')],
+          skipLibCheck: false, outDir: 'out',
+        },
+        files: ['example.ts'],
+      }));
+      const tsc = await runCommand(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], { cwd: project });
+      expect(tsc.code, tsc.stdout + tsc.stderr).toBe(0);
+
+      srv.enqueue(toolCallReply([{ id: 'c1', name: 'list_dir', arguments: '{}' }]), textReply('A project that embeds bridle.'));
+      const run = await runCommand(process.execPath, ['out/example.js'], { cwd: project, env: userEnv({ OPENAI_BASE_URL: srv.url, OPENAI_API_KEY: '' }) });
+      expect(run.code, run.stderr).toBe(0);
+      const lines = run.stdout.trim().split('\n');
+      expect(lines[0]).toBe('1 session/start');
+      expect(lines.filter((l) => / (turn\/start|tool\/result|turn\/end)$/.test(l)).map((l) => l.split(' ')[1])).toEqual(['turn/start', 'tool/result', 'turn/end']);
+      expect(lines.at(-1)).toBe('completed');
+      expect(srv.requests.map((r) => r.body.model)).toEqual(['gpt-4o-mini', 'gpt-4o-mini']);
+      // The tool ran in the project: the model was shown its files.
+      const toolMessage = srv.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
+      expect(toolMessage.content).toContain('package.json');
+    });
+  });
+
+  it('npx bridle --version prints the version', async () => {
+    const r = await runCommand('npx', ['--no', '--', 'bridle', '--version'], { cwd: project });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`${pkg.version}\n`);
+  });
+
+  it('npm start of the installed package runs the demo; bridle replay --html makes a page from the viewer it ships', { timeout: 240_000 }, async () => {
+    const home = join(root, 'home');
+    const demo = await runCommand('npm', ['explore', pkg.name, '--', 'npm', 'start'], { cwd: project, env: userEnv({ BRIDLE_HOME: home }), timeoutMs: 200_000 });
+    expect(demo.code, demo.stdout + demo.stderr).toBe(0);
+    expect(demo.stderr).toMatch(/scripted model \(canned responses/);
+    const [log] = readdirSync(join(home, 'sessions'));
+    const out = join(root, 'replay.html');
+    const replay = await runCommand('npx', ['--no', '--', 'bridle', 'replay', join(home, 'sessions', log!), '--html', out], { cwd: project, env: userEnv({ BRIDLE_HOME: home }) });
+    expect(replay.code, replay.stdout + replay.stderr).toBe(0);
+    // The viewer's page, script and styles and the four diagrams, read from the installed package.
+    const page = readFileSync(out, 'utf8');
+    const shows = (what: string) => page.includes(what);
+    expect({ data: shows('id="bridle-data"'), script: shows('window.bridleViewer'), styles: shows('.approval .what'), diagrams: ['session', 'turn', 'step', 'tool&#45;call'].filter((m) => shows(`machine:${m}`)) })
+      .toEqual({ data: true, script: true, styles: true, diagrams: ['session', 'turn', 'step', 'tool&#45;call'] });
+  });
+});
