@@ -20,26 +20,30 @@ export interface ServiceKey<T> {
 
 export const serviceKey = <T>(id: string): ServiceKey<T> => ({ id });
 
+/** A key as a plugin may name it: the typed key, or (a plugin written in plain JavaScript) its string. */
+export type KeyLike<T = unknown> = ServiceKey<T> | string;
+const keyId = (k: KeyLike): string => (typeof k === 'string' ? k : k.id);
+
 /** What a plugin can do while it is mounted. Each registration returns its disposer and is undone at unmount. */
 export interface PluginContext {
   /** The row id (or plugin name) this plugin was mounted as; named in errors and reports. */
   readonly id: string;
   /** Contract: returns the service visible from this plugin's scope; throws `MissingServiceError` if none is. */
-  get<T>(key: ServiceKey<T>): T;
-  has(key: ServiceKey<unknown>): boolean;
+  get<T>(key: KeyLike<T>): T;
+  has(key: KeyLike): boolean;
   /** Runs `fn` now and keeps the disposer it returns; the returned disposer runs it early, once. */
   effect(fn: () => Disposer | void): Disposer;
   /** Provides a service in this plugin's scope (an effect). Contract: throws `DuplicateProviderError` if another plugin provides it there. */
-  provide<T>(key: ServiceKey<T>, service: T): Disposer;
+  provide<T>(key: KeyLike<T>, service: T): Disposer;
 }
 
 /** A plugin: a module's default export, or a built-in. `config`, when given, validates the row's config before `apply` sees it. */
 export interface Plugin<C = unknown> {
   readonly name: string;
   /** Services that must exist before `apply` runs; until then the plugin is pending. */
-  readonly inject?: readonly ServiceKey<unknown>[];
+  readonly inject?: readonly KeyLike[];
   /** The services `apply` provides, declared so composition can check one provider per seam before anything runs. */
-  readonly provides?: readonly ServiceKey<unknown>[];
+  readonly provides?: readonly KeyLike[];
   readonly config?: z.ZodType<C>;
   /** May be async (a server to start); the host's `ready()` waits for it. */
   apply(ctx: PluginContext, config: C): void | Promise<void>;
@@ -159,19 +163,19 @@ export class Host {
   }
 
   /** Contract: returns the service visible from the root scope; throws `MissingServiceError` if none is. */
-  get<T>(key: ServiceKey<T>, from: Scope = this.root): T {
-    const p = from.lookup(key.id);
-    if (!p) throw new MissingServiceError(key.id, from.name);
+  get<T>(key: KeyLike<T>, from: Scope = this.root): T {
+    const p = from.lookup(keyId(key));
+    if (!p) throw new MissingServiceError(keyId(key), from.name);
     return p.service as T;
   }
 
-  has(key: ServiceKey<unknown>, from: Scope = this.root): boolean {
-    return from.lookup(key.id) !== undefined;
+  has(key: KeyLike, from: Scope = this.root): boolean {
+    return from.lookup(keyId(key)) !== undefined;
   }
 
   /** Who provides a service, as seen from `from`. */
-  providerOf(key: ServiceKey<unknown>, from: Scope = this.root): string | undefined {
-    return from.lookup(key.id)?.owner;
+  providerOf(key: KeyLike, from: Scope = this.root): string | undefined {
+    return from.lookup(keyId(key))?.owner;
   }
 
   /**
@@ -244,7 +248,7 @@ export class Host {
   }
 
   private missing(m: Mounted): string[] {
-    return (m.plugin.inject ?? []).filter((k) => !m.scope.lookup(k.id)).map((k) => k.id);
+    return (m.plugin.inject ?? []).map(keyId).filter((k) => !m.scope.lookup(k));
   }
 
   /** Activates queued plugins one at a time, so a dependent woken by a provider runs after that provider's `apply` has finished. */
@@ -327,14 +331,14 @@ export class Host {
     };
     return {
       id: m.id,
-      get: <T>(key: ServiceKey<T>) => {
-        const p = m.scope.lookup(key.id);
-        if (!p) throw new MissingServiceError(key.id, m.id);
+      get: <T>(key: KeyLike<T>) => {
+        const p = m.scope.lookup(keyId(key));
+        if (!p) throw new MissingServiceError(keyId(key), m.id);
         return p.service as T;
       },
-      has: (key) => m.scope.lookup(key.id) !== undefined,
+      has: (key) => m.scope.lookup(keyId(key)) !== undefined,
       effect,
-      provide: (key, service) => effect(() => this.provideIn(m, key.id, service)),
+      provide: (key, service) => effect(() => this.provideIn(m, keyId(key), service)),
     };
   }
 
@@ -346,7 +350,7 @@ export class Host {
     home.services.set(key, entry);
     // Whoever was waiting for it, in this scope or below, may now activate.
     for (const other of this.mounted.values()) {
-      if (other.state === 'pending' && inside(other.scope, home) && (other.plugin.inject ?? []).some((k) => k.id === key)) this.queue.push(other);
+      if (other.state === 'pending' && inside(other.scope, home) && (other.plugin.inject ?? []).some((k) => keyId(k) === key)) this.queue.push(other);
     }
     // A dependent that fails here is marked failed; the mount that started this, or `ready()`, reports it.
     this.drain();
@@ -355,7 +359,7 @@ export class Host {
       // Dependents that can no longer see it go back to pending first, newest first.
       for (const other of [...this.mounted.values()].reverse()) {
         if (other === m || other.state !== 'active' || !inside(other.scope, home)) continue;
-        if ((other.plugin.inject ?? []).some((k) => k.id === key) && other.scope.lookup(key) === entry) this.deactivate(other);
+        if ((other.plugin.inject ?? []).some((k) => keyId(k) === key) && other.scope.lookup(key) === entry) this.deactivate(other);
       }
       home.services.delete(key);
     };

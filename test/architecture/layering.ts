@@ -1,0 +1,143 @@
+/**
+ * The import graph of bridle's own sources, and the rules it must keep
+ * (DESIGN §1): `cli, server → replay → runtime, bundles → plugins, safety,
+ * tools, adapters → machines → ports → log`. A file may import from its own
+ * layer or any below; never from above. Machines import no I/O. No import
+ * circle anywhere.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+/** Lower imports nothing higher. Folders of one layer may import each other (no circles). */
+export const LAYERS: Record<string, number> = {
+  log: 0,
+  ports: 1,
+  machines: 2,
+  plugins: 3,
+  safety: 3,
+  tools: 3,
+  adapters: 3,
+  visualizations: 3,
+  runtime: 4,
+  bundles: 4,
+  replay: 5,
+  server: 6,
+  cli: 7,
+  'index.ts': 8,
+};
+
+/** Modules a machine must never import (DESIGN §1). */
+export const IO_MODULES = /^(node:)?(fs|fs\/promises|child_process|net|http|https|worker_threads|dgram|tls)$|^(ws|openai|pg|@modelcontextprotocol\/.*|@agentclientprotocol\/.*)$/;
+
+const SKIP_DIRS = new Set(['node_modules', 'dist', 'test', 'bench', 'examples', '.git', 'docs']);
+
+export function sourceFiles(root: string): string[] {
+  const out: string[] = [];
+  const visit = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const full = path.join(dir, name);
+      if (statSync(full).isDirectory()) {
+        if (!SKIP_DIRS.has(name) && !name.startsWith('.')) visit(full);
+      } else if (name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts')) out.push(path.relative(root, full));
+    }
+  };
+  visit(root);
+  return out.sort();
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s(?:[^'"`;]*?\sfrom\s)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+export interface ImportEdge {
+  from: string;
+  to: string;
+}
+
+/** Specifiers as written, per file. */
+export function importsOf(root: string, file: string): string[] {
+  const text = readFileSync(path.join(root, file), 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(IMPORT)) out.push((m[1] ?? m[2])!);
+  return out;
+}
+
+/** A relative specifier resolved to the project file it names (`.js` → `.ts`). */
+export function resolveLocal(file: string, spec: string): string | undefined {
+  if (!spec.startsWith('.')) return undefined;
+  const joined = path.normalize(path.join(path.dirname(file), spec));
+  return joined.replace(/\.js$/, '.ts');
+}
+
+export function layerOf(file: string): string | undefined {
+  const head = file.split(path.sep)[0]!;
+  return Object.hasOwn(LAYERS, head) ? head : undefined;
+}
+
+export interface Violation {
+  file: string;
+  problem: string;
+}
+
+export function checkLayering(root: string): Violation[] {
+  const files = sourceFiles(root);
+  const violations: Violation[] = [];
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const layer = layerOf(file);
+    if (!layer) {
+      violations.push({ file, problem: `lies in no layer of DESIGN §1 (${Object.keys(LAYERS).join(', ')})` });
+      continue;
+    }
+    const edges: string[] = [];
+    for (const spec of importsOf(root, file)) {
+      if (layer === 'machines' && IO_MODULES.test(spec)) violations.push({ file, problem: `a machine imports the I/O module ${spec}` });
+      const target = resolveLocal(file, spec);
+      if (!target) continue;
+      edges.push(target);
+      const to = layerOf(target);
+      if (!to) {
+        violations.push({ file, problem: `imports ${target}, which lies in no layer` });
+        continue;
+      }
+      if (LAYERS[to]! > LAYERS[layer]!) violations.push({ file, problem: `imports upward: ${layer} (${LAYERS[layer]}) → ${to} (${LAYERS[to]}) via ${target}` });
+    }
+    graph.set(file, edges);
+  }
+  for (const cycle of cycles(graph)) violations.push({ file: cycle[0]!, problem: `import circle: ${cycle.join(' → ')} → ${cycle[0]}` });
+  return violations;
+}
+
+/** Strongly connected components with more than one file (Tarjan), each as a list of files. */
+export function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let index = 0;
+  const idx = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const on = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    idx.set(v, index);
+    low.set(v, index);
+    index++;
+    stack.push(v);
+    on.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const comp: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        on.delete(w);
+        comp.push(w);
+      } while (w !== v);
+      if (comp.length > 1) out.push(comp.sort());
+    }
+  };
+  for (const v of [...graph.keys()].sort()) if (!idx.has(v)) visit(v);
+  return out;
+}
