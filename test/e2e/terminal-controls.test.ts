@@ -60,6 +60,16 @@ describe('terminal controls in model output, through the CLI', () => {
     expect(failed.stderr).toContain('bad request␍␛[2Kall fine');
   });
 
+  it('run --json escapes DEL, C1 and bidi controls in its JSON lines, which still parse to the logged entries', async () => {
+    srv.enqueue(textReply('fine\x9b2J\x7f\u202eexe.txt'));
+    const r = await runCli(['run', '--json', '--base-url', srv.url, '--model', 'm', '--cwd', ws, 'go'], { env: { BRIDLE_HOME: home } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toMatch(ACTIVE);
+    const printed = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(printed).toEqual(readSessionLog(home));
+    expect(JSON.stringify(printed)).toContain('fine\x9b2J\x7f\u202eexe.txt');
+  });
+
   it('chat asks about the exact command, every line and control visible, and runs nothing when refused', async () => {
     const command = `echo harmless\n${SPOOF}? bash: ls`;
     srv.enqueue(streamReply(toolCallChunks([{ id: 'a', name: 'bash', arguments: JSON.stringify({ command }) }])), textReply('ok'));
