@@ -6,6 +6,8 @@
  * A client may point a session at `--cwd` or below (or an `--allow-cwd`);
  * at most `--max-sessions` are open, and one left idle is released.
  */
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { InspectionEvent, Observer } from 'xstate';
 import { isLoopbackHost, newToken } from '../adapters/server/access.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../adapters/server/hub.js';
@@ -45,6 +47,34 @@ export function parseIdleTimeout(v: string | undefined): number {
   return Math.round(n * 1000);
 }
 
+/** A script is a small JSON file; anything past this is not one. */
+const MAX_SCRIPT_BYTES = 16 * 1024 * 1024;
+
+const unusableScript = (model: string) =>
+  refusal(ErrorCode.CreateFailed, 'MODEL_UNAVAILABLE', `model ${JSON.stringify(model)} is not a readable, valid scripted-model script (the server's log says why)`);
+
+/**
+ * A client may name any path as `scripted:<path>`, and reading a device, a
+ * FIFO or a /proc file (size 0, however much it yields) could block the
+ * server's one thread or fill its memory: only a non-empty regular file of
+ * at most 16 MiB is read. (The operator's own `--model` is not checked.)
+ */
+function checkClientScript(model: string, problem: (m: string) => void): void {
+  const file = resolve(model.slice('scripted:'.length));
+  let why: string | undefined;
+  try {
+    const st = statSync(file);
+    if (!st.isFile()) why = 'not a regular file';
+    else if (st.size === 0) why = 'empty, or a file that reports no size';
+    else if (st.size > MAX_SCRIPT_BYTES) why = `larger than ${MAX_SCRIPT_BYTES} bytes`;
+  } catch (err) {
+    why = (err as Error).message;
+  }
+  if (why === undefined) return;
+  problem(`session/create: script ${file}: ${why}`);
+  throw unusableScript(model);
+}
+
 /**
  * Why a session could not be opened, in words a client may read. A scripted
  * model's load errors quote the file (JSON.parse and zod show what they
@@ -53,7 +83,7 @@ export function parseIdleTimeout(v: string | undefined): number {
 function openRefusal(err: unknown, model: string | undefined, problem: (m: string) => void): unknown {
   if (!(err instanceof UsageError || err instanceof SetupError)) return err;
   problem(`session/create: ${err.message}`);
-  if (model?.startsWith('scripted:')) return refusal(ErrorCode.CreateFailed, 'MODEL_UNAVAILABLE', `model ${JSON.stringify(model)} is not a readable, valid scripted-model script (the server's log says why)`);
+  if (model?.startsWith('scripted:')) return unusableScript(model);
   return refusal(ErrorCode.CreateFailed, 'MODEL_UNAVAILABLE', err.message);
 }
 
@@ -127,6 +157,7 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
     onProblem: problem,
     open: (params, hooks) => {
       const model = params.model ?? flags.model;
+      if (params.model?.startsWith('scripted:')) checkClientScript(params.model, problem);
       try {
         return openSession({
           model,

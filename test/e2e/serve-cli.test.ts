@@ -4,7 +4,7 @@
  * call; the log on disk is what the client saw. Also: `bridle viz --check`,
  * and the embedding example run from `dist/`.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,6 +111,29 @@ describe('bridle serve (the CLI)', () => {
     expect(await s.exited).toBe(0);
     // The operator's log has the details the client did not get.
     expect(s.err()).toContain('is not valid JSON');
+  });
+
+  it('a client-named script that is a device, a FIFO, a /proc file or empty is refused without being read: the server stays up', async () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
+    const ws = join(root, 'ws');
+    mkdirSync(ws);
+    const script = join(root, 'script.json');
+    writeFileSync(script, JSON.stringify({ responses: [{ text: 'hi' }] }));
+    writeFileSync(join(root, 'empty.json'), '');
+    execFileSync('mkfifo', [join(root, 'fifo')]);
+    const s = await serve(['--model', `scripted:${script}`, '--cwd', ws, '--sandbox', 'off'], { BRIDLE_HOME: join(root, 'home') });
+    const c = await RpcClient.connect(s.url, { token: s.token });
+    // Reading any of these would block the server's one thread (or fill its memory) for good.
+    for (const file of ['/dev/zero', '/dev/urandom', '/dev/stdin', join(root, 'fifo'), '/proc/self/environ', '/proc/kmsg', join(root, 'empty.json'), root]) {
+      const r = await c.request('session/create', { model: `scripted:${file}` });
+      expect(r.error, file).toMatchObject({ code: -32003, data: { reason: 'MODEL_UNAVAILABLE' } });
+    }
+    // Still serving, and a real script still works.
+    const { sessionId } = await c.call('session/create', { model: `scripted:${script}` });
+    await c.call('session/attach', { sessionId });
+    await c.call('session/input', { sessionId, text: 'hello' });
+    await c.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'turn/end');
+    c.close();
   });
 
   it('--max-sessions bounds the sessions, session/close and idle release free them: logs stay on disk and verify, file descriptors come back', async () => {
