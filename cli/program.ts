@@ -104,7 +104,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--allow-origin <origin>', 'accept this browser origin too (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .option('--allow-cwd <dir>', 'let clients put sessions here too (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .option('--max-sessions <n>', 'most sessions open at once (default: 64)')
-    .option('--idle-timeout <seconds>', 'release a session idle this long (default: 900; 0: never)')
+    .option('--idle-timeout <seconds>', 'close idle sessions after (default: 900; 0: never)')
     .option('--inspect [url]', 'send actors to an inspector (ws://localhost:8080)')
     .action(async (flags: import('./serve.js').ServeFlags) => {
       const { serveCommand } = await import('./serve.js');
