@@ -98,6 +98,13 @@ export interface BridleSession {
   /** How big the next request is, against the model's window. */
   readonly meter: ContextMeter;
   close(): Promise<void>;
+  /**
+   * Ends the session at rest: cancels the running turn (it ends `aborted`)
+   * or compaction, starts nothing queued (queued input is dropped), then
+   * closes as `close` does. Contract: the log ends with every turn ended;
+   * resolves once it is flushed and the store is closed.
+   */
+  end(): Promise<void>;
 }
 
 const defaultSleep = (ms: number, signal: AbortSignal) =>
@@ -207,6 +214,7 @@ export function createSession(o: SessionOptions): BridleSession {
   for (const p of o.plugins ?? []) hooks.mount(p);
 
   let checkpointed = priorTurns;
+  let ending = false;
   let waiters: ((t: TurnOutput | undefined) => void)[] = [];
   actor.subscribe({
     next: (snap) => {
@@ -216,11 +224,11 @@ export function createSession(o: SessionOptions): BridleSession {
         checkpointed = ctx.turns;
         recorder.append({ kind: 'checkpoint', turn: `t${ctx.turns}`, snapshot: actor.getPersistedSnapshot() });
       }
-      if (ctx.compactPending) {
+      if (ctx.compactPending && !ending) {
         actor.send({ type: 'session.compact.requested' });
         return;
       }
-      if (ctx.followups.length > 0) {
+      if (ctx.followups.length > 0 && !ending) {
         actor.send({ type: 'session.wake.requested' });
         return;
       }
@@ -235,6 +243,12 @@ export function createSession(o: SessionOptions): BridleSession {
     },
   });
   actor.start();
+
+  const close = async () => {
+    actor.stop();
+    await recorder.flush();
+    await o.store.close();
+  };
 
   const idle = () =>
     new Promise<TurnOutput | undefined>((resolve) => {
@@ -274,10 +288,16 @@ export function createSession(o: SessionOptions): BridleSession {
       }),
     prompt: context.prompt,
     meter: context.meter,
-    close: async () => {
-      actor.stop();
-      await recorder.flush();
-      await o.store.close();
+    close,
+    end: async () => {
+      ending = true;
+      const s = actor.getSnapshot();
+      if (s.status === 'active' && s.value !== 'idle') {
+        const rest = new Promise<unknown>((resolve) => waiters.push(resolve));
+        actor.send({ type: 'session.cancel.requested', cause: 'close' });
+        await rest;
+      }
+      await close();
     },
   };
 }

@@ -12,6 +12,8 @@ import { closeOpenTurnNow } from '../log/close-now.js';
 import { openSession } from './open-session.js';
 import { createRenderer } from './render.js';
 import { parseApproval, sessionFlags, type RunFlags } from './run.js';
+import { approvalQuestion } from './terminal-answerer.js';
+import { visible } from './visible.js';
 
 export interface ChatIO {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
@@ -21,7 +23,7 @@ export interface ChatIO {
 
 const HELP = 'commands: /compact (summarize older context now), /context (how full the window is), /help, /exit; Ctrl-C cancels the running turn, Ctrl-D exits';
 
-/** Inline approvals: the question is printed, the next line answers it. */
+/** Inline approvals: the question (as `run` asks it: the exact call, controls shown) is printed, the next line answers it. */
 function lineAnswerer(out: NodeJS.WritableStream, pending: { resolve?: (line: string | null) => void }): Answerer {
   return (req) =>
     new Promise<ApprovalAnswer>((resolve) => {
@@ -35,7 +37,7 @@ function lineAnswerer(out: NodeJS.WritableStream, pending: { resolve?: (line: st
       };
       req.signal.addEventListener('abort', () => done(null), { once: true });
       pending.resolve = done;
-      out.write(`\nallow ${req.name} ${req.arguments}? (${req.reason}) [y]es / [n]o / [a]lways: `);
+      out.write(approvalQuestion(req));
     });
 }
 
@@ -53,7 +55,7 @@ export async function chatCommand(flags: RunFlags, io: ChatIO = { input: process
   const { session, logPath } = opened;
   renderer = createRenderer(out, opened.tools, { color: Boolean(out.isTTY), scriptedLabel: opened.model.scriptedLabel });
   session.recorder.onEntry((e) => renderer?.onEntry(e));
-  if (opened.model.scriptedLabel) err.write(`model: ${opened.model.scriptedLabel}\n`);
+  if (opened.model.scriptedLabel) err.write(`model: ${visible(opened.model.scriptedLabel)}\n`);
   err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}\nlog: ${logPath}\n${HELP}\n`);
 
   const tty = Boolean(io.input.isTTY);

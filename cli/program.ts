@@ -102,6 +102,9 @@ export async function main(argv: string[]): Promise<number> {
     .option('--port <n>', 'port (default: 7077; 0 picks a free one)')
     .option('--host <address>', 'address to bind (default: 127.0.0.1)')
     .option('--allow-origin <origin>', 'accept this browser origin too (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--allow-cwd <dir>', 'let clients put sessions here too (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--max-sessions <n>', 'most sessions open at once (default: 64)')
+    .option('--idle-timeout <seconds>', 'close idle sessions after (default: 900; 0: never)')
     .option('--inspect [url]', 'send actors to an inspector (ws://localhost:8080)')
     .action(async (flags: import('./serve.js').ServeFlags) => {
       const { serveCommand } = await import('./serve.js');

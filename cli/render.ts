@@ -1,10 +1,13 @@
 /**
  * The human transcript of a session: live text as it streams, each tool call
  * rendered by its presenter, a short result, retries and the turn's end.
+ * Everything in it but the renderer's own dim codes passes through `visible`:
+ * text, names, arguments and results come from the model, a tool or a provider.
  */
 import type { Chunk } from '../log/chunks.js';
 import type { Entry } from '../log/entries.js';
 import type { ToolDefinition } from '../tools/types.js';
+import { visible } from './visible.js';
 
 export interface Renderer {
   onChunk(chunk: Chunk, step: string): void;
@@ -43,9 +46,11 @@ export function createRenderer(out: { write(s: string): unknown }, tools: Readon
     out.write(s);
     atLineStart = s.endsWith('\n');
   };
-  const line = (s: string) => {
+  /** One line of the transcript, shown as `visible` shows it, dimmed when asked. */
+  const line = (s: string, dimmed = false) => {
     if (!atLineStart) write('\n');
-    write(`${s}\n`);
+    const shown = visible(s);
+    write(`${dimmed ? dim(shown, color) : shown}\n`);
   };
   return {
     onChunk(chunk) {
@@ -54,8 +59,8 @@ export function createRenderer(out: { write(s: string): unknown }, tools: Readon
         if (!atLineStart) write('\n');
         if (opts.scriptedLabel && !inReasoning) write(dim('[scripted] ', color));
         if (inReasoning) write(dim('thinking: ', color));
-      } else if (chunk.type === 'text-delta') write(chunk.text);
-      else if (chunk.type === 'reasoning-delta') write(dim(chunk.text, color));
+      } else if (chunk.type === 'text-delta') write(visible(chunk.text, 'text'));
+      else if (chunk.type === 'reasoning-delta') write(dim(visible(chunk.text, 'text'), color));
       else if (chunk.type === 'block-end' && !atLineStart) write('\n');
     },
     onEntry(e) {
@@ -64,16 +69,16 @@ export function createRenderer(out: { write(s: string): unknown }, tools: Readon
           line(`→ ${presentCall(tools, e.name, e.arguments)}`);
           break;
         case 'tool/result':
-          line(dim(`  ← ${e.callId.split('.').pop()} ${e.status}${e.code ? ` ${e.code}` : ''}: ${summarizeResult(e.content)}`, color));
+          line(`  ← ${e.callId.split('.').pop()} ${e.status}${e.code ? ` ${e.code}` : ''}: ${summarizeResult(e.content)}`, true);
           break;
         case 'model/retry':
-          line(dim(`  ↻ model request failed (${e.code}: ${e.message}); retry ${e.attempt} in ${e.delayMs} ms`, color));
+          line(`  ↻ model request failed (${e.code}: ${e.message}); retry ${e.attempt} in ${e.delayMs} ms`, true);
           break;
         case 'approval/decided':
-          line(dim(`  approval for ${e.callId}: ${e.outcome} (${e.by})`, color));
+          line(`  approval for ${e.callId}: ${e.outcome} (${e.by})`, true);
           break;
         case 'compaction/end':
-          line(dim(`  ⟲ context compaction ${e.outcome}: ~${e.tokensBefore} → ~${e.tokensAfter} tokens`, color));
+          line(`  ⟲ context compaction ${e.outcome}: ~${e.tokensBefore} → ~${e.tokensAfter} tokens`, true);
           break;
         case 'turn/end':
           line(`turn ${e.turn} ended: ${e.reason}${e.code ? ` (${e.code})` : ''}${e.cause ? ` — ${e.cause}` : ''}, ${e.steps} step${e.steps === 1 ? '' : 's'}`);

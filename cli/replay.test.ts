@@ -94,4 +94,16 @@ describe('bridle replay', () => {
     for (const e of b.entries) expect(timelineLine(e)).not.toContain('\n');
     expect(summarize(b.entries[1]!)).toBe('"a multiline input"');
   });
+
+  it('a verdict quoting a forged kind with a C1 control shows it visibly, and --json escapes it', async () => {
+    const e = new LogBuilder().cleanTurn().entries;
+    const text = `${logText(e)}${JSON.stringify({ seq: e.length + 1, at: e[0]!.at, kind: 'evil\u009b2J\u202e' })}\n`;
+    const human = await replay(text);
+    expect(human.code).toBe(2);
+    expect(human.out).not.toMatch(/[\u007f-\u009f\u202a-\u202e]/);
+    expect(human.out).toContain('evil⟨U+009B⟩2J⟨U+202E⟩');
+    const json = await replay(text, true);
+    expect(json.out).not.toMatch(/[\u007f-\u009f\u202a-\u202e]/);
+    expect(JSON.parse(json.out).violations[0].message).toContain('evil\u009b2J\u202e');
+  });
 });

@@ -16,6 +16,7 @@ import { bridleHome, sessionPath } from './home.js';
 import { formatMachineVerdict, replayMachines, type MachineVerdict } from './replay-machines.js';
 import { formatTotals, timelineLine } from './timeline.js';
 import { renderReplayHtml } from '../visualizations/replay-html.js';
+import { jsonLine, visible } from './visible.js';
 
 export interface ReplayFlags {
   json?: boolean;
@@ -77,14 +78,15 @@ export async function replayCommand(target: string, flags: ReplayFlags, out: { w
   const machines: MachineVerdict | undefined = flags.machines && verdict.ok ? await replayMachines(entries) : undefined;
   const ok = verdict.ok && (machines?.identical ?? true);
   if (flags.json) {
-    out.write(`${JSON.stringify(machines ? { ...verdict, ok, machines } : verdict)}\n`);
+    out.write(`${jsonLine(machines ? { ...verdict, ok, machines } : verdict)}\n`);
     return ok ? 0 : 2;
   }
   for (const e of entries) out.write(`${timelineLine(e)}\n`);
   out.write(`\n${formatTotals(verdict.totals)}\n`);
   if (verdict.ok) out.write(`ok: ${path} verifies (${verdict.totals.entries} entries)\n`);
-  else for (const v of verdict.violations) out.write(`${REPAIRABLE.has(v.violation) ? 'repairable' : 'corrupt'}: ${v.violation} at ${where(v)}: ${v.message}\n`);
-  if (machines) for (const l of formatMachineVerdict(machines, entries.length)) out.write(`${l}\n`);
+  // Violations and differences quote the log, which holds model text.
+  else for (const v of verdict.violations) out.write(`${visible(`${REPAIRABLE.has(v.violation) ? 'repairable' : 'corrupt'}: ${v.violation} at ${where(v)}: ${v.message}`)}\n`);
+  if (machines) for (const l of formatMachineVerdict(machines, entries.length)) out.write(`${visible(l)}\n`);
   else if (flags.machines) out.write('machines: skipped: the log does not verify\n');
   return ok ? 0 : 2;
 }

@@ -51,4 +51,11 @@ describe('bridle resume', () => {
     expect(note).toMatch(/Outcome unknown .*t2\.s1\.c1 bash/);
     expect(note).toMatch(/Re-run only read-only or idempotent work; for anything else, check the current state first/);
   });
+
+  it("repair lines show an escape sequence in a logged tool name visibly", async () => {
+    fs.writeFileSync(file, logText(new LogBuilder().cleanTurn().startTurn().startStep().answer('', [{ name: 'bash\x1b[2K\r' }]).dispatch(1).entries));
+    expect(await resumeCommand(file, undefined, {}, sink)).toBe(0);
+    expect(err).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(err).toContain('outcome unknown: t2.s1.c1 (bash␛[2K␍)');
+  });
 });

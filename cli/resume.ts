@@ -13,6 +13,7 @@ import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { UsageError } from './errors.js';
 import { bridleHome, sessionPath } from './home.js';
 import { parseMaxSteps, runPrompt, type RunFlags } from './run.js';
+import { visible } from './visible.js';
 
 export interface ResumeFlags extends Omit<RunFlags, 'session'> {
   continue?: boolean;
@@ -38,12 +39,12 @@ export async function resumeCommand(target: string, prompt: string | undefined, 
   const repaired = await repairJsonlLog(path, Date.now);
   if (!repaired.ok) {
     for (const v of repaired.violations) {
-      err.write(`bridle: ${path} is corrupt, not just cut short; refusing to repair it: ${v.violation} at ${v.seq !== null ? `seq ${v.seq}` : `line ${v.line ?? '?'}`}: ${v.message}\n`);
+      err.write(`bridle: ${path} is corrupt, not just cut short; refusing to repair it: ${v.violation} at ${v.seq !== null ? `seq ${v.seq}` : `line ${v.line ?? '?'}`}: ${visible(v.message)}\n`);
     }
     return 2;
   }
   const { entries, report } = repaired;
-  if (repairedSomething(report)) for (const l of formatRepairReport(report)) err.write(`repaired: ${l}\n`);
+  if (repairedSomething(report)) for (const l of formatRepairReport(report)) err.write(`repaired: ${visible(l)}\n`);
   else err.write(`log: ${path} needed no repair\n`);
   if (prompt === undefined && !flags.continue) {
     err.write(`resume with a prompt, or with --continue to let the model carry on: bridle resume ${target} --continue\n`);

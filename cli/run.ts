@@ -8,6 +8,7 @@ import { openSession, type OpenOptions } from './open-session.js';
 import { createRenderer, type Renderer } from './render.js';
 import { parseSafetyFlags, type SafetyFlags } from './safety-flags.js';
 import { terminalAnswerer } from './terminal-answerer.js';
+import { jsonLine, visible } from './visible.js';
 
 export interface RunFlags extends SafetyFlags {
   model?: string;
@@ -99,11 +100,11 @@ export async function runPrompt(prompt: string, flags: RunFlags, extra: Partial<
   if (flags.json) {
     // What this run added before we could subscribe (a new log's session/start) goes out first.
     const known = opened.priorEntries;
-    for (const e of session.recorder.entries.slice(known)) process.stdout.write(`${JSON.stringify(e)}\n`);
-    session.recorder.onEntry((e) => process.stdout.write(`${JSON.stringify(e)}\n`));
+    for (const e of session.recorder.entries.slice(known)) process.stdout.write(`${jsonLine(e)}\n`);
+    session.recorder.onEntry((e) => process.stdout.write(`${jsonLine(e)}\n`));
   }
   else session.recorder.onEntry((e) => renderer?.onEntry(e));
-  if (model.scriptedLabel) err.write(`model: ${model.scriptedLabel}\n`);
+  if (model.scriptedLabel) err.write(`model: ${visible(model.scriptedLabel)}\n`);
   err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}${approval === 'ask' && !answerer ? ' (no terminal: calls that ask are denied)' : ''}\n`);
 
   let interrupts = 0;
@@ -123,7 +124,8 @@ export async function runPrompt(prompt: string, flags: RunFlags, extra: Partial<
     const out = await session.run(prompt, origin);
     await session.close();
     err.write(`log: ${logPath}\n`);
-    if (out?.reason === 'error') err.write(`bridle: the turn failed: ${out.code ?? 'error'}${lastModelError(session.recorder.entries) ?? ''}\n`);
+    // The provider's message is the provider's (or a proxy's) text: shown, never acted on.
+    if (out?.reason === 'error') err.write(`bridle: the turn failed: ${visible(`${out.code ?? 'error'}${lastModelError(session.recorder.entries) ?? ''}`)}\n`);
     return exitCodeFor(out);
   } finally {
     process.off('SIGINT', onSigint);

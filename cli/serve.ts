@@ -3,23 +3,88 @@
  * session viewer, on loopback unless told otherwise. Each `session/create`
  * opens a session exactly as `bridle run` would (same workspace, model,
  * sandbox and approval flags); `--approval ask` asks the attached clients.
+ * A client may point a session at `--cwd` or below (or an `--allow-cwd`);
+ * at most `--max-sessions` are open, and one left idle is released.
  */
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { InspectionEvent, Observer } from 'xstate';
 import { isLoopbackHost, newToken } from '../adapters/server/access.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../adapters/server/hub.js';
+import { ErrorCode, refusal } from '../adapters/server/protocol.js';
 import { DEFAULT_PORT, startServer, type BridleServer } from '../adapters/server/server.js';
 import { viewerDir, visualizationsDir } from '../visualizations/paths.js';
-import { UsageError } from './errors.js';
+import { SetupError, UsageError } from './errors.js';
 import { inspectUrl, openInspector, type OpenInspector } from './inspect.js';
 import { chooseModel } from './model.js';
 import { openSession, resolveWorkspace } from './open-session.js';
 import { parseApproval, parseContextWindow, parseMaxDepth, parseMaxSteps, type RunFlags } from './run.js';
 import { parseSafetyFlags } from './safety-flags.js';
+import { visible } from './visible.js';
 
 export interface ServeFlags extends RunFlags {
   port?: string;
   host?: string;
   allowOrigin?: string[];
+  allowCwd?: string[];
+  maxSessions?: string;
+  idleTimeout?: string;
   inspect?: string | boolean;
+}
+
+export function parseMaxSessions(v: string | undefined): number {
+  if (v === undefined) return DEFAULT_MAX_SESSIONS;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 100_000) throw new UsageError(`--max-sessions must be a whole number from 1 to 100000 (got ${JSON.stringify(v)})`);
+  return n;
+}
+
+/** Seconds, as the flag takes them; milliseconds out. 0: never release. */
+export function parseIdleTimeout(v: string | undefined): number {
+  if (v === undefined) return DEFAULT_IDLE_TIMEOUT_MS;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0 || n > 7 * 24 * 3600 || v.trim() === '') throw new UsageError(`--idle-timeout must be a number of seconds from 0 (never) to 604800 (got ${JSON.stringify(v)})`);
+  return Math.round(n * 1000);
+}
+
+/** A script is a small JSON file; anything past this is not one. */
+const MAX_SCRIPT_BYTES = 16 * 1024 * 1024;
+
+const unusableScript = (model: string) =>
+  refusal(ErrorCode.CreateFailed, 'MODEL_UNAVAILABLE', `model ${JSON.stringify(model)} is not a readable, valid scripted-model script (the server's log says why)`);
+
+/**
+ * A client may name any path as `scripted:<path>`, and reading a device, a
+ * FIFO or a /proc file (size 0, however much it yields) could block the
+ * server's one thread or fill its memory: only a non-empty regular file of
+ * at most 16 MiB is read. (The operator's own `--model` is not checked.)
+ */
+function checkClientScript(model: string, problem: (m: string) => void): void {
+  const file = resolve(model.slice('scripted:'.length));
+  let why: string | undefined;
+  try {
+    const st = statSync(file);
+    if (!st.isFile()) why = 'not a regular file';
+    else if (st.size === 0) why = 'empty, or a file that reports no size';
+    else if (st.size > MAX_SCRIPT_BYTES) why = `larger than ${MAX_SCRIPT_BYTES} bytes`;
+  } catch (err) {
+    why = (err as Error).message;
+  }
+  if (why === undefined) return;
+  problem(`session/create: script ${file}: ${why}`);
+  throw unusableScript(model);
+}
+
+/**
+ * Why a session could not be opened, in words a client may read. A scripted
+ * model's load errors quote the file (JSON.parse and zod show what they
+ * read), and a client may name any file: only the server's log gets those.
+ */
+function openRefusal(err: unknown, model: string | undefined, problem: (m: string) => void): unknown {
+  if (!(err instanceof UsageError || err instanceof SetupError)) return err;
+  problem(`session/create: ${err.message}`);
+  if (model?.startsWith('scripted:')) return unusableScript(model);
+  return refusal(ErrorCode.CreateFailed, 'MODEL_UNAVAILABLE', err.message);
 }
 
 export function parsePort(v: string | undefined): number {
@@ -58,9 +123,22 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
   const maxDepth = parseMaxDepth(flags.maxDepth);
   const contextWindow = parseContextWindow(flags.contextWindow);
   const safety = parseSafetyFlags(flags);
+  const maxSessions = parseMaxSessions(flags.maxSessions);
+  const idleTimeoutMs = parseIdleTimeout(flags.idleTimeout);
   // Fail at start, not at the first session/create, when the defaults are wrong.
-  if (flags.cwd) resolveWorkspace(flags.cwd);
+  const workspace = resolveWorkspace(flags.cwd);
+  const allowCwd = [
+    workspace,
+    ...(flags.allowCwd ?? []).map((d) => {
+      try {
+        return resolveWorkspace(d);
+      } catch {
+        throw new UsageError(`--allow-cwd: not an existing directory: ${d}`);
+      }
+    }),
+  ];
   if (flags.model || process.env.BRIDLE_MODEL) chooseModel(flags);
+  const problem = (m: string) => err.write(`bridle serve: ${visible(m, 'text')}\n`);
   const url = inspectUrl(flags.inspect);
   const inspector = url ? await openInspector(url) : undefined;
   const fromEnv = process.env.BRIDLE_TOKEN;
@@ -72,26 +150,36 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
     token,
     allowOrigins,
     viewer: { dir: viewerDir(), diagrams: visualizationsDir() },
+    maxSessions,
+    idleTimeoutMs,
+    allowCwd,
     inspect: inspector?.inspect as Observer<InspectionEvent> | undefined,
-    onProblem: (m) => err.write(`bridle serve: ${m}\n`),
-    open: (params, hooks) =>
-      openSession({
-        model: params.model ?? flags.model,
-        baseUrl: flags.baseUrl,
-        cwd: params.cwd ?? flags.cwd,
-        approval,
-        answerer: hooks.answerer,
-        rules: safety.rules,
-        sandbox: safety.sandbox,
-        sandboxMode: safety.sandboxMode,
-        allowNetwork: safety.allowNetwork,
-        maxSteps,
-        maxDepth,
-        contextWindow,
-        contextWindows: flags.contextWindows,
-        onChunk: hooks.onChunk,
-        inspect: hooks.inspect,
-      }).session,
+    onProblem: problem,
+    open: (params, hooks) => {
+      const model = params.model ?? flags.model;
+      if (params.model?.startsWith('scripted:')) checkClientScript(params.model, problem);
+      try {
+        return openSession({
+          model,
+          baseUrl: flags.baseUrl,
+          cwd: params.cwd ?? workspace,
+          approval,
+          answerer: hooks.answerer,
+          rules: safety.rules,
+          sandbox: safety.sandbox,
+          sandboxMode: safety.sandboxMode,
+          allowNetwork: safety.allowNetwork,
+          maxSteps,
+          maxDepth,
+          contextWindow,
+          contextWindows: flags.contextWindows,
+          onChunk: hooks.onChunk,
+          inspect: hooks.inspect,
+        }).session;
+      } catch (e) {
+        throw openRefusal(e, model, problem);
+      }
+    },
   });
 
   if (!isLoopbackHost(host)) {
@@ -104,6 +192,7 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
   out.write(`viewer: ${server.httpUrl}?token=${shownToken}\n`);
   if (inspector) err.write(`inspect: reporting every actor to ${inspector.url}\n`);
   err.write(`approval: ${approval}${approval === 'ask' ? ' (asked of attached clients)' : ''}\n`);
+  err.write(`sessions: at most ${maxSessions}; an idle one is released ${idleTimeoutMs > 0 ? `after ${idleTimeoutMs / 1000} s` : 'never'}; cwd: ${allowCwd.join(', ')} or below\n`);
   return { server, token, inspector };
 }
 

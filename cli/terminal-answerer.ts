@@ -1,11 +1,47 @@
 /**
- * The terminal answerer: shows the call as its tool's presenter renders it
- * and reads y / n / a (always: adds a session rule for exactly this call)
- * from the terminal. One question at a time; a closed stdin answers
- * `unavailable`, which denies. `run` mounts it only when stdin is a terminal.
+ * The terminal answerer: shows the call as its tool's presenter renders it,
+ * then the exact arguments, and reads y / n / a (always: adds a session rule
+ * for exactly this call) from the terminal. One question at a time; a closed
+ * stdin answers `unavailable`, which denies. `run` mounts it only when stdin
+ * is a terminal.
  */
 import { createInterface } from 'node:readline';
-import type { Answerer } from '../actors/approval.js';
+import type { Answerer, AnswerRequest } from '../actors/approval.js';
+import { visible } from './visible.js';
+
+function argumentLines(raw: string): string[] {
+  let args: unknown;
+  try {
+    args = JSON.parse(raw);
+  } catch {
+    return [`  arguments: ${visible(raw)}`];
+  }
+  if (!args || typeof args !== 'object' || Array.isArray(args)) return [`  arguments: ${visible(raw)}`];
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(args)) {
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    const lines = text.split('\n');
+    if (lines.length === 1) out.push(`  ${visible(key)}: ${visible(text)}`);
+    else out.push(`  ${visible(key)}:`, ...lines.map((l) => `    │ ${visible(l)}`));
+  }
+  return out;
+}
+
+/**
+ * The question a person answers: the presenter's line (short, and it may cut
+ * a long command), then every argument whole — a multi-line value one line
+ * per line — so nothing that runs is left unseen, and every control
+ * character shown by `visible`, so nothing can be overwritten on screen.
+ * Contract: pure; the text holds no terminal control but `\n`.
+ */
+export function approvalQuestion(req: Pick<AnswerRequest, 'presented' | 'arguments' | 'reason'>): string {
+  return [
+    '',
+    `? ${visible(req.presented)}`,
+    ...argumentLines(req.arguments),
+    `  ${visible(req.reason)}. [y]es / [n]o / [a]lways (this exact call, for this session): `,
+  ].join('\n');
+}
 
 export function terminalAnswerer(out: NodeJS.WritableStream, input: NodeJS.ReadableStream = process.stdin): Answerer {
   let queue: Promise<unknown> = Promise.resolve();
@@ -18,7 +54,7 @@ export function terminalAnswerer(out: NodeJS.WritableStream, input: NodeJS.Reada
           rl.once('line', (l) => resolve(l));
           rl.once('close', () => resolve(null));
           req.signal.addEventListener('abort', () => resolve(null), { once: true });
-          out.write(`\n? ${req.presented}\n  ${req.reason}. [y]es / [n]o / [a]lways (this exact call, for this session): `);
+          out.write(approvalQuestion(req));
         });
         if (answer === null) return { outcome: req.signal.aborted ? ('cancelled' as const) : ('unavailable' as const), by: 'terminal' };
         const a = answer.trim().toLowerCase();

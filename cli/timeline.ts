@@ -1,6 +1,11 @@
-/** The text timeline `bridle replay` prints: one line per entry, then totals. Pure. */
+/**
+ * The text timeline `bridle replay` prints: one line per entry, then totals.
+ * Pure. A log holds model text; every line goes through `visible`, so a
+ * logged escape sequence is shown, never acted on.
+ */
 import type { Entry } from '../log/entries.js';
 import type { Totals } from '../log/verify.js';
+import { visible } from './visible.js';
 
 const clip = (s: string, n = 60) => {
   const one = s.replace(/\s+/g, ' ').trim();
@@ -67,9 +72,9 @@ export function summarize(e: Entry): string {
   }
 }
 
-/** `seq  turn.step  kind  summary`, aligned. */
+/** `seq  turn.step  kind  summary`, aligned; as `visible` shows it. */
 export function timelineLine(e: Entry): string {
-  return `${String(e.seq).padStart(6)}  ${where(e).padEnd(9)}  ${e.kind.padEnd(17)}  ${summarize(e)}`.trimEnd();
+  return visible(`${String(e.seq).padStart(6)}  ${where(e).padEnd(9)}  ${e.kind.padEnd(17)}  ${summarize(e)}`).trimEnd();
 }
 
 const counts = (r: Record<string, number | undefined>) =>

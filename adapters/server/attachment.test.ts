@@ -45,6 +45,24 @@ describe('an attachment', () => {
     expect(p.got).toEqual([10]);
   });
 
+  it('an ended feed sends its last message after the backlog and buffer it still owes, once; a live one at once', async () => {
+    const p = peer();
+    const a = new Attachment(p, 1, ser);
+    a.offer(entry(3), '3');
+    a.end('99');
+    a.end('98');
+    expect(p.got).toEqual([]);
+    await a.start([1, 2].map(entry), p.room);
+    expect(p.got).toEqual([1, 2, 3, 99]);
+
+    const q = peer();
+    const live = new Attachment(q, 1, ser);
+    await live.start([], q.room);
+    live.end('99');
+    expect(q.got).toEqual([99]);
+    expect(live.ended).toBe(true);
+  });
+
   it('stops when the peer is gone', async () => {
     const p = peer();
     const a = new Attachment(p, 1, ser);

@@ -21,6 +21,7 @@ export class Attachment {
   private lastSent: number;
   private live = false;
   private buffer: { entry: Entry; text: string }[] = [];
+  private last?: string;
 
   constructor(
     readonly peer: Peer,
@@ -32,6 +33,21 @@ export class Attachment {
 
   get isLive(): boolean {
     return this.live;
+  }
+
+  /** Set once `end` has been called: the feed has its last message. */
+  get ended(): boolean {
+    return this.last !== undefined;
+  }
+
+  /**
+   * The feed's last message (the session closed): sent now when live, else
+   * after the backlog and the buffer, so it still comes after every entry.
+   */
+  end(text: string): void {
+    if (this.last !== undefined) return;
+    this.last = text;
+    if (this.live) this.peer.send(text);
   }
 
   /** The last seq this client has been sent. */
@@ -68,6 +84,7 @@ export class Attachment {
     // No await between the empty-buffer check and going live: nothing can slip in between.
     this.live = true;
     onLive();
+    if (this.last !== undefined) this.peer.send(this.last);
   }
 
   private deliver(entry: Entry, text: string): void {

@@ -1,7 +1,8 @@
 /**
  * A session as the server hosts it: the session itself, the clients attached
  * to it, and the fan-out of its durable entries, live text, state changes and
- * approval questions to them.
+ * approval questions to them. It watches for idleness (no client attached,
+ * no turn running) and says so once the idle time has passed.
  */
 import type { InspectionEvent, Observer } from 'xstate';
 import type { Answerer } from '../../actors/approval.js';
@@ -25,8 +26,21 @@ export interface CreateParams {
   model?: string;
 }
 
-/** Opens one session with the server's hooks wired in. The server calls it once per `session/create`. */
+/**
+ * Opens one session with the server's hooks wired in. The server calls it
+ * once per `session/create`, with a `cwd` it has already checked. To refuse
+ * with a reason the client may read, throw an `RpcFailure` (`refusal`); any
+ * other failure reaches the client without its message, which could quote a
+ * file it read.
+ */
 export type OpenSession = (params: CreateParams, hooks: SessionHooks) => BridleSession | Promise<BridleSession>;
+
+export interface IdleWatch {
+  /** How long a session may sit with no client attached and no turn running; 0: forever. */
+  ms: number;
+  /** Called once that time has passed (the hub then ends the session). */
+  onIdle: (session: HostedSession) => void;
+}
 
 export class HostedSession {
   private session!: BridleSession;
@@ -36,9 +50,14 @@ export class HostedSession {
   private stateQueued = false;
   private lastState = '';
   private closed = false;
+  private ending?: Promise<void>;
+  private idleTimer?: ReturnType<typeof setTimeout>;
   private readonly disposers: (() => void)[] = [];
 
-  private constructor(private readonly onProblem: (message: string) => void) {
+  private constructor(
+    private readonly onProblem: (message: string) => void,
+    private readonly idle: IdleWatch,
+  ) {
     this.desk = new ApprovalDesk(() => this.id, {
       beforeAsk: () => this.session.recorder.flush(),
       announce: (req) => this.announce(req),
@@ -46,8 +65,8 @@ export class HostedSession {
   }
 
   /** Contract: rejects only when `open` throws or rejects. */
-  static async open(open: OpenSession, params: CreateParams, onProblem: (message: string) => void, inspect?: Observer<InspectionEvent>): Promise<HostedSession> {
-    const h = new HostedSession(onProblem);
+  static async open(open: OpenSession, params: CreateParams, onProblem: (message: string) => void, inspect?: Observer<InspectionEvent>, idle: IdleWatch = { ms: 0, onIdle: () => undefined }): Promise<HostedSession> {
+    const h = new HostedSession(onProblem, idle);
     const hooks: SessionHooks = {
       answerer: h.desk.answerer,
       onChunk: (chunk, step) => h.broadcast(JSON.stringify(notification('session/delta', { sessionId: h.id, step, chunk }))),
@@ -79,9 +98,29 @@ export class HostedSession {
       rec.onEntry(() => this.queueFlush()),
     );
     // The checkpoint written at idle is not a durability point; flush it so clients get it now.
-    const sub = this.session.actor.subscribe({ next: (s) => s.value === 'idle' && this.queueFlush(), error: () => undefined });
+    const sub = this.session.actor.subscribe({
+      next: (s) => {
+        if (s.value === 'idle') this.queueFlush();
+        this.watchIdle();
+      },
+      error: () => undefined,
+    });
     this.disposers.push(() => sub.unsubscribe());
     this.queueFlush();
+    this.watchIdle();
+  }
+
+  /** No client and no turn: start the idle clock; anything else stops it. */
+  private watchIdle(): void {
+    const idle = !this.closed && !this.ending && this.attachments.size === 0 && this.session.actor.getSnapshot().value === 'idle';
+    if (!idle || this.idle.ms <= 0) return this.stopIdleClock();
+    if (this.idleTimer) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      this.idle.onIdle(this);
+    }, this.idle.ms);
+    // An idle session never keeps the process alive.
+    this.idleTimer.unref?.();
   }
 
   private queueFlush(): void {
@@ -133,11 +172,13 @@ export class HostedSession {
     // Attaching again replaces this peer's feed for the session.
     const a = new Attachment(peer, fromSeq, this.serialize);
     this.attachments.set(peer, a);
+    this.watchIdle();
     const rec = this.session.recorder;
     return {
       durableSeq: rec.durableUpTo,
       start: async () => {
-        if (this.attachments.get(peer) !== a) return;
+        // A replaced feed stops; one the session's end reached still sends what it owes, then its last message.
+        if (this.attachments.get(peer) !== a && !a.ended) return;
         const upTo = rec.durableUpTo;
         await a.start(rec.entries.filter((e) => e.seq >= fromSeq && e.seq <= upTo), () => peer.room(), () => {
           for (const req of this.desk.open()) peer.send(JSON.stringify(notification('approval/request', req)));
@@ -150,6 +191,11 @@ export class HostedSession {
 
   detach(peer: Peer): void {
     this.attachments.delete(peer);
+    this.watchIdle();
+  }
+
+  isAttached(peer: Peer): boolean {
+    return this.attachments.has(peer);
   }
 
   send(text: string, mode: 'followup' | 'steer' | 'inject' = 'followup'): void {
@@ -183,15 +229,49 @@ export class HostedSession {
   }
 
   /**
+   * Ends the session cleanly (`session/close`, or idleness, when no client is
+   * attached): the running turn is cancelled (an open approval is decided
+   * `cancelled`), queued input is dropped, the log is flushed and the store
+   * closed; attached clients get every entry up to the end, then
+   * `session/closed`.
+   * Contract: idempotent; never rejects (a failure is reported to `onProblem`).
+   */
+  end(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return (this.ending ??= (async () => {
+      this.stopIdleClock();
+      try {
+        await this.session.end();
+      } catch (err) {
+        this.onProblem(`session ${this.id}: ending failed: ${String(err)}`);
+      }
+      const text = JSON.stringify(notification('session/closed', { sessionId: this.id, lastSeq: this.session.recorder.lastSeq }));
+      for (const a of this.attachments.values()) a.end(text);
+      this.stop();
+    })());
+  }
+
+  /**
    * Stops the session without deciding anything: an approval still open stays
    * open in the log (asked, never decided), for resume to ask again.
    * Contract: idempotent; resolves once the log is flushed and closed.
    */
   async close(): Promise<void> {
     if (this.closed) return;
+    if (this.ending) return this.ending;
+    this.stop();
+    await this.session.close();
+  }
+
+  private stopIdleClock(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private stop(): void {
     this.closed = true;
+    this.stopIdleClock();
     for (const d of this.disposers.splice(0)) d();
     this.attachments.clear();
-    await this.session.close();
   }
 }

@@ -1,7 +1,7 @@
 /** What each JSON-RPC method does. Params arrive parsed (protocol.ts); results follow `MethodResults`. */
 import type { Peer } from './attachment.js';
 import type { Hub } from './hub.js';
-import { ErrorCode, RpcFailure, type Method, type ParamsOf, type ResultOf } from './protocol.js';
+import { ErrorCode, refusal, type Method, type ParamsOf, type ResultOf } from './protocol.js';
 
 export interface CallContext {
   hub: Hub;
@@ -38,9 +38,16 @@ export const methods: Methods = {
     return { requested: true };
   },
   'session/snapshot': (p, { hub }) => hub.get(p.sessionId).snapshot(),
+  'session/close': async (p, { hub }) => {
+    await hub.end(p.sessionId);
+    return { closed: true };
+  },
   'approval/respond': (p, { hub, peer }) => {
-    const ok = hub.get(p.sessionId).desk.respond(p.callId, p.outcome, `ws:${peer.label}`);
-    if (!ok) throw new RpcFailure(ErrorCode.NotPending, `no approval is waiting for ${p.callId} (already answered, cancelled, or never asked)`);
+    const s = hub.get(p.sessionId);
+    // Only a client that watches the session (and so was asked) may answer for it.
+    if (!s.isAttached(peer)) throw refusal(ErrorCode.NotAttached, 'NOT_ATTACHED', `attach to session ${JSON.stringify(s.id)} (session/attach) before answering its approvals`);
+    const ok = s.desk.respond(p.callId, p.outcome, `ws:${peer.label}`);
+    if (!ok) throw refusal(ErrorCode.NotPending, 'NOT_PENDING', `no approval is waiting for ${JSON.stringify(p.callId)} (already answered, cancelled, or never asked)`);
     return { accepted: true };
   },
 };

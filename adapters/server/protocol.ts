@@ -20,9 +20,31 @@ export const ErrorCode = {
   UnknownSession: -32001,
   /** `approval/respond` for a call that is not waiting (already answered, cancelled, or never asked). */
   NotPending: -32002,
-  /** The session could not be opened (bad cwd, unknown model, …); `message` says why. */
+  /** The session could not be opened (a cwd the server does not allow, an unusable model, …); `data.reason` names why. */
   CreateFailed: -32003,
+  /** `approval/respond` from a client that is not attached to that session. */
+  NotAttached: -32004,
+  /** `session/create` while the server holds its `--max-sessions` sessions. */
+  SessionLimit: -32005,
 } as const;
+
+/**
+ * The stable name of each failure of this server's own codes, sent as
+ * `error.data.reason`: several reasons share `CreateFailed`, and a name
+ * reads better than a number in a client's code.
+ */
+export const ErrorReason = z.enum([
+  'UNKNOWN_SESSION',
+  'NOT_PENDING',
+  'NOT_ATTACHED',
+  'SESSION_LIMIT',
+  'CWD_NOT_ALLOWED',
+  'CWD_NOT_FOUND',
+  'CWD_NOT_A_DIRECTORY',
+  'MODEL_UNAVAILABLE',
+  'OPEN_FAILED',
+]);
+export type ErrorReason = z.infer<typeof ErrorReason>;
 
 export const RequestId = z.union([z.string(), z.number(), z.null()]);
 export type RequestId = z.infer<typeof RequestId>;
@@ -48,6 +70,7 @@ export const MethodParams = {
   'session/cancel': z.strictObject({ sessionId: SessionId }),
   'session/compact': z.strictObject({ sessionId: SessionId }),
   'session/snapshot': z.strictObject({ sessionId: SessionId }),
+  'session/close': z.strictObject({ sessionId: SessionId }),
   'approval/respond': z.strictObject({ sessionId: SessionId, callId: z.string().min(1), outcome: z.enum(['allowed-once', 'rejected']) }),
 } as const;
 export type Method = keyof typeof MethodParams;
@@ -107,6 +130,8 @@ export const NotificationParams = {
   'session/delta': z.strictObject({ sessionId: z.string(), step: z.string(), chunk: z.record(z.string(), z.unknown()) }),
   'session/state': z.strictObject({ sessionId: z.string(), value: z.unknown(), actors: z.array(ActorState) }),
   'approval/request': ApprovalRequest,
+  /** The last message about a session, to its attached clients: `session/close` closed it; its log ends at `lastSeq`. */
+  'session/closed': z.strictObject({ sessionId: z.string(), lastSeq: z.int().nonnegative() }),
 } as const;
 export type Notification = keyof typeof NotificationParams;
 
@@ -119,6 +144,7 @@ export const MethodResults = {
   'session/cancel': z.strictObject({ requested: z.literal(true) }),
   'session/compact': z.strictObject({ requested: z.literal(true) }),
   'session/snapshot': Snapshot,
+  'session/close': z.strictObject({ closed: z.literal(true) }),
   'approval/respond': z.strictObject({ accepted: z.literal(true) }),
 } as const;
 export type ResultOf<M extends Method> = z.infer<(typeof MethodResults)[M]>;
@@ -140,6 +166,9 @@ export class RpcFailure extends Error {
     this.name = 'RpcFailure';
   }
 }
+
+/** A failure of this server's own codes: `data.reason` names it. Its message is the server's own words, never a file's or a tool's. */
+export const refusal = (code: number, reason: ErrorReason, message: string) => new RpcFailure(code, message, { reason });
 
 export const response = (id: RequestId, result: unknown) => ({ jsonrpc: JSONRPC, id, result });
 export const errorResponse = (id: RequestId, error: RpcError) => ({ jsonrpc: JSONRPC, id, error });

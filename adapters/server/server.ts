@@ -12,7 +12,8 @@ import type { InspectionEvent, Observer } from 'xstate';
 import { checkAccess, ownOrigins, type AccessPolicy } from './access.js';
 import { CloseCode, Connection } from './connection.js';
 import type { OpenSession } from './hosted-session.js';
-import { Hub } from './hub.js';
+import { allowedRoots } from './allowed-cwd.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, Hub } from './hub.js';
 import { serveStatic, type ViewerFiles } from './static.js';
 
 export interface ServerOptions {
@@ -28,6 +29,16 @@ export interface ServerOptions {
   maxPayload?: number;
   /** Unread bytes a client may have waiting before it is disconnected (default 8 MiB). */
   maxBuffered?: number;
+  /** Most sessions open at once (default 64); `session/create` beyond it gets `SESSION_LIMIT` (-32005). */
+  maxSessions?: number;
+  /** A session with no attached client and no running turn is closed after this long (default 15 minutes); 0: never. It stays on disk. */
+  idleTimeoutMs?: number;
+  /**
+   * Directories a client may name as `session/create`'s `cwd` (each, and
+   * anything below it). Default none: a client cannot choose, and `open`
+   * picks the workspace. Each must exist (`startServer` rejects otherwise).
+   */
+  allowCwd?: readonly string[];
   viewer?: ViewerFiles;
   inspect?: Observer<InspectionEvent>;
   onProblem?: (message: string) => void;
@@ -57,11 +68,15 @@ function refuse(socket: Duplex, status: 401 | 403, reason: string): void {
 
 const urlHost = (h: string) => (h.includes(':') ? `[${h}]` : h);
 
-/** Contract: resolves once listening; rejects if the port cannot be bound. */
+/** Contract: resolves once listening; rejects if the port cannot be bound or an `allowCwd` directory does not exist. */
 export async function startServer(o: ServerOptions): Promise<BridleServer> {
   const host = o.host ?? '127.0.0.1';
   const onProblem = o.onProblem ?? (() => undefined);
-  const hub = new Hub(o.open, onProblem, o.inspect);
+  const hub = new Hub(o.open, onProblem, o.inspect, {
+    maxSessions: o.maxSessions ?? DEFAULT_MAX_SESSIONS,
+    idleTimeoutMs: o.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+    cwdRoots: allowedRoots(o.allowCwd ?? []),
+  });
   const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayload ?? DEFAULT_MAX_PAYLOAD });
   const http = createServer((req, res) => void serveStatic(req, res, o.viewer));
   const policy: { current?: AccessPolicy } = {};

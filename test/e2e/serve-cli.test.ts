@@ -4,8 +4,8 @@
  * call; the log on disk is what the client saw. Also: `bridle viz --check`,
  * and the embedding example run from `dist/`.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,8 +67,8 @@ describe('bridle serve (the CLI)', () => {
     await c.call('approval/respond', { sessionId, callId: req.callId, outcome: 'allowed-once' });
     await c.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'checkpoint');
     expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('served\n');
-    const bad = await c.request('session/create', { cwd: join(root, 'nope') });
-    expect(bad.error).toMatchObject({ code: -32003, message: expect.stringContaining('no such directory') });
+    const bad = await c.request('session/create', { cwd: join(ws, 'nope') });
+    expect(bad.error).toMatchObject({ code: -32003, message: expect.stringContaining('no such directory'), data: { reason: 'CWD_NOT_FOUND' } });
     c.close();
 
     child!.kill('SIGINT');
@@ -76,6 +76,104 @@ describe('bridle serve (the CLI)', () => {
     const onDisk = parseLog(readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')).entries;
     expect(c.entries(sessionId)).toEqual(onDisk);
     expect(onDisk.find((e) => e.kind === 'approval/decided')).toMatchObject({ outcome: 'allowed-once', by: 'ws:client-1' });
+  });
+
+  it('session/create quotes no file content in its errors, and refuses a cwd outside --cwd and the --allow-cwd dirs', async () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
+    const ws = join(root, 'ws');
+    const other = join(root, 'other');
+    mkdirSync(join(ws, 'sub'), { recursive: true });
+    mkdirSync(other);
+    const script = join(root, 'script.json');
+    writeFileSync(script, JSON.stringify({ responses: [{ text: 'hi' }] }));
+    // Files a client has no business reading: not JSON, JSON with keys of its own, JSON of the wrong shape.
+    writeFileSync(join(root, 'shadow'), 'root:$6$TOPSECRET:19000:0:99999:7:::\n');
+    writeFileSync(join(root, 'keys.json'), JSON.stringify({ apiKeyTOPSECRET: 'hunter2', responses: [] }));
+    writeFileSync(join(root, 'shape.json'), JSON.stringify({ responses: 'TOPSECRET' }));
+    const s = await serve(['--model', `scripted:${script}`, '--cwd', ws, '--allow-cwd', other, '--sandbox', 'off'], { BRIDLE_HOME: join(root, 'home') });
+    const c = await RpcClient.connect(s.url, { token: s.token });
+    for (const file of ['shadow', 'keys.json', 'shape.json', 'missing.json']) {
+      const r = await c.request('session/create', { model: `scripted:${join(root, file)}` });
+      expect(r.error, file).toMatchObject({ code: -32003, data: { reason: 'MODEL_UNAVAILABLE' } });
+      expect(JSON.stringify(r), file).not.toMatch(/TOPSECRET|hunter2|root:/);
+    }
+    for (const cwd of ['/', root, join(ws, '..'), '/etc']) {
+      expect((await c.request('session/create', { cwd })).error, cwd).toMatchObject({ code: -32003, data: { reason: 'CWD_NOT_ALLOWED' } });
+    }
+    const { sessions } = await c.call('session/list', {});
+    expect(sessions).toEqual([]);
+    for (const cwd of [join(ws, 'sub'), other]) {
+      const { sessionId } = await c.call('session/create', { cwd });
+      expect((await c.call('session/list', {})).sessions.find((x: { sessionId: string }) => x.sessionId === sessionId)).toMatchObject({ cwd });
+    }
+    c.close();
+    child!.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+    // The operator's log has the details the client did not get.
+    expect(s.err()).toContain('is not valid JSON');
+  });
+
+  it('a client-named script that is a device, a FIFO, a /proc file or empty is refused without being read: the server stays up', async () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
+    const ws = join(root, 'ws');
+    mkdirSync(ws);
+    const script = join(root, 'script.json');
+    writeFileSync(script, JSON.stringify({ responses: [{ text: 'hi' }] }));
+    writeFileSync(join(root, 'empty.json'), '');
+    execFileSync('mkfifo', [join(root, 'fifo')]);
+    const s = await serve(['--model', `scripted:${script}`, '--cwd', ws, '--sandbox', 'off'], { BRIDLE_HOME: join(root, 'home') });
+    const c = await RpcClient.connect(s.url, { token: s.token });
+    // Reading any of these would block the server's one thread (or fill its memory) for good.
+    for (const file of ['/dev/zero', '/dev/urandom', '/dev/stdin', join(root, 'fifo'), '/proc/self/environ', '/proc/kmsg', join(root, 'empty.json'), root]) {
+      const r = await c.request('session/create', { model: `scripted:${file}` });
+      expect(r.error, file).toMatchObject({ code: -32003, data: { reason: 'MODEL_UNAVAILABLE' } });
+    }
+    // Still serving, and a real script still works.
+    const { sessionId } = await c.call('session/create', { model: `scripted:${script}` });
+    await c.call('session/attach', { sessionId });
+    await c.call('session/input', { sessionId, text: 'hello' });
+    await c.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'turn/end');
+    c.close();
+  });
+
+  it('--max-sessions bounds the sessions, session/close and idle release free them: logs stay on disk and verify, file descriptors come back', async () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
+    const home = join(root, 'home');
+    const ws = join(root, 'ws');
+    mkdirSync(ws);
+    const script = join(root, 'script.json');
+    writeFileSync(script, JSON.stringify({ responses: [{ text: 'one' }, { text: 'two' }] }));
+    const s = await serve(['--model', `scripted:${script}`, '--cwd', ws, '--max-sessions', '3', '--idle-timeout', '1', '--sandbox', 'off'], { BRIDLE_HOME: home });
+    const fds = () => readdirSync(`/proc/${child!.pid}/fd`).length;
+    const c = await RpcClient.connect(s.url, { token: s.token });
+    await c.call('session/list', {});
+    const before = fds();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await c.call('session/create', {})).sessionId);
+    expect(fds()).toBeGreaterThanOrEqual(before + 3);
+    const over = await c.request('session/create', {});
+    expect(over.error).toMatchObject({ code: -32005, data: { reason: 'SESSION_LIMIT' } });
+
+    // One closed by hand, mid-use: its attached client hears the end.
+    await c.call('session/attach', { sessionId: ids[0] });
+    await c.call('session/input', { sessionId: ids[0], text: 'hi' });
+    await c.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'checkpoint');
+    expect(await c.call('session/close', { sessionId: ids[0] })).toEqual({ closed: true });
+    expect(c.notifications('session/closed', ids[0])).toEqual([{ sessionId: ids[0], lastSeq: c.entries(ids[0]).at(-1).seq }]);
+    // The other two, never attached, go after a second of idleness.
+    for (let i = 0; i < 150 && (await c.call('session/list', {})).sessions.length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await c.call('session/list', {})).toEqual({ sessions: [] });
+    expect(fds()).toBe(before);
+    // A slot is free again.
+    expect(await c.call('session/create', {})).toHaveProperty('sessionId');
+    c.close();
+    child!.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+    for (const id of ids) {
+      const r = await runCli(['replay', id], { env: { BRIDLE_HOME: home } });
+      expect(r.code, r.stdout).toBe(0);
+      expect(r.stdout).toMatch(/^ok: .* verifies/m);
+    }
   });
 
   it('takes the token from BRIDLE_TOKEN, and warns when bound beyond loopback', async () => {
@@ -96,6 +194,11 @@ describe('bridle serve (the CLI)', () => {
   it('refuses bad flags with exit 2', async () => {
     expect((await runCli(['serve', '--port', 'x'])).code).toBe(2);
     expect((await runCli(['serve', '--allow-origin', 'not a url'])).code).toBe(2);
+    for (const bad of [['--max-sessions', '0'], ['--max-sessions', 'lots'], ['--idle-timeout', '-1'], ['--idle-timeout', 'soon'], ['--allow-cwd', '/definitely/not/here']]) {
+      const r = await runCli(['serve', '--port', '0', ...bad]);
+      expect(r.code, bad.join(' ')).toBe(2);
+      expect(r.stderr).toContain(bad[0]);
+    }
     expect((await runCli(['run', 'hi', '--model', 'scripted:/nope.json', '--inspect', 'http://x'])).code).toBe(2);
   });
 

@@ -3,7 +3,9 @@
  * Origin, a client that stops reading. Each loses at most its own connection;
  * the server stays up and serves the next client.
  */
+import fs from 'node:fs';
 import { request } from 'node:http';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RpcClient } from '../helpers/rpc-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -129,4 +131,84 @@ describe('hostile clients', () => {
     expect((await get('/', 'POST')).status).toBe(405);
     await stillUp();
   });
+
+  it('approval/respond from a client not attached to the session is refused with -32004 NOT_ATTACHED and decides nothing', async () => {
+    t = await startTestServer((_req, i) => (i === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] } : { text: 'done' }), { approval: 'ask' });
+    const owner = await connect();
+    const stranger = await connect();
+    const { sessionId } = await owner.call('session/create', {});
+    await owner.call('session/attach', { sessionId });
+    await owner.call('session/input', { sessionId, text: 'write' });
+    const { callId } = (await owner.waitFor((m) => m.method === 'approval/request')).params;
+    for (const outcome of ['allowed-once', 'rejected']) {
+      const r = await stranger.request('approval/respond', { sessionId, callId, outcome });
+      expect(r.error).toMatchObject({ code: -32004, data: { reason: 'NOT_ATTACHED' } });
+    }
+    expect(t.sessions[0]!.recorder.entries.some((e) => e.kind === 'approval/decided')).toBe(false);
+    // Attached, the same client may answer; and the owner's answer still counts.
+    await stranger.call('session/attach', { sessionId });
+    expect(await stranger.call('approval/respond', { sessionId, callId, outcome: 'rejected' })).toEqual({ accepted: true });
+    await owner.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'turn/end');
+    expect(owner.entries(sessionId).find((e) => e.kind === 'approval/decided')).toMatchObject({ outcome: 'rejected', by: 'ws:client-2' });
+    expect(stranger.closed).toBeUndefined();
+  });
+
+  it('session/create refuses a cwd outside the workspace ("/", "..", a symlink out, a relative path) as CWD_NOT_ALLOWED, opening nothing', async () => {
+    t = await startTestServer(() => ({ text: 'hi' }));
+    const c = await connect();
+    fs.symlinkSync('/', path.join(t.workspace, 'escape'));
+    fs.mkdirSync(path.join(t.workspace, 'sub'));
+    fs.writeFileSync(path.join(t.workspace, 'file'), '');
+    const tries: [string, string][] = [
+      ['/', 'CWD_NOT_ALLOWED'],
+      ['/etc', 'CWD_NOT_ALLOWED'],
+      [`${t.workspace}/..`, 'CWD_NOT_ALLOWED'],
+      [path.dirname(t.workspace), 'CWD_NOT_ALLOWED'],
+      [`${t.workspace}/escape`, 'CWD_NOT_ALLOWED'],
+      [`${t.workspace}/escape/etc`, 'CWD_NOT_ALLOWED'],
+      ['ws', 'CWD_NOT_ALLOWED'],
+      [`${t.workspace}/missing`, 'CWD_NOT_FOUND'],
+      [`${t.workspace}/file`, 'CWD_NOT_A_DIRECTORY'],
+    ];
+    for (const [cwd, reason] of tries) {
+      const r = await c.request('session/create', { cwd });
+      expect(r.error, cwd).toMatchObject({ code: -32003, data: { reason } });
+    }
+    expect(t.sessions).toHaveLength(0);
+    const ok = await c.call('session/create', { cwd: `${t.workspace}/sub` });
+    expect((await c.call('session/list', {})).sessions).toEqual([expect.objectContaining({ sessionId: ok.sessionId, cwd: `${t.workspace}/sub` })]);
+  });
+
+  it("a create that fails unexpectedly does not send the failure's text (it may quote a file) to the client", async () => {
+    const problems: string[] = [];
+    t = await startTestServer(() => ({ text: 'hi' }), {
+      onProblem: (m) => problems.push(m),
+      beforeOpen: () => {
+        throw new SyntaxError('Unexpected token \'r\', "root:x:0:0:root:/root:/bin/bash" is not valid JSON');
+      },
+    });
+    const c = await connect();
+    const r = await c.request('session/create', {});
+    expect(r.error).toMatchObject({ code: -32003, data: { reason: 'OPEN_FAILED' } });
+    expect(JSON.stringify(r)).not.toContain('root:x');
+    expect(problems.some((p) => p.includes('root:x'))).toBe(true);
+    await stillUp();
+  });
+
+  it('a flood of session/create from several clients never holds more than maxSessions; each extra gets -32005 and the server stays up', async () => {
+    t = await startTestServer(() => ({ text: 'hi' }), { maxSessions: 64 });
+    const cs = await Promise.all(Array.from({ length: 4 }, () => connect()));
+    // 2,000 creates, 500 per client, as batches of 50 so they interleave across connections.
+    const batch = Array.from({ length: 50 }, (_, i) => ({ jsonrpc: '2.0', id: `b${i}`, method: 'session/create', params: {} }));
+    for (let k = 0; k < 10; k++) for (const c of cs) c.sendRaw(JSON.stringify(batch));
+    const answers = () => cs.flatMap((c) => c.messages.filter((m) => typeof m.id === 'string' && m.id.startsWith('b')));
+    for (let i = 0; i < 500 && answers().length < 2000; i++) await new Promise((r) => setTimeout(r, 20));
+    const all = answers();
+    expect(all).toHaveLength(2000);
+    expect(all.filter((m) => m.result)).toHaveLength(64);
+    expect(all.filter((m) => m.error?.code === -32005)).toHaveLength(1936);
+    expect(t.sessions).toHaveLength(64);
+    await stillUp();
+  });
 });
+

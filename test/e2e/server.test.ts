@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MethodResults, NotificationParams } from '../../adapters/server/protocol.js';
+import { verifyLog } from '../../log/verify.js';
 import { RpcClient } from '../helpers/rpc-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -191,8 +192,8 @@ describe('bridle serve, over the wire', () => {
       const r = await c.request(m, { sessionId: 'nope', ...(m === 'session/input' ? { text: 'x' } : {}) });
       expect(r.error?.code).toBe(-32001);
     }
-    const r = await c.request('session/create', { cwd: '/definitely/not/here' });
-    expect(r.error).toMatchObject({ code: -32003, message: expect.stringContaining('no such directory') });
+    const r = await c.request('session/create', { cwd: `${t.workspace}/not/here` });
+    expect(r.error).toMatchObject({ code: -32003, message: expect.stringContaining('no such directory'), data: { reason: 'CWD_NOT_FOUND' } });
     expect(await c.call('session/list', {})).toEqual({ sessions: [] });
   });
 });
@@ -256,5 +257,110 @@ describe('approvals over the wire', () => {
     expect(kinds).not.toContain('tool/result');
     expect(kinds).not.toContain('turn/end');
     expect(session.recorder.durableUpTo).toBe(session.recorder.lastSeq);
+  });
+});
+
+describe('closing sessions and the session limit', () => {
+  const kinds = (c: RpcClient, id: string) => c.entries(id).map((e) => e.kind);
+  const closedNote = (id: string) => (m: { method?: string; params?: any }) => m.method === 'session/closed' && m.params.sessionId === id;
+
+  it('session/close ends a running turn cleanly: attached clients get every entry, then session/closed, and the session is gone', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    t = await startTestServer(async () => (await gate, { text: 'late' }));
+    const a = await connect();
+    const b = await connect();
+    const { sessionId } = await a.call('session/create', {});
+    await a.call('session/attach', { sessionId });
+    await b.call('session/attach', { sessionId });
+    await a.call('session/input', { sessionId, text: 'go' });
+    await b.waitFor((m) => m.method === 'session/state' && JSON.stringify(m.params.actors).includes('streaming'));
+    // A follow-up queued behind the running turn is dropped: nothing starts after a close.
+    await a.call('session/input', { sessionId, text: 'then this' });
+    expect(await a.call('session/close', { sessionId })).toEqual({ closed: true });
+    const note = await b.waitFor(closedNote(sessionId));
+    const log = t.sessions[0]!.recorder.entries;
+    expect(note.params).toEqual({ sessionId, lastSeq: log.at(-1)!.seq });
+    for (const c of [a, b]) {
+      expect(c.entries(sessionId)).toEqual(log);
+      // session/closed is the last word about the session.
+      const last = c.messages.filter((m) => m.params?.sessionId === sessionId).at(-1);
+      expect(last?.method).toBe('session/closed');
+    }
+    expect(log.filter((e) => e.kind === 'turn/start')).toHaveLength(1);
+    expect(log.find((e) => e.kind === 'turn/end')).toMatchObject({ reason: 'aborted' });
+    expect(kinds(b, sessionId).slice(-2)).toEqual(['turn/end', 'checkpoint']);
+    expect(verifyLog(log).violations).toEqual([]);
+    expect(await a.call('session/list', {})).toEqual({ sessions: [] });
+    for (const m of ['session/input', 'session/attach', 'session/close']) {
+      expect((await a.request(m, { sessionId, ...(m === 'session/input' ? { text: 'x' } : {}) })).error).toMatchObject({ code: -32001, data: { reason: 'UNKNOWN_SESSION' } });
+    }
+    release();
+    MethodResults['session/close'].parse({ closed: true });
+    NotificationParams['session/closed'].parse(note.params);
+  });
+
+  it('session/close decides an open approval cancelled, and closes an idle session at once', async () => {
+    t = await startTestServer((_req, i) => (i === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] } : { text: 'done' }), { approval: 'ask' });
+    const a = await connect();
+    const { sessionId } = await a.call('session/create', {});
+    await a.call('session/attach', { sessionId });
+    await a.call('session/input', { sessionId, text: 'write' });
+    await a.waitFor((m) => m.method === 'approval/request');
+    await a.call('session/close', { sessionId });
+    await a.waitFor(closedNote(sessionId));
+    expect(a.entries(sessionId).find((e) => e.kind === 'approval/decided')).toMatchObject({ outcome: 'cancelled' });
+    expect(verifyLog(t.sessions[0]!.recorder.entries).violations).toEqual([]);
+
+    const idle = (await a.call('session/create', {})).sessionId;
+    expect(await a.call('session/close', { sessionId: idle })).toEqual({ closed: true });
+    expect(t.sessions[1]!.recorder.entries.map((e) => e.kind)).toEqual(['session/start']);
+  });
+
+  it('a session with no client attached and no turn running is released after the idle time; one with a client or a turn is kept', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    t = await startTestServer(async (req) => (JSON.stringify(req.messages).includes('slow') ? (await gate, { text: 'slow done' }) : { text: 'ok' }), { idleTimeoutMs: 150 });
+    const watcher = await connect();
+    const lonely = (await watcher.call('session/create', {})).sessionId;
+    const watched = (await watcher.call('session/create', {})).sessionId;
+    const busy = (await watcher.call('session/create', {})).sessionId;
+    await watcher.call('session/attach', { sessionId: watched });
+    await watcher.call('session/input', { sessionId: busy, text: 'slow' });
+    const listed = async () => ((await watcher.call('session/list', {})).sessions as { sessionId: string }[]).map((s) => s.sessionId).sort();
+    const until = async (want: string[]) => {
+      for (let i = 0; i < 200 && JSON.stringify(await listed()) !== JSON.stringify([...want].sort()); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(await listed()).toEqual([...want].sort());
+    };
+    await until([watched, busy]);
+    // Nobody was attached to it, so nobody was told; its log is whole.
+    expect(watcher.notifications('session/closed')).toEqual([]);
+    expect(verifyLog(t.sessions[0]!.recorder.entries).violations).toEqual([]);
+    // Held 3 × the idle time: an attached session and one running a turn stay.
+    await new Promise((r) => setTimeout(r, 450));
+    expect(await listed()).toEqual([watched, busy].sort());
+    release();
+    await until([watched]);
+    expect(t.sessions[2]!.recorder.entries.filter((e) => e.kind === 'turn/end')).toMatchObject([{ reason: 'completed' }]);
+    // Once its last client goes, the watched one is released too.
+    const other = await connect();
+    watcher.close();
+    for (let i = 0; i < 200 && (await other.call('session/list', {})).sessions.length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await other.call('session/list', {})).toEqual({ sessions: [] });
+  });
+
+  it('session/create beyond maxSessions is refused with -32005 SESSION_LIMIT, a burst from many clients cannot overshoot it, and a close frees a slot', async () => {
+    t = await startTestServer(() => ({ text: 'hi' }), { maxSessions: 5 });
+    const cs = await Promise.all(Array.from({ length: 8 }, () => connect()));
+    const answers = await Promise.all(cs.flatMap((c) => Array.from({ length: 6 }, () => c.request('session/create', {}))));
+    const made = answers.filter((r) => r.result).map((r) => r.result.sessionId as string);
+    const refused = answers.filter((r) => r.error);
+    expect(made).toHaveLength(5);
+    expect(refused).toHaveLength(43);
+    for (const r of refused) expect(r.error).toMatchObject({ code: -32005, data: { reason: 'SESSION_LIMIT' }, message: expect.stringContaining('limit of 5') });
+    expect((await cs[0]!.call('session/list', {})).sessions).toHaveLength(5);
+    await cs[0]!.call('session/close', { sessionId: made[0] });
+    expect(await cs[1]!.call('session/create', {})).toHaveProperty('sessionId');
+    expect((await cs[2]!.request('session/create', {})).error?.code).toBe(-32005);
   });
 });

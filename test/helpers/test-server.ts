@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { ApprovalPolicy } from '../../actors/approval.js';
 import { createSession, type BridleSession } from '../../actors/session.js';
 import { createScriptedProviderFromFunction, type ResponseFunction, type ScriptedOptions } from '../../adapters/model/scripted.js';
+import type { CreateParams } from '../../adapters/server/hosted-session.js';
 import { startServer, type BridleServer, type ServerOptions } from '../../adapters/server/server.js';
 import { createLocalShell } from '../../adapters/shell/local.js';
 import { createMemoryStore } from '../../adapters/store/memory.js';
@@ -27,6 +28,8 @@ export interface TestServerOptions extends Partial<Omit<ServerOptions, 'open' | 
   approval?: ApprovalPolicy;
   scripted?: ScriptedOptions;
   token?: string;
+  /** Runs first in every open: a test throws from it to make a create fail. */
+  beforeOpen?: (params: CreateParams) => void;
 }
 
 export async function startTestServer(respond: ResponseFunction, o: TestServerOptions = {}): Promise<TestServer> {
@@ -40,10 +43,12 @@ export async function startTestServer(respond: ResponseFunction, o: TestServerOp
   let n = 0;
   const server = await startServer({
     port: 0,
+    // As `bridle serve` does: clients may point sessions at the workspace or below.
+    allowCwd: [workspace],
     ...o,
     token,
     open: (params, hooks) => {
-      if (params.cwd !== undefined && !fs.existsSync(params.cwd)) throw new Error(`--cwd: no such directory: ${params.cwd}`);
+      o.beforeOpen?.(params);
       const s = createSession({
         id: `s${++n}`,
         cwd: params.cwd ?? workspace,
