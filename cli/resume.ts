@@ -6,12 +6,12 @@
  * neither, it only repairs.
  */
 import { existsSync } from 'node:fs';
-import { repairJsonlLog } from '../adapters/store/jsonl-repair.js';
+import { repairJsonlLog, type FileRepair } from '../adapters/store/jsonl-repair.js';
 import type { Entry } from '../log/entries.js';
 import { formatRepairReport, repairedSomething, type RepairReport } from '../log/repair.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { UsageError } from './errors.js';
-import { bridleHome, sessionPath } from './home.js';
+import { bridleHome, logAccessAsUsage, sessionPath } from './home.js';
 import { parseMaxSteps, runPrompt, type RunFlags } from './run.js';
 
 export interface ResumeFlags extends Omit<RunFlags, 'session'> {
@@ -31,15 +31,20 @@ export function continueNote(r: RepairReport): string {
   return lines.join('\n');
 }
 
+const at = (v: { violation: string; seq: number | null; line?: number }) => `${v.violation} at ${v.seq !== null ? `seq ${v.seq}` : `line ${v.line ?? '?'}`}`;
+
 export async function resumeCommand(target: string, prompt: string | undefined, flags: ResumeFlags, err: { write(s: string): unknown } = process.stderr): Promise<number> {
   if (prompt !== undefined && flags.continue) throw new UsageError('give a prompt or --continue, not both');
   const path = sessionPath(bridleHome(), target);
   if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
-  const repaired = await repairJsonlLog(path, Date.now);
+  let repaired: FileRepair;
+  try {
+    repaired = await repairJsonlLog(path, Date.now);
+  } catch (e) {
+    logAccessAsUsage(e);
+  }
   if (!repaired.ok) {
-    for (const v of repaired.violations) {
-      err.write(`bridle: ${path} is corrupt, not just cut short; refusing to repair it: ${v.violation} at ${v.seq !== null ? `seq ${v.seq}` : `line ${v.line ?? '?'}`}: ${v.message}\n`);
-    }
+    for (const v of repaired.violations) err.write(`bridle: ${path} is corrupt, not just cut short; refusing to repair it: ${at(v)}: ${v.message}\n`);
     return 2;
   }
   const { entries, report } = repaired;

@@ -18,7 +18,8 @@ import { isVisible, SurfaceTracker } from './verify-surface.js';
  * `missing-call`, `orphan-result`, `duplicate-result`, `missing-result`,
  * `forged-entry`, `unmatched-compaction`, `bad-replace`,
  * `misplaced-checkpoint`, `checkpoint-mismatch`, `open-turn` — and, from
- * reading the file, `bad-json`, `bad-entry`, `unknown-kind`, `torn-tail`.
+ * reading the file, `bad-json`, `bad-utf8`, `bad-line-end`, `line-too-long`,
+ * `bad-entry`, `unknown-kind`, `torn-tail`.
  */
 export interface Violation {
   violation: string;
