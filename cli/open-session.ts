@@ -150,13 +150,19 @@ export function openSession(o: OpenOptions): OpenedSession {
       }),
     );
   }
+  let store: ReturnType<typeof createJsonlStore>;
+  try {
+    store = createJsonlStore(logPath);
+  } catch (err) {
+    logAccessAsUsage(err);
+  }
   const session = createSession({
     id,
     cwd: workspace,
     bridleHome: home,
     model: model.provider,
     modelName: model.name,
-    store: createJsonlStore(logPath),
+    store,
     clock: o.clock ?? Date.now,
     tools,
     shell,

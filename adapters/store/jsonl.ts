@@ -7,10 +7,25 @@ import { closeSync, fdatasync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { LogStore } from '../../actors/ports.js';
 import type { Entry } from '../../log/entries.js';
+import { LogAccessError } from '../../log/errors.js';
 
+/** Contract: throws `LogAccessError` (`LOG_UNWRITABLE`) when the log's directory or file cannot be created or opened for appending. */
 export function createJsonlStore(path: string): LogStore {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const fd = openSync(path, 'a', 0o600);
+  const unwritable = (what: string, err: unknown) => {
+    const code = (err as NodeJS.ErrnoException).code;
+    return new LogAccessError('LOG_UNWRITABLE', `cannot ${what}: ${code ?? (err as Error).message}`, code);
+  };
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw unwritable(`create the log directory ${dirname(path)}`, err);
+  }
+  let fd: number;
+  try {
+    fd = openSync(path, 'a', 0o600);
+  } catch (err) {
+    throw unwritable(`create the log ${path}`, err);
+  }
   let closed = false;
   let dirty = false;
   let inflight: Promise<void> | undefined;

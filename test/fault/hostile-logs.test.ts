@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliBuilt, createWorld, seeded, type World } from './cli-world.js';
 
 const HANG_MS = 15_000;
+const NOBODY = { uid: 65534, gid: 65534 };
 const WORK = { label: 'scripted: hostile base', responses: [{ text: 'looking', toolCalls: [{ name: 'list_dir', arguments: {} }] }, { text: 'done' }] };
 
 interface Outcome {
@@ -21,8 +22,8 @@ interface Outcome {
 }
 const tally = { tried: 0, crashes: 0, hangs: 0 };
 
-async function cli(w: World, args: string[]): Promise<Outcome> {
-  const child = w.spawn(args);
+async function cli(w: World, args: string[], as?: { uid: number; gid: number }, env?: NodeJS.ProcessEnv): Promise<Outcome> {
+  const child = w.spawn(args, { ...(as ? { as } : {}), ...(env ? { env } : {}) });
   let out = '';
   child.proc.stdout!.removeAllListeners('data');
   child.proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -114,6 +115,41 @@ describe.skipIf(!cliBuilt).concurrent('hostile log inputs through the real CLI: 
         expect(r.out, what).not.toMatch(/^ok: /m);
       }
     });
+  });
+
+  it('an unwritable sessions directory: run is LOG_UNWRITABLE, exit 2, for a file in its place and for a directory without write permission', async () => {
+    const homes = [path.join(w.root, 'home-file'), path.join(w.root, 'home-ro')];
+    for (const h of homes) fs.mkdirSync(h);
+    fs.writeFileSync(path.join(homes[0]!, 'sessions'), 'not a directory');
+    fs.mkdirSync(path.join(homes[1]!, 'sessions'), { mode: 0o555 });
+    // As root, permission bits do not stop a write: run that one as an ordinary user.
+    const asUser = process.getuid?.() === 0 ? NOBODY : undefined;
+    fs.chmodSync(w.root, 0o755);
+    fs.chmodSync(w.workspace, 0o777);
+    const script = w.script('plain.json', { responses: [{ text: 'hi' }] });
+    fs.chmodSync(script, 0o644);
+    for (const [k, h] of homes.entries()) {
+      const args = ['run', 'hello', '--model', `scripted:${script}`, '--cwd', w.workspace, '--sandbox', 'off'];
+      const r = await cli(w, args, k === 1 ? asUser : undefined, { BRIDLE_HOME: h, HOME: w.root });
+      expect(crashed(r.code, r.out), r.out).toBe(false);
+      expect(r.code, r.out).toBe(2);
+      expect(r.out).toMatch(/LOG_UNWRITABLE: cannot (create the log directory|create the log)/);
+    }
+  });
+
+  it('a crashed log whose file cannot be written: resume is LOG_UNWRITABLE, exit 2, and the log is left as it was', async () => {
+    const file = path.join(w.root, 'readonly-crash.jsonl');
+    const cut = base.findIndex((l) => l.includes('"kind":"tool/dispatch"'));
+    const text = base.slice(0, cut + 1).map((l) => `${l}\n`).join('');
+    fs.writeFileSync(file, text, { mode: 0o644 });
+    fs.chmodSync(w.root, 0o755);
+    const asUser = process.getuid?.() === 0 ? NOBODY : undefined;
+    if (!asUser) fs.chmodSync(file, 0o444);
+    const r = await cli(w, ['resume', file], asUser);
+    expect(crashed(r.code, r.out), r.out).toBe(false);
+    expect(r.code, r.out).toBe(2);
+    expect(r.out).toMatch(/LOG_UNWRITABLE/);
+    expect(fs.readFileSync(file, 'utf8')).toBe(text);
   });
 
   it('a log cut inside a multi-byte character is a torn tail: replay says repairable (exit 2), resume repairs it, then it verifies', async () => {
