@@ -3,7 +3,7 @@
  * delegates, the child's `read_file` blocks on a FIFO, and the process is
  * killed with SIGKILL while that call runs. Both logs are left open. `bridle
  * resume` of the parent must repair the child's log as well, so that every
- * log of the tree passes `bridle replay`.
+ * log of the tree passes `bridle replay` (and replays through the machines).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -56,9 +56,10 @@ describe.skipIf(!cliBuilt)('a crash during delegate (SIGKILL in a child\'s tool 
       expect(resumed.out).toMatch(/repaired: subagent \S+\.t1\.s1\.c1: turn t1 never ended; step t1\.s1 was open; outcome unknown: t1\.s1\.c1 \(read_file\)/);
 
       for (const log of logs(w)) {
-        const r = await cli(w, ['replay', log]);
+        const r = await cli(w, ['replay', log, '--machines']);
         expect(r.code, `${path.basename(log)}: ${r.out}`).toBe(0);
         expect(r.out).toMatch(/^ok: .* verifies/m);
+        expect(r.out).toMatch(/^machines: replays byte for byte/m);
       }
       expect(text(parent)).toMatch(/"kind":"subagent\/end","callId":"t1\.s1\.c1","child":"[^"]+","reason":"interrupted"/);
     } finally {
