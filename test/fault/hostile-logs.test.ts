@@ -46,7 +46,9 @@ const crashed = (code: number | null, out: string) => (code !== 0 && code !== 2)
 
 let w: World;
 let base: string[];
-const common = () => ['--cwd', w.workspace, '--approval', 'auto', '--sandbox', 'off', '--model', `scripted:${w.script('next.json', { responses: [{ text: 'next' }] })}`];
+/** Written once: the cases run concurrently, and a script rewritten while another CLI reads it would read torn. */
+let nextScript: string;
+const common = () => ['--cwd', w.workspace, '--approval', 'auto', '--sandbox', 'off', '--model', `scripted:${nextScript}`];
 
 beforeAll(async () => {
   if (!cliBuilt) return;
@@ -54,6 +56,7 @@ beforeAll(async () => {
   const r = await cli(w, ['run', 'look around', '--model', `scripted:${w.script('work.json', WORK)}`, '--cwd', w.workspace, '--approval', 'auto', '--sandbox', 'off']);
   expect(r.code, r.out).toBe(0);
   base = fs.readFileSync(w.logPath()!, 'utf8').split('\n').slice(0, -1);
+  nextScript = w.script('next.json', { responses: [{ text: 'next' }] });
   fs.rmSync(path.join(w.home, 'sessions'), { recursive: true });
   fs.mkdirSync(path.join(w.home, 'sessions'));
 });
