@@ -97,6 +97,19 @@ const CASES: Case[] = [
   { name: 'a whitespace-only line of 4 MiB', make: (f) => fs.writeFileSync(f, lines(base[0]!, ' '.repeat(4 << 20), ...base.slice(1))), named: /bad-json/ },
 ];
 
+/** Logs that parse but lie deep inside: each command may refuse (2) or go on (0), never crash or hang. */
+const DEEP: { name: string; make: (file: string) => void }[] = [
+  {
+    name: 'a checkpoint whose snapshot is an object nested 100,000 deep',
+    make: (f) => {
+      const at = base.findLastIndex((l) => l.includes('"kind":"checkpoint"'));
+      const deep = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
+      const line = base[at]!.replace(/"snapshot":.*\}$/, `"snapshot":${deep}}`);
+      fs.writeFileSync(f, lines(...base.slice(0, at), line, ...base.slice(at + 1)));
+    },
+  },
+];
+
 describe.skipIf(!cliBuilt).concurrent('hostile log inputs through the real CLI: one named error, exit 2', () => {
   CASES.forEach((c, i) => {
     it(c.name, async () => {
@@ -116,6 +129,18 @@ describe.skipIf(!cliBuilt).concurrent('hostile log inputs through the real CLI: 
         expect(r.code, what).toBe(2);
         expect(r.out, what).toMatch(c.named);
         expect(r.out, what).not.toMatch(/^ok: /m);
+      }
+    });
+  });
+
+  DEEP.forEach((c, i) => {
+    it(`${c.name}: no crash, no hang`, async () => {
+      const file = path.join(w.root, `deep-${i}.jsonl`);
+      c.make(file);
+      for (const args of [['replay', file], ['replay', file, '--machines'], ['resume', file, '--continue', ...common()], ['run', 'more', '--session', file, ...common()]]) {
+        const r = await cli(w, args);
+        expect(r.hung, r.out).toBe(false);
+        expect(crashed(r.code, r.out), r.out).toBe(false);
       }
     });
   });
