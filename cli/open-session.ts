@@ -94,7 +94,7 @@ export function readExisting(path: string): Entry[] {
   }
   if (!read.ok) {
     const v = read.violations[0]!;
-    throw new UsageError(`${path} is corrupt: ${v.violation}${v.line !== undefined ? ` at line ${v.line}` : ''}: ${v.message}`);
+    throw new UsageError(`${path} is corrupt (${v.violation}): ${v.message}`);
   }
   if (read.torn) throw new UsageError(`${path}: torn last line (line ${read.torn.line}); run \`bridle resume\` to repair it`);
   return read.entries;

@@ -158,10 +158,10 @@ export interface LogFileRead extends ParsedLog {
 }
 
 /**
- * Streams the log at `path` through the parser.
+ * Streams the log at `path` through `parser`.
  * Contract: throws `LogAccessError` for a path that is not a readable regular
- * file and `LogCorruptError` for a bad line (its entries so far in `partial`
- * of `readLogStream`'s callers: see `readLogFile`); never holds the whole file.
+ * file and `LogCorruptError` for a bad line (`parser.entries` then holds the
+ * entries before it); never holds the whole file.
  */
 export function readLogStream(path: string, parser: LogParser = new LogParser(), opts: LineReadOptions = {}): LogFileRead {
   const fd = openLogForReading(path);
