@@ -2,6 +2,8 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
+import { LogAccessError } from '../log/errors.js';
+import { UsageError } from './errors.js';
 
 export function bridleHome(env: NodeJS.ProcessEnv = process.env): string {
   return resolve(env.BRIDLE_HOME || join(homedir(), '.bridle'));
@@ -16,3 +18,13 @@ export function sessionPath(home: string, idOrPath: string): string {
 }
 
 export const sessionExists = (path: string) => existsSync(path);
+
+/**
+ * A log that cannot be opened as one (a directory or a FIFO named as the log,
+ * a sessions directory bridle may not write) is the caller's to fix: one line
+ * with its stable code, exit 2. Anything else is rethrown as it is.
+ */
+export function logAccessAsUsage(err: unknown): never {
+  if (err instanceof LogAccessError) throw new UsageError(`${err.code}: ${err.message}`);
+  throw err;
+}

@@ -3,7 +3,7 @@
  * log file, the model, the tools, the shell, approvals — wired into one session.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import type { Answerer, ApprovalPolicy } from '../actors/approval.js';
 import type { Clock } from '../actors/ports.js';
 import { createSession, type BridleSession, type SessionOptions } from '../actors/session.js';
@@ -13,13 +13,13 @@ import { createBwrapSandbox } from '../adapters/shell/bwrap.js';
 import { createLocalShell } from '../adapters/shell/local.js';
 import { createOffSandbox } from '../adapters/shell/off.js';
 import { createJsonlStore } from '../adapters/store/jsonl.js';
+import { readLogFile } from '../adapters/store/jsonl-repair.js';
 import type { ApprovalRule, Entry } from '../log/entries.js';
-import { parseLog } from '../log/parse.js';
 import { builtinTools } from '../tools/index.js';
 import { delegateTool } from '../actors/subagent.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { UsageError } from './errors.js';
-import { bridleHome, sessionPath, sessionsDir } from './home.js';
+import { bridleHome, logAccessAsUsage, sessionPath, sessionsDir } from './home.js';
 import { chooseModel, type ModelChoice } from './model.js';
 import { join } from 'node:path';
 
@@ -83,16 +83,21 @@ export function resolveWorkspace(cwd: string | undefined): string {
   return real;
 }
 
+/** The log's entries, read line by line; a log that is not one, or not whole, is a usage error naming it. */
 export function readExisting(path: string): Entry[] {
-  let text: string;
+  if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
+  let read: ReturnType<typeof readLogFile>;
   try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    throw new UsageError(`no session log at ${path}`);
+    read = readLogFile(path);
+  } catch (err) {
+    logAccessAsUsage(err);
   }
-  const parsed = parseLog(text);
-  if (parsed.torn) throw new UsageError(`${path}: torn last line (line ${parsed.torn.line}); run \`bridle resume\` to repair it`);
-  return parsed.entries;
+  if (!read.ok) {
+    const v = read.violations[0]!;
+    throw new UsageError(`${path} is corrupt (${v.violation}): ${v.message}`);
+  }
+  if (read.torn) throw new UsageError(`${path}: torn last line (line ${read.torn.line}); run \`bridle resume\` to repair it`);
+  return read.entries;
 }
 
 export function openSession(o: OpenOptions): OpenedSession {
@@ -145,13 +150,19 @@ export function openSession(o: OpenOptions): OpenedSession {
       }),
     );
   }
+  let store: ReturnType<typeof createJsonlStore>;
+  try {
+    store = createJsonlStore(logPath);
+  } catch (err) {
+    logAccessAsUsage(err);
+  }
   const session = createSession({
     id,
     cwd: workspace,
     bridleHome: home,
     model: model.provider,
     modelName: model.name,
-    store: createJsonlStore(logPath),
+    store,
     clock: o.clock ?? Date.now,
     tools,
     shell,

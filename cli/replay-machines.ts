@@ -1,9 +1,11 @@
 /**
  * `bridle replay --machines`: the log re-run through the machines with its
  * recorded outcomes (I12) and compared byte for byte. No tool runs, no model
- * is called; the built-in tools are only validated against.
+ * is called; the built-in tools (and `delegate`, where the log offered it)
+ * are only validated against.
  */
 import { NotReplayableError, replayThroughMachines } from '../actors/replay.js';
+import { toolsOfLog } from '../actors/replay/setup.js';
 import type { Entry } from '../log/entries.js';
 import { builtinTools } from '../tools/index.js';
 
@@ -21,7 +23,7 @@ export interface MachineVerdict {
 /** Contract: never rejects for any parsed log; a log replay refuses comes back as `notReplayable`. */
 export async function replayMachines(entries: readonly Entry[]): Promise<MachineVerdict> {
   try {
-    const r = await replayThroughMachines(entries, builtinTools());
+    const r = await replayThroughMachines(entries, toolsOfLog(entries, builtinTools()));
     if (r.identical) return { identical: true };
     const i = r.firstDifference! - 1;
     const v: MachineVerdict = { identical: false, firstDifference: r.firstDifference!, logged: r.original.split('\n')[i] ?? '', replayed: r.text.split('\n')[i] ?? '' };

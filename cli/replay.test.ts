@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../test/helpers/cli.js';
 import { LogBuilder, logText } from '../test/helpers/log-builder.js';
 import { replayCommand } from './replay.js';
 import { summarize, timelineLine } from './timeline.js';
@@ -78,6 +79,31 @@ describe('bridle replay', () => {
       const { code, out } = await run(golden.replace('"name":"list_dir","idempotent":true', '"name":"list_dir","idempotent":false'));
       expect(code).toBe(2);
       expect(out).toMatch(/machines: differs at line 8\n {2}logged: {3}.*"idempotent":false.*\n {2}replayed: .*"idempotent":true/);
+    });
+
+    it('a real delegating run (bridle run --max-depth 1): the parent log and the child log both replay byte for byte', async () => {
+      const home = path.join(dir, 'home');
+      const ws = path.join(dir, 'ws');
+      fs.mkdirSync(ws);
+      fs.writeFileSync(path.join(ws, 'README.md'), '# hi\n');
+      const script = path.join(dir, 'script.json');
+      const responses = [
+        { toolCalls: [{ name: 'delegate', arguments: { task: 'What files are in the workspace?' } }] },
+        { toolCalls: [{ name: 'list_dir', arguments: {} }] },
+        { text: 'There is one file, README.md.' },
+        { text: 'The subagent found README.md.' },
+      ];
+      fs.writeFileSync(script, JSON.stringify({ label: 'scripted: delegation (parent and child share this script)', responses }));
+      const env = { BRIDLE_HOME: home };
+      const run = await runCli(['run', '--model', `scripted:${script}`, '--cwd', ws, '--approval', 'auto', '--sandbox', 'off', '--max-depth', '1', 'look around'], { env });
+      expect(run.code, run.stderr).toBe(0);
+      const logs = fs.readdirSync(path.join(home, 'sessions')).sort((a, b) => a.length - b.length);
+      expect(logs).toHaveLength(2);
+      for (const log of logs) {
+        const r = await runCli(['replay', path.join(home, 'sessions', log), '--machines'], { env });
+        expect(r.stdout, log).toMatch(/machines: replays byte for byte/);
+        expect(r.code, log).toBe(0);
+      }
     });
 
     it('tools other than the built-in ones: not replayable, exit 2; --json carries the verdict', async () => {

@@ -5,14 +5,13 @@
  * `--machines` also re-runs the log through the machines with its recorded
  * outcomes and exits 2 unless it comes back byte for byte.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { readLogFile } from '../adapters/store/jsonl-repair.js';
 import type { Entry } from '../log/entries.js';
-import { parseLog } from '../log/parse.js';
 import { verifyLog, type Totals, type Violation } from '../log/verify.js';
 import { checkCheckpoints } from '../machines/session-fold.js';
 import { UsageError } from './errors.js';
-import { bridleHome, sessionPath } from './home.js';
+import { bridleHome, logAccessAsUsage, sessionPath } from './home.js';
 import { formatMachineVerdict, replayMachines, type MachineVerdict } from './replay-machines.js';
 import { formatTotals, timelineLine } from './timeline.js';
 import { renderReplayHtml } from '../visualizations/replay-html.js';
@@ -32,34 +31,24 @@ export interface ReplayVerdict {
   totals: Totals;
 }
 
-/** Contract: pure apart from reading `path`; never throws for any file content. */
+/**
+ * Contract: pure apart from reading `path`, line by line; never throws for
+ * any file content (only `LogAccessError`, for a path that is not a readable
+ * regular file).
+ */
 export function verifyFile(path: string): { verdict: ReplayVerdict; entries: Entry[] } {
   const read = readLogFile(path);
-  let entries: Entry[];
+  // On a bad line: what precedes it, so the timeline points at where it went wrong.
+  const entries = read.entries;
   const found: Violation[] = [];
-  if (!read.ok) {
-    found.push(...read.violations);
-    // Show what precedes the bad line, so the timeline points at where it went wrong.
-    const line = read.violations[0]?.line;
-    entries = line ? prefixEntries(path, line - 1) : [];
-  } else {
-    entries = read.entries;
-    if (read.torn) {
-      found.push({ violation: 'torn-tail', seq: null, line: read.torn.line, message: `torn tail: line ${read.torn.line} was cut off mid-write (${Buffer.byteLength(read.torn.text)} bytes); repairable by \`bridle resume\`` });
-    }
+  if (!read.ok) found.push(...read.violations);
+  else if (read.torn) {
+    const bytes = read.torn.bytes ?? Buffer.byteLength(read.torn.text);
+    found.push({ violation: 'torn-tail', seq: null, line: read.torn.line, message: `torn tail: line ${read.torn.line} was cut off mid-write (${bytes} bytes); repairable by \`bridle resume\`` });
   }
   const v = verifyLog(entries, found.length ? {} : { checkpoints: checkCheckpoints });
   const violations = [...found, ...(read.ok ? v.violations : [])];
   return { verdict: { ok: violations.length === 0, violations, totals: v.totals }, entries };
-}
-
-function prefixEntries(path: string, lines: number): Entry[] {
-  try {
-    const text = readFileSync(path, 'utf8');
-    return parseLog(text.split('\n').slice(0, lines).map((l) => `${l}\n`).join('')).entries;
-  } catch {
-    return [];
-  }
 }
 
 /** What a crash leaves: `bridle resume` closes it. */
@@ -69,7 +58,13 @@ const where = (v: Violation) => (v.seq !== null ? `seq ${v.seq}` : v.line !== un
 export async function replayCommand(target: string, flags: ReplayFlags, out: { write(s: string): unknown } = process.stdout): Promise<number> {
   const path = sessionPath(bridleHome(), target);
   if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
-  const { verdict, entries } = verifyFile(path);
+  let read: ReturnType<typeof verifyFile>;
+  try {
+    read = verifyFile(path);
+  } catch (err) {
+    logAccessAsUsage(err);
+  }
+  const { verdict, entries } = read;
   if (flags.html) {
     writeFileSync(flags.html, renderReplayHtml(entries));
     process.stderr.write(`html: ${flags.html}\n`);

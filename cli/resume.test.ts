@@ -41,6 +41,24 @@ describe('bridle resume', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe(text);
   });
 
+  it('repairs the child a crash left open with its parent; a child log that cannot be repaired is named and the exit is 2', async () => {
+    const parent = () =>
+      new LogBuilder().startTurn().startStep().answer('', [{ name: 'delegate', args: { task: 'x' } }]).dispatch(1).add({ kind: 'subagent/start', callId: 't1.s1.c1', child: 's.t1.s1.c1', depth: 1, mode: 'spawn' });
+    const childFile = path.join(dir, 's.t1.s1.c1.jsonl');
+    fs.writeFileSync(file, logText(parent().entries));
+    fs.writeFileSync(childFile, logText(new LogBuilder().startTurn().startStep().entries));
+    expect(await resumeCommand(file, undefined, {}, sink)).toBe(0);
+    expect(err).toMatch(/repaired: subagent s\.t1\.s1\.c1: turn t1 never ended; step t1\.s1 was open/);
+    expect(verifyLog(parseLog(fs.readFileSync(childFile, 'utf8')).entries).violations).toEqual([]);
+    err = '';
+    fs.writeFileSync(file, logText(parent().entries));
+    fs.writeFileSync(childFile, '{oops\n');
+    expect(await resumeCommand(file, 'go on', {}, sink)).toBe(2);
+    expect(err).toMatch(/subagent log .*s\.t1\.s1\.c1\.jsonl is corrupt or unreadable; refusing to repair it: bad-json at line 1/);
+    expect(err).toMatch(/the session itself was repaired, nothing was run/);
+    expect(verifyLog(parseLog(fs.readFileSync(file, 'utf8')).entries).violations).toEqual([]);
+  });
+
   it('a prompt and --continue together are a usage error', async () => {
     await expect(resumeCommand(file, 'x', { continue: true }, sink)).rejects.toThrow(/not both/);
   });

@@ -6,12 +6,12 @@
  * neither, it only repairs.
  */
 import { existsSync } from 'node:fs';
-import { repairJsonlLog } from '../adapters/store/jsonl-repair.js';
+import { repairJsonlLog, type ChildRepair, type FileRepair } from '../adapters/store/jsonl-repair.js';
 import type { Entry } from '../log/entries.js';
 import { formatRepairReport, repairedSomething, type RepairReport } from '../log/repair.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { UsageError } from './errors.js';
-import { bridleHome, sessionPath } from './home.js';
+import { bridleHome, logAccessAsUsage, sessionPath } from './home.js';
 import { parseMaxSteps, runPrompt, type RunFlags } from './run.js';
 import { visible } from './visible.js';
 
@@ -32,20 +32,48 @@ export function continueNote(r: RepairReport): string {
   return lines.join('\n');
 }
 
+const at = (v: { violation: string; seq: number | null; line?: number }) => `${v.violation} at ${v.seq !== null ? `seq ${v.seq}` : `line ${v.line ?? '?'}`}`;
+
+/** One line per child repaired or refused, down the tree; returns how many were refused. */
+function reportChildren(children: readonly ChildRepair[], err: { write(s: string): unknown }): number {
+  let refused = 0;
+  for (const c of children) {
+    if (c.outcome.kind === 'missing') err.write(`subagent ${c.child}: no log at ${c.path}; nothing to repair\n`);
+    else if (c.outcome.kind === 'refused') {
+      refused++;
+      for (const v of c.outcome.violations) err.write(`bridle: subagent log ${c.path} is corrupt or unreadable; refusing to repair it: ${at(v)}: ${v.message}\n`);
+    } else {
+      const r = c.outcome.repair;
+      if (repairedSomething(r.report)) for (const l of formatRepairReport(r.report)) err.write(`repaired: subagent ${c.child}: ${l}\n`);
+      refused += reportChildren(r.children, err);
+    }
+  }
+  return refused;
+}
+
 export async function resumeCommand(target: string, prompt: string | undefined, flags: ResumeFlags, err: { write(s: string): unknown } = process.stderr): Promise<number> {
   if (prompt !== undefined && flags.continue) throw new UsageError('give a prompt or --continue, not both');
   const path = sessionPath(bridleHome(), target);
   if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
-  const repaired = await repairJsonlLog(path, Date.now);
+  let repaired: FileRepair;
+  try {
+    repaired = await repairJsonlLog(path, Date.now);
+  } catch (e) {
+    logAccessAsUsage(e);
+  }
   if (!repaired.ok) {
-    for (const v of repaired.violations) {
-      err.write(`bridle: ${path} is corrupt, not just cut short; refusing to repair it: ${v.violation} at ${v.seq !== null ? `seq ${v.seq}` : `line ${v.line ?? '?'}`}: ${visible(v.message)}\n`);
-    }
+    for (const v of repaired.violations) err.write(`bridle: ${path} is corrupt, not just cut short; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
     return 2;
   }
   const { entries, report } = repaired;
   if (repairedSomething(report)) for (const l of formatRepairReport(report)) err.write(`repaired: ${visible(l)}\n`);
   else err.write(`log: ${path} needed no repair\n`);
+  // A child left open by the crash was repaired with its parent; one that could not be is reported, and nothing runs.
+  const refused = reportChildren(repaired.children, err);
+  if (refused > 0) {
+    err.write(`bridle: ${refused} subagent log${refused > 1 ? 's' : ''} of this session could not be repaired (above); the session itself was repaired, nothing was run\n`);
+    return 2;
+  }
   if (prompt === undefined && !flags.continue) {
     err.write(`resume with a prompt, or with --continue to let the model carry on: bridle resume ${target} --continue\n`);
     return 0;

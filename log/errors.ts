@@ -11,3 +11,20 @@ export class LogCorruptError extends Error {
     this.name = 'LogCorruptError';
   }
 }
+
+/**
+ * A log that cannot be opened as one: who is at fault is the environment (a
+ * path that names a directory or a FIFO, a directory bridle may not write).
+ * `code` is stable: `LOG_NOT_A_FILE`, `LOG_UNREADABLE`, `LOG_UNWRITABLE`.
+ */
+export class LogAccessError extends Error {
+  constructor(
+    readonly code: 'LOG_NOT_A_FILE' | 'LOG_UNREADABLE' | 'LOG_UNWRITABLE',
+    message: string,
+    /** The system's error code behind it (`ENOENT`, `EACCES`, …), when there is one. */
+    readonly sysCode?: string,
+  ) {
+    super(message);
+    this.name = 'LogAccessError';
+  }
+}

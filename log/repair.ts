@@ -29,7 +29,8 @@ export interface RepairReport {
 export type RepairPlan = { ok: true; drafts: Draft[]; report: RepairReport } | { ok: false; violations: Violation[] };
 
 export interface RepairOptions {
-  torn?: { line: number; text: string };
+  /** `bytes`, when the reader knows it, is the torn line's length in the file (its `text` may be a lossy decoding of a cut character). */
+  torn?: { line: number; text: string; bytes?: number };
   /** How the open turn is closed: `interrupted` after a crash (default), `aborted`/`user` when a second Ctrl-C exits at once. */
   closeAs?: { reason: Extract<TurnEndReason, 'interrupted' | 'aborted'>; cause?: string };
 }
@@ -53,7 +54,7 @@ export function planRepair(entries: readonly Entry[], opts: RepairOptions = {}):
   const report: RepairReport = { notStarted: [], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [] };
   const drafts: Draft[] = [];
   if (opts.torn) {
-    const bytes = Buffer.byteLength(opts.torn.text, 'utf8');
+    const bytes = opts.torn.bytes ?? Buffer.byteLength(opts.torn.text, 'utf8');
     report.torn = { line: opts.torn.line, bytes };
     drafts.push({ kind: 'repair', found: 'torn-tail', detail: `line ${opts.torn.line} was cut off mid-write (${bytes} bytes); it was removed, every earlier line is kept` });
   }

@@ -18,7 +18,8 @@ import { isVisible, SurfaceTracker } from './verify-surface.js';
  * `missing-call`, `orphan-result`, `duplicate-result`, `missing-result`,
  * `forged-entry`, `unmatched-compaction`, `bad-replace`,
  * `misplaced-checkpoint`, `checkpoint-mismatch`, `open-turn` — and, from
- * reading the file, `bad-json`, `bad-entry`, `unknown-kind`, `torn-tail`.
+ * reading the file, `bad-json`, `bad-utf8`, `bad-line-end`, `line-too-long`,
+ * `bad-entry`, `unknown-kind`, `torn-tail`.
  */
 export interface Violation {
   violation: string;
@@ -89,6 +90,8 @@ interface StepState {
   id: string;
   seq: number;
   answer?: EntryOf<'assistant/message'>;
+  /** The answer's tool-call blocks, once it is logged. */
+  blocks: ToolCallBlock[];
   calls: CallState[];
 }
 interface TurnState {
@@ -133,14 +136,15 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
   const closeStep = (t: TurnState, at: Entry) => {
     const s = t.step!;
     for (const c of s.calls) if (!c.settled) flag('missing-result', at, `${c.call.callId} (${c.call.name}) has no tool/result before ${s.id} ends (I2)`);
-    const blocks = callBlocks(s.answer);
+    const blocks = s.blocks;
     if (s.answer?.finish.kind === 'ok' && s.calls.length < blocks.length) {
       flag('missing-call', at, `${s.id}'s answer holds ${blocks.length} tool calls but only ${s.calls.length} were logged as tool/call`);
     }
     t.step = undefined;
   };
 
-  entries.forEach((e, i) => {
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
     if (i === 0 && e.seq !== 1) flag('seq-gap', e, `the log starts at seq ${e.seq}, not 1`);
     else if (i > 0 && e.seq > prevSeq + 1) flag('seq-gap', e, `seq jumps from ${prevSeq} to ${e.seq}`);
     else if (i > 0 && e.seq <= prevSeq) flag('seq-reorder', e, `seq ${e.seq} comes after seq ${prevSeq}`);
@@ -182,7 +186,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         turn.steps++;
         totals.steps++;
         if (e.step !== `${turn.id}.s${turn.steps}`) flag('bad-step-id', e, `step ${e.step} should be ${turn.id}.s${turn.steps}`);
-        turn.step = { id: e.step, seq: e.seq, calls: [] };
+        turn.step = { id: e.step, seq: e.seq, blocks: [], calls: [] };
         break;
       }
       case 'request/header':
@@ -195,7 +199,10 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
       case 'assistant/message': {
         const s = stepOf(e);
         if (s?.answer) flag('forged-entry', e, `a second answer in step ${s.id} (the first is seq ${s.answer.seq})`);
-        else if (s) s.answer = e;
+        else if (s) {
+          s.answer = e;
+          s.blocks = callBlocks(e);
+        }
         break;
       }
       case 'tool/call': {
@@ -206,7 +213,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         }
         if (!s) break;
         const k = s.calls.length + 1;
-        const b = callBlocks(s.answer)[k - 1];
+        const b = s.blocks[k - 1];
         if (e.callId !== `${s.id}.c${k}` || !b || b.id !== e.toolCallId || b.name !== e.name || b.arguments !== e.arguments) {
           flag('forged-entry', e, `${e.callId} does not match tool call ${k} of ${s.id}'s answer`);
           break;
@@ -311,7 +318,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
       case 'hook/report':
         break;
     }
-  });
+  }
 
   if (entries.length === 0) flag('missing-session-start', undefined, 'the log is empty');
   for (const c of calls.values()) if (!c.state.settled) totals.calls.pending = (totals.calls.pending ?? 0) + 1;
@@ -344,7 +351,7 @@ function describeOpen(turn: TurnState | undefined, compaction: EntryOf<'compacti
     open.calls.push({ turn: t, step, callId, toolCallId, name, dispatched: c.dispatch !== undefined, idempotent: c.dispatch?.idempotent ?? false, awaitingApproval: c.asked && !c.decided });
   }
   if (s.answer?.finish.kind === 'ok') {
-    callBlocks(s.answer)
+    s.blocks
       .slice(s.calls.length)
       .forEach((b, j) => {
         open.unloggedCalls.push({ turn: turn.id, step: s.id, callId: `${s.id}.c${s.calls.length + j + 1}`, toolCallId: b.id, name: b.name, arguments: b.arguments });

@@ -8,7 +8,8 @@
 import type { Entry, EntryOf, SessionConfig } from '../../log/entries.js';
 import type { RetryPolicy } from '../../machines/retry-policy.js';
 import { toolSpec } from '../../tools/index.js';
-import type { ToolDefinition } from '../../tools/types.js';
+import { ToolError, type ToolDefinition } from '../../tools/types.js';
+import { delegateTool } from '../subagent.js';
 import { NotReplayableError } from './errors.js';
 import type { Segment } from './segments.js';
 
@@ -45,6 +46,24 @@ export function segmentSetup(entries: readonly Entry[], seg: Segment, config: Se
   if (maxSteps !== undefined) out.maxSteps = maxSteps;
   if (retry !== undefined) out.retry = retry;
   return out;
+}
+
+/**
+ * The tools a log was written with, for replay: `builtins`, plus the
+ * `delegate` tool where a request header lists it. Replay never runs a tool
+ * (its result comes from the log, and the child's work is in the child's own
+ * log), so only its wire form matters: the real tool's, with a body that
+ * refuses to run.
+ * Contract: pure; the added tool's spec is the one the CLI offers.
+ */
+export function toolsOfLog(entries: readonly Entry[], builtins: readonly ToolDefinition[]): ToolDefinition[] {
+  const delegates = entries.some((e) => e.kind === 'request/header' && e.tools.some((t) => t.name === 'delegate'));
+  if (!delegates || builtins.some((t) => t.name === 'delegate')) return [...builtins];
+  const never = (): never => {
+    throw new ToolError('REPLAY_RUNS_NO_TOOL', 'replay re-runs no subagent');
+  };
+  const spec = delegateTool({ maxDepth: 0, parent: never, base: never });
+  return [...builtins, { ...spec, execute: async () => never() }];
 }
 
 /** Contract: throws `NotReplayableError` naming the difference when a logged header lists other tools, or params replay cannot set. */

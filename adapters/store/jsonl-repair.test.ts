@@ -84,3 +84,57 @@ describe('repairJsonlLog', () => {
     if (!refused.ok) expect(refused.violations[0]).toMatchObject({ violation: 'seq-gap', seq: 5 });
   });
 });
+
+describe('repairJsonlLog of a delegating session: the children an open subagent/start names are repaired too', () => {
+  /** A log killed inside a delegate call: its subagent/start names `child`, no subagent/end follows. */
+  const delegating = (child: string) =>
+    new LogBuilder()
+      .cleanTurn()
+      .startTurn('delegate it')
+      .startStep()
+      .answer('', [{ name: 'delegate', args: { task: 'look' } }])
+      .dispatch(1)
+      .add({ kind: 'subagent/start', callId: 't2.s1.c1', child, depth: 1, mode: 'spawn' });
+  const killedMidCall = () => new LogBuilder().startTurn('look').startStep().answer('', [{ name: 'list_dir' }]).dispatch(1, true);
+  const write = (name: string, b: LogBuilder) => fs.writeFileSync(path.join(dir, `${name}.jsonl`), logText(b.entries));
+  const verifies = (name: string) => verifyLog(parseLog(fs.readFileSync(path.join(dir, `${name}.jsonl`), 'utf8')).entries).violations;
+
+  it('a child and a grandchild left open by the kill are closed with their parent, and every log of the tree verifies', async () => {
+    write('p', delegating('p.t2.s1.c1'));
+    write('p.t2.s1.c1', delegating('p.t2.s1.c1.t2.s1.c1'));
+    write('p.t2.s1.c1.t2.s1.c1', killedMidCall());
+    const r = await repairJsonlLog(path.join(dir, 'p.jsonl'), clock);
+    if (!r.ok) throw new Error('refused');
+    expect(r.report.subagents).toEqual(['p.t2.s1.c1']);
+    const [child] = r.children;
+    expect(child).toMatchObject({ child: 'p.t2.s1.c1', outcome: { kind: 'repaired' } });
+    if (child?.outcome.kind !== 'repaired') return;
+    expect(child.outcome.repair.children).toMatchObject([{ child: 'p.t2.s1.c1.t2.s1.c1', outcome: { kind: 'repaired', repair: { report: { turn: 't1', outcomeUnknown: [{ name: 'list_dir' }] } } } }]);
+    for (const log of ['p', 'p.t2.s1.c1', 'p.t2.s1.c1.t2.s1.c1']) expect(verifies(log), log).toEqual([]);
+    // Nothing is left to do on a second pass, anywhere in the tree.
+    const again = await repairJsonlLog(path.join(dir, 'p.jsonl'), clock);
+    expect(again).toMatchObject({ ok: true, appended: [], children: [] });
+  });
+
+  it('a child log that is missing, corrupt, or named with a path that climbs out is reported, and the parent is still repaired', async () => {
+    for (const [child, make, outcome] of [
+      ['p.gone', () => {}, { kind: 'missing' }],
+      ['p.bad', () => fs.writeFileSync(path.join(dir, 'p.bad.jsonl'), '{oops\n'), { kind: 'refused', violations: [{ violation: 'bad-json', line: 1 }] }],
+      ['../outside', () => {}, { kind: 'refused', violations: [{ violation: 'bad-child' }] }],
+    ] as const) {
+      write('p', delegating(child));
+      make();
+      const r = await repairJsonlLog(path.join(dir, 'p.jsonl'), clock);
+      expect(r, child).toMatchObject({ ok: true, children: [{ child, outcome }] });
+      expect(verifies('p'), child).toEqual([]);
+    }
+    expect(fs.existsSync(path.join(dir, '..', 'outside.jsonl'))).toBe(false);
+  });
+
+  it('a log that names itself as its child is not repaired twice over', async () => {
+    write('p', delegating('p'));
+    const r = await repairJsonlLog(path.join(dir, 'p.jsonl'), clock);
+    expect(r).toMatchObject({ ok: true, children: [{ child: 'p', outcome: { kind: 'refused', violations: [{ violation: 'bad-child' }] } }] });
+    expect(verifies('p')).toEqual([]);
+  });
+});

@@ -3,40 +3,72 @@
  * last line is cut off by truncating the file to its last good newline (no
  * good line is rewritten); the repair plan's drafts are then appended through
  * a recorder and fsynced.
+ *
+ * A crash during `delegate` leaves the children open too: each child named
+ * by an open `subagent/start` has a log of its own beside the parent's, and
+ * it is repaired first (its own children before it), so that a crash during
+ * the repair itself leaves the parent open and the next repair finds every
+ * child again.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, ftruncateSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, ftruncateSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Clock } from '../../actors/ports.js';
 import type { Entry } from '../../log/entries.js';
-import { LogCorruptError } from '../../log/errors.js';
-import { parseLog } from '../../log/parse.js';
+import { LogAccessError, LogCorruptError } from '../../log/errors.js';
+import { LogParser, type ParsedLog } from '../../log/parse.js';
 import { Recorder } from '../../log/recorder.js';
 import { planRepair, type RepairReport } from '../../log/repair.js';
 import type { Violation } from '../../log/verify.js';
 import { createJsonlStore } from './jsonl.js';
+import { readLogStream } from './jsonl-read.js';
 
 export type FileRepair =
-  | { ok: true; entries: Entry[]; appended: Entry[]; report: RepairReport }
+  | { ok: true; entries: Entry[]; appended: Entry[]; report: RepairReport; children: ChildRepair[] }
   | { ok: false; violations: Violation[] };
 
-/** Reads and parses a log file; corruption becomes violations, a torn tail is returned with the byte length of the good part. */
-export function readLogFile(path: string): { ok: true; entries: Entry[]; torn?: { line: number; text: string }; goodBytes: number; text: string } | { ok: false; violations: Violation[] } {
-  const text = readFileSync(path, 'utf8');
+/** A child log the repair of its parent visited, and what became of it. */
+export interface ChildRepair {
+  child: string;
+  path: string;
+  /** `missing`: there is no log at `path` (nothing to repair); `refused`: the child log is corrupt or cannot be read, and was left as it was. */
+  outcome: { kind: 'repaired'; repair: Extract<FileRepair, { ok: true }> } | { kind: 'missing' } | { kind: 'refused'; violations: Violation[] };
+}
+
+export type LogFileRead =
+  | { ok: true; entries: Entry[]; torn?: ParsedLog['torn']; goodBytes: number; endsWithNewline: boolean }
+  | { ok: false; violations: Violation[]; /** The entries before the bad line. */ entries: Entry[] };
+
+/**
+ * Reads and parses a log file, line by line; corruption becomes violations, a
+ * torn tail is returned with the byte length of the good part.
+ * Contract: throws only `LogAccessError` (not a regular file, unreadable).
+ */
+export function readLogFile(path: string): LogFileRead {
+  const parser = new LogParser();
   try {
-    const parsed = parseLog(text);
-    const good = parsed.torn ? text.slice(0, text.length - parsed.torn.text.length) : text;
-    const out = { ok: true as const, entries: parsed.entries, goodBytes: Buffer.byteLength(good, 'utf8'), text };
-    return parsed.torn ? { ...out, torn: parsed.torn } : out;
+    const read = readLogStream(path, parser);
+    const out = { ok: true as const, entries: read.entries, goodBytes: read.goodBytes, endsWithNewline: read.endsWithNewline };
+    return read.torn ? { ...out, torn: read.torn } : out;
   } catch (err) {
     if (!(err instanceof LogCorruptError)) throw err;
     const v: Violation = { violation: err.violation, seq: err.seq ?? null, message: err.message };
     if (err.line !== undefined) v.line = err.line;
-    return { ok: false, violations: [v] };
+    return { ok: false, violations: [v], entries: parser.entries };
+  }
+}
+
+function openForRepair(path: string, flags: string): number {
+  try {
+    return openSync(path, flags);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new LogAccessError('LOG_UNWRITABLE', `cannot repair ${path}: ${code ?? (err as Error).message}`, code);
   }
 }
 
 /** Cuts the file to `bytes` and makes the cut durable. */
 export function truncateLog(path: string, bytes: number): void {
-  const fd = openSync(path, 'r+');
+  const fd = openForRepair(path, 'r+');
   try {
     ftruncateSync(fd, bytes);
     fsyncSync(fd);
@@ -47,7 +79,7 @@ export function truncateLog(path: string, bytes: number): void {
 
 /** A last line that is whole JSON but lacks its newline gets one, so the next append starts a line of its own. */
 function endLine(path: string): void {
-  const fd = openSync(path, 'a');
+  const fd = openForRepair(path, 'a');
   try {
     writeSync(fd, '\n');
     fsyncSync(fd);
@@ -56,24 +88,48 @@ function endLine(path: string): void {
   }
 }
 
+/** A child's id names a file beside its parent's: one path segment, nothing that climbs out of the directory. */
+const isPlainName = (id: string) => id.length > 0 && id !== '.' && id !== '..' && !/[/\\\0]/.test(id);
+
 /**
- * Repairs the log at `path` in place.
+ * Repairs the log at `path` in place, and first, the same way, the log of
+ * every child an open `subagent/start` names (`<child>.jsonl` beside it).
  * Contract: refuses (ok: false, file untouched) a log with a defect before
  * its open end; otherwise, when it resolves, the file holds every good line
- * it held before, byte for byte, followed by the repair entries, fsynced.
- * Running it on a clean log changes nothing.
+ * it held before, byte for byte, followed by the repair entries, fsynced. A
+ * child that cannot be repaired is reported in `children`, never a reason to
+ * leave the parent open. Running it on a clean log changes nothing. Throws
+ * only `LogAccessError`, for `path` itself.
  */
-export async function repairJsonlLog(path: string, clock: Clock): Promise<FileRepair> {
+export async function repairJsonlLog(path: string, clock: Clock, visiting: ReadonlySet<string> = new Set()): Promise<FileRepair> {
   const read = readLogFile(path);
-  if (!read.ok) return read;
+  if (!read.ok) return { ok: false, violations: read.violations };
   const plan = planRepair(read.entries, read.torn ? { torn: read.torn } : {});
   if (!plan.ok) return plan;
+  const children: ChildRepair[] = [];
+  const seen = new Set([...visiting, path]);
+  for (const child of plan.report.subagents) children.push(await repairChild(dirname(path), child, clock, seen));
   if (read.torn) truncateLog(path, read.goodBytes);
-  else if (read.text.length > 0 && !read.text.endsWith('\n')) endLine(path);
-  if (plan.drafts.length === 0) return { ok: true, entries: read.entries, appended: [], report: plan.report };
+  else if (!read.endsWithNewline) endLine(path);
+  if (plan.drafts.length === 0) return { ok: true, entries: read.entries, appended: [], report: plan.report, children };
   const store = createJsonlStore(path);
   const recorder = new Recorder(store, clock, read.entries);
   const appended = plan.drafts.map((d) => recorder.append(d));
   await store.close();
-  return { ok: true, entries: recorder.entries.slice(), appended, report: plan.report };
+  return { ok: true, entries: recorder.entries.slice(), appended, report: plan.report, children };
+}
+
+async function repairChild(dir: string, child: string, clock: Clock, seen: ReadonlySet<string>): Promise<ChildRepair> {
+  const refused = (path: string, violation: string, message: string): ChildRepair => ({ child, path, outcome: { kind: 'refused', violations: [{ violation, seq: null, message }] } });
+  if (!isPlainName(child)) return refused(dir, 'bad-child', `subagent/start names child ${JSON.stringify(child)}, which is not a log name beside its parent's`);
+  const path = join(dir, `${child}.jsonl`);
+  if (seen.has(path)) return refused(path, 'bad-child', `child ${child} is already being repaired higher up the tree (a log that names its own ancestor)`);
+  try {
+    const r = await repairJsonlLog(path, clock, seen);
+    return { child, path, outcome: r.ok ? { kind: 'repaired', repair: r } : { kind: 'refused', violations: r.violations } };
+  } catch (err) {
+    if (!(err instanceof LogAccessError)) throw err;
+    if (err.sysCode === 'ENOENT') return { child, path, outcome: { kind: 'missing' } };
+    return refused(path, err.code, err.message);
+  }
 }

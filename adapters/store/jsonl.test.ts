@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import * as nodeFs from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseLog } from '../../log/parse.js';
 import { Recorder } from '../../log/recorder.js';
-import { createJsonlStore } from './jsonl.js';
+import { createJsonlStore, type JsonlFs } from './jsonl.js';
 import { createMemoryStore } from './memory.js';
 
 describe('the JSONL store behind a recorder', () => {
@@ -43,5 +44,79 @@ describe('the JSONL store behind a recorder', () => {
     await r.flush();
     await r.flush();
     expect(durable).toEqual([1, 2]);
+  });
+});
+
+/** `node:fs`, with every fsync and fdatasync written down by the path it was opened with, when it finished, and how. */
+function recordingFs(fail?: (path: string) => boolean) {
+  const paths = new Map<number, string>();
+  const calls: string[] = [];
+  const fs: JsonlFs = {
+    mkdirSync: (p, o) => nodeFs.mkdirSync(p, o),
+    openSync: (p, flags, mode) => {
+      const fd = nodeFs.openSync(p, flags, mode);
+      paths.set(fd, p);
+      return fd;
+    },
+    writeSync: (fd, buf, off) => nodeFs.writeSync(fd, buf, off),
+    open: (p, flags, done) =>
+      nodeFs.open(p, flags, (err, fd) => {
+        if (!err) paths.set(fd, p);
+        done(err, fd);
+      }),
+    fdatasync: (fd, done) => nodeFs.fdatasync(fd, (err) => (calls.push(`fdatasync ${paths.get(fd)}`), done(err))),
+    fsync: (fd, done) => {
+      const p = paths.get(fd)!;
+      if (fail?.(p)) return void (calls.push(`fsync ${p} failed`), done(Object.assign(new Error('EIO'), { code: 'EIO' })));
+      nodeFs.fsync(fd, (err) => (calls.push(`fsync ${p}`), done(err)));
+    },
+    close: (fd, done) => nodeFs.close(fd, done),
+    closeSync: (fd) => nodeFs.closeSync(fd),
+  };
+  return { fs, calls };
+}
+
+describe('the JSONL store makes a new log\'s directory entries durable', () => {
+  const header = { kind: 'session/start', id: 's', cwd: '/w', model: 'm', depth: 0, parent: null, format: 1 } as const;
+
+  it('fsyncs sessions/ (the new file) and $BRIDLE_HOME (the new sessions/) at the first flush, before it resolves, and only then', async () => {
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-dirsync-')));
+    const sessions = join(home, 'sessions');
+    const log = join(sessions, 's.jsonl');
+    const { fs, calls } = recordingFs();
+    const r = new Recorder(createJsonlStore(log, { fs }), () => 0);
+    r.append(header);
+    await r.store.flush();
+    expect(calls).toEqual([`fdatasync ${log}`, `fsync ${sessions}`, `fsync ${home}`]);
+    r.append({ kind: 'turn/start', turn: 't1', input: 'x' });
+    await r.store.flush();
+    await r.store.close();
+    expect(calls.slice(3)).toEqual([`fdatasync ${log}`]);
+  });
+
+  it('a log that already exists gains no directory entry: no directory is fsynced', async () => {
+    const sessions = join(realpathSync(mkdtempSync(join(tmpdir(), 'bridle-dirsync-'))), 'sessions');
+    mkdirSync(sessions);
+    const log = join(sessions, 's.jsonl');
+    nodeFs.writeFileSync(log, '');
+    const { fs, calls } = recordingFs();
+    const r = new Recorder(createJsonlStore(log, { fs }), () => 0);
+    r.append(header);
+    await r.store.close();
+    expect(calls).toEqual([`fdatasync ${log}`]);
+  });
+
+  it('a directory fsync that fails fails the flush (nothing is reported durable), and the next flush tries it again', async () => {
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-dirsync-')));
+    const sessions = join(home, 'sessions');
+    let broken = true;
+    const { fs, calls } = recordingFs((p) => broken && p === sessions);
+    const r = new Recorder(createJsonlStore(join(sessions, 's.jsonl'), { fs }), () => 0);
+    r.append(header);
+    await expect(r.store.flush()).rejects.toThrow('EIO');
+    broken = false;
+    await r.store.flush();
+    expect(calls.filter((c) => c.startsWith('fsync'))).toEqual([`fsync ${sessions} failed`, `fsync ${sessions}`, `fsync ${home}`]);
+    await r.store.close();
   });
 });

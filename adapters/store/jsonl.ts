@@ -2,15 +2,78 @@
  * The JSONL store: one entry per line, appended with synchronous writes (so a
  * line is in the file in seq order before `append` returns) and fsynced by
  * `flush` at the durability points.
+ *
+ * A new file is only durable once its directory entry is: the first flush
+ * after creating the log (and any directory above it, such as `sessions/`)
+ * also fsyncs each directory that gained an entry.
  */
-import { closeSync, fdatasync, mkdirSync, openSync, writeSync } from 'node:fs';
+import * as nodeFs from 'node:fs';
 import { dirname } from 'node:path';
 import type { LogStore } from '../../actors/ports.js';
 import type { Entry } from '../../log/entries.js';
+import { LogAccessError } from '../../log/errors.js';
 
-export function createJsonlStore(path: string): LogStore {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const fd = openSync(path, 'a', 0o600);
+type Done = (err: NodeJS.ErrnoException | null) => void;
+
+/** The file system calls the store makes (`node:fs` by default); tests pass one that records them. */
+export interface JsonlFs {
+  mkdirSync(path: string, opts: { recursive: true; mode: number }): string | undefined;
+  openSync(path: string, flags: string, mode?: number): number;
+  writeSync(fd: number, buf: Buffer, offset: number): number;
+  fdatasync(fd: number, done: Done): void;
+  fsync(fd: number, done: Done): void;
+  open(path: string, flags: string, done: (err: NodeJS.ErrnoException | null, fd: number) => void): void;
+  close(fd: number, done: Done): void;
+  closeSync(fd: number): void;
+}
+
+export interface JsonlStoreOptions {
+  fs?: JsonlFs;
+}
+
+/** The directories that gained an entry when `created` (mkdir's first new directory) and everything down to `dir` were made. */
+function parentsOfCreated(dir: string, created: string | undefined): string[] {
+  if (created === undefined) return [];
+  const out: string[] = [];
+  for (let d = dir; ; d = dirname(d)) {
+    out.push(dirname(d));
+    if (d === created || dirname(d) === d) return out;
+  }
+}
+
+/** Contract: throws `LogAccessError` (`LOG_UNWRITABLE`) when the log's directory or file cannot be created or opened for appending. */
+export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): LogStore {
+  const fs: JsonlFs = opts.fs ?? nodeFs;
+  const dir = dirname(path);
+  const unwritable = (what: string, err: unknown) => {
+    const code = (err as NodeJS.ErrnoException).code;
+    return new LogAccessError('LOG_UNWRITABLE', `cannot ${what}: ${code ?? (err as Error).message}`, code);
+  };
+  let pendingDirs: string[];
+  try {
+    pendingDirs = parentsOfCreated(dir, fs.mkdirSync(dir, { recursive: true, mode: 0o700 }));
+  } catch (err) {
+    throw unwritable(`create the log directory ${dir}`, err);
+  }
+  let fd: number;
+  try {
+    fd = fs.openSync(path, 'ax', 0o600);
+    pendingDirs.unshift(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw unwritable(`create the log ${path}`, err);
+    try {
+      fd = fs.openSync(path, 'a', 0o600);
+    } catch (again) {
+      throw unwritable(`open the log ${path} for appending`, again);
+    }
+  }
+  const syncDir = (d: string) =>
+    new Promise<void>((resolve, reject) =>
+      fs.open(d, 'r', (err, dfd) => {
+        if (err) return reject(err);
+        fs.fsync(dfd, (syncErr) => fs.close(dfd, () => (syncErr ? reject(syncErr) : resolve())));
+      }),
+    );
   let closed = false;
   let dirty = false;
   let inflight: Promise<void> | undefined;
@@ -20,17 +83,23 @@ export function createJsonlStore(path: string): LogStore {
       if (closed) throw new Error(`log store ${path} is closed`);
       const buf = Buffer.from(line + '\n', 'utf8');
       let off = 0;
-      while (off < buf.length) off += writeSync(fd, buf, off);
+      while (off < buf.length) off += fs.writeSync(fd, buf, off);
       dirty = true;
     },
     flush() {
       if (closed) return Promise.resolve();
       // Nothing new: the caller still must not hear "durable" before a sync already under way has finished.
-      if (!dirty) return inflight ?? Promise.resolve();
+      if (!dirty && pendingDirs.length === 0) return inflight ?? Promise.resolve();
       dirty = false;
-      const sync = (inflight ?? Promise.resolve()).then(
-        () => new Promise<void>((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve()))),
-      );
+      const sync = (inflight ?? Promise.resolve())
+        .then(() => new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve()))))
+        .then(async () => {
+          // The new entries are only durable once the directory entries that lead to the file are.
+          for (const d of pendingDirs.slice()) {
+            await syncDir(d);
+            pendingDirs = pendingDirs.filter((x) => x !== d);
+          }
+        });
       inflight = sync;
       void sync.then(
         () => {
@@ -46,7 +115,7 @@ export function createJsonlStore(path: string): LogStore {
       if (closed) return;
       await this.flush();
       closed = true;
-      closeSync(fd);
+      fs.closeSync(fd);
     },
   };
 }

@@ -23,7 +23,8 @@ export interface World {
   logPath(): string | undefined;
   log(): string;
   marker(): string[];
-  spawn(args: string[]): Child;
+  /** `as`: run the CLI as another user (a root test can then meet permissions root would bypass); `env`: more variables, or other values. */
+  spawn(args: string[], opts?: { as?: { uid: number; gid: number }; env?: NodeJS.ProcessEnv }): Child;
   cleanup(): void;
 }
 
@@ -62,11 +63,12 @@ export function createWorld(): World {
       const f = path.join(workspace, 'marker');
       return fs.existsSync(f) ? fs.readFileSync(f, 'utf8').split('\n').filter(Boolean) : [];
     },
-    spawn(args) {
+    spawn(args, opts = {}) {
       const proc = spawn(process.execPath, [CLI, ...args], {
         cwd: root,
-        env: { ...withoutModel(process.env), BRIDLE_HOME: home },
+        env: { ...withoutModel(process.env), BRIDLE_HOME: home, ...opts.env },
         stdio: ['ignore', 'pipe', 'pipe'],
+        ...(opts.as ? { uid: opts.as.uid, gid: opts.as.gid } : {}),
       });
       let err = '';
       proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));

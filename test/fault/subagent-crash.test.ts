@@ -1,0 +1,69 @@
+/**
+ * A crash during delegation: the real CLI runs `--max-depth 1`, the parent
+ * delegates, the child's `read_file` blocks on a FIFO, and the process is
+ * killed with SIGKILL while that call runs. Both logs are left open. `bridle
+ * resume` of the parent must repair the child's log as well, so that every
+ * log of the tree passes `bridle replay` (and replays through the machines).
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cliBuilt, createWorld, logHas, waitFor, type World } from './cli-world.js';
+
+const SCRIPT = {
+  label: 'scripted: delegation killed mid-call (parent and child share this script, in request order)',
+  responses: [
+    { toolCalls: [{ name: 'delegate', arguments: { task: 'Read the file named slow.' } }] },
+    { toolCalls: [{ name: 'read_file', arguments: { path: 'slow' } }] },
+    { text: 'never reached' },
+  ],
+};
+
+const logs = (w: World) => {
+  const dir = path.join(w.home, 'sessions');
+  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort((a, b) => a.length - b.length).map((f) => path.join(dir, f)) : [];
+};
+const text = (p: string | undefined) => (p && fs.existsSync(p) ? fs.readFileSync(p, 'utf8') : '');
+
+async function cli(w: World, args: string[]) {
+  const child = w.spawn(args);
+  let out = '';
+  child.proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const { code } = await child.exit;
+  return { code, out: `${out}${child.stderr()}` };
+}
+
+describe.skipIf(!cliBuilt)('a crash during delegate (SIGKILL in a child\'s tool call)', () => {
+  it('child logs are repaired with their parent: after resume of the parent, every log of the tree passes bridle replay', async () => {
+    const w = createWorld();
+    try {
+      execFileSync('mkfifo', [path.join(w.workspace, 'slow')]);
+      const run = w.spawn(['run', 'find out what slow says', '--model', `scripted:${w.script('s.json', SCRIPT)}`, '--cwd', w.workspace, '--approval', 'auto', '--sandbox', 'off', '--max-depth', '1']);
+      // The child's read_file is dispatched (durably) and now waits on the FIFO: kill the whole process there.
+      await waitFor(() => logs(w).length === 2 && logHas(text(logs(w)[1]), 'tool/dispatch', 't1.s1.c1') || run.proc.exitCode !== null, 20_000, "the child's read_file dispatch");
+      run.proc.kill('SIGKILL');
+      await run.exit;
+      const [parent, child] = logs(w);
+      expect(parent && child, run.stderr()).toBeTruthy();
+      expect(logHas(text(parent), 'subagent/start')).toBe(true);
+      expect(logHas(text(parent), 'subagent/end')).toBe(false);
+      // What the issue saw: the child's log keeps its open turn.
+      expect((await cli(w, ['replay', child!])).out).toMatch(/repairable: open-turn/);
+
+      const resumed = await cli(w, ['resume', parent!]);
+      expect(resumed.code, resumed.out).toBe(0);
+      expect(resumed.out).toMatch(/repaired: subagent \S+\.t1\.s1\.c1: turn t1 never ended; step t1\.s1 was open; outcome unknown: t1\.s1\.c1 \(read_file\)/);
+
+      for (const log of logs(w)) {
+        const r = await cli(w, ['replay', log, '--machines']);
+        expect(r.code, `${path.basename(log)}: ${r.out}`).toBe(0);
+        expect(r.out).toMatch(/^ok: .* verifies/m);
+        expect(r.out).toMatch(/^machines: replays byte for byte/m);
+      }
+      expect(text(parent)).toMatch(/"kind":"subagent\/end","callId":"t1\.s1\.c1","child":"[^"]+","reason":"interrupted"/);
+    } finally {
+      w.cleanup();
+    }
+  }, 60_000);
+});
