@@ -41,10 +41,10 @@ function reportChildren(children: readonly ChildRepair[], err: { write(s: string
     if (c.outcome.kind === 'missing') err.write(`subagent ${c.child}: no log at ${c.path}; nothing to repair\n`);
     else if (c.outcome.kind === 'refused') {
       refused++;
-      for (const v of c.outcome.violations) err.write(`bridle: subagent log ${c.path} is corrupt or unreadable; refusing to repair it: ${at(v)}: ${v.message}\n`);
+      for (const v of c.outcome.violations) err.write(`bridle: subagent log ${c.path} is corrupt or unreadable; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
     } else {
       const r = c.outcome.repair;
-      if (repairedSomething(r.report)) for (const l of formatRepairReport(r.report)) err.write(`repaired: subagent ${c.child}: ${l}\n`);
+      if (repairedSomething(r.report)) for (const l of formatRepairReport(r.report)) err.write(`repaired: subagent ${c.child}: ${visible(l)}\n`);
       refused += reportChildren(r.children, err);
     }
   }
