@@ -55,4 +55,11 @@ describe('assembleBlocks', () => {
     expect(a.blocks).toEqual(blocks);
     expect(a.finish).toEqual({ kind: 'ok', reason: 'tool-calls' });
   });
+
+  it('a refusal-marked text block survives assembly and replay with its mark', () => {
+    const blocks = [{ type: 'text' as const, text: "I can't help with that.", refusal: true as const }];
+    const a = assembleAll(chunksOf(blocks, { kind: 'ok', reason: 'refusal' }));
+    expect(a.blocks).toEqual(blocks);
+    expect(a.finish).toEqual({ kind: 'ok', reason: 'refusal' });
+  });
 });

@@ -8,7 +8,7 @@
 import type { Block, Finish, Usage } from './entries.js';
 
 export type Chunk =
-  | { type: 'block-start'; index: number; block: { type: 'text' } | { type: 'reasoning' } | { type: 'tool-call'; id: string; name: string } }
+  | { type: 'block-start'; index: number; block: { type: 'text'; refusal?: true } | { type: 'reasoning' } | { type: 'tool-call'; id: string; name: string } }
   | { type: 'text-delta'; index: number; text: string }
   | { type: 'reasoning-delta'; index: number; text: string }
   | { type: 'tool-call-delta'; index: number; argumentsDelta: string }
@@ -41,7 +41,12 @@ export function assembleBlocks(state: Assembly, chunk: Chunk): Assembly {
       }
       const blocks = state.blocks.slice();
       const b = chunk.block;
-      blocks[chunk.index] = b.type === 'tool-call' ? { type: 'tool-call', id: b.id, name: b.name, arguments: '' } : { type: b.type, text: '' };
+      blocks[chunk.index] =
+        b.type === 'tool-call'
+          ? { type: 'tool-call', id: b.id, name: b.name, arguments: '' }
+          : b.type === 'text' && b.refusal
+            ? { type: 'text', text: '', refusal: true }
+            : { type: b.type, text: '' };
       const open = new Set(state.open).add(chunk.index);
       return { ...state, blocks, open };
     }
@@ -90,7 +95,7 @@ export function chunksOf(blocks: readonly Block[], finish: Finish, usage?: Usage
       out.push({ type: 'block-start', index, block: { type: 'tool-call', id: b.id, name: b.name } });
       if (b.arguments) out.push({ type: 'tool-call-delta', index, argumentsDelta: b.arguments });
     } else {
-      out.push({ type: 'block-start', index, block: { type: b.type } });
+      out.push({ type: 'block-start', index, block: b.type === 'text' && b.refusal ? { type: 'text', refusal: true } : { type: b.type } });
       if (b.text) out.push({ type: b.type === 'text' ? 'text-delta' : 'reasoning-delta', index, text: b.text });
     }
     out.push({ type: 'block-end', index });

@@ -1,0 +1,39 @@
+/**
+ * What a session does with what a real provider returns: the `openai`
+ * provider against the local SSE server, inside a whole session, and the log
+ * that comes out.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createOpenAIProvider } from '../adapters/model/openai.js';
+import { loadFixture } from '../test/fixtures/provider-streams/load.js';
+import { createHarness, type Harness } from '../test/helpers/harness.js';
+import { raw, startOpenAIServer, streamReply, type OpenAIServer } from '../test/helpers/openai-sse-server.js';
+import type { EntryOf } from '../log/entries.js';
+import { deriveMessages } from '../log/derive-messages.js';
+import { verifyLog } from '../log/verify.js';
+
+let srv: OpenAIServer;
+let h: Harness | undefined;
+beforeAll(async () => void (srv = await startOpenAIServer()));
+afterAll(() => srv.close());
+afterEach(() => {
+  h?.cleanup();
+  h = undefined;
+});
+
+const openai = () => createOpenAIProvider({ model: 'm', baseURL: srv.url, apiKey: 'sk-test' });
+const answers = (x: Harness) => x.entries().filter((e): e is EntryOf<'assistant/message'> => e.kind === 'assistant/message');
+
+describe('a session over the openai provider', () => {
+  it('a refusal is logged as what the model said, with finish reason refusal; the model sees it next turn', async () => {
+    srv.enqueue(streamReply([raw(loadFixture('openai-refusal.sse').body)], { done: false }));
+    h = createHarness(openai());
+    const out = await h.session.run('do something bad');
+    expect(out).toMatchObject({ reason: 'completed', steps: 1 });
+    const [answer] = answers(h);
+    expect(answer!.blocks).toEqual([{ type: 'text', text: "I'm sorry, I can't assist with that request.", refusal: true }]);
+    expect(answer!.finish).toEqual({ kind: 'ok', reason: 'refusal' });
+    expect(deriveMessages(h.entries()).at(-1)).toEqual({ role: 'assistant', content: "I'm sorry, I can't assist with that request." });
+    expect(verifyLog(h.entries()).ok).toBe(true);
+  });
+});
