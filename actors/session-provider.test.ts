@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAIProvider } from '../adapters/model/openai.js';
 import { loadFixture } from '../test/fixtures/provider-streams/load.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
-import { raw, startOpenAIServer, streamReply, type OpenAIServer } from '../test/helpers/openai-sse-server.js';
+import { raw, startOpenAIServer, streamReply, textReply, toolCallReply, type OpenAIServer } from '../test/helpers/openai-sse-server.js';
 import type { EntryOf } from '../log/entries.js';
 import { deriveMessages } from '../log/derive-messages.js';
 import { verifyLog } from '../log/verify.js';
@@ -34,6 +34,28 @@ describe('a session over the openai provider', () => {
     expect(answer!.blocks).toEqual([{ type: 'text', text: "I'm sorry, I can't assist with that request.", refusal: true }]);
     expect(answer!.finish).toEqual({ kind: 'ok', reason: 'refusal' });
     expect(deriveMessages(h.entries()).at(-1)).toEqual({ role: 'assistant', content: "I'm sorry, I can't assist with that request." });
+    expect(verifyLog(h.entries()).ok).toBe(true);
+  });
+
+  it('two tool calls with the same id never reach the next request as two tool messages with one id', async () => {
+    srv.enqueue(
+      toolCallReply([
+        { id: 'call_dup', name: 'list_dir', arguments: '{}' },
+        { id: 'call_dup', name: 'glob', arguments: '{"pattern":"*"}' },
+      ]),
+      textReply('done'),
+    );
+    h = createHarness(openai());
+    expect(await h.session.run('look')).toMatchObject({ reason: 'completed', steps: 2 });
+    const next = srv.requests.at(-1)!.body.messages as { role: string; tool_call_id?: string; tool_calls?: { id: string }[] }[];
+    const toolIds = next.filter((m) => m.role === 'tool').map((m) => m.tool_call_id);
+    expect(toolIds).toEqual(['call_dup', 'call_dup~2']);
+    expect(next.find((m) => m.tool_calls)!.tool_calls!.map((c) => c.id)).toEqual(['call_dup', 'call_dup~2']);
+    // Visible in the log: the renamed call carries the id the model sent.
+    expect(answers(h)[0]!.blocks).toEqual([
+      { type: 'tool-call', id: 'call_dup', name: 'list_dir', arguments: '{}' },
+      { type: 'tool-call', id: 'call_dup~2', name: 'glob', arguments: '{"pattern":"*"}', renamedFrom: 'call_dup' },
+    ]);
     expect(verifyLog(h.entries()).ok).toBe(true);
   });
 });

@@ -43,7 +43,7 @@ export function assembleBlocks(state: Assembly, chunk: Chunk): Assembly {
       const b = chunk.block;
       blocks[chunk.index] =
         b.type === 'tool-call'
-          ? { type: 'tool-call', id: b.id, name: b.name, arguments: '' }
+          ? callBlock(state.blocks, b.id, b.name)
           : b.type === 'text' && b.refusal
             ? { type: 'text', text: '', refusal: true }
             : { type: b.type, text: '' };
@@ -80,6 +80,20 @@ export function assembleBlocks(state: Assembly, chunk: Chunk): Assembly {
   }
 }
 
+/**
+ * A new call block whose id no earlier call of the answer has: two tool messages with one id would reach the
+ * next request, and no provider can tell their results apart. A repeated id gets the first free `~2`, `~3`, …
+ * suffix, and the block keeps the id it was sent with: deterministic (replay re-streams the sent id and gets
+ * the same name back) and visible in the log.
+ */
+function callBlock(earlier: readonly (Block | undefined)[], id: string, name: string): Block {
+  const taken = new Set(earlier.flatMap((b) => (b?.type === 'tool-call' ? [b.id] : [])));
+  if (!taken.has(id)) return { type: 'tool-call', id, name, arguments: '' };
+  let n = 2;
+  while (taken.has(`${id}~${n}`)) n++;
+  return { type: 'tool-call', id: `${id}~${n}`, name, arguments: '', renamedFrom: id };
+}
+
 /** Assembles a whole stream; used by replay and tests. */
 export function assembleAll(chunks: Iterable<Chunk>): Assembly {
   let s = emptyAssembly();
@@ -92,7 +106,7 @@ export function chunksOf(blocks: readonly Block[], finish: Finish, usage?: Usage
   const out: Chunk[] = [];
   blocks.forEach((b, index) => {
     if (b.type === 'tool-call') {
-      out.push({ type: 'block-start', index, block: { type: 'tool-call', id: b.id, name: b.name } });
+      out.push({ type: 'block-start', index, block: { type: 'tool-call', id: b.renamedFrom ?? b.id, name: b.name } });
       if (b.arguments) out.push({ type: 'tool-call-delta', index, argumentsDelta: b.arguments });
     } else {
       out.push({ type: 'block-start', index, block: b.type === 'text' && b.refusal ? { type: 'text', refusal: true } : { type: b.type } });

@@ -16,12 +16,17 @@ export type SurfaceOp = z.infer<typeof SurfaceOp>;
 /** `refusal`: the model declined (OpenAI's `refusal` field); the text is what it said, kept and shown as text. */
 export const TextBlock = z.strictObject({ type: z.literal('text'), text: z.string(), refusal: z.literal(true).optional() });
 export const ReasoningBlock = z.strictObject({ type: z.literal('reasoning'), text: z.string() });
-/** A tool call as the model sent it: `arguments` is the raw JSON text, kept byte for byte. */
+/**
+ * A tool call as the model sent it: `arguments` is the raw JSON text, kept byte for byte. `renamedFrom`: the
+ * model gave an earlier call of the same answer this id, so this one was renamed (`assembleBlocks`); the
+ * renamed `id` is what the log and the next request use.
+ */
 export const ToolCallBlock = z.strictObject({
   type: z.literal('tool-call'),
   id: z.string(),
   name: z.string(),
   arguments: z.string(),
+  renamedFrom: z.string().optional(),
 });
 export const Block = z.discriminatedUnion('type', [TextBlock, ReasoningBlock, ToolCallBlock]);
 export type Block = z.infer<typeof Block>;
