@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAIProvider } from '../adapters/model/openai.js';
 import { loadFixture } from '../test/fixtures/provider-streams/load.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
-import { raw, startOpenAIServer, streamReply, textReply, toolCallReply, type OpenAIServer } from '../test/helpers/openai-sse-server.js';
+import { raw, startOpenAIServer, streamReply, textChunks, textReply, toolCallReply, usageChunk, type OpenAIServer } from '../test/helpers/openai-sse-server.js';
 import type { EntryOf } from '../log/entries.js';
 import { deriveMessages } from '../log/derive-messages.js';
 import { verifyLog } from '../log/verify.js';
@@ -56,6 +56,15 @@ describe('a session over the openai provider', () => {
       { type: 'tool-call', id: 'call_dup', name: 'list_dir', arguments: '{}' },
       { type: 'tool-call', id: 'call_dup~2', name: 'glob', arguments: '{"pattern":"*"}', renamedFrom: 'call_dup' },
     ]);
+    expect(verifyLog(h.entries()).ok).toBe(true);
+  });
+
+  it('usage with completion_tokens 1e308 is clamped at the adapter: the turn completes, the session lives on', async () => {
+    srv.enqueue(streamReply([...textChunks('fine'), usageChunk({ prompt_tokens: 12, completion_tokens: 1e308 })]), textReply('again'));
+    h = createHarness(openai());
+    expect(await h.session.run('hi')).toMatchObject({ reason: 'completed' });
+    expect(answers(h)[0]!.usage).toEqual({ inputTokens: 12, outputTokens: Number.MAX_SAFE_INTEGER });
+    expect(await h.session.run('and again')).toMatchObject({ reason: 'completed' });
     expect(verifyLog(h.entries()).ok).toBe(true);
   });
 });

@@ -13,24 +13,28 @@ import type { Finish, ModelErrorCode } from '../../log/entries.js';
 
 const CONTEXT_MESSAGE = /context[ _-]?(length|window|size)|maximum context|exceed_context_size|too many tokens/i;
 
+/** The longest wait a server can ask for: a day. The header is untrusted; `1e308` seconds would be Infinity ms, which no log entry holds. */
+export const MAX_RETRY_AFTER_MS = 86_400_000;
+const waitMs = (ms: number) => Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms));
+
 /**
  * How long the server asks us to wait, in ms: `retry-after-ms`, else
  * `retry-after` as seconds or as an HTTP-date (relative to `now`).
- * Contract: pure given `now`; `undefined` when absent or unreadable; never negative.
+ * Contract: pure given `now`; `undefined` when absent or unreadable; never negative, at most `MAX_RETRY_AFTER_MS`.
  */
 export function parseRetryAfter(headers: Headers | undefined, now: Clock): number | undefined {
   if (!headers) return undefined;
   const ms = headers.get('retry-after-ms');
   if (ms !== null && ms.trim() !== '') {
     const n = Number(ms);
-    if (Number.isFinite(n)) return Math.max(0, n);
+    if (Number.isFinite(n)) return waitMs(n);
   }
   const value = headers.get('retry-after')?.trim();
   if (!value) return undefined;
   const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  if (Number.isFinite(seconds)) return waitMs(seconds * 1000);
   const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now());
+  return Number.isNaN(at) ? undefined : waitMs(at - now());
 }
 
 function codeForStatus(status: number, code: string, message: string): ModelErrorCode {

@@ -3,7 +3,8 @@ import { describe, expect, test } from 'vitest';
 import { chunk, usageChunk } from '../../test/helpers/openai-chunks.js';
 import { checkChunks } from '../../test/helpers/model-stream.js';
 import { assembleAll, type Chunk } from '../../log/chunks.js';
-import { count, createStreamMapper, readFinishReason } from './openai-stream.js';
+import { Usage } from '../../log/entries.js';
+import { safeCount, createStreamMapper, readFinishReason } from './openai-stream.js';
 
 function map(wire: object[], override?: Parameters<ReturnType<typeof createStreamMapper>['end']>[0]): Chunk[] {
   const m = createStreamMapper();
@@ -165,5 +166,15 @@ describe('provider quirks (NOTES.md, "Provider streams")', () => {
       expect(() => m.push(junk as never)).not.toThrow();
     }
     expect(m.end()).toEqual([{ type: 'finish', finish: { kind: 'error', code: 'TRANSPORT', message: 'stream ended without a finish reason' } }]);
+  });
+});
+
+describe('untrusted numbers', () => {
+  test('usage counts out of range (1e308, negative, fractional, strings, NaN) become safe non-negative integers the log accepts', () => {
+    const hostile = { prompt_tokens: 1e308, completion_tokens: -5, completion_tokens_details: { reasoning_tokens: 2.9 }, prompt_tokens_details: { cached_tokens: 'lots' } };
+    const u = assembleAll(map([chunk({ content: 'a' }, 'stop'), { ...usageChunk({ prompt_tokens: 0, completion_tokens: 0 }), usage: hostile }])).usage!;
+    expect(u).toEqual({ inputTokens: Number.MAX_SAFE_INTEGER, outputTokens: 0, reasoningTokens: 2, cachedTokens: 0 });
+    expect(Usage.safeParse(u).success).toBe(true);
+    expect([safeCount(Number.NaN), safeCount(Infinity), safeCount('7'), safeCount(null)]).toEqual([0, Number.MAX_SAFE_INTEGER, 0, 0]);
   });
 });

@@ -37,7 +37,7 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** A token count from the wire as a safe non-negative integer: junk is 0, a huge count is capped (the log's schema takes nothing else). */
-export const count = (n: unknown): number => (typeof n === 'number' && n > 0 ? Math.min(Math.trunc(n), Number.MAX_SAFE_INTEGER) : 0);
+export const safeCount = (n: unknown): number => (typeof n === 'number' && n > 0 ? Math.min(Math.trunc(n), Number.MAX_SAFE_INTEGER) : 0);
 
 /** The usage object of a chunk: top-level `usage`, or Groq's `x_groq.usage`. */
 function usageOf(wire: Json): Json | undefined {
@@ -47,14 +47,14 @@ function usageOf(wire: Json): Json | undefined {
 }
 
 export function toUsage(u: Json): Usage {
-  const usage: Usage = { inputTokens: count(u.prompt_tokens), outputTokens: count(u.completion_tokens) };
+  const usage: Usage = { inputTokens: safeCount(u.prompt_tokens), outputTokens: safeCount(u.completion_tokens) };
   const completion = isObject(u.completion_tokens_details) ? u.completion_tokens_details : {};
   const prompt = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
   const reasoning = completion.reasoning_tokens;
   // DeepSeek reports cache hits as `prompt_cache_hit_tokens` instead of the details object.
   const cached = prompt.cached_tokens ?? u.prompt_cache_hit_tokens;
-  if (reasoning !== undefined && reasoning !== null) usage.reasoningTokens = count(reasoning);
-  if (cached !== undefined && cached !== null) usage.cachedTokens = count(cached);
+  if (reasoning !== undefined && reasoning !== null) usage.reasoningTokens = safeCount(reasoning);
+  if (cached !== undefined && cached !== null) usage.cachedTokens = safeCount(cached);
   return usage;
 }
 
