@@ -1,6 +1,7 @@
 /** `bridle run [prompt]`: one turn in a new or continued session, streamed to the terminal. */
 import type { Answerer } from '../actors/approval.js';
 import type { Origin } from '../log/entries.js';
+import { SessionCrashedError } from '../actors/session.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import type { TurnOutput } from '../machines/turn.machine.js';
 import { UsageError } from './errors.js';
@@ -120,7 +121,11 @@ export async function runPrompt(prompt: string, flags: RunFlags, extra: Partial<
   };
   process.on('SIGINT', onSigint);
   try {
-    const out = await session.run(prompt, origin);
+    const out = await session.run(prompt, origin).catch((e: unknown) => {
+      if (!(e instanceof SessionCrashedError)) throw e;
+      err.write(`bridle: ${e.message} (${e.code})\n`);
+      return undefined;
+    });
     await session.close();
     err.write(`log: ${logPath}\n`);
     if (out?.reason === 'error') err.write(`bridle: the turn failed: ${out.code ?? 'error'}${lastModelError(session.recorder.entries) ?? ''}\n`);

@@ -22,6 +22,8 @@ export const ErrorCode = {
   NotPending: -32002,
   /** The session could not be opened (bad cwd, unknown model, …); `message` says why. */
   CreateFailed: -32003,
+  /** The session crashed and takes no more input (`SessionCrashedError`); its log stays readable. */
+  SessionCrashed: -32004,
 } as const;
 
 export const RequestId = z.union([z.string(), z.number(), z.null()]);
