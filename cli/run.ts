@@ -20,6 +20,8 @@ export interface RunFlags extends SafetyFlags {
   maxSteps?: string;
   maxDepth?: string;
   contextWindow?: string;
+  streamIdleMs?: string;
+  streamTotalMs?: string;
   /** From the config file (`contextWindows`), not a flag: windows per model id. */
   contextWindows?: Readonly<Record<string, number>>;
 }
@@ -64,7 +66,17 @@ export function sessionFlags(flags: RunFlags): Partial<OpenOptions> {
     maxDepth: parseMaxDepth(flags.maxDepth),
     contextWindow: parseContextWindow(flags.contextWindow),
     contextWindows: flags.contextWindows,
+    streamIdleMs: parseStreamMs('--stream-idle-ms', flags.streamIdleMs),
+    streamTotalMs: parseStreamMs('--stream-total-ms', flags.streamTotalMs),
   };
+}
+
+/** `--stream-idle-ms`, `--stream-total-ms`: a whole number of milliseconds, at least 1. */
+export function parseStreamMs(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a whole number of milliseconds, at least 1 (got ${JSON.stringify(v)})`);
+  return n;
 }
 
 export function parseMaxDepth(v: string | undefined): number | undefined {

@@ -12,7 +12,7 @@ import { UsageError } from './errors.js';
 import { inspectUrl, openInspector, type OpenInspector } from './inspect.js';
 import { chooseModel } from './model.js';
 import { openSession, resolveWorkspace } from './open-session.js';
-import { parseApproval, parseContextWindow, parseMaxDepth, parseMaxSteps, type RunFlags } from './run.js';
+import { parseApproval, parseContextWindow, parseMaxDepth, parseMaxSteps, parseStreamMs, type RunFlags } from './run.js';
 import { parseSafetyFlags } from './safety-flags.js';
 
 export interface ServeFlags extends RunFlags {
@@ -57,10 +57,12 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
   const maxSteps = parseMaxSteps(flags.maxSteps);
   const maxDepth = parseMaxDepth(flags.maxDepth);
   const contextWindow = parseContextWindow(flags.contextWindow);
+  const streamIdleMs = parseStreamMs('--stream-idle-ms', flags.streamIdleMs);
+  const streamTotalMs = parseStreamMs('--stream-total-ms', flags.streamTotalMs);
   const safety = parseSafetyFlags(flags);
   // Fail at start, not at the first session/create, when the defaults are wrong.
   if (flags.cwd) resolveWorkspace(flags.cwd);
-  if (flags.model || process.env.BRIDLE_MODEL) chooseModel(flags);
+  if (flags.model || process.env.BRIDLE_MODEL) chooseModel({ model: flags.model, baseUrl: flags.baseUrl, streamIdleMs, streamTotalMs });
   const url = inspectUrl(flags.inspect);
   const inspector = url ? await openInspector(url) : undefined;
   const fromEnv = process.env.BRIDLE_TOKEN;
@@ -89,6 +91,8 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
         maxDepth,
         contextWindow,
         contextWindows: flags.contextWindows,
+        streamIdleMs,
+        streamTotalMs,
         onChunk: hooks.onChunk,
         inspect: hooks.inspect,
       }).session,

@@ -9,6 +9,7 @@ import {
   APIUserAbortError,
 } from 'openai';
 import type { Clock } from '../../actors/ports.js';
+import { StreamLimitError } from './openai-deadlines.js';
 import type { Finish, ModelErrorCode } from '../../log/entries.js';
 
 const CONTEXT_MESSAGE = /context[ _-]?(length|window|size)|maximum context|exceed_context_size|too many tokens/i;
@@ -88,6 +89,9 @@ const fail = (code: ModelErrorCode, message: string, extra: { status?: number; r
 export function mapError(err: unknown, now: Clock = Date.now): Finish {
   try {
     if (err instanceof APIUserAbortError) return { kind: 'aborted' };
+    // A deadline or the line cap (openai-deadlines.ts): thrown from the body, or from fetch and wrapped by the SDK.
+    const limit = err instanceof StreamLimitError ? err : err instanceof APIConnectionError && err.cause instanceof StreamLimitError ? err.cause : undefined;
+    if (limit) return fail(limit.code, limit.message);
     if (err instanceof APIConnectionTimeoutError) return fail('TIMEOUT', err.message);
     if (err instanceof APIConnectionError) {
       const cause = (err as { cause?: unknown }).cause;
