@@ -12,7 +12,10 @@ import type { Chunk } from '../log/chunks.js';
 import type { Entry, EntryOf } from '../log/entries.js';
 import { parseLog } from '../log/parse.js';
 import { verifyLog } from '../log/verify.js';
+import { checkCheckpoints } from '../machines/session-fold.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
+import { builtinTools } from '../tools/index.js';
+import { replayThroughMachines } from './replay.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -67,8 +70,10 @@ describe('a failed log append ends the turn, not the session', () => {
     expect(verifyLog(h.entries()).violations).toEqual([]);
 
     expect(await h.session.run('second')).toMatchObject({ turn: 't2', reason: 'completed' });
-    expect(verifyLog(h.entries()).violations).toEqual([]);
+    expect(verifyLog(h.entries(), { checkpoints: checkCheckpoints }).violations).toEqual([]);
     expect(parseLog(h.store.text()).entries).toHaveLength(h.entries().length);
+    // I12: the same process went on; replay fails the same append and comes back byte for byte.
+    expect((await replayThroughMachines(h.entries(), builtinTools())).identical).toBe(true);
   });
 
   it('a store that throws on one append (tool/dispatch of a running call): turn/end error LOG_APPEND_FAILED, the call closed as not started', async () => {
@@ -82,6 +87,7 @@ describe('a failed log append ends the turn, not the session', () => {
     expect(result).toMatchObject({ callId: 't1.s1.c1', code: 'TOOL_NOT_STARTED' });
     expect(verifyLog(h.entries()).violations).toEqual([]);
     expect(await h.session.run('again')).toMatchObject({ reason: 'completed' });
+    expect((await replayThroughMachines(h.entries(), builtinTools())).identical).toBe(true);
   });
 
   it('a turn that crashes while a call runs stops it: its outcome is logged unknown, and nothing it does later reaches the log', async () => {
@@ -121,6 +127,7 @@ describe('a failed log append ends the turn, not the session', () => {
     await new Promise((r) => setTimeout(r, 400));
     expect(h.entries().length).toBe(seen);
     expect(verifyLog(h.entries()).violations).toEqual([]);
+    expect((await replayThroughMachines(h.entries(), [tool('slow', 300), tool('fast', 5)])).identical).toBe(true);
   });
 
   it('a call spawned just before the append that failed never starts: nothing is dispatched or logged after the turn ended', async () => {
@@ -142,6 +149,7 @@ describe('a failed log append ends the turn, not the session', () => {
     expect(h.entries().some((e) => e.kind === 'tool/dispatch')).toBe(false);
     expect(existsSync(join(h.workspace, 'late.txt'))).toBe(false);
     expect(verifyLog(h.entries()).violations).toEqual([]);
+    expect((await replayThroughMachines(h.entries(), builtinTools())).identical).toBe(true);
   });
 });
 

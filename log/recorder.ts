@@ -62,6 +62,7 @@ export class Recorder {
     try {
       this.store.append(entry, line);
     } catch (err) {
+      if (err instanceof LogAppendError) throw err;
       throw new LogAppendError('LOG_APPEND_FAILED', draft.kind, `${draft.kind} not appended: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
     this.entries.push(entry);
