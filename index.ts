@@ -5,7 +5,7 @@
  */
 
 // The session: every seam provided, plus the host duties (header, checkpoints, wake).
-export { createSession, DEFAULT_SYSTEM, type BridleSession, type SessionOptions } from './actors/session.js';
+export { createSession, DEFAULT_SYSTEM, SessionCrashedError, type BridleSession, type SessionOptions } from './actors/session.js';
 
 // The machines: pure statecharts; hosts supply effects with `.provide()`.
 export { sessionMachine, type InputMode, type SessionContext, type SessionEvent, type SessionInput } from './machines/session.machine.js';
@@ -32,7 +32,7 @@ export type { Chunk } from './log/chunks.js';
 export type { ModelMessage, ModelRequest } from './log/messages.js';
 
 // Providers.
-export { createOpenAIProvider, type OpenAIProviderOptions } from './adapters/model/openai.js';
+export { createOpenAIProvider, DEFAULT_STREAM_LIMITS, type OpenAIProviderOptions, type StreamLimits } from './adapters/model/openai.js';
 export { createScriptedProvider, createScriptedProviderFromFunction, loadScript, type ResponseFunction, type ScriptedOptions } from './adapters/model/scripted.js';
 export { createJsonlStore } from './adapters/store/jsonl.js';
 export { createMemoryStore, type MemoryStore } from './adapters/store/memory.js';

@@ -6,6 +6,7 @@
 import { createActor, fromPromise, type Actor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
 import { type ApprovalRule, type Entry, LOG_FORMAT, type Origin } from '../log/entries.js';
 import { closeOrphanCompaction, findOrphanCompaction } from '../log/context/orphan.js';
+import { closeOpenTurnNow } from '../log/close-now.js';
 import { Recorder, type EntryListener } from '../log/recorder.js';
 import { compactionMachine, type CompactionOutput } from '../machines/compaction.machine.js';
 import { sessionMachine, type InputMode } from '../machines/session.machine.js';
@@ -29,6 +30,7 @@ import type { Clock, LogStore, ModelProvider } from './ports.js';
 import type { PromptRegistry } from './prompt/registry.js';
 import { prepareRequestAction } from './prepare-request.js';
 import { sessionConfig } from './session-config.js';
+import { closeFaultedTurn, SessionCrashedError } from './session-fault.js';
 import { streamModelActor, type DeltaSink } from './stream-model.js';
 import { validateCallAction } from './validate-call.js';
 
@@ -73,19 +75,27 @@ export interface SessionOptions extends ContextOptions {
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 }
 
+export { SessionCrashedError } from './session-fault.js';
+
 export interface BridleSession {
   readonly id: string;
   readonly recorder: Recorder;
   readonly actor: Actor<typeof sessionMachine>;
   /** Hooks and guards around every call and turn: `hooks.mount(plugin)` returns the unmount. */
   readonly hooks: HookRegistry;
-  /** Queue input: `followup` runs as its own turn, `steer` joins the running turn's next step, `inject` rides along without waking. */
+  /**
+   * Queue input: `followup` runs as its own turn, `steer` joins the running turn's next step, `inject` rides along without waking.
+   * Throws `SessionCrashedError` (code `SESSION_CRASHED`) once the session has crashed: the input would be lost.
+   */
   send(text: string, mode?: InputMode, origin?: Origin): void;
   /** Cancels the running turn; resolves when the session is idle again. */
   cancel(cause?: string): Promise<TurnOutput | undefined>;
   /** Resolves when no turn runs and none is queued, with the last turn's outcome. */
   idle(): Promise<TurnOutput | undefined>;
-  /** `send(text)` then `idle()`; `origin` marks harness input (a resume note) so the model never takes it for the user's words. */
+  /**
+   * `send(text)` then `idle()`; `origin` marks harness input (a resume note) so the model never takes it for the user's words.
+   * Rejects with `SessionCrashedError` when the session has crashed, before or while the turn runs.
+   */
   run(text: string, origin?: Origin): Promise<TurnOutput>;
   /**
    * Compacts the context now when idle, else right after the running turn;
@@ -206,7 +216,9 @@ export function createSession(o: SessionOptions): BridleSession {
       ),
     },
   });
-  const machine = sessionMachine.provide({ actors: { turn, compaction } });
+  const machine = sessionMachine.provide({
+    actors: { turn, compaction, closeFaultedTurn: fromPromise(({ input }) => closeFaultedTurn(recorder, input.turn, input.error)) },
+  });
   const priorTurns = recorder.entries.filter((e) => e.kind === 'turn/start').length;
   const actor = createActor(machine, { input: { maxSteps: o.maxSteps, retry: o.retry, turns: priorTurns }, inspect: o.inspect, ...(o.snapshot ? { snapshot: o.snapshot } : {}) });
   hooks.bind({ inject: (text) => actor.send({ type: 'session.input.received', text, mode: 'inject' }) });
@@ -216,13 +228,18 @@ export function createSession(o: SessionOptions): BridleSession {
   let checkpointed = priorTurns;
   let ending = false;
   let waiters: ((t: TurnOutput | undefined) => void)[] = [];
+  let crashed: SessionCrashedError | undefined;
   actor.subscribe({
     next: (snap) => {
       if (snap.value !== 'idle') return;
       const ctx = snap.context;
       if (ctx.turns > checkpointed) {
         checkpointed = ctx.turns;
-        recorder.append({ kind: 'checkpoint', turn: `t${ctx.turns}`, snapshot: actor.getPersistedSnapshot() });
+        // A checkpoint only saves replay time; one the store refuses is left out (resume replays the tail instead),
+        // and the next append that fails ends its turn the ordinary way.
+        try {
+          recorder.append({ kind: 'checkpoint', turn: `t${ctx.turns}`, snapshot: actor.getPersistedSnapshot() });
+        } catch {}
       }
       if (ctx.compactPending && !ending) {
         actor.send({ type: 'session.compact.requested' });
@@ -237,9 +254,14 @@ export function createSession(o: SessionOptions): BridleSession {
       for (const f of w) f(ctx.last);
     },
     error: (err) => {
+      crashed = new SessionCrashedError(err);
+      // Best effort: leave a log that verifies, as a second Ctrl-C does; a store that is gone refuses this too.
+      try {
+        closeOpenTurnNow(recorder, { reason: 'error', code: 'SESSION_CRASHED', cause: crashed.message });
+      } catch {}
       const w = waiters;
       waiters = [];
-      for (const f of w) f({ turn: '', reason: 'error', steps: 0, code: 'SESSION_CRASHED', cause: String(err), leftoverSteer: [], leftoverInject: [] });
+      for (const f of w) f(crashedOutput());
     },
   });
   actor.start();
@@ -250,8 +272,11 @@ export function createSession(o: SessionOptions): BridleSession {
     await o.store.close();
   };
 
+  const crashedOutput = (): TurnOutput => ({ turn: '', reason: 'error', steps: 0, code: 'SESSION_CRASHED', cause: crashed?.message ?? '', leftoverSteer: [], leftoverInject: [] });
   const idle = () =>
     new Promise<TurnOutput | undefined>((resolve) => {
+      // A crashed actor never goes idle again: waiting for it would never end.
+      if (crashed) return resolve(crashedOutput());
       const s = actor.getSnapshot();
       if (s.value === 'idle' && s.context.followups.length === 0) resolve(s.context.last);
       else waiters.push(resolve);
@@ -262,19 +287,25 @@ export function createSession(o: SessionOptions): BridleSession {
     recorder,
     actor,
     hooks,
-    send: (text, mode = 'followup', origin) => actor.send({ type: 'session.input.received', text, mode, ...(origin ? { origin } : {}) }),
+    send: (text, mode = 'followup', origin) => {
+      if (crashed) throw crashed;
+      actor.send({ type: 'session.input.received', text, mode, ...(origin ? { origin } : {}) });
+    },
     cancel: (cause) => {
       actor.send({ type: 'session.cancel.requested', cause });
       return idle();
     },
     idle,
     run: async (text, origin) => {
+      if (crashed) throw crashed;
       actor.send({ type: 'session.input.received', text, mode: 'followup', ...(origin ? { origin } : {}) });
       const out = await idle();
+      if (crashed) throw crashed;
       return out!;
     },
     compact: () =>
       new Promise<CompactionOutput | undefined>((resolve) => {
+        if (crashed) return resolve(undefined);
         const target = (actor.getSnapshot().context.compactions ?? 0) + 1;
         const sub = actor.subscribe({
           next: (s) => {

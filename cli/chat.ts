@@ -107,7 +107,13 @@ export async function chatCommand(flags: RunFlags, io: ChatIO = { input: process
       return track(session.compact().then((r) => out.write(r ? `compaction ${r.outcome}: ${r.tokensBefore} → ${r.tokensAfter} tokens\n` : 'compaction could not start\n')));
     }
     if (line.startsWith('/')) return void (out.write(`unknown command ${line}; ${HELP}\n`), prompt());
-    session.send(line);
+    try {
+      session.send(line);
+    } catch (e) {
+      // A crashed session takes no more input (SESSION_CRASHED): say so once and leave.
+      err.write(`bridle: ${(e as Error).message}\n`);
+      return void rl.close();
+    }
     track(session.idle());
   });
   prompt();

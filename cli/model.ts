@@ -13,7 +13,7 @@ export interface ModelChoice {
   scriptedLabel?: string;
 }
 
-export function chooseModel(opts: { model?: string; baseUrl?: string }, env: NodeJS.ProcessEnv = process.env): ModelChoice {
+export function chooseModel(opts: { model?: string; baseUrl?: string; streamIdleMs?: number; streamTotalMs?: number }, env: NodeJS.ProcessEnv = process.env): ModelChoice {
   const model = opts.model ?? env.BRIDLE_MODEL;
   if (!model) throw new UsageError('no model: pass --model <id> (an OpenAI-compatible model) or --model scripted:<file>');
   if (model.startsWith('scripted:')) {
@@ -37,5 +37,5 @@ export function chooseModel(opts: { model?: string; baseUrl?: string }, env: Nod
   if (!apiKey && !isLoopback(baseURL)) {
     throw new SetupError(`OPENAI_API_KEY is not set: export it, or point --base-url at a local OpenAI-compatible server (${baseURL} needs a key)`);
   }
-  return { provider: createOpenAIProvider({ model, baseURL, apiKey }), name: model };
+  return { provider: createOpenAIProvider({ model, baseURL, apiKey, streamIdleMs: opts.streamIdleMs, streamTotalMs: opts.streamTotalMs }), name: model };
 }

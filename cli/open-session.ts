@@ -44,6 +44,9 @@ export interface OpenOptions {
   contextWindow?: number;
   /** Windows per model id (config `contextWindows`), for when `contextWindow` is not set. */
   contextWindows?: Readonly<Record<string, number>>;
+  /** Model stream deadlines in ms (`--stream-idle-ms`, `--stream-total-ms`); default: the provider's. */
+  streamIdleMs?: number;
+  streamTotalMs?: number;
   onChunk?: SessionOptions['onChunk'];
   inspect?: SessionOptions['inspect'];
   clock?: Clock;

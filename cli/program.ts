@@ -19,6 +19,8 @@ function settingOptions(cmd: Command, more: (c: Command) => Command = (c) => c):
     .addOption(new Option('--approval <policy>', 'never | ask | auto (default: ask)'))
     .option('--max-steps <n>', 'step budget per turn (default: 100)')
     .option('--context-window <tokens>', 'context window in tokens (default: per model)')
+    .option('--stream-idle-ms <ms>', 'model stream idle deadline (default: 300000)')
+    .option('--stream-total-ms <ms>', 'model stream total deadline (default: 1800000)')
     .option('--profile <name>', 'use this profile of $BRIDLE_HOME/config.yaml');
   return safetyOptions(withModel);
 }

@@ -1,6 +1,7 @@
 /** `bridle run [prompt]`: one turn in a new or continued session, streamed to the terminal. */
 import type { Answerer } from '../actors/approval.js';
 import type { Origin } from '../log/entries.js';
+import { SessionCrashedError } from '../actors/session.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import type { TurnOutput } from '../machines/turn.machine.js';
 import { UsageError } from './errors.js';
@@ -20,6 +21,8 @@ export interface RunFlags extends SafetyFlags {
   maxSteps?: string;
   maxDepth?: string;
   contextWindow?: string;
+  streamIdleMs?: string;
+  streamTotalMs?: string;
   /** From the config file (`contextWindows`), not a flag: windows per model id. */
   contextWindows?: Readonly<Record<string, number>>;
 }
@@ -64,7 +67,17 @@ export function sessionFlags(flags: RunFlags): Partial<OpenOptions> {
     maxDepth: parseMaxDepth(flags.maxDepth),
     contextWindow: parseContextWindow(flags.contextWindow),
     contextWindows: flags.contextWindows,
+    streamIdleMs: parseStreamMs('--stream-idle-ms', flags.streamIdleMs),
+    streamTotalMs: parseStreamMs('--stream-total-ms', flags.streamTotalMs),
   };
+}
+
+/** `--stream-idle-ms`, `--stream-total-ms`: a whole number of milliseconds, at least 1. */
+export function parseStreamMs(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a whole number of milliseconds, at least 1 (got ${JSON.stringify(v)})`);
+  return n;
 }
 
 export function parseMaxDepth(v: string | undefined): number | undefined {
@@ -121,7 +134,11 @@ export async function runPrompt(prompt: string, flags: RunFlags, extra: Partial<
   };
   process.on('SIGINT', onSigint);
   try {
-    const out = await session.run(prompt, origin);
+    const out = await session.run(prompt, origin).catch((e: unknown) => {
+      if (!(e instanceof SessionCrashedError)) throw e;
+      err.write(`bridle: ${e.message} (${e.code})\n`);
+      return undefined;
+    });
     await session.close();
     err.write(`log: ${logPath}\n`);
     // The provider's message is the provider's (or a proxy's) text: shown, never acted on.

@@ -18,7 +18,7 @@ import { SetupError, UsageError } from './errors.js';
 import { inspectUrl, openInspector, type OpenInspector } from './inspect.js';
 import { chooseModel } from './model.js';
 import { openSession, resolveWorkspace } from './open-session.js';
-import { parseApproval, parseContextWindow, parseMaxDepth, parseMaxSteps, type RunFlags } from './run.js';
+import { parseApproval, parseContextWindow, parseMaxDepth, parseMaxSteps, parseStreamMs, type RunFlags } from './run.js';
 import { parseSafetyFlags } from './safety-flags.js';
 import { visible } from './visible.js';
 
@@ -122,6 +122,8 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
   const maxSteps = parseMaxSteps(flags.maxSteps);
   const maxDepth = parseMaxDepth(flags.maxDepth);
   const contextWindow = parseContextWindow(flags.contextWindow);
+  const streamIdleMs = parseStreamMs('--stream-idle-ms', flags.streamIdleMs);
+  const streamTotalMs = parseStreamMs('--stream-total-ms', flags.streamTotalMs);
   const safety = parseSafetyFlags(flags);
   const maxSessions = parseMaxSessions(flags.maxSessions);
   const idleTimeoutMs = parseIdleTimeout(flags.idleTimeout);
@@ -137,7 +139,7 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
       }
     }),
   ];
-  if (flags.model || process.env.BRIDLE_MODEL) chooseModel(flags);
+  if (flags.model || process.env.BRIDLE_MODEL) chooseModel({ model: flags.model, baseUrl: flags.baseUrl, streamIdleMs, streamTotalMs });
   const problem = (m: string) => err.write(`bridle serve: ${visible(m, 'text')}\n`);
   const url = inspectUrl(flags.inspect);
   const inspector = url ? await openInspector(url) : undefined;
@@ -173,6 +175,8 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
           maxDepth,
           contextWindow,
           contextWindows: flags.contextWindows,
+          streamIdleMs,
+          streamTotalMs,
           onChunk: hooks.onChunk,
           inspect: hooks.inspect,
         }).session;

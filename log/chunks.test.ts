@@ -55,4 +55,25 @@ describe('assembleBlocks', () => {
     expect(a.blocks).toEqual(blocks);
     expect(a.finish).toEqual({ kind: 'ok', reason: 'tool-calls' });
   });
+
+  it('a refusal-marked text block survives assembly and replay with its mark', () => {
+    const blocks = [{ type: 'text' as const, text: "I can't help with that.", refusal: true as const }];
+    const a = assembleAll(chunksOf(blocks, { kind: 'ok', reason: 'refusal' }));
+    expect(a.blocks).toEqual(blocks);
+    expect(a.finish).toEqual({ kind: 'ok', reason: 'refusal' });
+  });
+
+  it('two tool calls with one id: the later one is renamed deterministically, the id it was sent with kept beside it', () => {
+    const call = (index: number, id: string): Chunk => ({ type: 'block-start', index, block: { type: 'tool-call', id, name: 'ls' } });
+    const a = assembleAll([call(0, 'c'), call(1, 'c'), call(2, 'c~2'), call(3, 'c'), { type: 'finish', finish: { kind: 'ok', reason: 'tool-calls' } }]);
+    expect(a.blocks.map((b) => (b.type === 'tool-call' ? [b.id, b.renamedFrom] : []))).toEqual([
+      ['c', undefined],
+      ['c~2', 'c'],
+      ['c~2~2', 'c~2'],
+      ['c~3', 'c'],
+    ]);
+    // Replay re-streams the recorded blocks and gets the same ids back.
+    const again = assembleAll(chunksOf(a.blocks, a.finish!));
+    expect(again.blocks).toEqual(a.blocks);
+  });
 });

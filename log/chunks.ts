@@ -8,7 +8,7 @@
 import type { Block, Finish, Usage } from './entries.js';
 
 export type Chunk =
-  | { type: 'block-start'; index: number; block: { type: 'text' } | { type: 'reasoning' } | { type: 'tool-call'; id: string; name: string } }
+  | { type: 'block-start'; index: number; block: { type: 'text'; refusal?: true } | { type: 'reasoning' } | { type: 'tool-call'; id: string; name: string } }
   | { type: 'text-delta'; index: number; text: string }
   | { type: 'reasoning-delta'; index: number; text: string }
   | { type: 'tool-call-delta'; index: number; argumentsDelta: string }
@@ -41,7 +41,12 @@ export function assembleBlocks(state: Assembly, chunk: Chunk): Assembly {
       }
       const blocks = state.blocks.slice();
       const b = chunk.block;
-      blocks[chunk.index] = b.type === 'tool-call' ? { type: 'tool-call', id: b.id, name: b.name, arguments: '' } : { type: b.type, text: '' };
+      blocks[chunk.index] =
+        b.type === 'tool-call'
+          ? callBlock(state.blocks, b.id, b.name)
+          : b.type === 'text' && b.refusal
+            ? { type: 'text', text: '', refusal: true }
+            : { type: b.type, text: '' };
       const open = new Set(state.open).add(chunk.index);
       return { ...state, blocks, open };
     }
@@ -75,6 +80,20 @@ export function assembleBlocks(state: Assembly, chunk: Chunk): Assembly {
   }
 }
 
+/**
+ * A new call block whose id no earlier call of the answer has: two tool messages with one id would reach the
+ * next request, and no provider can tell their results apart. A repeated id gets the first free `~2`, `~3`, …
+ * suffix, and the block keeps the id it was sent with: deterministic (replay re-streams the sent id and gets
+ * the same name back) and visible in the log.
+ */
+function callBlock(earlier: readonly (Block | undefined)[], id: string, name: string): Block {
+  const taken = new Set(earlier.flatMap((b) => (b?.type === 'tool-call' ? [b.id] : [])));
+  if (!taken.has(id)) return { type: 'tool-call', id, name, arguments: '' };
+  let n = 2;
+  while (taken.has(`${id}~${n}`)) n++;
+  return { type: 'tool-call', id: `${id}~${n}`, name, arguments: '', renamedFrom: id };
+}
+
 /** Assembles a whole stream; used by replay and tests. */
 export function assembleAll(chunks: Iterable<Chunk>): Assembly {
   let s = emptyAssembly();
@@ -87,10 +106,10 @@ export function chunksOf(blocks: readonly Block[], finish: Finish, usage?: Usage
   const out: Chunk[] = [];
   blocks.forEach((b, index) => {
     if (b.type === 'tool-call') {
-      out.push({ type: 'block-start', index, block: { type: 'tool-call', id: b.id, name: b.name } });
+      out.push({ type: 'block-start', index, block: { type: 'tool-call', id: b.renamedFrom ?? b.id, name: b.name } });
       if (b.arguments) out.push({ type: 'tool-call-delta', index, argumentsDelta: b.arguments });
     } else {
-      out.push({ type: 'block-start', index, block: { type: b.type } });
+      out.push({ type: 'block-start', index, block: b.type === 'text' && b.refusal ? { type: 'text', refusal: true } : { type: b.type } });
       if (b.text) out.push({ type: b.type === 'text' ? 'text-delta' : 'reasoning-delta', index, text: b.text });
     }
     out.push({ type: 'block-end', index });

@@ -13,14 +13,20 @@ export const SurfaceOp = z.union([
 ]);
 export type SurfaceOp = z.infer<typeof SurfaceOp>;
 
-export const TextBlock = z.strictObject({ type: z.literal('text'), text: z.string() });
+/** `refusal`: the model declined (OpenAI's `refusal` field); the text is what it said, kept and shown as text. */
+export const TextBlock = z.strictObject({ type: z.literal('text'), text: z.string(), refusal: z.literal(true).optional() });
 export const ReasoningBlock = z.strictObject({ type: z.literal('reasoning'), text: z.string() });
-/** A tool call as the model sent it: `arguments` is the raw JSON text, kept byte for byte. */
+/**
+ * A tool call as the model sent it: `arguments` is the raw JSON text, kept byte for byte. `renamedFrom`: the
+ * model gave an earlier call of the same answer this id, so this one was renamed (`assembleBlocks`); the
+ * renamed `id` is what the log and the next request use.
+ */
 export const ToolCallBlock = z.strictObject({
   type: z.literal('tool-call'),
   id: z.string(),
   name: z.string(),
   arguments: z.string(),
+  renamedFrom: z.string().optional(),
 });
 export const Block = z.discriminatedUnion('type', [TextBlock, ReasoningBlock, ToolCallBlock]);
 export type Block = z.infer<typeof Block>;
@@ -49,7 +55,8 @@ export const ModelErrorCode = z.enum([
 ]);
 export type ModelErrorCode = z.infer<typeof ModelErrorCode>;
 
-export const FinishReason = z.enum(['stop', 'tool-calls', 'length', 'content-filter']);
+/** Why the model stopped. `refusal`: it declined, and said so in a refusal-marked text block. */
+export const FinishReason = z.enum(['stop', 'tool-calls', 'length', 'content-filter', 'refusal']);
 export type FinishReason = z.infer<typeof FinishReason>;
 
 export const Finish = z.discriminatedUnion('kind', [

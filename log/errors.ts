@@ -28,3 +28,21 @@ export class LogAccessError extends Error {
     this.name = 'LogAccessError';
   }
 }
+
+/**
+ * An append the recorder could not make: `LOG_ENTRY_REJECTED` (the draft failed its schema: untrusted data
+ * reached a draft unchecked, or a harness bug) or `LOG_APPEND_FAILED` (the store threw: disk full, lock lost).
+ * Nothing of the entry was recorded. The session ends the running turn with this code (ADR 0012).
+ */
+export class LogAppendError extends Error {
+  constructor(
+    readonly code: 'LOG_ENTRY_REJECTED' | 'LOG_APPEND_FAILED',
+    /** The kind of the entry that was not appended. */
+    readonly entryKind: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'LogAppendError';
+  }
+}

@@ -7,6 +7,7 @@
 import type { Clock, LogStore } from '../actors/ports.js';
 import { Projection } from './derive-messages.js';
 import { DURABLE_KINDS, Entry, type Draft } from './entries.js';
+import { LogAppendError } from './errors.js';
 
 export type EntryListener = (entry: Entry) => void;
 
@@ -46,13 +47,24 @@ export class Recorder {
 
   /**
    * Contract: synchronous; the entry is in the store's write order when this
-   * returns. Throws only for a draft that fails its schema — a harness bug.
+   * returns. Throws `LogAppendError` — and records nothing — for a draft that
+   * fails its schema (`LOG_ENTRY_REJECTED`) or a store that throws (`LOG_APPEND_FAILED`).
    */
   append(draft: Draft): Entry {
     const stamped = { seq: this.lastSeq + 1, at: new Date(this.clock()).toISOString(), ...draft };
-    const entry = Entry.parse(stamped);
+    const parsed = Entry.safeParse(stamped);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(entry)'}: ${i.message}`).join('; ');
+      throw new LogAppendError('LOG_ENTRY_REJECTED', draft.kind, `${draft.kind} rejected by its schema (${issues})`, { cause: parsed.error });
+    }
+    const entry = parsed.data;
     const line = JSON.stringify(entry);
-    this.store.append(entry, line);
+    try {
+      this.store.append(entry, line);
+    } catch (err) {
+      if (err instanceof LogAppendError) throw err;
+      throw new LogAppendError('LOG_APPEND_FAILED', draft.kind, `${draft.kind} not appended: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
     this.entries.push(entry);
     this.projection.apply(entry);
     for (const l of this.live) l(entry);

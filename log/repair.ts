@@ -31,8 +31,13 @@ export type RepairPlan = { ok: true; drafts: Draft[]; report: RepairReport } | {
 export interface RepairOptions {
   /** `bytes`, when the reader knows it, is the torn line's length in the file (its `text` may be a lossy decoding of a cut character). */
   torn?: { line: number; text: string; bytes?: number };
-  /** How the open turn is closed: `interrupted` after a crash (default), `aborted`/`user` when a second Ctrl-C exits at once. */
-  closeAs?: { reason: Extract<TurnEndReason, 'interrupted' | 'aborted'>; cause?: string };
+  /**
+   * How the open turn is closed: `interrupted` after a crash (default), `aborted`/`user` when a second Ctrl-C exits
+   * at once, `error` with a `code` when the running session could not go on (a failed log append, ADR 0012).
+   */
+  closeAs?: { reason: Extract<TurnEndReason, 'interrupted' | 'aborted' | 'error'>; cause?: string; code?: string };
+  /** Why the turn is closed, when it is not a crash found on load: the repair entry's `found`, and its detail's opening. */
+  because?: { found: string; detail: string };
 }
 
 export const notStartedText = (name: string) =>
@@ -59,11 +64,11 @@ export function planRepair(entries: readonly Entry[], opts: RepairOptions = {}):
     drafts.push({ kind: 'repair', found: 'torn-tail', detail: `line ${opts.torn.line} was cut off mid-write (${bytes} bytes); it was removed, every earlier line is kept` });
   }
   const open = verdict.open;
-  if (open) drafts.push(...closeOpen(open, report, opts.closeAs ?? { reason: 'interrupted', cause: 'crash' }));
+  if (open) drafts.push(...closeOpen(open, report, opts.closeAs ?? { reason: 'interrupted', cause: 'crash' }, opts.because));
   return { ok: true, drafts, report };
 }
 
-function closeOpen(open: OpenTail, report: RepairReport, closeAs: NonNullable<RepairOptions['closeAs']>): Draft[] {
+function closeOpen(open: OpenTail, report: RepairReport, closeAs: NonNullable<RepairOptions['closeAs']>, because?: RepairOptions['because']): Draft[] {
   const closing: Draft[] = [];
   for (const u of open.unloggedCalls) {
     report.unlogged.push(u.callId);
@@ -86,7 +91,7 @@ function closeOpen(open: OpenTail, report: RepairReport, closeAs: NonNullable<Re
   }
   if (open.step) {
     report.step = open.step.id;
-    closing.push({ kind: 'step/end', turn: open.step.turn, step: open.step.id, reason: 'interrupted' });
+    closing.push({ kind: 'step/end', turn: open.step.turn, step: open.step.id, reason: closeAs.reason === 'error' ? 'error' : 'interrupted' });
   }
   if (open.compaction) {
     report.compaction = true;
@@ -97,10 +102,14 @@ function closeOpen(open: OpenTail, report: RepairReport, closeAs: NonNullable<Re
     report.turn = open.turn.id;
     const end: DraftOf<'turn/end'> = { kind: 'turn/end', turn: open.turn.id, reason: closeAs.reason, steps: open.turn.steps };
     if (closeAs.cause !== undefined) end.cause = closeAs.cause;
+    if (closeAs.code !== undefined) end.code = closeAs.code;
     closing.push(end);
   }
   const found: Draft[] = [];
-  if (open.turn) found.push({ kind: 'repair', found: 'open-turn', detail: describe(report, open.turn.id) });
+  if (open.turn) {
+    const detail = describe(report, open.turn.id);
+    found.push({ kind: 'repair', found: because?.found ?? 'open-turn', detail: because ? `${because.detail}; ${detail}` : detail });
+  }
   if (open.compaction) found.push({ kind: 'repair', found: 'orphan-compaction', detail: `compaction/start at seq ${open.compaction.seq} never ended; closed as interrupted` });
   return [...found, ...closing];
 }

@@ -4,6 +4,7 @@
  * persisted snapshot there is a faithful checkpoint.
  */
 import { assign, enqueueActions, setup } from 'xstate';
+import { notProvided } from './not-provided.js';
 import type { Origin } from '../log/entries.js';
 import { compactionMachine, type CompactionOutput } from './compaction.machine.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -51,8 +52,14 @@ export const sessionMachine = setup({
     context: {} as SessionContext,
     input: {} as SessionInput,
     events: {} as SessionEvent,
+    children: {} as { turn: 'turn'; compaction: 'compaction'; closeFaultedTurn: 'closeFaultedTurn' },
   },
-  actors: { turn: turnMachine, compaction: compactionMachine },
+  actors: {
+    turn: turnMachine,
+    compaction: compactionMachine,
+    /** Provided by the host: stops what the crashed turn left running, closes it in the log (`turn/end` error with a code), flushes, and answers with its output. */
+    closeFaultedTurn: notProvided<TurnOutput, { turn: string; error: unknown }>('closeFaultedTurn'),
+  },
   actions: {
     queueFollowup: assign({
       followups: ({ context, event }) =>
@@ -140,6 +147,7 @@ export const sessionMachine = setup({
           retry: context.retry,
         }),
         onDone: { target: 'idle', actions: ['settleTurn', assign({ claimed: undefined })] },
+        onError: 'faulted',
       },
       on: { 'session.compact.requested': { actions: assign({ compactPending: true }) } },
       initial: 'active',
@@ -160,6 +168,19 @@ export const sessionMachine = setup({
             'session.input.received': [{ guard: 'isInject', actions: 'queueInject' }, { actions: 'queueFollowup' }],
           },
         },
+      },
+    },
+    faulted: {
+      description: 'The turn crashed (a log append failed): the host closes it in the log as an error with a code, durable before anyone hears; input meanwhile is queued. If even that fails, the session crashes.',
+      invoke: {
+        id: 'closeFaultedTurn',
+        src: 'closeFaultedTurn',
+        input: ({ context, event }) => ({ turn: `t${context.turns}`, error: (event as { error?: unknown }).error }),
+        onDone: { target: 'idle', actions: ['settleTurn', assign({ claimed: undefined })] },
+      },
+      on: {
+        'session.input.received': [{ guard: 'isInject', actions: 'queueInject' }, { actions: 'queueFollowup' }],
+        'session.compact.requested': { actions: assign({ compactPending: true }) },
       },
     },
     closed: { type: 'final' },

@@ -11,6 +11,7 @@
  */
 import type { InspectionEvent } from 'xstate';
 import type { Draft, Entry, EntryOf, SessionConfig } from '../../log/entries.js';
+import { LogAppendError } from '../../log/errors.js';
 import { Recorder } from '../../log/recorder.js';
 import { restoreSessionSnapshot } from '../../machines/session-fold.js';
 import type { CompactionContext } from '../../machines/compaction.machine.js';
@@ -104,6 +105,9 @@ export class ReplayDriver {
   private accept(entry: Entry, line: string): void {
     if (this.sealed || this.difference) return;
     const i = this.out.length;
+    const want = this.original[i];
+    // Where a live append failed and its turn was closed, the replayed append fails the same way.
+    if (want?.kind === 'repair' && want.found === 'turn-fault' && line !== this.lines[i]) throw this.faultAt(i, entry.kind);
     this.out.push(entry);
     this.outLines.push(line);
     this.activity++;
@@ -116,6 +120,13 @@ export class ReplayDriver {
       this.difference = { index: i };
       this.sealed = true;
     } else if (this.out.length >= this.limit) this.sealed = true;
+  }
+
+  /** The failure a `turn-fault` repair records, as its turn's end states it: code and cause. */
+  private faultAt(i: number, kind: string): Error {
+    const end = this.original.slice(i).find((e): e is EntryOf<'turn/end'> => e.kind === 'turn/end');
+    const cause = end?.cause ?? '';
+    return end?.code === 'LOG_ENTRY_REJECTED' || end?.code === 'LOG_APPEND_FAILED' ? new LogAppendError(end.code, kind, cause) : new Error(cause);
   }
 
   private store(): LogStore {
@@ -313,7 +324,9 @@ export class ReplayDriver {
     const live = this.live;
     this.guard(() => {
       const id = (ev.actorRef as { id?: string }).id;
-      if (id === 'turn') this.onTurn(live, snap.value as string, snap.context as TurnContext);
+      // A turn that crashed ends in the session's `faulted` state, not its own `ending`: the inbox is reconciled there.
+      if (ev.actorRef === live.session.actor && snap.value === 'faulted') this.ending = this.script.turns.get(`t${(snap.context as { turns: number }).turns}`);
+      else if (id === 'turn') this.onTurn(live, snap.value as string, snap.context as TurnContext);
       else if (id === 'compaction') this.onCompaction(live, snap.value as string, snap.context as CompactionContext);
     });
   }
@@ -359,8 +372,10 @@ export class ReplayDriver {
     if (!target) return;
     const s = live.session.actor.getSnapshot();
     const turn = s.children.turn?.getSnapshot().context as TurnContext | undefined;
-    if (!turn) return;
-    const plan = inboxPlan({ active: !s.matches({ running: 'cancelling' }), turnSteer: turn.steer, turnInject: turn.inject, followups: s.context.followups, injects: s.context.injects }, target);
+    // A crashed turn took its queued steer and inject with it: input now joins the session's side, as while cancelling.
+    const faulted = s.matches('faulted');
+    if (!turn && !faulted) return;
+    const plan = inboxPlan({ active: !faulted && !s.matches({ running: 'cancelling' }), turnSteer: turn?.steer ?? [], turnInject: turn?.inject ?? [], followups: s.context.followups, injects: s.context.injects }, target);
     if (!plan) throw new NotReplayableError(`the inbox the checkpoint after ${t.turn} holds cannot be reproduced by input sent while the turn ends`);
     for (const x of plan.leftovers) this.send(live, x);
     if (plan.cancel) live.session.actor.send({ type: 'session.cancel.requested', cause: 'replay' });

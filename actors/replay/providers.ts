@@ -56,6 +56,8 @@ export function replayModel(script: ReplayScript, progress: () => Progress): Mod
       }
       if (answer.kind === 'stream') return;
     }
+    // The append a failed turn could not make has no recorded answer: any answer makes the step try it, and the driver fails it again.
+    if (!answer && p.step !== undefined && script.faulted.has(p.step)) return yield { type: 'finish', finish: { kind: 'ok', reason: 'stop' } };
     await aborted(signal);
     yield { type: 'finish', finish: { kind: 'aborted' } };
   }
@@ -70,7 +72,8 @@ export function replayPlugin(script: ReplayScript, gates: Gates): Plugin {
     name: 'replay',
     setup(api) {
       api.on('tool/pre-execute', ({ call }) => {
-        const d = script.calls.get(call.callId)?.decision;
+        // In a step a failed append ended, what the log lacks is let through, so the machines reach that append again.
+        const d = script.calls.get(call.callId)?.decision ?? (script.faulted.has(call.step) ? ({ kind: 'allow' } as const) : undefined);
         if (!d) return never();
         const id = call.callId;
         if (d.kind === 'ask') return gates.wait({ leadsTo: (e) => e.kind === 'approval/asked' && e.callId === id }, () => d);
@@ -80,6 +83,7 @@ export function replayPlugin(script: ReplayScript, gates: Gates): Plugin {
       });
       api.on('tool/execute', ({ call, ctx }) => {
         const out = script.calls.get(call.callId)?.output;
+        if (!out && script.faulted.has(call.step)) return gates.wait({ silent: true }, (): ToolOutput => ({ status: 'error', code: 'REPLAY_FAULT', content: 'replay: the result the log lacks' }));
         if (!out) return aborted(ctx.signal).then((): ToolOutput => ({ status: 'error', code: 'ABORTED', content: 'replay: cancelled' }));
         return gates.wait({ leadsTo: resultOf(call.callId) }, () => ({ ...out }));
       });
@@ -90,6 +94,7 @@ export function replayPlugin(script: ReplayScript, gates: Gates): Plugin {
 export function replayAnswerer(script: ReplayScript, gates: Gates): Answerer {
   return (req) => {
     const a = script.calls.get(req.callId)?.answer;
+    if (!a && script.faulted.has(req.callId.slice(0, req.callId.lastIndexOf('.c')))) return gates.wait({ silent: true }, () => ({ outcome: 'allowed-once' as const, by: 'replay' }));
     if (!a) return never();
     return gates.wait({ leadsTo: (e) => e.kind === 'approval/decided' && e.callId === req.callId }, () => ({ ...a }));
   };

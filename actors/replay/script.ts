@@ -60,6 +60,8 @@ export interface ReplayScript {
   /** By the 0-based index of the compaction's `compaction/start`. */
   summaries: Map<number, SummaryScript>;
   turns: Map<string, TurnScript>;
+  /** Steps a failed append ended (a `turn-fault` repair closed them): where the log shows no answer, replay provokes the append that failed. */
+  faulted: Set<string>;
 }
 
 /** Entries no machine writes: hook problems and the delegate tool's brackets. Replay copies them where they stand. */
@@ -108,6 +110,19 @@ function callsOf(entries: readonly Entry[]): Map<string, CallScript> {
     }
   }
   return calls;
+}
+
+/** The step each `turn-fault` repair closed: the `step/end` among its closings, before the turn's end. */
+function faultedSteps(entries: readonly Entry[]): Set<string> {
+  const out = new Set<string>();
+  entries.forEach((e, i) => {
+    if (e.kind !== 'repair' || e.found !== 'turn-fault') return;
+    for (let j = i + 1; j < entries.length && entries[j]!.kind !== 'turn/end'; j++) {
+      const f = entries[j]!;
+      if (f.kind === 'step/end') out.add(f.step);
+    }
+  });
+  return out;
 }
 
 function stepsOf(entries: readonly Entry[]): Map<string, ModelAnswer[]> {
@@ -219,8 +234,11 @@ function turnsOf(entries: readonly Entry[]): Map<string, TurnScript> {
     if (e.kind !== 'turn/start') return;
     let end = i + 1;
     while (end < entries.length && !['turn/end', 'turn/start', 'repair'].includes(entries[end]!.kind)) end++;
-    const last = entries[end];
     const t: TurnScript = { turn: e.turn, deliveries: deliveriesOf(entries, i + 1, end) };
+    // A turn closed after a failed append ends at the turn/end among the repair's closings, and has its checkpoint after it.
+    const fault = entries[end];
+    if (fault?.kind === 'repair' && fault.found === 'turn-fault') while (end < entries.length && entries[end]!.kind !== 'turn/end') end++;
+    const last = entries[end];
     const pre = preStepOf(entries, i);
     if (pre) t.preStep = pre;
     const inbox = last?.kind === 'turn/end' ? inboxOf(nextLive(entries, end + 1), e.turn) : undefined;
@@ -232,7 +250,7 @@ function turnsOf(entries: readonly Entry[]): Map<string, TurnScript> {
 
 /** Contract: pure; reads any log that parses. */
 export function scriptOf(entries: readonly Entry[]): ReplayScript {
-  return { steps: stepsOf(entries), calls: callsOf(entries), summaries: summariesOf(entries), turns: turnsOf(entries) };
+  return { steps: stepsOf(entries), calls: callsOf(entries), summaries: summariesOf(entries), turns: turnsOf(entries), faulted: faultedSteps(entries) };
 }
 
 /** The origin the turn's input was admitted with, as the session queues it (plain text is the user's). */

@@ -62,7 +62,8 @@ export function segmentsOf(entries: readonly Entry[]): Segment[] {
       from = i + 1;
       continue;
     }
-    if (e.kind !== 'repair') continue;
+    // A turn the live session closed after a failed append (actors/session-fault.ts): the same process went on, and so does replay.
+    if (e.kind !== 'repair' || e.found === 'turn-fault') continue;
     const before = entries.slice(0, i);
     const onLoad = closeOrphanCompaction(before);
     if (onLoad.length > 0 && matches(onLoad, entries, i)) {

@@ -9,6 +9,7 @@ import {
   RateLimitError,
 } from 'openai';
 import { describe, expect, test } from 'vitest';
+import { Finish } from '../../log/entries.js';
 import { mapError, parseRetryAfter } from './openai-errors.js';
 
 const h = (init: Record<string, string> = {}) => new Headers(init);
@@ -27,6 +28,14 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(h({ 'retry-after': 'soon' }), now)).toBeUndefined();
     expect(parseRetryAfter(h(), now)).toBeUndefined();
     expect(parseRetryAfter(undefined, now)).toBeUndefined();
+  });
+  test('an out-of-range retry-after is capped to a day, never Infinity (the log would reject the finish)', () => {
+    const cases: Record<string, string>[] = [{ 'retry-after': '1e308' }, { 'retry-after-ms': '1e300' }, { 'retry-after': new Date(8.64e15).toUTCString() }];
+    for (const headers of cases) {
+      const ms = parseRetryAfter(h(headers), now);
+      expect(ms).toBe(86_400_000);
+      expect(Finish.safeParse({ kind: 'error', code: 'RATE_LIMIT', message: 'm', retryAfterMs: ms }).success).toBe(true);
+    }
   });
 });
 

@@ -9,28 +9,33 @@ import {
   APIUserAbortError,
 } from 'openai';
 import type { Clock } from '../../actors/ports.js';
+import { StreamLimitError } from './openai-deadlines.js';
 import type { Finish, ModelErrorCode } from '../../log/entries.js';
 
 const CONTEXT_MESSAGE = /context[ _-]?(length|window|size)|maximum context|exceed_context_size|too many tokens/i;
 
+/** The longest wait a server can ask for: a day. The header is untrusted; `1e308` seconds would be Infinity ms, which no log entry holds. */
+export const MAX_RETRY_AFTER_MS = 86_400_000;
+const waitMs = (ms: number) => Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms));
+
 /**
  * How long the server asks us to wait, in ms: `retry-after-ms`, else
  * `retry-after` as seconds or as an HTTP-date (relative to `now`).
- * Contract: pure given `now`; `undefined` when absent or unreadable; never negative.
+ * Contract: pure given `now`; `undefined` when absent or unreadable; never negative, at most `MAX_RETRY_AFTER_MS`.
  */
 export function parseRetryAfter(headers: Headers | undefined, now: Clock): number | undefined {
   if (!headers) return undefined;
   const ms = headers.get('retry-after-ms');
   if (ms !== null && ms.trim() !== '') {
     const n = Number(ms);
-    if (Number.isFinite(n)) return Math.max(0, n);
+    if (Number.isFinite(n)) return waitMs(n);
   }
   const value = headers.get('retry-after')?.trim();
   if (!value) return undefined;
   const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  if (Number.isFinite(seconds)) return waitMs(seconds * 1000);
   const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now());
+  return Number.isNaN(at) ? undefined : waitMs(at - now());
 }
 
 function codeForStatus(status: number, code: string, message: string): ModelErrorCode {
@@ -84,6 +89,9 @@ const fail = (code: ModelErrorCode, message: string, extra: { status?: number; r
 export function mapError(err: unknown, now: Clock = Date.now): Finish {
   try {
     if (err instanceof APIUserAbortError) return { kind: 'aborted' };
+    // A deadline or the line cap (openai-deadlines.ts): thrown from the body, or from fetch and wrapped by the SDK.
+    const limit = err instanceof StreamLimitError ? err : err instanceof APIConnectionError && err.cause instanceof StreamLimitError ? err.cause : undefined;
+    if (limit) return fail(limit.code, limit.message);
     if (err instanceof APIConnectionTimeoutError) return fail('TIMEOUT', err.message);
     if (err instanceof APIConnectionError) {
       const cause = (err as { cause?: unknown }).cause;

@@ -3,7 +3,8 @@ import { describe, expect, test } from 'vitest';
 import { chunk, usageChunk } from '../../test/helpers/openai-chunks.js';
 import { checkChunks } from '../../test/helpers/model-stream.js';
 import { assembleAll, type Chunk } from '../../log/chunks.js';
-import { createStreamMapper, toFinishReason } from './openai-stream.js';
+import { Usage } from '../../log/entries.js';
+import { safeCount, createStreamMapper, readFinishReason } from './openai-stream.js';
 
 function map(wire: object[], override?: Parameters<ReturnType<typeof createStreamMapper>['end']>[0]): Chunk[] {
   const m = createStreamMapper();
@@ -89,9 +90,91 @@ describe('createStreamMapper', () => {
   });
 });
 
-test('toFinishReason', () => {
-  expect(toFinishReason('function_call', false)).toBe('tool-calls');
-  expect(toFinishReason('content_filter', false)).toBe('content-filter');
-  expect(toFinishReason('eos', false)).toBe('stop');
-  expect(toFinishReason('eos', true)).toBe('tool-calls');
+test('readFinishReason', () => {
+  expect(readFinishReason('function_call')).toEqual({ kind: 'ok', reason: 'tool-calls' });
+  expect(readFinishReason('content_filter')).toEqual({ kind: 'ok', reason: 'content-filter' });
+  expect(readFinishReason('eos')).toEqual({ kind: 'ok', reason: 'stop' });
+  expect(readFinishReason('toString')).toMatchObject({ kind: 'error', code: 'UNKNOWN' });
+});
+
+describe('provider quirks (NOTES.md, "Provider streams")', () => {
+  test('DeepSeek insufficient_system_resource is a cut answer (SERVER), never a clean stop', () => {
+    const out = map([chunk({ content: 'The answer is' }), chunk({}, 'insufficient_system_resource')]);
+    expect(out.at(-1)).toEqual({
+      type: 'finish',
+      finish: { kind: 'error', code: 'SERVER', message: 'the provider cut the answer short (finish reason insufficient_system_resource)' },
+    });
+    expect(assembleAll(out).blocks).toEqual([{ type: 'text', text: 'The answer is' }]);
+  });
+
+  test('an unknown finish reason is UNKNOWN, never a clean stop, with or without tool calls', () => {
+    const message = 'unknown finish reason "sleepy": the answer may be incomplete';
+    expect(map([chunk({ content: 'hm' }, 'sleepy')]).at(-1)).toEqual({ type: 'finish', finish: { kind: 'error', code: 'UNKNOWN', message } });
+    expect(map([chunk({ tool_calls: [tc(0, { name: 'ls', arguments: '{}' }, 'c1')] }, 'sleepy')]).at(-1)).toMatchObject({ finish: { code: 'UNKNOWN' } });
+  });
+
+  test('finish reasons other servers use for a clean stop, a cut and a call keep their meaning', () => {
+    for (const raw of ['end_turn', 'stop_sequence', 'eos_token']) expect(map([chunk({ content: 'a' }, raw)]).at(-1)).toMatchObject({ finish: { kind: 'ok', reason: 'stop' } });
+    for (const raw of ['max_tokens', 'model_length']) expect(map([chunk({ content: 'a' }, raw)]).at(-1)).toMatchObject({ finish: { kind: 'ok', reason: 'length' } });
+    expect(map([chunk({ tool_calls: [tc(0, { name: 'ls', arguments: '{}' }, 'c1')] }, 'tool_use')]).at(-1)).toMatchObject({ finish: { reason: 'tool-calls' } });
+    expect(map([chunk({ content: 'a' }, 'error')]).at(-1)).toMatchObject({ finish: { kind: 'error', code: 'SERVER' } });
+  });
+
+  test('Groq usage under x_groq.usage (no top-level usage) is read', () => {
+    const last = { ...chunk({}, 'stop'), x_groq: { id: 'req_1', usage: { prompt_tokens: 45, completion_tokens: 662, total_tokens: 707, queue_time: 0.04 } } };
+    expect(assembleAll(map([chunk({ content: 'hi' }), last])).usage).toEqual({ inputTokens: 45, outputTokens: 662 });
+  });
+
+  test('tool-call deltas without index: each new id is a new call, an id-less delta continues the last one', () => {
+    const out = map([
+      chunk({ tool_calls: [tc(undefined, { name: 'ls', arguments: '{"path":' }, 'a1')] }),
+      chunk({ tool_calls: [tc(undefined, { arguments: '"."}' })] }),
+      chunk({ tool_calls: [tc(undefined, { name: 'grep', arguments: '{"pattern":"x"}' }, 'b2')] }),
+      chunk({}, 'tool_calls'),
+    ]);
+    expect(assembleAll(out).blocks).toEqual([
+      { type: 'tool-call', id: 'a1', name: 'ls', arguments: '{"path":"."}' },
+      { type: 'tool-call', id: 'b2', name: 'grep', arguments: '{"pattern":"x"}' },
+    ]);
+  });
+
+  test('only choice 0 is read: a chunk carrying choice 1 alone adds nothing, and its finish reason is not ours', () => {
+    const second = (delta: Record<string, unknown>, finish: string | null = null) => ({ ...chunk(delta), choices: [{ index: 1, delta, logprobs: null, finish_reason: finish }] });
+    const out = map([chunk({ content: 'zero' }), second({ content: 'one' }), chunk({}, 'stop'), second({}, 'length')]);
+    expect(assembleAll(out).blocks).toEqual([{ type: 'text', text: 'zero' }]);
+    expect(out.at(-1)).toEqual({ type: 'finish', finish: { kind: 'ok', reason: 'stop' } });
+  });
+
+  test('a refusal is kept as refusal-marked text and the answer ends with reason refusal', () => {
+    const out = map([chunk({ role: 'assistant', content: null, refusal: '' }), chunk({ refusal: "I can't" }), chunk({ refusal: ' help.' }), chunk({}, 'stop')]);
+    expect(assembleAll(out).blocks).toEqual([{ type: 'text', text: "I can't help.", refusal: true }]);
+    expect(out.at(-1)).toEqual({ type: 'finish', finish: { kind: 'ok', reason: 'refusal' } });
+  });
+
+  test('content as an array of parts (Mistral magistral): text parts are text, thinking parts reasoning, in order', () => {
+    const out = map([
+      chunk({ content: [{ type: 'thinking', thinking: [{ type: 'text', text: 'think ' }, { type: 'text', text: 'more' }] }] }),
+      chunk({ content: [{ type: 'text', text: '4' }, { type: 'reference', reference_ids: [1] }] }),
+      chunk({ content: '' }, 'stop'),
+    ]);
+    expect(assembleAll(out).blocks).toEqual([{ type: 'reasoning', text: 'think more' }, { type: 'text', text: '4' }]);
+  });
+
+  test('junk shapes inside a chunk (choices, delta, tool_calls, parts of the wrong type) are skipped, never thrown', () => {
+    const m = createStreamMapper();
+    for (const junk of [{ choices: 'x' }, { choices: [null, 3] }, { choices: [{ index: 0, delta: null }] }, { choices: [{ index: 0, delta: { tool_calls: {}, content: [null, 7, { type: 'text' }] } }] }]) {
+      expect(() => m.push(junk as never)).not.toThrow();
+    }
+    expect(m.end()).toEqual([{ type: 'finish', finish: { kind: 'error', code: 'TRANSPORT', message: 'stream ended without a finish reason' } }]);
+  });
+});
+
+describe('untrusted numbers', () => {
+  test('usage counts out of range (1e308, negative, fractional, strings, NaN) become safe non-negative integers the log accepts', () => {
+    const hostile = { prompt_tokens: 1e308, completion_tokens: -5, completion_tokens_details: { reasoning_tokens: 2.9 }, prompt_tokens_details: { cached_tokens: 'lots' } };
+    const u = assembleAll(map([chunk({ content: 'a' }, 'stop'), { ...usageChunk({ prompt_tokens: 0, completion_tokens: 0 }), usage: hostile }])).usage!;
+    expect(u).toEqual({ inputTokens: Number.MAX_SAFE_INTEGER, outputTokens: 0, reasoningTokens: 2, cachedTokens: 0 });
+    expect(Usage.safeParse(u).success).toBe(true);
+    expect([safeCount(Number.NaN), safeCount(Infinity), safeCount('7'), safeCount(null)]).toEqual([0, Number.MAX_SAFE_INTEGER, 0, 0]);
+  });
 });

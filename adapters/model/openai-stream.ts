@@ -1,11 +1,15 @@
 /**
  * OpenAI stream chunks → bridle's chunk protocol. A small stateful mapper,
  * free of I/O, so the rules of I8 are decided here and tested without a server.
+ *
+ * The wire is untrusted: the SDK only parses the JSON, so every field is
+ * read by shape, never by its declared type (a chunk that holds nothing
+ * recognisable adds nothing). What real providers send beyond OpenAI's
+ * shape is read as they meant it (NOTES.md, "Provider streams"; ADR 0012).
  */
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import type { CompletionUsage } from 'openai/resources/completions';
 import type { Chunk } from '../../log/chunks.js';
-import type { Finish, FinishReason, Usage } from '../../log/entries.js';
+import type { Finish, FinishReason, ModelErrorCode, Usage } from '../../log/entries.js';
 
 export interface StreamMapper {
   /** The chunks one wire chunk yields; blocks start lazily, on first content. */
@@ -19,6 +23,8 @@ export interface StreamMapper {
 }
 
 interface PendingCall {
+  /** The id used when the server gives none: `call_<index>`, or `call_<n>` for the n-th call of a server that sends no index. */
+  fallbackId: string;
   block?: number;
   id?: string;
   name?: string;
@@ -26,50 +32,96 @@ interface PendingCall {
   buffered: string;
 }
 
-const count = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.trunc(n) : 0);
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-export function toUsage(u: CompletionUsage): Usage {
-  const usage: Usage = { inputTokens: count(u.prompt_tokens), outputTokens: count(u.completion_tokens) };
-  const reasoning = u.completion_tokens_details?.reasoning_tokens;
+/** A token count from the wire as a safe non-negative integer: junk is 0, a huge count is capped (the log's schema takes nothing else). */
+export const safeCount = (n: unknown): number => (typeof n === 'number' && n > 0 ? Math.min(Math.trunc(n), Number.MAX_SAFE_INTEGER) : 0);
+
+/** The usage object of a chunk: top-level `usage`, or Groq's `x_groq.usage`. */
+function usageOf(wire: Json): Json | undefined {
+  if (isObject(wire.usage)) return wire.usage;
+  const groq = wire.x_groq;
+  return isObject(groq) && isObject(groq.usage) ? groq.usage : undefined;
+}
+
+export function toUsage(u: Json): Usage {
+  const usage: Usage = { inputTokens: safeCount(u.prompt_tokens), outputTokens: safeCount(u.completion_tokens) };
+  const completion = isObject(u.completion_tokens_details) ? u.completion_tokens_details : {};
+  const prompt = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
+  const reasoning = completion.reasoning_tokens;
   // DeepSeek reports cache hits as `prompt_cache_hit_tokens` instead of the details object.
-  const cached = u.prompt_tokens_details?.cached_tokens ?? (u as { prompt_cache_hit_tokens?: number }).prompt_cache_hit_tokens;
-  if (reasoning !== undefined && reasoning !== null) usage.reasoningTokens = count(reasoning);
-  if (cached !== undefined && cached !== null) usage.cachedTokens = count(cached);
+  const cached = prompt.cached_tokens ?? u.prompt_cache_hit_tokens;
+  if (reasoning !== undefined && reasoning !== null) usage.reasoningTokens = safeCount(reasoning);
+  if (cached !== undefined && cached !== null) usage.cachedTokens = safeCount(cached);
   return usage;
 }
 
+export type ReadReason = { kind: 'ok'; reason: FinishReason } | { kind: 'error'; code: ModelErrorCode; message: string };
+
+const CLEAN: Record<string, FinishReason> = {
+  stop: 'stop',
+  // Other servers' names for the same endings: Anthropic-style gateways, TGI, Mistral.
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  eos: 'stop',
+  eos_token: 'stop',
+  tool_calls: 'tool-calls',
+  function_call: 'tool-calls',
+  tool_use: 'tool-calls',
+  length: 'length',
+  max_tokens: 'length',
+  model_length: 'length',
+  content_filter: 'content-filter',
+};
+
 /**
- * A wire finish reason → bridle's. Servers that answer tool calls with
- * `stop` (some Ollama versions) and reasons outside the OpenAI set are read
- * by what the answer holds.
+ * A wire finish reason → bridle's, or the failure it reports. Only reasons
+ * known to mean a finished answer are a clean stop: the provider's own
+ * "I cut it" (DeepSeek's `insufficient_system_resource`, Mistral's `error`)
+ * is `SERVER`, and a reason nobody taught us is `UNKNOWN` — never `stop`,
+ * since an answer we cannot vouch for must not end a turn as completed.
+ * Contract: pure and total.
  */
-export function toFinishReason(raw: string, hasToolCalls: boolean): FinishReason {
-  switch (raw) {
-    case 'tool_calls':
-    case 'function_call':
-      return 'tool-calls';
-    case 'length':
-      return 'length';
-    case 'content_filter':
-      return 'content-filter';
-    default:
-      return hasToolCalls ? 'tool-calls' : 'stop';
+export function readFinishReason(raw: string): ReadReason {
+  const known = Object.hasOwn(CLEAN, raw) ? CLEAN[raw] : undefined;
+  if (known) return { kind: 'ok', reason: known };
+  if (raw === 'insufficient_system_resource' || raw === 'error') {
+    return { kind: 'error', code: 'SERVER', message: `the provider cut the answer short (finish reason ${raw})` };
   }
+  return { kind: 'error', code: 'UNKNOWN', message: `unknown finish reason ${JSON.stringify(raw)}: the answer may be incomplete` };
 }
 
-/** Reasoning text of a delta: `reasoning_content` (DeepSeek, vLLM) or `reasoning` (newer vLLM, Ollama, OpenRouter). */
-function reasoningOf(delta: object): string {
-  const d = delta as { reasoning_content?: unknown; reasoning?: unknown };
-  if (typeof d.reasoning_content === 'string') return d.reasoning_content;
-  if (typeof d.reasoning === 'string') return d.reasoning;
-  return '';
+/** Reasoning text of a delta: `reasoning_content` (DeepSeek, vLLM) or `reasoning` (newer vLLM, Ollama, OpenRouter, Groq). */
+const reasoningOf = (d: Json): string => str(d.reasoning_content) || str(d.reasoning);
+
+/** What a content part array (Mistral magistral) holds, in order: `text` parts and the text inside `thinking` parts. */
+function partsOf(content: unknown[]): { kind: 'text' | 'reasoning'; text: string }[] {
+  const out: { kind: 'text' | 'reasoning'; text: string }[] = [];
+  for (const part of content) {
+    if (!isObject(part)) continue;
+    if (part.type === 'text' && str(part.text)) out.push({ kind: 'text', text: str(part.text) });
+    if (part.type !== 'thinking') continue;
+    const inner = typeof part.thinking === 'string' ? [{ type: 'text', text: part.thinking }] : Array.isArray(part.thinking) ? part.thinking : [];
+    for (const t of inner) if (isObject(t) && t.type === 'text' && str(t.text)) out.push({ kind: 'reasoning', text: str(t.text) });
+  }
+  return out;
+}
+
+/** Choice 0 of a chunk: with `n > 1` the choices interleave in one stream, and only the first is the answer. A lone choice without an index is it. */
+function choiceZero(wire: Json): Json | undefined {
+  if (!Array.isArray(wire.choices)) return undefined;
+  return wire.choices.find((c): c is Json => isObject(c) && (c.index === 0 || c.index === undefined || c.index === null));
 }
 
 export function createStreamMapper(): StreamMapper {
   let nextBlock = 0;
   let textBlock: number | undefined;
+  let refusalBlock: number | undefined;
   let reasoningBlock: number | undefined;
-  const calls = new Map<number, PendingCall>();
+  const calls = new Map<string, PendingCall>();
+  let lastUnindexed: string | undefined;
   const open: number[] = [];
   let usage: Usage | undefined;
   let rawReason: string | undefined;
@@ -81,19 +133,40 @@ export function createStreamMapper(): StreamMapper {
     out.push({ type: 'block-start', index, block });
     return index;
   };
+  const text = (out: Chunk[], piece: string) => {
+    textBlock ??= start(out, { type: 'text' });
+    out.push({ type: 'text-delta', index: textBlock, text: piece });
+  };
+  const reasoning = (out: Chunk[], piece: string) => {
+    reasoningBlock ??= start(out, { type: 'reasoning' });
+    out.push({ type: 'reasoning-delta', index: reasoningBlock, text: piece });
+  };
 
-  const pushToolCall = (out: Chunk[], position: number, tc: NonNullable<ChatCompletionChunk.Choice.Delta['tool_calls']>[number]) => {
-    const key = typeof tc.index === 'number' ? tc.index : position;
+  /**
+   * Which call a fragment belongs to: by `index` when the server sends one;
+   * without it (Mistral, some Gemini and vLLM versions) a fragment naming an
+   * id not seen yet opens a call, and one without an id continues the last.
+   */
+  const keyOf = (tc: Json, position: number): string => {
+    if (typeof tc.index === 'number') return `index ${tc.index}`;
+    const id = str(tc.id);
+    if (id) return (lastUnindexed = `id ${id}`);
+    return lastUnindexed ?? `position ${position}`;
+  };
+
+  const pushToolCall = (out: Chunk[], position: number, tc: Json) => {
+    const key = keyOf(tc, position);
     let call = calls.get(key);
-    if (!call) calls.set(key, (call = { buffered: '' }));
+    if (!call) calls.set(key, (call = { fallbackId: `call_${typeof tc.index === 'number' ? tc.index : calls.size}`, buffered: '' }));
+    const fn = isObject(tc.function) ? tc.function : {};
     // Some servers repeat id and name on every fragment: the first one wins.
-    if (call.id === undefined && tc.id) call.id = tc.id;
-    if (call.name === undefined && tc.function?.name) call.name = tc.function.name;
-    const args = tc.function?.arguments ?? '';
+    if (call.id === undefined && str(tc.id)) call.id = str(tc.id);
+    if (call.name === undefined && str(fn.name)) call.name = str(fn.name);
+    const args = str(fn.arguments);
     if (call.block === undefined) {
       call.buffered += args;
       if (call.name === undefined) return;
-      call.block = start(out, { type: 'tool-call', id: call.id ?? `call_${key}`, name: call.name });
+      call.block = start(out, { type: 'tool-call', id: call.id ?? call.fallbackId, name: call.name });
       if (call.buffered) out.push({ type: 'tool-call-delta', index: call.block, argumentsDelta: call.buffered });
       call.buffered = '';
     } else if (args) {
@@ -102,24 +175,26 @@ export function createStreamMapper(): StreamMapper {
   };
 
   return {
-    push(wire) {
+    push(chunk) {
       const out: Chunk[] = [];
-      if (ended) return out;
-      if (wire.usage) usage = toUsage(wire.usage);
-      const choice = wire.choices?.find((c) => c.index === 0) ?? wire.choices?.[0];
+      const wire = chunk as unknown;
+      if (ended || !isObject(wire)) return out;
+      const u = usageOf(wire);
+      if (u) usage = toUsage(u);
+      const choice = choiceZero(wire);
       if (!choice) return out;
-      const delta = choice.delta ?? {};
-      const reasoning = reasoningOf(delta);
-      if (reasoning) {
-        reasoningBlock ??= start(out, { type: 'reasoning' });
-        out.push({ type: 'reasoning-delta', index: reasoningBlock, text: reasoning });
+      const delta = isObject(choice.delta) ? choice.delta : {};
+      const thought = reasoningOf(delta);
+      if (thought) reasoning(out, thought);
+      if (typeof delta.content === 'string' && delta.content) text(out, delta.content);
+      if (Array.isArray(delta.content)) for (const p of partsOf(delta.content)) (p.kind === 'text' ? text : reasoning)(out, p.text);
+      // OpenAI sends a refusal as its own field, with no content: what the model said, kept apart from any answer text.
+      if (str(delta.refusal)) {
+        refusalBlock ??= start(out, { type: 'text', refusal: true });
+        out.push({ type: 'text-delta', index: refusalBlock, text: str(delta.refusal) });
       }
-      if (typeof delta.content === 'string' && delta.content) {
-        textBlock ??= start(out, { type: 'text' });
-        out.push({ type: 'text-delta', index: textBlock, text: delta.content });
-      }
-      delta.tool_calls?.forEach((tc, i) => pushToolCall(out, i, tc));
-      if (choice.finish_reason) rawReason = choice.finish_reason;
+      if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((tc, i) => isObject(tc) && pushToolCall(out, i, tc));
+      if (str(choice.finish_reason)) rawReason = str(choice.finish_reason);
       return out;
     },
 
@@ -128,9 +203,9 @@ export function createStreamMapper(): StreamMapper {
       ended = true;
       const out: Chunk[] = [];
       // A call whose name never came still goes out, so the harness can reject it by name.
-      for (const [key, call] of calls) {
+      for (const call of calls.values()) {
         if (call.block !== undefined) continue;
-        call.block = start(out, { type: 'tool-call', id: call.id ?? `call_${key}`, name: '' });
+        call.block = start(out, { type: 'tool-call', id: call.id ?? call.fallbackId, name: '' });
         if (call.buffered) out.push({ type: 'tool-call-delta', index: call.block, argumentsDelta: call.buffered });
       }
       for (const index of open) out.push({ type: 'block-end', index });
@@ -144,9 +219,14 @@ export function createStreamMapper(): StreamMapper {
     if (rawReason === undefined) {
       return { kind: 'error', code: 'TRANSPORT', message: 'stream ended without a finish reason' };
     }
-    const reason = toFinishReason(rawReason, calls.size > 0);
+    const read = readFinishReason(rawReason);
+    if (read.kind === 'error') return read;
+    let reason = read.reason;
+    // Servers that answer tool calls with `stop` (some Ollama versions) are read by what the answer holds.
+    if (reason === 'stop' && calls.size > 0) reason = 'tool-calls';
+    if (reason === 'stop' && refusalBlock !== undefined) reason = 'refusal';
     // `length` and `content-filter` say more than "empty" about an answer with nothing in it.
-    if (textBlock === undefined && calls.size === 0 && (reason === 'stop' || reason === 'tool-calls')) {
+    if (textBlock === undefined && refusalBlock === undefined && calls.size === 0 && (reason === 'stop' || reason === 'tool-calls')) {
       return { kind: 'error', code: 'EMPTY_RESPONSE', message: `the model finished (${rawReason}) with no text and no tool calls` };
     }
     return { kind: 'ok', reason };

@@ -206,9 +206,9 @@ describe('openai provider: failures (I8)', () => {
 
   test('slow headers → TIMEOUT; a stalled body → TIMEOUT', async () => {
     srv.enqueue(streamReply(textChunks('late'), { headersDelayMs: 400 }));
-    expect(wellFormed(await run(provider({ timeoutMs: 100 }))).finish).toMatchObject({ kind: 'error', code: 'TIMEOUT' });
+    expect(wellFormed(await run(provider({ streamIdleMs: 100 }))).finish).toMatchObject({ kind: 'error', code: 'TIMEOUT' });
     srv.enqueue(streamReply([...textChunks('stal', { finish: null }), pause(400), ...textChunks('led')]));
-    const d = wellFormed(await run(provider({ timeoutMs: 100 })));
+    const d = wellFormed(await run(provider({ streamIdleMs: 100 })));
     expect(d.finish).toMatchObject({ kind: 'error', code: 'TIMEOUT' });
     expect(d.assembly.blocks).toEqual([{ type: 'text', text: 'stal' }]);
   });

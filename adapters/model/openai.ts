@@ -11,10 +11,12 @@ import type { Clock, ModelProvider } from '../../actors/ports.js';
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';
+import { guardFetch, resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
 import { mapError } from './openai-errors.js';
 import { createStreamMapper } from './openai-stream.js';
 import { toWireParams } from './openai-wire.js';
 
+export { DEFAULT_STREAM_LIMITS, resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
 export { mapError, parseRetryAfter } from './openai-errors.js';
 export { toWireMessages, toWireParams, toWireTools } from './openai-wire.js';
 
@@ -30,8 +32,12 @@ export interface OpenAIProviderOptions {
   /** May be missing: streams then end in `AUTH`, except against a loopback server. */
   apiKey?: string;
   fetch?: typeof fetch;
-  /** Longest wait for the response headers, and then for each next chunk; default: the SDK's 10 minutes, no idle limit. */
-  timeoutMs?: number;
+  /** No `data:` event for this long (headers included; keep-alive comments do not count) ends the stream `TIMEOUT`. Default 300 000. */
+  streamIdleMs?: number;
+  /** The whole request, headers to last byte, within this; past it the stream ends `TIMEOUT`. Default 1 800 000. */
+  streamTotalMs?: number;
+  /** The longest line a stream may send before a newline; past it the stream ends `TRANSPORT`. Default 4 MiB. */
+  maxLineBytes?: number;
   /** Reads an HTTP-date `retry-after`; inject it where the log must be reproducible. */
   now?: Clock;
 }
@@ -39,6 +45,8 @@ export interface OpenAIProviderOptions {
 export interface OpenAIProvider extends ModelProvider {
   readonly model: string;
   readonly baseURL: string;
+  /** The deadlines and line cap every stream is held to, defaults filled. */
+  readonly limits: StreamLimits;
 }
 
 /** True for 127.0.0.0/8, ::1 and localhost: servers that need no real key. */
@@ -61,6 +69,7 @@ const finishChunk = (finish: Finish): Chunk => ({ type: 'finish', finish });
 export function createOpenAIProvider(options: OpenAIProviderOptions): OpenAIProvider {
   const baseURL = options.baseURL ?? DEFAULT_BASE_URL;
   const now = options.now ?? Date.now;
+  const limits = resolveStreamLimits({ idleMs: options.streamIdleMs, totalMs: options.streamTotalMs, maxLineBytes: options.maxLineBytes });
   let client: OpenAI | undefined;
   let setupFailure: Finish | undefined;
   const apiKey = options.apiKey || (isLoopback(baseURL) ? LOOPBACK_PLACEHOLDER_KEY : undefined);
@@ -76,8 +85,9 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): OpenAIProv
         apiKey,
         baseURL,
         maxRetries: 0,
-        ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-        ...(options.fetch ? { fetch: options.fetch } : {}),
+        // The deadlines live under the SDK, in the fetch it calls; its own timeout (headers only) is left no earlier than ours.
+        timeout: limits.totalMs,
+        fetch: guardFetch(options.fetch ?? globalThis.fetch, limits),
       });
     } catch (err) {
       setupFailure = { kind: 'error', code: 'BAD_REQUEST', message: `cannot create the OpenAI client: ${String(err)}` };
@@ -88,34 +98,19 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): OpenAIProv
     if (signal.aborted) return yield finishChunk({ kind: 'aborted' });
     if (!client) return yield finishChunk(setupFailure!);
     const mapper = createStreamMapper();
-    // The SDK's timeout stops at the headers; a stalled body is caught by this idle timer.
-    const idle = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const rearm = () => {
-      if (options.timeoutMs === undefined) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => idle.abort(), options.timeoutMs);
-    };
     let failure: Finish | undefined;
     try {
-      const wire = await client.chat.completions.create(toWireParams(request, options.model), {
-        signal: AbortSignal.any([signal, idle.signal]),
-      });
-      rearm();
+      const wire = await client.chat.completions.create(toWireParams(request, options.model), { signal });
       for await (const part of wire) {
-        rearm();
         for (const c of mapper.push(part)) yield c;
       }
     } catch (err) {
       failure = mapError(err, now);
-    } finally {
-      clearTimeout(timer);
     }
-    // The SDK ends an aborted iteration quietly, so the signals are the truth.
+    // The SDK ends an aborted iteration quietly, so the signal is the truth.
     if (signal.aborted) failure = { kind: 'aborted' };
-    else if (idle.signal.aborted) failure = { kind: 'error', code: 'TIMEOUT', message: `no data from the model for ${options.timeoutMs} ms` };
     for (const c of mapper.end(failure)) yield c;
   }
 
-  return { id: 'openai', model: options.model, baseURL, stream };
+  return { id: 'openai', model: options.model, baseURL, limits, stream };
 }

@@ -1,4 +1,5 @@
 /** What each JSON-RPC method does. Params arrive parsed (protocol.ts); results follow `MethodResults`. */
+import { SessionCrashedError } from '../../actors/session.js';
 import type { Peer } from './attachment.js';
 import type { Hub } from './hub.js';
 import { ErrorCode, refusal, type Method, type ParamsOf, type ResultOf } from './protocol.js';
@@ -26,7 +27,12 @@ export const methods: Methods = {
     return { sessionId: s.id, fromSeq, durableSeq };
   },
   'session/input': (p, { hub }) => {
-    hub.get(p.sessionId).send(p.text, p.mode);
+    try {
+      hub.get(p.sessionId).send(p.text, p.mode);
+    } catch (err) {
+      if (err instanceof SessionCrashedError) throw refusal(ErrorCode.SessionCrashed, 'SESSION_CRASHED', err.message);
+      throw err;
+    }
     return { accepted: true };
   },
   'session/cancel': (p, { hub }) => {

@@ -26,6 +26,8 @@ export const ErrorCode = {
   NotAttached: -32004,
   /** `session/create` while the server holds its `--max-sessions` sessions. */
   SessionLimit: -32005,
+  /** The session crashed and takes no more input (`SessionCrashedError`); its log stays readable. */
+  SessionCrashed: -32006,
 } as const;
 
 /**
@@ -43,6 +45,7 @@ export const ErrorReason = z.enum([
   'CWD_NOT_A_DIRECTORY',
   'MODEL_UNAVAILABLE',
   'OPEN_FAILED',
+  'SESSION_CRASHED',
 ]);
 export type ErrorReason = z.infer<typeof ErrorReason>;
 

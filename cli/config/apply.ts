@@ -42,5 +42,7 @@ export function asFlags(r: Resolved, opts: Pick<ApplyOptions, 'keepLoggedModel'>
     maxSteps: String(v.maxSteps),
     contextWindow: explicitWindow ? String(v.contextWindow) : undefined,
     contextWindows: v.contextWindows,
+    streamIdleMs: String(v.streamIdleMs),
+    streamTotalMs: String(v.streamTotalMs),
   };
 }

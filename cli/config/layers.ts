@@ -1,6 +1,6 @@
 /** The layers the effective configuration is picked from, each as the settings it sets (undefined: not set there). */
 import { UsageError } from '../errors.js';
-import { parseApproval, parseContextWindow, parseMaxSteps } from '../run.js';
+import { parseApproval, parseContextWindow, parseMaxSteps, parseStreamMs } from '../run.js';
 import { parseSafetyFlags } from '../safety-flags.js';
 import type { LoadedConfig } from './load.js';
 import type { ConfigFlags } from './resolve.js';
@@ -19,6 +19,8 @@ export function flagLayer(f: ConfigFlags): Settings {
     allowNetwork: f.allowNetwork,
     maxSteps: parseMaxSteps(f.maxSteps),
     contextWindow: parseContextWindow(f.contextWindow),
+    streamIdleMs: parseStreamMs('--stream-idle-ms', f.streamIdleMs),
+    streamTotalMs: parseStreamMs('--stream-total-ms', f.streamTotalMs),
   };
 }
 

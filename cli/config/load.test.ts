@@ -47,7 +47,7 @@ describe('parseConfig', () => {
   });
 
   it('an unknown key names the file, the key and the known ones', () => {
-    expect(problem('modle: gpt-4o\n')).toBe(`${F}: modle: unknown key (known: model, baseUrl, approval, allow, sandbox, sandboxMode, allowNetwork, maxSteps, contextWindow, contextWindows, profiles)`);
+    expect(problem('modle: gpt-4o\n')).toBe(`${F}: modle: unknown key (known: model, baseUrl, approval, allow, sandbox, sandboxMode, allowNetwork, maxSteps, contextWindow, contextWindows, streamIdleMs, streamTotalMs, profiles)`);
     expect(problem('profiles:\n  fast:\n    maxStep: 3\n')).toMatch(/^\/h\/config.yaml: profiles\.fast\.maxStep: unknown key \(known in a profile: model, /);
     // Profiles do not nest.
     expect(problem('profiles:\n  a:\n    profiles: {}\n')).toContain('profiles.a.profiles: unknown key');

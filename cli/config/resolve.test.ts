@@ -25,7 +25,7 @@ const CONFIG = file(
 describe('resolveConfig: precedence flag > env > profile > file > default', () => {
   it('with nothing set, every value is the default', () => {
     const r = resolveConfig({}, none, {});
-    expect(r.values).toEqual({ model: undefined, baseUrl: 'https://api.openai.com/v1', approval: 'ask', allow: [], sandbox: 'bwrap', sandboxMode: 'workspace-write', allowNetwork: false, maxSteps: 100, contextWindow: undefined, contextWindows: {} });
+    expect(r.values).toEqual({ model: undefined, baseUrl: 'https://api.openai.com/v1', approval: 'ask', allow: [], sandbox: 'bwrap', sandboxMode: 'workspace-write', allowNetwork: false, maxSteps: 100, contextWindow: undefined, contextWindows: {}, streamIdleMs: 300_000, streamTotalMs: 1_800_000 });
     expect(new Set(Object.values(r.sources))).toEqual(new Set(['default']));
   });
 
@@ -99,7 +99,7 @@ describe('sandbox and sandboxMode', () => {
 describe('asFlags', () => {
   it('renders every value in the flag form the commands parse', () => {
     const r = resolveConfig({}, file('allowNetwork: true\nmaxSteps: 12\ncontextWindow: 9000\n'), {});
-    expect(asFlags(r)).toEqual({ model: undefined, baseUrl: 'https://api.openai.com/v1', approval: 'ask', allow: [], sandbox: 'bwrap', sandboxMode: 'workspace-write', allowNetwork: true, maxSteps: '12', contextWindow: '9000', contextWindows: {} });
+    expect(asFlags(r)).toEqual({ model: undefined, baseUrl: 'https://api.openai.com/v1', approval: 'ask', allow: [], sandbox: 'bwrap', sandboxMode: 'workspace-write', allowNetwork: true, maxSteps: '12', contextWindow: '9000', contextWindows: {}, streamIdleMs: '300000', streamTotalMs: '1800000' });
   });
 
   it('resume: a model from the file or the default gives way to the logged one; a flag, env or profile model does not', () => {
@@ -131,6 +131,8 @@ describe('config --dump', () => {
         'contextWindows: # profile',
         '  file-model: 50000',
         '  shared: 70000',
+        'streamIdleMs: 300000 # default',
+        'streamTotalMs: 1800000 # default',
         '',
       ].join('\n'),
     );

@@ -9,7 +9,7 @@
 import { knownContextWindow } from '../../actors/context-windows.js';
 import type { ApprovalPolicy } from '../../actors/approval.js';
 import type { SandboxMode } from '../../actors/sandbox.js';
-import { DEFAULT_BASE_URL } from '../../adapters/model/openai.js';
+import { DEFAULT_BASE_URL, DEFAULT_STREAM_LIMITS } from '../../adapters/model/openai.js';
 import { UsageError } from '../errors.js';
 import { envLayer, fileLayer, flagLayer, profileLayer } from './layers.js';
 import type { LoadedConfig } from './load.js';
@@ -28,6 +28,8 @@ export interface ConfigFlags {
   allowNetwork?: boolean;
   maxSteps?: string;
   contextWindow?: string;
+  streamIdleMs?: string;
+  streamTotalMs?: string;
   profile?: string;
 }
 
@@ -43,6 +45,9 @@ export interface Effective {
   /** For the effective model; undefined when nothing says (compaction then waits for an overflow to learn it). */
   contextWindow?: number;
   contextWindows: Record<string, number>;
+  /** Model stream deadlines (adapters/model/openai-deadlines.ts). */
+  streamIdleMs: number;
+  streamTotalMs: number;
 }
 
 export interface Resolved {
@@ -65,6 +70,8 @@ export const DEFAULTS = {
   sandboxMode: 'workspace-write',
   allowNetwork: false,
   maxSteps: 100,
+  streamIdleMs: DEFAULT_STREAM_LIMITS.idleMs,
+  streamTotalMs: DEFAULT_STREAM_LIMITS.totalMs,
 } as const;
 
 /** Contract: throws `UsageError` for a bad flag, a bad environment value, or a profile the file does not define; pure otherwise. */
@@ -125,6 +132,8 @@ export function resolveConfig(flags: ConfigFlags, loaded: LoadedConfig, env: Nod
     maxSteps: pick('maxSteps', DEFAULTS.maxSteps)!,
     contextWindow,
     contextWindows,
+    streamIdleMs: pick('streamIdleMs', DEFAULTS.streamIdleMs)!,
+    streamTotalMs: pick('streamTotalMs', DEFAULTS.streamTotalMs)!,
   };
   return { file: loaded.path, fileExists: loaded.exists, profile: flags.profile, values, sources, notes, windowFromMap };
 }

@@ -19,13 +19,15 @@ export const RULES = {
   maxSteps: 'must be a positive whole number',
   contextWindow: 'must be a whole number of tokens, at least 1024',
   contextWindows: 'must map model ids to whole numbers of tokens, each at least 1024',
+  streamIdleMs: 'must be a whole number of milliseconds, at least 1',
+  streamTotalMs: 'must be a whole number of milliseconds, at least 1',
   profiles: 'must map profile names to sets of these same settings',
 } as const;
 
 export type SettingKey = Exclude<keyof typeof RULES, 'profiles'>;
 
 /** In the order `config --dump` prints them. */
-export const SETTING_KEYS: readonly SettingKey[] = ['model', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'maxSteps', 'contextWindow', 'contextWindows'];
+export const SETTING_KEYS: readonly SettingKey[] = ['model', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'maxSteps', 'contextWindow', 'contextWindows', 'streamIdleMs', 'streamTotalMs'];
 
 const isUrl = (s: string) => {
   try {
@@ -60,6 +62,8 @@ export const settingsShape = {
   maxSteps: z.int().positive(),
   contextWindow: tokens,
   contextWindows: z.record(z.string().min(1), tokens),
+  streamIdleMs: z.int().positive(),
+  streamTotalMs: z.int().positive(),
 };
 
 export const Settings = z.strictObject(settingsShape).partial();

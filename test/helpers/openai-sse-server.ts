@@ -21,12 +21,12 @@ const PAUSE = Symbol('pause');
 const RAW = Symbol('raw');
 /** A pause inside a stream's chunk list. */
 export interface Pause { readonly [PAUSE]: number }
-/** Text written to the socket as is (a malformed frame, a comment line). */
-export interface Raw { readonly [RAW]: string }
+/** Text or bytes written to the socket as is (a malformed frame, a comment line, a recorded body cut anywhere). */
+export interface Raw { readonly [RAW]: string | Uint8Array }
 export type StreamItem = WireChunk | Pause | Raw;
 
 export const pause = (ms: number): Pause => ({ [PAUSE]: ms });
-export const raw = (text: string): Raw => ({ [RAW]: text });
+export const raw = (text: string | Uint8Array): Raw => ({ [RAW]: text });
 
 export type Reply =
   /** 200 + SSE: each item as `data: …\n\n`, then `data: [DONE]` unless `done: false`. */
@@ -88,7 +88,7 @@ async function writeItems(res: ServerResponse, items: StreamItem[], delayMs: num
       continue;
     }
     if (delayMs > 0) await sleep(delayMs);
-    res.write(RAW in item ? (item[RAW] as string) : `data: ${JSON.stringify(item)}\n\n`);
+    res.write(RAW in item ? (item[RAW] as string | Uint8Array) : `data: ${JSON.stringify(item)}\n\n`);
   }
 }
 

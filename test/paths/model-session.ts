@@ -104,7 +104,12 @@ export const sessionModel: PathModel = {
     ],
     'session.cancel.requested': [{ type: 'session.cancel.requested', cause: 'user' }],
   },
-  outputs: { turn: TURN_OUTPUTS, compaction: [{ outcome: 'compacted', tokensBefore: 900, tokensAfter: 300, shrank: true }] },
+  outputs: {
+    turn: TURN_OUTPUTS,
+    compaction: [{ outcome: 'compacted', tokensBefore: 900, tokensAfter: 300, shrank: true }],
+    // A crashed turn, closed by the host: its queued steer and inject went down with it.
+    closeFaultedTurn: [{ turn: 't1', reason: 'error', steps: 1, code: 'LOG_APPEND_FAILED', leftoverSteer: [], leftoverInject: [] }],
+  },
   abstract,
   check,
   afterPath,

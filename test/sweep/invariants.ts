@@ -120,16 +120,16 @@ function callOrder(es: readonly Entry[], out: string[]): void {
   });
 }
 
-/** I8: a stream that stopped without a finish is a TRANSPORT failure, never a success. */
+/** I8: a stream that stopped without a finish is a TRANSPORT failure, one that stalled past its deadline TIMEOUT; never a success. */
 function cutStreams(run: WorldRun, es: readonly Entry[], out: string[]): void {
   run.model.replies.forEach((reply, i) => {
-    if (reply.kind !== 'cut' && reply.kind !== 'throw') return;
+    if (reply.kind !== 'cut' && reply.kind !== 'throw' && reply.kind !== 'stall') return;
     const req = run.h.requests[i];
     // A compaction's summary request fails into compaction/end, not into a step.
     if (!req || isSummaryInstruction(req.request.messages.at(-1))) return;
     const until = run.h.requests[i + 1]?.entries ?? es.length;
     const next = es.slice(req.entries, until).find((e) => e.kind === 'model/retry' || e.kind === 'assistant/message' || e.kind === 'step/end');
-    const want = reply.kind === 'cut' ? 'TRANSPORT' : 'UNKNOWN';
+    const want = reply.kind === 'cut' ? 'TRANSPORT' : reply.kind === 'stall' ? 'TIMEOUT' : 'UNKNOWN';
     if (next?.kind === 'model/retry' && next.code !== want) out.push(`I8: request ${i + 1} ${reply.kind} was retried as ${next.code}, not ${want}`);
     if (next?.kind === 'assistant/message' && next.finish.kind === 'ok') out.push(`I8: request ${i + 1} ${reply.kind} was taken for a success`);
     if (next?.kind === 'assistant/message' && next.finish.kind === 'error' && next.finish.code !== want) out.push(`I8: request ${i + 1} ${reply.kind} ended ${next.finish.code}, not ${want}`);
@@ -140,6 +140,8 @@ function cutStreams(run: WorldRun, es: readonly Entry[], out: string[]): void {
 export function checkWorld(run: WorldRun): string[] {
   const out: string[] = [];
   if (!run.settled) out.push(`the session never came to rest (state ${JSON.stringify(run.h.session.actor.getSnapshot().value)})`);
+  // A log append that failed (hostile usage) ends its turn; it never takes the session down.
+  if (run.h.session.actor.getSnapshot().status !== 'active') out.push(`the session crashed: ${String(run.h.session.actor.getSnapshot().error)}`);
   const es = run.h.entries();
   logShape(run, es, out);
   turns(es, out);

@@ -4,7 +4,10 @@
  * wrong arguments among them), an error finish (TRANSPORT, SERVER,
  * RATE_LIMIT, AUTH), an empty answer, a stream that stops without a finish,
  * or one that throws — and a pace (synchronous, per microtask, per timer
- * tick) that gives cancels something to land on.
+ * tick) that gives cancels something to land on. Independently of that, an
+ * answer may carry hostile usage numbers (which the log's schema rejects: the
+ * turn must end LOG_ENTRY_REJECTED, not crash), or stall midway and end as a
+ * provider with a deadline ends it, TIMEOUT (openai-deadlines.ts).
  */
 import type { ModelProvider } from '../../actors/ports.js';
 import { responseChunks, type ScriptedResponse } from '../../adapters/model/scripted.js';
@@ -18,7 +21,13 @@ export type Reply =
   /** The stream ends after `keep` chunks, without a finish: the stream actor must add TRANSPORT (I8). */
   | { kind: 'cut'; response: ScriptedResponse; keep: number; pace: Pace }
   /** The provider breaks its contract and throws across the stream. */
-  | { kind: 'throw'; pace: Pace };
+  | { kind: 'throw'; pace: Pace }
+  /** After `keep` chunks nothing comes for STALL_MS; then the stream ends TIMEOUT, as the provider's idle deadline ends it. */
+  | { kind: 'stall'; response: ScriptedResponse; keep: number; pace: Pace };
+
+export const STALL_MS = 3;
+/** Usage no provider should send: past the safe integers, negative, fractional, not a number. */
+const HOSTILE_USAGE = [{ inputTokens: 1, outputTokens: 1e308 }, { inputTokens: -1, outputTokens: 2 }, { inputTokens: 0.5, outputTokens: 1 }, { inputTokens: Number.NaN, outputTokens: 0 }];
 
 const TOOLS = ['peek', 'poke', 'stamp'] as const;
 
@@ -33,8 +42,18 @@ function toolCall(r: Rng): NonNullable<ScriptedResponse['toolCalls']>[number] {
   return { name, arguments: args };
 }
 
-/** Contract: pure in (seed, index). */
+/** Contract: pure in (seed, index). The hostile variants draw from streams of their own, so they leave every other choice as it was. */
 export function planReply(seed: number, index: number): Reply {
+  const reply = basePlan(seed, index);
+  if (reply.kind !== 'answer' || reply.response.error) return reply;
+  const h = rngFor(seed, 'hostile-stream', index);
+  const x = h.float();
+  if (x < 0.04) return { ...reply, response: { ...reply.response, usage: h.pick(HOSTILE_USAGE) as ScriptedResponse['usage'] } };
+  if (x < 0.08) return { kind: 'stall', pace: reply.pace, response: reply.response, keep: h.int(0, responseChunks(reply.response, index).length - 1) };
+  return reply;
+}
+
+function basePlan(seed: number, index: number): Reply {
   const r = rngFor(seed, 'request', index);
   const pace = r.pick(['sync', 'sync', 'microtask', 'tick'] as const);
   const x = r.float();
@@ -77,7 +96,7 @@ export function sweepModel(seed: number): SweepModel {
       throw new Error('sweep: socket hang up');
     }
     const all = responseChunks(plan.response, index);
-    const chunks = plan.kind === 'cut' ? all.slice(0, Math.min(plan.keep, all.length - 1)) : all;
+    const chunks = plan.kind === 'cut' || plan.kind === 'stall' ? all.slice(0, Math.min(plan.keep, all.length - 1)) : all;
     const open = new Set<number>();
     for (const c of chunks) {
       await wait(plan.pace);
@@ -89,6 +108,13 @@ export function sweepModel(seed: number): SweepModel {
       if (c.type === 'block-end') open.delete(c.index);
       yield c;
     }
+    if (plan.kind !== 'stall') return;
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, STALL_MS);
+      signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    });
+    for (const i of open) yield { type: 'block-end', index: i };
+    yield { type: 'finish', finish: signal.aborted ? { kind: 'aborted' } : { kind: 'error', code: 'TIMEOUT', message: `sweep: no data from the model for ${STALL_MS} ms (streamIdleMs)` } };
   }
   return { id: 'sweep', replies, stream: stream as ModelProvider['stream'] };
 }

@@ -33,6 +33,8 @@ function tally(es: readonly Entry[]): void {
     if (e.kind === 'assistant/message' && e.finish.kind !== 'ok') note(`answer ${e.finish.kind === 'error' ? e.finish.code : 'aborted'}`);
     if (e.kind === 'approval/decided') note(`approval ${e.outcome}`);
     if (e.kind === 'compaction/end') note(`compaction ${e.outcome}`);
+    if (e.kind === 'repair') note(`repair ${e.found}`);
+    if (e.kind === 'turn/end' && e.code) note(`turn ${e.reason} ${e.code}`);
   }
 }
 
@@ -87,6 +89,9 @@ describe('the sweep', () => {
       'turn max-tokens',
       'answer CONTEXT_WINDOW_EXCEEDED',
       'compaction compacted',
+      'answer TIMEOUT',
+      'repair turn-fault',
+      'turn error LOG_ENTRY_REJECTED',
     ];
     if (seeds.length >= 250) expect(wanted.filter((w) => !seen.has(w))).toEqual([]);
   });

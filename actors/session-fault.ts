@@ -1,0 +1,45 @@
+/**
+ * The session's crash path (ADR 0012). A turn whose machines threw — a log
+ * append that failed is the expected cause — is closed as data: the log gets
+ * a `repair` note and the entries crash repair would write, ending in
+ * `turn/end` error with the failure's code, and the session goes on. A session that cannot even do that is crashed,
+ * and says so to whoever sends it input.
+ */
+import { LogAppendError } from '../log/errors.js';
+import type { Recorder } from '../log/recorder.js';
+import { planRepair } from '../log/repair.js';
+import type { TurnOutput } from '../machines/turn.machine.js';
+
+/** Thrown by `send` and rejected by `run` once the session's actor has crashed: input would be swallowed. */
+export class SessionCrashedError extends Error {
+  readonly code = 'SESSION_CRASHED';
+  constructor(cause: unknown) {
+    super(`the session crashed and takes no more input: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'SessionCrashedError';
+  }
+}
+
+/** The code a turn that crashed ends with: the failed append's, else `TURN_CRASHED` (a harness bug). */
+export const faultCode = (error: unknown): string => (error instanceof LogAppendError ? error.code : 'TURN_CRASHED');
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Closes the crashed turn `turn` in the log: the open step, calls and
+ * compaction as crash repair would (a dispatched call's outcome is unknown,
+ * nothing is re-run), `turn/end` error with the code, then a flush.
+ * Contract: rejects only when the log cannot take those entries or be
+ * flushed; the session is then crashed.
+ */
+export async function closeFaultedTurn(recorder: Recorder, turn: string, error: unknown): Promise<TurnOutput> {
+  const code = faultCode(error);
+  const cause = messageOf(error);
+  const plan = planRepair(recorder.entries, { closeAs: { reason: 'error', code, cause }, because: { found: 'turn-fault', detail: `${code}: ${cause}` } });
+  if (!plan.ok) throw new Error(`the crashed turn ${turn} cannot be closed: ${plan.violations.map((v) => v.message).join('; ')}`, { cause: error });
+  for (const d of plan.drafts) recorder.append(d);
+  // A turn whose `turn/start` never made it into the log has nothing to close: the note says why it is missing.
+  if (!plan.report.turn) recorder.append({ kind: 'repair', found: 'turn-fault', detail: `${code}: ${cause}; turn ${turn} was not logged` });
+  await recorder.flush();
+  const end = recorder.entries.findLast((e) => e.kind === 'turn/end' && e.turn === turn);
+  return { turn, reason: 'error', code, cause, steps: end?.kind === 'turn/end' ? end.steps : 0, leftoverSteer: [], leftoverInject: [] };
+}
