@@ -86,6 +86,14 @@ describe('edit_file', () => {
     expect(fs.readFileSync(path.join(t.outside, 'secret.txt'), 'utf8')).toBe('secret');
   });
 
+  it('refuses to edit through a hard link (HARD_LINKED): the other name may lie outside', async () => {
+    const secret = path.join(t.outside, 'secret.txt');
+    fs.writeFileSync(secret, 'outside\n');
+    fs.linkSync(secret, path.join(t.workspace, 'linked.txt'));
+    expect(await edit({ path: 'linked.txt', old_text: 'outside', new_text: 'pwned' })).toMatchObject({ status: 'error', code: 'HARD_LINKED' });
+    expect(fs.readFileSync(secret, 'utf8')).toBe('outside\n');
+  });
+
   it('rejects an empty old_text, is not idempotent, presents in one line', () => {
     expect(editFileTool.parameters.safeParse({ path: 'a', old_text: '', new_text: 'x' }).success).toBe(false);
     expect(editFileTool.idempotent || editFileTool.readOnly).toBe(false);

@@ -1,6 +1,7 @@
 /** `grep`: search file contents with a JavaScript regular expression. */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { z } from 'zod';
+import { openForRead, readAtMost } from './open-in-workspace.js';
 import { failure, fromToolError, fsFailure, ok } from './output.js';
 import { clipLine, formatBytes, looksBinary } from './text.js';
 import { ToolError, type ToolDefinition } from './types.js';
@@ -43,6 +44,7 @@ export const grepTool: ToolDefinition<GrepArgs> = {
     if (root instanceof ToolError) return fromToolError(root);
 
     let files: string[];
+    let single = false;
     const notes: string[] = [];
     try {
       if ((await stat(root)).isDirectory()) {
@@ -57,6 +59,7 @@ export const grepTool: ToolDefinition<GrepArgs> = {
         if (walked.stopped) notes.push(`[only the first ${GREP_MAX_FILES} files were searched]`);
       } else {
         files = [root];
+        single = true;
       }
     } catch (err) {
       return fsFailure(err, shown);
@@ -67,14 +70,24 @@ export const grepTool: ToolDefinition<GrepArgs> = {
     let capped = false;
     for (const file of files) {
       if (ctx.signal.aborted || capped) break;
-      let bytes: Buffer;
+      let bytes: Buffer | undefined;
       try {
-        if ((await stat(file)).size > GREP_MAX_FILE_BYTES) {
-          tooLarge++;
+        const opened = await openForRead(ctx, file, single ? shown : displayPath(ctx.workspace, file));
+        // A file the caller named is refused in words; one met on a walk is skipped.
+        if (opened instanceof ToolError) {
+          if (single) return fromToolError(opened);
           continue;
         }
-        bytes = await readFile(file);
+        try {
+          bytes = opened.size > GREP_MAX_FILE_BYTES ? undefined : await readAtMost(opened.handle, GREP_MAX_FILE_BYTES);
+        } finally {
+          await opened.handle.close();
+        }
       } catch {
+        continue;
+      }
+      if (bytes === undefined) {
+        tooLarge++;
         continue;
       }
       if (looksBinary(bytes)) continue;
