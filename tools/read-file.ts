@@ -1,10 +1,10 @@
 /** `read_file`: a text file with numbered lines, a window at a time. */
 import type { FileHandle } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { openForRead, type OpenedFile } from './open-in-workspace.js';
 import { failure, fromToolError, fsFailure, ok } from './output.js';
-import { BINARY_SNIFF_BYTES, clipLine, formatBytes, looksBinary, numberLines } from './text.js';
+import { scanLines } from './scan-lines.js';
+import { BINARY_SNIFF_BYTES, formatBytes, looksBinary, numberLines } from './text.js';
 import { ToolError, type ToolDefinition } from './types.js';
 import { resolveInWorkspace } from './workspace.js';
 
@@ -34,42 +34,35 @@ interface Window {
   cutBy: 'lines' | 'bytes' | undefined;
 }
 
-async function readWindow(file: FileHandle, first: number, limit: number | undefined, size: number): Promise<Window> {
+async function readWindow(file: FileHandle, first: number, limit: number | undefined, size: number, signal: AbortSignal): Promise<Window> {
   const want = Math.min(limit ?? READ_MAX_LINES, READ_MAX_LINES);
-  const stream = file.createReadStream({ encoding: 'utf8', start: 0, autoClose: false });
-  const reader = createInterface({ input: stream, crlfDelay: Infinity });
   const lines: string[] = [];
   let bytes = 0;
-  let lineNo = 0;
   let cutBy: Window['cutBy'];
-  let stoppedEarly = false;
-  try {
-    for await (const line of reader) {
-      lineNo++;
-      if (lineNo < first) continue;
-      const full = lines.length >= want || cutBy === 'bytes';
-      if (full) {
+  const scanned = await scanLines(
+    file,
+    READ_MAX_LINE_CHARS,
+    {
+      start(n) {
+        if (n < first) return 'count';
+        if (lines.length < want && cutBy !== 'bytes') return 'keep';
         if (cutBy === undefined && want < (limit ?? Infinity)) cutBy = 'lines';
-        if (size > COUNT_ALL_UP_TO_BYTES) {
-          stoppedEarly = true;
-          break;
+        return size > COUNT_ALL_UP_TO_BYTES ? 'stop' : 'count';
+      },
+      kept(_n, head, length) {
+        const shown = length > READ_MAX_LINE_CHARS ? `${head}… [${length - READ_MAX_LINE_CHARS} more characters]` : head;
+        const cost = Buffer.byteLength(shown) + 8;
+        if (bytes + cost > READ_MAX_BYTES && lines.length > 0) {
+          cutBy = 'bytes';
+          return;
         }
-        continue;
-      }
-      const shown = clipLine(line, READ_MAX_LINE_CHARS);
-      const cost = Buffer.byteLength(shown) + 8;
-      if (bytes + cost > READ_MAX_BYTES && lines.length > 0) {
-        cutBy = 'bytes';
-        continue;
-      }
-      lines.push(shown);
-      bytes += cost;
-    }
-  } finally {
-    reader.close();
-    stream.destroy();
-  }
-  return { lines, total: stoppedEarly ? undefined : lineNo, cutBy };
+        lines.push(shown);
+        bytes += cost;
+      },
+    },
+    signal,
+  );
+  return { lines, total: scanned.stopped ? undefined : scanned.lines, cutBy };
 }
 
 export const readFileTool: ToolDefinition<ReadFileArgs> = {
@@ -102,7 +95,7 @@ export const readFileTool: ToolDefinition<ReadFileArgs> = {
       if (looksBinary(head)) {
         return failure('BINARY_FILE', `"${args.path}" is a binary file (${formatBytes(opened.size)}); read_file shows text only.`);
       }
-      window = await readWindow(opened.handle, args.offset ?? 1, args.limit, opened.size);
+      window = await readWindow(opened.handle, args.offset ?? 1, args.limit, opened.size, ctx.signal);
     } catch (err) {
       return fsFailure(err, args.path);
     } finally {
