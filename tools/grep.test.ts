@@ -29,6 +29,13 @@ describe('grep', () => {
     });
   });
 
+  it('skips bridle home when it is spelled through a symlink (it was searched: only the spelled path was excluded)', async () => {
+    const spelled = path.join(t.root, 'home-alias');
+    fs.symlinkSync(t.bridleHome, spelled);
+    const out = await grepTool.execute({ pattern: 'TODO' }, { ...t.ctx, bridleHome: spelled });
+    expect(out.content).toBe(['a.ts:2: TODO first', 'b.ts:2: // TODO: later', 'src/c.ts:3: TODO deep'].join('\n'));
+  });
+
   it('uses JavaScript RegExp syntax and narrows to a path', async () => {
     expect((await grep({ pattern: '(todo|TODO)\\b', path: 'b.ts' })).content).toBe(
       'b.ts:1: const todo = 1;\nb.ts:2: // TODO: later',

@@ -6,7 +6,7 @@ import { failure, fromToolError, fsFailure, ok } from './output.js';
 import { clipLine, formatBytes, looksBinary } from './text.js';
 import { ToolError, type ToolDefinition } from './types.js';
 import { SKIPPED_DIRS, walkFiles } from './walk.js';
-import { displayPath, resolveInWorkspace } from './workspace.js';
+import { bridleHomeForms, displayPath, resolveInWorkspace } from './workspace.js';
 
 export const GREP_MAX_MATCHES = 500;
 export const GREP_MAX_FILES = 50_000;
@@ -50,7 +50,7 @@ export const grepTool: ToolDefinition<GrepArgs> = {
       if ((await stat(root)).isDirectory()) {
         const walked = await walkFiles(root, {
           skipDirs: new Set(SKIPPED_DIRS),
-          excludeRoots: [ctx.bridleHome],
+          excludeRoots: await bridleHomeForms(ctx.bridleHome),
           maxEntries: GREP_MAX_FILES,
           includeSymlinks: false,
           signal: ctx.signal,

@@ -12,7 +12,7 @@ export const SKIPPED_DIRS: readonly string[] = ['node_modules', '.git'];
 export interface WalkOptions {
   /** Directory names never entered, at any depth below the root. */
   skipDirs: ReadonlySet<string>;
-  /** Absolute directories never entered (bridle's home, when it lies inside the workspace). */
+  /** Absolute directories never entered (bridle's home, when it lies inside the workspace: give its spelled and its real path). */
   excludeRoots: readonly string[];
   /** Stop after this many entries have been collected. */
   maxEntries: number;
