@@ -1,4 +1,5 @@
 /** `edit_file`: replace one exact, unique piece of text in a file. */
+import { isUtf8 } from 'node:buffer';
 import { z } from 'zod';
 import { openForUpdate, readAtMost, replaceContent, type OpenedFile } from './open-in-workspace.js';
 import { failure, fromToolError, fsFailure, ok } from './output.js';
@@ -40,6 +41,10 @@ export function editContext(after: string, start: number, insertedLength: number
 /** The file's text with the one edit applied, or the refusal the model reads. */
 function applyEdit(bytes: Buffer, args: EditFileArgs): { after: string; start: number } | ToolOutput {
   if (looksBinary(bytes)) return failure('BINARY_FILE', `"${args.path}" is a binary file; edit_file edits text only.`);
+  // Decoding would turn every invalid byte into U+FFFD and write that back: refuse rather than change bytes nobody asked about.
+  if (!isUtf8(bytes)) {
+    return failure('NOT_UTF8', `"${args.path}" is not valid UTF-8 (perhaps Latin-1 or another legacy encoding); edit_file edits UTF-8 text only, so nothing was changed. Use bash (e.g. iconv or sed) for this file.`);
+  }
   const before = bytes.toString('utf8');
 
   const count = countOccurrences(before, args.old_text);
