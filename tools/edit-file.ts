@@ -87,7 +87,7 @@ export const editFileTool: ToolDefinition<EditFileArgs> = {
     try {
       opened = await openForUpdate(ctx, file, args.path);
       if (opened instanceof ToolError) return fromToolError(opened);
-      const bytes = await readAtMost(opened.handle, EDIT_MAX_BYTES, ctx.signal);
+      const bytes = await readAtMost(opened.handle, EDIT_MAX_BYTES, opened.size, ctx.signal);
       if (bytes === undefined) {
         return failure('FILE_TOO_LARGE', `"${args.path}" is larger than ${formatBytes(EDIT_MAX_BYTES)}; edit_file edits smaller files only.`);
       }

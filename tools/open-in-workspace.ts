@@ -10,10 +10,10 @@
  * for reading or writing. New files and directories are created one component
  * at a time inside directories pinned the same way, never following a symlink.
  */
-import type { Dirent } from 'node:fs';
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, readlink, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, open as openFd, readlinkSync, type Dirent, type Stats } from 'node:fs';
+import { lstat, mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { ToolError, type ToolContext } from './types.js';
 import { bridleHomeForms, isInside } from './workspace.js';
 
@@ -21,30 +21,40 @@ import { bridleHomeForms, isInside } from './workspace.js';
 const O_PATH = 0o10000000;
 const { O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NOCTTY } = constants;
 
-type Ctx = Pick<ToolContext, 'workspace' | 'bridleHome'>;
+/** Where opened files must lie. A caller opening many files passes `homes` (`bridleHomeForms`) once, to spare a realpath each. */
+export type OpenContext = Pick<ToolContext, 'workspace' | 'bridleHome'> & { homes?: readonly string[] };
 
-const fdPath = (handle: FileHandle) => `/proc/self/fd/${handle.fd}`;
+/**
+ * A pinned descriptor is a plain fd, not a FileHandle: `fstat`, `readlink` of
+ * `/proc/self/fd/N` and `close` on an `O_PATH` fd touch no disk, so they run
+ * synchronously and spare a thread-pool round trip each (grep pins every file).
+ */
+const pin = promisify(openFd) as (file: string, flags: number) => Promise<number>;
+const fdPath = (fd: number) => `/proc/self/fd/${fd}`;
+const release = (fd: number) => {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed
+  }
+};
 
 function unsupported(): ToolError | undefined {
   if (process.platform === 'linux') return undefined;
   return new ToolError('UNSUPPORTED_PLATFORM', `The file tools open files race-free through /proc/self/fd, which ${process.platform} lacks.`);
 }
 
-async function closeQuietly(handle: FileHandle | undefined): Promise<void> {
-  await handle?.close().catch(() => {});
-}
-
 /** Where a pinned descriptor really is, or a refusal when that is outside the workspace or inside bridle's home. */
-async function confine(ctx: Ctx, pinned: FileHandle, shown: string): Promise<string | ToolError> {
-  const real = await readlink(fdPath(pinned));
+function confine(workspace: string, homes: readonly string[], pinned: number, shown: string): string | ToolError {
+  const real = readlinkSync(fdPath(pinned));
   const changed = (where: string) =>
     new ToolError('PATH_CHANGED', `"${shown}" changed while it was being opened: it now leads to ${real}, ${where}. Nothing was touched.`);
-  for (const home of await bridleHomeForms(ctx.bridleHome)) if (isInside(home, real)) return changed("inside bridle's own home");
-  if (!isInside(ctx.workspace, real)) return changed('outside the workspace');
+  for (const home of homes) if (isInside(home, real)) return changed("inside bridle's own home");
+  if (!isInside(workspace, real)) return changed('outside the workspace');
   return real;
 }
 
-function refuseKind(stats: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }, shown: string): ToolError | undefined {
+function refuseKind(stats: Stats, shown: string): ToolError | undefined {
   if (stats.isFile()) return undefined;
   if (stats.isDirectory()) return new ToolError('IS_A_DIRECTORY', `"${shown}" is a directory, not a file.`);
   if (stats.isSymbolicLink()) {
@@ -68,13 +78,14 @@ export interface OpenedFile {
  * `IS_A_DIRECTORY`, `HARD_LINKED`, `UNSUPPORTED_PLATFORM`); errno errors
  * (ENOENT, EACCES) are thrown for the caller's `fsFailure`.
  */
-async function pinAndReopen(ctx: Ctx, real: string, shown: string, flags: number, single: boolean): Promise<OpenedFile | ToolError> {
-  const pinned = await open(real, O_PATH | O_NOFOLLOW);
+async function pinAndReopen(ctx: OpenContext, real: string, shown: string, flags: number, single: boolean): Promise<OpenedFile | ToolError> {
+  const homes = ctx.homes ?? (await bridleHomeForms(ctx.bridleHome));
+  const pinned = await pin(real, O_PATH | O_NOFOLLOW);
   try {
-    const stats = await pinned.stat();
+    const stats = fstatSync(pinned);
     const refused = refuseKind(stats, shown);
     if (refused) return refused;
-    const where = await confine(ctx, pinned, shown);
+    const where = confine(ctx.workspace, homes, pinned, shown);
     if (where instanceof ToolError) return where;
     if (single && stats.nlink > 1) {
       return new ToolError(
@@ -85,24 +96,24 @@ async function pinAndReopen(ctx: Ctx, real: string, shown: string, flags: number
     const handle = await open(fdPath(pinned), flags | O_NOCTTY);
     return { handle, size: stats.size };
   } finally {
-    await closeQuietly(pinned);
+    release(pinned);
   }
 }
 
 /** Opens an approved path for reading. Contract: as `pinAndReopen`. */
-export async function openForRead(ctx: Ctx, real: string, shown: string): Promise<OpenedFile | ToolError> {
+export async function openForRead(ctx: OpenContext, real: string, shown: string): Promise<OpenedFile | ToolError> {
   return unsupported() ?? pinAndReopen(ctx, real, shown, O_RDONLY, false);
 }
 
 /** Opens an approved, existing path for reading and writing in place (edit_file). Contract: as `pinAndReopen`. */
-export async function openForUpdate(ctx: Ctx, real: string, shown: string): Promise<OpenedFile | ToolError> {
+export async function openForUpdate(ctx: OpenContext, real: string, shown: string): Promise<OpenedFile | ToolError> {
   return unsupported() ?? pinAndReopen(ctx, real, shown, O_RDWR, true);
 }
 
 /** The directory `child` names, pinned without following a symlink; a symlink standing there means the path changed. */
-async function pinDir(child: string, shown: string): Promise<FileHandle | ToolError> {
+async function pinDir(child: string, shown: string): Promise<number | ToolError> {
   try {
-    return await open(child, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+    return await pin(child, O_PATH | O_DIRECTORY | O_NOFOLLOW);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOTDIR' && (await lstat(child)).isSymbolicLink()) {
       return new ToolError('PATH_CHANGED', `A directory on the way to "${shown}" became a symbolic link while it was being opened. Nothing was written.`);
@@ -111,10 +122,10 @@ async function pinDir(child: string, shown: string): Promise<FileHandle | ToolEr
   }
 }
 
-/** Pins the directory chain `parts` below the pinned `dir`, creating missing ones. The caller closes what it gets unless it is `dir`. */
-async function pinDirs(dir: FileHandle, parts: readonly string[], shown: string): Promise<FileHandle | ToolError> {
+/** Pins the directory chain `parts` below the pinned `dir`, creating missing ones. The caller releases what it gets unless it is `dir`. */
+async function pinDirs(dir: number, parts: readonly string[], shown: string): Promise<number | ToolError> {
   let current = dir;
-  const release = () => (current === dir ? Promise.resolve() : closeQuietly(current));
+  const drop = () => current !== dir && release(current);
   try {
     for (const part of parts) {
       const child = `${fdPath(current)}/${part}`;
@@ -122,13 +133,14 @@ async function pinDirs(dir: FileHandle, parts: readonly string[], shown: string)
         if (err.code !== 'EEXIST') throw err;
       });
       const next = await pinDir(child, shown);
-      await release();
+      drop();
+      current = dir;
       if (next instanceof ToolError) return next;
       current = next;
     }
     return current;
   } catch (err) {
-    await release();
+    drop();
     throw err;
   }
 }
@@ -145,7 +157,7 @@ export interface OpenedForWrite extends OpenedFile {
  *
  * Contract: as `pinAndReopen`.
  */
-export async function openForWrite(ctx: Ctx, real: string, shown: string): Promise<OpenedForWrite | ToolError> {
+export async function openForWrite(ctx: OpenContext, real: string, shown: string): Promise<OpenedForWrite | ToolError> {
   const refused = unsupported();
   if (refused) return refused;
   try {
@@ -154,26 +166,26 @@ export async function openForWrite(ctx: Ctx, real: string, shown: string): Promi
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
+  const homes = ctx.homes ?? (await bridleHomeForms(ctx.bridleHome));
   const parts = path.relative(ctx.workspace, real).split(path.sep);
   const name = parts.pop()!;
-  const root = await open(ctx.workspace, O_PATH | O_DIRECTORY);
-  let parent: FileHandle | ToolError | undefined;
+  const root = await pin(ctx.workspace, O_PATH | O_DIRECTORY);
+  let parent: number | ToolError = root;
   try {
     parent = await pinDirs(root, parts, shown);
     if (parent instanceof ToolError) return parent;
-    const where = await confine(ctx, parent, shown);
+    const where = confine(ctx.workspace, homes, parent, shown);
     if (where instanceof ToolError) return where;
-    let handle: FileHandle;
     try {
-      handle = await open(`${fdPath(parent)}/${name}`, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY);
+      const handle = await open(`${fdPath(parent)}/${name}`, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY);
+      return { handle, size: 0, created: true };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       return new ToolError('PATH_CHANGED', `"${shown}" appeared while it was being created. Nothing was written; try again.`);
     }
-    return { handle, size: 0, created: true };
   } finally {
-    if (parent !== undefined && !(parent instanceof ToolError) && parent !== root) await closeQuietly(parent);
-    await closeQuietly(root);
+    if (typeof parent === 'number' && parent !== root) release(parent);
+    release(root);
   }
 }
 
@@ -189,36 +201,40 @@ export async function openForWrite(ctx: Ctx, real: string, shown: string): Promi
 export async function readDirExactly(dir: string): Promise<Dirent[] | undefined> {
   const refused = unsupported();
   if (refused) throw refused;
-  let pinned: FileHandle;
+  let pinned: number;
   try {
-    pinned = await open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+    pinned = await pin(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOTDIR' && (await lstat(dir)).isSymbolicLink()) return undefined;
     throw err;
   }
   try {
-    if ((await readlink(fdPath(pinned))) !== dir) return undefined;
+    if (readlinkSync(fdPath(pinned)) !== dir) return undefined;
     return await readdir(fdPath(pinned), { withFileTypes: true });
   } finally {
-    await closeQuietly(pinned);
+    release(pinned);
   }
 }
 
 /**
  * Reads up to `max` bytes from the start of an opened file (positioned reads:
- * the handle's offset does not move). Undefined when the file holds more.
+ * the handle's offset does not move); `expected` is the size fstat gave, to
+ * size the first read. Undefined when the file holds more than `max`.
  */
-export async function readAtMost(handle: FileHandle, max: number, signal?: AbortSignal): Promise<Buffer | undefined> {
+export async function readAtMost(handle: FileHandle, max: number, expected: number, signal?: AbortSignal): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let total = 0;
+  // One byte past the expected end, so a file that grew since the fstat is noticed.
+  let want = Math.min(max, expected) + 1;
   for (;;) {
     signal?.throwIfAborted();
-    const chunk = Buffer.alloc(Math.min(1 << 20, max + 1 - total));
+    const chunk = Buffer.allocUnsafe(Math.min(want, max + 1 - total));
     const { bytesRead } = await handle.read(chunk, 0, chunk.length, total);
     if (bytesRead === 0) return Buffer.concat(chunks, total);
-    chunks.push(bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead));
+    chunks.push(chunk.subarray(0, bytesRead));
     total += bytesRead;
     if (total > max) return undefined;
+    want = 64 * 1024;
   }
 }
 
