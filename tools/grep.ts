@@ -15,7 +15,7 @@ export const GREP_MAX_FILE_BYTES = 4 * 1024 * 1024;
 const GREP_MAX_LINE_CHARS = 300;
 /** The whole search, walk included, must end by then: well before the executor's `timeoutMs`, so the model reads why. */
 export const GREP_DEADLINE_MS = 30_000;
-/** Files go to the matcher in batches of about this many characters (one message each way per batch). */
+/** Files go to the matcher in batches of about this many characters: one message there per batch, one back per file with matches. */
 const BATCH_CHARS = 1024 * 1024;
 
 const parameters = z.strictObject({
