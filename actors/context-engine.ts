@@ -30,6 +30,8 @@ export function createContextEngine(o: ContextOptions & {
   recorder: Recorder;
   id: string;
   cwd: string;
+  /** AGENTS.md files leading into it are not read. */
+  bridleHome?: string;
   modelName: string;
   depth: number;
   tools: ToolSpec[];
@@ -38,7 +40,7 @@ export function createContextEngine(o: ContextOptions & {
   system?: string;
   core: string;
 }) {
-  const prompt = o.prompt ?? defaultPromptRegistry({ tools: o.tools, agentsFiles: o.agentsFiles ?? (() => readAgentsFiles(o.cwd)), core: o.core });
+  const prompt = o.prompt ?? defaultPromptRegistry({ tools: o.tools, agentsFiles: o.agentsFiles ?? (() => readAgentsFiles(o.cwd, undefined, o.bridleHome)), core: o.core });
   const header = headerSource({
     registry: prompt,
     scope: o.depth > 0 ? 'subagent' : 'session',

@@ -71,6 +71,36 @@ describe('edit_file', () => {
     expect(out.content).toContain('CRLF');
   });
 
+  it('refuses a file that is not valid UTF-8 with NOT_UTF8, bytes untouched (Latin-1 café once became U+FFFD and was reported ok)', async () => {
+    const latin1 = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a, 0x78, 0x0a]); // "café\nx\n" in Latin-1
+    t.write({ 'latin1.txt': latin1 });
+    const out = await edit({ path: 'latin1.txt', old_text: 'x', new_text: 'y' });
+    expect(out).toMatchObject({ status: 'error', code: 'NOT_UTF8' });
+    expect(out.content).toContain('latin1.txt');
+    expect(fs.readFileSync(path.join(t.workspace, 'latin1.txt'))).toEqual(latin1);
+  });
+
+  it('changes no byte it was not asked to: a BOM, CRLF line endings and a missing final newline survive', async () => {
+    const bytes = (s: string) => Buffer.from(s, 'utf8');
+    const cases: [name: string, before: Buffer, oldText: string, newText: string, after: Buffer][] = [
+      ['bom.txt', bytes('\ufeffone\ntwo\n'), 'two', '2', bytes('\ufeffone\n2\n')],
+      ['crlf.txt', bytes('one\r\ntwo\r\nthree\r\n'), 'two', 'zwei', bytes('one\r\nzwei\r\nthree\r\n')],
+      ['no-eol.txt', bytes('one\ntwo'), 'one', '1', bytes('1\ntwo')],
+      ['mixed.txt', bytes('é\r\n✓\n\u{1F600}'), '✓', 'ok', bytes('é\r\nok\n\u{1F600}')],
+    ];
+    for (const [name, before, oldText, newText, after] of cases) {
+      t.write({ [name]: before });
+      expect(await edit({ path: name, old_text: oldText, new_text: newText }), name).toMatchObject({ status: 'ok' });
+      expect(fs.readFileSync(path.join(t.workspace, name)), name).toEqual(after);
+    }
+  });
+
+  it('refuses a file over 16 MiB with FILE_TOO_LARGE instead of holding it in memory twice', async () => {
+    t.write({ 'big.txt': 'needle\n' + 'x'.repeat(16 * 1024 * 1024) });
+    expect(await edit({ path: 'big.txt', old_text: 'needle', new_text: 'pin' })).toMatchObject({ status: 'error', code: 'FILE_TOO_LARGE' });
+    expect(fs.readFileSync(path.join(t.workspace, 'big.txt'), 'utf8').startsWith('needle\n')).toBe(true);
+  });
+
   it('fails with stable codes for bad targets', async () => {
     t.write({ 'dir/x': '', 'bin': Buffer.from([1, 0, 2]) });
     fs.writeFileSync(path.join(t.outside, 'secret.txt'), 'secret');
@@ -84,6 +114,14 @@ describe('edit_file', () => {
     ];
     for (const [p, code] of cases) expect(await edit({ path: p, old_text: 'secret', new_text: 'x' }), p).toMatchObject({ code });
     expect(fs.readFileSync(path.join(t.outside, 'secret.txt'), 'utf8')).toBe('secret');
+  });
+
+  it('refuses to edit through a hard link (HARD_LINKED): the other name may lie outside', async () => {
+    const secret = path.join(t.outside, 'secret.txt');
+    fs.writeFileSync(secret, 'outside\n');
+    fs.linkSync(secret, path.join(t.workspace, 'linked.txt'));
+    expect(await edit({ path: 'linked.txt', old_text: 'outside', new_text: 'pwned' })).toMatchObject({ status: 'error', code: 'HARD_LINKED' });
+    expect(fs.readFileSync(secret, 'utf8')).toBe('outside\n');
   });
 
   it('rejects an empty old_text, is not idempotent, presents in one line', () => {

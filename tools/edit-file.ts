@@ -1,13 +1,16 @@
 /** `edit_file`: replace one exact, unique piece of text in a file. */
-import { readFile, writeFile } from 'node:fs/promises';
+import { isUtf8 } from 'node:buffer';
 import { z } from 'zod';
+import { openForUpdate, readAtMost, replaceContent, type OpenedFile } from './open-in-workspace.js';
 import { failure, fromToolError, fsFailure, ok } from './output.js';
-import { countOccurrences, looksBinary, numberLines } from './text.js';
-import { ToolError, type ToolDefinition } from './types.js';
+import { countOccurrences, formatBytes, looksBinary, numberLines } from './text.js';
+import { ToolError, type ToolDefinition, type ToolOutput } from './types.js';
 import { resolveInWorkspace } from './workspace.js';
 
 /** Lines of context shown around an edit, so the model can check it landed where meant. */
 const CONTEXT_LINES = 3;
+/** Larger files are refused rather than held in memory twice (as bytes and as text). */
+export const EDIT_MAX_BYTES = 16 * 1024 * 1024;
 
 const parameters = z.strictObject({
   path: z.string().describe('File path, relative to the workspace root.'),
@@ -35,6 +38,35 @@ export function editContext(after: string, start: number, insertedLength: number
   return numberLines(lines.slice(from - 1, to), from);
 }
 
+/** The file's text with the one edit applied, or the refusal the model reads. */
+function applyEdit(bytes: Buffer, args: EditFileArgs): { after: string; start: number } | ToolOutput {
+  if (looksBinary(bytes)) return failure('BINARY_FILE', `"${args.path}" is a binary file; edit_file edits text only.`);
+  // Decoding would turn every invalid byte into U+FFFD and write that back: refuse rather than change bytes nobody asked about.
+  if (!isUtf8(bytes)) {
+    return failure('NOT_UTF8', `"${args.path}" is not valid UTF-8 (perhaps Latin-1 or another legacy encoding); edit_file edits UTF-8 text only, so nothing was changed. Use bash (e.g. iconv or sed) for this file.`);
+  }
+  const before = bytes.toString('utf8');
+
+  const count = countOccurrences(before, args.old_text);
+  if (count === 0) {
+    const crlf = before.includes('\r\n') && !args.old_text.includes('\r\n') && args.old_text.includes('\n');
+    const hint = crlf
+      ? ' The file uses CRLF line endings; old_text must too.'
+      : ' Check whitespace and indentation, or read_file again to see the current text.';
+    return failure('EDIT_NOT_FOUND', `old_text was not found in "${args.path}".${hint}`);
+  }
+  if (count > 1) {
+    return failure(
+      'EDIT_AMBIGUOUS',
+      `old_text occurs ${count} times in "${args.path}"; include more surrounding text so it matches exactly once.`,
+    );
+  }
+
+  const start = before.indexOf(args.old_text);
+  // Slicing, not String.replace: a `$&` or `$1` in new_text must land literally.
+  return { after: before.slice(0, start) + args.new_text + before.slice(start + args.old_text.length), start };
+}
+
 export const editFileTool: ToolDefinition<EditFileArgs> = {
   name: 'edit_file',
   description:
@@ -51,39 +83,22 @@ export const editFileTool: ToolDefinition<EditFileArgs> = {
   async execute(args, ctx) {
     const file = await resolveInWorkspace(ctx, args.path, { mustExist: true, forWrite: true });
     if (file instanceof ToolError) return fromToolError(file);
-    let bytes: Buffer;
+    let opened: OpenedFile | ToolError | undefined;
     try {
-      bytes = await readFile(file, { signal: ctx.signal });
+      opened = await openForUpdate(ctx, file, args.path);
+      if (opened instanceof ToolError) return fromToolError(opened);
+      const bytes = await readAtMost(opened.handle, EDIT_MAX_BYTES, opened.size, ctx.signal);
+      if (bytes === undefined) {
+        return failure('FILE_TOO_LARGE', `"${args.path}" is larger than ${formatBytes(EDIT_MAX_BYTES)}; edit_file edits smaller files only.`);
+      }
+      const edited = applyEdit(bytes, args);
+      if ('status' in edited) return edited;
+      await replaceContent(opened.handle, Buffer.from(edited.after, 'utf8'), ctx.signal);
+      return ok(`Edited ${args.path} at line ${lineOf(edited.after, edited.start)}:\n${editContext(edited.after, edited.start, args.new_text.length)}`);
     } catch (err) {
       return fsFailure(err, args.path);
+    } finally {
+      if (opened !== undefined && !(opened instanceof ToolError)) await opened.handle.close();
     }
-    if (looksBinary(bytes)) return failure('BINARY_FILE', `"${args.path}" is a binary file; edit_file edits text only.`);
-    const before = bytes.toString('utf8');
-
-    const count = countOccurrences(before, args.old_text);
-    if (count === 0) {
-      const crlf = before.includes('\r\n') && !args.old_text.includes('\r\n') && args.old_text.includes('\n');
-      const hint = crlf
-        ? ' The file uses CRLF line endings; old_text must too.'
-        : ' Check whitespace and indentation, or read_file again to see the current text.';
-      return failure('EDIT_NOT_FOUND', `old_text was not found in "${args.path}".${hint}`);
-    }
-    if (count > 1) {
-      return failure(
-        'EDIT_AMBIGUOUS',
-        `old_text occurs ${count} times in "${args.path}"; include more surrounding text so it matches exactly once.`,
-      );
-    }
-
-    const start = before.indexOf(args.old_text);
-    // Slicing, not String.replace: a `$&` or `$1` in new_text must land literally.
-    const after = before.slice(0, start) + args.new_text + before.slice(start + args.old_text.length);
-    try {
-      await writeFile(file, after, { signal: ctx.signal });
-    } catch (err) {
-      return fsFailure(err, args.path);
-    }
-    const header = `Edited ${args.path} at line ${lineOf(after, start)}:`;
-    return ok(`${header}\n${editContext(after, start, args.new_text.length)}`);
   },
 };

@@ -22,6 +22,13 @@ afterEach(() => t.cleanup());
 const glob = (pattern: string) => globTool.execute(globTool.parameters.parse({ pattern }), t.ctx);
 
 describe('glob', () => {
+  it('skips bridle home when it is spelled through a symlink (it was listed: only the spelled path was excluded)', async () => {
+    const spelled = path.join(t.root, 'home-alias');
+    fs.symlinkSync(t.bridleHome, spelled);
+    const out = await globTool.execute({ pattern: '**/*.ts' }, { ...t.ctx, bridleHome: spelled });
+    expect(out).toEqual({ status: 'ok', content: 'a.ts\nsrc/b.ts\nsrc/deep/c.ts' });
+  });
+
   it('returns sorted workspace-relative matches, skipping node_modules, .git and bridle home', async () => {
     expect(await glob('**/*.ts')).toEqual({ status: 'ok', content: 'a.ts\nsrc/b.ts\nsrc/deep/c.ts' });
     expect((await glob('src/**/*.{js,ts}')).content).toBe('src/b.ts\nsrc/deep/c.ts\nsrc/deep/d.js');

@@ -5,7 +5,7 @@ import { globToRegExp } from './glob-pattern.js';
 import { failure, ok } from './output.js';
 import type { ToolDefinition } from './types.js';
 import { SKIPPED_DIRS, walkFiles } from './walk.js';
-import { displayPath } from './workspace.js';
+import { bridleHomeForms, displayPath } from './workspace.js';
 
 export const GLOB_MAX_RESULTS = 1000;
 /** Bound on the files examined, so a pattern over a giant tree still answers. */
@@ -45,7 +45,7 @@ export const globTool: ToolDefinition<GlobArgs> = {
     const skipDirs = new Set(SKIPPED_DIRS.filter((name) => !namesSegment(pattern, name)));
     const walked = await walkFiles(ctx.workspace, {
       skipDirs,
-      excludeRoots: [ctx.bridleHome],
+      excludeRoots: await bridleHomeForms(ctx.bridleHome),
       maxEntries: GLOB_MAX_SCANNED,
       includeSymlinks: true,
       signal: ctx.signal,

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { executeTool } from './execute.js';
+import * as grepModule from './grep.js';
 import { GREP_MAX_MATCHES, grepTool, type GrepArgs } from './grep.js';
 import { createTempWorkspace, type TempWorkspace } from './testing.js';
 
@@ -27,6 +29,13 @@ describe('grep', () => {
       status: 'ok',
       content: ['a.ts:2: TODO first', 'b.ts:2: // TODO: later', 'src/c.ts:3: TODO deep'].join('\n'),
     });
+  });
+
+  it('skips bridle home when it is spelled through a symlink (it was searched: only the spelled path was excluded)', async () => {
+    const spelled = path.join(t.root, 'home-alias');
+    fs.symlinkSync(t.bridleHome, spelled);
+    const out = await grepTool.execute({ pattern: 'TODO' }, { ...t.ctx, bridleHome: spelled });
+    expect(out.content).toBe(['a.ts:2: TODO first', 'b.ts:2: // TODO: later', 'src/c.ts:3: TODO deep'].join('\n'));
   });
 
   it('uses JavaScript RegExp syntax and narrows to a path', async () => {
@@ -66,6 +75,46 @@ describe('grep', () => {
   it('does not report a phantom line after the final newline', async () => {
     t.write({ 'two.txt': 'a\nb\n' });
     expect((await grep({ pattern: '^$', path: 'two.txt' })).content).toBe('No matches for /^$/ in two.txt.');
+  });
+
+  describe('a catastrophic pattern (ReDoS)', () => {
+    // ^(a+)+$ backtracks exponentially on a run of a's that ends in b: 30 of them take seconds, 40 take hours.
+    const evil = { pattern: '^(a+)+$', path: 'evil.txt' };
+    const ticking = () => {
+      let ticks = 0;
+      const timer = setInterval(() => ticks++, 20);
+      return { ticks: () => ticks, stop: () => clearInterval(timer) };
+    };
+
+    it('does not freeze the event loop: timers fire and the executor deadline ends the call (it once blocked the whole process)', async () => {
+      t.write({ 'evil.txt': `${'a'.repeat(30)}b\n` });
+      const clock = ticking();
+      const started = performance.now();
+      const out = await executeTool(grepTool, evil, t.ctx, { timeoutMs: 1000 });
+      const took = performance.now() - started;
+      clock.stop();
+      expect(out).toMatchObject({ status: 'error', code: 'TOOL_TIMEOUT' });
+      expect(took).toBeLessThan(2500);
+      expect(clock.ticks()).toBeGreaterThanOrEqual(10);
+      // The session goes on: the next search answers.
+      expect(await grep({ pattern: 'TODO', path: 'a.ts' })).toEqual({ status: 'ok', content: 'a.ts:2: TODO first' });
+    });
+
+    it("ends at grep's own deadline with GREP_TIMEOUT, keeping the matches found before it", async () => {
+      t.write({ 'evil/1.txt': 'aaa\n', 'evil/2.txt': `${'a'.repeat(40)}b\n` });
+      const tool = grepModule.createGrepTool({ deadlineMs: 500 });
+      const clock = ticking();
+      const started = performance.now();
+      const out = await tool.execute({ pattern: evil.pattern, path: 'evil' }, t.ctx);
+      const took = performance.now() - started;
+      clock.stop();
+      expect(out.code).toBe('GREP_TIMEOUT');
+      expect(out.content).toContain('500 ms');
+      expect(out.content).toContain('evil/1.txt:1: aaa');
+      expect(took).toBeGreaterThanOrEqual(450);
+      expect(took).toBeLessThan(2000);
+      expect(clock.ticks()).toBeGreaterThanOrEqual(5);
+    });
   });
 
   it('is read-only and presents in one line', () => {

@@ -1,6 +1,7 @@
 /** `list_dir`: one directory's entries. */
-import { readdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { z } from 'zod';
+import { readDirExactly } from './open-in-workspace.js';
 import { failure, fromToolError, fsFailure, ok } from './output.js';
 import { byCodePoint } from './text.js';
 import { ToolError, type ToolDefinition } from './types.js';
@@ -30,7 +31,10 @@ export const listDirTool: ToolDefinition<ListDirArgs> = {
       if (!(await stat(dir)).isDirectory()) {
         return failure('NOT_A_DIRECTORY', `"${shown}" is a file, not a directory; use read_file.`);
       }
-      const entries = await readdir(dir, { withFileTypes: true });
+      const entries = await readDirExactly(dir);
+      if (entries === undefined) {
+        return failure('PATH_CHANGED', `"${shown}" changed while it was being listed (it is no longer the directory that was checked).`);
+      }
       const names = entries
         .map((e) => (e.isDirectory() ? `${e.name}/` : e.isSymbolicLink() ? `${e.name}@` : e.name))
         .sort(byCodePoint);

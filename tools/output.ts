@@ -21,6 +21,8 @@ const FS_CODES: Record<string, [code: string, says: string]> = {
   EACCES: ['PERMISSION_DENIED', 'is not accessible (permission denied)'],
   EPERM: ['PERMISSION_DENIED', 'is not accessible (operation not permitted)'],
   ENOSPC: ['NO_SPACE', 'could not be written: no space left on the device'],
+  ELOOP: ['INVALID_PATH', 'has too many levels of symbolic links'],
+  ENXIO: ['NOT_A_FILE', 'is not a regular file'],
 };
 
 /**

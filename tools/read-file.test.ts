@@ -45,6 +45,23 @@ describe('read_file', () => {
     expect((await read({ path: 'one.txt' })).content).toBe(`   1\t${'y'.repeat(2000)}… [3000 more characters]`);
   });
 
+  it('reads a 600 MiB file without a newline as one clipped line (it once threw RangeError: Invalid string length, uncaught)', async () => {
+    const file = path.join(t.workspace, 'huge.txt');
+    const fd = fs.openSync(file, 'w');
+    fs.writeSync(fd, 'a'.repeat(8192));
+    fs.ftruncateSync(fd, 600 * 1024 * 1024); // the rest is a hole: no disk, no newline
+    fs.closeSync(fd);
+    const out = await read({ path: 'huge.txt' });
+    expect(out.status).toBe('ok');
+    expect(out.content).toBe(`   1\t${'a'.repeat(2000)}… [${600 * 1024 * 1024 - 2000} more characters]`);
+  });
+
+  it('clips an over-long line in a window and goes on with the next lines', async () => {
+    t.write({ 'mixed.txt': `short\n${'é'.repeat(100_000)}\r\nafter\n` });
+    expect((await read({ path: 'mixed.txt' })).content).toBe(`   1\tshort\n   2\t${'é'.repeat(2000)}… [98000 more characters]\n   3\tafter`);
+    expect((await read({ path: 'mixed.txt', offset: 3 })).content).toBe('   3\tafter');
+  });
+
   it('widens the number column past 9999', async () => {
     t.write({ 'a.txt': numbered(10_001) });
     expect((await read({ path: 'a.txt', offset: 9999, limit: 2 })).content).toBe(

@@ -1,10 +1,10 @@
 /** `read_file`: a text file with numbered lines, a window at a time. */
-import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
+import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
+import { openForRead, type OpenedFile } from './open-in-workspace.js';
 import { failure, fromToolError, fsFailure, ok } from './output.js';
-import { BINARY_SNIFF_BYTES, clipLine, formatBytes, looksBinary, numberLines } from './text.js';
+import { scanLines } from './scan-lines.js';
+import { BINARY_SNIFF_BYTES, formatBytes, looksBinary, numberLines } from './text.js';
 import { ToolError, type ToolDefinition } from './types.js';
 import { resolveInWorkspace } from './workspace.js';
 
@@ -34,42 +34,35 @@ interface Window {
   cutBy: 'lines' | 'bytes' | undefined;
 }
 
-async function readWindow(file: string, first: number, limit: number | undefined, size: number): Promise<Window> {
+async function readWindow(file: FileHandle, first: number, limit: number | undefined, size: number, signal: AbortSignal): Promise<Window> {
   const want = Math.min(limit ?? READ_MAX_LINES, READ_MAX_LINES);
-  const stream = createReadStream(file, { encoding: 'utf8' });
-  const reader = createInterface({ input: stream, crlfDelay: Infinity });
   const lines: string[] = [];
   let bytes = 0;
-  let lineNo = 0;
   let cutBy: Window['cutBy'];
-  let stoppedEarly = false;
-  try {
-    for await (const line of reader) {
-      lineNo++;
-      if (lineNo < first) continue;
-      const full = lines.length >= want || cutBy === 'bytes';
-      if (full) {
+  const scanned = await scanLines(
+    file,
+    READ_MAX_LINE_CHARS,
+    {
+      start(n) {
+        if (n < first) return 'count';
+        if (lines.length < want && cutBy !== 'bytes') return 'keep';
         if (cutBy === undefined && want < (limit ?? Infinity)) cutBy = 'lines';
-        if (size > COUNT_ALL_UP_TO_BYTES) {
-          stoppedEarly = true;
-          break;
+        return size > COUNT_ALL_UP_TO_BYTES ? 'stop' : 'count';
+      },
+      kept(_n, head, length) {
+        const shown = length > READ_MAX_LINE_CHARS ? `${head}… [${length - READ_MAX_LINE_CHARS} more characters]` : head;
+        const cost = Buffer.byteLength(shown) + 8;
+        if (bytes + cost > READ_MAX_BYTES && lines.length > 0) {
+          cutBy = 'bytes';
+          return;
         }
-        continue;
-      }
-      const shown = clipLine(line, READ_MAX_LINE_CHARS);
-      const cost = Buffer.byteLength(shown) + 8;
-      if (bytes + cost > READ_MAX_BYTES && lines.length > 0) {
-        cutBy = 'bytes';
-        continue;
-      }
-      lines.push(shown);
-      bytes += cost;
-    }
-  } finally {
-    reader.close();
-    stream.destroy();
-  }
-  return { lines, total: stoppedEarly ? undefined : lineNo, cutBy };
+        lines.push(shown);
+        bytes += cost;
+      },
+    },
+    signal,
+  );
+  return { lines, total: scanned.stopped ? undefined : scanned.lines, cutBy };
 }
 
 export const readFileTool: ToolDefinition<ReadFileArgs> = {
@@ -89,29 +82,29 @@ export const readFileTool: ToolDefinition<ReadFileArgs> = {
   async execute(args, ctx) {
     const file = await resolveInWorkspace(ctx, args.path, { mustExist: true });
     if (file instanceof ToolError) return fromToolError(file);
-    let handle;
+    let opened: OpenedFile | ToolError | undefined;
+    let window: Window;
     try {
-      handle = await open(file, 'r');
+      opened = await openForRead(ctx, file, args.path);
+      if (opened instanceof ToolError) {
+        if (opened.code === 'IS_A_DIRECTORY') return failure('IS_A_DIRECTORY', `"${args.path}" is a directory; use list_dir.`);
+        return fromToolError(opened);
+      }
+      const head = Buffer.alloc(Math.min(opened.size, BINARY_SNIFF_BYTES));
+      await opened.handle.read(head, 0, head.length, 0);
+      if (looksBinary(head)) {
+        return failure('BINARY_FILE', `"${args.path}" is a binary file (${formatBytes(opened.size)}); read_file shows text only.`);
+      }
+      window = await readWindow(opened.handle, args.offset ?? 1, args.limit, opened.size, ctx.signal);
     } catch (err) {
       return fsFailure(err, args.path);
-    }
-    let size: number;
-    try {
-      const stats = await handle.stat();
-      if (stats.isDirectory()) return failure('IS_A_DIRECTORY', `"${args.path}" is a directory; use list_dir.`);
-      if (!stats.isFile()) return failure('NOT_A_FILE', `"${args.path}" is not a regular file.`);
-      size = stats.size;
-      const head = Buffer.alloc(Math.min(size, BINARY_SNIFF_BYTES));
-      await handle.read(head, 0, head.length, 0);
-      if (looksBinary(head)) {
-        return failure('BINARY_FILE', `"${args.path}" is a binary file (${formatBytes(size)}); read_file shows text only.`);
-      }
     } finally {
-      await handle.close();
+      if (opened !== undefined && !(opened instanceof ToolError)) await opened.handle.close();
     }
 
     const first = args.offset ?? 1;
-    const { lines, total, cutBy } = await readWindow(file, first, args.limit, size);
+    const size = opened.size;
+    const { lines, total, cutBy } = window;
     if (total === 0) return ok(`(empty file: ${args.path})`);
     if (lines.length === 0) {
       return failure('OFFSET_OUT_OF_RANGE', `offset ${first} is past the end of "${args.path}" (${total} lines).`);

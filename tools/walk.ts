@@ -1,8 +1,9 @@
 /** A bounded, deterministic walk of a directory tree for glob and grep. */
 import type { Dirent } from 'node:fs';
-import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { readDirExactly } from './open-in-workspace.js';
 import { byCodePoint } from './text.js';
+import { ToolError } from './types.js';
 import { isInside } from './workspace.js';
 
 /** Directories that are huge and rarely what a search means. */
@@ -11,7 +12,7 @@ export const SKIPPED_DIRS: readonly string[] = ['node_modules', '.git'];
 export interface WalkOptions {
   /** Directory names never entered, at any depth below the root. */
   skipDirs: ReadonlySet<string>;
-  /** Absolute directories never entered (bridle's home, when it lies inside the workspace). */
+  /** Absolute directories never entered (bridle's home, when it lies inside the workspace: give its spelled and its real path). */
   excludeRoots: readonly string[];
   /** Stop after this many entries have been collected. */
   maxEntries: number;
@@ -28,8 +29,11 @@ export interface WalkResult {
 }
 
 /**
- * Collects the files below `root`, never following symlinks (a link could
- * lead outside the workspace) and skipping unreadable directories.
+ * Collects the regular files below `root` (`root` must be a real path), never
+ * following symlinks (a link could lead outside the workspace) and skipping
+ * unreadable directories and any that stopped being what was listed (an
+ * ancestor swapped for a symlink mid-walk). FIFOs, sockets and devices are
+ * never collected.
  */
 export async function walkFiles(root: string, options: WalkOptions): Promise<WalkResult> {
   const paths: string[] = [];
@@ -39,12 +43,14 @@ export async function walkFiles(root: string, options: WalkOptions): Promise<Wal
       return { paths: paths.sort(byCodePoint), stopped: true };
     }
     const dir = pending.pop()!;
-    let entries: Dirent[];
+    let entries: Dirent[] | undefined;
     try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
+      entries = await readDirExactly(dir);
+    } catch (err) {
+      if (err instanceof ToolError) throw err;
       continue;
     }
+    if (entries === undefined) continue;
     entries.sort((a, b) => byCodePoint(a.name, b.name));
     const subdirs: string[] = [];
     for (const entry of entries) {

@@ -5,9 +5,9 @@
  * symlink anywhere on the way cannot smuggle a read or write out of the
  * workspace or into `$BRIDLE_HOME`.
  *
- * The check and the later use are two system calls; a process racing to swap
- * a directory for a symlink in between is out of scope here (the sandboxed
- * shell is the boundary for hostile commands).
+ * The check and the later use are two system calls: a tool never opens the
+ * path it got back by name alone but through `open-in-workspace.ts`, which
+ * checks again what it actually opened (ADR 0011).
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
@@ -75,7 +75,16 @@ async function walk(start: string, userPath: string): Promise<Walked | ToolError
     if (++followed > MAX_SYMLINKS) {
       return new ToolError('INVALID_PATH', `Path "${userPath}" has too many levels of symbolic links.`);
     }
-    const target = await readlink(candidate);
+    let target: string;
+    try {
+      target = await readlink(candidate);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'EINVAL') throw err;
+      // Swapped between the lstat and the readlink: look at this component again (still bounded by MAX_SYMLINKS).
+      queue.unshift(part);
+      continue;
+    }
     if (path.isAbsolute(target)) current = path.parse(target).root;
     queue.unshift(...target.split('/'));
   }
@@ -83,7 +92,7 @@ async function walk(start: string, userPath: string): Promise<Walked | ToolError
 }
 
 /** `$BRIDLE_HOME` as both spelled and real, since either spelling may be the one a path walks through. */
-async function bridleHomeForms(bridleHome: string): Promise<string[]> {
+export async function bridleHomeForms(bridleHome: string): Promise<string[]> {
   const spelled = path.resolve(bridleHome);
   try {
     const real = await realpath(spelled);

@@ -54,6 +54,16 @@ describe('write_file', () => {
     expect(fs.readdirSync(t.bridleHome)).toEqual([]);
   });
 
+  it('refuses to write through a hard link (HARD_LINKED): the other name may lie outside', async () => {
+    const secret = path.join(t.outside, 'secret.txt');
+    fs.writeFileSync(secret, 'outside\n');
+    fs.linkSync(secret, inWs('linked.txt'));
+    const out = await write({ path: 'linked.txt', content: 'pwned' });
+    expect(out).toMatchObject({ status: 'error', code: 'HARD_LINKED' });
+    expect(out.content).toContain('linked.txt');
+    expect(fs.readFileSync(secret, 'utf8')).toBe('outside\n');
+  });
+
   it('fails clearly on a directory or a file standing where a parent should be', async () => {
     t.write({ 'dir/x': '', 'file.txt': '' });
     expect(await write({ path: 'dir', content: '' })).toMatchObject({ code: 'IS_A_DIRECTORY' });

@@ -1,7 +1,6 @@
 /** `write_file`: create or replace a whole file. */
-import { mkdir, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
+import { openForWrite, replaceContent, type OpenedForWrite } from './open-in-workspace.js';
 import { fromToolError, fsFailure, ok } from './output.js';
 import { ToolError, type ToolDefinition } from './types.js';
 import { resolveInWorkspace } from './workspace.js';
@@ -24,17 +23,17 @@ export const writeFileTool: ToolDefinition<WriteFileArgs> = {
   async execute(args, ctx) {
     const file = await resolveInWorkspace(ctx, args.path, { forWrite: true });
     if (file instanceof ToolError) return fromToolError(file);
+    let opened: OpenedForWrite | ToolError | undefined;
     try {
-      const existed = await stat(file).then(
-        () => true,
-        () => false,
-      );
-      await mkdir(path.dirname(file), { recursive: true });
-      await writeFile(file, args.content, { signal: ctx.signal });
-      const bytes = Buffer.byteLength(args.content);
-      return ok(`${existed ? 'Overwrote' : 'Created'} ${args.path} (${bytes} bytes written).`);
+      opened = await openForWrite(ctx, file, args.path);
+      if (opened instanceof ToolError) return fromToolError(opened);
+      const bytes = Buffer.from(args.content, 'utf8');
+      await replaceContent(opened.handle, bytes, ctx.signal);
+      return ok(`${opened.created ? 'Created' : 'Overwrote'} ${args.path} (${bytes.length} bytes written).`);
     } catch (err) {
       return fsFailure(err, args.path);
+    } finally {
+      if (opened !== undefined && !(opened instanceof ToolError)) await opened.handle.close();
     }
   },
 };
