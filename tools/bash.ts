@@ -45,6 +45,7 @@ export function formatShellResult(result: ShellResult, maxOutputBytes = BASH_MAX
   if (result.truncatedBytes > 0) {
     lines.push(`[output capped at ${formatBytes(maxOutputBytes)}: ${result.truncatedBytes} bytes cut from the middle]`);
   }
+  for (const hit of result.limitsHit ?? []) lines.push(`[sandbox limit hit — ${hit.message}]`);
   return lines.join('\n');
 }
 
@@ -85,6 +86,8 @@ export const bashTool: ToolDefinition<BashArgs> = {
     if (result.timedOut) return failure('TOOL_TIMEOUT', `Command timed out after ${timeoutMs} ms and was killed.\n${text}`);
     if (ctx.signal.aborted) return failure('ABORTED', `Command was aborted.\n${text}`);
     if (result.exitCode === 0) return ok(text);
+    // A command that failed after running into a sandbox limit failed because of it, most likely: say so in the code too.
+    if ((result.limitsHit ?? []).length > 0) return failure('SANDBOX_LIMIT', text);
     return failure('EXIT_NONZERO', text);
   },
 };

@@ -99,7 +99,8 @@ function killGroup(child: ChildProcess): void {
  * EACCES). A signal already aborted resolves at once without spawning
  * (`exitCode` and `signal` both null). When the command's main process exits,
  * the rest of its process group is killed: nothing it started outlives it or
- * keeps its output pipes open. `env`, when given, replaces the environment.
+ * keeps its output pipes open. `env`, when given, replaces the environment;
+ * `uid`/`gid` run it as another user (bridle must be root).
  */
 function run(request: ShellRequest): Promise<ShellResult> {
   return new Promise<ShellResult>((resolve, reject) => {
@@ -117,6 +118,8 @@ function run(request: ShellRequest): Promise<ShellResult> {
       child = spawn(program, args, {
         cwd: request.cwd,
         env: request.env ?? process.env,
+        ...(request.uid !== undefined ? { uid: request.uid } : {}),
+        ...(request.gid !== undefined ? { gid: request.gid } : {}),
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
