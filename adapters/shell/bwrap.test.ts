@@ -301,6 +301,28 @@ describe.skipIf(process.env.BRIDLE_TEST_NO_BWRAP === '1')('escape attempts under
     }
   });
 
+  it("hidden directories (bridle's homes) look empty to a command, which cannot write there either", async () => {
+    // Outside /tmp and outside the workspace, so only the hiding can stop the read; and one inside the workspace.
+    const inner = createTempWorkspace({ bridleHomeInside: true });
+    const outer = path.join(far, 'dot-bridle');
+    try {
+      for (const home of [outer, inner.bridleHome]) {
+        fs.mkdirSync(path.join(home, 'sessions'), { recursive: true });
+        fs.writeFileSync(path.join(home, 'sessions', 's.jsonl'), 'the secret log\n');
+      }
+      const shell = createSandboxedShell(createLocalShell(), createBwrapSandbox(), { mode: 'workspace-write', workspace: inner.workspace, network: false, hide: [outer, inner.bridleHome] });
+      const out = await bashTool.execute({ command: `ls -A ${outer} .bridle; cat ${outer}/sessions/s.jsonl .bridle/sessions/s.jsonl; echo x > .bridle/forged; echo x > ${outer}/forged; echo x > ok.txt` }, { ...inner.ctx, shell });
+      expect(out.content).not.toContain('secret');
+      // What ls listed (stdout): neither home shows its sessions directory.
+      expect(out.content.split('--- stderr ---')[0]).not.toContain('sessions');
+      expect(fs.existsSync(path.join(inner.workspace, 'ok.txt'))).toBe(true);
+      expect(fs.readdirSync(outer)).toEqual(['sessions']);
+      expect(fs.readdirSync(inner.bridleHome)).toEqual(['sessions']);
+    } finally {
+      inner.cleanup();
+    }
+  });
+
   it('leaves nothing running behind a command that backgrounds a process', async () => {
     const t0 = Date.now();
     const out = await bash(confined(), 'sleep 30 & echo started');

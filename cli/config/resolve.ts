@@ -8,7 +8,7 @@
  */
 import { knownContextWindow } from '../../actors/context-windows.js';
 import type { ApprovalPolicy } from '../../actors/approval.js';
-import type { SandboxMode } from '../../actors/sandbox.js';
+import { resolveSandboxLimits, type SandboxLimits, type SandboxMode } from '../../actors/sandbox.js';
 import { DEFAULT_BASE_URL } from '../../adapters/model/openai.js';
 import { UsageError } from '../errors.js';
 import { envLayer, fileLayer, flagLayer, profileLayer } from './layers.js';
@@ -26,6 +26,7 @@ export interface ConfigFlags {
   sandbox?: string;
   sandboxMode?: string;
   allowNetwork?: boolean;
+  allowGitWrites?: boolean;
   maxSteps?: string;
   contextWindow?: string;
   profile?: string;
@@ -39,6 +40,9 @@ export interface Effective {
   sandbox: 'bwrap' | 'off';
   sandboxMode: SandboxMode;
   allowNetwork: boolean;
+  allowGitWrites: boolean;
+  /** Whole: each limit from the first layer that sets the map, the rest from the defaults. */
+  sandboxLimits: SandboxLimits;
   maxSteps: number;
   /** For the effective model; undefined when nothing says (compaction then waits for an overflow to learn it). */
   contextWindow?: number;
@@ -64,6 +68,7 @@ export const DEFAULTS = {
   sandbox: 'bwrap',
   sandboxMode: 'workspace-write',
   allowNetwork: false,
+  allowGitWrites: false,
   maxSteps: 100,
 } as const;
 
@@ -122,6 +127,8 @@ export function resolveConfig(flags: ConfigFlags, loaded: LoadedConfig, env: Nod
     sandbox,
     sandboxMode,
     allowNetwork: pick('allowNetwork', DEFAULTS.allowNetwork)!,
+    allowGitWrites: pick('allowGitWrites', DEFAULTS.allowGitWrites)!,
+    sandboxLimits: resolveSandboxLimits(pick('sandboxLimits', undefined)),
     maxSteps: pick('maxSteps', DEFAULTS.maxSteps)!,
     contextWindow,
     contextWindows,

@@ -130,6 +130,63 @@ describe('bridle run under the sandbox', () => {
     expect(readdirSync(ws).sort()).toEqual(['keep.txt', 'planted']);
   });
 
+  it("the workspace's .git is read-only to commands and the file tools, unless --allow-git-writes or allowGitWrites says otherwise", async () => {
+    const fresh = () => {
+      rmSync(join(ws, '.git'), { recursive: true, force: true });
+      mkdirSync(join(ws, '.git/hooks'), { recursive: true });
+      writeFileSync(join(ws, '.git/config'), '[core]\n\tbare = false\n');
+      rmSync(join(home, 'sessions'), { recursive: true, force: true });
+    };
+    fresh();
+    const model = script([
+      { name: 'bash', arguments: { command: 'printf "#!/bin/sh\\ntouch pwned\\n" > .git/hooks/post-checkout' } },
+      { name: 'bash', arguments: { command: 'printf "\\tfsmonitor = ./evil.sh\\n" >> .git/config' } },
+      { name: 'write_file', arguments: { path: '.git/hooks/pre-commit', content: '#!/bin/sh\ntouch pwned\n' } },
+      { name: 'edit_file', arguments: { path: '.git/config', old_text: 'bare = false', new_text: 'fsmonitor = ./evil.sh' } },
+      { name: 'bash', arguments: { command: 'echo fine > ok.txt' } },
+    ]);
+    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'auto', 'plant a hook'], { env: { BRIDLE_HOME: home } });
+    expect(r.code).toBe(0);
+    expect(results(readLog()).map((x) => x.code ?? x.status)).toEqual(['EXIT_NONZERO', 'EXIT_NONZERO', 'PROTECTED_PATH', 'PROTECTED_PATH', 'ok']);
+    expect(readdirSync(join(ws, '.git/hooks'))).toEqual([]);
+    expect(readFileSync(join(ws, '.git/config'), 'utf8')).toBe('[core]\n\tbare = false\n');
+
+    for (const [how, extra] of [['flag', ['--allow-git-writes']], ['config', []]] as const) {
+      fresh();
+      if (how === 'config') writeFileSync(join(home, 'config.yaml'), 'allowGitWrites: true\n');
+      const allowed = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'auto', ...extra, 'plant a hook'], { env: { BRIDLE_HOME: home } });
+      expect(allowed.code, how).toBe(0);
+      expect(results(readLog()).map((x) => x.code ?? x.status), how).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+      expect(readdirSync(join(ws, '.git/hooks')).sort(), how).toEqual(['post-checkout', 'pre-commit']);
+    }
+  });
+
+  it("commands see no secrets from the environment and cannot read bridle's homes", async () => {
+    // Both homes outside /tmp (the private /tmp alone would hide them): the default ~/.bridle, and a $BRIDLE_HOME inside the workspace.
+    const userHome = join(far, 'user');
+    mkdirSync(join(userHome, '.bridle'), { recursive: true });
+    writeFileSync(join(userHome, '.bridle', 'config.yaml'), 'allow: [secret-default-home]\n');
+    const inside = realpathSync(mkdtempSync(join('/var/tmp', 'bridle-e2e-ws-')));
+    const insideHome = join(inside, '.bridle');
+    try {
+      const model = script([
+        { name: 'bash', arguments: { command: 'env; ls -A ~/.bridle .bridle; cat ~/.bridle/config.yaml .bridle/sessions/*.jsonl; true' } },
+        { name: 'bash', arguments: { command: 'echo forged > .bridle/sessions/forged.jsonl' } },
+      ]);
+      const env = { BRIDLE_HOME: insideHome, HOME: userHome, GITHUB_TOKEN: 'ghp_secret1', AWS_SECRET_ACCESS_KEY: 'aws_secret2', NPM_TOKEN: 'npm_secret3', DATABASE_URL: 'postgres://u:pw_secret4@db/x', OPENAI_API_KEY: 'sk-secret5' };
+      const r = await runCli(['run', '--model', model, '--cwd', inside, '--approval', 'auto', 'look around'], { env });
+      expect(r.code).toBe(0);
+      const [seen, forged] = results(readSessionLog(insideHome));
+      expect(seen).toMatchObject({ status: 'ok' });
+      expect(seen!.content).toContain(`HOME=${userHome}`);
+      expect(seen!.content).not.toMatch(/secret|session\/start/);
+      expect(forged!.code).toBe('EXIT_NONZERO');
+      expect(readdirSync(join(insideHome, 'sessions')).filter((f) => f.startsWith('forged'))).toEqual([]);
+    } finally {
+      rmSync(inside, { recursive: true, force: true });
+    }
+  });
+
   it('refuses bad safety flags as usage errors', async () => {
     for (const args of [['--sandbox', 'docker'], ['--sandbox-mode', 'yolo'], ['--allow', 'bash'], ['--allow', 'bash:('], ['--sandbox', 'off', '--sandbox-mode', 'full']]) {
       const r = await runCli(['run', '--model', script([]), '--cwd', ws, ...args, 'x'], { env: { BRIDLE_HOME: home } });
