@@ -83,13 +83,13 @@ export function cgroupDirs(procCgroup: string, mountinfo: string): Partial<Recor
     for (const c of ['pids', 'memory'] as const) {
       if (!list.split(',').includes(c)) continue;
       const m = mounts.find((x) => x.type === 'cgroup' && x.opts.includes(c) && within(x.root, p) !== undefined);
-      if (m) out[c] = { dir: path.join(m.point, within(m.root, p)!), version: 1 };
+      if (m) out[c] = { dir: path.resolve(m.point, `.${within(m.root, p)!}`), version: 1 };
     }
   }
   if (unified !== undefined) {
     const m = mounts.find((x) => x.type === 'cgroup2' && within(x.root, unified!) !== undefined);
     if (m) {
-      const dir = path.join(m.point, within(m.root, unified)!);
+      const dir = path.resolve(m.point, `.${within(m.root, unified)!}`);
       const enabled = read(path.join(dir, 'cgroup.subtree_control')).trim().split(/\s+/);
       for (const c of ['pids', 'memory'] as const) if (!out[c] && enabled.includes(c)) out[c] = { dir, version: 2 };
     }

@@ -187,6 +187,24 @@ describe('bridle run under the sandbox', () => {
     }
   });
 
+  it('sandboxLimits from the config file hold for commands, and a hit is reported as SANDBOX_LIMIT naming the limit', async () => {
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, 'config.yaml'), 'sandboxLimits: { processes: 32, tmpMb: 2 }\n');
+    const model = script([
+      // Bounded: 200 sleeps at most, killed with the call.
+      { name: 'bash', arguments: { command: "sh -c 'i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done'; s=$?; kill -9 -1 2>/dev/null; exit $s" } },
+      { name: 'bash', arguments: { command: 'head -c 8m /dev/zero > /tmp/big' } },
+    ]);
+    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'auto', 'use a lot'], { env: { BRIDLE_HOME: home } });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/limits: 32 processes, .*2 MiB \/tmp/);
+    const [fork, tmp] = results(readLog());
+    expect(fork).toMatchObject({ status: 'error', code: 'SANDBOX_LIMIT' });
+    expect(fork!.content).toContain('processes: the sandbox allows 32 at once');
+    expect(tmp).toMatchObject({ status: 'error', code: 'SANDBOX_LIMIT' });
+    expect(tmp!.content).toContain('tmp: a write failed');
+  });
+
   it('refuses bad safety flags as usage errors', async () => {
     for (const args of [['--sandbox', 'docker'], ['--sandbox-mode', 'yolo'], ['--allow', 'bash'], ['--allow', 'bash:('], ['--sandbox', 'off', '--sandbox-mode', 'full']]) {
       const r = await runCli(['run', '--model', script([]), '--cwd', ws, ...args, 'x'], { env: { BRIDLE_HOME: home } });
