@@ -270,7 +270,11 @@ describe.skipIf(process.env.BRIDLE_TEST_NO_BWRAP === '1')('escape attempts under
       fs.chownSync(tw.workspace, 65534, 65534);
     }
     const owner = fs.statSync(tw.workspace).uid;
-    const out = await bash(confined({ limits: { processes: 32, memoryMb: 4096, tmpMb: 64 } }), [
+    // bridle's home where only root can reach it (as /root/.bridle): hiding it must not stop the sandbox from starting.
+    const rootOnly = path.join(far, 'root-only');
+    fs.mkdirSync(path.join(rootOnly, '.bridle'), { recursive: true, mode: 0o700 });
+    fs.chmodSync(rootOnly, 0o700);
+    const out = await bash(confined({ limits: { processes: 32, memoryMb: 4096, tmpMb: 64 }, hide: [path.join(rootOnly, '.bridle'), tw.bridleHome] }), [
       'id -u; echo x > made.txt',
       'v=$(cat /proc/sys/kernel/core_pattern); printf "%s\\n" "$v" > /proc/sys/kernel/core_pattern && echo "WROTE core_pattern"',
       "sh -c 'i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done'; kill -9 -1 2>/dev/null; true",

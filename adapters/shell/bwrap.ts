@@ -131,6 +131,25 @@ const isDir = (p: string) => {
   }
 };
 
+/**
+ * Whether `uid`/`gid` can reach `dir` (search permission on it and every
+ * parent, by mode bits). An unprivileged bwrap cannot mount over a directory
+ * its user cannot reach, and needs not: that user cannot read it anyway.
+ */
+function reachableBy(dir: string, ids: { uid: number; gid: number }): boolean {
+  for (let p = dir; ; p = path.dirname(p)) {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      return false;
+    }
+    const bit = st.uid === ids.uid ? 0o100 : st.gid === ids.gid ? 0o010 : 0o001;
+    if ((st.mode & bit) === 0) return false;
+    if (p === path.dirname(p)) return true;
+  }
+}
+
 function helpOptions(bin: string): Set<string> {
   try {
     const help = execFileSync(bin, ['--help'], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -205,7 +224,8 @@ export function createBwrapSandbox(o: BwrapOptions = {}): Sandbox {
       }
       // Compared with the (real) workspace path, so resolve symlinks first.
       const protect = (policy.protect ?? []).map(realOr);
-      const hide = [...new Set((policy.hide ?? []).map(realOr))].filter(isDir);
+      const runAs = identity.runAs;
+      const hide = [...new Set((policy.hide ?? []).map(realOr))].filter((d) => isDir(d) && (!runAs || reachableBy(d, runAs)));
       const spec: BwrapSpec = { bin: t.bin, features: t.features, identity, prlimit: t.prlimit, hide, limits };
       const inner = bwrapArgv(spec, argv, { ...policy, protect });
       const { enforced, cgroups } = enforcement(t, identity);
