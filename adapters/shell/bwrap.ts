@@ -243,7 +243,8 @@ export function createBwrapSandbox(o: BwrapOptions = {}): Sandbox {
         runAs: identity.runAs,
         async finish(result: ShellResult | undefined) {
           const counters = cg?.counters();
-          await cg?.dispose();
+          // Removed in the background: the result need not wait for the kernel to let go of an emptied cgroup.
+          void cg?.dispose();
           return result ? limitHits({ stderr: result.stderr, limits, enforced, counters }) : [];
         },
       };

@@ -180,7 +180,7 @@ export function createCallCgroup(parents: CgroupParents, limits: { processes: nu
   };
   const dispose = async () => {
     for (const { dir } of made.values()) {
-      for (let i = 0; i < 40; i++) {
+      for (let i = 0; i < 100; i++) {
         for (const pid of read(path.join(dir, 'cgroup.procs')).split('\n').filter(Boolean)) {
           try {
             process.kill(Number(pid), 'SIGKILL');
@@ -193,7 +193,7 @@ export function createCallCgroup(parents: CgroupParents, limits: { processes: nu
           break;
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code === 'ENOENT') break;
-          await sleep(25); // EBUSY: its last processes are still exiting
+          await sleep(10); // EBUSY: its last processes are still exiting
         }
       }
     }

@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Shell, ShellRequest, ShellResult } from '../../tools/types.js';
-import { CALL_MARKER, killCallProcesses } from './call-processes.js';
+import { CALL_MARKER, killCallProcesses, startOf } from './call-processes.js';
 
 type StreamName = 'stdout' | 'stderr';
 
@@ -96,14 +96,21 @@ export class OutputCapture {
   }
 }
 
-function killCall(child: ChildProcess, marker: string): void {
+/** A call: its first process, the marker its descendants carry, when it started. */
+interface Call {
+  child: ChildProcess;
+  marker: string;
+  since?: number;
+}
+
+function killCall({ child, marker, since }: Call): void {
   if (child.pid === undefined) return;
   try {
     process.kill(-child.pid, 'SIGKILL');
   } catch {
     // ESRCH: the group is already gone.
   }
-  killCallProcesses(child.pid, marker);
+  killCallProcesses(child.pid, marker, since);
 }
 
 /**
@@ -143,6 +150,7 @@ function run(request: ShellRequest): Promise<ShellResult> {
       return;
     }
 
+    const call: Call = { child, marker };
     const capture = new OutputCapture(request.maxOutputBytes);
     child.stdout!.on('data', (chunk: Buffer) => capture.push('stdout', chunk));
     child.stderr!.on('data', (chunk: Buffer) => capture.push('stderr', chunk));
@@ -151,10 +159,10 @@ function run(request: ShellRequest): Promise<ShellResult> {
     let timedOut = false;
     const onTimeout = () => {
       timedOut = true;
-      killCall(child, marker);
+      killCall(call);
     };
     const timer = setTimeout(onTimeout, Math.min(Math.max(0, request.timeoutMs), MAX_TIMER_MS));
-    const onAbort = () => killCall(child, marker);
+    const onAbort = () => killCall(call);
     request.signal.addEventListener('abort', onAbort, { once: true });
     let straggler: NodeJS.Timeout | undefined;
     const settle = () => {
@@ -167,17 +175,18 @@ function run(request: ShellRequest): Promise<ShellResult> {
     let spawned = false;
     child.once('spawn', () => {
       spawned = true;
+      if (child.pid !== undefined) call.since = startOf(child.pid);
     });
     // After a successful spawn, 'close' still follows any 'error'; only a failed spawn rejects.
     child.once('error', (err) => {
       if (settled || spawned) return;
       settle();
-      killCall(child, marker);
+      killCall(call);
       reject(err);
     });
     child.once('exit', () => {
       clearTimeout(timer);
-      killCall(child, marker);
+      killCall(call);
       straggler = setTimeout(() => {
         child.stdout?.destroy();
         child.stderr?.destroy();
