@@ -30,13 +30,17 @@ function isExecutableFile(file: string): boolean {
   }
 }
 
-/** Contract: never throws; the real path of an executable outside `workspace`, or why there is none. */
+/**
+ * Contract: never throws; `file` when it is an absolute executable whose real
+ * path lies outside `workspace`, or why it is not. The name stays as spelled:
+ * `sh` linked to bash must still start as `sh` (POSIX mode, no `$BASH_ENV`).
+ */
 export function checkProgram(file: string, workspace: string, what: string): Found {
   if (!path.isAbsolute(file)) return { missing: `${what} is ${file}, which is not an absolute path` };
   if (!isExecutableFile(file)) return { missing: `${what} is ${file}, which is not an executable file` };
-  const resolved = real(file);
-  if (inside(real(workspace), resolved)) return { missing: `${what} is ${file}, inside the workspace, where a command could replace it` };
-  return { path: resolved };
+  const ws = real(workspace);
+  if (inside(ws, real(file)) || inside(ws, real(path.dirname(file)))) return { missing: `${what} is ${file}, inside the workspace, where a command could replace it` };
+  return { path: path.normalize(file) };
 }
 
 /**
