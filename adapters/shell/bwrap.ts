@@ -263,7 +263,7 @@ export function createBwrapSandbox(o: BwrapOptions = {}): Sandbox {
       let held: string;
       try {
         const identity = identityFor(policy.workspace);
-        who = identity.runAs ? `as uid ${identity.runAs.uid} (the workspace's owner)` : identity.asRoot ? 'as root without capabilities' : 'as you';
+        who = identity.runAs ? `as uid ${identity.runAs.uid} (the workspace's owner)` : identity.asRoot ? 'as root in a user namespace, without capabilities' : 'as you';
         const limits = policy.limits ?? resolveSandboxLimits();
         const { enforced } = enforcement(t, identity);
         const parts = [
