@@ -39,6 +39,8 @@ export interface SessionOptions extends ContextOptions {
   /** The workspace: tools are confined to it. */
   cwd: string;
   bridleHome: string;
+  /** Paths the file tools may read but not write (the workspace's `.git` unless git writes are allowed). */
+  protect?: readonly string[];
   model: ModelProvider;
   modelName: string;
   store: LogStore;
@@ -192,7 +194,7 @@ export function createSession(o: SessionOptions): BridleSession {
       }),
       executeTool: fromPromise(async ({ input, signal }) => {
         const tool = byName.get(input.name)!;
-        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { workspace: o.cwd, bridleHome: o.bridleHome, signal, shell: o.shell, callId: input.callId } });
+        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { workspace: o.cwd, bridleHome: o.bridleHome, protect: o.protect, signal, shell: o.shell, callId: input.callId } });
       }),
     },
   });

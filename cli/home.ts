@@ -5,8 +5,11 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { LogAccessError } from '../log/errors.js';
 import { UsageError } from './errors.js';
 
+/** `~/.bridle`, whatever `$BRIDLE_HOME` says: a session's sandbox hides both. */
+export const defaultBridleHome = (): string => join(homedir(), '.bridle');
+
 export function bridleHome(env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(env.BRIDLE_HOME || join(homedir(), '.bridle'));
+  return resolve(env.BRIDLE_HOME || defaultBridleHome());
 }
 
 export const sessionsDir = (home: string) => join(home, 'sessions');

@@ -7,7 +7,7 @@ import { existsSync, realpathSync, statSync } from 'node:fs';
 import type { Answerer, ApprovalPolicy } from '../actors/approval.js';
 import type { Clock } from '../actors/ports.js';
 import { createSession, type BridleSession, type SessionOptions } from '../actors/session.js';
-import { createSandboxedShell, type SandboxMode } from '../actors/sandbox.js';
+import { createSandboxedShell, resolveSandboxLimits, type SandboxLimits, type SandboxMode, type SandboxPolicy } from '../actors/sandbox.js';
 import { readOnlyModePlugin } from '../actors/guards/read-only-mode.js';
 import { createBwrapSandbox } from '../adapters/shell/bwrap.js';
 import { createLocalShell } from '../adapters/shell/local.js';
@@ -19,7 +19,7 @@ import { builtinTools } from '../tools/index.js';
 import { delegateTool } from '../actors/subagent.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { UsageError } from './errors.js';
-import { bridleHome, logAccessAsUsage, sessionPath, sessionsDir } from './home.js';
+import { bridleHome, defaultBridleHome, logAccessAsUsage, sessionPath, sessionsDir } from './home.js';
 import { chooseModel, type ModelChoice } from './model.js';
 import { join } from 'node:path';
 
@@ -37,6 +37,10 @@ export interface OpenOptions {
   sandbox?: 'bwrap' | 'off';
   sandboxMode?: SandboxMode;
   allowNetwork?: boolean;
+  /** The workspace's `.git` writable by commands and the file tools; default false: read-only to both. */
+  allowGitWrites?: boolean;
+  /** Default `SANDBOX_LIMIT_DEFAULTS`. */
+  sandboxLimits?: SandboxLimits;
   maxSteps?: number;
   /** Deepest subagent allowed (0, the default: no `delegate` tool). */
   maxDepth?: number;
@@ -124,8 +128,17 @@ export function openSession(o: OpenOptions): OpenedSession {
   }
   const sandbox = o.sandbox === 'off' ? createOffSandbox() : createBwrapSandbox();
   const sandboxMode = o.sandboxMode ?? 'workspace-write';
-  // The log's home stays read-only to commands, even when it lies inside the workspace.
-  const sandboxPolicy = { mode: sandboxMode, workspace, network: o.allowNetwork === true, protect: [home] };
+  // A writable .git/hooks or core.fsmonitor would run the model's code at the user's next git command.
+  const protect = o.allowGitWrites ? [] : [join(workspace, '.git')];
+  // The logs' homes are hidden from commands, even when they lie inside the workspace.
+  const sandboxPolicy: SandboxPolicy = {
+    mode: sandboxMode,
+    workspace,
+    network: o.allowNetwork === true,
+    protect,
+    hide: [home, defaultBridleHome()],
+    limits: o.sandboxLimits ?? resolveSandboxLimits(),
+  };
   const shell = createSandboxedShell(createLocalShell(), sandbox, sandboxPolicy);
   const plugins = sandbox.confines && sandboxMode === 'read-only' ? [readOnlyModePlugin()] : [];
   const depth = existing[0]?.kind === 'session/start' ? existing[0].depth : 0;
@@ -140,6 +153,7 @@ export function openSession(o: OpenOptions): OpenedSession {
         base: (childId) => ({
           cwd: workspace,
           bridleHome: home,
+          protect,
           model: model.provider,
           modelName: model.name,
           store: createJsonlStore(join(sessionsDir(home), `${childId}.jsonl`)),
@@ -163,6 +177,7 @@ export function openSession(o: OpenOptions): OpenedSession {
     id,
     cwd: workspace,
     bridleHome: home,
+    protect,
     model: model.provider,
     modelName: model.name,
     store,

@@ -63,6 +63,8 @@ export function sessionFlags(flags: RunFlags): Partial<OpenOptions> {
     sandbox: safety.sandbox,
     sandboxMode: safety.sandboxMode,
     allowNetwork: safety.allowNetwork,
+    allowGitWrites: safety.allowGitWrites,
+    sandboxLimits: safety.sandboxLimits,
     maxSteps: parseMaxSteps(flags.maxSteps),
     maxDepth: parseMaxDepth(flags.maxDepth),
     contextWindow: parseContextWindow(flags.contextWindow),

@@ -1,7 +1,7 @@
-/** The safety flags every session command shares: `--sandbox`, `--sandbox-mode`, `--allow`, `--allow-network`. */
+/** The safety flags every session command shares: `--sandbox`, `--sandbox-mode`, `--allow`, `--allow-network`, `--allow-git-writes`. */
 import type { Command } from 'commander';
 import { parseRule } from '../actors/approval-rules.js';
-import { SANDBOX_MODES, type SandboxMode } from '../actors/sandbox.js';
+import { resolveSandboxLimits, SANDBOX_MODES, type SandboxLimits, type SandboxMode } from '../actors/sandbox.js';
 import type { ApprovalRule } from '../log/entries.js';
 import { UsageError } from './errors.js';
 
@@ -12,12 +12,18 @@ export interface SafetyFlags {
   sandboxMode?: string;
   allow?: string[];
   allowNetwork?: boolean;
+  allowGitWrites?: boolean;
+  /** From the config file (`sandboxLimits`), not a flag. */
+  sandboxLimits?: Partial<SandboxLimits>;
 }
 
 export interface SafetyChoice {
   sandbox: SandboxKind;
   sandboxMode: SandboxMode;
   allowNetwork: boolean;
+  /** The workspace's `.git` writable by commands and the file tools (default: read-only). */
+  allowGitWrites: boolean;
+  sandboxLimits: SandboxLimits;
   rules: ApprovalRule[];
 }
 
@@ -31,7 +37,9 @@ export function safetyOptions(cmd: Command): Command {
     .option('--allow <tool:pattern>', 'run matching calls unasked (repeatable)', collect)
     .option('--allow-network', 'let sandboxed commands use the network')
     // Both forms: a flag must be able to undo `allowNetwork: true` from the config file.
-    .option('--no-allow-network', 'keep sandboxed commands off the network (default)');
+    .option('--no-allow-network', 'keep sandboxed commands off the network (default)')
+    .option('--allow-git-writes', 'let commands and file tools write .git')
+    .option('--no-allow-git-writes', 'keep the workspace .git read-only (default)');
 }
 
 /** Contract: throws `UsageError` for an unknown value or a malformed rule. */
@@ -48,5 +56,12 @@ export function parseSafetyFlags(f: SafetyFlags): SafetyChoice {
       throw new UsageError((err as Error).message);
     }
   });
-  return { sandbox, sandboxMode: mode as SandboxMode, allowNetwork: f.allowNetwork === true, rules };
+  return {
+    sandbox,
+    sandboxMode: mode as SandboxMode,
+    allowNetwork: f.allowNetwork === true,
+    allowGitWrites: f.allowGitWrites === true,
+    sandboxLimits: resolveSandboxLimits(f.sandboxLimits),
+    rules,
+  };
 }

@@ -171,6 +171,8 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
           sandbox: safety.sandbox,
           sandboxMode: safety.sandboxMode,
           allowNetwork: safety.allowNetwork,
+          allowGitWrites: safety.allowGitWrites,
+          sandboxLimits: safety.sandboxLimits,
           maxSteps,
           maxDepth,
           contextWindow,

@@ -4,13 +4,28 @@ import { failure, ok } from './output.js';
 import { formatBytes } from './text.js';
 import { ToolError, type ShellResult, type ToolDefinition } from './types.js';
 
-/** bridle's own secrets never reach a command the model wrote: the model's key and the server's token. */
-const SECRET = /^(OPENAI_API_KEY|BRIDLE_TOKEN|.*_API_KEY)$/i;
+/**
+ * Names that hold a secret, or a way to one: bridle's own (the model's key,
+ * the server's token) and the user's — tokens, passwords, keys, cookies,
+ * credentials, every cloud provider's variables, agent sockets that sign for
+ * the user. A command the model wrote gets none of them: with the network
+ * allowed it could send them anywhere, and even without, show them to the model.
+ */
+const SECRET_NAME = /TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|COOKIE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|_KEYS?$|^KEYS?$|_PWD$|_AUTH_|_AUTH$/i;
+const CLOUD_PREFIX = /^(AWS|AZURE|ARM|GOOGLE|GCP|GCLOUD|CLOUDSDK|DIGITALOCEAN|HCLOUD|OCI|ALIBABA_CLOUD|IBMCLOUD|SCW)_/i;
+const SECRET_EXACT = new Set(['SSH_AUTH_SOCK', 'GPG_AGENT_INFO', 'KRB5CCNAME', 'BRIDLE_TOKEN']);
+/** A URL with a password in it (`postgres://user:pass@host`). */
+const URL_WITH_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
 
-/** Contract: pure; the environment a command runs with — the process's, less bridle's secrets. */
+/** Contract: pure; whether a command must not see this variable. */
+export function isSecretVariable(name: string, value: string): boolean {
+  return SECRET_EXACT.has(name.toUpperCase()) || SECRET_NAME.test(name) || CLOUD_PREFIX.test(name) || URL_WITH_PASSWORD.test(value);
+}
+
+/** Contract: pure; the environment a command runs with — the process's, less anything that looks like a secret. */
 export function commandEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && !SECRET.test(k)) out[k] = v;
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !isSecretVariable(k, v)) out[k] = v;
   return out;
 }
 
@@ -45,6 +60,7 @@ export function formatShellResult(result: ShellResult, maxOutputBytes = BASH_MAX
   if (result.truncatedBytes > 0) {
     lines.push(`[output capped at ${formatBytes(maxOutputBytes)}: ${result.truncatedBytes} bytes cut from the middle]`);
   }
+  for (const hit of result.limitsHit ?? []) lines.push(`[sandbox limit hit — ${hit.message}]`);
   return lines.join('\n');
 }
 
@@ -85,6 +101,8 @@ export const bashTool: ToolDefinition<BashArgs> = {
     if (result.timedOut) return failure('TOOL_TIMEOUT', `Command timed out after ${timeoutMs} ms and was killed.\n${text}`);
     if (ctx.signal.aborted) return failure('ABORTED', `Command was aborted.\n${text}`);
     if (result.exitCode === 0) return ok(text);
+    // A command that failed after running into a sandbox limit failed because of it, most likely: say so in the code too.
+    if ((result.limitsHit ?? []).length > 0) return failure('SANDBOX_LIMIT', text);
     return failure('EXIT_NONZERO', text);
   },
 };

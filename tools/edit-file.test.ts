@@ -15,6 +15,13 @@ const readWs = (rel: string) => fs.readFileSync(path.join(t.workspace, rel), 'ut
 const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
 
 describe('edit_file', () => {
+  it('refuses to edit a file in the workspace\'s .git while it is protected', async () => {
+    t.write({ '.git/config': '[core]\n\tbare = false\n' });
+    const out = await editFileTool.execute({ path: '.git/config', old_text: 'bare = false', new_text: 'fsmonitor = ./evil.sh' }, { ...t.ctx, protect: [path.join(t.workspace, '.git')] });
+    expect(out).toMatchObject({ status: 'error', code: 'PROTECTED_PATH' });
+    expect(readWs('.git/config')).toBe('[core]\n\tbare = false\n');
+  });
+
   it('replaces the unique occurrence and shows context around it', async () => {
     t.write({ 'a.txt': numbered(10) });
     const out = await edit({ path: 'a.txt', old_text: 'line 5\n', new_text: 'five\nfive and a half\n' });

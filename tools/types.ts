@@ -21,6 +21,14 @@ export interface ShellRequest {
   maxOutputBytes: number;
   signal: AbortSignal;
   env?: Record<string, string>;
+  /** Run as this user and group (a sandbox sets them when bridle runs as root; needs root). */
+  uid?: number;
+  gid?: number;
+}
+/** A sandbox limit a command ran into, worded for the model. */
+export interface LimitHit {
+  limit: 'processes' | 'memory' | 'tmp';
+  message: string;
 }
 export interface ShellResult {
   exitCode: number | null;
@@ -30,6 +38,8 @@ export interface ShellResult {
   timedOut: boolean;
   /** Bytes dropped by the output cap. */
   truncatedBytes: number;
+  /** Sandbox limits the command hit (a sandboxed shell sets it). */
+  limitsHit?: LimitHit[];
 }
 export interface Shell {
   readonly id: string;
@@ -42,6 +52,8 @@ export interface ToolContext {
   workspace: string;
   /** `$BRIDLE_HOME`, absolute; tools must refuse paths inside it. */
   bridleHome: string;
+  /** Absolute paths the file tools may read but never write (the workspace's `.git` unless git writes are allowed). */
+  protect?: readonly string[];
   signal: AbortSignal;
   shell: Shell;
   /** The call being executed (`t1.s2.c1`), for tools that log about themselves (delegate). */

@@ -107,11 +107,12 @@ export async function bridleHomeForms(bridleHome: string): Promise<string[]> {
  * Relative paths are taken from the workspace root.
  *
  * Contract: never throws for a bad path; returns a `ToolError` with code
- * `OUTSIDE_WORKSPACE`, `INSIDE_BRIDLE_HOME`, `NOT_FOUND`, `IS_A_DIRECTORY` or
- * `INVALID_PATH` instead. Unexpected I/O errors (EACCES on a parent) do throw.
+ * `OUTSIDE_WORKSPACE`, `INSIDE_BRIDLE_HOME`, `PROTECTED_PATH` (a write inside
+ * `ctx.protect`), `NOT_FOUND`, `IS_A_DIRECTORY` or `INVALID_PATH` instead.
+ * Unexpected I/O errors (EACCES on a parent) do throw.
  */
 export async function resolveInWorkspace(
-  ctx: Pick<ToolContext, 'workspace' | 'bridleHome'>,
+  ctx: Pick<ToolContext, 'workspace' | 'bridleHome' | 'protect'>,
   userPath: string,
   options: ResolveOptions = {},
 ): Promise<string | ToolError> {
@@ -130,6 +131,13 @@ export async function resolveInWorkspace(
         'INSIDE_BRIDLE_HOME',
         `Path "${userPath}"${via} is inside bridle's own home ${home}, which tools may not touch.`,
       );
+    }
+  }
+  for (const p of options.forWrite ? (ctx.protect ?? []) : []) {
+    for (const form of await bridleHomeForms(p)) {
+      if (!isInside(form, resolved)) continue;
+      const why = path.basename(p) === '.git' ? ' (a hook or core.fsmonitor written there would run at the user’s next git command; only the user can allow it, with --allow-git-writes)' : '';
+      return new ToolError('PROTECTED_PATH', `Path "${userPath}"${via} is inside ${form}, which the tools may read but not write${why}.`);
     }
   }
   if (!isInside(ctx.workspace, resolved)) {

@@ -1,10 +1,13 @@
 /**
  * The `local` shell provider: runs an argv on this machine, unconfined.
- * Each command gets its own process group (`detached`), so a timeout or an
- * abort kills everything it started, grandchildren included.
+ * Each command gets its own session and process group (`detached`) and a
+ * marker variable, so its end, a timeout or an abort kills everything it
+ * started, grandchildren included, even those that left the group
+ * (call-processes.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Shell, ShellRequest, ShellResult } from '../../tools/types.js';
+import { CALL_MARKER, killCallProcesses, startOf } from './call-processes.js';
 
 type StreamName = 'stdout' | 'stderr';
 
@@ -18,6 +21,15 @@ interface Captured {
 
 /** Node's timers overflow past 2^31-1 ms and fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * After the command's processes are killed, how long its output pipes may
+ * stay open: only a process that escaped every kill (it left the session and
+ * rewrote its environment) still holds them, and the call does not wait for it.
+ */
+const STRAGGLER_GRACE_MS = 2000;
+
+let calls = 0;
 
 /**
  * Keeps at most `maxBytes` of stdout+stderr: the first half of the budget is
@@ -84,13 +96,21 @@ export class OutputCapture {
   }
 }
 
-function killGroup(child: ChildProcess): void {
+/** A call: its first process, the marker its descendants carry, when it started. */
+interface Call {
+  child: ChildProcess;
+  marker: string;
+  since?: number;
+}
+
+function killCall({ child, marker, since }: Call): void {
   if (child.pid === undefined) return;
   try {
     process.kill(-child.pid, 'SIGKILL');
   } catch {
     // ESRCH: the group is already gone.
   }
+  killCallProcesses(child.pid, marker, since);
 }
 
 /**
@@ -98,8 +118,10 @@ function killGroup(child: ChildProcess): void {
  * rejects only when it could not be spawned (ENOENT for the program or cwd,
  * EACCES). A signal already aborted resolves at once without spawning
  * (`exitCode` and `signal` both null). When the command's main process exits,
- * the rest of its process group is killed: nothing it started outlives it or
- * keeps its output pipes open. `env`, when given, replaces the environment.
+ * everything else it started is killed (its group, its session, whatever
+ * carries its marker): nothing it started outlives it, and the result does
+ * not wait on output pipes held open past that. `env`, when given, replaces the environment;
+ * `uid`/`gid` run it as another user (bridle must be root).
  */
 function run(request: ShellRequest): Promise<ShellResult> {
   return new Promise<ShellResult>((resolve, reject) => {
@@ -112,11 +134,14 @@ function run(request: ShellRequest): Promise<ShellResult> {
       reject(new Error('ShellRequest.argv is empty'));
       return;
     }
+    const marker = `${process.pid}-${++calls}`;
     let child: ChildProcess;
     try {
       child = spawn(program, args, {
         cwd: request.cwd,
-        env: request.env ?? process.env,
+        env: { ...(request.env ?? process.env), [CALL_MARKER]: marker },
+        ...(request.uid !== undefined ? { uid: request.uid } : {}),
+        ...(request.gid !== undefined ? { gid: request.gid } : {}),
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -125,6 +150,7 @@ function run(request: ShellRequest): Promise<ShellResult> {
       return;
     }
 
+    const call: Call = { child, marker };
     const capture = new OutputCapture(request.maxOutputBytes);
     child.stdout!.on('data', (chunk: Buffer) => capture.push('stdout', chunk));
     child.stderr!.on('data', (chunk: Buffer) => capture.push('stderr', chunk));
@@ -133,31 +159,38 @@ function run(request: ShellRequest): Promise<ShellResult> {
     let timedOut = false;
     const onTimeout = () => {
       timedOut = true;
-      killGroup(child);
+      killCall(call);
     };
     const timer = setTimeout(onTimeout, Math.min(Math.max(0, request.timeoutMs), MAX_TIMER_MS));
-    const onAbort = () => killGroup(child);
+    const onAbort = () => killCall(call);
     request.signal.addEventListener('abort', onAbort, { once: true });
+    let straggler: NodeJS.Timeout | undefined;
     const settle = () => {
       settled = true;
       clearTimeout(timer);
+      clearTimeout(straggler);
       request.signal.removeEventListener('abort', onAbort);
     };
 
     let spawned = false;
     child.once('spawn', () => {
       spawned = true;
+      if (child.pid !== undefined) call.since = startOf(child.pid);
     });
     // After a successful spawn, 'close' still follows any 'error'; only a failed spawn rejects.
     child.once('error', (err) => {
       if (settled || spawned) return;
       settle();
-      killGroup(child);
+      killCall(call);
       reject(err);
     });
     child.once('exit', () => {
       clearTimeout(timer);
-      killGroup(child);
+      killCall(call);
+      straggler = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }, STRAGGLER_GRACE_MS);
     });
     child.once('close', (exitCode, signal) => {
       if (settled) return;

@@ -5,7 +5,7 @@ export function createOffSandbox(): Sandbox {
   return {
     id: 'off',
     confines: false,
-    confine: (argv) => [...argv],
+    confine: (argv) => ({ argv: [...argv], finish: async () => [] }),
     describe: () => 'sandbox: off — shell commands run unconfined, with your permissions and network',
   };
 }

@@ -4,12 +4,15 @@
  * profiles without each learning about them.
  */
 import { bridleHome } from '../home.js';
+import type { SandboxLimits } from '../../actors/sandbox.js';
 import { loadConfig } from './load.js';
 import { resolveConfig, type ConfigFlags, type Resolved } from './resolve.js';
 
 export interface ConfiguredFlags {
   /** Per-model windows from the config; `openSession` looks the session's model up in it when no `contextWindow` is set. */
   contextWindows?: Readonly<Record<string, number>>;
+  /** The sandbox's limits, from the config or the defaults. */
+  sandboxLimits?: SandboxLimits;
 }
 
 export interface ApplyOptions {
@@ -39,6 +42,8 @@ export function asFlags(r: Resolved, opts: Pick<ApplyOptions, 'keepLoggedModel'>
     sandbox: v.sandbox,
     sandboxMode: v.sandbox === 'off' ? undefined : v.sandboxMode,
     allowNetwork: v.allowNetwork,
+    allowGitWrites: v.allowGitWrites,
+    sandboxLimits: v.sandboxLimits,
     maxSteps: String(v.maxSteps),
     contextWindow: explicitWindow ? String(v.contextWindow) : undefined,
     contextWindows: v.contextWindows,

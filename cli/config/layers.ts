@@ -8,7 +8,7 @@ import type { Settings } from './schema.js';
 
 /** Flags are checked by the same parsers the commands use, so their errors read the same. */
 export function flagLayer(f: ConfigFlags): Settings {
-  const safety = parseSafetyFlags({ sandbox: f.sandbox, sandboxMode: f.sandboxMode, allow: f.allow, allowNetwork: f.allowNetwork });
+  const safety = parseSafetyFlags({ sandbox: f.sandbox, sandboxMode: f.sandboxMode, allow: f.allow, allowNetwork: f.allowNetwork, allowGitWrites: f.allowGitWrites });
   return {
     model: f.model,
     baseUrl: f.baseUrl,
@@ -17,6 +17,7 @@ export function flagLayer(f: ConfigFlags): Settings {
     sandbox: f.sandbox === undefined ? undefined : safety.sandbox,
     sandboxMode: f.sandboxMode === undefined ? undefined : safety.sandboxMode,
     allowNetwork: f.allowNetwork,
+    allowGitWrites: f.allowGitWrites,
     maxSteps: parseMaxSteps(f.maxSteps),
     contextWindow: parseContextWindow(f.contextWindow),
     streamIdleMs: parseStreamMs('--stream-idle-ms', f.streamIdleMs),

@@ -47,7 +47,7 @@ describe('parseConfig', () => {
   });
 
   it('an unknown key names the file, the key and the known ones', () => {
-    expect(problem('modle: gpt-4o\n')).toBe(`${F}: modle: unknown key (known: model, baseUrl, approval, allow, sandbox, sandboxMode, allowNetwork, maxSteps, contextWindow, contextWindows, streamIdleMs, streamTotalMs, profiles)`);
+    expect(problem('modle: gpt-4o\n')).toBe(`${F}: modle: unknown key (known: model, baseUrl, approval, allow, sandbox, sandboxMode, allowNetwork, allowGitWrites, sandboxLimits, maxSteps, contextWindow, contextWindows, streamIdleMs, streamTotalMs, profiles)`);
     expect(problem('profiles:\n  fast:\n    maxStep: 3\n')).toMatch(/^\/h\/config.yaml: profiles\.fast\.maxStep: unknown key \(known in a profile: model, /);
     // Profiles do not nest.
     expect(problem('profiles:\n  a:\n    profiles: {}\n')).toContain('profiles.a.profiles: unknown key');
@@ -57,6 +57,9 @@ describe('parseConfig', () => {
     expect(problem('maxSteps: -1\n')).toBe(`${F}: maxSteps: must be a positive whole number (got -1)`);
     expect(problem('approval: sometimes\n')).toBe(`${F}: approval: must be never, ask or auto (got "sometimes")`);
     expect(problem('contextWindow: 100\n')).toBe(`${F}: contextWindow: must be a whole number of tokens, at least 1024 (got 100)`);
+    expect(problem('allowGitWrites: yes please\n')).toBe(`${F}: allowGitWrites: must be true or false (got "yes please")`);
+    expect(problem('sandboxLimits: { processes: 2 }\n')).toMatch(/^\/h\/config.yaml: sandboxLimits.processes: must map processes \(at least 16\)/);
+    expect(problem('sandboxLimits: { cpus: 2 }\n')).toBe(`${F}: sandboxLimits.cpus: unknown key (${'must map processes (at least 16), memoryMb (at least 64) and tmpMb (at least 1) to whole numbers'})`);
     expect(problem('baseUrl: not a url\n')).toBe(`${F}: baseUrl: must be a URL, e.g. http://127.0.0.1:8080/v1 (got "not a url")`);
     expect(problem('allowNetwork: "yes"\n')).toBe(`${F}: allowNetwork: must be true or false (got "yes")`);
     expect(problem('contextWindows: { gpt-4o: lots }\n')).toContain('contextWindows.gpt-4o: must map model ids');

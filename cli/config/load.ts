@@ -58,7 +58,10 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], data: unknow
   const path = first.path.map(String);
   if (first.code === 'unrecognized_keys') {
     const key = [...path, first.keys[0]!].join('.');
-    return `${key}: unknown key (${path.length === 0 ? KNOWN : KNOWN_IN_PROFILE})${more}`;
+    // Inside a setting that is a map of its own (sandboxLimits): that setting's rule names its keys.
+    const within = path[0] === 'profiles' ? path[2] : path[0];
+    const known = path.length === 0 ? KNOWN : within && within in RULES ? RULES[within as keyof typeof RULES] : KNOWN_IN_PROFILE;
+    return `${key}: unknown key (${known})${more}`;
   }
   // The setting a nested problem belongs to: `allow` for `allow.2`, `maxSteps` for `profiles.fast.maxSteps`.
   const setting = path[0] === 'profiles' ? (path.length >= 3 ? path[2] : 'profiles') : path[0];

@@ -25,7 +25,7 @@ const CONFIG = file(
 describe('resolveConfig: precedence flag > env > profile > file > default', () => {
   it('with nothing set, every value is the default', () => {
     const r = resolveConfig({}, none, {});
-    expect(r.values).toEqual({ model: undefined, baseUrl: 'https://api.openai.com/v1', approval: 'ask', allow: [], sandbox: 'bwrap', sandboxMode: 'workspace-write', allowNetwork: false, maxSteps: 100, contextWindow: undefined, contextWindows: {}, streamIdleMs: 300_000, streamTotalMs: 1_800_000 });
+    expect(r.values).toEqual({ model: undefined, baseUrl: 'https://api.openai.com/v1', approval: 'ask', allow: [], sandbox: 'bwrap', sandboxMode: 'workspace-write', allowNetwork: false, allowGitWrites: false, sandboxLimits: { processes: 512, memoryMb: 4096, tmpMb: 1024 }, maxSteps: 100, contextWindow: undefined, contextWindows: {}, streamIdleMs: 300_000, streamTotalMs: 1_800_000 });
     expect(new Set(Object.values(r.sources))).toEqual(new Set(['default']));
   });
 
@@ -96,10 +96,21 @@ describe('sandbox and sandboxMode', () => {
   });
 });
 
+describe('the sandbox settings', () => {
+  it('allowGitWrites: a flag beats the file either way; sandboxLimits: what a layer sets, the rest from the defaults', () => {
+    expect(resolveConfig({}, file('allowGitWrites: true\n'), {}).values.allowGitWrites).toBe(true);
+    expect(resolveConfig({ allowGitWrites: false }, file('allowGitWrites: true\n'), {}).values.allowGitWrites).toBe(false);
+    const r = resolveConfig({}, file('sandboxLimits: { processes: 64 }\n'), {});
+    expect(r.values.sandboxLimits).toEqual({ processes: 64, memoryMb: 4096, tmpMb: 1024 });
+    expect(r.sources.sandboxLimits).toBe('file');
+    expect(asFlags(r)).toMatchObject({ allowGitWrites: false, sandboxLimits: { processes: 64, memoryMb: 4096, tmpMb: 1024 } });
+  });
+});
+
 describe('asFlags', () => {
   it('renders every value in the flag form the commands parse', () => {
     const r = resolveConfig({}, file('allowNetwork: true\nmaxSteps: 12\ncontextWindow: 9000\n'), {});
-    expect(asFlags(r)).toEqual({ model: undefined, baseUrl: 'https://api.openai.com/v1', approval: 'ask', allow: [], sandbox: 'bwrap', sandboxMode: 'workspace-write', allowNetwork: true, maxSteps: '12', contextWindow: '9000', contextWindows: {}, streamIdleMs: '300000', streamTotalMs: '1800000' });
+    expect(asFlags(r)).toEqual({ model: undefined, baseUrl: 'https://api.openai.com/v1', approval: 'ask', allow: [], sandbox: 'bwrap', sandboxMode: 'workspace-write', allowNetwork: true, allowGitWrites: false, sandboxLimits: { processes: 512, memoryMb: 4096, tmpMb: 1024 }, maxSteps: '12', contextWindow: '9000', contextWindows: {}, streamIdleMs: '300000', streamTotalMs: '1800000' });
   });
 
   it('resume: a model from the file or the default gives way to the logged one; a flag, env or profile model does not', () => {
@@ -126,6 +137,11 @@ describe('config --dump', () => {
         'sandbox: bwrap # default',
         'sandboxMode: workspace-write # default',
         'allowNetwork: false # default',
+        'allowGitWrites: false # default',
+        'sandboxLimits: # default',
+        '  processes: 512',
+        '  memoryMb: 4096',
+        '  tmpMb: 1024',
         'maxSteps: 3 # flag',
         'contextWindow: 128000 # default (known for gpt-4o)',
         'contextWindows: # profile',

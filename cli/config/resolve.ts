@@ -8,7 +8,7 @@
  */
 import { knownContextWindow } from '../../actors/context-windows.js';
 import type { ApprovalPolicy } from '../../actors/approval.js';
-import type { SandboxMode } from '../../actors/sandbox.js';
+import { resolveSandboxLimits, type SandboxLimits, type SandboxMode } from '../../actors/sandbox.js';
 import { DEFAULT_BASE_URL, DEFAULT_STREAM_LIMITS } from '../../adapters/model/openai.js';
 import { UsageError } from '../errors.js';
 import { envLayer, fileLayer, flagLayer, profileLayer } from './layers.js';
@@ -26,6 +26,7 @@ export interface ConfigFlags {
   sandbox?: string;
   sandboxMode?: string;
   allowNetwork?: boolean;
+  allowGitWrites?: boolean;
   maxSteps?: string;
   contextWindow?: string;
   streamIdleMs?: string;
@@ -41,6 +42,9 @@ export interface Effective {
   sandbox: 'bwrap' | 'off';
   sandboxMode: SandboxMode;
   allowNetwork: boolean;
+  allowGitWrites: boolean;
+  /** Whole: each limit from the first layer that sets the map, the rest from the defaults. */
+  sandboxLimits: SandboxLimits;
   maxSteps: number;
   /** For the effective model; undefined when nothing says (compaction then waits for an overflow to learn it). */
   contextWindow?: number;
@@ -69,6 +73,7 @@ export const DEFAULTS = {
   sandbox: 'bwrap',
   sandboxMode: 'workspace-write',
   allowNetwork: false,
+  allowGitWrites: false,
   maxSteps: 100,
   streamIdleMs: DEFAULT_STREAM_LIMITS.idleMs,
   streamTotalMs: DEFAULT_STREAM_LIMITS.totalMs,
@@ -129,6 +134,8 @@ export function resolveConfig(flags: ConfigFlags, loaded: LoadedConfig, env: Nod
     sandbox,
     sandboxMode,
     allowNetwork: pick('allowNetwork', DEFAULTS.allowNetwork)!,
+    allowGitWrites: pick('allowGitWrites', DEFAULTS.allowGitWrites)!,
+    sandboxLimits: resolveSandboxLimits(pick('sandboxLimits', undefined)),
     maxSteps: pick('maxSteps', DEFAULTS.maxSteps)!,
     contextWindow,
     contextWindows,

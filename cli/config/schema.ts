@@ -16,6 +16,8 @@ export const RULES = {
   sandbox: 'must be bwrap or off',
   sandboxMode: `must be ${SANDBOX_MODES.join(', ')}`,
   allowNetwork: 'must be true or false',
+  allowGitWrites: 'must be true or false',
+  sandboxLimits: 'must map processes (at least 16), memoryMb (at least 64) and tmpMb (at least 1) to whole numbers',
   maxSteps: 'must be a positive whole number',
   contextWindow: 'must be a whole number of tokens, at least 1024',
   contextWindows: 'must map model ids to whole numbers of tokens, each at least 1024',
@@ -27,7 +29,7 @@ export const RULES = {
 export type SettingKey = Exclude<keyof typeof RULES, 'profiles'>;
 
 /** In the order `config --dump` prints them. */
-export const SETTING_KEYS: readonly SettingKey[] = ['model', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'maxSteps', 'contextWindow', 'contextWindows', 'streamIdleMs', 'streamTotalMs'];
+export const SETTING_KEYS: readonly SettingKey[] = ['model', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'allowGitWrites', 'sandboxLimits', 'maxSteps', 'contextWindow', 'contextWindows', 'streamIdleMs', 'streamTotalMs'];
 
 const isUrl = (s: string) => {
   try {
@@ -59,6 +61,8 @@ export const settingsShape = {
   sandbox: z.enum(['bwrap', 'off']),
   sandboxMode: z.enum(SANDBOX_MODES as [SandboxMode, ...SandboxMode[]]),
   allowNetwork: z.boolean(),
+  allowGitWrites: z.boolean(),
+  sandboxLimits: z.strictObject({ processes: z.int().min(16), memoryMb: z.int().min(64), tmpMb: z.int().min(1) }).partial(),
   maxSteps: z.int().positive(),
   contextWindow: tokens,
   contextWindows: z.record(z.string().min(1), tokens),

@@ -107,6 +107,81 @@ describeWithSystemDep('bridle run under the bwrap sandbox', SYSTEM_DEPS.bwrap, (
     expect(results(readLog()).map((x) => x.code ?? x.status)).toEqual(['DENIED', 'EXIT_NONZERO', 'ok']);
     expect(readdirSync(ws).sort()).toEqual(['keep.txt', 'planted']);
   });
+
+  it("the workspace's .git is read-only to commands and the file tools, unless --allow-git-writes or allowGitWrites says otherwise", async () => {
+    const fresh = () => {
+      rmSync(join(ws, '.git'), { recursive: true, force: true });
+      mkdirSync(join(ws, '.git/hooks'), { recursive: true });
+      writeFileSync(join(ws, '.git/config'), '[core]\n\tbare = false\n');
+      rmSync(join(home, 'sessions'), { recursive: true, force: true });
+    };
+    fresh();
+    const model = script([
+      { name: 'bash', arguments: { command: 'printf "#!/bin/sh\\ntouch pwned\\n" > .git/hooks/post-checkout' } },
+      { name: 'bash', arguments: { command: 'printf "\\tfsmonitor = ./evil.sh\\n" >> .git/config' } },
+      { name: 'write_file', arguments: { path: '.git/hooks/pre-commit', content: '#!/bin/sh\ntouch pwned\n' } },
+      { name: 'edit_file', arguments: { path: '.git/config', old_text: 'bare = false', new_text: 'fsmonitor = ./evil.sh' } },
+      { name: 'bash', arguments: { command: 'echo fine > ok.txt' } },
+    ]);
+    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'auto', 'plant a hook'], { env: env() });
+    expect(r.code).toBe(0);
+    expect(results(readLog()).map((x) => x.code ?? x.status)).toEqual(['EXIT_NONZERO', 'EXIT_NONZERO', 'PROTECTED_PATH', 'PROTECTED_PATH', 'ok']);
+    expect(readdirSync(join(ws, '.git/hooks'))).toEqual([]);
+    expect(readFileSync(join(ws, '.git/config'), 'utf8')).toBe('[core]\n\tbare = false\n');
+
+    for (const [how, extra] of [['flag', ['--allow-git-writes']], ['config', []]] as const) {
+      fresh();
+      if (how === 'config') writeFileSync(join(home, 'config.yaml'), 'allowGitWrites: true\n');
+      const allowed = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'auto', ...extra, 'plant a hook'], { env: env() });
+      expect(allowed.code, how).toBe(0);
+      expect(results(readLog()).map((x) => x.code ?? x.status), how).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+      expect(readdirSync(join(ws, '.git/hooks')).sort(), how).toEqual(['post-checkout', 'pre-commit']);
+    }
+  });
+
+  it("commands see no secrets from the environment and cannot read bridle's homes", async () => {
+    // Both homes outside /tmp (the private /tmp alone would hide them): the default ~/.bridle, and a $BRIDLE_HOME inside the workspace.
+    const userHome = join(far, 'user');
+    mkdirSync(join(userHome, '.bridle'), { recursive: true });
+    writeFileSync(join(userHome, '.bridle', 'config.yaml'), 'allow: [secret-default-home]\n');
+    const inside = realpathSync(mkdtempSync(join('/var/tmp', 'bridle-e2e-ws-')));
+    const insideHome = join(inside, '.bridle');
+    try {
+      const model = script([
+        { name: 'bash', arguments: { command: 'env; ls -A ~/.bridle .bridle; cat ~/.bridle/config.yaml .bridle/sessions/*.jsonl; true' } },
+        { name: 'bash', arguments: { command: 'echo forged > .bridle/sessions/forged.jsonl' } },
+      ]);
+      const env = { BRIDLE_BWRAP: bwrap, BRIDLE_HOME: insideHome, HOME: userHome, GITHUB_TOKEN: 'ghp_secret1', AWS_SECRET_ACCESS_KEY: 'aws_secret2', NPM_TOKEN: 'npm_secret3', DATABASE_URL: 'postgres://u:pw_secret4@db/x', OPENAI_API_KEY: 'sk-secret5' };
+      const r = await runCli(['run', '--model', model, '--cwd', inside, '--approval', 'auto', 'look around'], { env });
+      expect(r.code).toBe(0);
+      const [seen, forged] = results(readSessionLog(insideHome));
+      expect(seen).toMatchObject({ status: 'ok' });
+      expect(seen!.content).toContain(`HOME=${userHome}`);
+      expect(seen!.content).not.toMatch(/secret|session\/start/);
+      expect(forged!.code).toBe('EXIT_NONZERO');
+      expect(readdirSync(join(insideHome, 'sessions')).filter((f) => f.startsWith('forged'))).toEqual([]);
+    } finally {
+      rmSync(inside, { recursive: true, force: true });
+    }
+  });
+
+  it('sandboxLimits from the config file hold for commands, and a hit is reported as SANDBOX_LIMIT naming the limit', async () => {
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, 'config.yaml'), 'sandboxLimits: { processes: 32, tmpMb: 2 }\n');
+    const model = script([
+      // Bounded: 200 sleeps at most, killed with the call.
+      { name: 'bash', arguments: { command: "sh -c 'i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done'; s=$?; kill -9 -1 2>/dev/null; exit $s" } },
+      { name: 'bash', arguments: { command: 'head -c 8m /dev/zero > /tmp/big' } },
+    ]);
+    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'auto', 'use a lot'], { env: env() });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/limits: 32 processes, .*2 MiB \/tmp/);
+    const [fork, tmp] = results(readLog());
+    expect(fork).toMatchObject({ status: 'error', code: 'SANDBOX_LIMIT' });
+    expect(fork!.content).toContain('processes: the sandbox allows 32 at once');
+    expect(tmp).toMatchObject({ status: 'error', code: 'SANDBOX_LIMIT' });
+    expect(tmp!.content).toContain('tmp: a write failed');
+  });
 });
 
 describe('bridle run: approval never, a missing bwrap, bad flags', () => {
