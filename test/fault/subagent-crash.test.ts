@@ -1,11 +1,11 @@
 /**
  * A crash during delegation: the real CLI runs `--max-depth 1`, the parent
- * delegates, the child's `read_file` blocks on a FIFO, and the process is
+ * delegates, the child's `grep` runs a catastrophic pattern (its worker's
+ * deadline is 30 s away), and the process is
  * killed with SIGKILL while that call runs. Both logs are left open. `bridle
  * resume` of the parent must repair the child's log as well, so that every
  * log of the tree passes `bridle replay` (and replays through the machines).
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ const SCRIPT = {
   label: 'scripted: delegation killed mid-call (parent and child share this script, in request order)',
   responses: [
     { toolCalls: [{ name: 'delegate', arguments: { task: 'Read the file named slow.' } }] },
-    { toolCalls: [{ name: 'read_file', arguments: { path: 'slow' } }] },
+    { toolCalls: [{ name: 'grep', arguments: { pattern: '^(a+)+$', path: 'slow.txt' } }] },
     { text: 'never reached' },
   ],
 };
@@ -38,10 +38,10 @@ describe.skipIf(!cliBuilt)('a crash during delegate (SIGKILL in a child\'s tool 
   it('child logs are repaired with their parent: after resume of the parent, every log of the tree passes bridle replay', async () => {
     const w = createWorld();
     try {
-      execFileSync('mkfifo', [path.join(w.workspace, 'slow')]);
+      fs.writeFileSync(path.join(w.workspace, 'slow.txt'), `${'a'.repeat(48)}b\n`);
       const run = w.spawn(['run', 'find out what slow says', '--model', `scripted:${w.script('s.json', SCRIPT)}`, '--cwd', w.workspace, '--approval', 'auto', '--sandbox', 'off', '--max-depth', '1']);
-      // The child's read_file is dispatched (durably) and now waits on the FIFO: kill the whole process there.
-      await waitFor(() => logs(w).length === 2 && logHas(text(logs(w)[1]), 'tool/dispatch', 't1.s1.c1') || run.proc.exitCode !== null, 20_000, "the child's read_file dispatch");
+      // The child's grep is dispatched (durably) and now backtracks: kill the whole process there.
+      await waitFor(() => logs(w).length === 2 && logHas(text(logs(w)[1]), 'tool/dispatch', 't1.s1.c1') || run.proc.exitCode !== null, 20_000, "the child's grep dispatch");
       run.proc.kill('SIGKILL');
       await run.exit;
       const [parent, child] = logs(w);
@@ -53,7 +53,7 @@ describe.skipIf(!cliBuilt)('a crash during delegate (SIGKILL in a child\'s tool 
 
       const resumed = await cli(w, ['resume', parent!]);
       expect(resumed.code, resumed.out).toBe(0);
-      expect(resumed.out).toMatch(/repaired: subagent \S+\.t1\.s1\.c1: turn t1 never ended; step t1\.s1 was open; outcome unknown: t1\.s1\.c1 \(read_file\)/);
+      expect(resumed.out).toMatch(/repaired: subagent \S+\.t1\.s1\.c1: turn t1 never ended; step t1\.s1 was open; outcome unknown: t1\.s1\.c1 \(grep\)/);
 
       for (const log of logs(w)) {
         const r = await cli(w, ['replay', log, '--machines']);
