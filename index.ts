@@ -5,7 +5,7 @@
  */
 
 // The session: every seam provided, plus the host duties (header, checkpoints, wake).
-export { createSession, DEFAULT_SYSTEM, SessionCrashedError, type BridleSession, type SessionOptions } from './actors/session.js';
+export { createSession, DEFAULT_SYSTEM, SessionCrashedError, type BridleSession, type SessionOptions } from './runtime/session.js';
 
 // The machines: pure statecharts; hosts supply effects with `.provide()`.
 export { sessionMachine, type InputMode, type SessionContext, type SessionEvent, type SessionInput } from './machines/session.machine.js';
@@ -16,18 +16,18 @@ export { compactionMachine, type CompactionInput, type CompactionOutput, type Co
 export type { RetryPolicy } from './machines/retry-policy.js';
 
 // Context engineering: the system prompt's sections, the token estimate, orphan brackets.
-export { PromptRegistry, type PromptScope, type PromptSection } from './actors/prompt/registry.js';
-export { PromptVariableError, type PromptVars } from './actors/prompt/interpolate.js';
-export type { ContextMeter } from './actors/context-meter.js';
+export { PromptRegistry, type PromptScope, type PromptSection } from './runtime/prompt/registry.js';
+export { PromptVariableError, type PromptVars } from './runtime/prompt/interpolate.js';
+export type { ContextMeter } from './runtime/context/meter.js';
 export { estimateRequestTokens } from './log/context/tokens.js';
 export { closeOrphanCompaction, findOrphanCompaction } from './log/context/orphan.js';
 
 // Ports: what a provider implements.
-export type { Clock, LogStore, ModelProvider } from './actors/ports.js';
-export type { AnswerRequest, Answerer, ApprovalPolicy } from './actors/approval.js';
-export type { DeltaSink } from './actors/stream-model.js';
-export type { Plugin, PluginApi } from './actors/hooks/registry.js';
-export { ToolError, type Shell, type ShellRequest, type ShellResult, type ToolContext, type ToolDefinition, type ToolOutput } from './tools/types.js';
+export type { Clock, LogStore, ModelProvider } from './ports/model.js';
+export type { AnswerRequest, Answerer, ApprovalPolicy } from './safety/approval.js';
+export type { DeltaSink } from './runtime/stream-model.js';
+export type { Plugin, PluginApi } from './plugins/hooks/registry.js';
+export { ToolError, type Shell, type ShellRequest, type ShellResult, type ToolContext, type ToolDefinition, type ToolOutput } from './ports/tools.js';
 export type { Chunk } from './log/chunks.js';
 export type { ModelMessage, ModelRequest } from './log/messages.js';
 
@@ -36,8 +36,8 @@ export { createOpenAIProvider, DEFAULT_STREAM_LIMITS, type OpenAIProviderOptions
 export { createScriptedProvider, createScriptedProviderFromFunction, loadScript, type ResponseFunction, type ScriptedOptions } from './adapters/model/scripted.js';
 export { createJsonlStore } from './adapters/store/jsonl.js';
 export { createMemoryStore, type MemoryStore } from './adapters/store/memory.js';
-export { createLocalShell } from './adapters/shell/local.js';
-export { startServer, type BridleServer, type ServerOptions } from './adapters/server/server.js';
+export { createLocalShell } from './adapters/subprocess/local.js';
+export { startServer, type BridleServer, type ServerOptions } from './server/server.js';
 
 // Tools.
 export { builtinTools, toolSpec } from './tools/index.js';

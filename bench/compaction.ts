@@ -4,7 +4,7 @@
  * its log and each times one manual compaction — measure, prune, plan,
  * summary request (answered at once by the scripted model), replacement.
  */
-import { createSession } from '../actors/session.js';
+import { createSession } from '../runtime/session.js';
 import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
 import { createMemoryStore } from '../adapters/store/memory.js';
 import { isSummaryInstruction } from '../log/context/summary-prompt.js';

@@ -1,6 +1,6 @@
 /** The benchmarks' tool: does nothing, so what is measured is the harness. */
 import { z } from 'zod';
-import type { ToolDefinition } from '../tools/types.js';
+import type { ToolDefinition } from '../ports/tools.js';
 
 export const noopTool: ToolDefinition<{ n?: number }> = {
   name: 'noop',

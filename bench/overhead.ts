@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { noopTool } from './noop-tool.js';
-import { createSession } from '../actors/session.js';
+import { createSession } from '../runtime/session.js';
 import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
 import { createJsonlStore } from '../adapters/store/jsonl.js';
 import { createMemoryStore } from '../adapters/store/memory.js';

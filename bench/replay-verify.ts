@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSession } from '../actors/session.js';
+import { createSession } from '../runtime/session.js';
 import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
 import { createMemoryStore } from '../adapters/store/memory.js';
 import { readLogFile } from '../adapters/store/jsonl-repair.js';

@@ -1,6 +1,6 @@
 /** Picks the model provider a `--model` names: `scripted:<file>` or an OpenAI-compatible model id. */
 import { resolve } from 'node:path';
-import type { ModelProvider } from '../actors/ports.js';
+import type { ModelProvider } from '../ports/model.js';
 import { createOpenAIProvider, DEFAULT_BASE_URL, isLoopback } from '../adapters/model/openai.js';
 import { createScriptedProvider, loadScript } from '../adapters/model/scripted.js';
 import { SetupError, UsageError } from './errors.js';

@@ -6,7 +6,7 @@
  */
 import type { Chunk } from '../log/chunks.js';
 import type { Entry } from '../log/entries.js';
-import type { ToolDefinition } from '../tools/types.js';
+import type { ToolDefinition } from '../ports/tools.js';
 import { visible } from './visible.js';
 
 export interface Renderer {

@@ -4,8 +4,8 @@
  * is called; the built-in tools (and `delegate`, where the log offered it)
  * are only validated against.
  */
-import { NotReplayableError, replayThroughMachines } from '../actors/replay.js';
-import { toolsOfLog } from '../actors/replay/setup.js';
+import { NotReplayableError, replayThroughMachines } from '../replay/replay.js';
+import { toolsOfLog } from '../replay/setup.js';
 import type { Entry } from '../log/entries.js';
 import { builtinTools } from '../tools/index.js';
 

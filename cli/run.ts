@@ -1,7 +1,7 @@
 /** `bridle run [prompt]`: one turn in a new or continued session, streamed to the terminal. */
-import type { Answerer } from '../actors/approval.js';
+import type { Answerer } from '../safety/approval.js';
 import type { Origin } from '../log/entries.js';
-import { SessionCrashedError } from '../actors/session.js';
+import { SessionCrashedError } from '../runtime/session.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import type { TurnOutput } from '../machines/turn.machine.js';
 import { UsageError } from './errors.js';

@@ -1,7 +1,7 @@
 /** The safety flags every session command shares: `--sandbox`, `--sandbox-mode`, `--allow`, `--allow-network`, `--allow-git-writes`. */
 import type { Command } from 'commander';
-import { parseRule } from '../actors/approval-rules.js';
-import { resolveSandboxLimits, SANDBOX_MODES, type SandboxLimits, type SandboxMode } from '../actors/sandbox.js';
+import { parseRule } from '../safety/approval-rules.js';
+import { resolveSandboxLimits, SANDBOX_MODES, type SandboxLimits, type SandboxMode } from '../safety/sandbox.js';
 import type { ApprovalRule } from '../log/entries.js';
 import { UsageError } from './errors.js';
 

@@ -9,10 +9,10 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { InspectionEvent, Observer } from 'xstate';
-import { isLoopbackHost, newToken } from '../adapters/server/access.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../adapters/server/hub.js';
-import { ErrorCode, refusal } from '../adapters/server/protocol.js';
-import { DEFAULT_PORT, startServer, type BridleServer } from '../adapters/server/server.js';
+import { isLoopbackHost, newToken } from '../server/access.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../server/hub.js';
+import { ErrorCode, refusal } from '../server/protocol.js';
+import { DEFAULT_PORT, startServer, type BridleServer } from '../server/server.js';
 import { viewerDir, visualizationsDir } from '../visualizations/paths.js';
 import { SetupError, UsageError } from './errors.js';
 import { inspectUrl, openInspector, type OpenInspector } from './inspect.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stricter } from '../actors/hooks/decisions.js';
+import { stricter } from './hooks/decisions.js';
 import type { Decision } from '../machines/tool-call.machine.js';
 import { runWaterfall, type Listener, type Registered } from './waterfall.js';
 

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLocalShell } from '../adapters/shell/local.js';
+import { createLocalShell } from '../adapters/subprocess/local.js';
 import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_OUTPUT_BYTES, bashTool, formatShellResult, type BashArgs } from './bash.js';
 import { createTempWorkspace, type TempWorkspace } from './testing.js';
-import type { Shell, ShellRequest, ShellResult } from './types.js';
+import type { Shell, ShellRequest, ShellResult } from '../ports/tools.js';
 
 let t: TempWorkspace;
 beforeEach(() => {

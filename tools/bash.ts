@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { failure, ok } from './output.js';
 import { formatBytes } from './text.js';
-import { ToolError, type ShellResult, type ToolDefinition } from './types.js';
+import { ToolError, type ShellResult, type ToolDefinition } from '../ports/tools.js';
 
 /**
  * Names that hold a secret, or a way to one: bridle's own (the model's key,

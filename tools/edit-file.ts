@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { openForUpdate, readAtMost, replaceContent, type OpenedFile } from './open-in-workspace.js';
 import { failure, fromToolError, fsFailure, ok } from './output.js';
 import { countOccurrences, formatBytes, looksBinary, numberLines } from './text.js';
-import { ToolError, type ToolDefinition, type ToolOutput } from './types.js';
+import { ToolError, type ToolDefinition, type ToolOutput } from '../ports/tools.js';
 import { resolveInWorkspace } from './workspace.js';
 
 /** Lines of context shown around an edit, so the model can check it landed where meant. */

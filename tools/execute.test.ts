@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { executeTool } from './execute.js';
 import { refusingShell } from './testing.js';
-import { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from './types.js';
+import { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from '../ports/tools.js';
 
 function ctxWith(signal = new AbortController().signal): ToolContext {
   return { workspace: '/ws', bridleHome: '/home', signal, shell: refusingShell };

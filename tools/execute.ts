@@ -1,5 +1,5 @@
 /** Runs one validated tool call with a deadline and cancellation, turning every failure into a result. */
-import { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from './types.js';
+import { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from '../ports/tools.js';
 
 export interface ExecuteOptions {
   /** Overrides `tool.timeoutMs`; leave both unset for no deadline. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { globToRegExp } from './glob-pattern.js';
 import { failure, ok } from './output.js';
-import type { ToolDefinition } from './types.js';
+import type { ToolDefinition } from '../ports/tools.js';
 import { SKIPPED_DIRS, walkFiles } from './walk.js';
 import { bridleHomeForms, displayPath } from './workspace.js';
 

@@ -5,7 +5,7 @@ import { createLineMatcher, type BatchEnd } from './grep-matcher.js';
 import { openForRead, readAtMost, type OpenContext } from './open-in-workspace.js';
 import { failure, fromToolError, fsFailure, ok } from './output.js';
 import { clipLine, formatBytes, looksBinary } from './text.js';
-import { ToolError, type ToolDefinition } from './types.js';
+import { ToolError, type ToolDefinition } from '../ports/tools.js';
 import { SKIPPED_DIRS, walkFiles } from './walk.js';
 import { bridleHomeForms, displayPath, resolveInWorkspace } from './workspace.js';
 

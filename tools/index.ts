@@ -6,7 +6,7 @@ import { globTool } from './glob.js';
 import { grepTool } from './grep.js';
 import { listDirTool } from './list-dir.js';
 import { readFileTool } from './read-file.js';
-import type { ToolDefinition } from './types.js';
+import type { ToolDefinition } from '../ports/tools.js';
 import { writeFileTool } from './write-file.js';
 
 /** The built-in tools, in the order they are offered to the model. */

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { readDirExactly } from './open-in-workspace.js';
 import { failure, fromToolError, fsFailure, ok } from './output.js';
 import { byCodePoint } from './text.js';
-import { ToolError, type ToolDefinition } from './types.js';
+import { ToolError, type ToolDefinition } from '../ports/tools.js';
 import { resolveInWorkspace } from './workspace.js';
 
 export const LIST_MAX_ENTRIES = 1000;

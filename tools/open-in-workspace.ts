@@ -14,7 +14,7 @@ import { closeSync, constants, fstatSync, open as openFd, readlinkSync, type Dir
 import { lstat, mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ToolError, type ToolContext } from './types.js';
+import { ToolError, type ToolContext } from '../ports/tools.js';
 import { bridleHomeForms, isInside } from './workspace.js';
 
 /** Linux's `O_PATH` (the generic value, shared by x86 and arm); `fs.constants` does not carry it. */

@@ -1,5 +1,5 @@
 /** Small constructors for tool results, so every tool words failures the same way. */
-import type { ToolError, ToolOutput } from './types.js';
+import type { ToolError, ToolOutput } from '../ports/tools.js';
 
 export function ok(content: string): ToolOutput {
   return { status: 'ok', content };

@@ -5,7 +5,7 @@ import { openForRead, type OpenedFile } from './open-in-workspace.js';
 import { failure, fromToolError, fsFailure, ok } from './output.js';
 import { scanLines } from './scan-lines.js';
 import { BINARY_SNIFF_BYTES, formatBytes, looksBinary, numberLines } from './text.js';
-import { ToolError, type ToolDefinition } from './types.js';
+import { ToolError, type ToolDefinition } from '../ports/tools.js';
 import { resolveInWorkspace } from './workspace.js';
 
 export const READ_MAX_LINES = 2000;

@@ -15,7 +15,7 @@ import { globTool } from './glob.js';
 import { grepTool } from './grep.js';
 import { readFileTool } from './read-file.js';
 import { createTempWorkspace, type TempWorkspace } from './testing.js';
-import type { ToolOutput } from './types.js';
+import type { ToolOutput } from '../ports/tools.js';
 import { writeFileTool } from './write-file.js';
 
 let t: TempWorkspace;

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Shell, ToolContext } from './types.js';
+import type { Shell, ToolContext } from '../ports/tools.js';
 
 export interface TempWorkspace {
   /** Real path of the directory holding the three below. */

@@ -1,6 +1,6 @@
 /** Checks a model's tool call before anything runs (I4). Pure. */
 import { z } from 'zod';
-import type { ToolDefinition } from './types.js';
+import type { ToolDefinition } from '../ports/tools.js';
 
 export type CallValidation =
   | { ok: true; tool: ToolDefinition; args: unknown }

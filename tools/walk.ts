@@ -3,7 +3,7 @@ import type { Dirent } from 'node:fs';
 import path from 'node:path';
 import { readDirExactly } from './open-in-workspace.js';
 import { byCodePoint } from './text.js';
-import { ToolError } from './types.js';
+import { ToolError } from '../ports/tools.js';
 import { isInside } from './workspace.js';
 
 /** Directories that are huge and rarely what a search means. */

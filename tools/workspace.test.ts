@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTempWorkspace, type TempWorkspace } from './testing.js';
-import { ToolError } from './types.js';
+import { ToolError } from '../ports/tools.js';
 import { displayPath, isInside, resolveInWorkspace } from './workspace.js';
 
 let t: TempWorkspace;

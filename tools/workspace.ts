@@ -11,7 +11,7 @@
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { ToolError, type ToolContext } from './types.js';
+import { ToolError, type ToolContext } from '../ports/tools.js';
 
 export interface ResolveOptions {
   /** Fail with `NOT_FOUND` when the target does not exist. */

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { openForWrite, replaceContent, type OpenedForWrite } from './open-in-workspace.js';
 import { fromToolError, fsFailure, ok } from './output.js';
-import { ToolError, type ToolDefinition } from './types.js';
+import { ToolError, type ToolDefinition } from '../ports/tools.js';
 import { resolveInWorkspace } from './workspace.js';
 
 const parameters = z.strictObject({

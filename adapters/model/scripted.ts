@@ -4,7 +4,7 @@
  * the demo, tests and benchmarks. It speaks the same chunk protocol as the
  * `openai` provider and keeps the same I8 promises.
  */
-import type { ModelProvider } from '../../actors/ports.js';
+import type { ModelProvider } from '../../ports/model.js';
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';

@@ -4,7 +4,7 @@
  * profiles without each learning about them.
  */
 import { bridleHome } from '../home.js';
-import type { SandboxLimits } from '../../actors/sandbox.js';
+import type { SandboxLimits } from '../../safety/sandbox.js';
 import { loadConfig } from './load.js';
 import { resolveConfig, type ConfigFlags, type Resolved } from './resolve.js';
 

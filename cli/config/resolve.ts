@@ -6,9 +6,9 @@
  * layer can narrow what the ones below allow; the `contextWindows` map is
  * merged per model (profile entries over file entries).
  */
-import { knownContextWindow } from '../../actors/context-windows.js';
-import type { ApprovalPolicy } from '../../actors/approval.js';
-import { resolveSandboxLimits, type SandboxLimits, type SandboxMode } from '../../actors/sandbox.js';
+import { knownContextWindow } from '../../runtime/context/windows.js';
+import type { ApprovalPolicy } from '../../safety/approval.js';
+import { resolveSandboxLimits, type SandboxLimits, type SandboxMode } from '../../safety/sandbox.js';
 import { DEFAULT_BASE_URL, DEFAULT_STREAM_LIMITS } from '../../adapters/model/openai.js';
 import { UsageError } from '../errors.js';
 import { envLayer, fileLayer, flagLayer, profileLayer } from './layers.js';

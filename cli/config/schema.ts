@@ -4,8 +4,8 @@
  * key is an error, so a typo never silently falls back to a default.
  */
 import { z } from 'zod';
-import { checkRule } from '../../actors/approval-rules.js';
-import { SANDBOX_MODES, type SandboxMode } from '../../actors/sandbox.js';
+import { checkRule } from '../../safety/approval-rules.js';
+import { SANDBOX_MODES, type SandboxMode } from '../../safety/sandbox.js';
 
 /** What each key must be, in words; the error line and the docs both say it this way. */
 export const RULES = {

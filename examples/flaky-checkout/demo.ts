@@ -7,7 +7,7 @@ import { cpSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findBwrap } from '../../adapters/shell/bwrap.js';
+import { findBwrap } from '../../adapters/sandbox/bwrap.js';
 import { runPrompt } from '../../cli/run.js';
 
 /** The example folder in the source tree, whether this runs from `dist/` or from source. */

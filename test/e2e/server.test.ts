@@ -4,7 +4,7 @@
  * state, snapshot, cancel, approvals over the wire.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { MethodResults, NotificationParams } from '../../adapters/server/protocol.js';
+import { MethodResults, NotificationParams } from '../../server/protocol.js';
 import { verifyLog } from '../../log/verify.js';
 import { RpcClient } from '../helpers/rpc-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';

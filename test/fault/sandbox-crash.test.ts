@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { cgroupDirs } from '../../adapters/shell/cgroup.js';
+import { cgroupDirs } from '../../adapters/sandbox/cgroup.js';
 import { cliBuilt, createWorld, seeded, waitFor } from './cli-world.js';
 
 /** Host pids whose command line is exactly `sleep <seconds>`. */

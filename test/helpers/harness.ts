@@ -6,10 +6,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ModelProvider } from '../../actors/ports.js';
-import { createSession, type BridleSession, type SessionOptions } from '../../actors/session.js';
+import type { ModelProvider } from '../../ports/model.js';
+import { createSession, type BridleSession, type SessionOptions } from '../../runtime/session.js';
 import { createScriptedProviderFromFunction, type ResponseFunction } from '../../adapters/model/scripted.js';
-import { createLocalShell } from '../../adapters/shell/local.js';
+import { createLocalShell } from '../../adapters/subprocess/local.js';
 import { createMemoryStore, type MemoryStore } from '../../adapters/store/memory.js';
 import { isSummaryInstruction } from '../../log/context/summary-prompt.js';
 import { deriveMessages } from '../../log/derive-messages.js';

@@ -4,7 +4,7 @@
  * before the finish; `assembleAll` sees no violation. Test-framework free:
  * a test asserts `problems` is empty.
  */
-import type { ModelProvider } from '../../actors/ports.js';
+import type { ModelProvider } from '../../ports/model.js';
 import { assembleAll, type Assembly, type Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';

@@ -6,12 +6,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ApprovalPolicy } from '../../actors/approval.js';
-import { createSession, type BridleSession } from '../../actors/session.js';
+import type { ApprovalPolicy } from '../../safety/approval.js';
+import { createSession, type BridleSession } from '../../runtime/session.js';
 import { createScriptedProviderFromFunction, type ResponseFunction, type ScriptedOptions } from '../../adapters/model/scripted.js';
-import type { CreateParams } from '../../adapters/server/hosted-session.js';
-import { startServer, type BridleServer, type ServerOptions } from '../../adapters/server/server.js';
-import { createLocalShell } from '../../adapters/shell/local.js';
+import type { CreateParams } from '../../server/hosted-session.js';
+import { startServer, type BridleServer, type ServerOptions } from '../../server/server.js';
+import { createLocalShell } from '../../adapters/subprocess/local.js';
 import { createMemoryStore } from '../../adapters/store/memory.js';
 import { builtinTools } from '../../tools/index.js';
 import { steppingClock } from './harness.js';

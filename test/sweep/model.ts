@@ -9,7 +9,7 @@
  * turn must end LOG_ENTRY_REJECTED, not crash), or stall midway and end as a
  * provider with a deadline ends it, TIMEOUT (openai-deadlines.ts).
  */
-import type { ModelProvider } from '../../actors/ports.js';
+import type { ModelProvider } from '../../ports/model.js';
 import { responseChunks, type ScriptedResponse } from '../../adapters/model/scripted.js';
 import type { Chunk } from '../../log/chunks.js';
 import { rngFor, type Rng } from './prng.js';

@@ -5,7 +5,7 @@
  * unless its reason is on the allow-list below — which is empty, and should
  * stay so: a reason goes there only with a note on why it cannot be timed.
  */
-import { NotReplayableError, replayThroughMachines } from '../../actors/replay.js';
+import { NotReplayableError, replayThroughMachines } from '../../replay/replay.js';
 import type { WorldRun } from './run-world.js';
 import { sweepTools } from './tools.js';
 

@@ -6,7 +6,7 @@
  * cancel to land, or return something that is not a tool output.
  */
 import { z } from 'zod';
-import { ToolError, type ToolDefinition, type ToolOutput } from '../../tools/types.js';
+import { ToolError, type ToolDefinition, type ToolOutput } from '../../ports/tools.js';
 
 export const BEHAVIOURS = ['ok', 'ok', 'ok', 'fail', 'throw', 'tool-error', 'hang', 'slow', 'bad-output'] as const;
 const Behave = z.enum(['ok', 'fail', 'throw', 'tool-error', 'hang', 'slow', 'bad-output']);

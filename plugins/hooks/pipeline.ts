@@ -1,0 +1,114 @@
+/**
+ * The tool pipeline around every call, and the turn's pre-step, built from a
+ * registry: guards and `tool/pre-execute` decide, `tool/execute` wraps the
+ * dispatch, `tool/post-execute` may block the result; `pre-step` may reject
+ * or rewrite input. The session provides these as the machines' actors.
+ */
+import type { Decision } from '../../machines/tool-call.machine.js';
+import type { PreStepDecision } from '../../machines/turn.machine.js';
+import { executeTool } from '../../tools/execute.js';
+import type { ToolOutput } from '../../ports/tools.js';
+import { combineDecisions, isDecision, isPostDecision, isPreStepDecision, stricter, stricterPost, stricterPreStep } from './decisions.js';
+import type { HookRegistry } from './registry.js';
+import type { CallFacts, ExecutePayload, PreStepPayload } from './types.js';
+import { runWaterfall } from '../waterfall.js';
+
+export interface HookProblem {
+  hook: string;
+  listener: string;
+  problem: string;
+  turn?: string;
+  step?: string;
+  callId?: string;
+}
+
+export interface ToolPipeline {
+  /** Contract: never rejects; the verdict is at least as strict as `policy`, every guard's deny and every pre-execute deny (I6). */
+  decide(call: CallFacts, policy: Decision): Promise<Decision>;
+  /** Contract: never rejects; runs the execute chain (ending in `executeTool`, with its deadline) and then post-execute. */
+  execute(payload: Omit<ExecutePayload, 'timeoutMs'> & { timeoutMs?: number }): Promise<ToolOutput>;
+  /** Contract: rejects only when a listener throws (the turn then ends with `PRE_STEP_FAILED`). */
+  preStep(payload: PreStepPayload, terminal: (p: PreStepPayload) => Promise<PreStepDecision>): Promise<PreStepDecision>;
+}
+
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const isToolOutput = (v: unknown): v is ToolOutput => {
+  const o = v as ToolOutput | null | undefined;
+  return (o?.status === 'ok' || o?.status === 'error') && typeof o.content === 'string';
+};
+
+export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem) => void): ToolPipeline {
+  const at = (call: CallFacts) => ({ turn: call.turn, step: call.step, callId: call.callId });
+
+  async function runGuards(call: CallFacts): Promise<Decision[]> {
+    // Every guard is invoked before anything is awaited, so guards see calls in the order they were decided.
+    const pending = hooks.guardList().map(async ({ owner, guard }): Promise<Decision> => {
+      try {
+        const d = await guard(call);
+        return d?.kind === 'deny' && typeof d.reason === 'string' ? d : { kind: 'allow' };
+      } catch (err) {
+        report({ hook: 'tool/guard', listener: owner, problem: `threw: ${describe(err)}`, ...at(call) });
+        return { kind: 'deny', reason: `guard ${owner} failed: ${describe(err)}` };
+      }
+    });
+    return Promise.all(pending);
+  }
+
+  return {
+    async decide(call, policy) {
+      const guards = runGuards(call);
+      let hooked: Decision;
+      try {
+        hooked = await runWaterfall(hooks.listeners('tool/pre-execute'), { call, policy }, async (p) => p.policy, {
+          hook: 'tool/pre-execute',
+          clamp: stricter,
+          accepts: isDecision,
+          onThrow: (owner, err) => ({ kind: 'deny', reason: `pre-execute hook ${owner} failed: ${describe(err)}` }),
+          report: (listener, problem) => report({ hook: 'tool/pre-execute', listener, problem, ...at(call) }),
+        });
+      } catch (err) {
+        hooked = { kind: 'deny', reason: `pre-execute failed: ${describe(err)}` };
+      }
+      return combineDecisions([policy, ...(await guards), hooked]);
+    },
+
+    async execute(payload) {
+      const { call } = payload;
+      let output: ToolOutput;
+      try {
+        output = await runWaterfall(
+          hooks.listeners('tool/execute'),
+          { ...payload, timeoutMs: payload.timeoutMs ?? payload.tool.timeoutMs },
+          (p) => executeTool(p.tool, p.args, p.ctx, p.timeoutMs === undefined ? {} : { timeoutMs: p.timeoutMs }),
+          {
+            hook: 'tool/execute',
+            accepts: isToolOutput,
+            onThrow: (owner, err) => ({ status: 'error', code: 'TOOL_ERROR', content: `execute hook ${owner} failed: ${describe(err)}` }),
+            report: (listener, problem) => report({ hook: 'tool/execute', listener, problem, ...at(call) }),
+          },
+        );
+      } catch (err) {
+        output = { status: 'error', code: 'TOOL_ERROR', content: describe(err) };
+      }
+      const post = await runWaterfall(hooks.listeners('tool/post-execute'), { call, output }, async () => ({ kind: 'accept' as const }), {
+        hook: 'tool/post-execute',
+        clamp: stricterPost,
+        accepts: isPostDecision,
+        // A check that cannot run must not wave a result through.
+        onThrow: (owner, err) => ({ kind: 'block' as const, feedback: `post-execute check ${owner} failed: ${describe(err)}` }),
+        report: (listener, problem) => report({ hook: 'tool/post-execute', listener, problem, ...at(call) }),
+      }).catch((err: unknown) => ({ kind: 'block' as const, feedback: `post-execute failed: ${describe(err)}` }));
+      if (post.kind === 'accept') return output;
+      return { status: 'error', code: 'BLOCKED', content: `Blocked after it ran: ${post.feedback}. Its output is withheld.` };
+    },
+
+    preStep(payload, terminal) {
+      return runWaterfall(hooks.listeners('pre-step'), payload, terminal, {
+        hook: 'pre-step',
+        clamp: stricterPreStep,
+        accepts: isPreStepDecision,
+        report: (listener, problem) => report({ hook: 'pre-step', listener, problem, turn: payload.turn }),
+      });
+    },
+  };
+}

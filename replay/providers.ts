@@ -1,0 +1,140 @@
+/**
+ * The seams of a replayed session, answered from the log: the model streams
+ * recorded answers, a plugin hands back recorded decisions and tool outputs
+ * (no tool runs), the answerer recorded approvals, the pre-step recorded
+ * verdicts, the prompt registry the logged system prompt. Whatever the log
+ * shows no outcome for waits — a cancel or a crash came first.
+ */
+import type { Chunk } from '../log/chunks.js';
+import { chunksOf } from '../log/chunks.js';
+import { isSummaryInstruction } from '../log/context/summary-prompt.js';
+import type { Entry, ToolSpec } from '../log/entries.js';
+import type { PreStepDecision } from '../machines/turn.machine.js';
+import type { ToolOutput } from '../ports/tools.js';
+import type { Answerer } from '../safety/approval.js';
+import type { Plugin } from '../plugins/hooks/registry.js';
+import type { ModelProvider } from '../ports/model.js';
+import { DEFAULT_SYSTEM } from '../runtime/session.js';
+import { coreSection, toolsSection, workspaceSection } from '../runtime/prompt/builtin.js';
+import type { PromptVars } from '../runtime/prompt/interpolate.js';
+import { PromptRegistry, type PromptScope } from '../runtime/prompt/registry.js';
+import type { Gates } from './gates.js';
+import type { ModelAnswer, ReplayScript } from './script.js';
+
+/** Where the replayed log stands, for the model to know which answer is asked for. */
+export interface Progress {
+  /** The newest step started, and its failed attempts so far. */
+  step?: string;
+  retries: number;
+  /** 0-based index of the newest `compaction/start`. */
+  compaction: number;
+}
+
+const never = <T>() => new Promise<T>(() => {});
+const aborted = (signal: AbortSignal) => new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+
+function summaryAnswer(script: ReplayScript, at: number): ModelAnswer | undefined {
+  const s = script.summaries.get(at) ?? 'hang';
+  if (s === 'hang') return undefined;
+  if (!s.ok) return { kind: 'stream', blocks: [], finish: { kind: 'error', code: 'UNKNOWN', message: 'replay: the recorded summary request failed' } };
+  return { kind: 'stream', blocks: [{ type: 'text', text: s.text }], finish: { kind: 'ok', reason: 'stop' } };
+}
+
+/** Contract: keeps the model seam's promises; an answer the log does not hold waits for the abort (the cancel that came first). */
+export function replayModel(script: ReplayScript, progress: () => Progress): ModelProvider {
+  async function* stream(request: Parameters<ModelProvider['stream']>[0], signal: AbortSignal): AsyncGenerator<Chunk> {
+    const p = progress();
+    const answer = isSummaryInstruction(request.messages.at(-1)) ? summaryAnswer(script, p.compaction) : p.step !== undefined ? script.steps.get(p.step)?.[p.retries] : undefined;
+    if (answer) {
+      const finish = answer.kind === 'stream' ? answer.finish : { kind: 'aborted' as const };
+      const chunks = chunksOf(answer.blocks, finish, answer.usage);
+      // An interrupted answer streams what was logged, then waits for the cancel that cut it.
+      if (answer.kind === 'interrupted') chunks.pop();
+      for (const c of chunks) {
+        if (signal.aborted) break;
+        yield c;
+      }
+      if (answer.kind === 'stream') return;
+    }
+    // The append a failed turn could not make has no recorded answer: any answer makes the step try it, and the driver fails it again.
+    if (!answer && p.step !== undefined && script.faulted.has(p.step)) return yield { type: 'finish', finish: { kind: 'ok', reason: 'stop' } };
+    await aborted(signal);
+    yield { type: 'finish', finish: { kind: 'aborted' } };
+  }
+  return { id: 'replay', stream };
+}
+
+const resultOf = (callId: string) => (e: Entry) => e.kind === 'tool/result' && e.callId === callId;
+
+/** Recorded decisions before execution, recorded outputs instead of it: a replayed call never reaches a tool. */
+export function replayPlugin(script: ReplayScript, gates: Gates): Plugin {
+  return {
+    name: 'replay',
+    setup(api) {
+      api.on('tool/pre-execute', ({ call }) => {
+        // In a step a failed append ended, what the log lacks is let through, so the machines reach that append again.
+        const d = script.calls.get(call.callId)?.decision ?? (script.faulted.has(call.step) ? ({ kind: 'allow' } as const) : undefined);
+        if (!d) return never();
+        const id = call.callId;
+        if (d.kind === 'ask') return gates.wait({ leadsTo: (e) => e.kind === 'approval/asked' && e.callId === id }, () => d);
+        if (d.kind === 'deny') return gates.wait({ leadsTo: resultOf(id) }, () => d);
+        // An allow writes nothing until the step releases the call: silent, or named by its dispatch.
+        return gates.wait({ leadsTo: (e) => e.kind === 'tool/dispatch' && e.callId === id, silent: true }, () => d);
+      });
+      api.on('tool/execute', ({ call, ctx }) => {
+        const out = script.calls.get(call.callId)?.output;
+        if (!out && script.faulted.has(call.step)) return gates.wait({ silent: true }, (): ToolOutput => ({ status: 'error', code: 'REPLAY_FAULT', content: 'replay: the result the log lacks' }));
+        if (!out) return aborted(ctx.signal).then((): ToolOutput => ({ status: 'error', code: 'ABORTED', content: 'replay: cancelled' }));
+        return gates.wait({ leadsTo: resultOf(call.callId) }, () => ({ ...out }));
+      });
+    },
+  };
+}
+
+export function replayAnswerer(script: ReplayScript, gates: Gates): Answerer {
+  return (req) => {
+    const a = script.calls.get(req.callId)?.answer;
+    if (!a && script.faulted.has(req.callId.slice(0, req.callId.lastIndexOf('.c')))) return gates.wait({ silent: true }, () => ({ outcome: 'allowed-once' as const, by: 'replay' }));
+    if (!a) return never();
+    return gates.wait({ leadsTo: (e) => e.kind === 'approval/decided' && e.callId === req.callId }, () => ({ ...a }));
+  };
+}
+
+/** The recorded verdict; a `PRE_STEP_FAILED` cause is rethrown so that `String(error)` gives it back byte for byte. */
+export function replayPreStep(script: ReplayScript) {
+  return async ({ turn }: { turn: string; text: string }): Promise<PreStepDecision> => {
+    const p = script.turns.get(turn)?.preStep;
+    if (!p) return never();
+    if (p.kind === 'enter') return { kind: 'enter', text: p.text };
+    if (p.kind === 'reject') return { kind: 'reject', reason: p.reason };
+    throw { toString: () => p.cause };
+  };
+}
+
+/**
+ * A registry whose prompt is the logged one; the driver shows it the header
+ * each turn and step used. Before any header is logged (no request yet) it
+ * assembles the built-in sections, as a session does by default — without
+ * AGENTS.md files, which replay does not read.
+ */
+export class ReplayPrompt extends PromptRegistry {
+  constructor(
+    private system: string | undefined,
+    tools: readonly ToolSpec[],
+  ) {
+    super();
+    this.add(coreSection(DEFAULT_SYSTEM));
+    this.add(toolsSection(tools));
+    this.add(workspaceSection(() => []));
+  }
+
+  show(system: string | undefined): void {
+    if (system === undefined || system === this.system) return;
+    this.system = system;
+    this.version++;
+  }
+
+  override assemble(scope: PromptScope, vars: PromptVars): string {
+    return this.system ?? super.assemble(scope, vars);
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * A session as the server hosts it: the session itself, the clients attached
+ * to it, and the fan-out of its durable entries, live text, state changes and
+ * approval questions to them. It watches for idleness (no client attached,
+ * no turn running) and says so once the idle time has passed.
+ */
+import type { InspectionEvent, Observer } from 'xstate';
+import type { Answerer } from '../safety/approval.js';
+import type { BridleSession } from '../runtime/session.js';
+import type { DeltaSink } from '../runtime/stream-model.js';
+import type { Entry } from '../log/entries.js';
+import { actorTree } from './actor-tree.js';
+import { ApprovalDesk } from './approvals.js';
+import { Attachment, type Peer } from './attachment.js';
+import { notification, type ApprovalRequest, type SessionSummary, type Snapshot } from './protocol.js';
+
+/** What the server hands the session it asks for: its side of the approval, delta and state seams. */
+export interface SessionHooks {
+  answerer: Answerer;
+  onChunk: DeltaSink;
+  inspect: Observer<InspectionEvent>;
+}
+
+export interface CreateParams {
+  cwd?: string;
+  model?: string;
+}
+
+/**
+ * Opens one session with the server's hooks wired in. The server calls it
+ * once per `session/create`, with a `cwd` it has already checked. To refuse
+ * with a reason the client may read, throw an `RpcFailure` (`refusal`); any
+ * other failure reaches the client without its message, which could quote a
+ * file it read.
+ */
+export type OpenSession = (params: CreateParams, hooks: SessionHooks) => BridleSession | Promise<BridleSession>;
+
+export interface IdleWatch {
+  /** How long a session may sit with no client attached and no turn running; 0: forever. */
+  ms: number;
+  /** Called once that time has passed (the hub then ends the session). */
+  onIdle: (session: HostedSession) => void;
+}
+
+export class HostedSession {
+  private session!: BridleSession;
+  readonly desk: ApprovalDesk;
+  private readonly attachments = new Map<Peer, Attachment>();
+  private flushQueued = false;
+  private stateQueued = false;
+  private lastState = '';
+  private closed = false;
+  private ending?: Promise<void>;
+  private idleTimer?: ReturnType<typeof setTimeout>;
+  private readonly disposers: (() => void)[] = [];
+
+  private constructor(
+    private readonly onProblem: (message: string) => void,
+    private readonly idle: IdleWatch,
+  ) {
+    this.desk = new ApprovalDesk(() => this.id, {
+      beforeAsk: () => this.session.recorder.flush(),
+      announce: (req) => this.announce(req),
+    });
+  }
+
+  /** Contract: rejects only when `open` throws or rejects. */
+  static async open(open: OpenSession, params: CreateParams, onProblem: (message: string) => void, inspect?: Observer<InspectionEvent>, idle: IdleWatch = { ms: 0, onIdle: () => undefined }): Promise<HostedSession> {
+    const h = new HostedSession(onProblem, idle);
+    const hooks: SessionHooks = {
+      answerer: h.desk.answerer,
+      onChunk: (chunk, step) => h.broadcast(JSON.stringify(notification('session/delta', { sessionId: h.id, step, chunk }))),
+      inspect: {
+        next: (ev) => {
+          try {
+            inspect?.next?.(ev);
+          } catch {
+            // An inspector's failure must never reach the actors (it would crash the process).
+          }
+          if (ev.type === '@xstate.snapshot') h.queueState();
+        },
+      },
+    };
+    h.session = await open(params, hooks);
+    h.wire();
+    return h;
+  }
+
+  get id(): string {
+    return this.session.id;
+  }
+
+  private wire(): void {
+    const rec = this.session.recorder;
+    this.disposers.push(
+      rec.onDurable((e) => this.fanOut(e)),
+      // Flush soon after any append, so clients see entries between the durability points too.
+      rec.onEntry(() => this.queueFlush()),
+    );
+    // The checkpoint written at idle is not a durability point; flush it so clients get it now.
+    const sub = this.session.actor.subscribe({
+      next: (s) => {
+        if (s.value === 'idle') this.queueFlush();
+        this.watchIdle();
+      },
+      error: () => undefined,
+    });
+    this.disposers.push(() => sub.unsubscribe());
+    this.queueFlush();
+    this.watchIdle();
+  }
+
+  /** No client and no turn: start the idle clock; anything else stops it. */
+  private watchIdle(): void {
+    const idle = !this.closed && !this.ending && this.attachments.size === 0 && this.session.actor.getSnapshot().value === 'idle';
+    if (!idle || this.idle.ms <= 0) return this.stopIdleClock();
+    if (this.idleTimer) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      this.idle.onIdle(this);
+    }, this.idle.ms);
+    // An idle session never keeps the process alive.
+    this.idleTimer.unref?.();
+  }
+
+  private queueFlush(): void {
+    if (this.flushQueued || this.closed) return;
+    this.flushQueued = true;
+    setImmediate(() => {
+      this.flushQueued = false;
+      if (!this.closed) this.session.recorder.flush().catch((err) => this.onProblem(`session ${this.id}: flush failed: ${String(err)}`));
+    });
+  }
+
+  private queueState(): void {
+    if (this.stateQueued || this.closed) return;
+    this.stateQueued = true;
+    setImmediate(() => {
+      this.stateQueued = false;
+      if (this.closed) return;
+      const snap = this.snapshot();
+      const text = JSON.stringify(notification('session/state', { sessionId: this.id, value: snap.value, actors: snap.actors }));
+      if (text === this.lastState) return;
+      this.lastState = text;
+      this.broadcast(text);
+    });
+  }
+
+  private serialize = (entry: Entry): string => JSON.stringify(notification('session/entry', { sessionId: this.id, entry }));
+
+  private fanOut(entry: Entry): void {
+    if (this.attachments.size === 0) return;
+    const text = this.serialize(entry);
+    for (const a of this.attachments.values()) a.offer(entry, text);
+  }
+
+  private broadcast(text: string): void {
+    for (const a of this.attachments.values()) if (a.isLive) a.peer.send(text);
+  }
+
+  private announce(req: ApprovalRequest): void {
+    this.broadcast(JSON.stringify(notification('approval/request', req)));
+  }
+
+  /**
+   * Subscribes `peer` at once (entries that become durable from now on are
+   * buffered) and returns `start`, which sends the backlog, the buffer, the
+   * open approval questions and the current state, then goes live. The server
+   * calls `start` after the attach response has gone out.
+   */
+  attach(peer: Peer, fromSeq: number): { durableSeq: number; start: () => Promise<void> } {
+    // Attaching again replaces this peer's feed for the session.
+    const a = new Attachment(peer, fromSeq, this.serialize);
+    this.attachments.set(peer, a);
+    this.watchIdle();
+    const rec = this.session.recorder;
+    return {
+      durableSeq: rec.durableUpTo,
+      start: async () => {
+        // A replaced feed stops; one the session's end reached still sends what it owes, then its last message.
+        if (this.attachments.get(peer) !== a && !a.ended) return;
+        const upTo = rec.durableUpTo;
+        await a.start(rec.entries.filter((e) => e.seq >= fromSeq && e.seq <= upTo), () => peer.room(), () => {
+          for (const req of this.desk.open()) peer.send(JSON.stringify(notification('approval/request', req)));
+          const snap = this.snapshot();
+          peer.send(JSON.stringify(notification('session/state', { sessionId: this.id, value: snap.value, actors: snap.actors })));
+        });
+      },
+    };
+  }
+
+  detach(peer: Peer): void {
+    this.attachments.delete(peer);
+    this.watchIdle();
+  }
+
+  isAttached(peer: Peer): boolean {
+    return this.attachments.has(peer);
+  }
+
+  send(text: string, mode: 'followup' | 'steer' | 'inject' = 'followup'): void {
+    this.session.send(text, mode);
+  }
+
+  /** Starts a compaction now (between turns, or right after the running turn); its brackets arrive as entries. */
+  compact(): void {
+    void this.session.compact();
+  }
+
+  cancel(): void {
+    void this.session.cancel('user');
+  }
+
+  snapshot(): Snapshot {
+    const actors = actorTree(this.session.actor);
+    return { sessionId: this.id, value: actors[0]?.value ?? null, actors, durableSeq: this.session.recorder.durableUpTo };
+  }
+
+  summary(): SessionSummary {
+    const start = this.session.recorder.entries.find((e) => e.kind === 'session/start');
+    return {
+      sessionId: this.id,
+      cwd: start?.kind === 'session/start' ? start.cwd : '',
+      model: start?.kind === 'session/start' ? start.model : '',
+      value: this.session.actor.getSnapshot().value,
+      lastSeq: this.session.recorder.lastSeq,
+      attached: this.attachments.size,
+    };
+  }
+
+  /**
+   * Ends the session cleanly (`session/close`, or idleness, when no client is
+   * attached): the running turn is cancelled (an open approval is decided
+   * `cancelled`), queued input is dropped, the log is flushed and the store
+   * closed; attached clients get every entry up to the end, then
+   * `session/closed`.
+   * Contract: idempotent; never rejects (a failure is reported to `onProblem`).
+   */
+  end(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return (this.ending ??= (async () => {
+      this.stopIdleClock();
+      try {
+        await this.session.end();
+      } catch (err) {
+        this.onProblem(`session ${this.id}: ending failed: ${String(err)}`);
+      }
+      const text = JSON.stringify(notification('session/closed', { sessionId: this.id, lastSeq: this.session.recorder.lastSeq }));
+      for (const a of this.attachments.values()) a.end(text);
+      this.stop();
+    })());
+  }
+
+  /**
+   * Stops the session without deciding anything: an approval still open stays
+   * open in the log (asked, never decided), for resume to ask again.
+   * Contract: idempotent; resolves once the log is flushed and closed.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.ending) return this.ending;
+    this.stop();
+    await this.session.close();
+  }
+
+  private stopIdleClock(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private stop(): void {
+    this.closed = true;
+    this.stopIdleClock();
+    for (const d of this.disposers.splice(0)) d();
+    this.attachments.clear();
+  }
+}

@@ -1,0 +1,63 @@
+/** What each JSON-RPC method does. Params arrive parsed (protocol.ts); results follow `MethodResults`. */
+import { SessionCrashedError } from '../runtime/session.js';
+import type { Peer } from './attachment.js';
+import type { Hub } from './hub.js';
+import { ErrorCode, refusal, type Method, type ParamsOf, type ResultOf } from './protocol.js';
+
+export interface CallContext {
+  hub: Hub;
+  peer: Peer;
+  /** Sessions this peer is attached to, so a closing connection detaches from all. */
+  attached: Set<string>;
+  /** Runs after the response to this call has been sent. */
+  after(fn: () => void | Promise<void>): void;
+}
+
+type Methods = { [M in Method]: (p: ParamsOf<M>, ctx: CallContext) => ResultOf<M> | Promise<ResultOf<M>> };
+
+export const methods: Methods = {
+  'session/create': async (p, { hub }) => ({ sessionId: (await hub.create(p)).id }),
+  'session/list': (_p, { hub }) => ({ sessions: hub.list() }),
+  'session/attach': (p, { hub, peer, attached, after }) => {
+    const s = hub.get(p.sessionId);
+    const fromSeq = p.fromSeq ?? 1;
+    const { durableSeq, start } = s.attach(peer, fromSeq);
+    attached.add(s.id);
+    after(start);
+    return { sessionId: s.id, fromSeq, durableSeq };
+  },
+  'session/input': (p, { hub }) => {
+    try {
+      hub.get(p.sessionId).send(p.text, p.mode);
+    } catch (err) {
+      if (err instanceof SessionCrashedError) throw refusal(ErrorCode.SessionCrashed, 'SESSION_CRASHED', err.message);
+      throw err;
+    }
+    return { accepted: true };
+  },
+  'session/cancel': (p, { hub }) => {
+    hub.get(p.sessionId).cancel();
+    return { requested: true };
+  },
+  'session/compact': (p, { hub }) => {
+    hub.get(p.sessionId).compact();
+    return { requested: true };
+  },
+  'session/snapshot': (p, { hub }) => hub.get(p.sessionId).snapshot(),
+  'session/close': async (p, { hub }) => {
+    await hub.end(p.sessionId);
+    return { closed: true };
+  },
+  'approval/respond': (p, { hub, peer }) => {
+    const s = hub.get(p.sessionId);
+    // Only a client that watches the session (and so was asked) may answer for it.
+    if (!s.isAttached(peer)) throw refusal(ErrorCode.NotAttached, 'NOT_ATTACHED', `attach to session ${JSON.stringify(s.id)} (session/attach) before answering its approvals`);
+    const ok = s.desk.respond(p.callId, p.outcome, `ws:${peer.label}`);
+    if (!ok) throw refusal(ErrorCode.NotPending, 'NOT_PENDING', `no approval is waiting for ${JSON.stringify(p.callId)} (already answered, cancelled, or never asked)`);
+    return { accepted: true };
+  },
+};
+
+export function dispatch(method: Method, params: unknown, ctx: CallContext): unknown {
+  return (methods[method] as (p: unknown, c: CallContext) => unknown)(params, ctx);
+}
