@@ -4,7 +4,8 @@
  * the store, keeps the projection current, and tells listeners — live ones at
  * once, durable ones only after the store has flushed.
  */
-import type { Clock, LogStore } from '../ports/model.js';
+import type { Clock } from './clock.js';
+import type { LogStore } from './store.js';
 import { Projection } from './derive-messages.js';
 import { DURABLE_KINDS, Entry, type Draft } from './entries.js';
 import { LogAppendError } from './errors.js';

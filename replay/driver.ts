@@ -18,7 +18,7 @@ import type { CompactionContext } from '../machines/compaction.machine.js';
 import type { TurnContext } from '../machines/turn.machine.js';
 import { toolSpec } from '../tools/index.js';
 import type { ToolDefinition } from '../ports/tools.js';
-import type { LogStore } from '../ports/model.js';
+import type { LogStore } from '../ports/store.js';
 import { createSession, type BridleSession } from '../runtime/session.js';
 import { NotReplayableError } from './errors.js';
 import { Gates } from './gates.js';

@@ -4,9 +4,16 @@
  * set is written, so a session created with defaults logs no `config`.
  */
 import type { SessionConfig } from '../log/entries.js';
-import type { SessionOptions } from './session.js';
+import type { RetryPolicy } from '../machines/retry-policy.js';
 
-type Configured = Pick<SessionOptions, 'maxSteps' | 'retry' | 'contextWindow' | 'compactThreshold' | 'compaction'>;
+/** What a session was configured with, in the shape its options take it. */
+export interface Configured {
+  maxSteps?: number;
+  retry?: RetryPolicy;
+  contextWindow?: number;
+  compactThreshold?: number;
+  compaction?: { tailRatio?: number; summaryMaxTokens?: number };
+}
 
 /** Contract: pure; `{}` when nothing is set, else `{ config }` with the set values only, copied. */
 export function sessionConfig(o: Configured): { config?: SessionConfig } {

@@ -8,7 +8,7 @@ import {
   APIError,
   APIUserAbortError,
 } from 'openai';
-import type { Clock } from '../../ports/model.js';
+import type { Clock } from '../../ports/clock.js';
 import { StreamLimitError } from './openai-deadlines.js';
 import type { Finish, ModelErrorCode } from '../../log/entries.js';
 

@@ -7,7 +7,8 @@
  * `openai-errors.ts` (errors → normalized codes).
  */
 import OpenAI from 'openai';
-import type { Clock, ModelProvider } from '../../ports/model.js';
+import type { ModelProvider } from '../../ports/model.js';
+import type { Clock } from '../../ports/clock.js';
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';

@@ -12,7 +12,7 @@
  */
 import { closeSync, fsyncSync, openSync, ftruncateSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Clock } from '../../ports/model.js';
+import type { Clock } from '../../ports/clock.js';
 import type { Entry } from '../../log/entries.js';
 import { LogAccessError, LogCorruptError } from '../../log/errors.js';
 import { LogParser, type ParsedLog } from '../../log/parse.js';

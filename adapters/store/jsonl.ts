@@ -9,7 +9,7 @@
  */
 import * as nodeFs from 'node:fs';
 import { dirname } from 'node:path';
-import type { LogStore } from '../../ports/model.js';
+import type { LogStore } from '../../ports/store.js';
 import type { Entry } from '../../log/entries.js';
 import { LogAccessError } from '../../log/errors.js';
 

@@ -1,5 +1,5 @@
 /** The memory store: lines kept in an array; durable as soon as written. For tests and benchmarks. */
-import type { LogStore } from '../../ports/model.js';
+import type { LogStore } from '../../ports/store.js';
 import type { Entry } from '../../log/entries.js';
 import { nothingToFlush } from '../../log/recorder.js';
 
