@@ -23,7 +23,9 @@ export { estimateRequestTokens } from './log/context/tokens.js';
 export { closeOrphanCompaction, findOrphanCompaction } from './log/context/orphan.js';
 
 // Ports: what a provider implements.
-export type { Clock, LogStore, ModelProvider } from './ports/model.js';
+export type { ModelProvider } from './ports/model.js';
+export type { LogStore } from './ports/store.js';
+export type { Clock } from './ports/clock.js';
 export type { AnswerRequest, Answerer, ApprovalPolicy } from './safety/approval.js';
 export type { DeltaSink } from './runtime/stream-model.js';
 export type { Plugin, PluginApi } from './plugins/hooks/registry.js';
