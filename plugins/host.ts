@@ -8,21 +8,11 @@
  * keeps the services provided inside it to itself.
  */
 import type { z } from 'zod';
+import { keyId, type KeyLike, type ServiceKey } from '../ports/service.js';
+
+export { serviceKey, type KeyLike, type ServiceKey } from '../ports/service.js';
 
 export type Disposer = () => void;
-
-/** A service's key: a stable string that also carries the service's type. Every seam declares its key once, in `ports/`. */
-export interface ServiceKey<T> {
-  readonly id: string;
-  /** Never set; lets `get(key)` return `T`. */
-  readonly type?: T;
-}
-
-export const serviceKey = <T>(id: string): ServiceKey<T> => ({ id });
-
-/** A key as a plugin may name it: the typed key, or (a plugin written in plain JavaScript) its string. */
-export type KeyLike<T = unknown> = ServiceKey<T> | string;
-const keyId = (k: KeyLike): string => (typeof k === 'string' ? k : k.id);
 
 /** What a plugin can do while it is mounted. Each registration returns its disposer and is undone at unmount. */
 export interface PluginContext {
