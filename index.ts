@@ -26,7 +26,7 @@ export { closeOrphanCompaction, findOrphanCompaction } from './log/context/orpha
 export type { ModelProvider } from './ports/model.js';
 export type { LogStore } from './ports/store.js';
 export type { Clock } from './ports/clock.js';
-export type { AnswerRequest, Answerer, ApprovalPolicy } from './safety/approval.js';
+export type { AnswerRequest, Answerer, ApprovalPolicy } from './ports/approval.js';
 export type { DeltaSink } from './runtime/stream-model.js';
 export type { Plugin, PluginApi } from './plugins/hooks/registry.js';
 export { ToolError, type Shell, type ShellRequest, type ShellResult, type ToolContext, type ToolDefinition, type ToolOutput } from './ports/tools.js';

@@ -6,7 +6,7 @@
  * running turn is done.
  */
 import { createInterface } from 'node:readline';
-import type { Answerer } from '../safety/approval.js';
+import type { Answerer } from '../ports/approval.js';
 import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import { openSession } from './open-session.js';

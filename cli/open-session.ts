@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
-import type { Answerer, ApprovalPolicy } from '../safety/approval.js';
+import type { Answerer, ApprovalPolicy } from '../ports/approval.js';
 import type { Clock } from '../ports/clock.js';
 import { createSession, type BridleSession, type SessionOptions } from '../runtime/session.js';
 import { createSandboxedShell, resolveSandboxLimits, type SandboxLimits, type SandboxMode, type SandboxPolicy } from '../safety/sandbox.js';

@@ -1,5 +1,5 @@
 /** `bridle run [prompt]`: one turn in a new or continued session, streamed to the terminal. */
-import type { Answerer } from '../safety/approval.js';
+import type { Answerer } from '../ports/approval.js';
 import type { Origin } from '../log/entries.js';
 import { SessionCrashedError } from '../runtime/session.js';
 import { closeOpenTurnNow } from '../log/close-now.js';

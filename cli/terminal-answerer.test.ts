@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { AnswerRequest } from '../safety/approval.js';
+import type { AnswerRequest } from '../ports/approval.js';
 import { bashTool } from '../tools/bash.js';
 import { terminalAnswerer } from './terminal-answerer.js';
 

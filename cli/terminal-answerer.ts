@@ -6,7 +6,7 @@
  * is a terminal.
  */
 import { createInterface } from 'node:readline';
-import type { Answerer, AnswerRequest } from '../safety/approval.js';
+import type { Answerer, AnswerRequest } from '../ports/approval.js';
 import { visible } from './visible.js';
 
 function argumentLines(raw: string): string[] {

@@ -7,7 +7,10 @@
  */
 import { assign, sendParent, setup } from 'xstate';
 import { notProvided } from './not-provided.js';
-import type { ApprovalOutcome, ApprovalRule, Draft } from '../log/entries.js';
+import type { Draft } from '../log/entries.js';
+import type { ApprovalAnswer, Decision } from '../ports/approval.js';
+
+export type { ApprovalAnswer, Decision } from '../ports/approval.js';
 import { draftApprovalAsked, draftApprovalDecided, draftDispatch, draftResult, type CallRef } from './drafts.js';
 
 export interface ToolCallInput extends CallRef {
@@ -19,20 +22,10 @@ export type Validation =
   | { ok: true; readOnly: boolean; idempotent: boolean; args: unknown }
   | { ok: false; code: string; message: string };
 
-/** The pre-execute verdict: guards can only deny; `ask` goes to the approval seam. */
-export type Decision = { kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; reason: string };
-
 export interface ToolOutcome {
   status: 'ok' | 'error';
   content: string;
   code?: string;
-}
-
-export interface ApprovalAnswer {
-  outcome: ApprovalOutcome;
-  by: string;
-  /** With `allowed-always`: the session-scoped rule the answer adds; logged with the decision. */
-  rule?: ApprovalRule;
 }
 
 export interface ToolCallContext extends ToolCallInput {

@@ -10,6 +10,9 @@ import { draftTurnEnd, draftTurnStart, draftUserMessage } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { stepMachine, type StepOutput } from './step.machine.js';
+import type { PreStepDecision } from '../ports/hooks.js';
+
+export type { PreStepDecision } from '../ports/hooks.js';
 
 export interface TurnInput {
   turn: string;
@@ -21,9 +24,6 @@ export interface TurnInput {
   maxSteps?: number;
   retry?: RetryPolicy;
 }
-
-/** The pre-step waterfall's verdict on the claimed input. */
-export type PreStepDecision = { kind: 'enter'; text: string } | { kind: 'reject'; reason: string };
 
 export interface TurnOutput {
   turn: string;

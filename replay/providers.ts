@@ -11,7 +11,7 @@ import { isSummaryInstruction } from '../log/context/summary-prompt.js';
 import type { Entry, ToolSpec } from '../log/entries.js';
 import type { PreStepDecision } from '../machines/turn.machine.js';
 import type { ToolOutput } from '../ports/tools.js';
-import type { Answerer } from '../safety/approval.js';
+import type { Answerer } from '../ports/approval.js';
 import type { Plugin } from '../plugins/hooks/registry.js';
 import type { ModelProvider } from '../ports/model.js';
 import { DEFAULT_SYSTEM } from '../runtime/session.js';

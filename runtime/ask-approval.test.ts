@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AnswerRequest } from '../safety/approval.js';
+import type { AnswerRequest } from '../ports/approval.js';
 import { askApproval } from './ask-approval.js';
 
 const req: Omit<AnswerRequest, 'signal'> = {

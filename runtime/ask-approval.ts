@@ -6,7 +6,7 @@
 import { ApprovalOutcome } from '../log/entries.js';
 import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
 import { checkRule } from '../safety/approval-rules.js';
-import type { AnswerRequest, Answerer } from '../safety/approval.js';
+import type { AnswerRequest, Answerer } from '../ports/approval.js';
 
 export interface AskOptions {
   answerer?: Answerer;

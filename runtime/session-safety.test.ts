@@ -7,7 +7,7 @@ import { checkModelVisibleIsLogged, createHarness, type Harness } from '../test/
 import type { Entry, EntryOf } from '../log/entries.js';
 import { builtinTools } from '../tools/index.js';
 import type { ToolDefinition } from '../ports/tools.js';
-import type { Answerer } from '../safety/approval.js';
+import type { Answerer } from '../ports/approval.js';
 import { readOnlyModePlugin } from '../plugins/guards/read-only-mode.js';
 
 let h: Harness | undefined;

@@ -16,14 +16,15 @@ import { toolCallMachine, type ToolCallContext } from '../machines/tool-call.mac
 import { turnMachine, type PreStepDecision, type TurnOutput } from '../machines/turn.machine.js';
 import { toolSpec } from '../tools/index.js';
 import type { Shell, ToolDefinition } from '../ports/tools.js';
-import { decideByPolicy, type Answerer, type ApprovalPolicy } from '../safety/approval.js';
+import { decideByPolicy } from '../safety/approval.js';
+import type { Answerer, ApprovalPolicy } from '../ports/approval.js';
 import { exactRule, rulesFromLog } from '../safety/approval-rules.js';
 import { askApproval } from './ask-approval.js';
 import { repeatCallPlugin, type RepeatCallOptions } from '../plugins/guards/repeat-call.js';
 import { renderForRules } from '../plugins/hooks/canonical.js';
 import { createToolPipeline } from '../plugins/hooks/pipeline.js';
 import { HookRegistry, type Plugin } from '../plugins/hooks/registry.js';
-import type { CallFacts } from '../plugins/hooks/types.js';
+import type { CallFacts } from '../ports/hooks.js';
 import { createContextEngine, type ContextOptions } from './context/engine.js';
 import type { ContextMeter } from './context/meter.js';
 import type { ModelProvider } from '../ports/model.js';

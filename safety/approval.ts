@@ -4,30 +4,8 @@
  * denies without asking anyone, and `ask` goes to the answerer.
  */
 import type { ApprovalRule } from '../log/entries.js';
-import type { ApprovalAnswer, Decision } from '../machines/tool-call.machine.js';
+import type { ApprovalPolicy, Decision } from '../ports/approval.js';
 import { ruleMatches } from './approval-rules.js';
-
-export type ApprovalPolicy = 'never' | 'ask' | 'auto';
-
-export interface AnswerRequest {
-  callId: string;
-  name: string;
-  /** The raw arguments text. */
-  arguments: string;
-  reason: string;
-  /** The call as the tool's presenter renders it for people. */
-  presented: string;
-  /** The rule an `allowed-always` answer adds unless the answer names its own. */
-  always: ApprovalRule;
-  signal: AbortSignal;
-}
-
-/**
- * A person or program that answers approval requests.
- * Contract: may reject, throw, hang or answer outside the closed outcome set;
- * each of these denies (`unavailable`), and a hang ends at the answer timeout.
- */
-export type Answerer = (request: AnswerRequest) => Promise<ApprovalAnswer>;
 
 /** Contract: pure. */
 export function decideByPolicy(

@@ -4,7 +4,7 @@
  * (`approval/asked`) and the decision (`approval/decided`); this desk only
  * carries them over the wire.
  */
-import type { Answerer } from '../safety/approval.js';
+import type { Answerer } from '../ports/approval.js';
 import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
 import type { ApprovalRequest } from './protocol.js';
 

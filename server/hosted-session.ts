@@ -5,7 +5,7 @@
  * no turn running) and says so once the idle time has passed.
  */
 import type { InspectionEvent, Observer } from 'xstate';
-import type { Answerer } from '../safety/approval.js';
+import type { Answerer } from '../ports/approval.js';
 import type { BridleSession } from '../runtime/session.js';
 import type { DeltaSink } from '../runtime/stream-model.js';
 import type { Entry } from '../log/entries.js';

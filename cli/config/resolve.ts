@@ -7,7 +7,7 @@
  * merged per model (profile entries over file entries).
  */
 import { knownContextWindow } from '../../runtime/context/windows.js';
-import type { ApprovalPolicy } from '../../safety/approval.js';
+import type { ApprovalPolicy } from '../../ports/approval.js';
 import { resolveSandboxLimits, type SandboxLimits, type SandboxMode } from '../../safety/sandbox.js';
 import { DEFAULT_BASE_URL, DEFAULT_STREAM_LIMITS } from '../../adapters/model/openai.js';
 import { UsageError } from '../errors.js';

@@ -7,7 +7,7 @@
  */
 import { canonicalJson } from '../hooks/canonical.js';
 import type { Plugin } from '../hooks/registry.js';
-import type { CallFacts } from '../hooks/types.js';
+import type { CallFacts } from '../../ports/hooks.js';
 
 export interface RepeatCallOptions {
   thresholds?: readonly number[];

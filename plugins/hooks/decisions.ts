@@ -3,11 +3,11 @@
  * a deny is never reversed (I6) — is a property of a function, tested over
  * generated orderings, not of the order in which listeners happen to run.
  */
-import type { Decision } from '../../machines/tool-call.machine.js';
-import type { PreStepDecision } from '../../machines/turn.machine.js';
+import type { Decision } from '../../ports/approval.js';
+import type { PostDecision, PreStepDecision } from '../../ports/hooks.js';
 
-/** The post-execute verdict: `block` turns the result into an error the model sees (`BLOCKED`). */
-export type PostDecision = { kind: 'accept' } | { kind: 'block'; feedback: string };
+export type { PostDecision } from '../../ports/hooks.js';
+
 
 const RANK: Record<Decision['kind'], number> = { allow: 0, ask: 1, deny: 2 };
 

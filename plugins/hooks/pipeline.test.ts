@@ -5,7 +5,7 @@ import type { ToolDefinition } from '../../ports/tools.js';
 import { createToolPipeline, type HookProblem } from './pipeline.js';
 import { HookRegistry } from './registry.js';
 import { mulberry32 as seededRandom } from '../../test/sweep/prng.js';
-import type { CallFacts, Guard } from './types.js';
+import type { CallFacts, Guard } from '../../ports/hooks.js';
 import type { Listener } from '../waterfall.js';
 
 const call: CallFacts = { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', name: 'bash', arguments: '{"command":"ls"}', args: { command: 'ls' }, readOnly: false, idempotent: false, rendered: 'ls' };

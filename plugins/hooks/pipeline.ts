@@ -10,7 +10,7 @@ import { executeTool } from '../../tools/execute.js';
 import type { ToolOutput } from '../../ports/tools.js';
 import { combineDecisions, isDecision, isPostDecision, isPreStepDecision, stricter, stricterPost, stricterPreStep } from './decisions.js';
 import type { HookRegistry } from './registry.js';
-import type { CallFacts, ExecutePayload, PreStepPayload } from './types.js';
+import type { CallFacts, ExecutePayload, PreStepPayload } from '../../ports/hooks.js';
 import { runWaterfall } from '../waterfall.js';
 
 export interface HookProblem {

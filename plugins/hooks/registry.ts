@@ -4,7 +4,7 @@
  * undoes them all in reverse order.
  */
 import type { Listener, Registered } from '../waterfall.js';
-import type { Guard, HookMap, HookName } from './types.js';
+import type { Guard, HookMap, HookName } from '../../ports/hooks.js';
 
 export type Disposer = () => void;
 

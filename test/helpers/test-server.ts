@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ApprovalPolicy } from '../../safety/approval.js';
+import type { ApprovalPolicy } from '../../ports/approval.js';
 import { createSession, type BridleSession } from '../../runtime/session.js';
 import { createScriptedProviderFromFunction, type ResponseFunction, type ScriptedOptions } from '../../adapters/model/scripted.js';
 import type { CreateParams } from '../../server/hosted-session.js';

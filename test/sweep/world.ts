@@ -5,7 +5,7 @@
  * length, after a random number of microtasks), step and retry limits, and
  * sometimes a context window small enough that the pressure guard compacts.
  */
-import type { Answerer, ApprovalPolicy } from '../../safety/approval.js';
+import type { Answerer, ApprovalPolicy } from '../../ports/approval.js';
 import type { RetryPolicy } from '../../machines/retry-policy.js';
 import type { InputMode } from '../../machines/session.machine.js';
 import type { ApprovalAnswer } from '../../machines/tool-call.machine.js';

@@ -1,8 +1,15 @@
-/** The hooks of the tool pipeline and the turn, with their payloads and verdicts. */
-import type { Decision } from '../../machines/tool-call.machine.js';
-import type { PreStepDecision } from '../../machines/turn.machine.js';
-import type { ToolContext, ToolDefinition, ToolOutput } from '../../ports/tools.js';
-import type { PostDecision } from './decisions.js';
+/**
+ * The hooks' port: every hook's payload and verdict, as plugins see them.
+ * The registry that dispatches them is the `hooks` service (`plugins/hooks/`).
+ */
+import type { Decision } from './approval.js';
+import type { ToolContext, ToolDefinition, ToolOutput } from './tools.js';
+
+/** The pre-step waterfall's verdict on the claimed input. */
+export type PreStepDecision = { kind: 'enter'; text: string } | { kind: 'reject'; reason: string };
+
+/** The post-execute verdict: `block` turns the result into an error the model sees (`BLOCKED`). */
+export type PostDecision = { kind: 'accept' } | { kind: 'block'; feedback: string };
 
 /** One validated call, as hooks and guards see it. */
 export interface CallFacts {
