@@ -4,8 +4,20 @@
  * log's readers and writer. See README, "Embedding".
  */
 
-// The session: every seam provided, plus the host duties (header, checkpoints, wake).
-export { createSession, DEFAULT_SYSTEM, SessionCrashedError, type BridleSession, type SessionOptions } from './runtime/session.js';
+// The session: built from rows (the product), every seam a service on its host.
+export { createSession, sessionRows, SessionCrashedError, type BridleSession, type Services, type SessionOptions } from './runtime/session.js';
+
+// The product as rows: the base bundle, composition, the plugin substrate.
+export { base, BUNDLES, type Bundle } from './bundles/base.js';
+export { composeEntries, enabledRows, CompositionError, Patch, RowSchema, type ComposedRow, type HostFacts, type Layer, type PatchEntry, type Predicate, type Row } from './plugins/rows.js';
+export { Host, DuplicateProviderError, MissingServiceError, PluginMountError, type Plugin, type PluginContext, type PluginStatus, type Disposer } from './plugins/host.js';
+export { Dispatcher } from './plugins/dispatch.js';
+export { CATALOGUE, loadRowPlugins } from './runtime/catalogue.js';
+export { checkRows } from './runtime/check.js';
+export * from './ports/index.js';
+export { serviceKey, type KeyLike, type ServiceKey, type ServiceLookup } from './ports/service.js';
+export { defineProvider, ProviderSetupError, type ProviderDefinition } from './ports/provider.js';
+export { DEFAULT_CORE } from './runtime/prompt/builtin.js';
 
 // The machines: pure statecharts; hosts supply effects with `.provide()`.
 export { sessionMachine, type InputMode, type SessionContext, type SessionEvent, type SessionInput } from './machines/session.machine.js';
@@ -28,7 +40,9 @@ export type { LogStore } from './ports/store.js';
 export type { Clock } from './ports/clock.js';
 export type { AnswerRequest, Answerer, ApprovalPolicy } from './ports/approval.js';
 export type { DeltaSink } from './runtime/stream-model.js';
-export type { Plugin, PluginApi } from './plugins/hooks/registry.js';
+export type { HookName, HookTable, Hooks, Recovery, RequestErrorPayload, StreamPayload } from './ports/hooks.js';
+export type { SessionControl } from './ports/session.js';
+export type { SessionStore } from './ports/store.js';
 export { ToolError, type Shell, type ShellRequest, type ShellResult, type ToolContext, type ToolDefinition, type ToolOutput } from './ports/tools.js';
 export type { Chunk } from './log/chunks.js';
 export type { ModelMessage, ModelRequest } from './log/messages.js';

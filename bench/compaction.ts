@@ -4,35 +4,19 @@
  * its log and each times one manual compaction — measure, prune, plan,
  * summary request (answered at once by the scripted model), replacement.
  */
-import { createSession } from '../runtime/session.js';
-import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
-import { createMemoryStore } from '../adapters/store/memory.js';
 import { isSummaryInstruction } from '../log/context/summary-prompt.js';
 import type { Entry } from '../log/entries.js';
-import { noopTool } from './noop-tool.js';
+import { benchSession } from './session.js';
 import { median } from './stats.js';
 
 const SUMMARY = '## Request and intent\nbench\n## Key facts\nnone\n## Files touched\nnone\n## Errors and fixes\nnone\n## Current work\nnone\n## Next step\nnone';
 
 function session(steps: number, existing: readonly Entry[] = []) {
-  let t = 0;
-  return createSession({
+  return benchSession({
     id: 'bench-compaction',
-    cwd: '/nonexistent',
-    bridleHome: '/nonexistent-home',
-    model: createScriptedProviderFromFunction(
-      (req, i) => (isSummaryInstruction(req.messages.at(-1)) ? { text: SUMMARY } : i < steps - 1 ? { toolCalls: [{ name: 'noop', arguments: { n: i } }] } : { text: 'done' }),
-      { deltas: 1 },
-    ),
-    modelName: 'scripted-bench',
-    store: createMemoryStore(),
-    clock: () => t++,
-    tools: [noopTool],
-    shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) },
-    approval: 'auto',
+    respond: (req, i) => (isSummaryInstruction(req.messages.at(-1)) ? { text: SUMMARY } : i < steps - 1 ? { toolCalls: [{ name: 'noop', arguments: { n: i } }] } : { text: 'done' }),
     maxSteps: steps + 1,
     repeatCall: false,
-    agentsFiles: () => [],
     existing,
   });
 }

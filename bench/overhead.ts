@@ -6,28 +6,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { noopTool } from './noop-tool.js';
-import { createSession } from '../runtime/session.js';
-import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
-import { createJsonlStore } from '../adapters/store/jsonl.js';
-import { createMemoryStore } from '../adapters/store/memory.js';
+import { benchSession } from './session.js';
 
 /** Runs one turn of `steps` steps; returns microseconds per step. */
 export async function runSteps(steps: number, store: 'memory' | 'jsonl'): Promise<number> {
   const dir = store === 'jsonl' ? mkdtempSync(join(tmpdir(), 'bridle-bench-')) : undefined;
-  let t = 0;
-  const session = createSession({
+  const session = benchSession({
     id: 'bench',
-    cwd: '/nonexistent',
-    bridleHome: '/nonexistent-home',
-    model: createScriptedProviderFromFunction((_r, i) => (i < steps - 1 ? { toolCalls: [{ name: 'noop', arguments: { n: i } }] } : { text: 'done' }), { deltas: 1 }),
-    modelName: 'scripted-bench',
-    store: dir ? createJsonlStore(join(dir, 'bench.jsonl')) : createMemoryStore(),
-    clock: () => t++,
-    tools: [noopTool],
-    shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) },
-    approval: 'auto',
+    respond: (_r, i) => (i < steps - 1 ? { toolCalls: [{ name: 'noop', arguments: { n: i } }] } : { text: 'done' }),
     maxSteps: steps + 1,
+    ...(dir ? { dir } : {}),
   });
   const start = process.hrtime.bigint();
   const out = await session.run('go');

@@ -9,31 +9,21 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSession } from '../runtime/session.js';
-import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
 import { createMemoryStore } from '../adapters/store/memory.js';
 import { readLogFile } from '../adapters/store/jsonl-repair.js';
 import type { Entry } from '../log/entries.js';
 import { verifyLog } from '../log/verify.js';
 import { checkCheckpoints } from '../machines/session-fold.js';
-import { noopTool } from './noop-tool.js';
+import { benchSession } from './session.js';
 import { median } from './stats.js';
 
 /** A log of at least `entries` entries: turns of 20 steps, each step one no-op call. */
 export async function makeLog(entries: number): Promise<string> {
   const store = createMemoryStore();
-  let t = 0;
-  const session = createSession({
+  const session = benchSession({
     id: 'bench-log',
-    cwd: '/nonexistent',
-    bridleHome: '/nonexistent-home',
-    model: createScriptedProviderFromFunction((_r, i) => (i % 20 === 19 ? { text: 'turn done' } : { toolCalls: [{ name: 'noop', arguments: { n: i } }] }), { deltas: 1 }),
-    modelName: 'scripted-bench',
+    respond: (_r, i) => (i % 20 === 19 ? { text: 'turn done' } : { toolCalls: [{ name: 'noop', arguments: { n: i } }] }),
     store,
-    clock: () => t++,
-    tools: [noopTool],
-    shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) },
-    approval: 'auto',
     repeatCall: false,
   });
   while (store.lines.length < entries) await session.run('again');

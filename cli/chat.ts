@@ -11,7 +11,8 @@ import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import { openSession } from './open-session.js';
 import { createRenderer } from './render.js';
-import { parseApproval, sessionFlags, type RunFlags } from './run.js';
+import { policyOf, type RunFlags } from './run.js';
+import type { Product } from './settings.js';
 import { approvalQuestion } from './terminal-answerer.js';
 import { visible } from './visible.js';
 
@@ -41,21 +42,23 @@ function lineAnswerer(out: NodeJS.WritableStream, pending: { resolve?: (line: st
     });
 }
 
-export async function chatCommand(flags: RunFlags, io: ChatIO = { input: process.stdin, out: process.stdout, err: process.stderr }): Promise<number> {
+export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO = { input: process.stdin, out: process.stdout, err: process.stderr }): Promise<number> {
   const { out, err } = io;
-  const approval = parseApproval(flags.approval) ?? 'ask';
+  for (const w of product.warnings) err.write(`bridle: warning: ${w}\n`);
+  const approval = policyOf(product);
   const pending: { resolve?: (line: string | null) => void } = {};
   let renderer: ReturnType<typeof createRenderer> | undefined;
   const opened = openSession({
-    ...sessionFlags(flags),
-    approval,
-    answerer: approval === 'ask' ? lineAnswerer(out, pending) : undefined,
+    product,
+    ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}),
+    ...(flags.session !== undefined ? { session: flags.session } : {}),
+    ...(approval === 'ask' ? { answerer: lineAnswerer(out, pending) } : {}),
     onChunk: (c, s) => renderer?.onChunk(c, s),
   });
-  const { session, logPath } = opened;
-  renderer = createRenderer(out, opened.tools, { color: Boolean(out.isTTY), scriptedLabel: opened.model.scriptedLabel });
+  const { session, logPath, scriptedLabel } = opened;
+  renderer = createRenderer(out, opened.tools, { color: Boolean(out.isTTY), scriptedLabel });
   session.recorder.onEntry((e) => renderer?.onEntry(e));
-  if (opened.model.scriptedLabel) err.write(`model: ${visible(opened.model.scriptedLabel)}\n`);
+  if (scriptedLabel) err.write(`model: ${visible(scriptedLabel)}\n`);
   err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}\nlog: ${logPath}\n${HELP}\n`);
 
   const tty = Boolean(io.input.isTTY);

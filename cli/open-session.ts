@@ -1,63 +1,37 @@
 /**
- * Everything `run`, `resume`, `serve` and the demo share: the workspace, the
- * log file, the model, the tools, the shell, approvals — wired into one session.
+ * Opens a session for a CLI command (`run`, `chat`, `resume`, `serve`) from
+ * the product the command composed (`cli/settings.ts`): the workspace, the
+ * log (new, or the one `--session` names), and the host's duties (the
+ * answerer, live display). The session itself is built by `createSession`
+ * from the product's rows; nothing here assembles its parts.
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
-import type { Answerer, ApprovalPolicy } from '../ports/approval.js';
-import type { Clock } from '../ports/clock.js';
-import { createSession, type BridleSession, type SessionOptions } from '../runtime/session.js';
-import { createSandboxedShell, resolveSandboxLimits, type SandboxLimits, type SandboxMode, type SandboxPolicy } from '../safety/sandbox.js';
-import { readOnlyModePlugin } from '../plugins/guards/read-only-mode.js';
-import { createBwrapSandbox } from '../adapters/sandbox/bwrap.js';
-import { createLocalShell } from '../adapters/subprocess/local.js';
-import { createOffSandbox } from '../adapters/sandbox/off.js';
-import { createJsonlStore } from '../adapters/store/jsonl.js';
+import { dirname } from 'node:path';
 import { readLogFile } from '../adapters/store/jsonl-repair.js';
-import type { ApprovalRule, Entry } from '../log/entries.js';
-import { builtinTools } from '../tools/index.js';
-import { delegateTool } from '../runtime/subagent.js';
+import type { Entry } from '../log/entries.js';
+import type { Answerer } from '../ports/approval.js';
+import { MODEL, SANDBOX, TOOLS } from '../ports/index.js';
 import type { ToolDefinition } from '../ports/tools.js';
+import type { ComposedRow } from '../plugins/rows.js';
+import { createSession, type BridleSession, type SessionOptions } from '../runtime/session.js';
 import { UsageError } from './errors.js';
-import { bridleHome, defaultBridleHome, logAccessAsUsage, sessionPath, sessionsDir } from './home.js';
-import { chooseModel, type ModelChoice } from './model.js';
-import { join } from 'node:path';
+import { logAccessAsUsage, sessionPath } from './home.js';
+import type { Product } from './settings.js';
 
 export interface OpenOptions {
-  model?: string;
-  baseUrl?: string;
+  product: Product;
   cwd?: string;
   session?: string;
-  approval?: ApprovalPolicy;
   answerer?: Answerer;
-  /** Allow rules from `--allow tool:pattern` or config. */
-  rules?: ApprovalRule[];
-  answerTimeoutMs?: number;
-  /** Default `bwrap`: a missing bwrap fails each shell command closed, it never falls back. */
-  sandbox?: 'bwrap' | 'off';
-  sandboxMode?: SandboxMode;
-  allowNetwork?: boolean;
-  /** The workspace's `.git` writable by commands and the file tools; default false: read-only to both. */
-  allowGitWrites?: boolean;
-  /** Default `SANDBOX_LIMIT_DEFAULTS`. */
-  sandboxLimits?: SandboxLimits;
-  maxSteps?: number;
-  /** Deepest subagent allowed (0, the default: no `delegate` tool). */
-  maxDepth?: number;
-  /** The model's context window in tokens (`--context-window`). */
-  contextWindow?: number;
-  /** Windows per model id (config `contextWindows`), for when `contextWindow` is not set. */
-  contextWindows?: Readonly<Record<string, number>>;
-  /** Model stream deadlines in ms (`--stream-idle-ms`, `--stream-total-ms`); default: the provider's. */
-  streamIdleMs?: number;
-  streamTotalMs?: number;
   onChunk?: SessionOptions['onChunk'];
+  onEntry?: SessionOptions['onEntry'];
   inspect?: SessionOptions['inspect'];
-  clock?: Clock;
   /** With `session`: the log's entries, already read and repaired (resume), instead of reading the file here. */
   existing?: Entry[];
   /** A persisted session snapshot to start from (resume). */
   snapshot?: SessionOptions['snapshot'];
+  /** Rows this opener changes on top of the product (the server: a client's model and cwd). */
+  rows?: (rows: ComposedRow[]) => ComposedRow[];
 }
 
 export interface OpenedSession {
@@ -66,16 +40,11 @@ export interface OpenedSession {
   /** How many entries the log held before this process opened it. */
   priorEntries: number;
   tools: ReadonlyMap<string, ToolDefinition>;
-  model: ModelChoice;
+  /** Set for a scripted model: shown wherever its output appears. */
+  scriptedLabel?: string;
   workspace: string;
   /** One line saying what the sandbox enforces (or that there is none). */
   sandboxLine: string;
-}
-
-/** A fresh session id: the time it began, then random bits (outside the log path, so real time and randomness are fine). */
-export function newSessionId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
 export function resolveWorkspace(cwd: string | undefined): string {
@@ -107,95 +76,48 @@ export function readExisting(path: string): Entry[] {
   return read.entries;
 }
 
+/** Contract: throws `UsageError` (exit 2) for a bad workspace or log, and a `CompositionError` whose cause is a `ProviderSetupError` for a model that cannot run here (no key). */
 export function openSession(o: OpenOptions): OpenedSession {
   const workspace = resolveWorkspace(o.cwd);
-  const home = bridleHome();
-  const model = chooseModel(o);
+  const home = o.product.home;
+  let rows = o.rows ? o.rows(o.product.rows) : o.product.rows;
   let existing: Entry[] = [];
-  let id: string;
-  let logPath: string;
+  let id: string | undefined;
   if (o.session) {
-    logPath = sessionPath(home, o.session);
+    const logPath = sessionPath(home, o.session);
     existing = o.existing ?? readExisting(logPath);
     const start = existing[0];
     if (start?.kind !== 'session/start') throw new UsageError(`${logPath}: does not begin with session/start`);
     id = start.id;
     const open = existing.filter((e) => e.kind === 'turn/start').length - existing.filter((e) => e.kind === 'turn/end').length;
     if (open !== 0) throw new UsageError(`${logPath}: the last turn never ended (a crash?); run \`bridle resume ${o.session}\` to repair it first`);
-  } else {
-    id = newSessionId();
-    logPath = join(sessionsDir(home), `${id}.jsonl`);
+    // A log named by path lives where it lives: the JSONL store goes on writing it there.
+    rows = rows.map((r) => (r.id === 'store' && r.use === 'jsonl' ? { ...r, config: { ...(r.config as object), dir: dirname(logPath) }, from: 'flag' } : r));
   }
-  const sandbox = o.sandbox === 'off' ? createOffSandbox() : createBwrapSandbox();
-  const sandboxMode = o.sandboxMode ?? 'workspace-write';
-  // A writable .git/hooks or core.fsmonitor would run the model's code at the user's next git command.
-  const protect = o.allowGitWrites ? [] : [join(workspace, '.git')];
-  // The logs' homes are hidden from commands, even when they lie inside the workspace.
-  const sandboxPolicy: SandboxPolicy = {
-    mode: sandboxMode,
-    workspace,
-    network: o.allowNetwork === true,
-    protect,
-    hide: [home, defaultBridleHome()],
-    limits: o.sandboxLimits ?? resolveSandboxLimits(),
-  };
-  const shell = createSandboxedShell(createLocalShell(), sandbox, sandboxPolicy);
-  const plugins = sandbox.confines && sandboxMode === 'read-only' ? [readOnlyModePlugin()] : [];
-  const depth = existing[0]?.kind === 'session/start' ? existing[0].depth : 0;
-  const contextWindow = o.contextWindow ?? (Object.hasOwn(o.contextWindows ?? {}, model.name) ? o.contextWindows![model.name] : undefined);
-  const tools = builtinTools();
-  if ((o.maxDepth ?? 0) > depth) {
-    // Children share the model, the workspace, the sandbox and the clock; each gets its own log beside the parent's.
-    tools.push(
-      delegateTool({
-        maxDepth: o.maxDepth!,
-        parent: () => ({ id, depth, recorder: session.recorder }),
-        base: (childId) => ({
-          cwd: workspace,
-          bridleHome: home,
-          protect,
-          model: model.provider,
-          modelName: model.name,
-          store: createJsonlStore(join(sessionsDir(home), `${childId}.jsonl`)),
-          clock: o.clock ?? Date.now,
-          tools: builtinTools(),
-          shell,
-          plugins,
-          maxSteps: o.maxSteps,
-          contextWindow,
-        }),
-      }),
-    );
-  }
-  let store: ReturnType<typeof createJsonlStore>;
-  try {
-    store = createJsonlStore(logPath);
-  } catch (err) {
-    logAccessAsUsage(err);
-  }
+  const start = existing[0];
   const session = createSession({
-    id,
     cwd: workspace,
     bridleHome: home,
-    protect,
-    model: model.provider,
-    modelName: model.name,
-    store,
-    clock: o.clock ?? Date.now,
-    tools,
-    shell,
-    approval: o.approval ?? 'ask',
-    answerer: o.answerer,
-    approvalRules: o.rules,
-    answerTimeoutMs: o.answerTimeoutMs,
-    plugins,
-    depth,
-    maxSteps: o.maxSteps,
-    contextWindow,
-    onChunk: o.onChunk,
-    inspect: o.inspect,
+    ...(id ? { id } : {}),
+    rows,
+    loaded: o.product.loaded,
+    depth: start?.kind === 'session/start' ? start.depth : 0,
     existing,
-    snapshot: o.snapshot,
+    ...(o.snapshot ? { snapshot: o.snapshot } : {}),
+    ...(o.answerer ? { answerer: o.answerer } : {}),
+    ...(o.onChunk ? { onChunk: o.onChunk } : {}),
+    ...(o.onEntry ? { onEntry: o.onEntry } : {}),
+    ...(o.inspect ? { inspect: o.inspect } : {}),
   });
-  return { session, logPath, priorEntries: existing.length, tools: new Map(tools.map((t) => [t.name, t])), model, workspace, sandboxLine: sandbox.describe(sandboxPolicy) };
+  const model = session.host.get(MODEL);
+  const sandbox = session.host.get(SANDBOX);
+  return {
+    session,
+    logPath: session.recorder.store.location,
+    priorEntries: existing.length,
+    tools: new Map(session.host.get(TOOLS).list().map((t) => [t.name, t])),
+    ...(model.label ? { scriptedLabel: model.label } : {}),
+    workspace,
+    sandboxLine: sandbox.provider.describe(sandbox.policy),
+  };
 }

@@ -6,7 +6,10 @@ import { readPrompt, runPrompt, type RunFlags } from './run.js';
 import { replayCommand, type ReplayFlags } from './replay.js';
 import { resumeCommand, type ResumeFlags } from './resume.js';
 import { safetyOptions } from './safety-flags.js';
-import { withConfig } from './config/apply.js';
+import { LogAccessError } from '../log/errors.js';
+import { CompositionError } from '../plugins/rows.js';
+import { ProviderSetupError } from '../ports/provider.js';
+import { composeProduct } from './settings.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -21,7 +24,8 @@ function settingOptions(cmd: Command, more: (c: Command) => Command = (c) => c):
     .option('--context-window <tokens>', 'context window in tokens (default: per model)')
     .option('--stream-idle-ms <ms>', 'model stream idle deadline (default: 300000)')
     .option('--stream-total-ms <ms>', 'model stream total deadline (default: 1800000)')
-    .option('--profile <name>', 'use this profile of $BRIDLE_HOME/config.yaml');
+    .option('--profile <name>', 'use this profile of $BRIDLE_HOME/config.yaml')
+    .option('--patch <file>', 'apply a patch of rows (a YAML or JSON file)');
   return safetyOptions(withModel);
 }
 
@@ -35,7 +39,7 @@ function modelOptions(cmd: Command): Command {
 const AFTER_HELP = `
 Exit codes: 0 turn done, 1 turn failed or setup problem, 2 usage error or corrupt log, 130 cancelled.
 Environment: OPENAI_API_KEY, OPENAI_BASE_URL, BRIDLE_MODEL, BRIDLE_HOME (default ~/.bridle), BRIDLE_TOKEN (serve).
-Settings: flag > environment > --profile > $BRIDLE_HOME/config.yaml > default; see bridle config --dump.
+Product: rows from bundles, then --profile, $BRIDLE_HOME/config.yaml, --patch, the environment, the flags; see bridle config --dump.
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -57,14 +61,14 @@ export async function main(argv: string[]): Promise<number> {
     .option('--session <id|path>', 'continue this session')
     .option('--json', 'print log entries as JSON lines on stdout')
     .option('--inspect [url]', 'send actors to an inspector (ws://localhost:8080)')
-    .action(async (prompt: string | undefined, raw: RunFlags & { inspect?: string | boolean }) => {
+    .action(async (prompt: string | undefined, flags: RunFlags & { inspect?: string | boolean }) => {
       // A bad config fails before anything waits on stdin.
-      const flags = withConfig(raw);
+      const product = await composeProduct(flags);
       const text = await readPrompt(prompt);
-      if (flags.inspect === undefined) code = await runPrompt(text, flags);
+      if (flags.inspect === undefined) code = await runPrompt(text, product, flags);
       else {
         const { withInspector } = await import('./inspect.js');
-        code = await withInspector(flags.inspect, (inspect) => runPrompt(text, flags, { inspect }));
+        code = await withInspector(flags.inspect, (inspect) => runPrompt(text, product, flags, { inspect }));
       }
     });
 
@@ -74,7 +78,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--continue', 'let the model carry on instead of a prompt')
     .option('--json', 'print log entries as JSON lines on stdout')
     .action(async (session: string, prompt: string | undefined, flags: ResumeFlags) => {
-      code = await resumeCommand(session, prompt, withConfig(flags, { keepLoggedModel: true }));
+      code = await resumeCommand(session, prompt, flags);
     });
 
   modelOptions(program.command('chat'))
@@ -83,7 +87,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--session <id|path>', 'continue this session')
     .action(async (flags: RunFlags) => {
       const { chatCommand } = await import('./chat.js');
-      code = await chatCommand(withConfig(flags));
+      code = await chatCommand(await composeProduct(flags), flags);
     });
 
   program
@@ -110,7 +114,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--inspect [url]', 'send actors to an inspector (ws://localhost:8080)')
     .action(async (flags: import('./serve.js').ServeFlags) => {
       const { serveCommand } = await import('./serve.js');
-      code = await serveCommand(withConfig(flags));
+      code = await serveCommand(await composeProduct(flags), flags);
     });
 
   program
@@ -125,12 +129,12 @@ export async function main(argv: string[]): Promise<number> {
 
   settingOptions(program.command('config'))
     .summary('check the config file, or dump it')
-    .description('check $BRIDLE_HOME/config.yaml; with --dump, print the effective configuration and where each value came from (flag, env, profile, file, default), given the same flags a session command would get')
-    .option('--dump', 'print the effective configuration (YAML)')
+    .description('check $BRIDLE_HOME/config.yaml; with --dump, print the composed product: every row, with the layer it came from (bundle, profile, home, patch, env, flag), given the same flags a session command would get')
+    .option('--dump', 'print the composed rows (YAML)')
     .option('--json', 'with --dump: print it as JSON')
     .action(async (flags: import('./config/command.js').ConfigCommandFlags) => {
       const { configCommand } = await import('./config/command.js');
-      code = configCommand(flags);
+      code = await configCommand(flags);
     });
 
   try {
@@ -145,6 +149,19 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof SetupError) {
       process.stderr.write(`bridle: ${err.message}\n`);
       return 1;
+    }
+    // A row that cannot mount here because the environment is not set up for it (no API key): a setup problem, exit 1.
+    if (err instanceof CompositionError && err.cause instanceof ProviderSetupError) {
+      process.stderr.write(`bridle: ${err.cause.message}\n`);
+      return 1;
+    }
+    if (err instanceof CompositionError) {
+      process.stderr.write(`bridle: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof LogAccessError) {
+      process.stderr.write(`bridle: ${err.code}: ${err.message}\n`);
+      return 2;
     }
     process.stderr.write(`bridle: unexpected failure: ${(err as Error)?.stack ?? String(err)}\n`);
     return 1;

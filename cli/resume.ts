@@ -12,7 +12,8 @@ import { formatRepairReport, repairedSomething, type RepairReport } from '../log
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage, sessionPath } from './home.js';
-import { parseMaxSteps, runPrompt, type RunFlags } from './run.js';
+import { runPrompt, type RunFlags } from './run.js';
+import { composeProduct } from './settings.js';
 import { visible } from './visible.js';
 
 export interface ResumeFlags extends Omit<RunFlags, 'session'> {
@@ -53,6 +54,8 @@ function reportChildren(children: readonly ChildRepair[], err: { write(s: string
 
 export async function resumeCommand(target: string, prompt: string | undefined, flags: ResumeFlags, err: { write(s: string): unknown } = process.stderr): Promise<number> {
   if (prompt !== undefined && flags.continue) throw new UsageError('give a prompt or --continue, not both');
+  // A bad flag, config file or row fails before the log is touched.
+  await composeProduct(flags);
   const path = sessionPath(bridleHome(), target);
   if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
   let repaired: FileRepair;
@@ -79,7 +82,10 @@ export async function resumeCommand(target: string, prompt: string | undefined, 
     return 0;
   }
   const start = entries[0] as Extract<Entry, { kind: 'session/start' }>;
-  const snapshot = restoreSessionSnapshot(entries, { maxSteps: parseMaxSteps(flags.maxSteps) });
-  const runFlags: RunFlags = { ...flags, session: path, model: flags.model || process.env.BRIDLE_MODEL || start.model, cwd: flags.cwd ?? start.cwd };
-  return runPrompt(prompt ?? continueNote(report), runFlags, { existing: entries, snapshot }, prompt === undefined ? 'resume' : undefined);
+  // The model the session logged, unless a flag, the environment or a profile names another.
+  const product = await composeProduct(flags, { loggedModel: start.model });
+  const maxSteps = (product.rows.find((r) => r.id === 'turn')?.config as { maxSteps?: number } | undefined)?.maxSteps;
+  const snapshot = restoreSessionSnapshot(entries, maxSteps !== undefined ? { maxSteps } : {});
+  const runFlags: RunFlags = { ...flags, session: path, cwd: flags.cwd ?? start.cwd };
+  return runPrompt(prompt ?? continueNote(report), product, runFlags, { existing: entries, snapshot }, prompt === undefined ? 'resume' : undefined);
 }

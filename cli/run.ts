@@ -6,25 +6,15 @@ import { closeOpenTurnNow } from '../log/close-now.js';
 import type { TurnOutput } from '../machines/turn.machine.js';
 import { UsageError } from './errors.js';
 import { openSession, type OpenOptions } from './open-session.js';
+import type { Product, SettingFlags } from './settings.js';
 import { createRenderer, type Renderer } from './render.js';
-import { parseSafetyFlags, type SafetyFlags } from './safety-flags.js';
 import { terminalAnswerer } from './terminal-answerer.js';
 import { jsonLine, visible } from './visible.js';
 
-export interface RunFlags extends SafetyFlags {
-  model?: string;
-  baseUrl?: string;
+export interface RunFlags extends SettingFlags {
   cwd?: string;
   session?: string;
-  approval?: string;
   json?: boolean;
-  maxSteps?: string;
-  maxDepth?: string;
-  contextWindow?: string;
-  streamIdleMs?: string;
-  streamTotalMs?: string;
-  /** From the config file (`contextWindows`), not a flag: windows per model id. */
-  contextWindows?: Readonly<Record<string, number>>;
 }
 
 export const exitCodeFor = (t: TurnOutput | undefined): number => (!t ? 1 : t.reason === 'completed' ? 0 : t.reason === 'aborted' ? 130 : 1);
@@ -38,80 +28,30 @@ export async function readPrompt(arg: string | undefined, stdin: NodeJS.ReadStre
   return text.trimEnd();
 }
 
-export function parseApproval(v: string | undefined): 'never' | 'ask' | 'auto' | undefined {
-  if (v === undefined) return undefined;
-  if (v === 'never' || v === 'ask' || v === 'auto') return v;
-  throw new UsageError(`--approval must be never, ask or auto (got ${JSON.stringify(v)})`);
-}
-
-export function parseContextWindow(v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1024) throw new UsageError(`--context-window must be a whole number of tokens, at least 1024 (got ${JSON.stringify(v)})`);
-  return n;
-}
-
-/** What `run` and `chat` share of their flags, parsed and checked, for `openSession`. */
-export function sessionFlags(flags: RunFlags): Partial<OpenOptions> {
-  const safety = parseSafetyFlags(flags);
-  return {
-    model: flags.model,
-    baseUrl: flags.baseUrl,
-    cwd: flags.cwd,
-    session: flags.session,
-    rules: safety.rules,
-    sandbox: safety.sandbox,
-    sandboxMode: safety.sandboxMode,
-    allowNetwork: safety.allowNetwork,
-    allowGitWrites: safety.allowGitWrites,
-    sandboxLimits: safety.sandboxLimits,
-    maxSteps: parseMaxSteps(flags.maxSteps),
-    maxDepth: parseMaxDepth(flags.maxDepth),
-    contextWindow: parseContextWindow(flags.contextWindow),
-    contextWindows: flags.contextWindows,
-    streamIdleMs: parseStreamMs('--stream-idle-ms', flags.streamIdleMs),
-    streamTotalMs: parseStreamMs('--stream-total-ms', flags.streamTotalMs),
-  };
-}
-
-/** `--stream-idle-ms`, `--stream-total-ms`: a whole number of milliseconds, at least 1. */
-export function parseStreamMs(flag: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a whole number of milliseconds, at least 1 (got ${JSON.stringify(v)})`);
-  return n;
-}
-
-export function parseMaxDepth(v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 8) throw new UsageError(`--max-depth must be a whole number from 0 to 8 (got ${JSON.stringify(v)})`);
-  return n;
-}
-
-export function parseMaxSteps(v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--max-steps must be a positive whole number (got ${JSON.stringify(v)})`);
-  return n;
+/** The approval policy the product's `approval` row runs under (its config is checked, defaults filled). */
+export function policyOf(product: Product): string {
+  const row = product.rows.find((r) => r.id === 'approval');
+  return (row?.config as { policy?: string } | undefined)?.policy ?? 'ask';
 }
 
 /** Runs one prompt; wires Ctrl-C: the first cancels the turn (exit 130 once the log is flushed), a second exits at once. */
-export async function runPrompt(prompt: string, flags: RunFlags, extra: Partial<OpenOptions> = {}, origin?: Origin): Promise<number> {
+export async function runPrompt(prompt: string, product: Product, flags: RunFlags, extra: Partial<OpenOptions> = {}, origin?: Origin): Promise<number> {
   const err = process.stderr;
   let renderer: Renderer | undefined;
-  const approval = parseApproval(flags.approval) ?? 'ask';
+  for (const w of product.warnings) err.write(`bridle: warning: ${w}\n`);
+  const approval = policyOf(product);
   const answerer: Answerer | undefined = approval === 'ask' && process.stdin.isTTY ? terminalAnswerer(err) : undefined;
   const opened = openSession({
-    ...sessionFlags(flags),
-    approval,
-    answerer,
-    onChunk: flags.json ? undefined : (c, s) => renderer?.onChunk(c, s),
+    product,
+    ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}),
+    ...(flags.session !== undefined ? { session: flags.session } : {}),
+    ...(answerer ? { answerer } : {}),
+    ...(flags.json ? {} : { onChunk: (c, s) => renderer?.onChunk(c, s) }),
     ...extra,
   });
-  const { session, logPath, tools, model } = opened;
+  const { session, logPath, tools, scriptedLabel } = opened;
   const human = flags.json ? err : process.stdout;
-  renderer = createRenderer(human, tools, { color: Boolean((human as NodeJS.WriteStream).isTTY), scriptedLabel: model.scriptedLabel });
+  renderer = createRenderer(human, tools, { color: Boolean((human as NodeJS.WriteStream).isTTY), scriptedLabel });
   if (flags.json) {
     // What this run added before we could subscribe (a new log's session/start) goes out first.
     const known = opened.priorEntries;
@@ -119,7 +59,7 @@ export async function runPrompt(prompt: string, flags: RunFlags, extra: Partial<
     session.recorder.onEntry((e) => process.stdout.write(`${jsonLine(e)}\n`));
   }
   else session.recorder.onEntry((e) => renderer?.onEntry(e));
-  if (model.scriptedLabel) err.write(`model: ${visible(model.scriptedLabel)}\n`);
+  if (scriptedLabel) err.write(`model: ${visible(scriptedLabel)}\n`);
   err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}${approval === 'ask' && !answerer ? ' (no terminal: calls that ask are denied)' : ''}\n`);
 
   let interrupts = 0;

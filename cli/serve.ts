@@ -16,10 +16,11 @@ import { DEFAULT_PORT, startServer, type BridleServer } from '../server/server.j
 import { viewerDir, visualizationsDir } from '../visualizations/paths.js';
 import { SetupError, UsageError } from './errors.js';
 import { inspectUrl, openInspector, type OpenInspector } from './inspect.js';
-import { chooseModel } from './model.js';
+import { CompositionError, type ComposedRow } from '../plugins/rows.js';
+import { applySettings } from '../runtime/settings.js';
 import { openSession, resolveWorkspace } from './open-session.js';
-import { parseApproval, parseContextWindow, parseMaxDepth, parseMaxSteps, parseStreamMs, type RunFlags } from './run.js';
-import { parseSafetyFlags } from './safety-flags.js';
+import { policyOf, type RunFlags } from './run.js';
+import type { Product } from './settings.js';
 import { visible } from './visible.js';
 
 export interface ServeFlags extends RunFlags {
@@ -81,7 +82,7 @@ function checkClientScript(model: string, problem: (m: string) => void): void {
  * read), and a client may name any file: only the server's log gets those.
  */
 function openRefusal(err: unknown, model: string | undefined, problem: (m: string) => void): unknown {
-  if (!(err instanceof UsageError || err instanceof SetupError)) return err;
+  if (!(err instanceof UsageError || err instanceof SetupError || err instanceof CompositionError)) return err;
   problem(`session/create: ${err.message}`);
   if (model?.startsWith('scripted:')) return unusableScript(model);
   return refusal(ErrorCode.CreateFailed, 'MODEL_UNAVAILABLE', err.message);
@@ -114,17 +115,12 @@ export interface Started {
 }
 
 /** Starts the server and prints where it is; the caller decides when to stop. */
-export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream = process.stderr, out: NodeJS.WritableStream = process.stdout): Promise<Started> {
+export async function startServe(product: Product, flags: ServeFlags, err: NodeJS.WritableStream = process.stderr, out: NodeJS.WritableStream = process.stdout): Promise<Started> {
   const port = parsePort(flags.port);
   const host = flags.host ?? '127.0.0.1';
   const allowOrigins = parseOrigins(flags.allowOrigin);
-  const approval = parseApproval(flags.approval) ?? 'ask';
-  const maxSteps = parseMaxSteps(flags.maxSteps);
-  const maxDepth = parseMaxDepth(flags.maxDepth);
-  const contextWindow = parseContextWindow(flags.contextWindow);
-  const streamIdleMs = parseStreamMs('--stream-idle-ms', flags.streamIdleMs);
-  const streamTotalMs = parseStreamMs('--stream-total-ms', flags.streamTotalMs);
-  const safety = parseSafetyFlags(flags);
+  const approval = policyOf(product);
+  for (const w of product.warnings) err.write(`bridle serve: warning: ${w}\n`);
   const maxSessions = parseMaxSessions(flags.maxSessions);
   const idleTimeoutMs = parseIdleTimeout(flags.idleTimeout);
   // Fail at start, not at the first session/create, when the defaults are wrong.
@@ -139,7 +135,6 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
       }
     }),
   ];
-  if (flags.model || process.env.BRIDLE_MODEL) chooseModel({ model: flags.model, baseUrl: flags.baseUrl, streamIdleMs, streamTotalMs });
   const problem = (m: string) => err.write(`bridle serve: ${visible(m, 'text')}\n`);
   const url = inspectUrl(flags.inspect);
   const inspector = url ? await openInspector(url) : undefined;
@@ -158,32 +153,20 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
     inspect: inspector?.inspect as Observer<InspectionEvent> | undefined,
     onProblem: problem,
     open: (params, hooks) => {
-      const model = params.model ?? flags.model;
       if (params.model?.startsWith('scripted:')) checkClientScript(params.model, problem);
+      const model = params.model;
       try {
         return openSession({
-          model,
-          baseUrl: flags.baseUrl,
+          product,
           cwd: params.cwd ?? workspace,
-          approval,
           answerer: hooks.answerer,
-          rules: safety.rules,
-          sandbox: safety.sandbox,
-          sandboxMode: safety.sandboxMode,
-          allowNetwork: safety.allowNetwork,
-          allowGitWrites: safety.allowGitWrites,
-          sandboxLimits: safety.sandboxLimits,
-          maxSteps,
-          maxDepth,
-          contextWindow,
-          contextWindows: flags.contextWindows,
-          streamIdleMs,
-          streamTotalMs,
           onChunk: hooks.onChunk,
           inspect: hooks.inspect,
+          // A client's model is sugar over the model row, as a flag's would be.
+          ...(model ? { rows: (rows: ComposedRow[]) => applySettings(rows, [{ from: 'client', settings: { model } }]).rows } : {}),
         }).session;
       } catch (e) {
-        throw openRefusal(e, model, problem);
+        throw openRefusal(e, model ?? modelOf(product), problem);
       }
     },
   });
@@ -203,8 +186,8 @@ export async function startServe(flags: ServeFlags, err: NodeJS.WritableStream =
 }
 
 /** Runs until SIGINT or SIGTERM: then closes sessions (logs flushed; open approvals stay open for resume) and exits 0. */
-export async function serveCommand(flags: ServeFlags): Promise<number> {
-  const { server, inspector } = await startServe(flags);
+export async function serveCommand(product: Product, flags: ServeFlags): Promise<number> {
+  const { server, inspector } = await startServe(product, flags);
   await new Promise<void>((resolve) => {
     let signals = 0;
     const stop = () => {
@@ -219,4 +202,11 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
   await server.close();
   await inspector?.close();
   return 0;
+}
+
+/** The model the product's `model` row names, as a `--model` would (`scripted:<file>` or the id). */
+function modelOf(product: Product): string | undefined {
+  const row = product.rows.find((r) => r.id === 'model');
+  const c = row?.config as { model?: string; file?: string } | undefined;
+  return row?.use === 'scripted' ? `scripted:${c?.file}` : c?.model;
 }

@@ -2,15 +2,11 @@
  * The request-error policy: which failed model requests are retried, after
  * how long. Pure, so the step machine's guard and the tests agree.
  */
-import type { Finish, ModelErrorCode } from '../log/entries.js';
+import type { Finish } from '../log/entries.js';
+import type { RetryPolicy } from '../ports/loop.js';
 
-export interface RetryPolicy {
-  /** Retries after the first attempt. */
-  maxRetries: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-  retryable: readonly ModelErrorCode[];
-}
+export type { RetryPolicy } from '../ports/loop.js';
+
 
 export const defaultRetryPolicy: RetryPolicy = {
   maxRetries: 3,

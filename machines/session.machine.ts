@@ -9,6 +9,7 @@ import type { Origin } from '../log/entries.js';
 import { compactionMachine, type CompactionOutput } from './compaction.machine.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { turnMachine, type TurnOutput } from './turn.machine.js';
+import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
 
 export type InputMode = 'followup' | 'steer' | 'inject';
 /** A queued followup: plain text is the user's; the object form carries another origin (a resume note). */
@@ -99,7 +100,7 @@ export const sessionMachine = setup({
 }).createMachine({
   id: 'session',
   context: ({ input }) => ({
-    maxSteps: input.maxSteps ?? 100,
+    maxSteps: input.maxSteps ?? DEFAULT_MAX_STEPS,
     retry: input.retry,
     turns: input.turns ?? 0,
     followups: [],

@@ -11,6 +11,7 @@ import { notProvided, recordAction } from './not-provided.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { stepMachine, type StepOutput } from './step.machine.js';
 import type { PreStepDecision } from '../ports/hooks.js';
+import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
 
 export type { PreStepDecision } from '../ports/hooks.js';
 
@@ -114,7 +115,7 @@ export const turnMachine = setup({
     input: input.input,
     text: input.input,
     origin: input.origin ?? 'user',
-    maxSteps: input.maxSteps ?? 100,
+    maxSteps: input.maxSteps ?? DEFAULT_MAX_STEPS,
     retry: input.retry,
     steps: 0,
     steer: [],

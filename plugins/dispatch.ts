@@ -14,13 +14,10 @@
  *   payload and `next()`; one that neither calls `next()` nor answers is
  *   reported and skipped.
  */
-import { runWaterfall, type Listener, type WaterfallOptions } from './waterfall.js';
+import type { DispatchMode, Disposer, Listener, Observer } from '../ports/hooks.js';
+import { runWaterfall, type WaterfallOptions } from './waterfall.js';
 
-export type Disposer = () => void;
-export type DispatchMode = 'emit' | 'parallel' | 'serial' | 'waterfall';
-
-/** A plain listener (emit, parallel, serial): the payload in, an answer or nothing out. */
-export type Observer<P, R> = (payload: P) => R | void | Promise<R | void>;
+export type { DispatchMode, Disposer, Observer } from '../ports/hooks.js';
 
 /** Hook name → its payload, its answer, and its mode. */
 export type HookTable = Record<string, { payload: unknown; answer: unknown; mode: DispatchMode }>;

@@ -8,7 +8,11 @@
  * keeps the services provided inside it to itself.
  */
 import type { z } from 'zod';
-import { keyId, type KeyLike, type ServiceKey } from '../ports/service.js';
+import type { Guard, HookName, ListenerOf } from '../ports/hooks.js';
+import { HOOKS, PROMPT, TOOLS } from '../ports/index.js';
+import type { PromptSection } from '../ports/prompt.js';
+import { keyId, type KeyLike } from '../ports/service.js';
+import type { ToolDefinition } from '../ports/tools.js';
 
 export { serviceKey, type KeyLike, type ServiceKey } from '../ports/service.js';
 
@@ -25,6 +29,12 @@ export interface PluginContext {
   effect(fn: () => Disposer | void): Disposer;
   /** Provides a service in this plugin's scope (an effect). Contract: throws `DuplicateProviderError` if another plugin provides it there. */
   provide<T>(key: KeyLike<T>, service: T): Disposer;
+  /** Registers a tool with the `tools` service (an effect). */
+  readonly tools: { register(tool: ToolDefinition): Disposer };
+  /** Registers a hook listener or a guard with the `hooks` service (an effect). */
+  readonly hooks: { on<K extends HookName>(hook: K, listener: ListenerOf<K>): Disposer; guard(guard: Guard): Disposer };
+  /** Adds a section to the system prompt (an effect). */
+  readonly prompt: { section(section: PromptSection): Disposer };
 }
 
 /** A plugin: a module's default export, or a built-in. `config`, when given, validates the row's config before `apply` sees it. */
@@ -319,16 +329,23 @@ export class Host {
       m.effects.push(once);
       return once;
     };
+    const lookup = <T>(key: KeyLike<T>): T => {
+      const p = m.scope.lookup(keyId(key));
+      if (!p) throw new MissingServiceError(keyId(key), m.id);
+      return p.service as T;
+    };
     return {
       id: m.id,
-      get: <T>(key: KeyLike<T>) => {
-        const p = m.scope.lookup(keyId(key));
-        if (!p) throw new MissingServiceError(keyId(key), m.id);
-        return p.service as T;
-      },
+      get: lookup,
       has: (key) => m.scope.lookup(keyId(key)) !== undefined,
       effect,
       provide: (key, service) => effect(() => this.provideIn(m, keyId(key), service)),
+      tools: { register: (tool) => effect(() => lookup(TOOLS).register(tool, m.id)) },
+      hooks: {
+        on: (hook, listener) => effect(() => lookup(HOOKS).on(hook, m.id, listener)),
+        guard: (guard) => effect(() => lookup(HOOKS).guard(m.id, guard)),
+      },
+      prompt: { section: (section) => effect(() => lookup(PROMPT).add(section)) },
     };
   }
 

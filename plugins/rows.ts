@@ -89,8 +89,9 @@ export class CompositionError extends Error {
     readonly rowId: string,
     readonly layer: string,
     readonly problem: string,
+    options?: { cause?: unknown },
   ) {
-    super(`row ${rowId} (${layer}): ${problem}`);
+    super(`row ${rowId} (${layer}): ${problem}`, options);
     this.name = 'CompositionError';
   }
 }

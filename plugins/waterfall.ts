@@ -5,11 +5,9 @@
  * wrap it (call it, look at the result, call it again), or answer without it.
  */
 
-/** Runs the rest of the chain; without an argument, with the payload this listener received. */
-export type Next<P, R> = (payload?: P) => Promise<R>;
+import type { Listener, Next } from '../ports/hooks.js';
 
-/** Returns a verdict, or nothing after calling `next()` (the chain's verdict then stands). */
-export type Listener<P, R> = (payload: P, next: Next<P, R>) => R | void | Promise<R | void>;
+export type { Listener, Next } from '../ports/hooks.js';
 
 export interface Registered<P, R> {
   /** Who registered it: a plugin's name; used in `hook/report` entries. */

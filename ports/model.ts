@@ -10,5 +10,9 @@ import type { ModelRequest } from '../log/messages.js';
  */
 export interface ModelProvider {
   readonly id: string;
+  /** The model's name as the log records it (`session/start`, request headers); default `id`. */
+  readonly name?: string;
+  /** Set for a scripted model: shown wherever its output appears, so it is never taken for a real model's. */
+  readonly label?: string;
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<Chunk>;
 }

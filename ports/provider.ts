@@ -24,3 +24,11 @@ export interface ProviderDefinition<S, C = Record<string, never>> {
 export function defineProvider<S, C>(d: ProviderDefinition<S, C>): ProviderDefinition<S, C> {
   return d;
 }
+
+/**
+ * The environment is not set up for a provider (no API key, a server it
+ * cannot reach): not a mistake in the row, so the CLI exits 1, not 2.
+ */
+export class ProviderSetupError extends Error {
+  override name = 'ProviderSetupError';
+}

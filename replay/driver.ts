@@ -163,21 +163,30 @@ export class ReplayDriver {
     }
     const c = this.config;
     const token = {};
+    // The product replay runs: the base rows, every outcome answered from the log, nothing that could touch the world.
     const session = createSession({
       id: start.id,
       cwd: start.cwd,
       bridleHome: '/nonexistent-bridle-home',
-      model: replayModel(this.script, () => this.progress),
-      modelName: setup.modelName,
-      store: this.store(),
-      clock: this.clock,
-      tools: [...this.tools],
-      shell: { id: 'replay', run: () => Promise.reject(new Error('replay runs no command')) },
-      prompt,
-      approval: 'auto',
-      answerer: replayAnswerer(this.script, gates),
-      repeatCall: false,
+      settings: { approval: 'auto', sandbox: 'off' },
+      patch: [
+        { id: 'guard:repeat-call', remove: true },
+        { id: 'turn', use: 'limits', config: { ...(setup.maxSteps !== undefined ? { maxSteps: setup.maxSteps } : {}), ...(setup.retry ? { retry: setup.retry } : {}) } },
+        {
+          id: 'compaction',
+          use: 'compaction',
+          config: { ...(c.contextWindow !== undefined ? { window: c.contextWindow } : {}), ...(c.compactThreshold !== undefined ? { threshold: c.compactThreshold } : {}), ...(c.compaction ?? {}) },
+        },
+      ],
+      services: {
+        model: { ...replayModel(this.script, () => this.progress), name: setup.modelName },
+        store: this.store(),
+        clock: this.clock,
+        tools: [...this.tools],
+        prompt,
+      },
       plugins: [replayPlugin(this.script, gates)],
+      answerer: replayAnswerer(this.script, gates),
       sleep: async () => {},
       preStep: replayPreStep(this.script),
       existing,
@@ -185,11 +194,6 @@ export class ReplayDriver {
       parent: start.parent,
       inspect: (ev) => this.inspect(ev, token),
       ...(snapshot ? { snapshot } : {}),
-      ...(setup.maxSteps !== undefined ? { maxSteps: setup.maxSteps } : {}),
-      ...(setup.retry ? { retry: setup.retry } : {}),
-      ...(c.contextWindow !== undefined ? { contextWindow: c.contextWindow } : {}),
-      ...(c.compactThreshold !== undefined ? { compactThreshold: c.compactThreshold } : {}),
-      ...(c.compaction ? { compaction: c.compaction } : {}),
     });
     session.recorder.onEntry(() => this.guard(() => this.copyForeign()));
     this.live = { token, session, gates, prompt, seg };

@@ -12,9 +12,10 @@ import type { Entry, ToolSpec } from '../log/entries.js';
 import type { PreStepDecision } from '../machines/turn.machine.js';
 import type { ToolOutput } from '../ports/tools.js';
 import type { Answerer } from '../ports/approval.js';
-import type { Plugin } from '../plugins/hooks/registry.js';
+import type { Plugin } from '../plugins/host.js';
 import type { ModelProvider } from '../ports/model.js';
-import { DEFAULT_SYSTEM } from '../runtime/session.js';
+import { DEFAULT_CORE } from '../runtime/prompt/builtin.js';
+import { HOOKS } from '../ports/index.js';
 import { coreSection, toolsSection, workspaceSection } from '../runtime/prompt/builtin.js';
 import type { PromptVars } from '../runtime/prompt/interpolate.js';
 import { PromptRegistry, type PromptScope } from '../runtime/prompt/registry.js';
@@ -70,8 +71,9 @@ const resultOf = (callId: string) => (e: Entry) => e.kind === 'tool/result' && e
 export function replayPlugin(script: ReplayScript, gates: Gates): Plugin {
   return {
     name: 'replay',
-    setup(api) {
-      api.on('tool/pre-execute', ({ call }) => {
+    inject: [HOOKS],
+    apply(ctx) {
+      ctx.hooks.on('tool/pre-execute', ({ call }) => {
         // In a step a failed append ended, what the log lacks is let through, so the machines reach that append again.
         const d = script.calls.get(call.callId)?.decision ?? (script.faulted.has(call.step) ? ({ kind: 'allow' } as const) : undefined);
         if (!d) return never();
@@ -81,7 +83,7 @@ export function replayPlugin(script: ReplayScript, gates: Gates): Plugin {
         // An allow writes nothing until the step releases the call: silent, or named by its dispatch.
         return gates.wait({ leadsTo: (e) => e.kind === 'tool/dispatch' && e.callId === id, silent: true }, () => d);
       });
-      api.on('tool/execute', ({ call, ctx }) => {
+      ctx.hooks.on('tool/execute', ({ call, ctx }) => {
         const out = script.calls.get(call.callId)?.output;
         if (!out && script.faulted.has(call.step)) return gates.wait({ silent: true }, (): ToolOutput => ({ status: 'error', code: 'REPLAY_FAULT', content: 'replay: the result the log lacks' }));
         if (!out) return aborted(ctx.signal).then((): ToolOutput => ({ status: 'error', code: 'ABORTED', content: 'replay: cancelled' }));
@@ -123,7 +125,7 @@ export class ReplayPrompt extends PromptRegistry {
     tools: readonly ToolSpec[],
   ) {
     super();
-    this.add(coreSection(DEFAULT_SYSTEM));
+    this.add(coreSection(DEFAULT_CORE));
     this.add(toolsSection(tools));
     this.add(workspaceSection(() => []));
   }

@@ -23,8 +23,7 @@ import { builtinTools } from '../tools/index.js';
 import type { ToolDefinition, ToolOutput } from '../ports/tools.js';
 import type { ModelProvider } from '../ports/model.js';
 import { NotReplayableError, replayThroughMachines } from './replay.js';
-import { readOnlyModePlugin } from '../plugins/guards/read-only-mode.js';
-import { createSession } from '../runtime/session.js';
+import { createSession, type SessionOptions } from '../runtime/session.js';
 
 let h: Harness | undefined;
 afterEach(() => {
@@ -129,8 +128,8 @@ describe('replay through the machines (I12)', () => {
       plugins: [
         {
           name: 'gate',
-          setup(api) {
-            api.on('pre-step', async (p, next) => {
+          apply(ctx) {
+            ctx.hooks.on('pre-step', async (p, next) => {
               if (p.text === 'blocked') return { kind: 'reject', reason: 'not today' };
               if (p.text === 'explode') throw new Error('the hook broke');
               if (p.text === 'silent') return undefined;
@@ -157,12 +156,12 @@ describe('replay through the machines (I12)', () => {
             ? { toolCalls: [{ name: 'glob', arguments: { pattern: '*.md' } }] }
             : { text: 'done' },
       {
+        settings: { sandbox: 'bwrap', sandboxMode: 'read-only' },
         plugins: [
-          readOnlyModePlugin(),
           {
             name: 'fragile',
-            setup(api) {
-              api.guard((call) => {
+            apply(ctx) {
+              ctx.hooks.guard((call) => {
                 if (call.name === 'list_dir') throw new Error('guard crashed');
               });
             },
@@ -200,13 +199,7 @@ describe('replay through the machines (I12)', () => {
     const clock = steppingClock(Date.UTC(2026, 1, 1));
     const repaired = new Recorder(createMemoryStore(), clock, survived);
     for (const d of plan.drafts) repaired.append(d);
-    const resumed = createSession({
-      ...sessionBasics(h, [held.tool]),
-      clock,
-      existing: repaired.entries,
-      snapshot: restoreSessionSnapshot(repaired.entries),
-      model: { id: 'm', stream: () => oneAnswer('resumed fine') },
-    });
+    const resumed = continued(h, [held.tool], { clock, existing: repaired.entries, snapshot: restoreSessionSnapshot(repaired.entries), model: { id: 'm', stream: () => oneAnswer('resumed fine') } });
     await resumed.run('This session was interrupted and has now been resumed.', 'resume');
     await resumed.close();
     const es = resumed.recorder.entries;
@@ -228,7 +221,7 @@ describe('replay through the machines (I12)', () => {
     closeOpenTurnNow(h.session.recorder, { reason: 'aborted', cause: 'user' });
     const left = h.session.recorder.entries.slice();
     h.session.actor.stop();
-    const later = createSession({ ...sessionBasics(h, [held.tool]), clock: steppingClock(Date.UTC(2026, 2, 1)), existing: left, model: { id: 'm', stream: () => oneAnswer('fresh start') } });
+    const later = continued(h, [held.tool], { clock: steppingClock(Date.UTC(2026, 2, 1)), existing: left, model: { id: 'm', stream: () => oneAnswer('fresh start') } });
     await later.run('again');
     await later.close();
     expect(later.recorder.entries.some((e) => e.kind === 'repair' && e.found === 'open-turn')).toBe(true);
@@ -243,7 +236,7 @@ describe('replay through the machines (I12)', () => {
     h.session.actor.stop();
     const left = h.entries().slice();
     expect(left.at(-1)?.kind).toBe('turn/end');
-    const later = createSession({ ...sessionBasics(h, builtinTools()), clock: steppingClock(Date.UTC(2026, 3, 1)), existing: left, model: { id: 'm', stream: () => oneAnswer('two') } });
+    const later = continued(h, builtinTools(), { clock: steppingClock(Date.UTC(2026, 3, 1)), existing: left, model: { id: 'm', stream: () => oneAnswer('two') } });
     await later.run('second');
     await later.close();
     await expectReplays(later.recorder.entries, builtinTools());
@@ -264,8 +257,18 @@ describe('replay through the machines (I12)', () => {
   });
 });
 
-function sessionBasics(h: Harness, tools: ToolDefinition[]) {
-  return { id: 'test-session', cwd: h.workspace, bridleHome: h.bridleHome, modelName: 'scripted-test', store: createMemoryStore(), tools, shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) }, approval: 'auto' as const, sleep: async () => {} };
+/** A later process of the harness's session: the same product, with this model, clock and log. */
+function continued(h: Harness, tools: ToolDefinition[], o: { clock: () => number; model: ModelProvider; existing: readonly Entry[]; snapshot?: SessionOptions['snapshot'] }) {
+  return createSession({
+    id: 'test-session',
+    cwd: h.workspace,
+    bridleHome: h.bridleHome,
+    settings: { approval: 'auto', sandbox: 'off' },
+    services: { model: { ...o.model, name: 'scripted-test' }, store: createMemoryStore(), clock: o.clock, tools },
+    sleep: async () => {},
+    existing: o.existing,
+    ...(o.snapshot ? { snapshot: o.snapshot } : {}),
+  });
 }
 
 async function* oneAnswer(text: string): AsyncGenerator<Chunk> {

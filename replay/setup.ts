@@ -62,7 +62,8 @@ export function toolsOfLog(entries: readonly Entry[], builtins: readonly ToolDef
   const never = (): never => {
     throw new ToolError('REPLAY_RUNS_NO_TOOL', 'replay re-runs no subagent');
   };
-  const spec = delegateTool({ maxDepth: 0, parent: never, base: never });
+  const nobody = { id: '', depth: 0, cwd: '', bridleHome: '', inject: never, entries: never, record: never };
+  const spec = delegateTool({ maxDepth: 0, parent: nobody, subagents: { spawn: never } });
   return [...builtins, { ...spec, execute: async () => never() }];
 }
 

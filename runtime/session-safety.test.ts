@@ -8,7 +8,6 @@ import type { Entry, EntryOf } from '../log/entries.js';
 import { builtinTools } from '../tools/index.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import type { Answerer } from '../ports/approval.js';
-import { readOnlyModePlugin } from '../plugins/guards/read-only-mode.js';
 
 let h: Harness | undefined;
 afterEach(() => h?.cleanup());
@@ -106,7 +105,7 @@ describe('approval policies', () => {
 describe('hooks in a session', () => {
   it('a post-execute block turns the result into an error the model sees', async () => {
     h = createHarness(once([{ name: 'read_file', arguments: { path: 'secret.txt' } }]), {
-      plugins: [{ name: 'no-keys', setup: (api) => api.on('tool/post-execute', ({ output }) => (output.content.includes('sk-') ? { kind: 'block', feedback: 'it contains an API key' } : { kind: 'accept' })) }],
+      plugins: [{ name: 'no-keys', apply: (ctx) => void ctx.hooks.on('tool/post-execute', ({ output }) => (output.content.includes('sk-') ? { kind: 'block', feedback: 'it contains an API key' } : { kind: 'accept' })) }],
     });
     fs.writeFileSync(path.join(h.workspace, 'secret.txt'), 'sk-12345');
     await h.session.run('read');
@@ -117,7 +116,7 @@ describe('hooks in a session', () => {
   });
 
   it('a listener that neither calls next() nor decides is reported in the log', async () => {
-    h = createHarness(once([{ name: 'list_dir', arguments: {} }]), { plugins: [{ name: 'forgetful', setup: (api) => api.on('tool/pre-execute', () => undefined) }] });
+    h = createHarness(once([{ name: 'list_dir', arguments: {} }]), { plugins: [{ name: 'forgetful', apply: (ctx) => void ctx.hooks.on('tool/pre-execute', () => undefined) }] });
     await h.session.run('look');
     expect(of(h, 'hook/report')).toEqual([
       expect.objectContaining({ hook: 'tool/pre-execute', listener: 'forgetful', problem: expect.stringContaining('neither called next()'), callId: 't1.s1.c1' }),
@@ -127,7 +126,7 @@ describe('hooks in a session', () => {
 
   it('a pre-execute deny holds even under approval "auto"; unmounting the plugin lifts it', async () => {
     h = createHarness((_r, i) => (i % 2 === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] } : { text: 'ok' }), { approval: 'auto' });
-    const unmount = h.session.hooks.mount({ name: 'freeze', setup: (api) => api.on('tool/pre-execute', async (p, next) => (p.call.name === 'write_file' ? { kind: 'deny', reason: 'frozen' } : next())) });
+    const unmount = h.session.host.mount({ name: 'freeze', apply: (ctx) => void ctx.hooks.on('tool/pre-execute', async (p, next) => (p.call.name === 'write_file' ? { kind: 'deny', reason: 'frozen' } : next())) });
     await h.session.run('one');
     expect(resultOf(h, 't1.s1.c1')).toMatchObject({ status: 'denied', content: expect.stringContaining('frozen') });
     unmount();
@@ -138,8 +137,8 @@ describe('hooks in a session', () => {
   it('pre-step listeners can rewrite or reject the input', async () => {
     h = createHarness(() => ({ text: 'ok' }), {
       plugins: [
-        { name: 'trim', setup: (api) => api.on('pre-step', async (p, next) => next({ ...p, text: p.text.trim() })) },
-        { name: 'gate', setup: (api) => api.on('pre-step', async (p, next) => (p.text === 'forbidden' ? { kind: 'reject', reason: 'not here' } : next())) },
+        { name: 'trim', apply: (ctx) => void ctx.hooks.on('pre-step', async (p, next) => next({ ...p, text: p.text.trim() })) },
+        { name: 'gate', apply: (ctx) => void ctx.hooks.on('pre-step', async (p, next) => (p.text === 'forbidden' ? { kind: 'reject', reason: 'not here' } : next())) },
       ],
     });
     await h.session.run('  hello  ');
@@ -173,7 +172,7 @@ describe('hooks in a session', () => {
   });
 
   it('the read-only sandbox mode denies file writes but not reads', async () => {
-    h = createHarness(once([hostile[0]!, hostile[3]!]), { approval: 'auto', plugins: [readOnlyModePlugin()] });
+    h = createHarness(once([hostile[0]!, hostile[3]!]), { approval: 'auto', settings: { sandbox: 'bwrap', sandboxMode: 'read-only' } });
     fs.writeFileSync(path.join(h.workspace, 'keep.txt'), 'keep');
     await h.session.run('go');
     expect(resultOf(h, 't1.s1.c1')).toMatchObject({ status: 'denied', content: expect.stringContaining('read-only') });

@@ -1,339 +1,189 @@
 /**
- * `createSession`: the session machine with every seam provided — the model,
- * the tools, the log, the clock, approvals — and the host duties the machine
- * cannot do itself: the header, checkpoints at turn boundaries, and the wake.
+ * `createSession`: the library's entry and the one composition root. A
+ * session is built from rows — the `base` bundle unless the caller gives its
+ * own, a patch over them, settings as sugar over them — mounted on a host
+ * (`runtime/host.ts`), whose services then wire the machines
+ * (`runtime/wiring.ts`). The CLI, the server, subagents, replay and the
+ * benchmarks all come through here.
  */
-import { createActor, fromPromise, type Actor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
-import { type ApprovalRule, type Entry, LOG_FORMAT, type Origin } from '../log/entries.js';
-import { closeOrphanCompaction, findOrphanCompaction } from '../log/context/orphan.js';
-import { closeOpenTurnNow } from '../log/close-now.js';
-import { Recorder, type EntryListener } from '../log/recorder.js';
-import { compactionMachine, type CompactionOutput } from '../machines/compaction.machine.js';
-import { sessionMachine, type InputMode } from '../machines/session.machine.js';
-import type { RetryPolicy } from '../machines/retry-policy.js';
-import { stepMachine } from '../machines/step.machine.js';
-import { toolCallMachine, type ToolCallContext } from '../machines/tool-call.machine.js';
-import { turnMachine, type PreStepDecision, type TurnOutput } from '../machines/turn.machine.js';
-import { toolSpec } from '../tools/index.js';
-import type { Shell, ToolDefinition } from '../ports/tools.js';
-import { decideByPolicy } from '../safety/approval.js';
-import type { Answerer, ApprovalPolicy } from '../ports/approval.js';
-import { exactRule, rulesFromLog } from '../safety/approval-rules.js';
-import { askApproval } from './ask-approval.js';
-import { repeatCallPlugin, type RepeatCallOptions } from '../plugins/guards/repeat-call.js';
-import { renderForRules } from '../plugins/hooks/canonical.js';
-import { createToolPipeline } from '../plugins/hooks/pipeline.js';
-import { HookRegistry, type Plugin } from '../plugins/hooks/registry.js';
-import type { CallFacts } from '../ports/hooks.js';
-import { createContextEngine, type ContextOptions } from './context/engine.js';
-import type { ContextMeter } from './context/meter.js';
-import type { ModelProvider } from '../ports/model.js';
+import { base } from '../bundles/base.js';
+import type { LogStore } from '../log/store.js';
+import { DEFAULT_COMPACT_THRESHOLD } from './context/windows.js';
+import type { ApprovalService } from '../ports/approval.js';
 import type { Clock } from '../ports/clock.js';
-import type { LogStore } from '../ports/store.js';
+import type { Ids } from '../ports/ids.js';
+import { APPROVAL, CLOCK, CONTEXT, IDS, LOOP, MODEL, SANDBOX, STORE, SUBAGENTS } from '../ports/index.js';
+import type { ModelProvider } from '../ports/model.js';
+import type { SandboxService } from '../ports/sandbox.js';
+import type { SessionControl } from '../ports/session.js';
+import type { SessionStore } from '../ports/store.js';
+import type { ChildSession, Subagents } from '../ports/subagents.js';
+import type { Shell, ToolDefinition } from '../ports/tools.js';
 import type { PromptRegistry } from './prompt/registry.js';
-import { prepareRequestAction } from './prepare-request.js';
-import { sessionConfig } from './session-config.js';
-import { closeFaultedTurn, SessionCrashedError } from './session-fault.js';
-import { streamModelActor, type DeltaSink } from './stream-model.js';
-import { validateCallAction } from './validate-call.js';
+import type { Plugin } from '../plugins/host.js';
+import { composeEntries, enabledRows, type ComposedRow, type HostFacts, type PatchEntry, type Row } from '../plugins/rows.js';
+import { createSandboxedShell } from '../safety/sandbox.js';
+import { createLocalShell } from '../adapters/subprocess/local.js';
+import type { LoadedPlugins } from './catalogue.js';
+import { buildHost, type ServiceOverride } from './host.js';
+import { applySettings, type SettingsLayer } from './settings.js';
+import { wireSession, type BridleSession, type SessionDuties } from './wiring.js';
 
-export interface SessionOptions extends ContextOptions {
-  id: string;
-  /** The workspace: tools are confined to it. */
-  cwd: string;
-  bridleHome: string;
-  /** Paths the file tools may read but not write (the workspace's `.git` unless git writes are allowed). */
-  protect?: readonly string[];
-  model: ModelProvider;
-  modelName: string;
-  store: LogStore;
-  clock: Clock;
-  tools: ToolDefinition[];
-  shell: Shell;
-  /** A fixed system prompt, byte for byte, instead of the prompt registry's (replay passes the logged one). */
-  system?: string;
-  approval?: ApprovalPolicy;
-  answerer?: Answerer;
-  /** Allow rules (from flags or config); "always" answers add more, logged and rebuilt from `existing`. */
-  approvalRules?: readonly ApprovalRule[];
-  /** An answerer that has not answered by then denies (`unavailable`). */
-  answerTimeoutMs?: number;
-  /** Mounted in order, after the default guards. */
-  plugins?: readonly Plugin[];
-  /** The repeat-call guard (on by default); `false` leaves it out. */
-  repeatCall?: RepeatCallOptions | false;
-  maxSteps?: number;
-  retry?: RetryPolicy;
-  /** How a retry waits; tests pass one that does not. */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** Live chunks, for display; not logged. */
-  onChunk?: DeltaSink;
-  /** Every entry this session appends, from its first (a new log's `session/start`, written before `createSession` returns). */
-  onEntry?: EntryListener;
-  preStep?: (input: { turn: string; text: string }) => Promise<PreStepDecision>;
-  /** Entries of an existing log, when the session continues one. */
-  existing?: readonly Entry[];
-  /** A persisted session snapshot to start from instead of the initial state (resume: `restoreSessionSnapshot(existing)`). */
-  snapshot?: Snapshot<unknown>;
-  depth?: number;
-  parent?: string | null;
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
-}
-
+export type { BridleSession, SessionDuties } from './wiring.js';
 export { SessionCrashedError } from './session-fault.js';
 
-export interface BridleSession {
-  readonly id: string;
-  readonly recorder: Recorder;
-  readonly actor: Actor<typeof sessionMachine>;
-  /** Hooks and guards around every call and turn: `hooks.mount(plugin)` returns the unmount. */
-  readonly hooks: HookRegistry;
-  /**
-   * Queue input: `followup` runs as its own turn, `steer` joins the running turn's next step, `inject` rides along without waking.
-   * Throws `SessionCrashedError` (code `SESSION_CRASHED`) once the session has crashed: the input would be lost.
-   */
-  send(text: string, mode?: InputMode, origin?: Origin): void;
-  /** Cancels the running turn; resolves when the session is idle again. */
-  cancel(cause?: string): Promise<TurnOutput | undefined>;
-  /** Resolves when no turn runs and none is queued, with the last turn's outcome. */
-  idle(): Promise<TurnOutput | undefined>;
-  /**
-   * `send(text)` then `idle()`; `origin` marks harness input (a resume note) so the model never takes it for the user's words.
-   * Rejects with `SessionCrashedError` when the session has crashed, before or while the turn runs.
-   */
-  run(text: string, origin?: Origin): Promise<TurnOutput>;
-  /**
-   * Compacts the context now when idle, else right after the running turn;
-   * input arriving meanwhile is queued. Resolves with the outcome (undefined
-   * if the compaction could not start).
-   */
-  compact(): Promise<CompactionOutput | undefined>;
-  /** The system prompt's sections: plugins add theirs here. */
-  readonly prompt: PromptRegistry;
-  /** How big the next request is, against the model's window. */
-  readonly meter: ContextMeter;
-  close(): Promise<void>;
-  /**
-   * Ends the session at rest: cancels the running turn (it ends `aborted`)
-   * or compaction, starts nothing queued (queued input is dropped), then
-   * closes as `close` does. Contract: the log ends with every turn ended;
-   * resolves once it is flushed and the store is closed.
-   */
-  end(): Promise<void>;
+/** Service instances that take the place of their seam's row: a model object of the app's own, a memory store, a test clock. */
+export interface Services {
+  model?: ModelProvider;
+  /** A store of sessions, or one log for this session alone. */
+  store?: SessionStore | LogStore;
+  clock?: Clock;
+  ids?: Ids;
+  approval?: ApprovalService;
+  /** The tools themselves, in the place of every `tool:*` row. */
+  tools?: readonly ToolDefinition[];
+  /** The prompt registry itself, in the place of every `prompt:*` row (replay's holds the logged prompt). */
+  prompt?: PromptRegistry;
+  /** Where this session's children come from; default: sessions of this same product, under approval `never`. */
+  subagents?: Subagents;
 }
 
-const defaultSleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
+/** A session as its parent drives it through the `subagents` service. */
+export function asChild(child: BridleSession): ChildSession {
+  return {
+    id: child.id,
+    location: child.recorder.store.location,
+    entries: () => child.recorder.entries,
+    send: (text, mode) => child.send(text, mode),
+    run: (text) => child.run(text),
+    cancel: (cause) => child.cancel(cause),
+    close: () => child.close(),
+  };
+}
 
-export const DEFAULT_SYSTEM =
-  'You are a careful software engineer working in the user\'s workspace through tools. Read before you change; run commands to check your work; say plainly what you did and what you found.';
+export interface SessionOptions extends SessionDuties {
+  /** The workspace: the file tools and the sandbox are confined to it. */
+  cwd: string;
+  /** Where logs and config live, outside the model's reach; the file tools refuse it and the sandbox hides it. */
+  bridleHome: string;
+  /** Default: a fresh one from the `ids` service. */
+  id?: string;
+  /** The product: rows (default: the `base` bundle's), as given or already composed (with `from`). */
+  rows?: readonly Row[] | readonly ComposedRow[];
+  /** Applied over `rows` (layer `options`). */
+  patch?: readonly PatchEntry[];
+  /** The config file's settings (`approval: 'auto'`, `maxSteps: 20`, …): sugar that patches the matching rows. */
+  settings?: SettingsLayer['settings'];
+  services?: Services;
+  /** Mounted after the rows. */
+  plugins?: readonly Plugin<any>[];
+  /** Plugins that module-path rows name, already imported (`loadRowPlugins`). */
+  loaded?: LoadedPlugins;
+  /** What `disabled` predicates read; default: this process's environment, and whether stdin is a terminal. */
+  facts?: HostFacts;
+}
+
+const isComposed = (rows: readonly (Row | ComposedRow)[]): rows is readonly ComposedRow[] => rows.length > 0 && 'from' in rows[0]!;
+
+/** Contract: pure but for `facts`' default; the rows a session of these options mounts, with their provenance. */
+export function sessionRows(o: Pick<SessionOptions, 'rows' | 'patch' | 'settings' | 'facts'>): ComposedRow[] {
+  const given = o.rows ?? base.rows;
+  let rows = isComposed(given) ? [...given] : composeEntries({ from: `bundle ${o.rows ? 'options' : base.name}`, rows: given }).rows;
+  if (o.patch?.length) rows = composeEntries({ from: 'composed', rows: rows as Row[] }, { from: 'options', patch: o.patch }).rows.map((r, i) => ({ ...r, from: r.from === 'composed' ? (rows[i]?.from ?? 'options') : r.from }));
+  if (o.settings) rows = applySettings(rows, [{ from: 'options', settings: o.settings }]).rows;
+  return enabledRows(rows, o.facts ?? { env: process.env, tty: Boolean(process.stdin.isTTY) });
+}
+
+const storeOf = (s: SessionStore | LogStore): SessionStore => ('open' in s ? s : { id: 'given', open: () => s });
 
 export function createSession(o: SessionOptions): BridleSession {
-  const recorder = new Recorder(o.store, o.clock, o.existing ?? []);
-  if (o.onEntry) recorder.onEntry(o.onEntry);
-  if (recorder.entries.length === 0) {
-    recorder.append({ kind: 'session/start', id: o.id, cwd: o.cwd, model: o.modelName, depth: o.depth ?? 0, parent: o.parent ?? null, format: LOG_FORMAT, ...sessionConfig(o) });
-  }
-  const byName = new Map(o.tools.map((t) => [t.name, t]));
-  const specs = o.tools.map(toolSpec);
-  // A compaction a crash left open between turns is closed on load (I9); inside an open turn it is repair's to close.
-  const all = recorder.entries;
-  if (findOrphanCompaction(all) && all.findLastIndex((e) => e.kind === 'turn/start') <= all.findLastIndex((e) => e.kind === 'turn/end')) {
-    for (const d of closeOrphanCompaction(all)) recorder.append(d);
-  }
-  const context = createContextEngine({ ...o, recorder, depth: o.depth ?? 0, tools: specs, core: DEFAULT_SYSTEM });
-  const flushLog = fromPromise<void, void>(() => recorder.flush());
-  const record = (_: unknown, draft: Parameters<Recorder['append']>[0]) => void recorder.append(draft);
-  const { measureContext, planPrune, planSummary, requestSummary } = context.actors;
-  const compaction = compactionMachine.provide({ actions: { record }, actors: { measureContext, planPrune, planSummary, requestSummary, flushLog } });
-  const sleep = o.sleep ?? defaultSleep;
-  const policy = o.approval ?? 'ask';
-  const hooks = new HookRegistry();
-  const pipeline = createToolPipeline(hooks, (p) => {
-    const d: Parameters<Recorder['append']>[0] = { kind: 'hook/report', hook: p.hook, listener: p.listener, problem: p.problem };
-    for (const k of ['turn', 'step', 'callId'] as const) if (p[k] !== undefined) d[k] = p[k];
-    recorder.append(d);
-  });
-  const rules: ApprovalRule[] = [...(o.approvalRules ?? []), ...rulesFromLog(recorder.entries)];
-  const argsOf = (c: ToolCallContext) => (c.validation?.ok ? c.validation.args : {});
-  const facts = (c: ToolCallContext): CallFacts => ({
-    turn: c.turn,
-    step: c.step,
-    callId: c.callId,
-    name: c.name,
-    arguments: c.arguments,
-    args: argsOf(c),
-    readOnly: c.validation?.ok === true && c.validation.readOnly,
-    idempotent: c.validation?.ok === true && c.validation.idempotent,
-    rendered: renderForRules(argsOf(c), o.cwd),
-  });
-  const present = (c: ToolCallContext): string => {
-    try {
-      return byName.get(c.name)!.present(argsOf(c));
-    } catch {
-      return `${c.name} ${c.arguments}`;
-    }
+  const rows = sessionRows(o);
+  const depth = o.depth ?? 0;
+  let id = o.id;
+  let inject: (text: string) => void = () => undefined;
+  let session: BridleSession | undefined;
+  const control: SessionControl = {
+    get id() {
+      return id ?? '';
+    },
+    depth,
+    cwd: o.cwd,
+    bridleHome: o.bridleHome,
+    inject: (text) => inject(text),
+    entries: () => session?.recorder.entries ?? [],
+    record: (draft) => void session?.recorder.append(draft),
   };
+  const s = o.services ?? {};
+  const overrides: ServiceOverride[] = [];
+  if (s.model) overrides.push({ key: MODEL, service: s.model });
+  if (s.store) overrides.push({ key: STORE, service: storeOf(s.store) });
+  if (s.clock) overrides.push({ key: CLOCK, service: s.clock });
+  if (s.ids) overrides.push({ key: IDS, service: s.ids });
+  if (s.approval) overrides.push({ key: APPROVAL, service: s.approval });
+  const subagents: Subagents = s.subagents ?? { spawn: (req) => spawnChild(req) };
+  overrides.push({ key: SUBAGENTS, service: subagents });
+  const built = buildHost(rows, {
+    session: control,
+    overrides,
+    ...(s.tools ? { tools: s.tools } : {}),
+    ...(s.prompt ? { prompt: s.prompt } : {}),
+    ...(o.plugins ? { plugins: o.plugins } : {}),
+    ...(o.loaded ? { loaded: o.loaded } : {}),
+  });
+  const { host } = built;
+  id ??= host.get(IDS).session();
+  const model = host.get(MODEL);
+  const modelName = model.name ?? model.id;
+  const store = host.get(STORE);
+  const clock = host.get(CLOCK);
+  const loop = host.get(LOOP);
+  const context = host.get(CONTEXT);
+  const sandbox: SandboxService = host.get(SANDBOX);
+  const shell: Shell = createSandboxedShell(createLocalShell(), sandbox.provider, sandbox.policy);
+  const window = context.window ?? (Object.hasOwn(context.windows, modelName) ? context.windows[modelName] : undefined);
 
-  const toolCall = toolCallMachine.provide({
-    actions: { record, validateCall: validateCallAction(byName) },
-    // A store durable on append (memory) has nothing to flush: the call skips its two flushLog actors (ADR 0007).
-    guards: { isLogDurable: () => recorder.isDurable },
-    actors: {
-      flushLog,
-      decideCall: fromPromise(async ({ input }) => {
-        const call = facts(input);
-        return pipeline.decide(call, decideByPolicy(policy, call, rules));
-      }),
-      askApproval: fromPromise(async ({ input, signal }) => {
-        const call = facts(input);
-        const request = { callId: call.callId, name: call.name, arguments: call.arguments, reason: input.reason ?? '', presented: present(input), always: exactRule(call.name, call.rendered) };
-        const answer = await askApproval({ answerer: o.answerer, timeoutMs: o.answerTimeoutMs }, request, signal);
-        if (answer.outcome === 'allowed-always' && answer.rule) rules.push(answer.rule);
-        return answer;
-      }),
-      executeTool: fromPromise(async ({ input, signal }) => {
-        const tool = byName.get(input.name)!;
-        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { workspace: o.cwd, bridleHome: o.bridleHome, protect: o.protect, signal, shell: o.shell, callId: input.callId } });
-      }),
-    },
-  });
-  const step = stepMachine.provide({
-    actions: { record, prepareRequest: prepareRequestAction(recorder, context.header) },
-    actors: {
-      toolCall,
-      streamModel: streamModelActor(o.model, o.onChunk),
-      wait: fromPromise<void, { ms: number }>(({ input, signal }) => sleep(input.ms, signal)),
-    },
-  });
-  const turn = turnMachine.provide({
-    actions: { record },
-    guards: { isOverThreshold: context.isOverThreshold },
-    actors: {
-      step,
-      flushLog,
-      compaction,
-      runPreStep: fromPromise(async ({ input }) =>
-        pipeline.preStep(input, async (p) => (o.preStep ? o.preStep(p) : { kind: 'enter' as const, text: p.text })),
-      ),
-    },
-  });
-  const machine = sessionMachine.provide({
-    actors: { turn, compaction, closeFaultedTurn: fromPromise(({ input }) => closeFaultedTurn(recorder, input.turn, input.error)) },
-  });
-  const priorTurns = recorder.entries.filter((e) => e.kind === 'turn/start').length;
-  const actor = createActor(machine, { input: { maxSteps: o.maxSteps, retry: o.retry, turns: priorTurns }, inspect: o.inspect, ...(o.snapshot ? { snapshot: o.snapshot } : {}) });
-  hooks.bind({ inject: (text) => actor.send({ type: 'session.input.received', text, mode: 'inject' }) });
-  if (o.repeatCall !== false) hooks.mount(repeatCallPlugin(o.repeatCall || {}));
-  for (const p of o.plugins ?? []) hooks.mount(p);
-
-  let checkpointed = priorTurns;
-  let ending = false;
-  let waiters: ((t: TurnOutput | undefined) => void)[] = [];
-  let crashed: SessionCrashedError | undefined;
-  actor.subscribe({
-    next: (snap) => {
-      if (snap.value !== 'idle') return;
-      const ctx = snap.context;
-      if (ctx.turns > checkpointed) {
-        checkpointed = ctx.turns;
-        // A checkpoint only saves replay time; one the store refuses is left out (resume replays the tail instead),
-        // and the next append that fails ends its turn the ordinary way.
-        try {
-          recorder.append({ kind: 'checkpoint', turn: `t${ctx.turns}`, snapshot: actor.getPersistedSnapshot() });
-        } catch {}
-      }
-      if (ctx.compactPending && !ending) {
-        actor.send({ type: 'session.compact.requested' });
-        return;
-      }
-      if (ctx.followups.length > 0 && !ending) {
-        actor.send({ type: 'session.wake.requested' });
-        return;
-      }
-      const w = waiters;
-      waiters = [];
-      for (const f of w) f(ctx.last);
-    },
-    error: (err) => {
-      crashed = new SessionCrashedError(err);
-      // Best effort: leave a log that verifies, as a second Ctrl-C does; a store that is gone refuses this too.
-      try {
-        closeOpenTurnNow(recorder, { reason: 'error', code: 'SESSION_CRASHED', cause: crashed.message });
-      } catch {}
-      const w = waiters;
-      waiters = [];
-      for (const f of w) f(crashedOutput());
-    },
-  });
-  actor.start();
-
-  const close = async () => {
-    actor.stop();
-    await recorder.flush();
-    await o.store.close();
-  };
-
-  const crashedOutput = (): TurnOutput => ({ turn: '', reason: 'error', steps: 0, code: 'SESSION_CRASHED', cause: crashed?.message ?? '', leftoverSteer: [], leftoverInject: [] });
-  const idle = () =>
-    new Promise<TurnOutput | undefined>((resolve) => {
-      // A crashed actor never goes idle again: waiting for it would never end.
-      if (crashed) return resolve(crashedOutput());
-      const s = actor.getSnapshot();
-      if (s.value === 'idle' && s.context.followups.length === 0) resolve(s.context.last);
-      else waiters.push(resolve);
+  function spawnChild(req: { id: string; depth: number }): ChildSession {
+    const child = createSession({
+      cwd: o.cwd,
+      bridleHome: o.bridleHome,
+      id: req.id,
+      depth: req.depth,
+      parent: id ?? null,
+      rows,
+      // A child's approval is `never`, whatever its parent's (I10).
+      settings: { approval: 'never', allow: [] },
+      services: { model, store, clock },
+      ...(o.sleep ? { sleep: o.sleep } : {}),
+      ...(o.loaded ? { loaded: o.loaded } : {}),
     });
+    return asChild(child);
+  }
 
-  return {
-    id: o.id,
-    recorder,
-    actor,
-    hooks,
-    send: (text, mode = 'followup', origin) => {
-      if (crashed) throw crashed;
-      actor.send({ type: 'session.input.received', text, mode, ...(origin ? { origin } : {}) });
+  session = wireSession({
+    ...o,
+    id,
+    host,
+    protect: sandbox.policy.protect ?? [],
+    model,
+    modelName,
+    store: store.open(id),
+    clock,
+    tools: built.tools,
+    shell,
+    hooks: built.hooks,
+    prompt: built.prompt,
+    approval: host.get(APPROVAL),
+    loop,
+    context,
+    configured: {
+      maxSteps: loop.maxSteps,
+      ...(loop.retry ? { retry: loop.retry } : {}),
+      ...(window !== undefined ? { contextWindow: window } : {}),
+      ...(context.threshold !== DEFAULT_COMPACT_THRESHOLD ? { compactThreshold: context.threshold } : {}),
+      ...(context.tailRatio !== undefined || context.summaryMaxTokens !== undefined ? { compaction: { tailRatio: context.tailRatio, summaryMaxTokens: context.summaryMaxTokens } } : {}),
     },
-    cancel: (cause) => {
-      actor.send({ type: 'session.cancel.requested', cause });
-      return idle();
-    },
-    idle,
-    run: async (text, origin) => {
-      if (crashed) throw crashed;
-      actor.send({ type: 'session.input.received', text, mode: 'followup', ...(origin ? { origin } : {}) });
-      const out = await idle();
-      if (crashed) throw crashed;
-      return out!;
-    },
-    compact: () =>
-      new Promise<CompactionOutput | undefined>((resolve) => {
-        if (crashed) return resolve(undefined);
-        const target = (actor.getSnapshot().context.compactions ?? 0) + 1;
-        const sub = actor.subscribe({
-          next: (s) => {
-            if ((s.context.compactions ?? 0) < target) return;
-            sub.unsubscribe();
-            resolve(s.context.lastCompaction);
-          },
-          error: () => resolve(undefined),
-        });
-        actor.send({ type: 'session.compact.requested' });
-      }),
-    prompt: context.prompt,
-    meter: context.meter,
-    close,
-    end: async () => {
-      ending = true;
-      const s = actor.getSnapshot();
-      if (s.status === 'active' && s.value !== 'idle') {
-        const rest = new Promise<unknown>((resolve) => waiters.push(resolve));
-        actor.send({ type: 'session.cancel.requested', cause: 'close' });
-        await rest;
-      }
-      await close();
-    },
-  };
+    bindInject: (f) => (inject = f),
+    onClose: () => host.dispose(),
+  });
+  return session;
 }

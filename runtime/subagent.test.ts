@@ -5,7 +5,8 @@ import { createScriptedProviderFromFunction } from '../adapters/model/scripted.j
 import { createMemoryStore } from '../adapters/store/memory.js';
 import type { Entry, EntryOf } from '../log/entries.js';
 import { verifyLog } from '../log/verify.js';
-import { builtinTools } from '../tools/index.js';
+import type { Subagents } from '../ports/subagents.js';
+import { asChild, createSession } from './session.js';
 import { createHarness, steppingClock, type Harness } from '../test/helpers/harness.js';
 import { delegateTool, renderCompletedTurns } from './subagent.js';
 import type { ModelRequest } from '../log/messages.js';
@@ -16,28 +17,24 @@ afterEach(() => h?.cleanup());
 /** A parent whose model delegates, and children answered by `child`; every child log kept. */
 function withSubagents(parent: (req: ModelRequest, i: number) => any, child: (req: ModelRequest, i: number) => any, maxDepth = 1) {
   const children = new Map<string, ReturnType<typeof createMemoryStore>>();
-  let session!: Harness['session'];
-  const tool = delegateTool({
-    maxDepth,
-    parent: () => ({ id: session.id, depth: 0, recorder: session.recorder }),
-    base: (childId) => {
-      const store = createMemoryStore(`memory:${childId}`);
-      children.set(childId, store);
-      return {
+  const subagents: Subagents = {
+    spawn: ({ id, depth }) => {
+      const store = createMemoryStore(`memory:${id}`);
+      children.set(id, store);
+      const s = createSession({
+        id,
+        depth,
+        parent: 'test-session',
         cwd: h!.workspace,
         bridleHome: h!.bridleHome,
-        model: createScriptedProviderFromFunction(child),
-        modelName: 'scripted-child',
-        store,
-        clock: steppingClock(),
-        tools: builtinTools(),
-        shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) },
+        settings: { approval: 'never', sandbox: 'off', maxDepth },
+        services: { model: { ...createScriptedProviderFromFunction(child), name: 'scripted-child' }, store, clock: steppingClock() },
         sleep: async () => {},
-      };
+      });
+      return asChild(s);
     },
-  });
-  h = createHarness(parent, { tools: [...builtinTools(), tool] });
-  session = h.session;
+  };
+  h = createHarness(parent, { settings: { maxDepth }, services: { subagents } });
   return children;
 }
 
@@ -88,7 +85,8 @@ describe('subagents (I10)', () => {
     );
     await h!.session.run('go');
     expect(seen[0]).not.toContain('delegate');
-    const direct = delegateTool({ maxDepth: 1, parent: () => ({ id: 'p', depth: 1, recorder: h!.session.recorder }), base: () => ({}) as never });
+    const atLimit = { id: 'p', depth: 1, cwd: '/', bridleHome: '/', inject: () => undefined, entries: () => [], record: () => undefined };
+    const direct = delegateTool({ maxDepth: 1, parent: atLimit, subagents: { spawn: () => { throw new Error('no child past the limit'); } } });
     await expect(direct.execute({ task: 'x' }, { workspace: '/', bridleHome: '/', signal: new AbortController().signal, shell: null as never, callId: 't1.s1.c1' })).rejects.toMatchObject({ code: 'DEPTH_LIMIT' });
   });
 

@@ -12,22 +12,19 @@ import { z } from 'zod';
 import { deriveMessages } from '../log/derive-messages.js';
 import type { Entry } from '../log/entries.js';
 import type { ModelMessage } from '../log/messages.js';
-import type { Recorder } from '../log/recorder.js';
+import { SESSION, SUBAGENTS, TOOLS } from '../ports/index.js';
+import type { SessionControl } from '../ports/session.js';
+import type { Subagents } from '../ports/subagents.js';
 import { ToolError, type ToolDefinition, type ToolOutput } from '../ports/tools.js';
-import { createSession, type BridleSession, type SessionOptions } from './session.js';
-
-/** What every child shares with its parent; the delegate tool fills in identity, depth and policy. */
-export type ChildBase = Omit<SessionOptions, 'id' | 'depth' | 'parent' | 'approval' | 'answerer' | 'existing' | 'snapshot' | 'approvalRules'>;
+import type { Plugin } from '../plugins/host.js';
 
 export interface DelegateConfig {
-  /** The session that owns the tool: its id, its depth, its recorder. */
-  parent: () => { id: string; depth: number; recorder: Recorder };
-  /** Builds the shared options of a child; `tools` there must not include `delegate` (it is added per depth). */
-  base: (childId: string) => ChildBase;
+  /** The session that owns the tool (the `session` service). */
+  parent: SessionControl;
+  /** Where children come from (the `subagents` service). */
+  subagents: Subagents;
   /** Deepest allowed child depth (the root session is depth 0). */
   maxDepth: number;
-  /** Called with every child session, for display. */
-  onChild?: (child: BridleSession, childId: string) => void;
 }
 
 const parameters = z.strictObject({
@@ -72,28 +69,26 @@ export function delegateTool(cfg: DelegateConfig): ToolDefinition<DelegateArgs> 
     idempotent: false,
     present: (a) => `delegate (${a.mode ?? 'spawn'}): ${a.task.length > 70 ? `${a.task.slice(0, 69)}…` : a.task}`,
     async execute(args, ctx): Promise<ToolOutput> {
-      const parent = cfg.parent();
+      const parent = cfg.parent;
       const depth = parent.depth + 1;
       if (depth > cfg.maxDepth) throw new ToolError('DEPTH_LIMIT', `Delegation depth ${depth} is over the limit of ${cfg.maxDepth}; do this task yourself.`);
       if (!ctx.callId) throw new ToolError('NO_CALL_ID', 'delegate needs the id of its call, which this host did not pass');
       const mode = args.mode ?? 'spawn';
       const childId = `${parent.id}.${ctx.callId}`;
-      const base = cfg.base(childId);
-      const childTools = depth < cfg.maxDepth ? [...base.tools, delegateTool({ ...cfg, parent: () => ({ id: childId, depth, recorder: child.recorder }) })] : base.tools;
-      const child: BridleSession = createSession({ ...base, tools: childTools, id: childId, depth, parent: parent.id, approval: 'never' });
-      cfg.onChild?.(child, childId);
-      parent.recorder.append({ kind: 'subagent/start', callId: ctx.callId, child: childId, depth, mode });
+      const child = cfg.subagents.spawn({ id: childId, depth });
+      parent.record({ kind: 'subagent/start', callId: ctx.callId, child: childId, depth, mode });
       const onAbort = () => void child.cancel('parent');
       ctx.signal.addEventListener('abort', onAbort, { once: true });
       try {
         if (mode === 'fork') {
-          const history = renderCompletedTurns(parent.recorder.entries);
+          const history = renderCompletedTurns(parent.entries());
           if (history) child.send(`The session that delegated this task had these completed turns:\n\n${history}`, 'inject');
         }
         const out = await child.run(args.task);
-        parent.recorder.append({ kind: 'subagent/end', callId: ctx.callId, child: childId, reason: out.reason });
-        const report = finalText(child.recorder.entries.slice(child.recorder.entries.findLastIndex((e) => e.kind === 'turn/start')));
-        const where = `(subagent ${childId}, depth ${depth}, log: ${child.recorder.store.location})`;
+        parent.record({ kind: 'subagent/end', callId: ctx.callId, child: childId, reason: out.reason });
+        const entries = child.entries();
+        const report = finalText(entries.slice(entries.findLastIndex((e) => e.kind === 'turn/start')));
+        const where = `(subagent ${childId}, depth ${depth}, log: ${child.location})`;
         if (out.reason !== 'completed') {
           return { status: 'error', code: 'SUBAGENT_FAILED', content: `The subagent's turn ended ${out.reason}${out.code ? ` (${out.code})` : ''}. ${report ? `Its last words:\n${report}\n` : ''}${where}` };
         }
@@ -105,3 +100,14 @@ export function delegateTool(cfg: DelegateConfig): ToolDefinition<DelegateArgs> 
     },
   };
 }
+
+/** The `tool:delegate` row: offers `delegate` while children may still go deeper (`maxDepth`, `--max-depth`). */
+export const delegatePlugin: Plugin<{ maxDepth: number }> = {
+  name: 'delegate',
+  inject: [TOOLS, SESSION, SUBAGENTS],
+  config: z.strictObject({ maxDepth: z.int().min(0).max(8).default(0) }),
+  apply(ctx, c) {
+    const parent = ctx.get(SESSION);
+    if (c.maxDepth > parent.depth) ctx.tools.register(delegateTool({ parent, subagents: ctx.get(SUBAGENTS), maxDepth: c.maxDepth }));
+  },
+};

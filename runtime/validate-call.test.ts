@@ -23,7 +23,7 @@ describe('the validateCall action', () => {
 
   it('answers the call once with its validation', () => {
     const sent: ToolCallEvent[] = [];
-    validateCallAction(tools)({ self: { send: (e) => void sent.push(e) } }, { name: 'echo', arguments: '{"text":"hi"}' });
+    validateCallAction(() => tools)({ self: { send: (e) => void sent.push(e) } }, { name: 'echo', arguments: '{"text":"hi"}' });
     expect(sent).toEqual([{ type: 'tool.call.validated', validation: { ok: true, readOnly: true, idempotent: true, args: { text: 'hi' } } }]);
   });
 

@@ -20,8 +20,8 @@ export function validationOf(tools: ReadonlyMap<string, ToolDefinition>, name: s
 }
 
 /** Contract: never throws; answers the call exactly once, synchronously. */
-export function validateCallAction(tools: ReadonlyMap<string, ToolDefinition>) {
+export function validateCallAction(tools: () => ReadonlyMap<string, ToolDefinition>) {
   return ({ self }: { self: { send(event: ToolCallEvent): void } }, call: { name: string; arguments: string }): void => {
-    self.send({ type: 'tool.call.validated', validation: validationOf(tools, call.name, call.arguments) });
+    self.send({ type: 'tool.call.validated', validation: validationOf(tools(), call.name, call.arguments) });
   };
 }

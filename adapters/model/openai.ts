@@ -7,7 +7,10 @@
  * `openai-errors.ts` (errors → normalized codes).
  */
 import OpenAI from 'openai';
+import { z } from 'zod';
+import { MODEL } from '../../ports/index.js';
 import type { ModelProvider } from '../../ports/model.js';
+import { defineProvider, ProviderSetupError } from '../../ports/provider.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entries.js';
@@ -113,5 +116,29 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): OpenAIProv
     for (const c of mapper.end(failure)) yield c;
   }
 
-  return { id: 'openai', model: options.model, baseURL, limits, stream };
+  return { id: 'openai', name: options.model, model: options.model, baseURL, limits, stream };
 }
+
+export const OpenAIConfig = z.strictObject({
+  /** The model id; required to run, optional to compose (`config --dump` shows a row without one). */
+  model: z.string().min(1).optional(),
+  baseUrl: z.url().default(DEFAULT_BASE_URL),
+  /** The environment variable holding the key (never the key itself: rows are printed and logged). */
+  apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY'),
+  streamIdleMs: z.int().positive().optional(),
+  streamTotalMs: z.int().positive().optional(),
+});
+export type OpenAIConfig = z.infer<typeof OpenAIConfig>;
+
+/** The `openai` provider of the model seam: any OpenAI-compatible chat-completions server. */
+export const openaiModel = defineProvider({
+  seam: MODEL,
+  name: 'openai',
+  config: OpenAIConfig,
+  create(c) {
+    if (!c.model) throw new ProviderSetupError('no model: pass --model <id> (an OpenAI-compatible model) or --model scripted:<file>');
+    const apiKey = process.env[c.apiKeyEnv];
+    if (!apiKey && !isLoopback(c.baseUrl)) throw new ProviderSetupError(`${c.apiKeyEnv} is not set: export it, or point --base-url at a local OpenAI-compatible server (${c.baseUrl} needs a key)`);
+    return createOpenAIProvider({ model: c.model, baseURL: c.baseUrl, apiKey, streamIdleMs: c.streamIdleMs, streamTotalMs: c.streamTotalMs });
+  },
+});

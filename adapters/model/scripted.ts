@@ -4,11 +4,15 @@
  * the demo, tests and benchmarks. It speaks the same chunk protocol as the
  * `openai` provider and keeps the same I8 promises.
  */
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { MODEL } from '../../ports/index.js';
 import type { ModelProvider } from '../../ports/model.js';
+import { defineProvider } from '../../ports/provider.js';
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';
-import { parseScript, type Script, type ScriptedResponse } from './scripted-script.js';
+import { loadScript, parseScript, type Script, type ScriptedResponse } from './scripted-script.js';
 
 export { loadScript, parseScript, Script, ScriptedResponse, ScriptError } from './scripted-script.js';
 
@@ -17,6 +21,8 @@ export interface ScriptedOptions {
   label?: string;
   /** A display name for the model. */
   model?: string;
+  /** The name the log records (`session/start`); default `scripted`. */
+  name?: string;
   /** How many deltas reasoning and text are split into, so streaming shows (default 3). */
   deltas?: number;
   /** A pause between chunks, in ms (default 0: no timers at all). */
@@ -129,6 +135,7 @@ export function createScriptedProviderFromFunction(respond: ResponseFunction, op
 
   return {
     id: 'scripted',
+    name: options.name ?? 'scripted',
     label: labelled(options.label),
     model: options.model,
     get calls() {
@@ -152,3 +159,22 @@ export function createScriptedProvider(script: Script, options: ScriptedOptions 
     model: options.model ?? valid.model,
   });
 }
+
+export const ScriptedConfig = z.strictObject({
+  /** A script file (`SCRIPTED.md`); relative paths are taken from the current directory. */
+  file: z.string().min(1),
+  deltas: z.int().positive().optional(),
+  delayMs: z.int().nonnegative().optional(),
+});
+export type ScriptedConfig = z.infer<typeof ScriptedConfig>;
+
+/** The `scripted` provider of the model seam: answers from a script file, labelled scripted wherever it shows. */
+export const scriptedModel = defineProvider({
+  seam: MODEL,
+  name: 'scripted',
+  config: ScriptedConfig,
+  create(c) {
+    const file = resolve(c.file);
+    return createScriptedProvider(loadScript(file), { name: `scripted:${c.file}`, deltas: c.deltas, delayMs: c.delayMs });
+  },
+});

@@ -19,7 +19,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { realpathSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
+import { z } from 'zod';
+import { SANDBOX, SESSION } from '../../ports/index.js';
+import { defineProvider } from '../../ports/provider.js';
+import { SANDBOX_MODES, type SandboxMode, type SandboxService } from '../../ports/sandbox.js';
 import { resolveSandboxLimits, sandboxUnavailable, type Confinement, type Sandbox, type SandboxLimits, type SandboxPolicy } from '../../safety/sandbox.js';
 import type { ShellResult } from '../../ports/tools.js';
 import { createCallCgroup, findCgroupParents, type CallCgroup, type CgroupParents } from './cgroup.js';
@@ -280,3 +285,32 @@ export function createBwrapSandbox(o: BwrapOptions = {}): Sandbox {
     },
   };
 }
+
+export const BwrapConfig = z.strictObject({
+  mode: z.enum(SANDBOX_MODES as [SandboxMode, ...SandboxMode[]]).default('workspace-write'),
+  network: z.boolean().default(false),
+  /** The workspace's `.git` stays read-only to commands (and to the file tools) unless this is true. */
+  gitWritable: z.boolean().default(false),
+  limits: z.strictObject({ processes: z.int().min(16), memoryMb: z.int().min(64), tmpMb: z.int().min(1) }).partial().default({}),
+});
+export type BwrapConfig = z.infer<typeof BwrapConfig>;
+
+/** The `bwrap` provider of the sandbox seam (the default): bridle's homes hidden, `.git` read-only unless allowed, limits filled. */
+export const bwrapSandbox = defineProvider({
+  seam: SANDBOX,
+  name: 'bwrap',
+  config: BwrapConfig,
+  inject: [SESSION],
+  create(c, services): SandboxService {
+    const s = services.get(SESSION);
+    const policy: SandboxPolicy = {
+      mode: c.mode,
+      workspace: s.cwd,
+      network: c.network,
+      protect: c.gitWritable ? [] : [path.join(s.cwd, '.git')],
+      hide: [...new Set([s.bridleHome, path.join(homedir(), '.bridle')])],
+      limits: resolveSandboxLimits(c.limits),
+    };
+    return { provider: createBwrapSandbox(), policy };
+  },
+});

@@ -8,8 +8,11 @@
  * also fsyncs each directory that gained an entry.
  */
 import * as nodeFs from 'node:fs';
-import { dirname } from 'node:path';
-import type { LogStore } from '../../ports/store.js';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import { SESSION, STORE } from '../../ports/index.js';
+import { defineProvider } from '../../ports/provider.js';
+import type { LogStore, SessionStore } from '../../ports/store.js';
 import type { Entry } from '../../log/entries.js';
 import { LogAccessError } from '../../log/errors.js';
 
@@ -119,3 +122,21 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
     },
   };
 }
+
+export const JsonlConfig = z.strictObject({
+  /** Where the logs go; default `$BRIDLE_HOME/sessions`. */
+  dir: z.string().min(1).optional(),
+});
+export type JsonlConfig = z.infer<typeof JsonlConfig>;
+
+/** The `jsonl` provider of the store seam: one file per session, `<dir>/<id>.jsonl`. */
+export const jsonlStore = defineProvider({
+  seam: STORE,
+  name: 'jsonl',
+  config: JsonlConfig,
+  inject: [SESSION],
+  create(c, services): SessionStore {
+    const dir = c.dir ?? join(services.get(SESSION).bridleHome, 'sessions');
+    return { id: 'jsonl', open: (id) => createJsonlStore(join(dir, `${id}.jsonl`)) };
+  },
+});

@@ -1,51 +1,66 @@
-/** `bridle config --dump`: the effective configuration, each key with where its value came from. */
-import { Document, isScalar, type Pair, type Scalar, type YAMLMap } from 'yaml';
-import type { Resolved, Source } from './resolve.js';
-import { SETTING_KEYS, type SettingKey } from './schema.js';
+/**
+ * `bridle config --dump`: the composed product, each row with the layer that
+ * put it there. YAML for people (a `# from:` comment before each row), JSON
+ * for programs: `{ file, profile, rows: [{ id, use, config, from, disabled? }], warnings }`.
+ */
+import { stringify } from 'yaml';
+import { enabledRows, type ComposedRow, type HostFacts } from '../../plugins/rows.js';
+import type { Product } from '../settings.js';
 
-export interface DumpedSetting {
-  value: unknown;
-  source: Source;
-  note?: string;
+export interface DumpedRow {
+  id: string;
+  use: string;
+  config?: unknown;
+  from: string;
+  disabled?: unknown;
+  isolate?: unknown;
+  rows?: DumpedRow[];
 }
 
 export interface Dump {
   file: string;
   fileExists: boolean;
   profile: string | null;
-  settings: Record<SettingKey, DumpedSetting>;
+  rows: DumpedRow[];
+  warnings: string[];
 }
 
-/** Contract: pure; every setting key, in schema order, `null` for a value nothing sets. */
-export function dumpOf(r: Resolved): Dump {
-  const settings = {} as Record<SettingKey, DumpedSetting>;
-  for (const key of SETTING_KEYS) {
-    const s: DumpedSetting = { value: r.values[key] ?? null, source: r.sources[key] };
-    const note = r.notes[key] ?? (key === 'model' && r.values.model === undefined ? 'none: pass --model, set BRIDLE_MODEL or model in the config file' : undefined);
-    if (note) s.note = note;
-    settings[key] = s;
-  }
-  return { file: r.file, fileExists: r.fileExists, profile: r.profile ?? null, settings };
+const dumped = (r: ComposedRow): DumpedRow => ({
+  id: r.id,
+  use: r.use,
+  ...(r.config !== undefined ? { config: r.config } : {}),
+  from: r.from,
+  ...(r.disabled !== undefined ? { disabled: r.disabled } : {}),
+  ...(r.isolate !== undefined ? { isolate: r.isolate } : {}),
+  ...(r.rows ? { rows: r.rows.map(dumped) } : {}),
+});
+
+/** Contract: pure but for `facts`; the rows this host would mount (a row its `disabled` predicate turns off is left out). */
+export function dumpOf(p: Product, facts: HostFacts): Dump {
+  return { file: p.file.path, fileExists: p.file.exists, profile: p.profile ?? null, rows: enabledRows(p.rows, facts).map(dumped), warnings: p.warnings };
 }
 
-export const dumpJson = (r: Resolved): string => `${JSON.stringify(dumpOf(r), null, 2)}\n`;
+export const dumpJson = (d: Dump): string => `${JSON.stringify(d, null, 2)}\n`;
 
-/** YAML a person reads: each key's source as a comment on its line (a list or map: on its key's line). */
-export function dumpYaml(r: Resolved): string {
-  const d = dumpOf(r);
-  const values = Object.fromEntries(SETTING_KEYS.map((k) => [k, d.settings[k].value]));
-  const doc = new Document(values);
-  for (const pair of (doc.contents as YAMLMap).items as Pair<Scalar, unknown>[]) {
-    const key = String(pair.key.value) as SettingKey;
-    const { source, note } = d.settings[key];
-    const comment = ` ${source}${note ? ` (${note})` : ''}`;
-    if (isScalar(pair.value)) pair.value.comment = comment;
-    else pair.key.comment = comment;
-  }
-  doc.commentBefore = [
-    ' the effective bridle configuration: flag > env > profile > file > default',
-    ` config file: ${d.file}${d.fileExists ? '' : ' (not found)'}`,
-    ` profile: ${d.profile ?? '(none)'}`,
-  ].join('\n');
-  return doc.toString();
+const isEmpty = (v: unknown) => v !== null && typeof v === 'object' && Object.keys(v).length === 0;
+
+function rowYaml(r: DumpedRow, indent: string): string {
+  const { from, rows, ...all } = r;
+  // An empty config says nothing a person needs to read; the JSON keeps it.
+  const { config, ...rest } = all;
+  if (config !== undefined && !isEmpty(config)) Object.assign(rest, { config });
+  const body = stringify([rest], { lineWidth: 0 }).trimEnd().split('\n');
+  const lines = [`${indent}# from: ${from}`, ...body.map((l) => `${indent}${l}`)];
+  if (rows) lines.push(`${indent}  rows:`, ...rows.map((x) => rowYaml(x, `${indent}    `)));
+  return lines.join('\n');
+}
+
+export function dumpYaml(d: Dump): string {
+  const head = [
+    '# the composed bridle product: bundles → profile → home (config.yaml) → --patch → env → flags; later layers win',
+    `# config file: ${d.file}${d.fileExists ? '' : ' (not found)'}`,
+    `# profile: ${d.profile ?? '(none)'}`,
+    ...d.warnings.map((w) => `# warning: ${w}`),
+  ];
+  return `${head.join('\n')}\nrows:\n${d.rows.map((r) => rowYaml(r, '  ')).join('\n')}\n`;
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { UsageError } from '../errors.js';
-import { ConfigFile, RULES, SETTING_KEYS } from './schema.js';
+import { ConfigFile, RULES, SETTING_KEYS } from '../../runtime/settings.js';
 
 export const configPath = (home: string) => join(home, 'config.yaml');
 
@@ -48,8 +48,8 @@ export function parseConfig(text: string, path: string): ConfigFile {
   throw new UsageError(`${path}: ${describeIssues(parsed.error.issues, data)}`);
 }
 
-const KNOWN = `known: ${[...SETTING_KEYS, 'profiles'].join(', ')}`;
-const KNOWN_IN_PROFILE = `known in a profile: ${SETTING_KEYS.join(', ')}`;
+const KNOWN = `known: ${[...SETTING_KEYS, 'patch', 'profiles'].join(', ')}`;
+const KNOWN_IN_PROFILE = `known in a profile: ${['bundles', 'patch', ...SETTING_KEYS].join(', ')}`;
 
 /** The first problem, as `key: problem`; an unknown key first, since a typo is the likeliest cause. */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], data: unknown): string {
@@ -58,7 +58,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], data: unknow
   const path = first.path.map(String);
   if (first.code === 'unrecognized_keys') {
     const key = [...path, first.keys[0]!].join('.');
-    // Inside a setting that is a map of its own (sandboxLimits): that setting's rule names its keys.
+    // Inside a setting that is a map of its own (sandboxLimits, a patch row): that setting's rule names its keys.
     const within = path[0] === 'profiles' ? path[2] : path[0];
     const known = path.length === 0 ? KNOWN : within && within in RULES ? RULES[within as keyof typeof RULES] : KNOWN_IN_PROFILE;
     return `${key}: unknown key (${known})${more}`;

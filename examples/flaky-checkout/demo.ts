@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findBwrap } from '../../adapters/sandbox/bwrap.js';
 import { runPrompt } from '../../cli/run.js';
+import { composeProduct } from '../../cli/settings.js';
 
 /** The example folder in the source tree, whether this runs from `dist/` or from source. */
 function exampleDir(): string {
@@ -31,12 +32,8 @@ export async function runDemo(): Promise<number> {
       ? 'shell commands run in the bubblewrap sandbox: they can write only in that copy and a private /tmp, with no network.\n\n'
       : 'bubblewrap is not installed, so shell commands run UNCONFINED (with your permissions) on that throwaway copy.\n\n',
   );
-  const code = await runPrompt('find out why this test is flaky and fix it', {
-    model: `scripted:${join(src, 'script.json')}`,
-    cwd: copy,
-    approval: 'auto',
-    sandbox: confined ? 'bwrap' : 'off',
-  });
+  const flags = { model: `scripted:${join(src, 'script.json')}`, cwd: copy, approval: 'auto', sandbox: confined ? 'bwrap' : 'off' };
+  const code = await runPrompt('find out why this test is flaky and fix it', await composeProduct(flags), flags);
   process.stderr.write(`\nthe fixed copy stays at ${copy}; the example in the repo is unchanged.\n`);
   return code;
 }

@@ -6,7 +6,9 @@
  * excluded; they neither count nor break the chain.
  */
 import { canonicalJson } from '../hooks/canonical.js';
-import type { Plugin } from '../hooks/registry.js';
+import { z } from 'zod';
+import { HOOKS, SESSION } from '../../ports/index.js';
+import type { Plugin } from '../host.js';
 import type { CallFacts } from '../../ports/hooks.js';
 
 export interface RepeatCallOptions {
@@ -42,18 +44,23 @@ export function repeatAdvisory(count: number, call: Pick<CallFacts, 'name'>, las
     : `${head} Its result is unlikely to change; consider a different approach.`;
 }
 
-export function repeatCallPlugin(o: RepeatCallOptions = {}): Plugin {
-  const thresholds = o.thresholds ?? DEFAULT_THRESHOLDS;
-  const top = Math.max(...thresholds);
-  return {
-    name: 'repeat-call',
-    setup(api) {
-      let state: RepeatState = { count: 0 };
-      api.guard((call) => {
-        const r = trackRepeat(state, call, o);
-        state = r.state;
-        if (r.reached !== undefined) api.inject(repeatAdvisory(r.reached, call, r.reached === top));
-      });
-    },
-  };
-}
+export const RepeatCallConfig = z.strictObject({
+  thresholds: z.array(z.int().min(2)).min(1).default([...DEFAULT_THRESHOLDS]),
+  exclude: z.array(z.string().min(1)).default([]),
+});
+
+/** The `guard:repeat-call` row. */
+export const repeatCallPlugin: Plugin<z.infer<typeof RepeatCallConfig>> = {
+  name: 'repeat-call',
+  inject: [HOOKS, SESSION],
+  config: RepeatCallConfig,
+  apply(ctx, config) {
+    const top = Math.max(...config.thresholds);
+    let state: RepeatState = { count: 0 };
+    ctx.hooks.guard((call) => {
+      const r = trackRepeat(state, call, config);
+      state = r.state;
+      if (r.reached !== undefined) ctx.get(SESSION).inject(repeatAdvisory(r.reached, call, r.reached === top));
+    });
+  },
+};

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { HOOKS } from '../../ports/index.js';
+import { Host } from '../host.js';
 import { HookRegistry } from './registry.js';
 
 describe('HookRegistry', () => {
@@ -15,17 +17,28 @@ describe('HookRegistry', () => {
     expect(h.guardList()).toHaveLength(0);
   });
 
-  it('unmounts a plugin by undoing its registrations in reverse order, once', () => {
+  it('every hook is dispatched by its declared mode', () => {
     const h = new HookRegistry();
+    expect(h.modes['pre-step']).toBe('waterfall');
+    expect(h.modes['session/entry']).toBe('emit');
+    expect(h.modes['turn/end']).toBe('serial');
+    expect(h.modes['session/close']).toBe('parallel');
+  });
+
+  it("a plugin's hook listeners and guards, registered through ctx.hooks, are undone in reverse order at unmount, once", () => {
+    const host = new Host();
+    const h = new HookRegistry();
+    host.mount({ name: 'hooks', apply: (ctx) => void ctx.provide(HOOKS, h) });
     const order: string[] = [];
-    const unmount = h.mount({
+    const unmount = host.mount({
       name: 'p',
-      setup(api) {
-        api.defer(() => order.push('first'));
-        api.on('tool/execute', async (_p, next) => next());
-        api.defer(() => order.push('second'));
-        api.guard(() => undefined);
-        api.defer(() => order.push(`third: ${h.listeners('tool/execute').length} listener, ${h.guardList().length} guard`));
+      inject: [HOOKS],
+      apply(ctx) {
+        ctx.effect(() => () => order.push('first'));
+        ctx.hooks.on('tool/execute', async (_p, next) => next());
+        ctx.effect(() => () => order.push('second'));
+        ctx.hooks.guard(() => undefined);
+        ctx.effect(() => () => order.push(`third: ${h.listeners('tool/execute').length} listener, ${h.guardList().length} guard`));
       },
     });
     h.on('tool/execute', 'other', async (_p, next) => next());
@@ -37,26 +50,20 @@ describe('HookRegistry', () => {
     expect(h.guardList()).toHaveLength(0);
   });
 
-  it('undoes a half-done setup that throws', () => {
+  it('undoes a half-done apply that throws', () => {
+    const host = new Host();
     const h = new HookRegistry();
+    host.mount({ name: 'hooks', apply: (ctx) => void ctx.provide(HOOKS, h) });
     expect(() =>
-      h.mount({
+      host.mount({
         name: 'broken',
-        setup(api) {
-          api.on('pre-step', () => undefined);
+        inject: [HOOKS],
+        apply(ctx) {
+          ctx.hooks.on('pre-step', () => undefined);
           throw new Error('setup failed');
         },
       }),
-    ).toThrow('setup failed');
+    ).toThrow('plugin broken failed to mount: setup failed');
     expect(h.listeners('pre-step')).toHaveLength(0);
-  });
-
-  it('gives plugins the host bound later', () => {
-    const h = new HookRegistry();
-    const got: string[] = [];
-    h.mount({ name: 'p', setup: (api) => api.defer(() => api.inject('bye')) })();
-    h.bind({ inject: (t) => got.push(t) });
-    h.mount({ name: 'q', setup: (api) => api.defer(() => api.inject('bye')) })();
-    expect(got).toEqual(['bye']);
   });
 });

@@ -1,52 +1,16 @@
 /**
- * Where hooks and guards are registered. Every registration returns its
- * disposer; a plugin is a named group of registrations, and unmounting it
- * undoes them all in reverse order.
+ * The `hooks` service: every hook of `ports/hooks.ts` on one dispatcher (one
+ * registration primitive, each hook called by its declared mode), and the
+ * guards, which see every validated call and can only deny (I6).
  */
-import type { Listener, Registered } from '../waterfall.js';
-import type { Guard, HookMap, HookName } from '../../ports/hooks.js';
+import { HOOK_MODES, type Disposer, type Guard, type HookTable, type Hooks } from '../../ports/hooks.js';
+import { Dispatcher } from '../dispatch.js';
 
-export type Disposer = () => void;
-
-/** What the host offers plugins besides registration. */
-export interface PluginHost {
-  /** Queues context for the model's next step (the session's `inject` path); it does not wake an idle session. */
-  inject(text: string): void;
-}
-
-export interface PluginApi extends PluginHost {
-  on<K extends HookName>(hook: K, listener: Listener<HookMap[K][0], HookMap[K][1]>): Disposer;
-  guard(guard: Guard): Disposer;
-  /** Runs `cleanup` when the plugin is unmounted, in reverse order with its registrations. */
-  defer(cleanup: Disposer): void;
-}
-
-export interface Plugin {
-  name: string;
-  setup(api: PluginApi): void;
-}
-
-type AnyRegistered = Registered<unknown, unknown>;
-
-export class HookRegistry {
-  private readonly hooks = new Map<HookName, AnyRegistered[]>();
+export class HookRegistry extends Dispatcher<{ [K in keyof HookTable]: HookTable[K] }> implements Hooks {
   private guards: { owner: string; guard: Guard }[] = [];
-  private host: PluginHost;
 
-  constructor(host: PluginHost = { inject: () => undefined }) {
-    this.host = host;
-  }
-
-  /** Lets the session fill in the host once it exists (plugins mounted earlier see the change). */
-  bind(host: PluginHost): void {
-    this.host = host;
-  }
-
-  /** Contract: the disposer is idempotent. */
-  on<K extends HookName>(hook: K, owner: string, listener: Listener<HookMap[K][0], HookMap[K][1]>): Disposer {
-    const entry = { owner, listener } as AnyRegistered;
-    this.hooks.set(hook, [...(this.hooks.get(hook) ?? []), entry]);
-    return () => this.hooks.set(hook, (this.hooks.get(hook) ?? []).filter((e) => e !== entry));
+  constructor() {
+    super(HOOK_MODES);
   }
 
   /** Contract: the disposer is idempotent. */
@@ -58,45 +22,7 @@ export class HookRegistry {
     };
   }
 
-  /** A snapshot: registrations made while a chain runs take effect from the next call. */
-  listeners<K extends HookName>(hook: K): readonly Registered<HookMap[K][0], HookMap[K][1]>[] {
-    return (this.hooks.get(hook) ?? []) as unknown as Registered<HookMap[K][0], HookMap[K][1]>[];
-  }
-
   guardList(): readonly { owner: string; guard: Guard }[] {
     return this.guards;
-  }
-
-  /**
-   * Runs the plugin's setup; returns the unmount. If setup throws, what it
-   * registered so far is undone and the error propagates.
-   * Contract: unmount disposes in reverse registration order, once.
-   */
-  mount(plugin: Plugin): Disposer {
-    const undo: Disposer[] = [];
-    const unmount = () => {
-      while (undo.length > 0) undo.pop()!();
-    };
-    const api: PluginApi = {
-      on: (hook, listener) => {
-        const d = this.on(hook, plugin.name, listener);
-        undo.push(d);
-        return d;
-      },
-      guard: (g) => {
-        const d = this.guard(plugin.name, g);
-        undo.push(d);
-        return d;
-      },
-      defer: (cleanup) => void undo.push(cleanup),
-      inject: (text) => this.host.inject(text),
-    };
-    try {
-      plugin.setup(api);
-    } catch (err) {
-      unmount();
-      throw err;
-    }
-    return unmount;
   }
 }

@@ -5,53 +5,50 @@
  */
 import type { ToolSpec } from '../../log/entries.js';
 import type { Recorder } from '../../log/recorder.js';
-import { compactionActors, pressureGuard, type CompactionSettings } from './compaction.js';
+import { compactionActors, pressureGuard } from './compaction.js';
 import { ContextMeter } from './meter.js';
-import { DEFAULT_COMPACT_THRESHOLD, knownContextWindow } from './windows.js';
+import { knownContextWindow } from './windows.js';
+import type { ContextSettings } from '../../ports/loop.js';
 import type { ModelProvider } from '../../ports/model.js';
-import { readAgentsFiles, type AgentsFile } from '../prompt/agents-files.js';
-import { defaultPromptRegistry } from '../prompt/builtin.js';
 import { headerSource } from '../prompt/header.js';
 import type { PromptRegistry } from '../prompt/registry.js';
 
-export interface ContextOptions {
-  /** The model's context window in tokens (default: known for some models, else unknown). */
-  contextWindow?: number;
-  /** Compaction is due when the next request reaches this share of the window (default 0.8). */
-  compactThreshold?: number;
-  compaction?: CompactionSettings;
-  /** The system prompt's sections; default: the built-in core, tools and workspace sections. */
-  prompt?: PromptRegistry;
-  /** Where AGENTS.md files come from (default: read from disk, project root down to `cwd`, once per turn). */
-  agentsFiles?: () => readonly AgentsFile[];
-}
-
-export function createContextEngine(o: ContextOptions & {
+export interface ContextEngineOptions {
   recorder: Recorder;
   id: string;
   cwd: string;
-  /** AGENTS.md files leading into it are not read. */
-  bridleHome?: string;
   modelName: string;
   depth: number;
-  tools: ToolSpec[];
+  /** The system prompt's sections (the `prompt` service). */
+  prompt: PromptRegistry;
+  /** The tools' wire forms; the same array while they are unchanged. */
+  tools: () => ToolSpec[];
   model: ModelProvider;
+  /** The `compaction` row's settings. */
+  context: ContextSettings;
   /** Overrides the registry's prompt, byte for byte. */
   system?: string;
-  core: string;
-}) {
-  const prompt = o.prompt ?? defaultPromptRegistry({ tools: o.tools, agentsFiles: o.agentsFiles ?? (() => readAgentsFiles(o.cwd, undefined, o.bridleHome)), core: o.core });
+}
+
+/** The window the meter plans for: the row's `window`, else its entry for this model, else the built-in table. */
+export function contextWindowFor(c: ContextSettings, modelName: string): number | undefined {
+  return c.window ?? (Object.hasOwn(c.windows, modelName) ? c.windows[modelName] : undefined) ?? knownContextWindow(modelName);
+}
+
+export function createContextEngine(o: ContextEngineOptions) {
+  const prompt = o.prompt;
   const header = headerSource({
     registry: prompt,
     scope: o.depth > 0 ? 'subagent' : 'session',
-    vars: { cwd: o.cwd, model: o.modelName, session: o.id, depth: String(o.depth), tools: o.tools.map((t) => t.name).join(', ') },
+    vars: () => ({ cwd: o.cwd, model: o.modelName, session: o.id, depth: String(o.depth), tools: o.tools().map((t) => t.name).join(', ') }),
     tools: o.tools,
     params: { model: o.modelName },
     recorder: o.recorder,
     ...(o.system !== undefined ? { system: o.system } : {}),
   });
-  const window = o.contextWindow ?? knownContextWindow(o.modelName);
-  const meter = new ContextMeter(o.recorder, header, { ...(window !== undefined ? { window } : {}), threshold: o.compactThreshold ?? DEFAULT_COMPACT_THRESHOLD });
-  const actors = compactionActors({ recorder: o.recorder, meter, header, model: o.model, ...(o.compaction ? { settings: o.compaction } : {}) });
+  const window = contextWindowFor(o.context, o.modelName);
+  const meter = new ContextMeter(o.recorder, header, { ...(window !== undefined ? { window } : {}), threshold: o.context.threshold });
+  const settings = { ...(o.context.tailRatio !== undefined ? { tailRatio: o.context.tailRatio } : {}), ...(o.context.summaryMaxTokens !== undefined ? { summaryMaxTokens: o.context.summaryMaxTokens } : {}) };
+  const actors = compactionActors({ recorder: o.recorder, meter, header, model: o.model, settings });
   return { prompt, header, meter, actors, isOverThreshold: pressureGuard(meter) };
 }

@@ -6,7 +6,7 @@
 import type { ToolSpec } from '../../log/entries.js';
 import { truncateMiddle } from '../../log/context/truncate.js';
 import type { AgentsFile } from './agents-files.js';
-import { PromptRegistry, type PromptSection } from './registry.js';
+import type { PromptSection } from './registry.js';
 
 export const DEFAULT_CORE =
   "You are a careful software engineer working in the user's workspace through tools. Read before you change; run commands to check your work; say plainly what you did and what you found.";
@@ -16,11 +16,12 @@ const AGENTS_CAP = 32_000;
 
 export const coreSection = (text = DEFAULT_CORE): PromptSection => ({ id: 'core', order: 0, render: () => text });
 
-export function toolsSection(tools: readonly ToolSpec[]): PromptSection {
+export function toolsSection(list: readonly ToolSpec[] | (() => readonly ToolSpec[])): PromptSection {
   return {
     id: 'tools',
     order: 100,
     render: () => {
+      const tools = typeof list === 'function' ? list() : list;
       if (tools.length === 0) return undefined;
       const first = (d: string) => (d.split(/(?<=\.)\s/)[0] ?? d).trim();
       return ['Tools you can call (paths are relative to the workspace):', ...tools.map((t) => `- ${t.name}: ${first(t.description)}`)].join('\n');
@@ -43,13 +44,4 @@ export function workspaceSection(read: () => readonly AgentsFile[]): PromptSecti
       return [head, 'Project instructions from AGENTS.md files (outermost first; nearer ones refine farther ones):', ...body].join('\n\n');
     },
   };
-}
-
-/** A registry holding the built-in sections. */
-export function defaultPromptRegistry(o: { tools: readonly ToolSpec[]; agentsFiles: () => readonly AgentsFile[]; core?: string }): PromptRegistry {
-  const r = new PromptRegistry();
-  r.add(coreSection(o.core));
-  r.add(toolsSection(o.tools));
-  r.add(workspaceSection(o.agentsFiles));
-  return r;
 }

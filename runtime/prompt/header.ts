@@ -13,8 +13,10 @@ import type { PromptRegistry, PromptScope } from './registry.js';
 export interface HeaderSourceOptions {
   registry: PromptRegistry;
   scope: PromptScope;
-  vars: PromptVars;
-  tools: ToolSpec[];
+  /** Computed afresh whenever the header is (the tools may have changed). */
+  vars: () => PromptVars;
+  /** Contract: returns the same array while the tools are unchanged, so the header can compare by identity. */
+  tools: () => ToolSpec[];
   params: HeaderParts['params'];
   recorder: Recorder;
   /** A fixed system prompt that overrides the registry, byte for byte (replay passes the logged one). */
@@ -29,10 +31,11 @@ export function headerSource(o: HeaderSourceOptions): () => HeaderParts {
   });
   let cache: { key: string; h: HeaderParts } | undefined;
   return () => {
+    const tools = o.tools();
     const key = o.system !== undefined ? 'fixed' : `${o.registry.version}:${generation}`;
-    if (cache?.key === key) return cache.h;
-    const system = o.system ?? o.registry.assemble(o.scope, o.vars);
-    cache = { key, h: cache?.h.system === system ? cache.h : { system, tools: o.tools, params: o.params } };
+    if (cache?.key === key && cache.h.tools === tools) return cache.h;
+    const system = o.system ?? o.registry.assemble(o.scope, o.vars());
+    cache = { key, h: cache?.h.system === system && cache.h.tools === tools ? cache.h : { system, tools, params: o.params } };
     return cache.h;
   };
 }

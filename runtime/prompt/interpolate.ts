@@ -4,7 +4,9 @@
  * instead of leaving the braces (or an empty string) in the prompt.
  */
 
-export type PromptVars = Readonly<Record<string, string>>;
+import type { PromptVars } from '../../ports/prompt.js';
+
+export type { PromptVars } from '../../ports/prompt.js';
 
 export class PromptVariableError extends Error {
   override name = 'PromptVariableError';

@@ -4,26 +4,14 @@
  * assembled afresh when asked; the session logs it as a `request/header` only
  * when it changed.
  */
-import { interpolate, type PromptVars } from './interpolate.js';
+import type { Disposer, PromptScope, PromptSection, PromptSections } from '../../ports/prompt.js';
+import type { PromptVars } from '../../ports/prompt.js';
+import { interpolate } from './interpolate.js';
 
-export type PromptScope = 'session' | 'subagent';
+export type { PromptScope, PromptSection } from '../../ports/prompt.js';
 
-export interface PromptSection {
-  /** Unique within a registry; named in errors. */
-  id: string;
-  /** Lower first; equal orders keep registration order. */
-  order: number;
-  /** Where the section applies (default: both). */
-  scopes?: readonly PromptScope[];
-  /** A template; every `{{name}}` must be a known variable. */
-  template?: string;
-  /** Or literal text (never interpolated: file contents may hold braces); empty or undefined leaves the section out. */
-  render?: (vars: PromptVars) => string | undefined;
-}
 
-export type Disposer = () => void;
-
-export class PromptRegistry {
+export class PromptRegistry implements PromptSections {
   private sections: { s: PromptSection; n: number }[] = [];
   private added = 0;
   /** Bumped by every change, so callers can cache an assembled prompt. */

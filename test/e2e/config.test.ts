@@ -50,24 +50,22 @@ async function runWithLog(args: string[], opts: Parameters<typeof runCli>[1]): P
 const turnEnd = (log: Entry[]) => log.filter((e): e is EntryOf<'turn/end'> => e.kind === 'turn/end').at(-1);
 
 describe('bridle config', () => {
-  it('--dump prints each value with its source; --json is the same as JSON', async () => {
+  it('--dump prints each row with the layer it came from; --json is the same as JSON', async () => {
     config(`model: gpt-4o\napproval: never\nmaxSteps: 30\nprofiles:\n  quick:\n    maxSteps: 4\n    allow: ["bash:^ls$"]\n`);
     const r = await runCli(['config', '--dump', '--profile', 'quick', '--approval', 'auto'], { env: env({ OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' }) });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`# config file: ${join(home, 'config.yaml')}\n# profile: quick\n`);
-    expect(r.stdout).toContain('model: gpt-4o # file\n');
-    expect(r.stdout).toContain('baseUrl: http://127.0.0.1:1/v1 # env\n');
-    expect(r.stdout).toContain('approval: auto # flag\n');
-    expect(r.stdout).toContain('allow: # profile\n  - bash:^ls$\n');
-    expect(r.stdout).toContain('maxSteps: 4 # profile\n');
-    expect(r.stdout).toContain('sandbox: bwrap # default\n');
-    expect(r.stdout).toContain('contextWindow: 128000 # default (known for gpt-4o)\n');
+    expect(r.stdout).toContain('# from: env\n  - id: model\n    use: openai\n    config:\n      model: gpt-4o\n      baseUrl: http://127.0.0.1:1/v1\n');
+    expect(r.stdout).toContain('# from: flag\n  - id: approval\n    use: policy\n    config:\n      policy: auto\n      rules:\n        - bash:^ls$\n');
+    expect(r.stdout).toContain('# from: profile quick\n  - id: turn\n    use: limits\n    config:\n      maxSteps: 4\n');
+    expect(r.stdout).toContain('# from: bundle base\n  - id: sandbox\n    use: bwrap\n');
     const j = await runCli(['config', '--dump', '--json', '--profile', 'quick'], { env: env({ BRIDLE_MODEL: 'from-env' }) });
     expect(j.code).toBe(0);
     const d = JSON.parse(j.stdout);
-    expect(d.settings.model).toEqual({ value: 'from-env', source: 'env' });
-    expect(d.settings.contextWindow).toEqual({ value: null, source: 'default', note: 'unknown for from-env: compaction waits for an overflow to learn it' });
-    expect(d.settings.maxSteps).toEqual({ value: 4, source: 'profile' });
+    const row = (id: string) => d.rows.find((x: { id: string }) => x.id === id);
+    expect(row('model')).toMatchObject({ use: 'openai', config: { model: 'from-env' }, from: 'env' });
+    expect(row('turn')).toEqual({ id: 'turn', use: 'limits', config: { maxSteps: 4 }, from: 'profile quick' });
+    expect(row('approval')).toMatchObject({ config: { policy: 'never', rules: ['bash:^ls$'] }, from: 'profile quick' });
   });
 
   it('without --dump it checks the file', async () => {
@@ -128,7 +126,7 @@ describe('sessions honour the config', () => {
     writeFileSync(join(ws, 'config.yaml'), 'approval: auto\nsandbox: "off"\nbogus: true\n');
     const r = await runCli(['config', '--dump', '--json'], { env: env(), cwd: ws });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).settings.approval).toEqual({ value: 'ask', source: 'default' });
+    expect(JSON.parse(r.stdout).rows.find((x: { id: string }) => x.id === 'approval')).toEqual({ id: 'approval', use: 'policy', config: { policy: 'ask', rules: [] }, from: 'bundle base' });
   });
 
   it('chat takes its model from the file', async () => {

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runPrompt } from '../../cli/run.js';
+import { composeProduct } from '../../cli/settings.js';
 import { verifyFile } from '../../cli/replay.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
@@ -82,7 +83,8 @@ describe('a second Ctrl-C while the turn is being torn down (in process)', () =>
     vi.spyOn(process, 'exit').mockImplementation(((code: unknown) => {
       atExit ??= { code, text: fs.readFileSync(w!.logPath()!, 'utf8') };
     }) as never);
-    const done = runPrompt('go', { model: `scripted:${w.script('slow.json', SLOW)}`, cwd: w.workspace, approval: 'auto', sandbox: 'off' });
+    const flags = { model: `scripted:${w.script('slow.json', SLOW)}`, cwd: w.workspace, approval: 'auto', sandbox: 'off' };
+    const done = runPrompt('go', await composeProduct(flags), flags);
     await waitFor(() => logHas(w!.log(), 'tool/dispatch', 't1.s1.c1'), 15_000, 'the first dispatch');
     // Two interrupts back to back: the second lands before the cancelled turn has ended.
     process.emit('SIGINT');

@@ -9,13 +9,15 @@ import path from 'node:path';
 import type { ModelProvider } from '../../ports/model.js';
 import { createSession, type BridleSession, type SessionOptions } from '../../runtime/session.js';
 import { createScriptedProviderFromFunction, type ResponseFunction } from '../../adapters/model/scripted.js';
-import { createLocalShell } from '../../adapters/subprocess/local.js';
 import { createMemoryStore, type MemoryStore } from '../../adapters/store/memory.js';
 import { isSummaryInstruction } from '../../log/context/summary-prompt.js';
 import { deriveMessages } from '../../log/derive-messages.js';
-import type { Entry } from '../../log/entries.js';
+import type { ApprovalRule, Entry } from '../../log/entries.js';
+import type { ApprovalPolicy } from '../../ports/approval.js';
+import type { RetryPolicy } from '../../ports/loop.js';
+import type { ToolDefinition } from '../../ports/tools.js';
+import type { PatchEntry } from '../../plugins/rows.js';
 import type { ModelRequest } from '../../log/messages.js';
-import { builtinTools } from '../../tools/index.js';
 
 /** A clock that advances one millisecond per reading from a fixed epoch. */
 export function steppingClock(start = Date.UTC(2026, 0, 1)): () => number {
@@ -34,7 +36,51 @@ export interface Harness {
   cleanup(): void;
 }
 
-export function createHarness(respond: ResponseFunction | ModelProvider, over: Partial<SessionOptions> = {}): Harness {
+/**
+ * What a test may change of a harness session: the session's own options, and shorthands that the
+ * harness turns into rows, settings and services the way any host would (it assembles nothing itself).
+ */
+export interface HarnessOptions extends Partial<SessionOptions> {
+  /** The tools themselves, in the place of the `tool:*` rows. */
+  tools?: ToolDefinition[];
+  store?: MemoryStore;
+  approval?: ApprovalPolicy;
+  approvalRules?: readonly ApprovalRule[];
+  answerTimeoutMs?: number;
+  maxSteps?: number;
+  retry?: RetryPolicy;
+  contextWindow?: number;
+  compactThreshold?: number;
+  compaction?: { tailRatio?: number; summaryMaxTokens?: number };
+  /** `false` leaves the repeat-call guard out; an object configures it. */
+  repeatCall?: false | { thresholds?: number[]; exclude?: string[] };
+  clock?: () => number;
+}
+
+/** The harness's shorthands as the product's terms: settings, a patch, services. */
+export function harnessProduct(o: HarnessOptions): Pick<SessionOptions, 'settings' | 'patch'> & { services: NonNullable<SessionOptions['services']> } {
+  const patch: PatchEntry[] = [...(o.patch ?? [])];
+  if (o.repeatCall === false) patch.push({ id: 'guard:repeat-call', remove: true });
+  else if (o.repeatCall) patch.push({ id: 'guard:repeat-call', use: 'repeat-call', config: o.repeatCall });
+  if (o.retry || o.maxSteps !== undefined) patch.push({ id: 'turn', use: 'limits', config: { ...(o.maxSteps !== undefined ? { maxSteps: o.maxSteps } : {}), ...(o.retry ? { retry: o.retry } : {}) } });
+  if (o.contextWindow !== undefined || o.compactThreshold !== undefined || o.compaction) {
+    patch.push({ id: 'compaction', use: 'compaction', config: { ...(o.contextWindow !== undefined ? { window: o.contextWindow } : {}), ...(o.compactThreshold !== undefined ? { threshold: o.compactThreshold } : {}), ...(o.compaction ?? {}) } });
+  }
+  if (o.approval !== undefined || o.approvalRules || o.answerTimeoutMs !== undefined) {
+    patch.push({
+      id: 'approval',
+      use: 'policy',
+      config: { policy: o.approval ?? 'auto', rules: (o.approvalRules ?? []).map((r) => `${r.tool}:${r.pattern}`), ...(o.answerTimeoutMs !== undefined ? { answerTimeoutMs: o.answerTimeoutMs } : {}) },
+    });
+  }
+  return {
+    settings: { sandbox: 'off', ...(o.settings ?? {}) },
+    patch,
+    services: { ...(o.services ?? {}), ...(o.tools ? { tools: o.tools } : {}), ...(o.store ? { store: o.store } : {}), ...(o.clock ? { clock: o.clock } : {}) },
+  };
+}
+
+export function createHarness(respond: ResponseFunction | ModelProvider, over: HarnessOptions = {}): Harness {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-h-')));
   const workspace = path.join(root, 'ws');
   const bridleHome = path.join(root, 'home');
@@ -51,23 +97,20 @@ export function createHarness(respond: ResponseFunction | ModelProvider, over: P
       return inner.stream(request, signal);
     },
   };
+  const { tools: _t, store: given, approval, approvalRules: _r, answerTimeoutMs: _a, maxSteps: _m, retry: _re, contextWindow: _c, compactThreshold: _th, compaction: _co, repeatCall: _rc, clock, ...duties } = over;
+  const product = harnessProduct({ ...over, approval: approval ?? 'auto' });
   session = createSession({
     id: 'test-session',
     cwd: workspace,
     bridleHome,
-    model,
-    modelName: 'scripted-test',
-    store,
-    clock: steppingClock(),
-    tools: builtinTools(),
-    shell: createLocalShell(),
-    approval: 'auto',
     sleep: async () => {},
-    ...over,
+    ...duties,
+    ...product,
+    services: { model: { ...model, name: 'scripted-test' }, store: given ?? store, clock: clock ?? steppingClock(), ...product.services },
   });
   return {
     session,
-    store,
+    store: given ?? store,
     workspace,
     bridleHome,
     requests,

@@ -11,9 +11,7 @@ import { createSession, type BridleSession } from '../../runtime/session.js';
 import { createScriptedProviderFromFunction, type ResponseFunction, type ScriptedOptions } from '../../adapters/model/scripted.js';
 import type { CreateParams } from '../../server/hosted-session.js';
 import { startServer, type BridleServer, type ServerOptions } from '../../server/server.js';
-import { createLocalShell } from '../../adapters/subprocess/local.js';
 import { createMemoryStore } from '../../adapters/store/memory.js';
-import { builtinTools } from '../../tools/index.js';
 import { steppingClock } from './harness.js';
 
 export interface TestServer {
@@ -53,13 +51,8 @@ export async function startTestServer(respond: ResponseFunction, o: TestServerOp
         id: `s${++n}`,
         cwd: params.cwd ?? workspace,
         bridleHome,
-        model: createScriptedProviderFromFunction(respond, o.scripted),
-        modelName: params.model ?? 'scripted-test',
-        store: createMemoryStore(),
-        clock: steppingClock(),
-        tools: builtinTools(),
-        shell: createLocalShell(),
-        approval: o.approval ?? 'auto',
+        settings: { approval: o.approval ?? 'auto', sandbox: 'off' },
+        services: { model: { ...createScriptedProviderFromFunction(respond, o.scripted), name: params.model ?? 'scripted-test' }, store: createMemoryStore(), clock: steppingClock() },
         sleep: async () => {},
         ...hooks,
       });

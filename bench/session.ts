@@ -1,0 +1,41 @@
+/**
+ * A benchmark's session, composed like any other: the base rows with the
+ * bench's scripted model, its no-op tool and a counting clock in the place of
+ * theirs, the log in memory (or a JSONL file in `dir`), approval `auto`.
+ */
+import type { Entry } from '../log/entries.js';
+import type { PatchEntry } from '../plugins/rows.js';
+import { createScriptedProviderFromFunction, type ResponseFunction } from '../adapters/model/scripted.js';
+import { createSession, type Services } from '../runtime/session.js';
+import { noopTool } from './noop-tool.js';
+
+export interface BenchSession {
+  id: string;
+  respond: ResponseFunction;
+  maxSteps?: number;
+  /** A JSONL store writing here; default: memory. */
+  dir?: string;
+  store?: Services['store'];
+  repeatCall?: boolean;
+  existing?: readonly Entry[];
+}
+
+export function benchSession(o: BenchSession) {
+  let t = 0;
+  const patch: PatchEntry[] = [o.dir ? { id: 'store', use: 'jsonl', config: { dir: o.dir } } : { id: 'store', use: 'memory' }];
+  if (o.repeatCall === false) patch.push({ id: 'guard:repeat-call', remove: true });
+  return createSession({
+    id: o.id,
+    cwd: '/nonexistent',
+    bridleHome: '/nonexistent-home',
+    settings: { approval: 'auto', sandbox: 'off', ...(o.maxSteps !== undefined ? { maxSteps: o.maxSteps } : {}) },
+    patch,
+    services: {
+      model: { ...createScriptedProviderFromFunction(o.respond, { deltas: 1 }), name: 'scripted-bench' },
+      clock: () => t++,
+      tools: [noopTool],
+      ...(o.store ? { store: o.store } : {}),
+    },
+    ...(o.existing ? { existing: o.existing } : {}),
+  });
+}

@@ -1,0 +1,43 @@
+/**
+ * The `base` bundle: today's product as id-tagged rows. Every other layer
+ * (a profile, `$BRIDLE_HOME/config.yaml`'s `patch:`, a `--patch` file, the
+ * flags) changes it by row id; `bridle config --dump` prints the result.
+ * A row's defaults live in one place, its provider's config schema; the dump
+ * prints each row's config with them filled in.
+ */
+import type { Row } from '../plugins/rows.js';
+
+export interface Bundle {
+  name: string;
+  rows: readonly Row[];
+}
+
+export const base: Bundle = {
+  name: 'base',
+  rows: [
+    { id: 'clock', use: 'system' },
+    { id: 'ids', use: 'random' },
+    { id: 'model', use: 'openai' },
+    { id: 'store', use: 'jsonl' },
+    { id: 'sandbox', use: 'bwrap' },
+    { id: 'approval', use: 'policy' },
+    { id: 'turn', use: 'limits' },
+    { id: 'compaction', use: 'compaction' },
+    { id: 'prompt:core', use: 'core' },
+    { id: 'prompt:tools', use: 'tools' },
+    { id: 'prompt:workspace', use: 'workspace' },
+    { id: 'guard:repeat-call', use: 'repeat-call' },
+    { id: 'guard:read-only-mode', use: 'read-only-mode' },
+    { id: 'tool:read_file', use: 'read_file' },
+    { id: 'tool:write_file', use: 'write_file' },
+    { id: 'tool:edit_file', use: 'edit_file' },
+    { id: 'tool:list_dir', use: 'list_dir' },
+    { id: 'tool:glob', use: 'glob' },
+    { id: 'tool:grep', use: 'grep' },
+    { id: 'tool:bash', use: 'bash' },
+    { id: 'tool:delegate', use: 'delegate' },
+  ],
+};
+
+/** The bundles a profile may list, by name. */
+export const BUNDLES: ReadonlyMap<string, Bundle> = new Map([[base.name, base]]);

@@ -1,0 +1,209 @@
+/**
+ * The CLI's one settings module: what every session command and `config
+ * --dump` compose a product from. Layers, in order, later wins:
+ *
+ *   bundles (the profile's, default [base]) → the profile's patch →
+ *   $BRIDLE_HOME/config.yaml's patch → its settings → the profile's
+ *   settings → a --patch file → the environment → the flags
+ *
+ * Flags, the environment and the file are checked by one schema
+ * (`runtime/settings.ts`), so their errors read alike. Configuration is read
+ * from `$BRIDLE_HOME` and from files named on the command line, never from
+ * the workspace.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { BUNDLES } from '../bundles/base.js';
+import { composeEntries, Patch, type ComposedRow, type Layer, type PatchEntry, type Row } from '../plugins/rows.js';
+import { isModulePath, loadRowPlugins, type LoadedPlugins } from '../runtime/catalogue.js';
+import { checkRows } from '../runtime/check.js';
+import { applySettings, maxDepthSetting, RULES, settingsShape, type Settings, type SettingsLayer } from '../runtime/settings.js';
+import { describeIssues, loadConfig, type LoadedConfig } from './config/load.js';
+import { UsageError } from './errors.js';
+import { bridleHome } from './home.js';
+
+/** The settings flags as commander hands them over: strings (and booleans), unparsed. */
+export interface SettingFlags {
+  model?: string;
+  baseUrl?: string;
+  approval?: string;
+  allow?: string[];
+  sandbox?: string;
+  sandboxMode?: string;
+  allowNetwork?: boolean;
+  allowGitWrites?: boolean;
+  maxSteps?: string;
+  contextWindow?: string;
+  streamIdleMs?: string;
+  streamTotalMs?: string;
+  maxDepth?: string;
+  profile?: string;
+  /** A one-off overlay: a YAML or JSON file with a `patch:` list. */
+  patch?: string;
+}
+
+type FlagKey = keyof Settings | 'maxDepth';
+const FLAGS: Record<FlagKey, string> = {
+  model: '--model',
+  baseUrl: '--base-url',
+  approval: '--approval',
+  allow: '--allow',
+  sandbox: '--sandbox',
+  sandboxMode: '--sandbox-mode',
+  allowNetwork: '--allow-network',
+  allowGitWrites: '--allow-git-writes',
+  sandboxLimits: '--sandbox-limits',
+  maxSteps: '--max-steps',
+  contextWindow: '--context-window',
+  contextWindows: '--context-windows',
+  streamIdleMs: '--stream-idle-ms',
+  streamTotalMs: '--stream-total-ms',
+  maxDepth: '--max-depth',
+};
+const NUMERIC = new Set<FlagKey>(['maxSteps', 'contextWindow', 'streamIdleMs', 'streamTotalMs', 'maxDepth']);
+const schemaOf = (key: FlagKey): z.ZodType => (key === 'maxDepth' ? maxDepthSetting : settingsShape[key]);
+
+/** One value checked by the same schema the file is; the error names where it came from, in the file's words. */
+function checked(key: FlagKey, raw: unknown, where: string): unknown {
+  const value = NUMERIC.has(key) && typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+  const r = schemaOf(key).safeParse(value);
+  if (r.success) return r.data;
+  const worded = r.error.issues.find((i) => i.code === 'custom' && (i.params as { worded?: boolean } | undefined)?.worded);
+  throw new UsageError(worded ? `${where}: ${worded.message}` : `${where} ${RULES[key]} (got ${JSON.stringify(raw)})`);
+}
+
+/** Contract: throws `UsageError` for a value the schema refuses, worded as the file's error would be. */
+export function flagSettings(f: SettingFlags): SettingsLayer['settings'] {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(FLAGS) as FlagKey[]) {
+    const raw = (f as Record<string, unknown>)[key];
+    if (raw !== undefined) out[key] = checked(key, raw, FLAGS[key]);
+  }
+  if (out.sandbox === 'off' && out.sandboxMode !== undefined) throw new UsageError('--sandbox-mode needs --sandbox bwrap: with --sandbox off nothing is confined');
+  return out as SettingsLayer['settings'];
+}
+
+/** `BRIDLE_MODEL`, `OPENAI_BASE_URL`; an empty variable counts as unset, as a shell user expects of `FOO= bridle …`. */
+export function envSettings(env: NodeJS.ProcessEnv): Settings {
+  const out: Settings = {};
+  if (env.BRIDLE_MODEL) out.model = checked('model', env.BRIDLE_MODEL, 'BRIDLE_MODEL:') as string;
+  if (env.OPENAI_BASE_URL) out.baseUrl = checked('baseUrl', env.OPENAI_BASE_URL, 'OPENAI_BASE_URL:') as string;
+  return out;
+}
+
+/** A patch's module paths made absolute against the file that wrote them; a `scripted:` path likewise. */
+function anchored(patch: readonly PatchEntry[], dir: string): PatchEntry[] {
+  const fix = (e: PatchEntry): PatchEntry => {
+    if ('remove' in e) return e;
+    const use = isModulePath(e.use) && !isAbsolute(e.use) && !e.use.startsWith('file:') ? resolve(dir, e.use) : e.use;
+    const rows = e.rows?.map((r) => fix(r as PatchEntry) as Row);
+    return { ...e, use, ...(rows ? { rows } : {}) };
+  };
+  return patch.map(fix);
+}
+
+/** Contract: throws one `UsageError` line naming the file for a file that cannot be read, parsed, or is not `{ patch: [...] }`. */
+export function readPatchFile(path: string): PatchEntry[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--patch ${path}: cannot read it: ${(err as Error).message}`);
+  }
+  const doc = parseDocument(text, { uniqueKeys: true });
+  if (doc.errors[0]) throw new UsageError(`--patch ${path}: not valid YAML or JSON: ${doc.errors[0].message.split('\n')[0]}`);
+  const data: unknown = doc.toJS();
+  const parsed = z.strictObject({ patch: Patch }).safeParse(data);
+  if (!parsed.success) throw new UsageError(`--patch ${path}: ${describeIssues(parsed.error.issues, data)}`);
+  return anchored(parsed.data.patch, dirname(resolve(path)));
+}
+
+/** What a session command works from: the composed rows, where each came from, and what composing them warned about. */
+export interface Product {
+  home: string;
+  file: LoadedConfig;
+  profile?: string;
+  rows: ComposedRow[];
+  warnings: string[];
+  loaded: LoadedPlugins;
+}
+
+export interface ComposeOptions {
+  env?: NodeJS.ProcessEnv;
+  /** `resume`: the model the session logged takes the place of one that only the bundle or the config file named. */
+  loggedModel?: string;
+}
+
+/** The profile a `--profile` names. Contract: throws `UsageError` naming the known ones when there is none. */
+function profileOf(name: string | undefined, file: LoadedConfig) {
+  if (name === undefined) return undefined;
+  const profiles = file.config.profiles ?? {};
+  if (Object.hasOwn(profiles, name)) return profiles[name]!;
+  const known = Object.keys(profiles);
+  const where = file.exists ? file.path : `${file.path} (there is no such file)`;
+  throw new UsageError(`--profile ${name}: no such profile in ${where}${known.length ? `; profiles: ${known.join(', ')}` : ''}`);
+}
+
+const settingsIn = (o: object): Settings => Object.fromEntries(Object.entries(o).filter(([k]) => k in settingsShape)) as Settings;
+
+/**
+ * Composes the product offline, checks it, and imports the plugin modules it
+ * names. Contract: throws `UsageError` (exit 2) for a bad flag, file, profile
+ * or row, naming where; never runs a session.
+ */
+export async function composeProduct(flags: SettingFlags, o: ComposeOptions = {}): Promise<Product> {
+  const env = o.env ?? process.env;
+  const home = bridleHome(env);
+  const file = loadConfig(home);
+  const profile = profileOf(flags.profile, file);
+  const fromProfile = `profile ${flags.profile}`;
+  const bundles = (profile?.bundles ?? ['base']).map((name) => {
+    const b = BUNDLES.get(name);
+    if (!b) throw new UsageError(`${fromProfile}: bundles: no bundle named ${JSON.stringify(name)} (known: ${[...BUNDLES.keys()].join(', ')})`);
+    return b;
+  });
+  const layers: Layer[] = bundles.slice(1).map((b) => ({ from: `bundle ${b.name}`, patch: b.rows.map((r) => ({ insert: true as const, ...r })) }));
+  if (profile?.patch) layers.push({ from: fromProfile, patch: anchored(profile.patch, home) });
+  if (file.config.patch) layers.push({ from: 'home', patch: anchored(file.config.patch, home) });
+  let composed;
+  try {
+    composed = composeEntries({ from: `bundle ${bundles[0]!.name}`, rows: bundles[0]!.rows }, ...layers);
+  } catch (err) {
+    throw asUsage(err);
+  }
+  const settings: SettingsLayer[] = [{ from: 'home', settings: settingsIn(file.config) }];
+  if (profile) settings.push({ from: fromProfile, settings: settingsIn(profile) });
+  let rows = applySettings(composed.rows, settings);
+  const warnings = [...composed.warnings, ...rows.warnings];
+  let current = rows.rows;
+  if (flags.patch) {
+    const overlay = composeEntries({ from: 'composed', rows: current as Row[] }, { from: `patch ${flags.patch}`, patch: readPatchFile(flags.patch) });
+    current = overlay.rows.map((r, i) => (r.from === 'composed' ? { ...r, from: current.find((c) => c.id === r.id)?.from ?? current[i]!.from } : r));
+    warnings.push(...overlay.warnings);
+  }
+  const late: SettingsLayer[] = [];
+  if (o.loggedModel) {
+    const row = current.find((r) => r.id === 'model');
+    if (row && (row.from.startsWith('bundle ') || row.from === 'home')) late.push({ from: 'log', settings: { model: o.loggedModel } });
+  }
+  late.push({ from: 'env', settings: envSettings(env) }, { from: 'flag', settings: flagSettings(flags) });
+  rows = applySettings(current, late);
+  warnings.push(...rows.warnings);
+  const loaded = await loadRowPlugins(rows.rows).catch((err: unknown) => {
+    throw new UsageError((err as Error).message);
+  });
+  let checked: ComposedRow[];
+  try {
+    checked = checkRows(rows.rows, loaded);
+  } catch (err) {
+    throw asUsage(err);
+  }
+  return { home, file, ...(flags.profile !== undefined ? { profile: flags.profile } : {}), rows: checked, warnings, loaded };
+}
+
+const asUsage = (err: unknown) => (err instanceof Error && err.name === 'CompositionError' ? new UsageError(err.message) : err);
+
+/** The settings flags' help lines, for the commands that take them. */
+export const SETTING_FLAG_NAMES = FLAGS;

@@ -1,0 +1,32 @@
+/**
+ * Every service's key, declared once. A plugin finds a service by its key
+ * (`ctx.get(MODEL)`), never by importing a provider; a row's seam is the
+ * service its provider provides.
+ */
+import type { ApprovalService } from './approval.js';
+import type { Clock } from './clock.js';
+import type { Hooks } from './hooks.js';
+import type { Ids } from './ids.js';
+import type { ContextSettings, LoopSettings } from './loop.js';
+import type { ModelProvider } from './model.js';
+import type { PromptSections } from './prompt.js';
+import type { SandboxService } from './sandbox.js';
+import { serviceKey } from './service.js';
+import type { SessionControl } from './session.js';
+import type { SessionStore } from './store.js';
+import type { Subagents } from './subagents.js';
+import type { ToolRegistry } from './tool-registry.js';
+
+export const MODEL = serviceKey<ModelProvider>('model');
+export const STORE = serviceKey<SessionStore>('store');
+export const APPROVAL = serviceKey<ApprovalService>('approval');
+export const TOOLS = serviceKey<ToolRegistry>('tools');
+export const PROMPT = serviceKey<PromptSections>('prompt');
+export const HOOKS = serviceKey<Hooks>('hooks');
+export const CLOCK = serviceKey<Clock>('clock');
+export const IDS = serviceKey<Ids>('ids');
+export const SESSION = serviceKey<SessionControl>('session');
+export const LOOP = serviceKey<LoopSettings>('loop');
+export const CONTEXT = serviceKey<ContextSettings>('context');
+export const SANDBOX = serviceKey<SandboxService>('sandbox');
+export const SUBAGENTS = serviceKey<Subagents>('subagents');

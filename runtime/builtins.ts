@@ -1,0 +1,84 @@
+/**
+ * The built-in plugins that are not providers of a seam: the turn's limits,
+ * the context's settings, the prompt's sections, and a tool as a row. Each
+ * is what one row of the base bundle mounts.
+ */
+import { z } from 'zod';
+import { ModelErrorCode } from '../log/entries.js';
+import { CONTEXT, LOOP, PROMPT, SESSION, TOOLS } from '../ports/index.js';
+import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
+import type { ToolDefinition } from '../ports/tools.js';
+import type { Plugin } from '../plugins/host.js';
+import { toolSpec } from '../tools/index.js';
+import { DEFAULT_COMPACT_THRESHOLD } from './context/windows.js';
+import { readAgentsFiles } from './prompt/agents-files.js';
+import { coreSection, DEFAULT_CORE, toolsSection, workspaceSection } from './prompt/builtin.js';
+
+const tokens = z.int().min(1024);
+
+export const RetryConfig = z.strictObject({
+  maxRetries: z.int().nonnegative(),
+  baseDelayMs: z.number().nonnegative(),
+  maxDelayMs: z.number().nonnegative(),
+  retryable: z.array(ModelErrorCode),
+});
+
+/** The `turn` row: a turn's step budget (and, for now, the retry policy of its requests). */
+export const limitsPlugin: Plugin<{ maxSteps: number; retry?: z.infer<typeof RetryConfig> }> = {
+  name: 'limits',
+  provides: [LOOP],
+  config: z.strictObject({ maxSteps: z.int().positive().default(DEFAULT_MAX_STEPS), retry: RetryConfig.optional() }),
+  apply: (ctx, c) => void ctx.provide(LOOP, c),
+};
+
+export const ContextConfig = z.strictObject({
+  /** The model's window in tokens; else `windows[model]`, else the built-in table. */
+  window: tokens.optional(),
+  windows: z.record(z.string().min(1), tokens).default({}),
+  /** Compaction is due when the next request reaches this share of the window. */
+  threshold: z.number().positive().max(1).default(DEFAULT_COMPACT_THRESHOLD),
+  tailRatio: z.number().positive().max(1).optional(),
+  summaryMaxTokens: z.int().positive().optional(),
+});
+
+/** The `compaction` row: the context window and when and how compaction runs. */
+export const contextPlugin: Plugin<z.infer<typeof ContextConfig>> = {
+  name: 'compaction',
+  provides: [CONTEXT],
+  config: ContextConfig,
+  apply: (ctx, c) => void ctx.provide(CONTEXT, c),
+};
+
+const empty = z.strictObject({});
+
+/** The `prompt:core` row: who the agent is. `text` replaces the built-in wording. */
+export const coreSectionPlugin: Plugin<{ text: string }> = {
+  name: 'prompt-core',
+  inject: [PROMPT],
+  config: z.strictObject({ text: z.string().min(1).default(DEFAULT_CORE) }),
+  apply: (ctx, c) => void ctx.prompt.section(coreSection(c.text)),
+};
+
+/** The `prompt:tools` row: the tools the session offers, one line each. */
+export const toolsSectionPlugin: Plugin = {
+  name: 'prompt-tools',
+  inject: [PROMPT, TOOLS],
+  config: empty,
+  apply: (ctx) => void ctx.prompt.section(toolsSection(() => ctx.get(TOOLS).list().map(toolSpec))),
+};
+
+/** The `prompt:workspace` row: the workspace and its AGENTS.md instructions, read afresh per turn. */
+export const workspaceSectionPlugin: Plugin = {
+  name: 'prompt-workspace',
+  inject: [PROMPT, SESSION],
+  config: empty,
+  apply(ctx) {
+    const s = ctx.get(SESSION);
+    ctx.prompt.section(workspaceSection(() => readAgentsFiles(s.cwd, undefined, s.bridleHome)));
+  },
+};
+
+/** A tool as a row (`tool:<name>`): registers it with the `tools` service. */
+export function toolPlugin(tool: ToolDefinition): Plugin {
+  return { name: `tool/${tool.name}`, inject: [TOOLS], config: empty, apply: (ctx) => void ctx.tools.register(tool) };
+}

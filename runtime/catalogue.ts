@@ -1,0 +1,101 @@
+/**
+ * What a row's `use` names: a built-in provider or plugin, looked up first
+ * under the row's seam (the id up to its first `:`: `fs` → `fs/memory`,
+ * `tool:bash` → `tool/bash`), then by itself; or a plugin object a module
+ * path was loaded into (`loadRowPlugins`). One table, so composition can
+ * check a product offline (`config --dump`) without mounting anything.
+ */
+import { pathToFileURL } from 'node:url';
+import { policyApproval } from '../adapters/approval/policy.js';
+import { fixedClock, systemClock } from '../adapters/clock/system.js';
+import { randomIds } from '../adapters/ids/random.js';
+import { openaiModel } from '../adapters/model/openai.js';
+import { scriptedModel } from '../adapters/model/scripted.js';
+import { jsonlStore } from '../adapters/store/jsonl.js';
+import { memoryStore } from '../adapters/store/memory.js';
+import { bwrapSandbox } from '../adapters/sandbox/bwrap.js';
+import { offSandbox } from '../adapters/sandbox/off.js';
+import type { ProviderDefinition } from '../ports/provider.js';
+import { readOnlyModePlugin } from '../plugins/guards/read-only-mode.js';
+import { repeatCallPlugin } from '../plugins/guards/repeat-call.js';
+import type { Plugin } from '../plugins/host.js';
+import { providerPlugin } from '../plugins/provider-plugin.js';
+import type { Row } from '../plugins/rows.js';
+import { builtinTools } from '../tools/index.js';
+import { contextPlugin, coreSectionPlugin, limitsPlugin, toolPlugin, toolsSectionPlugin, workspaceSectionPlugin } from './builtins.js';
+import { delegatePlugin } from './subagent.js';
+
+const providers: ProviderDefinition<any, any>[] = [openaiModel, scriptedModel, jsonlStore, memoryStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox];
+
+/** Built-ins by qualified name (`<seam>/<use>`), or bare where they belong to no seam. */
+export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugin<any>>([
+  ...providers.map((p) => [`${p.seam.id}/${p.name}`, providerPlugin(p)] as const),
+  ...builtinTools().map((t) => [`tool/${t.name}`, toolPlugin(t)] as const),
+  ['tool/delegate', delegatePlugin],
+  ['turn/limits', limitsPlugin],
+  ['compaction/compaction', contextPlugin],
+  ['prompt/core', coreSectionPlugin],
+  ['prompt/tools', toolsSectionPlugin],
+  ['prompt/workspace', workspaceSectionPlugin],
+  ['guard/repeat-call', repeatCallPlugin],
+  ['guard/read-only-mode', readOnlyModePlugin],
+]);
+
+/** A `use` that names a module: `./x.js`, `../x.js`, `/abs/x.js`, `file:///…`. */
+export const isModulePath = (use: string) => use.startsWith('./') || use.startsWith('../') || use.startsWith('/') || use.startsWith('file:');
+
+export const seamOf = (rowId: string) => (rowId.includes(':') ? rowId.slice(0, rowId.indexOf(':')) : rowId);
+
+/** Plugins loaded from module paths, by the `use` that named them. */
+export type LoadedPlugins = ReadonlyMap<string, Plugin<any>>;
+
+/** Contract: the plugin a row mounts, or undefined for a `use` that names nothing known (and no loaded module). */
+export function resolveUse(row: Pick<Row, 'id' | 'use'>, loaded: LoadedPlugins = new Map()): Plugin<any> | undefined {
+  if (isModulePath(row.use)) return loaded.get(row.use);
+  return CATALOGUE.get(`${seamOf(row.id)}/${row.use}`) ?? CATALOGUE.get(row.use);
+}
+
+/** The names a row of this seam may `use`, for an error that says what would work. */
+export function knownUses(rowId: string): string[] {
+  const seam = seamOf(rowId);
+  return [...CATALOGUE.keys()].filter((k) => k.startsWith(`${seam}/`)).map((k) => k.slice(seam.length + 1));
+}
+
+/** Rows (and their groups' rows) whose `use` is a module path. */
+function* moduleUses(rows: readonly Row[]): Generator<string> {
+  for (const r of rows) {
+    if (isModulePath(r.use)) yield r.use;
+    if (r.rows) yield* moduleUses(r.rows);
+  }
+}
+
+export class PluginModuleError extends Error {
+  override name = 'PluginModuleError';
+}
+
+const isPlugin = (v: unknown): v is Plugin<any> => {
+  const p = v as Plugin | null | undefined;
+  return typeof p === 'object' && p !== null && typeof p.name === 'string' && typeof p.apply === 'function';
+};
+
+/**
+ * Imports every module a row's `use` names (absolute paths or `file:` URLs;
+ * `loadConfigLayers` resolves relative ones against the file that wrote
+ * them). Contract: rejects with `PluginModuleError` naming the module when
+ * it cannot be imported or its default export is not a plugin
+ * (`{ name, apply(ctx, config) }`).
+ */
+export async function loadRowPlugins(rows: readonly Row[]): Promise<LoadedPlugins> {
+  const out = new Map<string, Plugin<any>>();
+  for (const use of new Set(moduleUses(rows))) {
+    let mod: { default?: unknown };
+    try {
+      mod = (await import(use.startsWith('file:') ? use : pathToFileURL(use).href)) as { default?: unknown };
+    } catch (err) {
+      throw new PluginModuleError(`cannot load plugin module ${use}: ${(err as Error).message}`);
+    }
+    if (!isPlugin(mod.default)) throw new PluginModuleError(`plugin module ${use}: its default export is not a plugin ({ name, apply(ctx, config) })`);
+    out.set(use, mod.default);
+  }
+  return out;
+}

@@ -1,0 +1,149 @@
+/**
+ * The settings, written once: the schema of `$BRIDLE_HOME/config.yaml` (the
+ * settings a flag can also give, a `patch:` of rows, and `profiles`: an
+ * ordered list of bundles, a patch, and settings), the same schema the flags
+ * are checked with, and the sugar that turns settings into row changes.
+ * Strict: an unknown key is an error, so a typo never silently falls back to
+ * a default.
+ */
+import { z } from 'zod';
+import { Patch, type ComposedRow } from '../plugins/rows.js';
+import { checkRule } from '../safety/approval-rules.js';
+import { SANDBOX_MODES, type SandboxMode } from '../safety/sandbox.js';
+
+/** What each key must be, in words; the error line and the docs both say it this way. */
+export const RULES = {
+  model: 'must be a model id, or scripted:<file>',
+  baseUrl: 'must be a URL, e.g. http://127.0.0.1:8080/v1',
+  approval: 'must be never, ask or auto',
+  allow: "must be a list of tool:pattern rules, e.g. 'bash:^npm test$'",
+  sandbox: 'must be bwrap or off',
+  sandboxMode: `must be ${SANDBOX_MODES.join(', ')}`,
+  allowNetwork: 'must be true or false',
+  allowGitWrites: 'must be true or false',
+  sandboxLimits: 'must map processes (at least 16), memoryMb (at least 64) and tmpMb (at least 1) to whole numbers',
+  maxSteps: 'must be a positive whole number',
+  contextWindow: 'must be a whole number of tokens, at least 1024',
+  contextWindows: 'must map model ids to whole numbers of tokens, each at least 1024',
+  streamIdleMs: 'must be a whole number of milliseconds, at least 1',
+  streamTotalMs: 'must be a whole number of milliseconds, at least 1',
+  maxDepth: 'must be a whole number from 0 to 8',
+  patch: 'must be a list of rows: { id, use, config } replaces a row, { insert: true, id, use, … } adds one, { id, remove: true } removes one',
+  bundles: 'must be a list of bundle names (known: base)',
+  profiles: 'must map profile names to { bundles, patch } and these same settings',
+} as const;
+
+export type SettingKey = Exclude<keyof typeof RULES, 'profiles' | 'patch' | 'bundles' | 'maxDepth'>;
+
+/** In the order `config --dump` prints them. */
+export const SETTING_KEYS: readonly SettingKey[] = ['model', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'allowGitWrites', 'sandboxLimits', 'maxSteps', 'contextWindow', 'contextWindows', 'streamIdleMs', 'streamTotalMs'];
+
+const isUrl = (s: string) => {
+  try {
+    new URL(s);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** `tool:pattern`, with a pattern that compiles; the same rule `--allow` takes. `worded`: the message is already a full sentence. */
+const allowRule = z.string().superRefine((text, ctx) => {
+  const i = text.indexOf(':');
+  if (i <= 0) return void ctx.addIssue({ code: 'custom', message: `${RULES.allow} (got ${JSON.stringify(text)})`, params: { worded: true } });
+  try {
+    checkRule({ tool: text.slice(0, i), pattern: text.slice(i + 1) });
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message, params: { worded: true } });
+  }
+});
+
+const tokens = z.int().min(1024);
+
+export const settingsShape = {
+  model: z.string().min(1),
+  baseUrl: z.string().refine(isUrl),
+  approval: z.enum(['never', 'ask', 'auto']),
+  allow: z.array(allowRule),
+  sandbox: z.enum(['bwrap', 'off']),
+  sandboxMode: z.enum(SANDBOX_MODES as [SandboxMode, ...SandboxMode[]]),
+  allowNetwork: z.boolean(),
+  allowGitWrites: z.boolean(),
+  sandboxLimits: z.strictObject({ processes: z.int().min(16), memoryMb: z.int().min(64), tmpMb: z.int().min(1) }).partial(),
+  maxSteps: z.int().positive(),
+  contextWindow: tokens,
+  contextWindows: z.record(z.string().min(1), tokens),
+  streamIdleMs: z.int().positive(),
+  streamTotalMs: z.int().positive(),
+};
+
+export const Settings = z.strictObject(settingsShape).partial();
+export type Settings = z.infer<typeof Settings>;
+
+/** A profile: the bundles to start from (default `[base]`), its own patch, and settings. */
+export const Profile = z.strictObject({ ...settingsShape, bundles: z.array(z.string().min(1)).min(1), patch: Patch }).partial();
+export type Profile = z.infer<typeof Profile>;
+
+export const ConfigFile = z
+  .strictObject({ ...settingsShape, patch: Patch, profiles: z.record(z.string().min(1), Profile) })
+  .partial();
+export type ConfigFile = z.infer<typeof ConfigFile>;
+
+/** A flag-only setting: how deep subagents may go. */
+export const maxDepthSetting = z.int().min(0).max(8);
+
+/** A layer of settings and the name provenance gives it (`home`, `profile ci`, `env`, `flag`, `options`). */
+export interface SettingsLayer {
+  from: string;
+  settings: Settings & { maxDepth?: number };
+}
+
+type Config = Record<string, unknown>;
+const configOf = (row: ComposedRow | undefined): Config => (row?.config && typeof row.config === 'object' ? { ...(row.config as Config) } : {});
+const defined = (o: Config): Config => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+/**
+ * The settings keys as sugar over rows: each set key changes the fields of
+ * the row it concerns (`model` → the `model` row, `approval`/`allow` → the
+ * `approval` row, the sandbox keys → `sandbox`, `maxSteps` → `turn`, the
+ * windows → `compaction`, `maxDepth` → `tool:delegate`), and the row then
+ * names that layer as where it came from. Layers apply in order, later wins.
+ * Contract: pure; a key whose row was removed by a patch changes nothing and
+ * is reported in `warnings`.
+ */
+export function applySettings(rows: readonly ComposedRow[], layers: readonly SettingsLayer[]): { rows: ComposedRow[]; warnings: string[] } {
+  const out = rows.map((r) => ({ ...r }));
+  const warnings: string[] = [];
+  const edit = (id: string, from: string, key: string, f: (row: ComposedRow) => Omit<ComposedRow, 'id' | 'from'>) => {
+    const i = out.findIndex((r) => r.id === id);
+    if (i < 0) return void warnings.push(`${from}: ${key} is set, but there is no ${id} row to apply it to (a patch removed it?)`);
+    out[i] = { id, from, ...f(out[i]!) };
+  };
+  for (const { from, settings: s } of layers) {
+    if (s.model !== undefined) {
+      const m = s.model;
+      edit('model', from, 'model', (row) =>
+        m.startsWith('scripted:') ? { use: 'scripted', config: { file: m.slice('scripted:'.length) } } : { use: 'openai', config: { ...(row.use === 'openai' ? configOf(row) : {}), model: m } },
+      );
+    }
+    const wire = defined({ baseUrl: s.baseUrl, streamIdleMs: s.streamIdleMs, streamTotalMs: s.streamTotalMs });
+    if (Object.keys(wire).length > 0 && out.find((r) => r.id === 'model')?.use === 'openai') edit('model', from, 'baseUrl', (row) => ({ use: row.use, config: { ...configOf(row), ...wire } }));
+    if (s.approval !== undefined || s.allow !== undefined) {
+      edit('approval', from, 'approval', (row) => ({ use: row.use, config: { ...configOf(row), ...defined({ policy: s.approval, rules: s.allow }) } }));
+    }
+    if (s.sandbox !== undefined) edit('sandbox', from, 'sandbox', (row) => (s.sandbox === 'off' ? { use: 'off' } : { use: 'bwrap', config: row.use === 'bwrap' ? configOf(row) : {} }));
+    const confine = defined({ mode: s.sandboxMode, network: s.allowNetwork, gitWritable: s.allowGitWrites, limits: s.sandboxLimits });
+    if (Object.keys(confine).length > 0 && out.find((r) => r.id === 'sandbox')?.use === 'bwrap') edit('sandbox', from, 'sandboxMode', (row) => ({ use: row.use, config: { ...configOf(row), ...confine } }));
+    if (s.maxSteps !== undefined) edit('turn', from, 'maxSteps', (row) => ({ use: row.use, config: { ...configOf(row), maxSteps: s.maxSteps } }));
+    if (s.contextWindow !== undefined || s.contextWindows !== undefined) {
+      // Windows per model merge, later layers' entries over earlier ones'; a set window wins over all of them.
+      edit('compaction', from, 'contextWindow', (row) => {
+        const c = configOf(row);
+        const windows = s.contextWindows ? { ...((c.windows as Record<string, number> | undefined) ?? {}), ...s.contextWindows } : c.windows;
+        return { use: row.use, config: defined({ ...c, window: s.contextWindow ?? c.window, windows }) };
+      });
+    }
+    if (s.maxDepth !== undefined) edit('tool:delegate', from, 'maxDepth', (row) => ({ use: row.use, config: { ...configOf(row), maxDepth: s.maxDepth } }));
+  }
+  return { rows: out, warnings };
+}
