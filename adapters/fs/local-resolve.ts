@@ -1,17 +1,27 @@
 /**
- * Path confinement for the file tools: every path a model names is resolved
+ * Path confinement for the local file system: every path a model names is resolved
  * the way the kernel would resolve it (component by component, following
  * symlinks, `..` applied to the real parent) and only then checked, so a
  * symlink anywhere on the way cannot smuggle a read or write out of the
  * workspace or into `$BRIDLE_HOME`.
  *
- * The check and the later use are two system calls: a tool never opens the
- * path it got back by name alone but through `open-in-workspace.ts`, which
- * checks again what it actually opened (ADR 0011).
+ * The check and the later use are two system calls: the provider never opens
+ * the path it got back by name alone but through `local-open.ts`, which checks
+ * again what it actually opened (ADR 0011).
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { ToolError, type ToolContext } from '../ports/tools.js';
+import { ToolError } from '../../ports/tool-error.js';
+
+/** Where the local file system confines every path: from its config, that is from the session. */
+export interface LocalRoots {
+  /** The workspace root, absolute and real (symlinks resolved). */
+  workspace: string;
+  /** `$BRIDLE_HOME`, absolute; refused whether spelled or reached through a link. */
+  bridleHome: string;
+  /** Absolute paths that may be read but never written (the workspace's `.git` unless git writes are allowed). */
+  protect: readonly string[];
+}
 
 export interface ResolveOptions {
   /** Fail with `NOT_FOUND` when the target does not exist. */
@@ -108,11 +118,11 @@ export async function bridleHomeForms(bridleHome: string): Promise<string[]> {
  *
  * Contract: never throws for a bad path; returns a `ToolError` with code
  * `OUTSIDE_WORKSPACE`, `INSIDE_BRIDLE_HOME`, `PROTECTED_PATH` (a write inside
- * `ctx.protect`), `NOT_FOUND`, `IS_A_DIRECTORY` or `INVALID_PATH` instead.
+ * `roots.protect`), `NOT_FOUND`, `IS_A_DIRECTORY` or `INVALID_PATH` instead.
  * Unexpected I/O errors (EACCES on a parent) do throw.
  */
 export async function resolveInWorkspace(
-  ctx: Pick<ToolContext, 'workspace' | 'bridleHome' | 'protect'>,
+  ctx: LocalRoots & { homes?: readonly string[] },
   userPath: string,
   options: ResolveOptions = {},
 ): Promise<string | ToolError> {
@@ -125,7 +135,7 @@ export async function resolveInWorkspace(
   const resolved = walked.path;
   const via = resolved === path.resolve(ctx.workspace, userPath) ? '' : ` (it resolves to ${resolved})`;
 
-  for (const home of await bridleHomeForms(ctx.bridleHome)) {
+  for (const home of ctx.homes ?? (await bridleHomeForms(ctx.bridleHome))) {
     if (isInside(home, resolved)) {
       return new ToolError(
         'INSIDE_BRIDLE_HOME',
@@ -133,7 +143,7 @@ export async function resolveInWorkspace(
       );
     }
   }
-  for (const p of options.forWrite ? (ctx.protect ?? []) : []) {
+  for (const p of options.forWrite ? ctx.protect : []) {
     for (const form of await bridleHomeForms(p)) {
       if (!isInside(form, resolved)) continue;
       const why = path.basename(p) === '.git' ? ' (a hook or core.fsmonitor written there would run at the user’s next git command; only the user can allow it, with --allow-git-writes)' : '';

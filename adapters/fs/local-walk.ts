@@ -1,47 +1,41 @@
-/** A bounded, deterministic walk of a directory tree for glob and grep. */
+/** A deterministic walk of a directory tree on the local disk, for the file system's `walk`. */
 import type { Dirent } from 'node:fs';
 import path from 'node:path';
-import { readDirExactly } from './open-in-workspace.js';
-import { byCodePoint } from './text.js';
-import { ToolError } from '../ports/tools.js';
-import { isInside } from './workspace.js';
-
-/** Directories that are huge and rarely what a search means. */
-export const SKIPPED_DIRS: readonly string[] = ['node_modules', '.git'];
+import { ToolError } from '../../ports/tool-error.js';
+import { readDirExactly } from './local-open.js';
+import { isInside } from './local-resolve.js';
 
 export interface WalkOptions {
   /** Directory names never entered, at any depth below the root. */
   skipDirs: ReadonlySet<string>;
   /** Absolute directories never entered (bridle's home, when it lies inside the workspace: give its spelled and its real path). */
   excludeRoots: readonly string[];
-  /** Stop after this many entries have been collected. */
-  maxEntries: number;
-  /** Also collect symbolic links (never followed). Regular files are always collected. */
-  includeSymlinks: boolean;
   signal?: AbortSignal;
 }
 
-export interface WalkResult {
-  /** Absolute paths, sorted by code point. */
-  paths: string[];
-  /** True when `maxEntries` or the signal stopped the walk early. */
-  stopped: boolean;
+export interface Walked {
+  /** Absolute. */
+  path: string;
+  kind: 'file' | 'symlink';
 }
 
+const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /**
- * Collects the regular files below `root` (`root` must be a real path), never
- * following symlinks (a link could lead outside the workspace) and skipping
- * unreadable directories and any that stopped being what was listed (an
- * ancestor swapped for a symlink mid-walk). FIFOs, sockets and devices are
- * never collected.
+ * Yields the regular files and symbolic links below `root` (`root` must be a
+ * real path), never following a link (it could lead outside the workspace)
+ * and skipping unreadable directories and any that stopped being what was
+ * listed (an ancestor swapped for a symlink mid-walk). FIFOs, sockets and
+ * devices are never yielded. Each directory's files come in name order, then
+ * its subdirectories are walked in name order: a capped walk is reproducible.
+ *
+ * Contract: ends quietly when `signal` fires; throws only the
+ * `UNSUPPORTED_PLATFORM` `ToolError`.
  */
-export async function walkFiles(root: string, options: WalkOptions): Promise<WalkResult> {
-  const paths: string[] = [];
+export async function* walkFiles(root: string, options: WalkOptions): AsyncGenerator<Walked> {
   const pending = [root];
   while (pending.length > 0) {
-    if (options.signal?.aborted || paths.length >= options.maxEntries) {
-      return { paths: paths.sort(byCodePoint), stopped: true };
-    }
+    if (options.signal?.aborted) return;
     const dir = pending.pop()!;
     let entries: Dirent[] | undefined;
     try {
@@ -59,13 +53,13 @@ export async function walkFiles(root: string, options: WalkOptions): Promise<Wal
         if (options.skipDirs.has(entry.name)) continue;
         if (options.excludeRoots.some((excluded) => isInside(excluded, full))) continue;
         subdirs.push(full);
-      } else if (entry.isFile() || (options.includeSymlinks && entry.isSymbolicLink())) {
-        if (paths.length >= options.maxEntries) break;
-        paths.push(full);
+      } else if (entry.isFile()) {
+        yield { path: full, kind: 'file' };
+      } else if (entry.isSymbolicLink()) {
+        yield { path: full, kind: 'symlink' };
       }
     }
-    // Reversed onto the stack so directories are visited in name order: a capped walk is reproducible.
+    // Reversed onto the stack so directories are visited in name order.
     pending.push(...subdirs.reverse());
   }
-  return { paths: paths.sort(byCodePoint), stopped: false };
 }
