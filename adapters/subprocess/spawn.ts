@@ -1,23 +1,16 @@
 /**
- * The `local` shell provider: runs an argv on this machine, unconfined.
+ * Starting one process on this machine, unconfined: the launcher under the
+ * `local` subprocess provider (a sandbox's confinement wraps its argv first).
  * Each command gets its own session and process group (`detached`) and a
  * marker variable, so its end, a timeout or an abort kills everything it
  * started, grandchildren included, even those that left the group
  * (call-processes.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Shell, ShellRequest, ShellResult } from '../../ports/tools.js';
+import type { SubprocessResult } from '../../ports/subprocess.js';
+import type { Launch } from '../../safety/sandbox.js';
 import { CALL_MARKER, killCallProcesses, startOf } from './call-processes.js';
-
-type StreamName = 'stdout' | 'stderr';
-
-interface Captured {
-  head: Buffer[];
-  headBytes: number;
-  tail: Buffer[];
-  tailBytes: number;
-  total: number;
-}
+import { OutputCapture } from './capture.js';
 
 /** Node's timers overflow past 2^31-1 ms and fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -30,71 +23,6 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const STRAGGLER_GRACE_MS = 2000;
 
 let calls = 0;
-
-/**
- * Keeps at most `maxBytes` of stdout+stderr: the first half of the budget is
- * shared by both streams' heads in arrival order, the rest holds each
- * stream's latest bytes (the end of a log is where errors are). What falls in
- * between is counted and replaced by a note.
- */
-export class OutputCapture {
-  private headLeft: number;
-  private readonly tailMax: number;
-  private readonly streams: Record<StreamName, Captured> = {
-    stdout: { head: [], headBytes: 0, tail: [], tailBytes: 0, total: 0 },
-    stderr: { head: [], headBytes: 0, tail: [], tailBytes: 0, total: 0 },
-  };
-
-  constructor(private readonly maxBytes: number) {
-    this.headLeft = Math.floor(Math.max(0, maxBytes) / 2);
-    this.tailMax = Math.max(0, maxBytes) - this.headLeft;
-  }
-
-  push(name: StreamName, chunk: Buffer): void {
-    const s = this.streams[name];
-    s.total += chunk.length;
-    const toHead = Math.min(this.headLeft, chunk.length);
-    if (toHead > 0) {
-      s.head.push(chunk.subarray(0, toHead));
-      s.headBytes += toHead;
-      this.headLeft -= toHead;
-    }
-    if (toHead === chunk.length) return;
-    s.tail.push(chunk.subarray(toHead));
-    s.tailBytes += chunk.length - toHead;
-    while (s.tailBytes > this.tailMax) {
-      const first = s.tail[0]!;
-      const excess = s.tailBytes - this.tailMax;
-      if (first.length <= excess) {
-        s.tail.shift();
-        s.tailBytes -= first.length;
-      } else {
-        s.tail[0] = first.subarray(excess);
-        s.tailBytes -= excess;
-      }
-    }
-  }
-
-  finish(): { stdout: string; stderr: string; truncatedBytes: number } {
-    const { stdout: out, stderr: err } = this.streams;
-    // Both tails together must fit what the heads left; each gets half, and a short one lends the rest.
-    const allowed = Math.max(0, this.maxBytes) - out.headBytes - err.headBytes;
-    const half = Math.floor(allowed / 2);
-    let outTail = Math.min(out.tailBytes, half);
-    const errTail = Math.min(err.tailBytes, allowed - outTail);
-    outTail = Math.min(out.tailBytes, allowed - errTail);
-    const render = (s: Captured, keepTail: number) => {
-      const tail = Buffer.concat(s.tail);
-      const kept = tail.subarray(tail.length - keepTail);
-      const dropped = s.total - s.headBytes - keepTail;
-      const note = dropped > 0 ? `\n[... ${dropped} bytes cut ...]\n` : '';
-      return { text: Buffer.concat(s.head).toString('utf8') + note + kept.toString('utf8'), dropped };
-    };
-    const o = render(out, outTail);
-    const e = render(err, errTail);
-    return { stdout: o.text, stderr: e.text, truncatedBytes: o.dropped + e.dropped };
-  }
-}
 
 /** A call: its first process, the marker its descendants carry, when it started. */
 interface Call {
@@ -120,18 +48,19 @@ function killCall({ child, marker, since }: Call): void {
  * (`exitCode` and `signal` both null). When the command's main process exits,
  * everything else it started is killed (its group, its session, whatever
  * carries its marker): nothing it started outlives it, and the result does
- * not wait on output pipes held open past that. `env`, when given, replaces the environment;
- * `uid`/`gid` run it as another user (bridle must be root).
+ * not wait on output pipes held open past that. `env` is the whole
+ * environment (plus the marker); `uid`/`gid` run it as another user (bridle
+ * must be root).
  */
-function run(request: ShellRequest): Promise<ShellResult> {
-  return new Promise<ShellResult>((resolve, reject) => {
+export function spawnProcess(request: Launch): Promise<SubprocessResult> {
+  return new Promise<SubprocessResult>((resolve, reject) => {
     if (request.signal.aborted) {
       resolve({ exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, truncatedBytes: 0 });
       return;
     }
     const [program, ...args] = request.argv;
     if (program === undefined) {
-      reject(new Error('ShellRequest.argv is empty'));
+      reject(new Error('the argv to launch is empty'));
       return;
     }
     const marker = `${process.pid}-${++calls}`;
@@ -139,7 +68,7 @@ function run(request: ShellRequest): Promise<ShellResult> {
     try {
       child = spawn(program, args, {
         cwd: request.cwd,
-        env: { ...(request.env ?? process.env), [CALL_MARKER]: marker },
+        env: { ...request.env, [CALL_MARKER]: marker },
         ...(request.uid !== undefined ? { uid: request.uid } : {}),
         ...(request.gid !== undefined ? { gid: request.gid } : {}),
         detached: true,
@@ -198,8 +127,4 @@ function run(request: ShellRequest): Promise<ShellResult> {
       resolve({ exitCode, signal, timedOut, ...capture.finish() });
     });
   });
-}
-
-export function createLocalShell(): Shell {
-  return { id: 'local', run };
 }
