@@ -42,3 +42,8 @@ export function countOccurrences(haystack: string, needle: string, stopAt = Infi
 export function byCodePoint(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** Bytes as UTF-8 text, the way Node decodes them (invalid sequences become U+FFFD, a BOM stays). */
+export function utf8(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
