@@ -11,6 +11,7 @@ import { isSummaryInstruction } from '../log/context/summary-prompt.js';
 import type { Entry } from '../log/entries.js';
 import { noopTool } from './noop-tool.js';
 import { median } from './stats.js';
+import { createMemorySubprocess } from '../adapters/subprocess/memory.js';
 
 const SUMMARY = '## Request and intent\nbench\n## Key facts\nnone\n## Files touched\nnone\n## Errors and fixes\nnone\n## Current work\nnone\n## Next step\nnone';
 
@@ -28,7 +29,7 @@ function session(steps: number, existing: readonly Entry[] = []) {
     store: createMemoryStore(),
     clock: () => t++,
     tools: [noopTool],
-    shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) },
+    subprocess: createMemorySubprocess(),
     approval: 'auto',
     maxSteps: steps + 1,
     repeatCall: false,

@@ -11,6 +11,7 @@ import { createSession } from '../runtime/session.js';
 import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
 import { createJsonlStore } from '../adapters/store/jsonl.js';
 import { createMemoryStore } from '../adapters/store/memory.js';
+import { createMemorySubprocess } from '../adapters/subprocess/memory.js';
 
 /** Runs one turn of `steps` steps; returns microseconds per step. */
 export async function runSteps(steps: number, store: 'memory' | 'jsonl'): Promise<number> {
@@ -25,7 +26,7 @@ export async function runSteps(steps: number, store: 'memory' | 'jsonl'): Promis
     store: dir ? createJsonlStore(join(dir, 'bench.jsonl')) : createMemoryStore(),
     clock: () => t++,
     tools: [noopTool],
-    shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) },
+    subprocess: createMemorySubprocess(),
     approval: 'auto',
     maxSteps: steps + 1,
   });

@@ -18,6 +18,7 @@ import { verifyLog } from '../log/verify.js';
 import { checkCheckpoints } from '../machines/session-fold.js';
 import { noopTool } from './noop-tool.js';
 import { median } from './stats.js';
+import { createMemorySubprocess } from '../adapters/subprocess/memory.js';
 
 /** A log of at least `entries` entries: turns of 20 steps, each step one no-op call. */
 export async function makeLog(entries: number): Promise<string> {
@@ -32,7 +33,7 @@ export async function makeLog(entries: number): Promise<string> {
     store,
     clock: () => t++,
     tools: [noopTool],
-    shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) },
+    subprocess: createMemorySubprocess(),
     approval: 'auto',
     repeatCall: false,
   });

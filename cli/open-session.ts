@@ -1,16 +1,17 @@
 /**
  * Everything `run`, `resume`, `serve` and the demo share: the workspace, the
- * log file, the model, the tools, the shell, approvals — wired into one session.
+ * log file, the model, the tools, the file system and the (sandboxed) subprocess, approvals — wired into one session.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import type { Answerer, ApprovalPolicy } from '../ports/approval.js';
 import type { Clock } from '../ports/clock.js';
 import { createSession, type BridleSession, type SessionOptions } from '../runtime/session.js';
-import { createSandboxedShell, resolveSandboxLimits, type SandboxLimits, type SandboxMode, type SandboxPolicy } from '../safety/sandbox.js';
+import { resolveSandboxLimits, type SandboxLimits, type SandboxMode, type SandboxPolicy } from '../safety/sandbox.js';
 import { readOnlyModePlugin } from '../plugins/guards/read-only-mode.js';
 import { createBwrapSandbox } from '../adapters/sandbox/bwrap.js';
-import { createLocalShell } from '../adapters/subprocess/local.js';
+import { createLocalFs } from '../adapters/fs/local.js';
+import { createLocalSubprocess } from '../adapters/subprocess/local.js';
 import { createOffSandbox } from '../adapters/sandbox/off.js';
 import { createJsonlStore } from '../adapters/store/jsonl.js';
 import { readLogFile } from '../adapters/store/jsonl-repair.js';
@@ -139,13 +140,14 @@ export function openSession(o: OpenOptions): OpenedSession {
     hide: [home, defaultBridleHome()],
     limits: o.sandboxLimits ?? resolveSandboxLimits(),
   };
-  const shell = createSandboxedShell(createLocalShell(), sandbox, sandboxPolicy);
+  const subprocess = createLocalSubprocess({ sandbox, policy: sandboxPolicy });
+  const fs = createLocalFs({ workspace, bridleHome: home, protect });
   const plugins = sandbox.confines && sandboxMode === 'read-only' ? [readOnlyModePlugin()] : [];
   const depth = existing[0]?.kind === 'session/start' ? existing[0].depth : 0;
   const contextWindow = o.contextWindow ?? (Object.hasOwn(o.contextWindows ?? {}, model.name) ? o.contextWindows![model.name] : undefined);
   const tools = builtinTools();
   if ((o.maxDepth ?? 0) > depth) {
-    // Children share the model, the workspace, the sandbox and the clock; each gets its own log beside the parent's.
+    // Children share the model, the file system, the sandboxed subprocess and the clock; each gets its own log beside the parent's.
     tools.push(
       delegateTool({
         maxDepth: o.maxDepth!,
@@ -153,13 +155,13 @@ export function openSession(o: OpenOptions): OpenedSession {
         base: (childId) => ({
           cwd: workspace,
           bridleHome: home,
-          protect,
+          fs,
+          subprocess,
           model: model.provider,
           modelName: model.name,
           store: createJsonlStore(join(sessionsDir(home), `${childId}.jsonl`)),
           clock: o.clock ?? Date.now,
           tools: builtinTools(),
-          shell,
           plugins,
           maxSteps: o.maxSteps,
           contextWindow,
@@ -177,13 +179,13 @@ export function openSession(o: OpenOptions): OpenedSession {
     id,
     cwd: workspace,
     bridleHome: home,
-    protect,
+    fs,
+    subprocess,
     model: model.provider,
     modelName: model.name,
     store,
     clock: o.clock ?? Date.now,
     tools,
-    shell,
     approval: o.approval ?? 'ask',
     answerer: o.answerer,
     approvalRules: o.rules,

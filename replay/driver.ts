@@ -19,6 +19,8 @@ import type { TurnContext } from '../machines/turn.machine.js';
 import { toolSpec } from '../tools/index.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import type { LogStore } from '../ports/store.js';
+import { createMemoryFs } from '../adapters/fs/memory.js';
+import { createMemorySubprocess } from '../adapters/subprocess/memory.js';
 import { createSession, type BridleSession } from '../runtime/session.js';
 import { NotReplayableError } from './errors.js';
 import { Gates } from './gates.js';
@@ -172,7 +174,9 @@ export class ReplayDriver {
       store: this.store(),
       clock: this.clock,
       tools: [...this.tools],
-      shell: { id: 'replay', run: () => Promise.reject(new Error('replay runs no command')) },
+      // A replayed call never reaches a tool (replayPlugin answers from the log); were one to, it would find no file and run no command.
+      fs: createMemoryFs(),
+      subprocess: createMemorySubprocess(),
       prompt,
       approval: 'auto',
       answerer: replayAnswerer(this.script, gates),

@@ -25,6 +25,7 @@ import type { ModelProvider } from '../ports/model.js';
 import { NotReplayableError, replayThroughMachines } from './replay.js';
 import { readOnlyModePlugin } from '../plugins/guards/read-only-mode.js';
 import { createSession } from '../runtime/session.js';
+import { createMemorySubprocess } from '../adapters/subprocess/memory.js';
 
 let h: Harness | undefined;
 afterEach(() => {
@@ -265,7 +266,7 @@ describe('replay through the machines (I12)', () => {
 });
 
 function sessionBasics(h: Harness, tools: ToolDefinition[]) {
-  return { id: 'test-session', cwd: h.workspace, bridleHome: h.bridleHome, modelName: 'scripted-test', store: createMemoryStore(), tools, shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) }, approval: 'auto' as const, sleep: async () => {} };
+  return { id: 'test-session', cwd: h.workspace, bridleHome: h.bridleHome, modelName: 'scripted-test', store: createMemoryStore(), tools, subprocess: createMemorySubprocess(), approval: 'auto' as const, sleep: async () => {} };
 }
 
 async function* oneAnswer(text: string): AsyncGenerator<Chunk> {

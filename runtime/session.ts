@@ -15,7 +15,11 @@ import { stepMachine } from '../machines/step.machine.js';
 import { toolCallMachine, type ToolCallContext } from '../machines/tool-call.machine.js';
 import { turnMachine, type PreStepDecision, type TurnOutput } from '../machines/turn.machine.js';
 import { toolSpec } from '../tools/index.js';
-import type { Shell, ToolDefinition } from '../ports/tools.js';
+import type { FileSystem } from '../ports/fs.js';
+import type { Subprocess } from '../ports/subprocess.js';
+import type { ToolDefinition } from '../ports/tools.js';
+import { createLocalFs } from '../adapters/fs/local.js';
+import { createMemorySubprocess } from '../adapters/subprocess/memory.js';
 import { decideByPolicy } from '../safety/approval.js';
 import type { Answerer, ApprovalPolicy } from '../ports/approval.js';
 import { exactRule, rulesFromLog } from '../safety/approval-rules.js';
@@ -42,14 +46,17 @@ export interface SessionOptions extends ContextOptions {
   /** The workspace: tools are confined to it. */
   cwd: string;
   bridleHome: string;
-  /** Paths the file tools may read but not write (the workspace's `.git` unless git writes are allowed). */
+  /** Without `fs`: paths the file tools may read but not write (the workspace's `.git` unless git writes are allowed). */
   protect?: readonly string[];
+  /** The file system the tools use; default: the local one over `cwd`, refusing `bridleHome` and writes to `protect`. */
+  fs?: FileSystem;
+  /** How the tools run commands; default: none (the memory provider, refusing every command): an unconfined shell is never a default. */
+  subprocess?: Subprocess;
   model: ModelProvider;
   modelName: string;
   store: LogStore;
   clock: Clock;
   tools: ToolDefinition[];
-  shell: Shell;
   /** A fixed system prompt, byte for byte, instead of the prompt registry's (replay passes the logged one). */
   system?: string;
   approval?: ApprovalPolicy;
@@ -138,6 +145,9 @@ export function createSession(o: SessionOptions): BridleSession {
     recorder.append({ kind: 'session/start', id: o.id, cwd: o.cwd, model: o.modelName, depth: o.depth ?? 0, parent: o.parent ?? null, format: LOG_FORMAT, ...sessionConfig(o) });
   }
   const byName = new Map(o.tools.map((t) => [t.name, t]));
+  // The tools' world, through the fs and subprocess seams only.
+  const fs = o.fs ?? createLocalFs({ workspace: o.cwd, bridleHome: o.bridleHome, protect: o.protect ?? [] });
+  const subprocess = o.subprocess ?? createMemorySubprocess();
   const specs = o.tools.map(toolSpec);
   // A compaction a crash left open between turns is closed on load (I9); inside an open turn it is repair's to close.
   const all = recorder.entries;
@@ -197,7 +207,7 @@ export function createSession(o: SessionOptions): BridleSession {
       }),
       executeTool: fromPromise(async ({ input, signal }) => {
         const tool = byName.get(input.name)!;
-        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { workspace: o.cwd, bridleHome: o.bridleHome, protect: o.protect, signal, shell: o.shell, callId: input.callId } });
+        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { fs, subprocess, signal, callId: input.callId } });
       }),
     },
   });

@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
+import { createMemoryFs } from '../adapters/fs/memory.js';
 import { createMemoryStore } from '../adapters/store/memory.js';
+import { createMemorySubprocess } from '../adapters/subprocess/memory.js';
 import type { Entry, EntryOf } from '../log/entries.js';
 import { verifyLog } from '../log/verify.js';
 import { builtinTools } from '../tools/index.js';
@@ -31,7 +33,7 @@ function withSubagents(parent: (req: ModelRequest, i: number) => any, child: (re
         store,
         clock: steppingClock(),
         tools: builtinTools(),
-        shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) },
+        subprocess: createMemorySubprocess(),
         sleep: async () => {},
       };
     },
@@ -89,7 +91,7 @@ describe('subagents (I10)', () => {
     await h!.session.run('go');
     expect(seen[0]).not.toContain('delegate');
     const direct = delegateTool({ maxDepth: 1, parent: () => ({ id: 'p', depth: 1, recorder: h!.session.recorder }), base: () => ({}) as never });
-    await expect(direct.execute({ task: 'x' }, { workspace: '/', bridleHome: '/', signal: new AbortController().signal, shell: null as never, callId: 't1.s1.c1' })).rejects.toMatchObject({ code: 'DEPTH_LIMIT' });
+    await expect(direct.execute({ task: 'x' }, { fs: createMemoryFs(), subprocess: createMemorySubprocess(), signal: new AbortController().signal, callId: 't1.s1.c1' })).rejects.toMatchObject({ code: 'DEPTH_LIMIT' });
   });
 
   it('a fork sees the completed turns only, never the running one', async () => {

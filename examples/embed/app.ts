@@ -1,7 +1,7 @@
 /** Another app embedding bridle: its session machine, with this app's own model and tool. */
 import { tmpdir } from 'node:os';
 import { z } from 'zod';
-import { createLocalShell, createMemoryStore, createSession, type Chunk, type ModelProvider, type ToolDefinition } from '../../index.js';
+import { createMemoryStore, createSession, type Chunk, type ModelProvider, type ToolDefinition } from '../../index.js';
 
 const weather: ToolDefinition<{ city: string }> = {
   name: 'weather',
@@ -28,7 +28,7 @@ const model: ModelProvider = {
 };
 
 export async function ask(question: string): Promise<string> {
-  const session = createSession({ id: 'embed', cwd: process.cwd(), bridleHome: tmpdir(), model, modelName: model.id, store: createMemoryStore(), clock: Date.now, tools: [weather], shell: createLocalShell(), approval: 'auto' });
+  const session = createSession({ id: 'embed', cwd: process.cwd(), bridleHome: tmpdir(), model, modelName: model.id, store: createMemoryStore(), clock: Date.now, tools: [weather], approval: 'auto' });
   await session.run(question);
   await session.close();
   const answer = session.recorder.entries.filter((e) => e.kind === 'assistant/message').pop();

@@ -9,7 +9,8 @@ import path from 'node:path';
 import type { ModelProvider } from '../../ports/model.js';
 import { createSession, type BridleSession, type SessionOptions } from '../../runtime/session.js';
 import { createScriptedProviderFromFunction, type ResponseFunction } from '../../adapters/model/scripted.js';
-import { createLocalShell } from '../../adapters/subprocess/local.js';
+import { createOffSandbox } from '../../adapters/sandbox/off.js';
+import { createLocalSubprocess } from '../../adapters/subprocess/local.js';
 import { createMemoryStore, type MemoryStore } from '../../adapters/store/memory.js';
 import { isSummaryInstruction } from '../../log/context/summary-prompt.js';
 import { deriveMessages } from '../../log/derive-messages.js';
@@ -60,7 +61,8 @@ export function createHarness(respond: ResponseFunction | ModelProvider, over: P
     store,
     clock: steppingClock(),
     tools: builtinTools(),
-    shell: createLocalShell(),
+    // Commands run unconfined here, as asked: the tests' workspace is a throwaway temp directory.
+    subprocess: createLocalSubprocess({ sandbox: createOffSandbox(), policy: { mode: 'full', workspace, network: true } }),
     approval: 'auto',
     sleep: async () => {},
     ...over,

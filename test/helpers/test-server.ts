@@ -11,7 +11,8 @@ import { createSession, type BridleSession } from '../../runtime/session.js';
 import { createScriptedProviderFromFunction, type ResponseFunction, type ScriptedOptions } from '../../adapters/model/scripted.js';
 import type { CreateParams } from '../../server/hosted-session.js';
 import { startServer, type BridleServer, type ServerOptions } from '../../server/server.js';
-import { createLocalShell } from '../../adapters/subprocess/local.js';
+import { createOffSandbox } from '../../adapters/sandbox/off.js';
+import { createLocalSubprocess } from '../../adapters/subprocess/local.js';
 import { createMemoryStore } from '../../adapters/store/memory.js';
 import { builtinTools } from '../../tools/index.js';
 import { steppingClock } from './harness.js';
@@ -58,7 +59,7 @@ export async function startTestServer(respond: ResponseFunction, o: TestServerOp
         store: createMemoryStore(),
         clock: steppingClock(),
         tools: builtinTools(),
-        shell: createLocalShell(),
+        subprocess: createLocalSubprocess({ sandbox: createOffSandbox(), policy: { mode: 'full', workspace: params.cwd ?? workspace, network: true } }),
         approval: o.approval ?? 'auto',
         sleep: async () => {},
         ...hooks,
