@@ -122,6 +122,11 @@ export interface FileSystem {
   walk(path: FsPath, options?: WalkOptions): AsyncIterable<WalkEntry>;
 }
 
+/** Code-point order, the order `walk` visits names in: it does not depend on the host's locale. */
+export function byCodePoint(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** The storage failed at what it was asked (as opposed to a refusal); `code` says how. */
 export class FsIoError extends ToolError {
   constructor(code: string, message: string) {

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ToolError } from '../../ports/tool-error.js';
 import { bridleHomeForms, isInside, type LocalRoots } from './local-resolve.js';
+import { isADirectory } from './refusals.js';
 
 /** Linux's `O_PATH` (the generic value, shared by x86 and arm); `fs.constants` does not carry it. */
 const O_PATH = 0o10000000;
@@ -56,7 +57,7 @@ function confine(workspace: string, homes: readonly string[], pinned: number, sh
 
 function refuseKind(stats: Stats, shown: string): ToolError | undefined {
   if (stats.isFile()) return undefined;
-  if (stats.isDirectory()) return new ToolError('IS_A_DIRECTORY', `"${shown}" is a directory, not a file.`);
+  if (stats.isDirectory()) return isADirectory(shown);
   if (stats.isSymbolicLink()) {
     return new ToolError('PATH_CHANGED', `"${shown}" became a symbolic link while it was being opened. Nothing was touched.`);
   }

@@ -12,6 +12,10 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../../ports/tool-error.js';
+import { isInside } from './paths.js';
+import { emptyPath, isADirectory, notFound, nulByte, outsideWorkspace, protectedPath } from './refusals.js';
+
+export { displayPath, isInside } from './paths.js';
 
 /** Where the local file system confines every path: from its config, that is from the session. */
 export interface LocalRoots {
@@ -32,20 +36,6 @@ export interface ResolveOptions {
 
 /** The same bound Linux uses before giving up with ELOOP. */
 const MAX_SYMLINKS = 40;
-
-/** True when `child` is `parent` or lies below it (both absolute, normalized). */
-export function isInside(parent: string, child: string): boolean {
-  if (child === parent) return true;
-  const prefix = parent.endsWith(path.sep) ? parent : parent + path.sep;
-  return child.startsWith(prefix);
-}
-
-/** A workspace-relative, `/`-separated rendering of an absolute path for tool output. */
-export function displayPath(workspace: string, absolute: string): string {
-  const rel = path.relative(workspace, absolute);
-  if (rel === '') return '.';
-  return rel.split(path.sep).join('/');
-}
 
 interface Walked {
   path: string;
@@ -126,8 +116,8 @@ export async function resolveInWorkspace(
   userPath: string,
   options: ResolveOptions = {},
 ): Promise<string | ToolError> {
-  if (userPath.trim() === '') return new ToolError('INVALID_PATH', 'The path is empty.');
-  if (userPath.includes('\0')) return new ToolError('INVALID_PATH', `Path "${userPath}" contains a NUL byte.`);
+  if (userPath.trim() === '') return emptyPath();
+  if (userPath.includes('\0')) return nulByte(userPath);
 
   const start = path.isAbsolute(userPath) ? path.parse(userPath).root : ctx.workspace;
   const walked = await walk(start, userPath);
@@ -145,23 +135,16 @@ export async function resolveInWorkspace(
   }
   for (const p of options.forWrite ? ctx.protect : []) {
     for (const form of await bridleHomeForms(p)) {
-      if (!isInside(form, resolved)) continue;
-      const why = path.basename(p) === '.git' ? ' (a hook or core.fsmonitor written there would run at the user’s next git command; only the user can allow it, with --allow-git-writes)' : '';
-      return new ToolError('PROTECTED_PATH', `Path "${userPath}"${via} is inside ${form}, which the tools may read but not write${why}.`);
+      if (isInside(form, resolved)) return protectedPath(userPath, via, form, p);
     }
   }
-  if (!isInside(ctx.workspace, resolved)) {
-    return new ToolError(
-      'OUTSIDE_WORKSPACE',
-      `Path "${userPath}"${via} is outside the workspace ${ctx.workspace}; use a path inside it.`,
-    );
-  }
+  if (!isInside(ctx.workspace, resolved)) return outsideWorkspace(userPath, via, ctx.workspace);
   if (!walked.exists) {
-    if (options.mustExist) return new ToolError('NOT_FOUND', `No such file or directory: "${userPath}".`);
+    if (options.mustExist) return notFound(userPath);
     return resolved;
   }
   if (options.forWrite && (await lstat(resolved)).isDirectory()) {
-    return new ToolError('IS_A_DIRECTORY', `"${userPath}" is a directory, not a file.`);
+    return isADirectory(userPath);
   }
   return resolved;
 }

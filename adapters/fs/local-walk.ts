@@ -1,6 +1,7 @@
 /** A deterministic walk of a directory tree on the local disk, for the file system's `walk`. */
 import type { Dirent } from 'node:fs';
 import path from 'node:path';
+import { byCodePoint } from '../../ports/fs.js';
 import { ToolError } from '../../ports/tool-error.js';
 import { readDirExactly } from './local-open.js';
 import { isInside } from './local-resolve.js';
@@ -18,8 +19,6 @@ export interface Walked {
   path: string;
   kind: 'file' | 'symlink';
 }
-
-const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * Yields the regular files and symbolic links below `root` (`root` must be a

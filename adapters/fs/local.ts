@@ -24,6 +24,7 @@ import { ioFailure, worded } from './local-errors.js';
 import { openForRead, openForUpdate, openForWrite, readDirExactly, replaceContent, type OpenedFile } from './local-open.js';
 import { bridleHomeForms, displayPath, resolveInWorkspace, type LocalRoots } from './local-resolve.js';
 import { walkFiles } from './local-walk.js';
+import { changedWhileListed } from './refusals.js';
 
 const absolute = z.string().refine((p) => path.isAbsolute(p), 'must be an absolute path');
 
@@ -124,7 +125,7 @@ export function createLocalFs(options: LocalFsOptions): FileSystem {
     async list(p) {
       const entries = await worded(p.shown, () => readDirExactly(p.at));
       if (entries === undefined) {
-        throw new ToolError('PATH_CHANGED', `"${p.shown}" changed while it was being listed (it is no longer the directory that was checked).`);
+        throw changedWhileListed(p.shown);
       }
       return entries.map((e) => ({ name: e.name, kind: kindOf(e) }));
     },

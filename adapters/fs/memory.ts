@@ -10,10 +10,11 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { FsIoError, type DirEntry, type FileSystem, type FsPath, type WalkEntry } from '../../ports/fs.js';
+import { byCodePoint, type DirEntry, type FileSystem, type FsPath, type WalkEntry } from '../../ports/fs.js';
 import { FS } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
-import { ToolError } from '../../ports/tool-error.js';
+import { displayPath, isInside } from './paths.js';
+import { emptyPath, ioError, isADirectory, notFound, nulByte, outsideWorkspace, protectedPath } from './refusals.js';
 
 const posix = path.posix;
 
@@ -34,8 +35,6 @@ interface Dir {
 }
 type Node = File | Dir;
 
-const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-const isInside = (parent: string, child: string) => child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
 
 export function createMemoryFs(options: MemoryFsOptions = {}): FileSystem {
   const config = MemoryFsConfig.parse(options);
@@ -44,7 +43,7 @@ export function createMemoryFs(options: MemoryFsOptions = {}): FileSystem {
   const protect = config.protect.map((p) => posix.resolve(root, p));
 
   const parts = (at: string): string[] => posix.relative(root, at).split('/').filter((p) => p !== '');
-  const display = (at: string) => posix.relative(root, at) || '.';
+  const display = (at: string) => displayPath(root, at);
   const place = (at: string, shown: string): FsPath => ({ at, shown, display: display(at) });
 
   /** The node at `at`; `missing` when nothing is there; `blocked` when a file stands where a parent should be. */
@@ -58,9 +57,10 @@ export function createMemoryFs(options: MemoryFsOptions = {}): FileSystem {
     }
     return node;
   };
-  const gone = (shown: string) => new FsIoError('NOT_FOUND', `"${shown}" does not exist.`);
-  const blocked = (shown: string) => new FsIoError('NOT_A_DIRECTORY', `"${shown}" has a parent that is not a directory.`);
-  const isDir = (shown: string) => new ToolError('IS_A_DIRECTORY', `"${shown}" is a directory, not a file.`);
+  // A missing file and a file standing where a parent should be are what ENOENT and ENOTDIR are on a disk.
+  const gone = (shown: string) => ioError('ENOENT', shown)!;
+  const blocked = (shown: string) => ioError('ENOTDIR', shown)!;
+  const isDir = isADirectory;
   const existing = (p: FsPath): Node => {
     const node = find(p.at);
     if (node === 'missing') throw gone(p.shown);
@@ -100,18 +100,15 @@ export function createMemoryFs(options: MemoryFsOptions = {}): FileSystem {
     root: place(root, '.'),
 
     async realpath(userPath, intent = {}) {
-      if (userPath.trim() === '') throw new ToolError('INVALID_PATH', 'The path is empty.');
-      if (userPath.includes('\0')) throw new ToolError('INVALID_PATH', `Path "${userPath}" contains a NUL byte.`);
+      if (userPath.trim() === '') throw emptyPath();
+      if (userPath.includes('\0')) throw nulByte(userPath);
       const at = posix.resolve(root, userPath);
-      for (const p of intent.forWrite ? protect : []) {
-        if (!isInside(p, at)) continue;
-        const why = posix.basename(p) === '.git' ? ' (a hook or core.fsmonitor written there would run at the user’s next git command; only the user can allow it, with --allow-git-writes)' : '';
-        throw new ToolError('PROTECTED_PATH', `Path "${userPath}" is inside ${p}, which the tools may read but not write${why}.`);
-      }
-      if (!isInside(root, at)) throw new ToolError('OUTSIDE_WORKSPACE', `Path "${userPath}" is outside the workspace ${root}; use a path inside it.`);
+      // No links: a path is where it is spelled, so there is never a `via` to tell.
+      for (const p of intent.forWrite ? protect : []) if (isInside(p, at)) throw protectedPath(userPath, '', p, p);
+      if (!isInside(root, at)) throw outsideWorkspace(userPath, '', root);
       const node = find(at);
       if (typeof node === 'string') {
-        if (intent.mustExist) throw new ToolError('NOT_FOUND', `No such file or directory: "${userPath}".`);
+        if (intent.mustExist) throw notFound(userPath);
       } else if (intent.forWrite && node.kind === 'directory') {
         throw isDir(userPath);
       }
