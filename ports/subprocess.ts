@@ -57,15 +57,16 @@ export interface SubprocessResult {
 
 export interface Subprocess {
   readonly id: string;
-  /** Contract: pure; every default filled here (timeout, output cap, environment less secrets, cwd, confinement); never throws for a well-formed request. */
+  /** Contract: synchronous, no side effects; every default filled here (timeout, output cap, environment less secrets, cwd, confinement); never throws for a well-formed request. */
   resolve(request: SubprocessRequest): SubprocessSpec;
   /**
    * Runs `spec` as given. Contract: never rejects for a command's own failure
    * (a non-zero exit, a timeout, a kill: all in the result); rejects with a
    * `ToolError` when the command was refused and never ran (a sandbox that
    * cannot confine it: `SANDBOX_UNAVAILABLE`; no subprocess here:
-   * `SUBPROCESS_UNAVAILABLE`; a spec this provider did not resolve:
-   * `INVALID_SPEC`), with another error when it could not be started at all.
+   * `SUBPROCESS_UNAVAILABLE`; a spec stating another confinement than this
+   * provider applies: `INVALID_SPEC`), with another error when it could not
+   * be started at all.
    * An aborted `signal` kills everything the command started.
    */
   run(spec: SubprocessSpec, signal: AbortSignal): Promise<SubprocessResult>;

@@ -40,7 +40,7 @@ const release = (fd: number) => {
   }
 };
 
-export function unsupported(): ToolError | undefined {
+function unsupported(): ToolError | undefined {
   if (process.platform === 'linux') return undefined;
   return new ToolError('UNSUPPORTED_PLATFORM', `The file tools open files race-free through /proc/self/fd, which ${process.platform} lacks.`);
 }
