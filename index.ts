@@ -43,7 +43,10 @@ export type { DeltaSink } from './runtime/stream-model.js';
 export type { HookName, HookTable, Hooks, Recovery, RequestErrorPayload, StreamPayload } from './ports/hooks.js';
 export type { SessionControl } from './ports/session.js';
 export type { SessionStore } from './ports/store.js';
-export { ToolError, type Shell, type ShellRequest, type ShellResult, type ToolContext, type ToolDefinition, type ToolOutput } from './ports/tools.js';
+export { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from './ports/tools.js';
+export { FsIoError, readAtMost, type DirEntry, type EntryKind as FsEntryKind, type FileHandle, type FileStat, type FileSystem, type FsPath, type PathIntent, type UpdateOptions, type UpdateOutcome, type WalkEntry, type WalkOptions } from './ports/fs.js';
+export { SUBPROCESS_UNAVAILABLE, type LimitHit, type Subprocess, type SubprocessConfinement, type SubprocessRequest, type SubprocessResult, type SubprocessSpec } from './ports/subprocess.js';
+export type { Sandbox, SandboxPolicy, SandboxService } from './ports/sandbox.js';
 export type { Chunk } from './log/chunks.js';
 export type { ModelMessage, ModelRequest } from './log/messages.js';
 
@@ -52,7 +55,12 @@ export { createOpenAIProvider, DEFAULT_STREAM_LIMITS, type OpenAIProviderOptions
 export { createScriptedProvider, createScriptedProviderFromFunction, loadScript, type ResponseFunction, type ScriptedOptions } from './adapters/model/scripted.js';
 export { createJsonlStore } from './adapters/store/jsonl.js';
 export { createMemoryStore, type MemoryStore } from './adapters/store/memory.js';
-export { createLocalShell } from './adapters/subprocess/local.js';
+export { createLocalFs, localFsProvider, type LocalFsOptions } from './adapters/fs/local.js';
+export { createMemoryFs, memoryFsProvider, type MemoryFsOptions } from './adapters/fs/memory.js';
+export { createLocalSubprocess, localSubprocessProvider, type LocalSubprocessOptions } from './adapters/subprocess/local.js';
+export { createMemorySubprocess, memorySubprocessProvider, type MemorySubprocessOptions } from './adapters/subprocess/memory.js';
+export { createBwrapSandbox } from './adapters/sandbox/bwrap.js';
+export { createOffSandbox } from './adapters/sandbox/off.js';
 export { startServer, type BridleServer, type ServerOptions } from './server/server.js';
 
 // Tools.

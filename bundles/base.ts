@@ -20,6 +20,8 @@ export const base: Bundle = {
     { id: 'model', use: 'openai' },
     { id: 'store', use: 'jsonl' },
     { id: 'sandbox', use: 'bwrap' },
+    { id: 'fs', use: 'local' },
+    { id: 'subprocess', use: 'local' },
     { id: 'approval', use: 'policy' },
     { id: 'turn', use: 'limits' },
     { id: 'compaction', use: 'compaction' },

@@ -5,6 +5,7 @@
  */
 import type { ApprovalService } from './approval.js';
 import type { Clock } from './clock.js';
+import type { FileSystem } from './fs.js';
 import type { Hooks } from './hooks.js';
 import type { Ids } from './ids.js';
 import type { ContextSettings, LoopSettings } from './loop.js';
@@ -15,6 +16,7 @@ import { serviceKey } from './service.js';
 import type { SessionControl } from './session.js';
 import type { SessionStore } from './store.js';
 import type { Subagents } from './subagents.js';
+import type { Subprocess } from './subprocess.js';
 import type { ToolRegistry } from './tool-registry.js';
 
 export const MODEL = serviceKey<ModelProvider>('model');
@@ -30,3 +32,7 @@ export const LOOP = serviceKey<LoopSettings>('loop');
 export const CONTEXT = serviceKey<ContextSettings>('context');
 export const SANDBOX = serviceKey<SandboxService>('sandbox');
 export const SUBAGENTS = serviceKey<Subagents>('subagents');
+/** The file system every file tool goes through (`adapters/fs/`). */
+export const FS = serviceKey<FileSystem>('fs');
+/** The subprocess seam bash goes through (`adapters/subprocess/`). */
+export const SUBPROCESS = serviceKey<Subprocess>('subprocess');

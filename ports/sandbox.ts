@@ -3,7 +3,7 @@
  * command confined, or throws (I11: it wraps or throws, never falls back).
  * Providers: `adapters/sandbox/` (`bwrap`, `off`).
  */
-import type { LimitHit, ShellResult } from './tools.js';
+import type { LimitHit, SubprocessResult } from './subprocess.js';
 
 /** `read-only`: no writes but a private /tmp. `workspace-write`: the workspace too. `full`: anywhere the user can. */
 export type SandboxMode = 'read-only' | 'workspace-write' | 'full';
@@ -64,7 +64,7 @@ export interface Confinement {
    * (undefined): frees what the call held and says which limits it hit.
    * Contract: never rejects.
    */
-  finish(result: ShellResult | undefined): Promise<LimitHit[]>;
+  finish(result: SubprocessResult | undefined): Promise<LimitHit[]>;
 }
 
 export interface Sandbox {

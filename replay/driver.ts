@@ -171,6 +171,9 @@ export class ReplayDriver {
       settings: { approval: 'auto', sandbox: 'off' },
       patch: [
         { id: 'guard:repeat-call', remove: true },
+        // A replayed call never reaches a tool (replayPlugin answers from the log); were one to, it would find no file and run no command.
+        { id: 'fs', use: 'memory' },
+        { id: 'subprocess', use: 'memory' },
         { id: 'turn', use: 'limits', config: { ...(setup.maxSteps !== undefined ? { maxSteps: setup.maxSteps } : {}), ...(setup.retry ? { retry: setup.retry } : {}) } },
         {
           id: 'compaction',

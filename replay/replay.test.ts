@@ -264,6 +264,7 @@ function continued(h: Harness, tools: ToolDefinition[], o: { clock: () => number
     cwd: h.workspace,
     bridleHome: h.bridleHome,
     settings: { approval: 'auto', sandbox: 'off' },
+    patch: [{ id: 'subprocess', use: 'memory' }],
     services: { model: { ...o.model, name: 'scripted-test' }, store: createMemoryStore(), clock: o.clock, tools },
     sleep: async () => {},
     existing: o.existing,

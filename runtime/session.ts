@@ -12,18 +12,15 @@ import { DEFAULT_COMPACT_THRESHOLD } from './context/windows.js';
 import type { ApprovalService } from '../ports/approval.js';
 import type { Clock } from '../ports/clock.js';
 import type { Ids } from '../ports/ids.js';
-import { APPROVAL, CLOCK, CONTEXT, IDS, LOOP, MODEL, SANDBOX, STORE, SUBAGENTS } from '../ports/index.js';
+import { APPROVAL, CLOCK, CONTEXT, FS, IDS, LOOP, MODEL, STORE, SUBAGENTS, SUBPROCESS } from '../ports/index.js';
 import type { ModelProvider } from '../ports/model.js';
-import type { SandboxService } from '../ports/sandbox.js';
 import type { SessionControl } from '../ports/session.js';
 import type { SessionStore } from '../ports/store.js';
 import type { ChildSession, Subagents } from '../ports/subagents.js';
-import type { Shell, ToolDefinition } from '../ports/tools.js';
+import type { ToolDefinition } from '../ports/tools.js';
 import type { PromptRegistry } from './prompt/registry.js';
 import type { Plugin } from '../plugins/host.js';
 import { composeEntries, enabledRows, type ComposedRow, type HostFacts, type PatchEntry, type Row } from '../plugins/rows.js';
-import { createSandboxedShell } from '../safety/sandbox.js';
-import { createLocalShell } from '../adapters/subprocess/local.js';
 import type { LoadedPlugins } from './catalogue.js';
 import { buildHost, type ServiceOverride } from './host.js';
 import { applySettings, type SettingsLayer } from './settings.js';
@@ -138,8 +135,6 @@ export function createSession(o: SessionOptions): BridleSession {
   const clock = host.get(CLOCK);
   const loop = host.get(LOOP);
   const context = host.get(CONTEXT);
-  const sandbox: SandboxService = host.get(SANDBOX);
-  const shell: Shell = createSandboxedShell(createLocalShell(), sandbox.provider, sandbox.policy);
   const window = context.window ?? (Object.hasOwn(context.windows, modelName) ? context.windows[modelName] : undefined);
 
   function spawnChild(req: { id: string; depth: number }): ChildSession {
@@ -163,13 +158,13 @@ export function createSession(o: SessionOptions): BridleSession {
     ...o,
     id,
     host,
-    protect: sandbox.policy.protect ?? [],
     model,
     modelName,
     store: store.open(id),
     clock,
     tools: built.tools,
-    shell,
+    fs: host.get(FS),
+    subprocess: host.get(SUBPROCESS),
     hooks: built.hooks,
     prompt: built.prompt,
     approval: host.get(APPROVAL),

@@ -105,7 +105,7 @@ const defined = (o: Config): Config => Object.fromEntries(Object.entries(o).filt
 /**
  * The settings keys as sugar over rows: each set key changes the fields of
  * the row it concerns (`model` → the `model` row, `approval`/`allow` → the
- * `approval` row, the sandbox keys → `sandbox`, `maxSteps` → `turn`, the
+ * `approval` row, the sandbox keys → `sandbox` (`allowGitWrites` → `fs` too), `maxSteps` → `turn`, the
  * windows → `compaction`, `maxDepth` → `tool:delegate`), and the row then
  * names that layer as where it came from. Layers apply in order, later wins.
  * Contract: pure; a key whose row was removed by a patch changes nothing and
@@ -134,6 +134,7 @@ export function applySettings(rows: readonly ComposedRow[], layers: readonly Set
     if (s.sandbox !== undefined) edit('sandbox', from, 'sandbox', (row) => (s.sandbox === 'off' ? { use: 'off' } : { use: 'bwrap', config: row.use === 'bwrap' ? configOf(row) : {} }));
     const confine = defined({ mode: s.sandboxMode, network: s.allowNetwork, gitWritable: s.allowGitWrites, limits: s.sandboxLimits });
     if (Object.keys(confine).length > 0 && out.find((r) => r.id === 'sandbox')?.use === 'bwrap') edit('sandbox', from, 'sandboxMode', (row) => ({ use: row.use, config: { ...configOf(row), ...confine } }));
+    if (s.allowGitWrites !== undefined && out.find((r) => r.id === 'fs')?.use === 'local') edit('fs', from, 'allowGitWrites', (row) => ({ use: row.use, config: { ...configOf(row), gitWritable: s.allowGitWrites } }));
     if (s.maxSteps !== undefined) edit('turn', from, 'maxSteps', (row) => ({ use: row.use, config: { ...configOf(row), maxSteps: s.maxSteps } }));
     if (s.contextWindow !== undefined || s.contextWindows !== undefined) {
       // Windows per model merge, later layers' entries over earlier ones'; a set window wins over all of them.

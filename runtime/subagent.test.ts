@@ -7,6 +7,8 @@ import type { Entry, EntryOf } from '../log/entries.js';
 import { verifyLog } from '../log/verify.js';
 import type { Subagents } from '../ports/subagents.js';
 import { asChild, createSession } from './session.js';
+import { createMemoryFs } from '../adapters/fs/memory.js';
+import { createMemorySubprocess } from '../adapters/subprocess/memory.js';
 import { createHarness, steppingClock, type Harness } from '../test/helpers/harness.js';
 import { delegateTool, renderCompletedTurns } from './subagent.js';
 import type { ModelRequest } from '../log/messages.js';
@@ -87,7 +89,7 @@ describe('subagents (I10)', () => {
     expect(seen[0]).not.toContain('delegate');
     const atLimit = { id: 'p', depth: 1, cwd: '/', bridleHome: '/', inject: () => undefined, entries: () => [], record: () => undefined };
     const direct = delegateTool({ maxDepth: 1, parent: atLimit, subagents: { spawn: () => { throw new Error('no child past the limit'); } } });
-    await expect(direct.execute({ task: 'x' }, { workspace: '/', bridleHome: '/', signal: new AbortController().signal, shell: null as never, callId: 't1.s1.c1' })).rejects.toMatchObject({ code: 'DEPTH_LIMIT' });
+    await expect(direct.execute({ task: 'x' }, { fs: createMemoryFs(), subprocess: createMemorySubprocess(), signal: new AbortController().signal, callId: 't1.s1.c1' })).rejects.toMatchObject({ code: 'DEPTH_LIMIT' });
   });
 
   it('a fork sees the completed turns only, never the running one', async () => {

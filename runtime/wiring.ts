@@ -16,7 +16,9 @@ import { stepMachine } from '../machines/step.machine.js';
 import { toolCallMachine, type ToolCallContext } from '../machines/tool-call.machine.js';
 import { turnMachine, type PreStepDecision, type TurnOutput } from '../machines/turn.machine.js';
 import { toolSpec } from '../tools/index.js';
-import type { Shell, ToolDefinition } from '../ports/tools.js';
+import type { FileSystem } from '../ports/fs.js';
+import type { Subprocess } from '../ports/subprocess.js';
+import type { ToolDefinition } from '../ports/tools.js';
 import type { ToolRegistry } from '../ports/tool-registry.js';
 import type { Answerer, ApprovalService } from '../ports/approval.js';
 import type { ContextSettings, LoopSettings } from '../ports/loop.js';
@@ -46,13 +48,14 @@ export interface Wiring extends SessionDuties {
   host: Host;
   cwd: string;
   bridleHome: string;
-  protect?: readonly string[];
   model: ModelProvider;
   modelName: string;
   store: LogStore;
   clock: Clock;
   tools: ToolRegistry;
-  shell: Shell;
+  /** The tools' world: files through `fs`, commands through `subprocess`, nothing else. */
+  fs: FileSystem;
+  subprocess: Subprocess;
   hooks: HookRegistry;
   prompt: PromptRegistry;
   approval: ApprovalService;
@@ -210,7 +213,7 @@ export function wireSession(o: Wiring): BridleSession {
       }),
       executeTool: fromPromise(async ({ input, signal }) => {
         const tool = byName.get(input.name)!;
-        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { workspace: o.cwd, bridleHome: o.bridleHome, protect: o.protect, signal, shell: o.shell, callId: input.callId } });
+        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { fs: o.fs, subprocess: o.subprocess, signal, callId: input.callId } });
       }),
     },
   });

@@ -1,12 +1,14 @@
 /**
  * The sandbox seam: `confine(argv, policy)` returns the argv that runs the
  * command confined, or throws (I11: it wraps or throws, never falls back).
- * Providers live in `adapters/sandbox/` (`bwrap`, `off`). A sandboxed shell puts
- * every command of an inner shell through it.
+ * Providers live in `adapters/sandbox/` (`bwrap`, `off`). A confined launcher
+ * puts every command of an inner launcher through it; the `local` subprocess
+ * provider runs every command through one.
  */
-import { ToolError, type LimitHit, type Shell, type ShellRequest, type ShellResult } from '../ports/tools.js';
+import type { LimitHit, SubprocessConfinement, SubprocessResult, SubprocessSpec } from '../ports/subprocess.js';
+import { ToolError } from '../ports/tool-error.js';
 
-export type { Confinement, Sandbox, SandboxLimits, SandboxMode, SandboxPolicy } from '../ports/sandbox.js';
+export type { Confinement, Sandbox, SandboxLimits, SandboxMode, SandboxPolicy, SandboxService } from '../ports/sandbox.js';
 export { resolveSandboxLimits, SANDBOX_LIMIT_DEFAULTS, SANDBOX_MODES } from '../ports/sandbox.js';
 import { type Confinement, type Sandbox, type SandboxPolicy } from '../ports/sandbox.js';
 
@@ -19,12 +21,28 @@ export function sandboxUnavailable(detail: string): ToolError {
   );
 }
 
+/** One process to start: a resolved spec (its argv maybe confined), the signal that kills it, and who runs it. */
+export interface Launch extends Omit<SubprocessSpec, 'sandbox'> {
+  signal: AbortSignal;
+  /** Run as this user and group (a sandbox sets them when bridle runs as root; needs root). */
+  uid?: number;
+  gid?: number;
+}
+
+/** Starts one process and resolves with its outcome. Contract: as `spawnProcess` (`adapters/subprocess/spawn.ts`). */
+export type Launcher = (launch: Launch) => Promise<SubprocessResult>;
+
+/** How `sandbox` will confine a command under `policy`, as a spec states it: `off` confines nothing. */
+export function confinementOf(sandbox: Sandbox, policy: SandboxPolicy): SubprocessConfinement {
+  return sandbox.confines ? { by: sandbox.id, mode: policy.mode, network: policy.network } : { by: sandbox.id, mode: 'full', network: true };
+}
+
 const PROBE_TIMEOUT_MS = 10_000;
 
-async function runConfined(inner: Shell, c: Confinement, request: ShellRequest): Promise<ShellResult> {
-  let result: ShellResult | undefined;
+async function runConfined(inner: Launcher, c: Confinement, launch: Launch): Promise<SubprocessResult> {
+  let result: SubprocessResult | undefined;
   try {
-    result = await inner.run({ ...request, argv: c.argv, ...(c.runAs ?? {}) });
+    result = await inner({ ...launch, argv: c.argv, ...(c.runAs ?? {}) });
   } finally {
     const hits = await c.finish(result);
     if (result && hits.length > 0) result = { ...result, limitsHit: hits };
@@ -33,8 +51,8 @@ async function runConfined(inner: Shell, c: Confinement, request: ShellRequest):
 }
 
 /**
- * A shell whose every command is confined by `sandbox` under `policy` (the
- * request's cwd rides along). Before the first confined command, a no-op
+ * A launcher whose every command is confined by `sandbox` under `policy` (the
+ * launch's cwd rides along). Before the first confined command, a no-op
  * runs under the same confinement: a sandbox that is installed but cannot
  * start (no namespaces allowed here) fails as unavailable instead of looking
  * like the command's own failure.
@@ -42,12 +60,12 @@ async function runConfined(inner: Shell, c: Confinement, request: ShellRequest):
  * Contract: rejects with a `SANDBOX_UNAVAILABLE` `ToolError` when the command
  * cannot be confined; the command then never runs, confined or not.
  */
-export function createSandboxedShell(inner: Shell, sandbox: Sandbox, policy: SandboxPolicy): Shell {
+export function createConfinedLauncher(inner: Launcher, sandbox: Sandbox, policy: SandboxPolicy): Launcher {
   let ready: Promise<void> | undefined;
-  const probe = (request: ShellRequest): Promise<void> => {
+  const probe = (launch: Launch): Promise<void> => {
     ready ??= Promise.resolve()
-      .then(() => runConfined(inner, sandbox.confine(['true'], { ...policy, cwd: request.cwd }), { argv: ['true'], cwd: request.cwd, env: request.env, timeoutMs: PROBE_TIMEOUT_MS, maxOutputBytes: 4096, signal: request.signal }))
-      .then((r: ShellResult) => {
+      .then(() => runConfined(inner, sandbox.confine(['true'], { ...policy, cwd: launch.cwd }), { argv: ['true'], cwd: launch.cwd, env: launch.env, timeoutMs: PROBE_TIMEOUT_MS, maxOutputBytes: 4096, signal: launch.signal }))
+      .then((r: SubprocessResult) => {
         if (r.exitCode !== 0) throw sandboxUnavailable(`${sandbox.id} could not start (${r.stderr.trim() || `exit ${r.exitCode ?? r.signal}`})`);
       })
       .catch((err: unknown) => {
@@ -56,11 +74,8 @@ export function createSandboxedShell(inner: Shell, sandbox: Sandbox, policy: San
       });
     return ready;
   };
-  return {
-    id: sandbox.confines ? `${sandbox.id}(${inner.id})` : inner.id,
-    async run(request) {
-      if (sandbox.confines) await probe(request);
-      return runConfined(inner, sandbox.confine(request.argv, { ...policy, cwd: request.cwd }), request);
-    },
+  return async (launch) => {
+    if (sandbox.confines) await probe(launch);
+    return runConfined(inner, sandbox.confine(launch.argv, { ...policy, cwd: launch.cwd }), launch);
   };
 }

@@ -1,28 +1,32 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLocalShell } from '../adapters/subprocess/local.js';
-import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_OUTPUT_BYTES, bashTool, formatShellResult, type BashArgs } from './bash.js';
-import { createTempWorkspace, type TempWorkspace } from './testing.js';
-import type { Shell, ShellRequest, ShellResult } from '../ports/tools.js';
+import { createOffSandbox } from '../adapters/sandbox/off.js';
+import { createLocalSubprocess } from '../adapters/subprocess/local.js';
+import { createMemorySubprocess } from '../adapters/subprocess/memory.js';
+import { createTempWorkspace, type TempWorkspace } from '../adapters/fs/testing.js';
+import type { Launch, Launcher } from '../safety/sandbox.js';
+import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_OUTPUT_BYTES, bashTool, formatCommandResult, type BashArgs } from './bash.js';
+import type { SubprocessResult } from '../ports/subprocess.js';
+
+/** The local subprocess, unconfined (as asked: a throwaway workspace), over `launcher` when given. */
+const local = (workspace: string, launcher?: Launcher) =>
+  createLocalSubprocess({ sandbox: createOffSandbox(), policy: { mode: 'full', workspace, network: true }, ...(launcher ? { launcher } : {}) });
 
 let t: TempWorkspace;
 beforeEach(() => {
-  t = createTempWorkspace({ shell: createLocalShell() });
+  t = createTempWorkspace({ subprocess: (ws) => local(ws) });
 });
 afterEach(() => t.cleanup());
 
 const run = (args: BashArgs, ctx = t.ctx) => bashTool.execute(bashTool.parameters.parse(args), ctx);
 
-function fakeShell(result: Partial<ShellResult>, seen: ShellRequest[] = []): Shell {
-  return {
-    id: 'fake',
-    run: async (request) => {
-      seen.push(request);
-      return { exitCode: 0, signal: null, stdout: '', stderr: '', timedOut: false, truncatedBytes: 0, ...result };
-    },
+function fakeLauncher(result: Partial<SubprocessResult>, seen: Launch[] = []): Launcher {
+  return async (launch) => {
+    seen.push(launch);
+    return { exitCode: 0, signal: null, stdout: '', stderr: '', timedOut: false, truncatedBytes: 0, ...result };
   };
 }
 
-describe('bash (local shell)', () => {
+describe('bash (local subprocess)', () => {
   it('runs in the workspace and shows exit code and output', async () => {
     expect(await run({ command: 'pwd; echo warn >&2' })).toEqual({
       status: 'ok',
@@ -63,10 +67,10 @@ describe('bash (local shell)', () => {
   });
 });
 
-describe('bash (fake shell)', () => {
-  it('asks the shell for bash -c in the workspace with the default timeout and cap', async () => {
-    const seen: ShellRequest[] = [];
-    await run({ command: 'ls' }, { ...t.ctx, shell: fakeShell({}, seen) });
+describe('bash (fake launcher)', () => {
+  it('asks the seam for bash -c; the provider resolves the workspace, the default timeout and cap', async () => {
+    const seen: Launch[] = [];
+    await run({ command: 'ls' }, { ...t.ctx, subprocess: local(t.workspace, fakeLauncher({}, seen)) });
     expect(seen[0]).toMatchObject({
       argv: ['bash', '-c', 'ls'],
       cwd: t.workspace,
@@ -75,15 +79,21 @@ describe('bash (fake shell)', () => {
     });
   });
 
-  it('turns a shell that cannot start into SPAWN_FAILED', async () => {
-    const broken: Shell = { id: 'bwrap', run: () => Promise.reject(new Error('bubblewrap is not installed')) };
-    const out = await run({ command: 'ls' }, { ...t.ctx, shell: broken });
+  it('turns a subprocess that cannot start into SPAWN_FAILED', async () => {
+    const broken: Launcher = () => Promise.reject(new Error('bubblewrap is not installed'));
+    const out = await run({ command: 'ls' }, { ...t.ctx, subprocess: local(t.workspace, broken) });
     expect(out).toMatchObject({ status: 'error', code: 'SPAWN_FAILED' });
     expect(out.content).toContain('bubblewrap is not installed');
   });
 
+  it('passes a refusal through with its own code: no subprocess is SUBPROCESS_UNAVAILABLE', async () => {
+    const out = await run({ command: 'ls' }, { ...t.ctx, subprocess: createMemorySubprocess() });
+    expect(out).toMatchObject({ status: 'error', code: 'SUBPROCESS_UNAVAILABLE' });
+    expect(out.content).toContain('"ls" did not run');
+  });
+
   it('formats signals and empty output', () => {
-    expect(formatShellResult({ exitCode: null, signal: 'SIGKILL', stdout: '', stderr: '', timedOut: false, truncatedBytes: 0 })).toBe(
+    expect(formatCommandResult({ exitCode: null, signal: 'SIGKILL', stdout: '', stderr: '', timedOut: false, truncatedBytes: 0 })).toBe(
       'exit code: none (killed by SIGKILL)\n(no output)',
     );
   });
@@ -93,27 +103,5 @@ describe('bash (fake shell)', () => {
     expect(bashTool.parameters.safeParse({ command: '' }).success).toBe(false);
     expect(bashTool.present({ command: 'npm test\nnpm run lint' })).toBe('bash: npm test (+1 lines)');
     expect(bashTool.readOnly || bashTool.idempotent).toBe(false);
-  });
-});
-
-describe('the environment a command sees', () => {
-  it('drops every variable that looks like a secret: tokens, passwords, keys, cloud credentials, URLs with a password', async () => {
-    const { commandEnv } = await import('./bash.js');
-    const secrets = {
-      GITHUB_TOKEN: 'ghp', GH_TOKEN: 'gh', NPM_TOKEN: 'npm', NODE_AUTH_TOKEN: 'n', HF_TOKEN: 'hf', VAULT_TOKEN: 'v',
-      AWS_ACCESS_KEY_ID: 'AKIA', AWS_SECRET_ACCESS_KEY: 's', AWS_SESSION_TOKEN: 't', AWS_PROFILE: 'prod',
-      GOOGLE_APPLICATION_CREDENTIALS: '/k.json', AZURE_CLIENT_SECRET: 'a', AZURE_CLIENT_ID: 'id', ARM_CLIENT_SECRET: 'a',
-      STRIPE_SECRET: 's', DB_PASSWORD: 'p', PGPASSWORD: 'p', MYSQL_PWD: 'p', SIGNING_KEY: 'k', SSH_PRIVATE_KEY: 'k', GPG_PASSPHRASE: 'p',
-      SENTRY_AUTH_TOKEN: 's', npm_config__authToken: 'x', DOCKER_AUTH_CONFIG: '{}', SSH_AUTH_SOCK: '/run/agent', KRB5CCNAME: 'FILE:/tmp/k',
-      DATABASE_URL: 'postgres://app:hunter2@db:5432/app', SESSION_COOKIE: 'c', SERVICE_CREDENTIALS: 'c', ENCRYPTION_KEY: 'k',
-    };
-    const kept = { PATH: '/bin', HOME: '/root', PWD: '/w', OLDPWD: '/', LANG: 'C.UTF-8', TERM: 'xterm', USER: 'me', SHELL: '/bin/bash', NODE_ENV: 'test', CI: 'true', EDITOR: 'vi', REDIS_URL: 'redis://cache:6379', KEYBOARD_LAYOUT: 'us' };
-    expect(commandEnv({ ...secrets, ...kept })).toEqual(kept);
-  });
-
-
-  it('drops bridle’s secrets and keeps the rest', async () => {
-    const { commandEnv } = await import('./bash.js');
-    expect(commandEnv({ PATH: '/bin', OPENAI_API_KEY: 'sk', BRIDLE_TOKEN: 't', ANTHROPIC_API_KEY: 'x', HOME: '/root' })).toEqual({ PATH: '/bin', HOME: '/root' });
   });
 });

@@ -1,34 +1,16 @@
-/** `bash`: run a shell command in the workspace through the injected shell. */
+/**
+ * `bash`: run a shell command in the workspace through the subprocess seam.
+ * The provider's `resolve` fills what the call leaves out (the timeout, the
+ * output cap, the environment less secrets, the cwd, the confinement); the
+ * result is worded from the spec that ran.
+ */
 import { z } from 'zod';
+import type { SubprocessResult } from '../ports/subprocess.js';
 import { failure, ok } from './output.js';
 import { formatBytes } from './text.js';
-import { ToolError, type ShellResult, type ToolDefinition } from '../ports/tools.js';
+import { ToolError, type ToolDefinition } from '../ports/tools.js';
 
-/**
- * Names that hold a secret, or a way to one: bridle's own (the model's key,
- * the server's token) and the user's — tokens, passwords, keys, cookies,
- * credentials, every cloud provider's variables, agent sockets that sign for
- * the user. A command the model wrote gets none of them: with the network
- * allowed it could send them anywhere, and even without, show them to the model.
- */
-const SECRET_NAME = /TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|COOKIE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|_KEYS?$|^KEYS?$|_PWD$|_AUTH_|_AUTH$/i;
-const CLOUD_PREFIX = /^(AWS|AZURE|ARM|GOOGLE|GCP|GCLOUD|CLOUDSDK|DIGITALOCEAN|HCLOUD|OCI|ALIBABA_CLOUD|IBMCLOUD|SCW)_/i;
-const SECRET_EXACT = new Set(['SSH_AUTH_SOCK', 'GPG_AGENT_INFO', 'KRB5CCNAME', 'BRIDLE_TOKEN']);
-/** A URL with a password in it (`postgres://user:pass@host`). */
-const URL_WITH_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
-
-/** Contract: pure; whether a command must not see this variable. */
-export function isSecretVariable(name: string, value: string): boolean {
-  return SECRET_EXACT.has(name.toUpperCase()) || SECRET_NAME.test(name) || CLOUD_PREFIX.test(name) || URL_WITH_PASSWORD.test(value);
-}
-
-/** Contract: pure; the environment a command runs with — the process's, less anything that looks like a secret. */
-export function commandEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && !isSecretVariable(k, v)) out[k] = v;
-  return out;
-}
-
+/** What the description promises: the `local` subprocess provider's defaults (a test keeps them equal). */
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 export const BASH_MAX_OUTPUT_BYTES = 64 * 1024;
@@ -50,7 +32,7 @@ function section(title: string, text: string): string[] {
 }
 
 /** The text a model reads for a finished command: exit status first, then the streams, then what was cut. */
-export function formatShellResult(result: ShellResult, maxOutputBytes = BASH_MAX_OUTPUT_BYTES): string {
+export function formatCommandResult(result: SubprocessResult, maxOutputBytes = BASH_MAX_OUTPUT_BYTES): string {
   const status =
     result.exitCode !== null
       ? `exit code: ${result.exitCode}`
@@ -73,7 +55,7 @@ export const bashTool: ToolDefinition<BashArgs> = {
   parameters,
   readOnly: false,
   idempotent: false,
-  // The command's own deadline is enforced by the shell; this only catches a shell that hangs.
+  // The command's own deadline is enforced by the subprocess provider; this only catches one that hangs.
   timeoutMs: BASH_MAX_TIMEOUT_MS + 10_000,
   present: (args) => {
     const lines = args.command.split('\n');
@@ -81,24 +63,17 @@ export const bashTool: ToolDefinition<BashArgs> = {
     return `bash: ${first}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
   },
   async execute(args, ctx) {
-    const timeoutMs = args.timeout_ms ?? BASH_DEFAULT_TIMEOUT_MS;
-    let result: ShellResult;
+    const spec = ctx.subprocess.resolve({ argv: ['bash', '-c', args.command], timeoutMs: args.timeout_ms });
+    let result: SubprocessResult;
     try {
-      result = await ctx.shell.run({
-        argv: ['bash', '-c', args.command],
-        cwd: ctx.workspace,
-        timeoutMs,
-        maxOutputBytes: BASH_MAX_OUTPUT_BYTES,
-        signal: ctx.signal,
-        env: commandEnv(process.env),
-      });
+      result = await ctx.subprocess.run(spec, ctx.signal);
     } catch (err) {
-      // A shell that refuses on purpose (a sandbox that cannot confine the command) names its own code.
+      // A provider that refuses on purpose (a sandbox that cannot confine the command, no subprocess at all) names its own code.
       if (err instanceof ToolError) return failure(err.code, err.message);
-      return failure('SPAWN_FAILED', `Could not start bash (${ctx.shell.id} shell): ${(err as Error).message}`);
+      return failure('SPAWN_FAILED', `Could not start bash (${ctx.subprocess.id} shell): ${(err as Error).message}`);
     }
-    const text = formatShellResult(result);
-    if (result.timedOut) return failure('TOOL_TIMEOUT', `Command timed out after ${timeoutMs} ms and was killed.\n${text}`);
+    const text = formatCommandResult(result, spec.maxOutputBytes);
+    if (result.timedOut) return failure('TOOL_TIMEOUT', `Command timed out after ${spec.timeoutMs} ms and was killed.\n${text}`);
     if (ctx.signal.aborted) return failure('ABORTED', `Command was aborted.\n${text}`);
     if (result.exitCode === 0) return ok(text);
     // A command that failed after running into a sandbox limit failed because of it, most likely: say so in the code too.

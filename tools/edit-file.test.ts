@@ -1,8 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { editFileTool, type EditFileArgs } from './edit-file.js';
-import { createTempWorkspace, type TempWorkspace } from './testing.js';
+import { createTempWorkspace, type TempWorkspace } from '../adapters/fs/testing.js';
 
 let t: TempWorkspace;
 beforeEach(() => {
@@ -11,13 +10,13 @@ beforeEach(() => {
 afterEach(() => t.cleanup());
 
 const edit = (args: EditFileArgs) => editFileTool.execute(editFileTool.parameters.parse(args), t.ctx);
-const readWs = (rel: string) => fs.readFileSync(path.join(t.workspace, rel), 'utf8');
+const readWs = (rel: string) => t.read(path.join(t.workspace, rel));
 const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
 
 describe('edit_file', () => {
   it('refuses to edit a file in the workspace\'s .git while it is protected', async () => {
     t.write({ '.git/config': '[core]\n\tbare = false\n' });
-    const out = await editFileTool.execute({ path: '.git/config', old_text: 'bare = false', new_text: 'fsmonitor = ./evil.sh' }, { ...t.ctx, protect: [path.join(t.workspace, '.git')] });
+    const out = await editFileTool.execute({ path: '.git/config', old_text: 'bare = false', new_text: 'fsmonitor = ./evil.sh' }, t.ctxWith({ protect: [path.join(t.workspace, '.git')] }));
     expect(out).toMatchObject({ status: 'error', code: 'PROTECTED_PATH' });
     expect(readWs('.git/config')).toBe('[core]\n\tbare = false\n');
   });
@@ -84,7 +83,7 @@ describe('edit_file', () => {
     const out = await edit({ path: 'latin1.txt', old_text: 'x', new_text: 'y' });
     expect(out).toMatchObject({ status: 'error', code: 'NOT_UTF8' });
     expect(out.content).toContain('latin1.txt');
-    expect(fs.readFileSync(path.join(t.workspace, 'latin1.txt'))).toEqual(latin1);
+    expect(t.readBytes(path.join(t.workspace, 'latin1.txt'))).toEqual(latin1);
   });
 
   it('changes no byte it was not asked to: a BOM, CRLF line endings and a missing final newline survive', async () => {
@@ -98,20 +97,20 @@ describe('edit_file', () => {
     for (const [name, before, oldText, newText, after] of cases) {
       t.write({ [name]: before });
       expect(await edit({ path: name, old_text: oldText, new_text: newText }), name).toMatchObject({ status: 'ok' });
-      expect(fs.readFileSync(path.join(t.workspace, name)), name).toEqual(after);
+      expect(t.readBytes(path.join(t.workspace, name)), name).toEqual(after);
     }
   });
 
   it('refuses a file over 16 MiB with FILE_TOO_LARGE instead of holding it in memory twice', async () => {
     t.write({ 'big.txt': 'needle\n' + 'x'.repeat(16 * 1024 * 1024) });
     expect(await edit({ path: 'big.txt', old_text: 'needle', new_text: 'pin' })).toMatchObject({ status: 'error', code: 'FILE_TOO_LARGE' });
-    expect(fs.readFileSync(path.join(t.workspace, 'big.txt'), 'utf8').startsWith('needle\n')).toBe(true);
+    expect(t.read(path.join(t.workspace, 'big.txt')).startsWith('needle\n')).toBe(true);
   });
 
   it('fails with stable codes for bad targets', async () => {
     t.write({ 'dir/x': '', 'bin': Buffer.from([1, 0, 2]) });
-    fs.writeFileSync(path.join(t.outside, 'secret.txt'), 'secret');
-    fs.symlinkSync(path.join(t.outside, 'secret.txt'), path.join(t.workspace, 'link'));
+    t.write({ [path.join(t.outside, 'secret.txt')]: 'secret' });
+    t.symlink(path.join(t.outside, 'secret.txt'), path.join(t.workspace, 'link'));
     const cases: [string, string][] = [
       ['missing.txt', 'NOT_FOUND'],
       ['dir', 'IS_A_DIRECTORY'],
@@ -120,15 +119,15 @@ describe('edit_file', () => {
       ['../outside/secret.txt', 'OUTSIDE_WORKSPACE'],
     ];
     for (const [p, code] of cases) expect(await edit({ path: p, old_text: 'secret', new_text: 'x' }), p).toMatchObject({ code });
-    expect(fs.readFileSync(path.join(t.outside, 'secret.txt'), 'utf8')).toBe('secret');
+    expect(t.read(path.join(t.outside, 'secret.txt'))).toBe('secret');
   });
 
   it('refuses to edit through a hard link (HARD_LINKED): the other name may lie outside', async () => {
     const secret = path.join(t.outside, 'secret.txt');
-    fs.writeFileSync(secret, 'outside\n');
-    fs.linkSync(secret, path.join(t.workspace, 'linked.txt'));
+    t.write({ [secret]: 'outside\n' });
+    t.hardLink(secret, path.join(t.workspace, 'linked.txt'));
     expect(await edit({ path: 'linked.txt', old_text: 'outside', new_text: 'pwned' })).toMatchObject({ status: 'error', code: 'HARD_LINKED' });
-    expect(fs.readFileSync(secret, 'utf8')).toBe('outside\n');
+    expect(t.read(secret)).toBe('outside\n');
   });
 
   it('rejects an empty old_text, is not idempotent, presents in one line', () => {

@@ -1,11 +1,9 @@
 /** `edit_file`: replace one exact, unique piece of text in a file. */
 import { isUtf8 } from 'node:buffer';
 import { z } from 'zod';
-import { openForUpdate, readAtMost, replaceContent, type OpenedFile } from './open-in-workspace.js';
-import { failure, fromToolError, fsFailure, ok } from './output.js';
-import { countOccurrences, formatBytes, looksBinary, numberLines } from './text.js';
-import { ToolError, type ToolDefinition, type ToolOutput } from '../ports/tools.js';
-import { resolveInWorkspace } from './workspace.js';
+import { failure, fromRejection, ok } from './output.js';
+import { countOccurrences, formatBytes, looksBinary, numberLines, utf8 } from './text.js';
+import type { ToolDefinition, ToolOutput } from '../ports/tools.js';
 
 /** Lines of context shown around an edit, so the model can check it landed where meant. */
 const CONTEXT_LINES = 3;
@@ -39,13 +37,13 @@ export function editContext(after: string, start: number, insertedLength: number
 }
 
 /** The file's text with the one edit applied, or the refusal the model reads. */
-function applyEdit(bytes: Buffer, args: EditFileArgs): { after: string; start: number } | ToolOutput {
+function applyEdit(bytes: Uint8Array, args: EditFileArgs): { after: string; start: number } | ToolOutput {
   if (looksBinary(bytes)) return failure('BINARY_FILE', `"${args.path}" is a binary file; edit_file edits text only.`);
   // Decoding would turn every invalid byte into U+FFFD and write that back: refuse rather than change bytes nobody asked about.
   if (!isUtf8(bytes)) {
     return failure('NOT_UTF8', `"${args.path}" is not valid UTF-8 (perhaps Latin-1 or another legacy encoding); edit_file edits UTF-8 text only, so nothing was changed. Use bash (e.g. iconv or sed) for this file.`);
   }
-  const before = bytes.toString('utf8');
+  const before = utf8(bytes);
 
   const count = countOccurrences(before, args.old_text);
   if (count === 0) {
@@ -81,24 +79,22 @@ export const editFileTool: ToolDefinition<EditFileArgs> = {
     return `edit_file ${args.path} (-${lines(args.old_text)} +${lines(args.new_text)} lines)`;
   },
   async execute(args, ctx) {
-    const file = await resolveInWorkspace(ctx, args.path, { mustExist: true, forWrite: true });
-    if (file instanceof ToolError) return fromToolError(file);
-    let opened: OpenedFile | ToolError | undefined;
+    // What the edit made of the file's bytes, set by the fs seam's read-and-replace.
+    const seen: { edited?: ReturnType<typeof applyEdit> } = {};
     try {
-      opened = await openForUpdate(ctx, file, args.path);
-      if (opened instanceof ToolError) return fromToolError(opened);
-      const bytes = await readAtMost(opened.handle, EDIT_MAX_BYTES, opened.size, ctx.signal);
-      if (bytes === undefined) {
+      const file = await ctx.fs.realpath(args.path, { mustExist: true, forWrite: true });
+      const outcome = await ctx.fs.update(file, { maxBytes: EDIT_MAX_BYTES, signal: ctx.signal }, (bytes) => {
+        const edited = (seen.edited = applyEdit(bytes, args));
+        return 'status' in edited ? undefined : Buffer.from(edited.after, 'utf8');
+      });
+      if (outcome === 'too-large') {
         return failure('FILE_TOO_LARGE', `"${args.path}" is larger than ${formatBytes(EDIT_MAX_BYTES)}; edit_file edits smaller files only.`);
       }
-      const edited = applyEdit(bytes, args);
-      if ('status' in edited) return edited;
-      await replaceContent(opened.handle, Buffer.from(edited.after, 'utf8'), ctx.signal);
-      return ok(`Edited ${args.path} at line ${lineOf(edited.after, edited.start)}:\n${editContext(edited.after, edited.start, args.new_text.length)}`);
     } catch (err) {
-      return fsFailure(err, args.path);
-    } finally {
-      if (opened !== undefined && !(opened instanceof ToolError)) await opened.handle.close();
+      return fromRejection(err);
     }
+    const edited = seen.edited!;
+    if ('status' in edited) return edited;
+    return ok(`Edited ${args.path} at line ${lineOf(edited.after, edited.start)}:\n${editContext(edited.after, edited.start, args.new_text.length)}`);
   },
 };

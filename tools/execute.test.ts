@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { executeTool } from './execute.js';
-import { refusingShell } from './testing.js';
+import { createMemoryFs } from '../adapters/fs/memory.js';
+import { createMemorySubprocess } from '../adapters/subprocess/memory.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from '../ports/tools.js';
 
 function ctxWith(signal = new AbortController().signal): ToolContext {
-  return { workspace: '/ws', bridleHome: '/home', signal, shell: refusingShell };
+  return { fs: createMemoryFs(), subprocess: createMemorySubprocess(), signal };
 }
 
 function tool(execute: ToolDefinition['execute'], timeoutMs?: number): ToolDefinition {

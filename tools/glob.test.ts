@@ -1,8 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GLOB_MAX_RESULTS, globTool } from './glob.js';
-import { createTempWorkspace, type TempWorkspace } from './testing.js';
+import { createTempWorkspace, type TempWorkspace } from '../adapters/fs/testing.js';
 
 let t: TempWorkspace;
 beforeEach(() => {
@@ -24,8 +23,8 @@ const glob = (pattern: string) => globTool.execute(globTool.parameters.parse({ p
 describe('glob', () => {
   it('skips bridle home when it is spelled through a symlink (it was listed: only the spelled path was excluded)', async () => {
     const spelled = path.join(t.root, 'home-alias');
-    fs.symlinkSync(t.bridleHome, spelled);
-    const out = await globTool.execute({ pattern: '**/*.ts' }, { ...t.ctx, bridleHome: spelled });
+    t.symlink(t.bridleHome, spelled);
+    const out = await globTool.execute({ pattern: '**/*.ts' }, t.ctxWith({ bridleHome: spelled }));
     expect(out).toEqual({ status: 'ok', content: 'a.ts\nsrc/b.ts\nsrc/deep/c.ts' });
   });
 
@@ -44,8 +43,8 @@ describe('glob', () => {
   });
 
   it('lists symlinks by name without following them out of the workspace', async () => {
-    fs.writeFileSync(path.join(t.outside, 'secret.ts'), '');
-    fs.symlinkSync(t.outside, path.join(t.workspace, 'link'));
+    t.write({ [path.join(t.outside, 'secret.ts')]: '' });
+    t.symlink(t.outside, path.join(t.workspace, 'link'));
     expect((await glob('**/*.ts')).content).not.toContain('secret');
     expect((await glob('link')).content).toBe('link');
   });

@@ -2,10 +2,9 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { globToRegExp } from './glob-pattern.js';
-import { failure, ok } from './output.js';
+import { collectWalk, SKIPPED_DIRS, type Collected } from './collect-walk.js';
+import { failure, fromRejection, ok } from './output.js';
 import type { ToolDefinition } from '../ports/tools.js';
-import { SKIPPED_DIRS, walkFiles } from './walk.js';
-import { bridleHomeForms, displayPath } from './workspace.js';
 
 export const GLOB_MAX_RESULTS = 1000;
 /** Bound on the files examined, so a pattern over a giant tree still answers. */
@@ -42,15 +41,14 @@ export const globTool: ToolDefinition<GlobArgs> = {
       return failure('INVALID_PATTERN', `Glob "${args.pattern}" must be relative to the workspace and must not use "..".`);
     }
     const matcher = globToRegExp(pattern);
-    const skipDirs = new Set(SKIPPED_DIRS.filter((name) => !namesSegment(pattern, name)));
-    const walked = await walkFiles(ctx.workspace, {
-      skipDirs,
-      excludeRoots: await bridleHomeForms(ctx.bridleHome),
-      maxEntries: GLOB_MAX_SCANNED,
-      includeSymlinks: true,
-      signal: ctx.signal,
-    });
-    const matches = walked.paths.map((p) => displayPath(ctx.workspace, p)).filter((rel) => matcher.test(rel));
+    const skipDirs = SKIPPED_DIRS.filter((name) => !namesSegment(pattern, name));
+    let walked: Collected;
+    try {
+      walked = await collectWalk(ctx.fs, ctx.fs.root, { skipDirs, maxEntries: GLOB_MAX_SCANNED, includeSymlinks: true, signal: ctx.signal });
+    } catch (err) {
+      return fromRejection(err);
+    }
+    const matches = walked.entries.map((e) => e.display).filter((rel) => matcher.test(rel));
     const notes: string[] = [];
     if (walked.stopped) notes.push(`[search stopped after scanning ${GLOB_MAX_SCANNED} files; results may be incomplete]`);
     if (matches.length === 0) return ok([`No files match "${args.pattern}".`, ...notes].join('\n'));

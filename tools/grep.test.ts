@@ -1,10 +1,9 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executeTool } from './execute.js';
 import * as grepModule from './grep.js';
 import { GREP_MAX_MATCHES, grepTool, type GrepArgs } from './grep.js';
-import { createTempWorkspace, type TempWorkspace } from './testing.js';
+import { createTempWorkspace, type TempWorkspace } from '../adapters/fs/testing.js';
 
 let t: TempWorkspace;
 beforeEach(() => {
@@ -33,8 +32,8 @@ describe('grep', () => {
 
   it('skips bridle home when it is spelled through a symlink (it was searched: only the spelled path was excluded)', async () => {
     const spelled = path.join(t.root, 'home-alias');
-    fs.symlinkSync(t.bridleHome, spelled);
-    const out = await grepTool.execute({ pattern: 'TODO' }, { ...t.ctx, bridleHome: spelled });
+    t.symlink(t.bridleHome, spelled);
+    const out = await grepTool.execute({ pattern: 'TODO' }, t.ctxWith({ bridleHome: spelled }));
     expect(out.content).toBe(['a.ts:2: TODO first', 'b.ts:2: // TODO: later', 'src/c.ts:3: TODO deep'].join('\n'));
   });
 
@@ -47,9 +46,9 @@ describe('grep', () => {
   });
 
   it('does not read through symlinks leading out', async () => {
-    fs.writeFileSync(path.join(t.outside, 'secret.txt'), 'TODO secret\n');
-    fs.symlinkSync(t.outside, path.join(t.workspace, 'dirlink'));
-    fs.symlinkSync(path.join(t.outside, 'secret.txt'), path.join(t.workspace, 'filelink'));
+    t.write({ [path.join(t.outside, 'secret.txt')]: 'TODO secret\n' });
+    t.symlink(t.outside, path.join(t.workspace, 'dirlink'));
+    t.symlink(path.join(t.outside, 'secret.txt'), path.join(t.workspace, 'filelink'));
     expect((await grep({ pattern: 'secret' })).content).toBe('No matches for /secret/ in ..');
     expect(await grep({ pattern: 'secret', path: 'dirlink' })).toMatchObject({ code: 'OUTSIDE_WORKSPACE' });
     expect(await grep({ pattern: 'secret', path: 'filelink' })).toMatchObject({ code: 'OUTSIDE_WORKSPACE' });

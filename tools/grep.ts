@@ -1,13 +1,11 @@
 /** `grep`: search file contents with a JavaScript regular expression. */
-import { stat } from 'node:fs/promises';
 import { z } from 'zod';
+import { FsIoError, readAtMost, type FileSystem, type FsPath } from '../ports/fs.js';
+import { collectWalk, SKIPPED_DIRS } from './collect-walk.js';
 import { createLineMatcher, type BatchEnd } from './grep-matcher.js';
-import { openForRead, readAtMost, type OpenContext } from './open-in-workspace.js';
-import { failure, fromToolError, fsFailure, ok } from './output.js';
-import { clipLine, formatBytes, looksBinary } from './text.js';
+import { failure, fromRejection, fromToolError, ok } from './output.js';
+import { clipLine, formatBytes, looksBinary, utf8 } from './text.js';
 import { ToolError, type ToolDefinition } from '../ports/tools.js';
-import { SKIPPED_DIRS, walkFiles } from './walk.js';
-import { bridleHomeForms, displayPath, resolveInWorkspace } from './workspace.js';
 
 export const GREP_MAX_MATCHES = 500;
 export const GREP_MAX_FILES = 50_000;
@@ -56,31 +54,28 @@ export function createGrepTool(options: GrepOptions = {}): ToolDefinition<GrepAr
         return failure('INVALID_PATTERN', `Invalid regular expression: ${(err as Error).message}`);
       }
       const shown = args.path ?? '.';
-      const root = await resolveInWorkspace(ctx, shown, { mustExist: true });
-      if (root instanceof ToolError) return fromToolError(root);
+      let root: FsPath;
+      try {
+        root = await ctx.fs.realpath(shown, { mustExist: true });
+      } catch (err) {
+        return fromRejection(err);
+      }
       const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(deadlineMs)]);
 
-      const homes = await bridleHomeForms(ctx.bridleHome);
-      let files: string[];
+      let files: FsPath[];
       let single = false;
       const notes: string[] = [];
       try {
-        if ((await stat(root)).isDirectory()) {
-          const walked = await walkFiles(root, {
-            skipDirs: new Set(SKIPPED_DIRS),
-            excludeRoots: homes,
-            maxEntries: GREP_MAX_FILES,
-            includeSymlinks: false,
-            signal,
-          });
-          files = walked.paths;
+        if ((await ctx.fs.stat(root)).kind === 'directory') {
+          const walked = await collectWalk(ctx.fs, root, { skipDirs: SKIPPED_DIRS, maxEntries: GREP_MAX_FILES, includeSymlinks: false, signal });
+          files = walked.entries;
           if (walked.stopped && !signal.aborted) notes.push(`[only the first ${GREP_MAX_FILES} files were searched]`);
         } else {
           files = [root];
           single = true;
         }
       } catch (err) {
-        return fsFailure(err, shown);
+        return fromRejection(err);
       }
 
       const hits: string[] = [];
@@ -111,7 +106,7 @@ export function createGrepTool(options: GrepOptions = {}): ToolDefinition<GrepAr
       try {
         for (const file of files) {
           if (signal.aborted || capped) break;
-          const read = await readText({ ...ctx, homes }, file, single ? shown : displayPath(ctx.workspace, file));
+          const read = await readText(ctx.fs, file);
           if (read instanceof ToolError) {
             // A file the caller named is refused in words; one met on a walk is skipped.
             if (single) return fromToolError(read);
@@ -119,7 +114,7 @@ export function createGrepTool(options: GrepOptions = {}): ToolDefinition<GrepAr
           }
           if (read === 'too-large') tooLarge++;
           if (typeof read !== 'object') continue;
-          batch.files.push({ rel: displayPath(ctx.workspace, file), text: read.text });
+          batch.files.push({ rel: file.display, text: read.text });
           batch.chars += read.text.length;
           if (batch.chars >= BATCH_CHARS) end = await flush();
           if (!('done' in end)) break;
@@ -147,23 +142,28 @@ export function createGrepTool(options: GrepOptions = {}): ToolDefinition<GrepAr
   };
 }
 
-/** A file's text for searching; skipped as binary or too large; refused when it is no regular file in the workspace. */
-async function readText(ctx: OpenContext, file: string, shown: string): Promise<{ text: string } | 'binary' | 'too-large' | 'unreadable' | ToolError> {
-  let bytes: Buffer | undefined;
+/**
+ * A file's text for searching, read through the fs seam (the matcher's
+ * worker gets only this text); skipped as binary, too large or unreadable;
+ * refused when it is no regular file in the workspace.
+ */
+async function readText(fs: FileSystem, file: FsPath): Promise<{ text: string } | 'binary' | 'too-large' | 'unreadable' | ToolError> {
+  let bytes: Uint8Array | undefined;
   try {
-    const opened = await openForRead(ctx, file, shown);
-    if (opened instanceof ToolError) return opened;
+    const opened = await fs.open(file);
     try {
-      bytes = opened.size > GREP_MAX_FILE_BYTES ? undefined : await readAtMost(opened.handle, GREP_MAX_FILE_BYTES, opened.size);
+      bytes = opened.size > GREP_MAX_FILE_BYTES ? undefined : await readAtMost(opened, GREP_MAX_FILE_BYTES);
     } finally {
-      await opened.handle.close();
+      await opened.close();
     }
-  } catch {
+  } catch (err) {
+    // What the file is or where it leads is a refusal, for the caller to word; a failure to read it only skips it.
+    if (err instanceof ToolError && !(err instanceof FsIoError)) return err;
     return 'unreadable';
   }
   if (bytes === undefined) return 'too-large';
   if (looksBinary(bytes)) return 'binary';
-  return { text: bytes.toString('utf8') };
+  return { text: utf8(bytes) };
 }
 
 export const grepTool: ToolDefinition<GrepArgs> = createGrepTool();

@@ -1,8 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LIST_MAX_ENTRIES, listDirTool, type ListDirArgs } from './list-dir.js';
-import { createTempWorkspace, type TempWorkspace } from './testing.js';
+import { createTempWorkspace, type TempWorkspace } from '../adapters/fs/testing.js';
 
 let t: TempWorkspace;
 beforeEach(() => {
@@ -15,13 +14,13 @@ const list = (args: ListDirArgs) => listDirTool.execute(listDirTool.parameters.p
 describe('list_dir', () => {
   it('lists the root by default, sorted, directories with a slash, links with @', async () => {
     t.write({ 'b.txt': '', 'a/x': '', 'C.md': '', '.env': '' });
-    fs.symlinkSync('b.txt', path.join(t.workspace, 'link'));
+    t.symlink('b.txt', path.join(t.workspace, 'link'));
     expect(await list({})).toEqual({ status: 'ok', content: ['.env', 'C.md', 'a/', 'b.txt', 'link@'].join('\n') });
     expect((await list({ path: 'a' })).content).toBe('x');
   });
 
   it('says when a directory is empty', async () => {
-    fs.mkdirSync(path.join(t.workspace, 'empty'));
+    t.mkdir(path.join(t.workspace, 'empty'));
     expect((await list({ path: 'empty' })).content).toBe('(empty directory: empty)');
   });
 
@@ -34,7 +33,7 @@ describe('list_dir', () => {
 
   it('fails with stable codes', async () => {
     t.write({ 'f.txt': '' });
-    fs.symlinkSync(t.outside, path.join(t.workspace, 'link'));
+    t.symlink(t.outside, path.join(t.workspace, 'link'));
     expect(await list({ path: 'nope' })).toMatchObject({ code: 'NOT_FOUND' });
     expect(await list({ path: 'f.txt' })).toMatchObject({ code: 'NOT_A_DIRECTORY' });
     expect(await list({ path: '..' })).toMatchObject({ code: 'OUTSIDE_WORKSPACE' });

@@ -1,11 +1,8 @@
 /** `list_dir`: one directory's entries. */
-import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { readDirExactly } from './open-in-workspace.js';
-import { failure, fromToolError, fsFailure, ok } from './output.js';
+import { failure, fromRejection, ok } from './output.js';
 import { byCodePoint } from './text.js';
-import { ToolError, type ToolDefinition } from '../ports/tools.js';
-import { resolveInWorkspace } from './workspace.js';
+import type { ToolDefinition } from '../ports/tools.js';
 
 export const LIST_MAX_ENTRIES = 1000;
 
@@ -25,18 +22,13 @@ export const listDirTool: ToolDefinition<ListDirArgs> = {
   present: (args) => `list_dir ${args.path ?? '.'}`,
   async execute(args, ctx) {
     const shown = args.path ?? '.';
-    const dir = await resolveInWorkspace(ctx, shown, { mustExist: true });
-    if (dir instanceof ToolError) return fromToolError(dir);
     try {
-      if (!(await stat(dir)).isDirectory()) {
+      const dir = await ctx.fs.realpath(shown, { mustExist: true });
+      if ((await ctx.fs.stat(dir)).kind !== 'directory') {
         return failure('NOT_A_DIRECTORY', `"${shown}" is a file, not a directory; use read_file.`);
       }
-      const entries = await readDirExactly(dir);
-      if (entries === undefined) {
-        return failure('PATH_CHANGED', `"${shown}" changed while it was being listed (it is no longer the directory that was checked).`);
-      }
-      const names = entries
-        .map((e) => (e.isDirectory() ? `${e.name}/` : e.isSymbolicLink() ? `${e.name}@` : e.name))
+      const names = (await ctx.fs.list(dir))
+        .map((e) => (e.kind === 'directory' ? `${e.name}/` : e.kind === 'symlink' ? `${e.name}@` : e.name))
         .sort(byCodePoint);
       if (names.length === 0) return ok(`(empty directory: ${shown})`);
       const kept = names.slice(0, LIST_MAX_ENTRIES);
@@ -44,7 +36,7 @@ export const listDirTool: ToolDefinition<ListDirArgs> = {
         names.length > kept.length ? `\n[${names.length - kept.length} more entries not shown, of ${names.length}]` : '';
       return ok(kept.join('\n') + note);
     } catch (err) {
-      return fsFailure(err, shown);
+      return fromRejection(err);
     }
   },
 };

@@ -1,8 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFileTool, type ReadFileArgs } from './read-file.js';
-import { createTempWorkspace, type TempWorkspace } from './testing.js';
+import { createTempWorkspace, type TempWorkspace } from '../adapters/fs/testing.js';
 
 let t: TempWorkspace;
 beforeEach(() => {
@@ -46,11 +45,7 @@ describe('read_file', () => {
   });
 
   it('reads a 600 MiB file without a newline as one clipped line (it once threw RangeError: Invalid string length, uncaught)', async () => {
-    const file = path.join(t.workspace, 'huge.txt');
-    const fd = fs.openSync(file, 'w');
-    fs.writeSync(fd, 'a'.repeat(8192));
-    fs.ftruncateSync(fd, 600 * 1024 * 1024); // the rest is a hole: no disk, no newline
-    fs.closeSync(fd);
+    t.sparse('huge.txt', 'a'.repeat(8192), 600 * 1024 * 1024); // the rest is a hole: no disk, no newline
     const out = await read({ path: 'huge.txt' });
     expect(out.status).toBe('ok');
     expect(out.content).toBe(`   1\t${'a'.repeat(2000)}… [${600 * 1024 * 1024 - 2000} more characters]`);
@@ -77,9 +72,9 @@ describe('read_file', () => {
 
   it('fails with stable codes', async () => {
     t.write({ 'dir/x.txt': 'x', 'bin.dat': Buffer.from([0x89, 0x50, 0, 1, 2]) });
-    fs.writeFileSync(path.join(t.outside, 'secret.txt'), 'secret');
-    fs.symlinkSync(t.outside, path.join(t.workspace, 'link'));
-    fs.writeFileSync(path.join(t.bridleHome, 'config.json'), '{}');
+    t.write({ [path.join(t.outside, 'secret.txt')]: 'secret' });
+    t.symlink(t.outside, path.join(t.workspace, 'link'));
+    t.write({ [path.join(t.bridleHome, 'config.json')]: '{}' });
     const cases: [string, string][] = [
       ['missing.txt', 'NOT_FOUND'],
       ['dir', 'IS_A_DIRECTORY'],

@@ -1,12 +1,10 @@
 /** `read_file`: a text file with numbered lines, a window at a time. */
-import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
-import { openForRead, type OpenedFile } from './open-in-workspace.js';
-import { failure, fromToolError, fsFailure, ok } from './output.js';
+import type { FileHandle } from '../ports/fs.js';
+import { failure, fromRejection, ok } from './output.js';
 import { scanLines } from './scan-lines.js';
 import { BINARY_SNIFF_BYTES, formatBytes, looksBinary, numberLines } from './text.js';
 import { ToolError, type ToolDefinition } from '../ports/tools.js';
-import { resolveInWorkspace } from './workspace.js';
 
 export const READ_MAX_LINES = 2000;
 export const READ_MAX_BYTES = 256 * 1024;
@@ -80,26 +78,21 @@ export const readFileTool: ToolDefinition<ReadFileArgs> = {
     return `read_file ${args.path}${range}`;
   },
   async execute(args, ctx) {
-    const file = await resolveInWorkspace(ctx, args.path, { mustExist: true });
-    if (file instanceof ToolError) return fromToolError(file);
-    let opened: OpenedFile | ToolError | undefined;
+    let opened: FileHandle | undefined;
     let window: Window;
     try {
-      opened = await openForRead(ctx, file, args.path);
-      if (opened instanceof ToolError) {
-        if (opened.code === 'IS_A_DIRECTORY') return failure('IS_A_DIRECTORY', `"${args.path}" is a directory; use list_dir.`);
-        return fromToolError(opened);
-      }
-      const head = Buffer.alloc(Math.min(opened.size, BINARY_SNIFF_BYTES));
-      await opened.handle.read(head, 0, head.length, 0);
+      const file = await ctx.fs.realpath(args.path, { mustExist: true });
+      opened = await ctx.fs.open(file);
+      const head = await opened.read(0, Math.min(opened.size, BINARY_SNIFF_BYTES));
       if (looksBinary(head)) {
         return failure('BINARY_FILE', `"${args.path}" is a binary file (${formatBytes(opened.size)}); read_file shows text only.`);
       }
-      window = await readWindow(opened.handle, args.offset ?? 1, args.limit, opened.size, ctx.signal);
+      window = await readWindow(opened, args.offset ?? 1, args.limit, opened.size, ctx.signal);
     } catch (err) {
-      return fsFailure(err, args.path);
+      if (err instanceof ToolError && err.code === 'IS_A_DIRECTORY') return failure('IS_A_DIRECTORY', `"${args.path}" is a directory; use list_dir.`);
+      return fromRejection(err);
     } finally {
-      if (opened !== undefined && !(opened instanceof ToolError)) await opened.handle.close();
+      await opened?.close();
     }
 
     const first = args.offset ?? 1;

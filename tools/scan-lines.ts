@@ -3,7 +3,7 @@
  * before it is dropped) and only its head is ever held, however long it is.
  * A file of one 600 MiB line once became one string and killed the process.
  */
-import type { FileHandle } from 'node:fs/promises';
+import type { FileHandle } from '../ports/fs.js';
 
 const CHUNK_BYTES = 256 * 1024;
 const NL = 0x0a;
@@ -24,7 +24,8 @@ export interface Scanned {
 }
 
 /**
- * Reads `handle` from offset 0 to its end (positioned reads), feeding `visitor`.
+ * Reads `handle` from offset 0 to its end (positioned reads through the fs
+ * seam's handle, so a remote file scans the same way), feeding `visitor`.
  *
  * Contract: holds at most about `3 × maxChars` bytes of any one line (three
  * bytes of UTF-8 are at most one UTF-16 unit); rejects only for I/O errors or
@@ -32,8 +33,7 @@ export interface Scanned {
  */
 export async function scanLines(handle: FileHandle, maxChars: number, visitor: LineVisitor, signal?: AbortSignal): Promise<Scanned> {
   const keepMax = maxChars * 3 + 3;
-  const buf = Buffer.alloc(CHUNK_BYTES);
-  // BOMs stay, as Buffer#toString keeps them: lengths must agree with the kept text.
+    // BOMs stay, as Buffer#toString keeps them: lengths must agree with the kept text.
   const counter = new TextDecoder('utf-8', { ignoreBOM: true });
   let lines = 0;
   let mode: 'keep' | 'count' | undefined; // undefined: the next line has not begun
@@ -50,7 +50,7 @@ export async function scanLines(handle: FileHandle, maxChars: number, visitor: L
     mode = decided;
     return true;
   };
-  const take = (bytes: Buffer) => {
+  const take = (bytes: Uint8Array) => {
     lineBytes += bytes.length;
     lastByte = bytes[bytes.length - 1]!;
     if (mode !== 'keep') return;
@@ -80,10 +80,10 @@ export async function scanLines(handle: FileHandle, maxChars: number, visitor: L
 
   for (let at = 0; ; ) {
     signal?.throwIfAborted();
-    const { bytesRead } = await handle.read(buf, 0, buf.length, at);
+    const view = await handle.read(at, CHUNK_BYTES);
+    const bytesRead = view.length;
     if (bytesRead === 0) break;
     at += bytesRead;
-    const view = buf.subarray(0, bytesRead);
     for (let from = 0; from < bytesRead; ) {
       if (!begin()) return { lines, stopped: true };
       const nl = view.indexOf(NL, from);

@@ -38,7 +38,10 @@ export function countOccurrences(haystack: string, needle: string, stopAt = Infi
   return count;
 }
 
-/** Code-point order, so listings do not depend on the host's locale. */
-export function byCodePoint(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+/** Code-point order, so listings do not depend on the host's locale (the fs seam's walk order). */
+export { byCodePoint } from '../ports/fs.js';
+
+/** Bytes as UTF-8 text, the way Node decodes them (invalid sequences become U+FFFD, a BOM stays). */
+export function utf8(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 }

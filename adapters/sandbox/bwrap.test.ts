@@ -9,13 +9,14 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSandboxedShell, resolveSandboxLimits, SANDBOX_UNAVAILABLE, type SandboxPolicy } from '../../safety/sandbox.js';
+import { resolveSandboxLimits, SANDBOX_UNAVAILABLE, type SandboxPolicy } from '../../safety/sandbox.js';
 import { bashTool } from '../../tools/bash.js';
-import { createTempWorkspace, type TempWorkspace } from '../../tools/testing.js';
-import { ToolError, type Shell } from '../../ports/tools.js';
+import { createTempWorkspace, type TempWorkspace } from '../fs/testing.js';
+import type { Subprocess } from '../../ports/subprocess.js';
+import { ToolError } from '../../ports/tools.js';
 import { describeWithSystemDep, SYSTEM_DEPS } from '../../test/helpers/system-deps.js';
 import { bwrapArgv, commandIdentity, createBwrapSandbox, findBwrap, type BwrapSpec } from './bwrap.js';
-import { createLocalShell } from '../subprocess/local.js';
+import { createLocalSubprocess } from '../subprocess/local.js';
 import { createOffSandbox } from './off.js';
 
 let tw: TempWorkspace;
@@ -31,8 +32,8 @@ afterEach(() => {
 });
 
 const policy = (over: Partial<SandboxPolicy> = {}): SandboxPolicy => ({ mode: 'workspace-write', workspace: tw.workspace, network: false, ...over });
-const bash = async (shell: Shell, command: string) => bashTool.execute({ command, timeout_ms: 20_000 }, { ...tw.ctx, shell });
-const confinedBy = (over: Partial<SandboxPolicy>, env: NodeJS.ProcessEnv) => createSandboxedShell(createLocalShell(), createBwrapSandbox({ env }), policy(over));
+const bash = async (subprocess: Subprocess, command: string) => bashTool.execute({ command, timeout_ms: 20_000 }, { ...tw.ctx, subprocess });
+const confinedBy = (over: Partial<SandboxPolicy>, env: NodeJS.ProcessEnv) => createLocalSubprocess({ sandbox: createBwrapSandbox({ env }), policy: policy(over) });
 
 const spec = (over: Partial<BwrapSpec> = {}): BwrapSpec => ({
   bin: '/usr/bin/bwrap',
@@ -132,15 +133,15 @@ describeWithSystemDep('escape attempts under bwrap', SYSTEM_DEPS.bwrap, (bwrap) 
   const confined = (over: Partial<SandboxPolicy> = {}, env: NodeJS.ProcessEnv = { ...process.env, BRIDLE_BWRAP: bwrap }) => confinedBy(over, env);
 
   it('writes in the workspace and /tmp work; writes anywhere else fail or stay private', async () => {
-    const shell = confined();
-    const ok = await bash(shell, 'echo in > inside.txt && echo tmp > /tmp/private.txt && cat /tmp/private.txt');
+    const sub = confined();
+    const ok = await bash(sub, 'echo in > inside.txt && echo tmp > /tmp/private.txt && cat /tmp/private.txt');
     expect(ok).toMatchObject({ status: 'ok' });
     expect(fs.readFileSync(path.join(tw.workspace, 'inside.txt'), 'utf8')).toBe('in\n');
 
-    const far1 = await bash(shell, `echo x > ${far}/escaped.txt`);
+    const far1 = await bash(sub, `echo x > ${far}/escaped.txt`);
     expect(far1.code).toBe('EXIT_NONZERO');
     expect(far1.content).toMatch(/Read-only file system/);
-    await bash(shell, `echo x > ${tw.outside}/escaped.txt; mkdir -p ${tw.bridleHome}/x; echo x > /etc/bridle-escape`);
+    await bash(sub, `echo x > ${tw.outside}/escaped.txt; mkdir -p ${tw.bridleHome}/x; echo x > /etc/bridle-escape`);
     expect(fs.readdirSync(far)).toEqual([]);
     expect(fs.readdirSync(tw.outside)).toEqual([]);
     expect(fs.readdirSync(tw.bridleHome)).toEqual([]);
@@ -150,9 +151,9 @@ describeWithSystemDep('escape attempts under bwrap', SYSTEM_DEPS.bwrap, (bwrap) 
 
   it('a symlink that points out of the workspace does not carry a write out', async () => {
     fs.symlinkSync(far, path.join(tw.workspace, 'planted'));
-    const shell = confined();
-    const planted = await bash(shell, 'echo x > planted/through-planted.txt');
-    const made = await bash(shell, `ln -s ${far} made && echo x > made/through-made.txt`);
+    const sub = confined();
+    const planted = await bash(sub, 'echo x > planted/through-planted.txt');
+    const made = await bash(sub, `ln -s ${far} made && echo x > made/through-made.txt`);
     expect(planted.code).toBe('EXIT_NONZERO');
     expect(made.code).toBe('EXIT_NONZERO');
     expect(fs.readdirSync(far)).toEqual([]);
@@ -179,9 +180,9 @@ describeWithSystemDep('escape attempts under bwrap', SYSTEM_DEPS.bwrap, (bwrap) 
   });
 
   it('holds when bridle runs as root: no remounting /, no reaching the host through /proc', async () => {
-    const shell = confined();
-    const remount = await bash(shell, `mount -o remount,rw / && echo x > ${far}/remounted.txt`);
-    const viaProc = await bash(shell, `for p in /proc/[0-9]*; do echo x > $p/root${far}/via-proc.txt 2>/dev/null && echo "escaped via $p"; done; true`);
+    const sub = confined();
+    const remount = await bash(sub, `mount -o remount,rw / && echo x > ${far}/remounted.txt`);
+    const viaProc = await bash(sub, `for p in /proc/[0-9]*; do echo x > $p/root${far}/via-proc.txt 2>/dev/null && echo "escaped via $p"; done; true`);
     expect(remount.code).toBe('EXIT_NONZERO');
     expect(viaProc.content).not.toContain('escaped');
     expect(fs.readdirSync(far)).toEqual([]);
@@ -215,13 +216,13 @@ describeWithSystemDep('escape attempts under bwrap', SYSTEM_DEPS.bwrap, (bwrap) 
     // Found on PATH, as bwrap is by default: the planted shim comes first there.
     const { BRIDLE_BWRAP: _forced, ...rest } = process.env;
     const env = { ...rest, PATH: `${tw.workspace}/node_modules/.bin:${path.dirname(bwrap)}:${process.env.PATH ?? ''}` };
-    const shell = confined({}, env);
+    const sub = confined({}, env);
     const shim = '#!/bin/sh\nwhile [ "$1" != -- ]; do shift; done; shift; exec "$@"\n';
-    const plant = await bash(shell, `mkdir -p node_modules/.bin && printf '${shim}' > node_modules/.bin/bwrap && chmod +x node_modules/.bin/bwrap`);
+    const plant = await bash(sub, `mkdir -p node_modules/.bin && printf '${shim}' > node_modules/.bin/bwrap && chmod +x node_modules/.bin/bwrap`);
     expect(plant).toMatchObject({ status: 'ok' });
     expect(fs.existsSync(path.join(tw.workspace, 'node_modules/.bin/bwrap'))).toBe(true);
     // The same session's next call, and a session opened after the plant (the shim already first on PATH).
-    for (const next of [shell, confined({}, env)]) {
+    for (const next of [sub, confined({}, env)]) {
       const escape = await bash(next, `echo x > ${far}/escaped.txt`);
       expect(escape.code).toBe('EXIT_NONZERO');
     }
@@ -230,8 +231,8 @@ describeWithSystemDep('escape attempts under bwrap', SYSTEM_DEPS.bwrap, (bwrap) 
 
   it('a fork bomb stops at the process limit, and the result names the limit', async () => {
     // Bounded even if no limit held: at most 400 sleeps, and the call's end kills them all.
-    const shell = confined({ limits: { processes: 64, memoryMb: 4096, tmpMb: 64 } });
-    const out = await bash(shell, [
+    const sub = confined({ limits: { processes: 64, memoryMb: 4096, tmpMb: 64 } });
+    const out = await bash(sub, [
       "sh -c 'i=0; while [ $i -lt 400 ]; do sleep 30 & i=$((i+1)); echo $i > /tmp/n; done'",
       's=$?; kill -9 -1 2>/dev/null; read n < /tmp/n; echo "started $n"; exit $s',
     ].join('\n'));
@@ -243,13 +244,13 @@ describeWithSystemDep('escape attempts under bwrap', SYSTEM_DEPS.bwrap, (bwrap) 
   });
 
   it('the private /tmp and /dev/shm hold at most tmpMb, and the result names the limit', async () => {
-    const shell = confined({ limits: { processes: 512, memoryMb: 4096, tmpMb: 4 } });
+    const sub = confined({ limits: { processes: 512, memoryMb: 4096, tmpMb: 4 } });
     for (const dir of ['/tmp', '/dev/shm']) {
-      const out = await bash(shell, `head -c 16m /dev/zero > ${dir}/big`);
+      const out = await bash(sub, `head -c 16m /dev/zero > ${dir}/big`);
       expect(out.code, dir).toBe('SANDBOX_LIMIT');
       expect(out.content).toMatch(/sandbox limit hit — tmp: .*hold 4 MiB each/);
     }
-    expect(await bash(shell, 'head -c 16m /dev/zero > big && rm big')).toMatchObject({ status: 'ok' });
+    expect(await bash(sub, 'head -c 16m /dev/zero > big && rm big')).toMatchObject({ status: 'ok' });
   });
 
   it('memory is limited where bridle can make a cgroup, and the result names the limit', async () => {
@@ -298,8 +299,8 @@ describeWithSystemDep('escape attempts under bwrap', SYSTEM_DEPS.bwrap, (bwrap) 
   it('protected paths inside the workspace stay read-only', async () => {
     const inner = createTempWorkspace({ bridleHomeInside: true });
     try {
-      const shell = createSandboxedShell(createLocalShell(), createBwrapSandbox({ env: { ...process.env, BRIDLE_BWRAP: bwrap } }), { mode: 'workspace-write', workspace: inner.workspace, network: false, protect: [inner.bridleHome] });
-      const out = await bashTool.execute({ command: 'echo x > ok.txt && echo x > .bridle/forged.jsonl' }, { ...inner.ctx, shell });
+      const sub = createLocalSubprocess({ sandbox: createBwrapSandbox({ env: { ...process.env, BRIDLE_BWRAP: bwrap } }), policy: { mode: 'workspace-write', workspace: inner.workspace, network: false, protect: [inner.bridleHome] } });
+      const out = await bashTool.execute({ command: 'echo x > ok.txt && echo x > .bridle/forged.jsonl' }, { ...inner.ctx, subprocess: sub });
       expect(out.code).toBe('EXIT_NONZERO');
       expect(fs.existsSync(path.join(inner.workspace, 'ok.txt'))).toBe(true);
       expect(fs.readdirSync(inner.bridleHome)).toEqual([]);
@@ -317,8 +318,8 @@ describeWithSystemDep('escape attempts under bwrap', SYSTEM_DEPS.bwrap, (bwrap) 
         fs.mkdirSync(path.join(home, 'sessions'), { recursive: true });
         fs.writeFileSync(path.join(home, 'sessions', 's.jsonl'), 'the secret log\n');
       }
-      const shell = createSandboxedShell(createLocalShell(), createBwrapSandbox(), { mode: 'workspace-write', workspace: inner.workspace, network: false, hide: [outer, inner.bridleHome] });
-      const out = await bashTool.execute({ command: `ls -A ${outer} .bridle; cat ${outer}/sessions/s.jsonl .bridle/sessions/s.jsonl; echo x > .bridle/forged; echo x > ${outer}/forged; echo x > ok.txt` }, { ...inner.ctx, shell });
+      const sub = createLocalSubprocess({ sandbox: createBwrapSandbox(), policy: { mode: 'workspace-write', workspace: inner.workspace, network: false, hide: [outer, inner.bridleHome] } });
+      const out = await bashTool.execute({ command: `ls -A ${outer} .bridle; cat ${outer}/sessions/s.jsonl .bridle/sessions/s.jsonl; echo x > .bridle/forged; echo x > ${outer}/forged; echo x > ok.txt` }, { ...inner.ctx, subprocess: sub });
       expect(out.content).not.toContain('secret');
       // What ls listed (stdout): neither home shows its sessions directory.
       expect(out.content.split('--- stderr ---')[0]).not.toContain('sessions');

@@ -26,7 +26,7 @@ import { SANDBOX, SESSION } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
 import { SANDBOX_MODES, type SandboxMode, type SandboxService } from '../../ports/sandbox.js';
 import { resolveSandboxLimits, sandboxUnavailable, type Confinement, type Sandbox, type SandboxLimits, type SandboxPolicy } from '../../safety/sandbox.js';
-import type { ShellResult } from '../../ports/tools.js';
+import type { SubprocessResult } from '../../ports/subprocess.js';
 import { createCallCgroup, findCgroupParents, type CallCgroup, type CgroupParents } from './cgroup.js';
 import { checkProgram, findProgram, type Found } from './find-program.js';
 import { limitHits, type Enforced } from './limit-hits.js';
@@ -246,7 +246,7 @@ export function createBwrapSandbox(o: BwrapOptions = {}): Sandbox {
       return {
         argv: wrapped,
         runAs: identity.runAs,
-        async finish(result: ShellResult | undefined) {
+        async finish(result: SubprocessResult | undefined) {
           const counters = cg?.counters();
           // Removed in the background: the result need not wait for the kernel to let go of an emptied cgroup.
           void cg?.dispose();

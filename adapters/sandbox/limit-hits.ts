@@ -4,7 +4,7 @@
  * error a program printed, so a refused fork is recognised by its message.
  */
 import type { SandboxLimits } from '../../safety/sandbox.js';
-import type { LimitHit } from '../../ports/tools.js';
+import type { LimitHit } from '../../ports/subprocess.js';
 import type { CgroupCounters } from './cgroup.js';
 
 /** How each limit is enforced for a call; undefined: it is not. */

@@ -6,10 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSandboxedShell } from '../../safety/sandbox.js';
 import { bashTool } from '../../tools/bash.js';
-import { createTempWorkspace, type TempWorkspace } from '../../tools/testing.js';
-import { createLocalShell } from '../subprocess/local.js';
+import { createTempWorkspace, type TempWorkspace } from '../fs/testing.js';
+import { createLocalSubprocess } from '../subprocess/local.js';
 import { createOffSandbox } from './off.js';
 
 let tw: TempWorkspace;
@@ -44,12 +43,12 @@ async function waitGone(pid: number): Promise<boolean> {
   return isGone(pid);
 }
 
-const off = () => createSandboxedShell(createLocalShell(), createOffSandbox(), { mode: 'workspace-write', workspace: tw.workspace, network: false });
+const off = () => createLocalSubprocess({ sandbox: createOffSandbox(), policy: { mode: 'workspace-write', workspace: tw.workspace, network: false } });
 const pidsIn = (...names: string[]) => names.map((n) => Number(fs.readFileSync(path.join(tw.workspace, n), 'utf8')));
 
 describe('--sandbox off: a call ends what it started', () => {
   it('a background sleep 1000 is gone once the call has ended', async () => {
-    const out = await bashTool.execute({ command: 'sleep 1000 & echo $! > p1; echo started', timeout_ms: 20_000 }, { ...tw.ctx, shell: off() });
+    const out = await bashTool.execute({ command: 'sleep 1000 & echo $! > p1; echo started', timeout_ms: 20_000 }, { ...tw.ctx, subprocess: off() });
     const [p1] = pidsIn('p1');
     started.push(p1!);
     expect(out).toMatchObject({ status: 'ok' });
@@ -59,7 +58,7 @@ describe('--sandbox off: a call ends what it started', () => {
   it('so are a job-control group (set -m) and a setsid daemon, both holding the output open; the call does not wait for them', async () => {
     const t0 = Date.now();
     const command = ["setsid sh -c 'echo $$ > p3; exec sleep 1003' &", 'set -m', 'sleep 1002 & echo $! > p2', 'while [ ! -s p3 ]; do sleep 0.05; done', 'echo started'].join('\n');
-    const out = await bashTool.execute({ command, timeout_ms: 20_000 }, { ...tw.ctx, shell: off() });
+    const out = await bashTool.execute({ command, timeout_ms: 20_000 }, { ...tw.ctx, subprocess: off() });
     const pids = pidsIn('p2', 'p3');
     started.push(...pids);
     expect(out).toMatchObject({ status: 'ok' });
@@ -71,7 +70,7 @@ describe('--sandbox off: a call ends what it started', () => {
   it('a process that escapes every kill (own session, environment wiped) does not keep the call waiting on its output', async () => {
     const t0 = Date.now();
     const command = "setsid env -i sh -c 'echo $$ > p4; exec sleep 1004' & while [ ! -s p4 ]; do sleep 0.05; done; echo started";
-    const out = await bashTool.execute({ command, timeout_ms: 20_000 }, { ...tw.ctx, shell: off() });
+    const out = await bashTool.execute({ command, timeout_ms: 20_000 }, { ...tw.ctx, subprocess: off() });
     started.push(...pidsIn('p4'));
     expect(out).toMatchObject({ status: 'ok' });
     expect(out.content).toContain('started');

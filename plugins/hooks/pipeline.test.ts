@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Decision } from '../../machines/tool-call.machine.js';
+import { createMemoryFs } from '../../adapters/fs/memory.js';
+import { createMemorySubprocess } from '../../adapters/subprocess/memory.js';
 import type { ToolDefinition } from '../../ports/tools.js';
 import { createToolPipeline, type HookProblem } from './pipeline.js';
 import { HookRegistry } from './registry.js';
@@ -78,7 +80,7 @@ describe('the pre-execute decision (I6)', () => {
   });
 });
 
-const ctx = (signal = new AbortController().signal) => ({ workspace: '/ws', bridleHome: '/home', signal, shell: { id: 'none', run: () => Promise.reject(new Error('no shell')) } });
+const ctx = (signal = new AbortController().signal) => ({ fs: createMemoryFs(), subprocess: createMemorySubprocess(), signal });
 const tool = (execute: ToolDefinition['execute'], timeoutMs?: number): ToolDefinition => ({
   name: 'probe',
   description: '',

@@ -2,20 +2,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ShellRequest } from '../../ports/tools.js';
-import { createLocalShell, OutputCapture } from './local.js';
+import type { Launch } from '../../safety/sandbox.js';
+import { OutputCapture } from './capture.js';
+import { spawnProcess } from './spawn.js';
 
-const shell = createLocalShell();
 let dir: string;
 beforeEach(() => {
   dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-shell-')));
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function bash(command: string, overrides: Partial<ShellRequest> = {}) {
-  return shell.run({
+function bash(command: string, overrides: Partial<Launch> = {}) {
+  return spawnProcess({
     argv: ['bash', '-c', command],
     cwd: dir,
+    env: { ...process.env } as Record<string, string>,
     timeoutMs: 10_000,
     maxOutputBytes: 64 * 1024,
     signal: new AbortController().signal,
@@ -38,7 +39,7 @@ async function waitGone(pid: number): Promise<boolean> {
   return isGone(pid);
 }
 
-describe('local shell', () => {
+describe('spawnProcess (under the local subprocess provider)', () => {
   it('reports exit codes and both streams, in the requested cwd', async () => {
     expect(await bash('echo out; echo err >&2; pwd')).toEqual({
       exitCode: 0,
@@ -49,7 +50,6 @@ describe('local shell', () => {
       truncatedBytes: 0,
     });
     expect(await bash('exit 3')).toMatchObject({ exitCode: 3, signal: null, timedOut: false });
-    expect(shell.id).toBe('local');
   });
 
   it('replaces the environment when one is given, and gives no stdin', async () => {
@@ -58,9 +58,9 @@ describe('local shell', () => {
   });
 
   it('rejects only when the command cannot be started', async () => {
-    await expect(shell.run({ ...baseRequest(), argv: ['/no/such/program'] })).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(spawnProcess({ ...baseRequest(), argv: ['/no/such/program'] })).rejects.toMatchObject({ code: 'ENOENT' });
     await expect(bash('true', { cwd: path.join(dir, 'missing') })).rejects.toMatchObject({ code: 'ENOENT' });
-    await expect(shell.run({ ...baseRequest(), argv: [] })).rejects.toThrow(/empty/);
+    await expect(spawnProcess({ ...baseRequest(), argv: [] })).rejects.toThrow(/empty/);
   });
 
   it('kills the whole process group on timeout, grandchildren included', async () => {
@@ -105,8 +105,8 @@ describe('local shell', () => {
   });
 });
 
-function baseRequest(): ShellRequest {
-  return { argv: ['true'], cwd: dir, timeoutMs: 5000, maxOutputBytes: 1024, signal: new AbortController().signal };
+function baseRequest(): Launch {
+  return { argv: ['true'], cwd: dir, env: { ...process.env } as Record<string, string>, timeoutMs: 5000, maxOutputBytes: 1024, signal: new AbortController().signal };
 }
 
 describe('OutputCapture', () => {

@@ -14,15 +14,16 @@ import { closeSync, constants, fstatSync, open as openFd, readlinkSync, type Dir
 import { lstat, mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ToolError, type ToolContext } from '../ports/tools.js';
-import { bridleHomeForms, isInside } from './workspace.js';
+import { ToolError } from '../../ports/tool-error.js';
+import { bridleHomeForms, isInside, type LocalRoots } from './local-resolve.js';
+import { isADirectory } from './refusals.js';
 
 /** Linux's `O_PATH` (the generic value, shared by x86 and arm); `fs.constants` does not carry it. */
 const O_PATH = 0o10000000;
 const { O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NOCTTY } = constants;
 
 /** Where opened files must lie. A caller opening many files passes `homes` (`bridleHomeForms`) once, to spare a realpath each. */
-export type OpenContext = Pick<ToolContext, 'workspace' | 'bridleHome'> & { homes?: readonly string[] };
+export type OpenContext = Pick<LocalRoots, 'workspace' | 'bridleHome'> & { homes?: readonly string[] };
 
 /**
  * A pinned descriptor is a plain fd, not a FileHandle: `fstat`, `readlink` of
@@ -56,7 +57,7 @@ function confine(workspace: string, homes: readonly string[], pinned: number, sh
 
 function refuseKind(stats: Stats, shown: string): ToolError | undefined {
   if (stats.isFile()) return undefined;
-  if (stats.isDirectory()) return new ToolError('IS_A_DIRECTORY', `"${shown}" is a directory, not a file.`);
+  if (stats.isDirectory()) return isADirectory(shown);
   if (stats.isSymbolicLink()) {
     return new ToolError('PATH_CHANGED', `"${shown}" became a symbolic link while it was being opened. Nothing was touched.`);
   }
@@ -76,7 +77,7 @@ export interface OpenedFile {
  *
  * Contract: refusals are `ToolError`s (`PATH_CHANGED`, `NOT_A_FILE`,
  * `IS_A_DIRECTORY`, `HARD_LINKED`, `UNSUPPORTED_PLATFORM`); errno errors
- * (ENOENT, EACCES) are thrown for the caller's `fsFailure`.
+ * (ENOENT, EACCES) are thrown, for the caller to word (`local-errors.ts`).
  */
 async function pinAndReopen(ctx: OpenContext, real: string, shown: string, flags: number, single: boolean): Promise<OpenedFile | ToolError> {
   const homes = ctx.homes ?? (await bridleHomeForms(ctx.bridleHome));
@@ -213,28 +214,6 @@ export async function readDirExactly(dir: string): Promise<Dirent[] | undefined>
     return await readdir(fdPath(pinned), { withFileTypes: true });
   } finally {
     release(pinned);
-  }
-}
-
-/**
- * Reads up to `max` bytes from the start of an opened file (positioned reads:
- * the handle's offset does not move); `expected` is the size fstat gave, to
- * size the first read. Undefined when the file holds more than `max`.
- */
-export async function readAtMost(handle: FileHandle, max: number, expected: number, signal?: AbortSignal): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  // One byte past the expected end, so a file that grew since the fstat is noticed.
-  let want = Math.min(max, expected) + 1;
-  for (;;) {
-    signal?.throwIfAborted();
-    const chunk = Buffer.allocUnsafe(Math.min(want, max + 1 - total));
-    const { bytesRead } = await handle.read(chunk, 0, chunk.length, total);
-    if (bytesRead === 0) return Buffer.concat(chunks, total);
-    chunks.push(chunk.subarray(0, bytesRead));
-    total += bytesRead;
-    if (total > max) return undefined;
-    want = 64 * 1024;
   }
 }
 

@@ -2,8 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTempWorkspace, type TempWorkspace } from './testing.js';
-import { ToolError } from '../ports/tools.js';
-import { displayPath, isInside, resolveInWorkspace } from './workspace.js';
+import { ToolError } from '../../ports/tool-error.js';
+import { displayPath, isInside, resolveInWorkspace, type LocalRoots } from './local-resolve.js';
+
+/** What the local file system confines to, for a temp workspace. */
+const roots = (w: TempWorkspace): LocalRoots => ({ workspace: w.workspace, bridleHome: w.bridleHome, protect: [] });
 
 let t: TempWorkspace;
 beforeEach(() => {
@@ -15,24 +18,24 @@ beforeEach(() => {
 afterEach(() => t.cleanup());
 
 async function code(userPath: string, options = {}): Promise<string> {
-  const r = await resolveInWorkspace(t.ctx, userPath, options);
+  const r = await resolveInWorkspace(roots(t), userPath, options);
   return r instanceof ToolError ? r.code : 'OK';
 }
 
 describe('resolveInWorkspace: inside', () => {
   it('resolves relative paths against the workspace root', async () => {
-    expect(await resolveInWorkspace(t.ctx, 'src/a.ts')).toBe(path.join(t.workspace, 'src/a.ts'));
-    expect(await resolveInWorkspace(t.ctx, './src/../src/a.ts')).toBe(path.join(t.workspace, 'src/a.ts'));
-    expect(await resolveInWorkspace(t.ctx, '.')).toBe(t.workspace);
+    expect(await resolveInWorkspace(roots(t), 'src/a.ts')).toBe(path.join(t.workspace, 'src/a.ts'));
+    expect(await resolveInWorkspace(roots(t), './src/../src/a.ts')).toBe(path.join(t.workspace, 'src/a.ts'));
+    expect(await resolveInWorkspace(roots(t), '.')).toBe(t.workspace);
   });
 
   it('accepts absolute paths inside the workspace', async () => {
-    expect(await resolveInWorkspace(t.ctx, path.join(t.workspace, 'src/a.ts'))).toBe(path.join(t.workspace, 'src/a.ts'));
+    expect(await resolveInWorkspace(roots(t), path.join(t.workspace, 'src/a.ts'))).toBe(path.join(t.workspace, 'src/a.ts'));
   });
 
   it('returns not-yet-existing paths unless mustExist', async () => {
-    expect(await resolveInWorkspace(t.ctx, 'new/dir/file.txt')).toBe(path.join(t.workspace, 'new/dir/file.txt'));
-    const missing = await resolveInWorkspace(t.ctx, 'new/file.txt', { mustExist: true });
+    expect(await resolveInWorkspace(roots(t), 'new/dir/file.txt')).toBe(path.join(t.workspace, 'new/dir/file.txt'));
+    const missing = await resolveInWorkspace(roots(t), 'new/file.txt', { mustExist: true });
     expect(missing).toBeInstanceOf(ToolError);
     expect((missing as ToolError).code).toBe('NOT_FOUND');
     expect((missing as ToolError).message).toContain('new/file.txt');
@@ -42,9 +45,9 @@ describe('resolveInWorkspace: inside', () => {
   it('follows symlinks that stay inside, returning the real path', async () => {
     fs.symlinkSync('real', path.join(t.workspace, 'alias'));
     fs.symlinkSync(path.join(t.workspace, 'real/x.txt'), path.join(t.workspace, 'abs-link'));
-    expect(await resolveInWorkspace(t.ctx, 'alias/x.txt')).toBe(path.join(t.workspace, 'real/x.txt'));
-    expect(await resolveInWorkspace(t.ctx, 'alias/new.txt')).toBe(path.join(t.workspace, 'real/new.txt'));
-    expect(await resolveInWorkspace(t.ctx, 'abs-link')).toBe(path.join(t.workspace, 'real/x.txt'));
+    expect(await resolveInWorkspace(roots(t), 'alias/x.txt')).toBe(path.join(t.workspace, 'real/x.txt'));
+    expect(await resolveInWorkspace(roots(t), 'alias/new.txt')).toBe(path.join(t.workspace, 'real/new.txt'));
+    expect(await resolveInWorkspace(roots(t), 'abs-link')).toBe(path.join(t.workspace, 'real/x.txt'));
   });
 
   it('refuses directories for writing and empty paths', async () => {
@@ -57,7 +60,7 @@ describe('resolveInWorkspace: inside', () => {
 describe('resolveInWorkspace: escapes', () => {
   it('refuses .. escapes and absolute paths outside, naming the path', async () => {
     for (const p of ['../x', 'src/../../x', '..', '/etc/passwd', t.outside]) {
-      const r = await resolveInWorkspace(t.ctx, p);
+      const r = await resolveInWorkspace(roots(t), p);
       expect(r, p).toBeInstanceOf(ToolError);
       expect((r as ToolError).code).toBe('OUTSIDE_WORKSPACE');
       expect((r as ToolError).message).toContain(`"${p}"`);
@@ -70,7 +73,7 @@ describe('resolveInWorkspace: escapes', () => {
     expect(await code('link/secret.txt', { mustExist: true })).toBe('OUTSIDE_WORKSPACE');
     expect(await code('link/new.txt', { forWrite: true })).toBe('OUTSIDE_WORKSPACE');
     expect(await code('link/deep/new/file.txt', { forWrite: true })).toBe('OUTSIDE_WORKSPACE');
-    const r = (await resolveInWorkspace(t.ctx, 'link/secret.txt')) as ToolError;
+    const r = (await resolveInWorkspace(roots(t), 'link/secret.txt')) as ToolError;
     expect(r.message).toContain(path.join(t.outside, 'secret.txt'));
   });
 
@@ -108,11 +111,11 @@ describe('resolveInWorkspace: bridle home', () => {
     const inner = createTempWorkspace({ bridleHomeInside: true });
     try {
       for (const p of ['.bridle', '.bridle/sessions/s.jsonl', path.join(inner.bridleHome, 'x')]) {
-        const r = await resolveInWorkspace(inner.ctx, p);
+        const r = await resolveInWorkspace(roots(inner), p);
         expect((r as ToolError).code, p).toBe('INSIDE_BRIDLE_HOME');
         expect((r as ToolError).message).toContain(p);
       }
-      expect(await resolveInWorkspace(inner.ctx, '.bridlex')).toBe(path.join(inner.workspace, '.bridlex'));
+      expect(await resolveInWorkspace(roots(inner), '.bridlex')).toBe(path.join(inner.workspace, '.bridlex'));
     } finally {
       inner.cleanup();
     }
@@ -121,7 +124,7 @@ describe('resolveInWorkspace: bridle home', () => {
   it('recognises a bridle home given through a symlinked spelling', async () => {
     const spelled = path.join(t.root, 'home-alias');
     fs.symlinkSync(t.bridleHome, spelled);
-    const ctx = { ...t.ctx, bridleHome: spelled };
+    const ctx = { ...roots(t), bridleHome: spelled };
     fs.symlinkSync(t.bridleHome, path.join(t.workspace, 'h'));
     const r = await resolveInWorkspace(ctx, 'h/x');
     expect((r as ToolError).code).toBe('INSIDE_BRIDLE_HOME');

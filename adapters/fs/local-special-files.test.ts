@@ -1,22 +1,23 @@
 /**
- * FIFOs, sockets and devices in the workspace: opening a FIFO for reading
+ * FIFOs, sockets and devices in the workspace, met by the file tools through
+ * the local file system: opening a FIFO for reading
  * blocks a thread-pool thread until a writer comes, so a handful of them once
  * wedged every file operation of the process (every session of a server). The
- * file tools refuse anything that is not a regular file, without opening it;
- * walks skip them.
+ * local file system refuses anything that is not a regular file, without
+ * opening it; its walks skip them.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { editFileTool } from './edit-file.js';
-import { globTool } from './glob.js';
-import { grepTool } from './grep.js';
-import { readFileTool } from './read-file.js';
+import { editFileTool } from '../../tools/edit-file.js';
+import { globTool } from '../../tools/glob.js';
+import { grepTool } from '../../tools/grep.js';
+import { readFileTool } from '../../tools/read-file.js';
 import { createTempWorkspace, type TempWorkspace } from './testing.js';
-import type { ToolOutput } from '../ports/tools.js';
-import { writeFileTool } from './write-file.js';
+import type { ToolOutput } from '../../ports/tools.js';
+import { writeFileTool } from '../../tools/write-file.js';
 
 let t: TempWorkspace;
 let socket: net.Server | undefined;

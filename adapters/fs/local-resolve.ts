@@ -1,17 +1,31 @@
 /**
- * Path confinement for the file tools: every path a model names is resolved
+ * Path confinement for the local file system: every path a model names is resolved
  * the way the kernel would resolve it (component by component, following
  * symlinks, `..` applied to the real parent) and only then checked, so a
  * symlink anywhere on the way cannot smuggle a read or write out of the
  * workspace or into `$BRIDLE_HOME`.
  *
- * The check and the later use are two system calls: a tool never opens the
- * path it got back by name alone but through `open-in-workspace.ts`, which
- * checks again what it actually opened (ADR 0011).
+ * The check and the later use are two system calls: the provider never opens
+ * the path it got back by name alone but through `local-open.ts`, which checks
+ * again what it actually opened (ADR 0011).
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { ToolError, type ToolContext } from '../ports/tools.js';
+import { ToolError } from '../../ports/tool-error.js';
+import { isInside } from './paths.js';
+import { emptyPath, isADirectory, notFound, nulByte, outsideWorkspace, protectedPath } from './refusals.js';
+
+export { displayPath, isInside } from './paths.js';
+
+/** Where the local file system confines every path: from its config, that is from the session. */
+export interface LocalRoots {
+  /** The workspace root, absolute and real (symlinks resolved). */
+  workspace: string;
+  /** `$BRIDLE_HOME`, absolute; refused whether spelled or reached through a link. */
+  bridleHome: string;
+  /** Absolute paths that may be read but never written (the workspace's `.git` unless git writes are allowed). */
+  protect: readonly string[];
+}
 
 export interface ResolveOptions {
   /** Fail with `NOT_FOUND` when the target does not exist. */
@@ -22,20 +36,6 @@ export interface ResolveOptions {
 
 /** The same bound Linux uses before giving up with ELOOP. */
 const MAX_SYMLINKS = 40;
-
-/** True when `child` is `parent` or lies below it (both absolute, normalized). */
-export function isInside(parent: string, child: string): boolean {
-  if (child === parent) return true;
-  const prefix = parent.endsWith(path.sep) ? parent : parent + path.sep;
-  return child.startsWith(prefix);
-}
-
-/** A workspace-relative, `/`-separated rendering of an absolute path for tool output. */
-export function displayPath(workspace: string, absolute: string): string {
-  const rel = path.relative(workspace, absolute);
-  if (rel === '') return '.';
-  return rel.split(path.sep).join('/');
-}
 
 interface Walked {
   path: string;
@@ -108,16 +108,16 @@ export async function bridleHomeForms(bridleHome: string): Promise<string[]> {
  *
  * Contract: never throws for a bad path; returns a `ToolError` with code
  * `OUTSIDE_WORKSPACE`, `INSIDE_BRIDLE_HOME`, `PROTECTED_PATH` (a write inside
- * `ctx.protect`), `NOT_FOUND`, `IS_A_DIRECTORY` or `INVALID_PATH` instead.
+ * `roots.protect`), `NOT_FOUND`, `IS_A_DIRECTORY` or `INVALID_PATH` instead.
  * Unexpected I/O errors (EACCES on a parent) do throw.
  */
 export async function resolveInWorkspace(
-  ctx: Pick<ToolContext, 'workspace' | 'bridleHome' | 'protect'>,
+  ctx: LocalRoots & { homes?: readonly string[] },
   userPath: string,
   options: ResolveOptions = {},
 ): Promise<string | ToolError> {
-  if (userPath.trim() === '') return new ToolError('INVALID_PATH', 'The path is empty.');
-  if (userPath.includes('\0')) return new ToolError('INVALID_PATH', `Path "${userPath}" contains a NUL byte.`);
+  if (userPath.trim() === '') return emptyPath();
+  if (userPath.includes('\0')) return nulByte(userPath);
 
   const start = path.isAbsolute(userPath) ? path.parse(userPath).root : ctx.workspace;
   const walked = await walk(start, userPath);
@@ -125,7 +125,7 @@ export async function resolveInWorkspace(
   const resolved = walked.path;
   const via = resolved === path.resolve(ctx.workspace, userPath) ? '' : ` (it resolves to ${resolved})`;
 
-  for (const home of await bridleHomeForms(ctx.bridleHome)) {
+  for (const home of ctx.homes ?? (await bridleHomeForms(ctx.bridleHome))) {
     if (isInside(home, resolved)) {
       return new ToolError(
         'INSIDE_BRIDLE_HOME',
@@ -133,25 +133,18 @@ export async function resolveInWorkspace(
       );
     }
   }
-  for (const p of options.forWrite ? (ctx.protect ?? []) : []) {
+  for (const p of options.forWrite ? ctx.protect : []) {
     for (const form of await bridleHomeForms(p)) {
-      if (!isInside(form, resolved)) continue;
-      const why = path.basename(p) === '.git' ? ' (a hook or core.fsmonitor written there would run at the user’s next git command; only the user can allow it, with --allow-git-writes)' : '';
-      return new ToolError('PROTECTED_PATH', `Path "${userPath}"${via} is inside ${form}, which the tools may read but not write${why}.`);
+      if (isInside(form, resolved)) return protectedPath(userPath, via, form, p);
     }
   }
-  if (!isInside(ctx.workspace, resolved)) {
-    return new ToolError(
-      'OUTSIDE_WORKSPACE',
-      `Path "${userPath}"${via} is outside the workspace ${ctx.workspace}; use a path inside it.`,
-    );
-  }
+  if (!isInside(ctx.workspace, resolved)) return outsideWorkspace(userPath, via, ctx.workspace);
   if (!walked.exists) {
-    if (options.mustExist) return new ToolError('NOT_FOUND', `No such file or directory: "${userPath}".`);
+    if (options.mustExist) return notFound(userPath);
     return resolved;
   }
   if (options.forWrite && (await lstat(resolved)).isDirectory()) {
-    return new ToolError('IS_A_DIRECTORY', `"${userPath}" is a directory, not a file.`);
+    return isADirectory(userPath);
   }
   return resolved;
 }

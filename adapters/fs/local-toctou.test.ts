@@ -1,8 +1,8 @@
 /**
- * Check-then-use races in the file tools, made deterministic: the path check
- * (`resolveInWorkspace`) and the directory walk are wrapped so that the world
- * changes right after they answer, exactly in the gap a concurrent session on
- * the same workspace could use. Whatever was checked, nothing outside the
+ * Check-then-use races in the file tools over the local file system, made
+ * deterministic: its path check (`resolveInWorkspace`) and its directory walk
+ * are wrapped so that the world changes right after they answer, exactly in
+ * the gap a concurrent session on the same workspace could use. Whatever was checked, nothing outside the
  * workspace may be read, listed or written.
  */
 import { execFileSync } from 'node:child_process';
@@ -13,8 +13,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 const hooks = vi.hoisted(() => ({ afterCheck: undefined as undefined | (() => void), afterWalk: undefined as undefined | (() => void) }));
 
-vi.mock('./workspace.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('./workspace.js')>();
+vi.mock('./local-resolve.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('./local-resolve.js')>();
   return {
     ...real,
     resolveInWorkspace: async (...args: Parameters<typeof real.resolveInWorkspace>) => {
@@ -24,23 +24,22 @@ vi.mock('./workspace.js', async (importOriginal) => {
     },
   };
 });
-vi.mock('./walk.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('./walk.js')>();
+vi.mock('./local-walk.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('./local-walk.js')>();
   return {
     ...real,
-    walkFiles: async (...args: Parameters<typeof real.walkFiles>) => {
-      const answer = await real.walkFiles(...args);
+    walkFiles: async function* (...args: Parameters<typeof real.walkFiles>) {
+      yield* real.walkFiles(...args);
       hooks.afterWalk?.();
-      return answer;
     },
   };
 });
 
-const { editFileTool } = await import('./edit-file.js');
-const { grepTool } = await import('./grep.js');
-const { listDirTool } = await import('./list-dir.js');
-const { readFileTool } = await import('./read-file.js');
-const { writeFileTool } = await import('./write-file.js');
+const { editFileTool } = await import('../../tools/edit-file.js');
+const { grepTool } = await import('../../tools/grep.js');
+const { listDirTool } = await import('../../tools/list-dir.js');
+const { readFileTool } = await import('../../tools/read-file.js');
+const { writeFileTool } = await import('../../tools/write-file.js');
 const { createTempWorkspace } = await import('./testing.js');
 type TempWorkspace = import('./testing.js').TempWorkspace;
 
