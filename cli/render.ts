@@ -6,6 +6,7 @@
  */
 import type { Chunk } from '../log/chunks.js';
 import type { Entry } from '../log/entries.js';
+import { checkerOf } from '../tools/schema.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { visible } from './visible.js';
 
@@ -20,7 +21,7 @@ export function presentCall(tools: ReadonlyMap<string, ToolDefinition>, name: st
   const tool = tools.get(name);
   if (!tool) return `${name} ${args}`;
   try {
-    const parsed = tool.parameters.safeParse(JSON.parse(args || '{}'));
+    const parsed = checkerOf(tool.parameters).safeParse(JSON.parse(args || '{}'));
     return parsed.success ? tool.present(parsed.data) : `${name} ${args}`;
   } catch {
     return `${name} ${args}`;

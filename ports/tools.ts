@@ -30,10 +30,13 @@ export interface ToolContext {
   callId?: string;
 }
 
+/** A zod schema, or a plain JSON Schema object (MCP tools, plugins in plain JavaScript). */
+export type ToolParameters<P = any> = z.ZodType<P> | Readonly<Record<string, unknown>>;
+
 export interface ToolDefinition<P = any> {
   name: string;
   description: string;
-  parameters: z.ZodType<P>;
+  parameters: ToolParameters<P>;
   /** Reads only; safe to run alongside other read-only calls and needs no approval by default. */
   readOnly: boolean;
   /** Running it twice has the same effect as once; crash repair may say so to the model. */
@@ -45,3 +48,6 @@ export interface ToolDefinition<P = any> {
   /** A pure, one-line rendering of a call for people (CLI, approvals, timelines). */
   present(args: P): string;
 }
+
+/** A tool whose parameters are a zod schema (every built-in): tests and callers may parse with it directly. */
+export type ZodToolDefinition<P = any> = ToolDefinition<P> & { parameters: z.ZodType<P> };

@@ -1,8 +1,9 @@
 /**
  * What a row's `use` names: a built-in provider or plugin, looked up first
- * under the row's seam (the id up to its first `:`: `fs` → `fs/memory`,
- * `tool:bash` → `tool/bash`), then by itself; or a plugin object a module
- * path was loaded into (`loadRowPlugins`). One table, so composition can
+ * under the row's seam (the id's first or last `:`-segment: `fs` →
+ * `fs/memory`, `tool:bash` → `tool/bash`, `explore:model` → `model/…`), then
+ * as written (`model/scripted` names it for any id); or a plugin object a
+ * module path was loaded into (`loadRowPlugins`). One table, so composition can
  * check a product offline (`config --dump`) without mounting anything.
  */
 import { pathToFileURL } from 'node:url';
@@ -48,7 +49,8 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
 /** A `use` that names a module: `./x.js`, `../x.js`, `/abs/x.js`, `file:///…`. */
 export const isModulePath = (use: string) => use.startsWith('./') || use.startsWith('../') || use.startsWith('/') || use.startsWith('file:');
 
-export const seamOf = (rowId: string) => (rowId.includes(':') ? rowId.slice(0, rowId.indexOf(':')) : rowId);
+/** The seams a row id may name: its first `:`-segment (`tool:bash` → `tool`), and its last (`explore:model` → `model`). */
+export const seamsOf = (rowId: string): string[] => [...new Set([rowId.split(':')[0]!, rowId.split(':').at(-1)!])];
 
 /** Plugins loaded from module paths, by the `use` that named them. */
 export type LoadedPlugins = ReadonlyMap<string, Plugin<any>>;
@@ -56,13 +58,18 @@ export type LoadedPlugins = ReadonlyMap<string, Plugin<any>>;
 /** Contract: the plugin a row mounts, or undefined for a `use` that names nothing known (and no loaded module). */
 export function resolveUse(row: Pick<Row, 'id' | 'use'>, loaded: LoadedPlugins = new Map()): Plugin<any> | undefined {
   if (isModulePath(row.use)) return loaded.get(row.use);
-  return CATALOGUE.get(`${seamOf(row.id)}/${row.use}`) ?? CATALOGUE.get(row.use);
+  for (const seam of seamsOf(row.id)) {
+    const p = CATALOGUE.get(`${seam}/${row.use}`);
+    if (p) return p;
+  }
+  // A use qualified with its seam (`model/scripted`) names it whatever the row's id.
+  return CATALOGUE.get(row.use);
 }
 
 /** The names a row of this seam may `use`, for an error that says what would work. */
 export function knownUses(rowId: string): string[] {
-  const seam = seamOf(rowId);
-  return [...CATALOGUE.keys()].filter((k) => k.startsWith(`${seam}/`)).map((k) => k.slice(seam.length + 1));
+  const seams = seamsOf(rowId);
+  return [...CATALOGUE.keys()].filter((k) => seams.some((s) => k.startsWith(`${s}/`))).map((k) => k.slice(k.indexOf('/') + 1));
 }
 
 /** Rows (and their groups' rows) whose `use` is a module path. */

@@ -32,7 +32,7 @@ export function checkRows(rows: readonly ComposedRow[], loaded?: LoadedPlugins):
       const plugin = resolveUse(row, loaded);
       if (!plugin) {
         const known = knownUses(row.id);
-        throw new CompositionError(row.id, row.from, `unknown use ${JSON.stringify(row.use)}${known.length ? ` (known for ${row.id.split(':')[0]}: ${known.join(', ')})` : ''}`);
+        throw new CompositionError(row.id, row.from, `unknown use ${JSON.stringify(row.use)}${known.length ? ` (known for ${row.id}: ${known.join(', ')})` : ' (qualify it with its seam, e.g. model/scripted)'}`);
       }
       let config = row.config;
       if (plugin.config) {

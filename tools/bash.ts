@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { SubprocessResult } from '../ports/subprocess.js';
 import { failure, ok } from './output.js';
 import { formatBytes } from './text.js';
-import { ToolError, type ToolDefinition } from '../ports/tools.js';
+import { ToolError, type ZodToolDefinition } from '../ports/tools.js';
 
 /** What the description promises: the `local` subprocess provider's defaults (a test keeps them equal). */
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
@@ -46,7 +46,7 @@ export function formatCommandResult(result: SubprocessResult, maxOutputBytes = B
   return lines.join('\n');
 }
 
-export const bashTool: ToolDefinition<BashArgs> = {
+export const bashTool: ZodToolDefinition<BashArgs> = {
   name: 'bash',
   description:
     'Run a bash command in the workspace root and return its exit code, stdout and stderr. ' +

@@ -3,7 +3,7 @@ import { isUtf8 } from 'node:buffer';
 import { z } from 'zod';
 import { failure, fromRejection, ok } from './output.js';
 import { countOccurrences, formatBytes, looksBinary, numberLines, utf8 } from './text.js';
-import type { ToolDefinition, ToolOutput } from '../ports/tools.js';
+import type { ZodToolDefinition, ToolOutput } from '../ports/tools.js';
 
 /** Lines of context shown around an edit, so the model can check it landed where meant. */
 const CONTEXT_LINES = 3;
@@ -65,7 +65,7 @@ function applyEdit(bytes: Uint8Array, args: EditFileArgs): { after: string; star
   return { after: before.slice(0, start) + args.new_text + before.slice(start + args.old_text.length), start };
 }
 
-export const editFileTool: ToolDefinition<EditFileArgs> = {
+export const editFileTool: ZodToolDefinition<EditFileArgs> = {
   name: 'edit_file',
   description:
     'Replace one occurrence of old_text with new_text in a file. old_text must match the file exactly ' +

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { globToRegExp } from './glob-pattern.js';
 import { collectWalk, SKIPPED_DIRS, type Collected } from './collect-walk.js';
 import { failure, fromRejection, ok } from './output.js';
-import type { ToolDefinition } from '../ports/tools.js';
+import type { ZodToolDefinition } from '../ports/tools.js';
 
 export const GLOB_MAX_RESULTS = 1000;
 /** Bound on the files examined, so a pattern over a giant tree still answers. */
@@ -27,7 +27,7 @@ function namesSegment(pattern: string, name: string): boolean {
   return new RegExp(`(^|[/{,])${escaped}($|[/},])`).test(pattern);
 }
 
-export const globTool: ToolDefinition<GlobArgs> = {
+export const globTool: ZodToolDefinition<GlobArgs> = {
   name: 'glob',
   description: 'Find files in the workspace whose relative path matches a glob pattern. Returns sorted paths.',
   parameters,

@@ -5,7 +5,7 @@ import { collectWalk, SKIPPED_DIRS } from './collect-walk.js';
 import { createLineMatcher, type BatchEnd } from './grep-matcher.js';
 import { failure, fromRejection, fromToolError, ok } from './output.js';
 import { clipLine, formatBytes, looksBinary, utf8 } from './text.js';
-import { ToolError, type ToolDefinition } from '../ports/tools.js';
+import { ToolError, type ZodToolDefinition } from '../ports/tools.js';
 
 export const GREP_MAX_MATCHES = 500;
 export const GREP_MAX_FILES = 50_000;
@@ -35,7 +35,7 @@ interface Batch {
   chars: number;
 }
 
-export function createGrepTool(options: GrepOptions = {}): ToolDefinition<GrepArgs> {
+export function createGrepTool(options: GrepOptions = {}): ZodToolDefinition<GrepArgs> {
   const deadlineMs = options.deadlineMs ?? GREP_DEADLINE_MS;
   return {
     name: 'grep',
@@ -166,4 +166,4 @@ async function readText(fs: FileSystem, file: FsPath): Promise<{ text: string } 
   return { text: utf8(bytes) };
 }
 
-export const grepTool: ToolDefinition<GrepArgs> = createGrepTool();
+export const grepTool: ZodToolDefinition<GrepArgs> = createGrepTool();

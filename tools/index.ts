@@ -1,16 +1,16 @@
 /** The built-in tools and their wire form. */
-import { z } from 'zod';
+import { wireSchema } from './schema.js';
 import { bashTool } from './bash.js';
 import { editFileTool } from './edit-file.js';
 import { globTool } from './glob.js';
 import { grepTool } from './grep.js';
 import { listDirTool } from './list-dir.js';
 import { readFileTool } from './read-file.js';
-import type { ToolDefinition } from '../ports/tools.js';
+import type { ToolDefinition, ZodToolDefinition } from '../ports/tools.js';
 import { writeFileTool } from './write-file.js';
 
 /** The built-in tools, in the order they are offered to the model. */
-export function builtinTools(): ToolDefinition[] {
+export function builtinTools(): ZodToolDefinition[] {
   return [readFileTool, writeFileTool, editFileTool, listDirTool, globTool, grepTool, bashTool];
 }
 
@@ -23,9 +23,5 @@ export interface ToolSpec {
 
 /** Contract: pure; the result holds exactly `name`, `description`, `parameters` (I7), with no `$schema` key. */
 export function toolSpec(def: ToolDefinition): ToolSpec {
-  const { $schema: _dropped, ...parameters } = z.toJSONSchema(def.parameters, { io: 'input' }) as Record<
-    string,
-    unknown
-  >;
-  return { name: def.name, description: def.description, parameters };
+  return { name: def.name, description: def.description, parameters: wireSchema(def.parameters) };
 }

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { failure, fromRejection, ok } from './output.js';
 import { byCodePoint } from './text.js';
-import type { ToolDefinition } from '../ports/tools.js';
+import type { ZodToolDefinition } from '../ports/tools.js';
 
 export const LIST_MAX_ENTRIES = 1000;
 
@@ -11,7 +11,7 @@ const parameters = z.strictObject({
 });
 export type ListDirArgs = z.infer<typeof parameters>;
 
-export const listDirTool: ToolDefinition<ListDirArgs> = {
+export const listDirTool: ZodToolDefinition<ListDirArgs> = {
   name: 'list_dir',
   description:
     'List the entries of a directory in the workspace, sorted by name. Directories end in "/", symbolic links in "@".',

@@ -4,7 +4,7 @@ import type { FileHandle } from '../ports/fs.js';
 import { failure, fromRejection, ok } from './output.js';
 import { scanLines } from './scan-lines.js';
 import { BINARY_SNIFF_BYTES, formatBytes, looksBinary, numberLines } from './text.js';
-import { ToolError, type ToolDefinition } from '../ports/tools.js';
+import { ToolError, type ZodToolDefinition } from '../ports/tools.js';
 
 export const READ_MAX_LINES = 2000;
 export const READ_MAX_BYTES = 256 * 1024;
@@ -63,7 +63,7 @@ async function readWindow(file: FileHandle, first: number, limit: number | undef
   return { lines, total: scanned.stopped ? undefined : scanned.lines, cutBy };
 }
 
-export const readFileTool: ToolDefinition<ReadFileArgs> = {
+export const readFileTool: ZodToolDefinition<ReadFileArgs> = {
   name: 'read_file',
   description:
     'Read a text file from the workspace. Lines come prefixed with their 1-based line number and a tab ' +

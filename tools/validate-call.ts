@@ -1,6 +1,7 @@
 /** Checks a model's tool call before anything runs (I4). Pure. */
 import { z } from 'zod';
 import type { ToolDefinition } from '../ports/tools.js';
+import { checkerOf } from './schema.js';
 
 export type CallValidation =
   | { ok: true; tool: ToolDefinition; args: unknown }
@@ -56,7 +57,7 @@ export function validateCall(
     }
   }
 
-  const parsed = tool.parameters.safeParse(raw);
+  const parsed = checkerOf(tool.parameters).safeParse(raw);
   if (!parsed.success) {
     return {
       ok: false,

@@ -1,7 +1,7 @@
 /** `write_file`: create or replace a whole file. */
 import { z } from 'zod';
 import { fromRejection, ok } from './output.js';
-import type { ToolDefinition } from '../ports/tools.js';
+import type { ZodToolDefinition } from '../ports/tools.js';
 
 const parameters = z.strictObject({
   path: z.string().describe('File path, relative to the workspace root. Missing parent directories are created.'),
@@ -9,7 +9,7 @@ const parameters = z.strictObject({
 });
 export type WriteFileArgs = z.infer<typeof parameters>;
 
-export const writeFileTool: ToolDefinition<WriteFileArgs> = {
+export const writeFileTool: ZodToolDefinition<WriteFileArgs> = {
   name: 'write_file',
   description:
     'Write a file in the workspace, replacing it if it exists. Prefer edit_file for small changes to existing files.',

@@ -38,7 +38,7 @@ export function sourceFiles(root: string): string[] {
       const full = path.join(dir, name);
       if (statSync(full).isDirectory()) {
         if (!SKIP_DIRS.has(name) && !name.startsWith('.')) visit(full);
-      } else if (name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts')) out.push(path.relative(root, full));
+      } else if (name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts') && !(dir === root && name.endsWith('.config.ts'))) out.push(path.relative(root, full));
     }
   };
   visit(root);

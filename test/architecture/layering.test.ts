@@ -1,0 +1,38 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkLayering, cycles, LAYERS } from './layering.js';
+
+describe('the layering of DESIGN §1', () => {
+  it('no file imports against the layering: machines import no I/O, nothing below imports from above, no import circle', () => {
+    expect(checkLayering(process.cwd())).toEqual([]);
+  });
+
+  it('the check finds what it is for: an upward import, a machine doing I/O, a circle, a file in no layer', () => {
+    const root = mkdtempSync(join(tmpdir(), 'bridle-layering-'));
+    const put = (f: string, text: string) => {
+      mkdirSync(dirname(join(root, f)), { recursive: true });
+      writeFileSync(join(root, f), text);
+    };
+    try {
+      put('log/recorder.ts', "import type { X } from '../runtime/session.js';\n");
+      put('runtime/session.ts', "export type X = 1;\n");
+      put('machines/turn.machine.ts', "import { readFileSync } from 'node:fs';\nimport { b } from './b.js';\n");
+      put('machines/b.ts', "import { t } from './turn.machine.js';\n");
+      put('stray/x.ts', 'export {};\n');
+      expect(checkLayering(root).map((v) => `${v.file}: ${v.problem}`)).toEqual([
+        'log/recorder.ts: imports upward: log (0) → runtime (4) via runtime/session.ts',
+        'machines/turn.machine.ts: a machine imports the I/O module node:fs',
+        `stray/x.ts: lies in no layer of DESIGN §1 (${Object.keys(LAYERS).join(', ')})`,
+        'machines/b.ts: import circle: machines/b.ts → machines/turn.machine.ts → machines/b.ts',
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+    expect(LAYERS.log).toBeLessThan(LAYERS.ports!);
+    expect(LAYERS.machines).toBeLessThan(LAYERS.runtime!);
+    expect(cycles(new Map([['a.ts', ['b.ts']], ['b.ts', ['a.ts']], ['c.ts', ['a.ts']]]))).toEqual([['a.ts', 'b.ts']]);
+    expect(cycles(new Map([['a.ts', ['b.ts']], ['b.ts', []]]))).toEqual([]);
+  });
+});
