@@ -8,11 +8,37 @@ import { fromCallback } from 'xstate';
 import type { Chunk } from '../log/chunks.js';
 import type { ModelRequest } from '../log/messages.js';
 import type { StepEvent } from '../machines/step.machine.js';
+import type { StreamPayload } from '../ports/hooks.js';
 import type { ModelProvider } from '../ports/model.js';
+import type { HookRegistry } from '../plugins/hooks/registry.js';
 
 export type DeltaSink = (chunk: Chunk, step: string) => void;
 
-export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink) {
+/**
+ * The model call through the `llm/stream` waterfall when anything listens
+ * (a cache may answer a request without `next()`; whatever answers, the
+ * answer is chunks, assembled and logged like the provider's), else straight
+ * to the provider. A listener that throws answers with an `UNKNOWN` finish.
+ */
+function streamOf(provider: ModelProvider, hooks: HookRegistry | undefined, report: HookReporter | undefined, payload: StreamPayload): AsyncIterable<Chunk> {
+  if (!hooks?.has('llm/stream')) return provider.stream(payload.request, payload.signal);
+  const answer = hooks.waterfall('llm/stream', payload, async (p) => provider.stream(p.request, p.signal), {
+    accepts: (v): v is AsyncIterable<Chunk> => typeof (v as AsyncIterable<Chunk> | null)?.[Symbol.asyncIterator] === 'function',
+    onThrow: (owner, err) => failing(`llm/stream listener ${owner} failed: ${String(err)}`),
+    report: (listener, problem) => report?.({ hook: 'llm/stream', listener, problem, step: payload.step, turn: payload.turn }),
+  });
+  return (async function* () {
+    yield* await answer;
+  })();
+}
+
+async function* failing(message: string): AsyncGenerator<Chunk> {
+  yield { type: 'finish', finish: { kind: 'error', code: 'UNKNOWN', message } };
+}
+
+export type HookReporter = (p: { hook: string; listener: string; problem: string; turn?: string; step?: string }) => void;
+
+export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink, hooks?: HookRegistry, report?: HookReporter) {
   return fromCallback<StepEvent, { request: ModelRequest; step: string; attempt: number }>(({ input, sendBack }) => {
     const controller = new AbortController();
     let finished = false;
@@ -24,7 +50,8 @@ export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink) {
     };
     (async () => {
       try {
-        for await (const chunk of provider.stream(input.request, controller.signal)) {
+        const turn = input.step.slice(0, input.step.indexOf('.'));
+        for await (const chunk of streamOf(provider, hooks, report, { request: input.request, turn, step: input.step, attempt: input.attempt - 1, signal: controller.signal })) {
           emit(chunk);
           if (finished) break;
         }

@@ -26,7 +26,7 @@ import { decideByPolicy } from '../safety/approval.js';
 import { exactRule, rulesFromLog } from '../safety/approval-rules.js';
 import { askApproval } from './ask-approval.js';
 import { renderForRules } from '../plugins/hooks/canonical.js';
-import { createToolPipeline } from '../plugins/hooks/pipeline.js';
+import { createToolPipeline, type HookProblem } from '../plugins/hooks/pipeline.js';
 import type { HookRegistry } from '../plugins/hooks/registry.js';
 import type { Host } from '../plugins/host.js';
 import type { CallFacts } from '../ports/hooks.js';
@@ -168,11 +168,12 @@ export function wireSession(o: Wiring): BridleSession {
   const sleep = o.sleep ?? defaultSleep;
   const policy = o.approval.policy;
   const hooks = o.hooks;
-  const pipeline = createToolPipeline(hooks, (p) => {
+  const reportHook = (p: HookProblem) => {
     const d: Parameters<Recorder['append']>[0] = { kind: 'hook/report', hook: p.hook, listener: p.listener, problem: p.problem };
     for (const k of ['turn', 'step', 'callId'] as const) if (p[k] !== undefined) d[k] = p[k];
     recorder.append(d);
-  });
+  };
+  const pipeline = createToolPipeline(hooks, reportHook);
   const rules: ApprovalRule[] = [...o.approval.rules, ...rulesFromLog(recorder.entries)];
   const argsOf = (c: ToolCallContext) => (c.validation?.ok ? c.validation.args : {});
   const facts = (c: ToolCallContext): CallFacts => ({
@@ -221,7 +222,7 @@ export function wireSession(o: Wiring): BridleSession {
     actions: { record, prepareRequest: prepareRequestAction(recorder, context.header) },
     actors: {
       toolCall,
-      streamModel: streamModelActor(o.model, o.onChunk),
+      streamModel: streamModelActor(o.model, o.onChunk, hooks, reportHook),
       wait: fromPromise<void, { ms: number }>(({ input, signal }) => sleep(input.ms, signal)),
     },
   });
