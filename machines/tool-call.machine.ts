@@ -8,6 +8,7 @@
 import { assign, sendParent, setup } from 'xstate';
 import { notProvided } from './not-provided.js';
 import type { ApprovalOutcome, ApprovalRule, Draft } from '../log/entries.js';
+import { notDurableCause } from '../log/not-durable.js';
 import { draftApprovalAsked, draftApprovalDecided, draftDispatch, draftResult, type CallRef } from './drafts.js';
 
 export interface ToolCallInput extends CallRef {
@@ -38,6 +39,8 @@ export interface ApprovalAnswer {
 export interface ToolCallContext extends ToolCallInput {
   validation?: Validation;
   reason?: string;
+  /** Why a flush of this call's entries failed (its dispatch or its result could not be saved). */
+  unsaved?: string;
 }
 
 export type ToolCallEvent =
@@ -48,6 +51,8 @@ export type ToolCallEvent =
 
 export interface ToolCallOutput {
   callId: string;
+  /** Set when the call's dispatch or result could not be made durable: the step must not go on to the model (ADR 0016). */
+  unsaved?: string;
 }
 
 export const toolCallMachine = setup({
@@ -74,6 +79,8 @@ export const toolCallMachine = setup({
     validateCall: (_, _call: { name: string; arguments: string }) => {
       throw new Error('validateCall: not provided');
     },
+    /** The first flush failure is the one reported. */
+    markUnsaved: assign({ unsaved: ({ context, event }) => context.unsaved ?? notDurableCause((event as { error?: unknown }).error) }),
     notifyReady: sendParent(({ context }) => ({
       type: 'tool.call.ready' as const,
       callId: context.callId,
@@ -92,7 +99,7 @@ export const toolCallMachine = setup({
   id: 'tool-call',
   context: ({ input }) => ({ ...input }),
   initial: 'validating',
-  output: ({ context }) => ({ callId: context.callId }),
+  output: ({ context }) => (context.unsaved === undefined ? { callId: context.callId } : { callId: context.callId, unsaved: context.unsaved }),
   states: {
     validating: {
       description: 'Unknown tools and arguments that fail the schema stop here (I4).',
@@ -173,7 +180,7 @@ export const toolCallMachine = setup({
       always: [{ guard: 'isLogDurable', target: 'executing' }, { target: 'flushingDispatch' }],
     },
     flushingDispatch: {
-      invoke: { src: 'flushLog', onDone: 'executing', onError: 'notDurable' },
+      invoke: { src: 'flushLog', onDone: 'executing', onError: { target: 'notDurable', actions: 'markUnsaved' } },
       on: { 'tool.cancel.requested': 'aborted' },
     },
     notDurable: {
@@ -233,7 +240,8 @@ export const toolCallMachine = setup({
       always: [{ guard: 'isLogDurable', target: 'done' }, { target: 'flushingResult' }],
     },
     flushingResult: {
-      invoke: { src: 'flushLog', onDone: 'done', onError: 'done' },
+      description: 'A result that cannot be made durable still says what the tool did; the call reports the failure so the step stops.',
+      invoke: { src: 'flushLog', onDone: 'done', onError: { target: 'done', actions: 'markUnsaved' } },
     },
     done: { type: 'final', description: 'The parent hears of it through the done event, which carries the callId.' },
   },

@@ -42,6 +42,7 @@ function closeAsOf(entries: readonly Entry[], at: number): RepairOptions['closeA
 }
 
 const checkpointOf = (e: Entry, turn: string) => e.kind === 'checkpoint' && e.turn === turn;
+const isNoteFor = (e: Entry, end: Entry) => e.kind === 'log/not-durable' && e.upTo === end.seq;
 
 /**
  * Contract: pure. The first segment starts after `session/start`; a `repair`
@@ -56,8 +57,9 @@ export function segmentsOf(entries: readonly Entry[]): Segment[] {
   let from = 1;
   for (let i = 1; i < entries.length; i++) {
     const e = entries[i]!;
-    // A session checkpoints right after every turn it ends: a turn/end followed by anything else is where its process stopped.
-    if (e.kind === 'turn/end' && i + 1 < entries.length && !checkpointOf(entries[i + 1]!, e.turn)) {
+    // A session checkpoints right after every turn it ends: a turn/end followed by anything else is where its process stopped,
+    // unless it is the note that the turn's end could not be saved (the same process went on, without a checkpoint: ADR 0016).
+    if (e.kind === 'turn/end' && i + 1 < entries.length && !checkpointOf(entries[i + 1]!, e.turn) && !isNoteFor(entries[i + 1]!, e)) {
       out.push({ from, to: i + 1 });
       from = i + 1;
       continue;

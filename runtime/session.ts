@@ -7,6 +7,7 @@ import { createActor, fromPromise, type Actor, type InspectionEvent, type Observ
 import { type ApprovalRule, type Entry, LOG_FORMAT, type Origin } from '../log/entries.js';
 import { closeOrphanCompaction, findOrphanCompaction } from '../log/context/orphan.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
+import { flushOrNote } from '../log/not-durable.js';
 import { Recorder, type EntryListener } from '../log/recorder.js';
 import { compactionMachine, type CompactionOutput } from '../machines/compaction.machine.js';
 import { sessionMachine, type InputMode } from '../machines/session.machine.js';
@@ -111,6 +112,7 @@ export interface BridleSession {
   readonly prompt: PromptRegistry;
   /** How big the next request is, against the model's window. */
   readonly meter: ContextMeter;
+  /** Stops the actors, flushes, closes the store. Rejects with `LogNotDurableError` when that last flush fails; the store is closed either way. */
   close(): Promise<void>;
   /**
    * Ends the session at rest: cancels the running turn (it ends `aborted`)
@@ -144,7 +146,8 @@ export function createSession(o: SessionOptions): BridleSession {
     for (const d of closeOrphanCompaction(all)) recorder.append(d);
   }
   const context = createContextEngine({ ...o, recorder, depth: o.depth ?? 0, tools: specs, core: DEFAULT_SYSTEM });
-  const flushLog = fromPromise<void, void>(() => recorder.flush());
+  // A flush that fails is noted in the log and fails the actor: the machines end the turn LOG_NOT_DURABLE (ADR 0016).
+  const flushLog = fromPromise<void, void>(() => flushOrNote(recorder));
   const record = (_: unknown, draft: Parameters<Recorder['append']>[0]) => void recorder.append(draft);
   const { measureContext, planPrune, planSummary, requestSummary } = context.actors;
   const compaction = compactionMachine.provide({ actions: { record }, actors: { measureContext, planPrune, planSummary, requestSummary, flushLog } });
@@ -240,9 +243,10 @@ export function createSession(o: SessionOptions): BridleSession {
       if (ctx.turns > checkpointed) {
         checkpointed = ctx.turns;
         // A checkpoint only saves replay time; one the store refuses is left out (resume replays the tail instead),
-        // and the next append that fails ends its turn the ordinary way.
+        // and the next append that fails ends its turn the ordinary way. None follows a turn whose log could not
+        // be saved: it would claim a state the log may not hold (ADR 0016).
         try {
-          recorder.append({ kind: 'checkpoint', turn: `t${ctx.turns}`, snapshot: actor.getPersistedSnapshot() });
+          if (recorder.isDurable) recorder.append({ kind: 'checkpoint', turn: `t${ctx.turns}`, snapshot: actor.getPersistedSnapshot() });
         } catch {}
       }
       if (ctx.compactPending && !ending) {
@@ -270,10 +274,21 @@ export function createSession(o: SessionOptions): BridleSession {
   });
   actor.start();
 
+  // The store is closed even when the last flush fails; the failure (a LogNotDurableError) is the caller's to report.
   const close = async () => {
     actor.stop();
-    await recorder.flush();
-    await o.store.close();
+    let failure: unknown;
+    try {
+      await recorder.flush();
+    } catch (err) {
+      failure = err;
+    }
+    try {
+      await o.store.close();
+    } catch (err) {
+      failure ??= err;
+    }
+    if (failure !== undefined) throw failure;
   };
 
   const crashedOutput = (): TurnOutput => ({ turn: '', reason: 'error', steps: 0, code: 'SESSION_CRASHED', cause: crashed?.message ?? '', leftoverSteer: [], leftoverInject: [] });

@@ -5,7 +5,8 @@
  * model-visible it records is a `replace` (it never deletes, it shadows);
  * a summary is logged as its `compaction/summary` plus the replacing message,
  * inside the bracket; the end's outcome says what happened (a cancel is
- * `interrupted`, a logged summary `compacted`).
+ * `interrupted`, a logged summary `compacted`); an end that could not be
+ * saved is reported in the output (`unsaved`), and only then.
  */
 import type { DraftOf } from '../../log/entries.js';
 import { countKind, draftsOf, type PathModel, type PathRun } from './path-model.js';
@@ -48,6 +49,11 @@ function check(run: PathRun): string[] {
   const cancelled = run.sent.some((e) => e.type === 'compaction.cancel.requested');
   if (end && cancelled && end.outcome !== 'interrupted') problems.push(`a cancelled compaction ended ${end.outcome}`);
   if (end && summaries.length === 1 && !cancelled && end.outcome !== 'compacted') problems.push(`a logged summary ended ${end.outcome}`);
+  if (run.done) {
+    const failed = run.sent.some((e) => e.type === 'xstate.error.actor.0.compaction.closing');
+    const out = run.final.output as { unsaved?: string };
+    if (failed !== (out.unsaved !== undefined)) problems.push(failed ? 'compaction/end could not be saved, but the output does not say so' : 'the output says unsaved, but the flush did not fail');
+  }
   return problems;
 }
 
