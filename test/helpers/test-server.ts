@@ -13,6 +13,7 @@ import type { CreateParams } from '../../server/hosted-session.js';
 import { startServer, type BridleServer, type ServerOptions } from '../../server/server.js';
 import { createLocalShell } from '../../adapters/subprocess/local.js';
 import { createMemoryStore } from '../../adapters/store/memory.js';
+import type { LogStore } from '../../ports/store.js';
 import { builtinTools } from '../../tools/index.js';
 import { steppingClock } from './harness.js';
 
@@ -30,6 +31,8 @@ export interface TestServerOptions extends Partial<Omit<ServerOptions, 'open' | 
   token?: string;
   /** Runs first in every open: a test throws from it to make a create fail. */
   beforeOpen?: (params: CreateParams) => void;
+  /** Each session's store (default: a memory store). */
+  store?: () => LogStore;
 }
 
 export async function startTestServer(respond: ResponseFunction, o: TestServerOptions = {}): Promise<TestServer> {
@@ -55,7 +58,7 @@ export async function startTestServer(respond: ResponseFunction, o: TestServerOp
         bridleHome,
         model: createScriptedProviderFromFunction(respond, o.scripted),
         modelName: params.model ?? 'scripted-test',
-        store: createMemoryStore(),
+        store: o.store?.() ?? createMemoryStore(),
         clock: steppingClock(),
         tools: builtinTools(),
         shell: createLocalShell(),
