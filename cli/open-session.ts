@@ -3,7 +3,7 @@
  * log file, the model, the tools, the shell, approvals — wired into one session.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, existsSync, realpathSync, statSync, unlinkSync } from 'node:fs';
 import type { Answerer, ApprovalPolicy } from '../safety/approval.js';
 import type { Clock } from '../ports/clock.js';
 import { createSession, type BridleSession, type SessionOptions } from '../runtime/session.js';
@@ -13,12 +13,16 @@ import { createBwrapSandbox } from '../adapters/sandbox/bwrap.js';
 import { createLocalShell } from '../adapters/subprocess/local.js';
 import { createOffSandbox } from '../adapters/sandbox/off.js';
 import { createJsonlStore } from '../adapters/store/jsonl.js';
+import { acquireJsonlLock, withWriterLock } from '../adapters/store/jsonl-lock.js';
+import type { WriterLock } from '../ports/store.js';
+import { LogAccessError, LogAppendError } from '../log/errors.js';
 import { readLogFile } from '../adapters/store/jsonl-repair.js';
+import { openLogForReading } from '../adapters/store/jsonl-read.js';
 import type { ApprovalRule, Entry } from '../log/entries.js';
 import { builtinTools } from '../tools/index.js';
 import { delegateTool } from '../runtime/subagent.js';
 import type { ToolDefinition } from '../ports/tools.js';
-import { UsageError } from './errors.js';
+import { SessionNotSavedError, UsageError } from './errors.js';
 import { bridleHome, defaultBridleHome, logAccessAsUsage, sessionPath, sessionsDir } from './home.js';
 import { chooseModel, type ModelChoice } from './model.js';
 import { join } from 'node:path';
@@ -58,6 +62,11 @@ export interface OpenOptions {
   existing?: Entry[];
   /** A persisted session snapshot to start from (resume). */
   snapshot?: SessionOptions['snapshot'];
+  /**
+   * With `session`: the session's writer lock, already held (resume takes it before it repairs, and has logged
+   * any takeover); closing the session releases it. Without it, `openSession` takes the lock itself.
+   */
+  lock?: WriterLock;
 }
 
 export interface OpenedSession {
@@ -76,6 +85,17 @@ export interface OpenedSession {
 export function newSessionId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+/** A child's log, under its own writer lock (released when the child's session closes its store). */
+function lockedChildStore(path: string): ReturnType<typeof createJsonlStore> {
+  const store = createJsonlStore(path);
+  try {
+    return withWriterLock(store, acquireJsonlLock(path));
+  } catch (err) {
+    void store.close().catch(() => undefined);
+    throw err;
+  }
 }
 
 export function resolveWorkspace(cwd: string | undefined): string {
@@ -107,15 +127,85 @@ export function readExisting(path: string): Entry[] {
   return read.entries;
 }
 
+/** The `session/takeover` a writer logs when its lock replaced a stale one (ADR 0016). */
+export function takeoverDraft(lock: WriterLock): Extract<import('../log/entries.js').Draft, { kind: 'session/takeover' }>[] {
+  if (!lock.tookOver) return [];
+  return [{ kind: 'session/takeover', ignorable: true, stale: lock.tookOver, by: { pid: lock.holder.pid, host: lock.holder.host } }];
+}
+
+/**
+ * Contract: the session is open for writing under its writer lock (a second writer is refused with
+ * `SessionLockedError` naming the holder); every failure after the lock was taken releases it.
+ */
 export function openSession(o: OpenOptions): OpenedSession {
   const workspace = resolveWorkspace(o.cwd);
   const home = bridleHome();
   const model = chooseModel(o);
+  const id0 = o.session ? undefined : newSessionId();
+  const logPath = o.session ? sessionPath(home, o.session) : join(sessionsDir(home), `${id0}.jsonl`);
+  if (o.session && !existsSync(logPath)) throw new UsageError(`no session log at ${logPath}`);
+  // Only a regular file is a log: a directory or a FIFO is refused before anything opens it for writing (which would block on a FIFO).
+  if (o.session) {
+    try {
+      closeSync(openLogForReading(logPath));
+    } catch (err) {
+      logAccessAsUsage(err);
+    }
+  }
+  // The store first (it makes the log's directories, and fsyncs them at its first flush), then the lock, then the read.
+  let store: ReturnType<typeof createJsonlStore>;
+  try {
+    store = createJsonlStore(logPath);
+  } catch (err) {
+    accessFailure(err);
+  }
+  let lock: WriterLock;
+  try {
+    lock = o.lock ?? acquireJsonlLock(logPath);
+  } catch (err) {
+    void store.close().catch(() => undefined);
+    if (!o.session) removeEmpty(logPath);
+    accessFailure(err);
+  }
+  try {
+    return openLocked(o, { workspace, home, model, id0, logPath, store: withWriterLock(store, lock), lock });
+  } catch (err) {
+    lock.release();
+    void store.close().catch(() => undefined);
+    if (!o.session) removeEmpty(logPath);
+    // The disk refused the session's first entry (full, read-only): a problem outside bridle, said in one line.
+    if (err instanceof LogAppendError && err.code === 'LOG_APPEND_FAILED') throw new SessionNotSavedError(`the session could not be saved (${err.code}: ${err.message})`);
+    throw err;
+  }
+}
+
+/** A disk that is full or failing is not a usage mistake: the session could not be saved (exit 1); anything else as `logAccessAsUsage`. */
+function accessFailure(err: unknown): never {
+  if (err instanceof LogAccessError && ['ENOSPC', 'EDQUOT', 'EIO'].includes(err.sysCode ?? '')) throw new SessionNotSavedError(`the session could not be saved (${err.sysCode}): ${err.message}`);
+  logAccessAsUsage(err);
+}
+
+/** A new log nothing was written to is not left behind by an open that failed. */
+function removeEmpty(path: string): void {
+  try {
+    if (statSync(path).size === 0) unlinkSync(path);
+  } catch {}
+}
+
+interface Opening {
+  workspace: string;
+  home: string;
+  model: ModelChoice;
+  id0: string | undefined;
+  logPath: string;
+  store: ReturnType<typeof createJsonlStore>;
+  lock: WriterLock;
+}
+
+function openLocked(o: OpenOptions, { workspace, home, model, id0, logPath, store, lock }: Opening): OpenedSession {
   let existing: Entry[] = [];
   let id: string;
-  let logPath: string;
   if (o.session) {
-    logPath = sessionPath(home, o.session);
     existing = o.existing ?? readExisting(logPath);
     const start = existing[0];
     if (start?.kind !== 'session/start') throw new UsageError(`${logPath}: does not begin with session/start`);
@@ -123,8 +213,7 @@ export function openSession(o: OpenOptions): OpenedSession {
     const open = existing.filter((e) => e.kind === 'turn/start').length - existing.filter((e) => e.kind === 'turn/end').length;
     if (open !== 0) throw new UsageError(`${logPath}: the last turn never ended (a crash?); run \`bridle resume ${o.session}\` to repair it first`);
   } else {
-    id = newSessionId();
-    logPath = join(sessionsDir(home), `${id}.jsonl`);
+    id = id0!;
   }
   const sandbox = o.sandbox === 'off' ? createOffSandbox() : createBwrapSandbox();
   const sandboxMode = o.sandboxMode ?? 'workspace-write';
@@ -156,7 +245,7 @@ export function openSession(o: OpenOptions): OpenedSession {
           protect,
           model: model.provider,
           modelName: model.name,
-          store: createJsonlStore(join(sessionsDir(home), `${childId}.jsonl`)),
+          store: lockedChildStore(join(sessionsDir(home), `${childId}.jsonl`)),
           clock: o.clock ?? Date.now,
           tools: builtinTools(),
           shell,
@@ -166,12 +255,6 @@ export function openSession(o: OpenOptions): OpenedSession {
         }),
       }),
     );
-  }
-  let store: ReturnType<typeof createJsonlStore>;
-  try {
-    store = createJsonlStore(logPath);
-  } catch (err) {
-    logAccessAsUsage(err);
   }
   const session = createSession({
     id,
@@ -197,5 +280,7 @@ export function openSession(o: OpenOptions): OpenedSession {
     existing,
     snapshot: o.snapshot,
   });
+  // A lock this open took over from a writer that is gone is said in the log (resume's repair has said it already).
+  if (!o.lock) for (const d of takeoverDraft(lock)) session.recorder.append(d);
   return { session, logPath, priorEntries: existing.length, tools: new Map(tools.map((t) => [t.name, t])), model, workspace, sandboxLine: sandbox.describe(sandboxPolicy) };
 }
