@@ -18,6 +18,7 @@ import {
   type ContextMeasure,
   type SummaryRequestPlan,
 } from './compaction-drafts.js';
+import { draftUnsaved } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
 import { notDurableCause } from '../log/not-durable.js';
 
@@ -203,7 +204,19 @@ export const compactionMachine = setup({
     closing: {
       description: 'compaction/end closes the bracket whatever happened, and is flushed before the caller goes on.',
       entry: { type: 'record', params: ({ context }) => draftCompactionEnd(outcomeOf(context), tokensBefore(context), tokensAfter(context)) },
-      invoke: { src: 'flushLog', onDone: 'done', onError: { target: 'done', actions: assign({ unsaved: ({ event }) => notDurableCause(event.error) }) } },
+      invoke: {
+        src: 'flushLog',
+        onDone: 'done',
+        onError: {
+          target: 'done',
+          // The log says so (`log/not-durable`), and the output tells the turn or the caller.
+          actions: enqueueActions(({ event, enqueue }) => {
+            const note = draftUnsaved(event.error);
+            if (note) enqueue(recordAction(note));
+            enqueue.assign({ unsaved: notDurableCause(event.error) });
+          }),
+        },
+      },
     },
     done: { type: 'final' },
   },

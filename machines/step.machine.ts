@@ -260,9 +260,10 @@ export const stepMachine = setup({
         target: 'ending',
         actions: assign({
           output: ({ context }) => {
-            // A result or dispatch that could not be saved stops the turn here: the model is not told what the log does not hold (ADR 0016).
-            if (context.unsaved !== undefined) return { reason: 'error' as const, code: 'LOG_NOT_DURABLE', cause: context.unsaved };
             if (context.cancelled) return { reason: 'aborted' as const };
+            // A result or dispatch that could not be saved stops the turn here: the model is not told what the log does not hold (ADR 0016).
+            // A cancel that came first still wins: the turn ends aborted, and its end's own flush says whether the log was saved.
+            if (context.unsaved !== undefined) return { reason: 'error' as const, code: 'LOG_NOT_DURABLE', cause: context.unsaved };
             const f = finishOf(context);
             return { reason: f.kind === 'ok' && f.reason === 'length' ? ('length' as const) : ('tool-calls' as const), finish: f };
           },

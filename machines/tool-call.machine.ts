@@ -5,11 +5,11 @@
  * Every path to `done` records exactly one `tool/result` (I2); no path
  * reaches `dispatching` without a passed validation and an allow (I4, I6).
  */
-import { assign, sendParent, setup } from 'xstate';
-import { notProvided } from './not-provided.js';
+import { assign, enqueueActions, sendParent, setup } from 'xstate';
+import { notProvided, recordAction } from './not-provided.js';
 import type { ApprovalOutcome, ApprovalRule, Draft } from '../log/entries.js';
 import { notDurableCause } from '../log/not-durable.js';
-import { draftApprovalAsked, draftApprovalDecided, draftDispatch, draftResult, type CallRef } from './drafts.js';
+import { draftApprovalAsked, draftApprovalDecided, draftDispatch, draftResult, draftUnsaved, type CallRef } from './drafts.js';
 
 export interface ToolCallInput extends CallRef {
   name: string;
@@ -79,8 +79,13 @@ export const toolCallMachine = setup({
     validateCall: (_, _call: { name: string; arguments: string }) => {
       throw new Error('validateCall: not provided');
     },
-    /** The first flush failure is the one reported. */
-    markUnsaved: assign({ unsaved: ({ context, event }) => context.unsaved ?? notDurableCause((event as { error?: unknown }).error) }),
+    /** A flush failed: the log says so (`log/not-durable`), and the first failure is the one the output reports. */
+    markUnsaved: enqueueActions(({ context, event, enqueue }) => {
+      const error = (event as { error?: unknown }).error;
+      const note = draftUnsaved(error);
+      if (note) enqueue(recordAction(note));
+      if (context.unsaved === undefined) enqueue.assign({ unsaved: notDurableCause(error) });
+    }),
     notifyReady: sendParent(({ context }) => ({
       type: 'tool.call.ready' as const,
       callId: context.callId,

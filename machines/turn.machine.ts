@@ -7,7 +7,7 @@ import { assign, enqueueActions, setup } from 'xstate';
 import type { Draft, Origin, TurnEndReason } from '../log/entries.js';
 import { notDurableCause } from '../log/not-durable.js';
 import { compactionMachine, type CompactionOutput, type CompactionTrigger } from './compaction.machine.js';
-import { draftTurnEnd, draftTurnStart, draftUserMessage } from './drafts.js';
+import { draftTurnEnd, draftTurnStart, draftUnsaved, draftUserMessage } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { stepMachine, type StepOutput } from './step.machine.js';
@@ -238,8 +238,12 @@ export const turnMachine = setup({
         onDone: 'done',
         onError: {
           target: 'done',
-          // The first failure is the one reported: a turn ended by an unsaved result keeps that cause.
-          actions: assign({ end: ({ context, event }) => (context.end?.code === 'LOG_NOT_DURABLE' ? context.end : { reason: 'error' as const, code: 'LOG_NOT_DURABLE', cause: notDurableCause(event.error) }) }),
+          // The log says so; the first failure is the one reported (a turn ended by an unsaved result keeps that cause).
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const note = draftUnsaved(event.error);
+            if (note) enqueue(recordAction(note));
+            if (context.end?.code !== 'LOG_NOT_DURABLE') enqueue.assign({ end: { reason: 'error', code: 'LOG_NOT_DURABLE', cause: notDurableCause(event.error) } });
+          }),
         },
       },
     },

@@ -37,6 +37,7 @@ export interface ReplayOutcome {
 const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 const isTurnEndAborted = (e: Entry | undefined) => e?.kind === 'turn/end' && e.reason === 'aborted';
 const isCompactionInterrupted = (e: Entry | undefined) => e?.kind === 'compaction/end' && e.outcome === 'interrupted';
+const isSettledAbort = (e: Entry | undefined) => (e?.kind === 'step/end' || e?.kind === 'turn/end') && e.reason === 'aborted';
 
 interface Live {
   /** Tells this segment's inspection events from a stopped one's. */
@@ -268,6 +269,10 @@ export class ReplayDriver {
     }
     if (isForeign(next)) return this.copyForeign(), true;
     if (isCancelEffect(next) && snap.value !== 'idle' && this.cancelIf(live, () => true)) return true;
+    // A cancel that landed while a flush that failed was pending touched nothing that logs at once (the call waits on its
+    // flush): it shows only as the aborted step or turn the failure's note leads to, in the same transition. It is
+    // re-issued before the flush fails again. (One that landed after the note shows at once: a decision, a result.)
+    if (next?.kind === 'log/not-durable' && snap.value !== 'idle' && isSettledAbort(this.afterNotes(n)) && this.cancelIf(live, () => true)) return true;
     const named = live.gates.leadingTo(next);
     if (named) return named.open(), true;
     if (snap.value === 'idle' && snap.context.followups.length === 0) {
@@ -285,6 +290,12 @@ export class ReplayDriver {
     const silent = live.gates.oldestSilent();
     if (silent) return silent.open(), true;
     return false;
+  }
+
+  /** The first entry at or after `i` that is not a `log/not-durable` note. */
+  private afterNotes(i: number): Entry | undefined {
+    while (this.original[i]?.kind === 'log/not-durable') i++;
+    return this.original[i];
   }
 
   private send(live: Live, s: Send, origin = s.origin): void {

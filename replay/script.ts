@@ -248,7 +248,9 @@ function turnsOf(entries: readonly Entry[]): Map<string, TurnScript> {
     const last = entries[end];
     const pre = preStepOf(entries, i);
     if (pre) t.preStep = pre;
-    const inbox = last?.kind === 'turn/end' ? inboxOf(nextLive(entries, end + 1), e.turn) : undefined;
+    // The checkpoint follows the turn's end, or the note that its end could not be saved.
+    const after = last?.kind === 'turn/end' && entries[end + 1]?.kind === 'log/not-durable' ? end + 2 : end + 1;
+    const inbox = last?.kind === 'turn/end' ? inboxOf(nextLive(entries, after), e.turn) : undefined;
     if (inbox) t.checkpoint = inbox;
     out.set(e.turn, t);
   });

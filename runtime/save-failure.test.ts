@@ -20,7 +20,7 @@ import { LogNotDurableError } from '../log/errors.js';
 import type { ModelRequest } from '../log/messages.js';
 import { parseLog } from '../log/parse.js';
 import { verifyLog } from '../log/verify.js';
-import { checkCheckpoints } from '../machines/session-fold.js';
+import { checkCheckpoints, durableView, foldSession } from '../machines/session-fold.js';
 import { replayThroughMachines } from '../replay/replay.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
 import { builtinTools } from '../tools/index.js';
@@ -76,10 +76,12 @@ describe('a flush that fails ends the turn error LOG_NOT_DURABLE', () => {
     expect(durable).not.toContain('turn/end');
     const es = h.entries();
     const end = ofKind(es, 'turn/end')[0]!;
-    // The turn/end already written stays as it is (nothing is rewritten); the note after it says its save failed.
-    expect(es.at(-1)).toMatchObject({ kind: 'log/not-durable', upTo: end.seq, sysCode: 'EIO', detail: expect.stringContaining('EIO') });
-    // No checkpoint claims a state the log could not save.
-    expect(ofKind(es, 'checkpoint')).toEqual([]);
+    // The turn/end already written stays as it is (nothing is rewritten); the note after it says its save failed,
+    // and the checkpoint after that agrees with a fold of the log: the turn ended LOG_NOT_DURABLE.
+    const at = es.indexOf(end);
+    expect(es[at + 1]).toMatchObject({ kind: 'log/not-durable', upTo: end.seq, sysCode: 'EIO', detail: expect.stringContaining('EIO') });
+    expect(es[at + 2]).toMatchObject({ kind: 'checkpoint', snapshot: { context: { last: { reason: 'error', code: 'LOG_NOT_DURABLE' } } } });
+    expect(durableView(foldSession(es)).last).toMatchObject({ reason: 'error', code: 'LOG_NOT_DURABLE', cause: out.cause });
     await expectReplays(es);
     // The session stays up: the next turn runs (this store fails once).
     expect(await h.session.run('again')).toMatchObject({ turn: 't2', reason: 'completed' });
@@ -123,6 +125,20 @@ describe('a flush that fails ends the turn error LOG_NOT_DURABLE', () => {
     expect(verifyLog(h.entries()).violations).toEqual([]);
     expect(await h.session.run('again')).toMatchObject({ turn: 't2', reason: 'error', code: 'LOG_NOT_DURABLE' });
     await expectReplays(h.entries());
+  });
+
+  it('two read-only calls released together, whose shared dispatch flush fails: neither runs, both say so, the log replays', async () => {
+    const store = failingFlush(lastIs('tool/dispatch'), Infinity);
+    h = createHarness(
+      (_r, i) => (i === 0 ? { toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }, { name: 'read_file', arguments: { path: 'a.txt' } }] } : { text: 'done' }),
+      { store },
+    );
+    fs.writeFileSync(path.join(h.workspace, 'a.txt'), 'a\n');
+    expect(await h.session.run('look')).toMatchObject({ reason: 'error', code: 'LOG_NOT_DURABLE' });
+    const es = h.entries();
+    expect(ofKind(es, 'tool/result').map((r) => r.code)).toEqual(['DISPATCH_NOT_DURABLE', 'DISPATCH_NOT_DURABLE']);
+    expect(h.requests).toHaveLength(1);
+    await expectReplays(es);
   });
 
   it("at a compaction's end inside a turn: the turn ends LOG_NOT_DURABLE before the next request", async () => {
@@ -186,8 +202,8 @@ describe('the JSONL store at a durability point', () => {
       await h.session.close().catch(() => undefined);
       // What reached the file is a log that verifies, the note included.
       const read = parseLog(fs.readFileSync(log, 'utf8')).entries;
-      expect(read.at(-1)).toMatchObject({ kind: 'log/not-durable' });
-      expect(verifyLog(read).violations).toEqual([]);
+      expect(read.find((e) => e.kind === 'log/not-durable')).toMatchObject({ sysCode: 'EIO' });
+      expect(verifyLog(read, { checkpoints: checkCheckpoints }).violations).toEqual([]);
     } finally {
       fs.rmSync(home, { recursive: true, force: true });
     }

@@ -6,7 +6,7 @@
  * and says so to whoever sends it input.
  */
 import type { DraftOf } from '../log/entries.js';
-import { LogAppendError, LogNotDurableError } from '../log/errors.js';
+import { isSaveFailureCode, LogAppendError, LogNotDurableError } from '../log/errors.js';
 import { flushOrNote } from '../log/not-durable.js';
 import type { Recorder } from '../log/recorder.js';
 import { planRepair } from '../log/repair.js';
@@ -61,12 +61,15 @@ export async function closeFaultedTurn(recorder: Recorder, turn: string, error: 
     // The store refuses the closing too (a full disk): the session is crashed, and says what failed first.
     throw new Error(`${cause}; the turn could not be closed in the log either: ${messageOf(closing)}`, { cause: error });
   }
+  const end = recorder.entries.findLast((e) => e.kind === 'turn/end' && e.turn === turn);
+  const out: TurnOutput = { turn, reason: 'error', code, cause, steps: end?.kind === 'turn/end' ? end.steps : 0, leftoverSteer: [], leftoverInject: [] };
   try {
     await flushOrNote(recorder);
   } catch (err) {
-    // The closing is written but not saved: the note says so; the turn still ends with the failure that ended it.
     if (!(err instanceof LogNotDurableError)) throw err;
+    // The closing is written but not saved, and the note says so. As for any turn whose end could not be saved, the
+    // turn reports LOG_NOT_DURABLE, unless a save failure ended it already (the fold of the log reads it the same way).
+    if (!isSaveFailureCode(code)) return { ...out, code: err.code, cause: err.message };
   }
-  const end = recorder.entries.findLast((e) => e.kind === 'turn/end' && e.turn === turn);
-  return { turn, reason: 'error', code, cause, steps: end?.kind === 'turn/end' ? end.steps : 0, leftoverSteer: [], leftoverInject: [] };
+  return out;
 }

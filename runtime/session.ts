@@ -7,7 +7,6 @@ import { createActor, fromPromise, type Actor, type InspectionEvent, type Observ
 import { type ApprovalRule, type Entry, LOG_FORMAT, type Origin } from '../log/entries.js';
 import { closeOrphanCompaction, findOrphanCompaction } from '../log/context/orphan.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
-import { flushOrNote } from '../log/not-durable.js';
 import { Recorder, type EntryListener } from '../log/recorder.js';
 import { compactionMachine, type CompactionOutput } from '../machines/compaction.machine.js';
 import { sessionMachine, type InputMode } from '../machines/session.machine.js';
@@ -146,8 +145,8 @@ export function createSession(o: SessionOptions): BridleSession {
     for (const d of closeOrphanCompaction(all)) recorder.append(d);
   }
   const context = createContextEngine({ ...o, recorder, depth: o.depth ?? 0, tools: specs, core: DEFAULT_SYSTEM });
-  // A flush that fails is noted in the log and fails the actor: the machines end the turn LOG_NOT_DURABLE (ADR 0016).
-  const flushLog = fromPromise<void, void>(() => flushOrNote(recorder));
+  // A flush that fails rejects with LogNotDurableError: the machine waiting on it notes it in the log and ends the turn LOG_NOT_DURABLE (ADR 0016).
+  const flushLog = fromPromise<void, void>(() => recorder.flush());
   const record = (_: unknown, draft: Parameters<Recorder['append']>[0]) => void recorder.append(draft);
   const { measureContext, planPrune, planSummary, requestSummary } = context.actors;
   const compaction = compactionMachine.provide({ actions: { record }, actors: { measureContext, planPrune, planSummary, requestSummary, flushLog } });
@@ -243,10 +242,9 @@ export function createSession(o: SessionOptions): BridleSession {
       if (ctx.turns > checkpointed) {
         checkpointed = ctx.turns;
         // A checkpoint only saves replay time; one the store refuses is left out (resume replays the tail instead),
-        // and the next append that fails ends its turn the ordinary way. None follows a turn whose log could not
-        // be saved: it would claim a state the log may not hold (ADR 0016).
+        // and the next append that fails ends its turn the ordinary way.
         try {
-          if (recorder.isDurable) recorder.append({ kind: 'checkpoint', turn: `t${ctx.turns}`, snapshot: actor.getPersistedSnapshot() });
+          recorder.append({ kind: 'checkpoint', turn: `t${ctx.turns}`, snapshot: actor.getPersistedSnapshot() });
         } catch {}
       }
       if (ctx.compactPending && !ending) {

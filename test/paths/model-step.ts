@@ -12,8 +12,8 @@
  * order (a writing call only after every earlier call settled); a cancel
  * reaches every unsettled call; the request is prepared once, right after
  * step/start; a call whose dispatch or result could not be saved ends the
- * step `error` LOG_NOT_DURABLE, cancelled or not, so the model is not asked
- * again (ADR 0016).
+ * step `error` LOG_NOT_DURABLE (`aborted` when a cancel came first), so the
+ * model is not asked again (ADR 0016).
  */
 import type { AnyEventObject, AnyMachineSnapshot } from 'xstate';
 import { deriveMessages } from '../../log/derive-messages.js';
@@ -147,10 +147,10 @@ function check(run: PathRun): string[] {
   const cancelled = run.sent.some((e) => e.type === 'step.cancel.requested');
   const unsaved = run.sent.some((e) => e.type.startsWith('xstate.done.actor.t') && (e.output as { unsaved?: string }).unsaved !== undefined);
   const end = draftsOf(run, 'step/end')[0];
-  if (cancelled && !unsaved && end && end.at > run.sent.findIndex((e) => e.type === 'step.cancel.requested') && end.draft.reason !== 'aborted') {
+  if (cancelled && end && end.at > run.sent.findIndex((e) => e.type === 'step.cancel.requested') && end.draft.reason !== 'aborted') {
     problems.push(`a cancelled step ended ${end.draft.reason}`);
   }
-  if (unsaved && run.done) {
+  if (unsaved && !cancelled && run.done) {
     const out = run.final.output as { reason: string; code?: string; cause?: string };
     if (out.reason !== 'error' || out.code !== 'LOG_NOT_DURABLE' || out.cause !== 'EIO') problems.push(`a call could not be saved, but the step ended ${out.reason} ${out.code ?? ''}`);
     if (end?.draft.reason !== 'error') problems.push(`a call could not be saved, but step/end says ${end?.draft.reason}`);

@@ -67,6 +67,9 @@ function check(run: PathRun): string[] {
   const out = run.done ? (run.final.output as { unsaved?: string }) : undefined;
   if (out && flushFailed && out.unsaved === undefined) problems.push('a flush failed, but the output does not say so');
   if (out && !flushFailed && out.unsaved !== undefined) problems.push('the output says unsaved, but no flush failed');
+  // Each failed flush is noted in the log, in the same transition, right after what it was to save.
+  const failures = run.sent.filter((e) => isFailed(e, 'flushingDispatch') || isFailed(e, 'flushingResult')).length;
+  if (countKind(run, 'log/not-durable') !== failures) problems.push(`${failures} flushes failed, ${countKind(run, 'log/not-durable')} notes say so`);
   const validations = run.effects.filter((e) => e.action === 'validateCall');
   if (validations.length !== 1 || validations[0]!.at !== 0) problems.push(`validateCall ran ${validations.length} times, not once at the start`);
   return problems;

@@ -37,7 +37,11 @@ function check(run: PathRun): string[] {
   if (run.drafts[0]?.draft.kind !== 'turn/start') problems.push('I3: turn/start is not the first entry');
   if (run.done && ends !== 1) problems.push(`I3: a path to final recorded ${ends} turn/end entries`);
   if (ends > 1) problems.push(`I3: ${ends} turn/end entries`);
-  if (ends === 1 && run.drafts.at(-1)?.draft.kind !== 'turn/end') problems.push('I3: an entry after turn/end');
+  // Only the note of its failed flush may follow turn/end (ADR 0016); a failed flush is noted exactly once.
+  const endFlushFailed = run.sent.some((e) => e.type === 'xstate.error.actor.0.turn.ending');
+  const tail = run.drafts.at(-1)?.draft.kind;
+  if (ends === 1 && tail !== 'turn/end' && !(endFlushFailed && tail === 'log/not-durable' && run.drafts.at(-2)?.draft.kind === 'turn/end')) problems.push('I3: an entry after turn/end');
+  if (endFlushFailed !== (countKind(run, 'log/not-durable') === 1)) problems.push(`turn/end's flush ${endFlushFailed ? 'failed' : 'did not fail'}, and ${countKind(run, 'log/not-durable')} notes say it did`);
 
   const steps = run.children.filter((c) => c.src === 'step');
   steps.forEach((c, i) => {
