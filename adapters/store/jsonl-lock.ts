@@ -166,7 +166,7 @@ export function acquireJsonlLock(logPath: string, opts: JsonlLockOptions = {}): 
       const current = readClaim(lock);
       if (current.kind === 'gone') continue;
       if (current.kind === 'unreadable') throw new SessionLockedError(undefined, lock, `its lock file cannot be read (${current.why}); remove it if no bridle process writes this session`);
-      if (!stale(current.claim)) throw new SessionLockedError(current.claim, lock, current.claim.pid === pid && current.claim.host === host ? 'this process' : undefined);
+      if (!stale(current.claim)) throw new SessionLockedError(current.claim, lock, current.claim.pid === pid && current.claim.host === host ? 'that is this process: it has the session open already' : undefined);
       // Stale: taken over under the guard, so that of two processes that found it stale only one replaces it.
       if (!place(guard, body)) {
         const g = readClaim(guard);
