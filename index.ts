@@ -36,7 +36,7 @@ export { closeOrphanCompaction, findOrphanCompaction } from './log/context/orpha
 
 // Ports: what a provider implements.
 export type { ModelProvider } from './ports/model.js';
-export type { LogStore } from './ports/store.js';
+export type { AcquireWriterLock, LockHolder, LogStore, WriterLock } from './ports/store.js';
 export type { Clock } from './ports/clock.js';
 export type { AnswerRequest, Answerer, ApprovalPolicy } from './ports/approval.js';
 export type { DeltaSink } from './runtime/stream-model.js';
@@ -54,6 +54,7 @@ export type { ModelMessage, ModelRequest } from './log/messages.js';
 export { createOpenAIProvider, DEFAULT_STREAM_LIMITS, type OpenAIProviderOptions, type StreamLimits } from './adapters/model/openai.js';
 export { createScriptedProvider, createScriptedProviderFromFunction, loadScript, type ResponseFunction, type ScriptedOptions } from './adapters/model/scripted.js';
 export { createJsonlStore } from './adapters/store/jsonl.js';
+export { acquireJsonlLock, withWriterLock } from './adapters/store/jsonl-lock.js';
 export { createMemoryStore, type MemoryStore } from './adapters/store/memory.js';
 export { createLocalFs, localFsProvider, type LocalFsOptions } from './adapters/fs/local.js';
 export { createMemoryFs, memoryFsProvider, type MemoryFsOptions } from './adapters/fs/memory.js';
@@ -68,6 +69,7 @@ export { builtinTools, toolSpec } from './tools/index.js';
 
 // The log.
 export { Recorder, nothingToFlush, type EntryListener } from './log/recorder.js';
+export { LogAppendError, LogNotDurableError, SessionLockedError } from './log/errors.js';
 export { deriveMessages, Projection } from './log/derive-messages.js';
 export { parseLog, type ParsedLog } from './log/parse.js';
 export { assembleBlocks, chunksOf } from './log/chunks.js';

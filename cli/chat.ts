@@ -15,6 +15,8 @@ import { policyOf, type RunFlags } from './run.js';
 import type { Product } from './settings.js';
 import { approvalQuestion } from './terminal-answerer.js';
 import { visible } from './visible.js';
+import { closeFailureLine, crashedLine, showEntries, unsavedTurnLine } from './save-failure.js';
+import { SessionCrashedError } from '../runtime/session.js';
 
 export interface ChatIO {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
@@ -56,8 +58,15 @@ export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO 
     onChunk: (c, s) => renderer?.onChunk(c, s),
   });
   const { session, logPath, scriptedLabel } = opened;
-  renderer = createRenderer(out, opened.tools, { color: Boolean(out.isTTY), scriptedLabel });
-  session.recorder.onEntry((e) => renderer?.onEntry(e));
+  renderer = createRenderer(out, opened.tools, { color: Boolean(out.isTTY), scriptedLabel: scriptedLabel });
+  showEntries(session.recorder, (e) => renderer?.onEntry(e));
+  // A turn the log could not save is said once, as it ends; the chat goes on, and exits 1 at the end.
+  let unsaved = false;
+  const reportUnsaved = (o: Awaited<ReturnType<typeof session.idle>>) => {
+    const line = unsavedTurnLine(o, logPath);
+    if (line && !unsaved) err.write(`${line}\n`);
+    if (line) unsaved = true;
+  };
   if (scriptedLabel) err.write(`model: ${visible(scriptedLabel)}\n`);
   err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}\nlog: ${logPath}\n${HELP}\n`);
 
@@ -114,10 +123,11 @@ export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO 
       session.send(line);
     } catch (e) {
       // A crashed session takes no more input (SESSION_CRASHED): say so once and leave.
-      err.write(`bridle: ${(e as Error).message}\n`);
+      err.write(`${e instanceof SessionCrashedError ? crashedLine(e, logPath) : `bridle: ${(e as Error).message}`}\n`);
+      if (e instanceof SessionCrashedError && e.saveFailure) unsaved = true;
       return void rl.close();
     }
-    track(session.idle());
+    track(session.idle().then(reportUnsaved));
   });
   prompt();
 
@@ -125,10 +135,18 @@ export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO 
   pending.resolve?.(null);
   // End of input: let what was asked for finish, then leave.
   while (inflight.size > 0) await Promise.allSettled([...inflight]);
-  await session.idle();
+  reportUnsaved(await session.idle());
   process.off('SIGINT', interrupt);
-  await session.close();
+  const closeLine = await session.close().then(
+    () => undefined,
+    (e: unknown) => {
+      const line = closeFailureLine(e, logPath);
+      if (line === undefined) throw e;
+      return line;
+    },
+  );
   if (tty) out.write('\n');
+  if (closeLine && !unsaved) err.write(`${closeLine}\n`);
   err.write(`log: ${logPath}\n`);
-  return 0;
+  return unsaved || closeLine ? 1 : 0;
 }

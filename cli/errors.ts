@@ -7,3 +7,8 @@ export class UsageError extends Error {
 export class SetupError extends Error {
   override name = 'SetupError';
 }
+
+/** The disk refused the session's log as it was opened (full, read-only): exit 1, one line naming the store's error. */
+export class SessionNotSavedError extends SetupError {
+  override name = 'SessionNotSavedError';
+}

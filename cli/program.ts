@@ -2,6 +2,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { SetupError, UsageError } from './errors.js';
+import { SessionLockedError } from '../log/errors.js';
+import { visible } from './visible.js';
 import { readPrompt, runPrompt, type RunFlags } from './run.js';
 import { replayCommand, type ReplayFlags } from './replay.js';
 import { resumeCommand, type ResumeFlags } from './resume.js';
@@ -144,6 +146,11 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     if (err instanceof UsageError) {
       process.stderr.write(`bridle: ${err.message}\n`);
+      return 2;
+    }
+    // Another process writes this session (one writer per session): one line naming it, exit 2.
+    if (err instanceof SessionLockedError) {
+      process.stderr.write(`bridle: ${err.code}: ${visible(err.message)}\n`);
       return 2;
     }
     if (err instanceof SetupError) {

@@ -7,6 +7,9 @@
  */
 import { existsSync } from 'node:fs';
 import { repairJsonlLog, type ChildRepair, type FileRepair } from '../adapters/store/jsonl-repair.js';
+import { acquireJsonlLock } from '../adapters/store/jsonl-lock.js';
+import type { WriterLock } from '../ports/store.js';
+import { takeoverDraft } from '../runtime/session.js';
 import type { Entry } from '../log/entries.js';
 import { formatRepairReport, repairedSomething, type RepairReport } from '../log/repair.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
@@ -58,12 +61,29 @@ export async function resumeCommand(target: string, prompt: string | undefined, 
   await composeProduct(flags);
   const path = sessionPath(bridleHome(), target);
   if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
-  let repaired: FileRepair;
+  // Repair appends: it is a writer, and takes the lock before it reads (a live writer is refused, naming it).
+  let lock: WriterLock;
   try {
-    repaired = await repairJsonlLog(path, Date.now);
+    lock = acquireJsonlLock(path);
   } catch (e) {
     logAccessAsUsage(e);
   }
+  try {
+    return await resumeLocked(path, target, prompt, flags, err, lock);
+  } finally {
+    // Idempotent: a session that ran has released it on close already.
+    lock.release();
+  }
+}
+
+async function resumeLocked(path: string, target: string, prompt: string | undefined, flags: ResumeFlags, err: { write(s: string): unknown }, lock: WriterLock): Promise<number> {
+  let repaired: FileRepair;
+  try {
+    repaired = await repairJsonlLog(path, Date.now, { first: takeoverDraft(lock) });
+  } catch (e) {
+    logAccessAsUsage(e);
+  }
+  if (lock.tookOver) err.write(`took over: pid ${lock.tookOver.pid} on ${lock.tookOver.host} held this session's lock (since ${lock.tookOver.since}) and is gone\n`);
   if (!repaired.ok) {
     for (const v of repaired.violations) err.write(`bridle: ${path} is corrupt, not just cut short; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
     return 2;
@@ -87,5 +107,5 @@ export async function resumeCommand(target: string, prompt: string | undefined, 
   const maxSteps = (product.rows.find((r) => r.id === 'turn')?.config as { maxSteps?: number } | undefined)?.maxSteps;
   const snapshot = restoreSessionSnapshot(entries, maxSteps !== undefined ? { maxSteps } : {});
   const runFlags: RunFlags = { ...flags, session: path, cwd: flags.cwd ?? start.cwd };
-  return runPrompt(prompt ?? continueNote(report), product, runFlags, { existing: entries, snapshot }, prompt === undefined ? 'resume' : undefined);
+  return runPrompt(prompt ?? continueNote(report), product, runFlags, { existing: entries, snapshot, lock }, prompt === undefined ? 'resume' : undefined);
 }

@@ -10,6 +10,7 @@ import type { Product, SettingFlags } from './settings.js';
 import { createRenderer, type Renderer } from './render.js';
 import { terminalAnswerer } from './terminal-answerer.js';
 import { jsonLine, visible } from './visible.js';
+import { closeFailureLine, crashedLine, showEntries, unsavedTurnLine } from './save-failure.js';
 
 export interface RunFlags extends SettingFlags {
   cwd?: string;
@@ -56,9 +57,8 @@ export async function runPrompt(prompt: string, product: Product, flags: RunFlag
     // What this run added before we could subscribe (a new log's session/start) goes out first.
     const known = opened.priorEntries;
     for (const e of session.recorder.entries.slice(known)) process.stdout.write(`${jsonLine(e)}\n`);
-    session.recorder.onEntry((e) => process.stdout.write(`${jsonLine(e)}\n`));
-  }
-  else session.recorder.onEntry((e) => renderer?.onEntry(e));
+    showEntries(session.recorder, (e) => process.stdout.write(`${jsonLine(e)}\n`));
+  } else showEntries(session.recorder, (e) => renderer?.onEntry(e));
   if (scriptedLabel) err.write(`model: ${visible(scriptedLabel)}\n`);
   err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}${approval === 'ask' && !answerer ? ' (no terminal: calls that ask are denied)' : ''}\n`);
 
@@ -78,14 +78,25 @@ export async function runPrompt(prompt: string, product: Product, flags: RunFlag
   try {
     const out = await session.run(prompt, origin).catch((e: unknown) => {
       if (!(e instanceof SessionCrashedError)) throw e;
-      err.write(`bridle: ${e.message} (${e.code})\n`);
+      err.write(`${crashedLine(e, logPath)}\n`);
       return undefined;
     });
-    await session.close();
+    const unsaved = unsavedTurnLine(out, logPath);
+    // The last flush (the checkpoint) can fail too; said once, and only when the turn itself was saved.
+    const closeLine = await session.close().then(
+      () => undefined,
+      (e: unknown) => {
+        const line = closeFailureLine(e, logPath);
+        if (line === undefined) throw e;
+        return line;
+      },
+    );
     err.write(`log: ${logPath}\n`);
+    if (unsaved) err.write(`${unsaved}\n`);
     // The provider's message is the provider's (or a proxy's) text: shown, never acted on.
-    if (out?.reason === 'error') err.write(`bridle: the turn failed: ${visible(`${out.code ?? 'error'}${lastModelError(session.recorder.entries) ?? ''}`)}\n`);
-    return exitCodeFor(out);
+    else if (out?.reason === 'error') err.write(`bridle: the turn failed: ${visible(`${out.code ?? 'error'}${lastModelError(session.recorder.entries) ?? ''}`)}\n`);
+    if (closeLine && !unsaved && out) err.write(`${closeLine}\n`);
+    return closeLine && out && !unsaved ? Math.max(1, exitCodeFor(out)) : exitCodeFor(out);
   } finally {
     process.off('SIGINT', onSigint);
   }

@@ -14,7 +14,8 @@ import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../server/hub.js'
 import { ErrorCode, refusal } from '../server/protocol.js';
 import { DEFAULT_PORT, startServer, type BridleServer } from '../server/server.js';
 import { viewerDir, visualizationsDir } from '../visualizations/paths.js';
-import { SetupError, UsageError } from './errors.js';
+import { SessionNotSavedError, SetupError, UsageError } from './errors.js';
+import { SessionLockedError } from '../log/errors.js';
 import { inspectUrl, openInspector, type OpenInspector } from './inspect.js';
 import { CompositionError, type ComposedRow } from '../plugins/rows.js';
 import { applySettings } from '../runtime/settings.js';
@@ -82,6 +83,9 @@ function checkClientScript(model: string, problem: (m: string) => void): void {
  * read), and a client may name any file: only the server's log gets those.
  */
 function openRefusal(err: unknown, model: string | undefined, problem: (m: string) => void): unknown {
+  // Another process writes that session, or its log cannot be saved: said as such, not as a model problem.
+  if (err instanceof SessionLockedError) return (problem(`session/create: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_LOCKED', err.message));
+  if (err instanceof SessionNotSavedError) return (problem(`session/create: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_NOT_SAVED', err.message));
   if (!(err instanceof UsageError || err instanceof SetupError || err instanceof CompositionError)) return err;
   problem(`session/create: ${err.message}`);
   if (model?.startsWith('scripted:')) return unusableScript(model);

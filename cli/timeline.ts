@@ -59,6 +59,10 @@ export function summarize(e: Entry): string {
       return `${e.found}: ${clip(e.detail, 80)}`;
     case 'hook/report':
       return `${e.hook} ${e.listener}: ${clip(e.problem, 60)}`;
+    case 'log/not-durable':
+      return `entries up to seq ${e.upTo} not saved: ${clip(e.detail, 70)}`;
+    case 'session/takeover':
+      return `pid ${e.by.pid} on ${e.by.host} took over from pid ${e.stale.pid} on ${e.stale.host} (gone; held since ${e.stale.since})`;
     case 'compaction/start':
       return `${e.trigger}, ~${e.estimatedTokens} of ${e.window} tokens`;
     case 'compaction/summary':

@@ -311,6 +311,33 @@ export const Repair = z.strictObject({
   detail: z.string(),
 });
 
+/**
+ * A flush that failed (ADR 0017): the entries up to `upTo` were written but the store could not make them
+ * durable. Written by the harness right after the failure, so a reader (and replay) knows which save failed;
+ * what follows is as unsaved as what it covers. `detail` is the store's message, `sysCode` the system's code.
+ */
+export const LogNotDurable = z.strictObject({
+  ...envelope,
+  kind: z.literal('log/not-durable'),
+  upTo: z.int().positive(),
+  detail: z.string(),
+  sysCode: z.string().optional(),
+});
+
+/** A writer's claim on a session (a JSONL lock file, later a lease): its process, host and since when. */
+export const WriterClaim = z.strictObject({ pid: z.int().positive(), host: z.string(), since: z.string() });
+
+/**
+ * A new writer took over the session from one that is gone (its lock named a dead process on this host),
+ * ADR 0017. Marked `ignorable`: it explains, and a reader that does not know it loses nothing.
+ */
+export const SessionTakeover = z.strictObject({
+  ...envelope,
+  kind: z.literal('session/takeover'),
+  stale: WriterClaim,
+  by: z.strictObject({ pid: z.int().positive(), host: z.string() }),
+});
+
 export const HookReport = z.strictObject({
   ...envelope,
   kind: z.literal('hook/report'),
@@ -378,6 +405,8 @@ export const Entry = z.discriminatedUnion('kind', [
   TurnEnd,
   Checkpoint,
   Repair,
+  LogNotDurable,
+  SessionTakeover,
   HookReport,
   CompactionStart,
   CompactionSummary,

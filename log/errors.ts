@@ -1,4 +1,6 @@
 /** Named errors of the log. Who is at fault: the log's bytes, not the caller. */
+import type { Draft } from './entries.js';
+
 export class LogCorruptError extends Error {
   constructor(
     /** A stable name for the violation: `bad-json`, `bad-entry`, `unknown-kind`, `seq-gap`, `orphan-result`, … */
@@ -35,14 +37,66 @@ export class LogAccessError extends Error {
  * Nothing of the entry was recorded. The session ends the running turn with this code (ADR 0012).
  */
 export class LogAppendError extends Error {
+  /** The entry that was not appended, as drafted: the closing keeps a tool's outcome from it (ADR 0017). */
+  readonly draft?: Draft;
   constructor(
     readonly code: 'LOG_ENTRY_REJECTED' | 'LOG_APPEND_FAILED',
     /** The kind of the entry that was not appended. */
     readonly entryKind: string,
     message: string,
+    options?: { cause?: unknown; draft?: Draft },
+  ) {
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
+    this.name = 'LogAppendError';
+    if (options?.draft) this.draft = options.draft;
+  }
+}
+
+/**
+ * A flush the store could not complete (fsync failed: EIO, ENOSPC; a commit refused): the entries up to
+ * `upTo` were written but may not survive. Code `LOG_NOT_DURABLE`; `sysCode` is the system's code behind it,
+ * `detail` the store's own message. A turn that meets one ends `error` with this code (ADR 0017).
+ */
+export class LogNotDurableError extends Error {
+  readonly code = 'LOG_NOT_DURABLE';
+  constructor(
+    /** The last seq the failed flush was to make durable. */
+    readonly upTo: number,
+    readonly detail: string,
+    readonly sysCode?: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
-    this.name = 'LogAppendError';
+    super(`the log could not be saved (entries up to seq ${upTo}): ${detail}`, options);
+    this.name = 'LogNotDurableError';
+  }
+}
+
+/** Whether a code names a failure to save the log (the store refused an append or a flush), not a harness bug. */
+export const isSaveFailureCode = (code: string | undefined): boolean => code === 'LOG_NOT_DURABLE' || code === 'LOG_APPEND_FAILED';
+
+/** Who holds a session for writing: its process, on which host, since when (real time: a lock is not the log). */
+export interface LockHolder {
+  pid: number;
+  host: string;
+  since: string;
+}
+
+/**
+ * A session another writer holds (DESIGN §3, one writer per session). Code `SESSION_LOCKED`; who is at fault:
+ * the caller, who asked for a session that is in use. `lock` is where the claim lives (a lock file, a lease row).
+ */
+export class SessionLockedError extends Error {
+  readonly code = 'SESSION_LOCKED';
+  constructor(
+    readonly holder: LockHolder | undefined,
+    readonly lock: string,
+    reason?: string,
+  ) {
+    super(
+      holder
+        ? `session is being written by pid ${holder.pid} on ${holder.host} (since ${holder.since})${reason ? `; ${reason}` : ''}; lock: ${lock}`
+        : `session is locked: ${reason ?? 'its lock cannot be read'}; lock: ${lock}`,
+    );
+    this.name = 'SessionLockedError';
   }
 }

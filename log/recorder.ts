@@ -8,7 +8,7 @@ import type { Clock } from './clock.js';
 import type { LogStore } from './store.js';
 import { Projection } from './derive-messages.js';
 import { DURABLE_KINDS, Entry, type Draft } from './entries.js';
-import { LogAppendError } from './errors.js';
+import { LogAppendError, LogNotDurableError } from './errors.js';
 
 export type EntryListener = (entry: Entry) => void;
 
@@ -56,7 +56,7 @@ export class Recorder {
     const parsed = Entry.safeParse(stamped);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(entry)'}: ${i.message}`).join('; ');
-      throw new LogAppendError('LOG_ENTRY_REJECTED', draft.kind, `${draft.kind} rejected by its schema (${issues})`, { cause: parsed.error });
+      throw new LogAppendError('LOG_ENTRY_REJECTED', draft.kind, `${draft.kind} rejected by its schema (${issues})`, { cause: parsed.error, draft });
     }
     const entry = parsed.data;
     const line = JSON.stringify(entry);
@@ -64,7 +64,7 @@ export class Recorder {
       this.store.append(entry, line);
     } catch (err) {
       if (err instanceof LogAppendError) throw err;
-      throw new LogAppendError('LOG_APPEND_FAILED', draft.kind, `${draft.kind} not appended: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new LogAppendError('LOG_APPEND_FAILED', draft.kind, `${draft.kind} not appended: ${err instanceof Error ? err.message : String(err)}`, { cause: err, draft });
     }
     this.entries.push(entry);
     this.projection.apply(entry);
@@ -78,10 +78,19 @@ export class Recorder {
     return DURABLE_KINDS.has(entry.kind);
   }
 
-  /** Contract: resolves once every entry appended before the call is durable; durable listeners have then seen them, in order. */
+  /**
+   * Contract: resolves once every entry appended before the call is durable; durable listeners have then seen
+   * them, in order. Rejects with `LogNotDurableError` (and releases nothing) when the store's flush fails.
+   */
   async flush(): Promise<void> {
     const upTo = this.lastSeq;
-    await this.store.flush();
+    try {
+      await this.store.flush();
+    } catch (err) {
+      if (err instanceof LogNotDurableError) throw err;
+      const code = (err as { code?: unknown } | null)?.code;
+      throw new LogNotDurableError(upTo, err instanceof Error ? err.message : String(err), typeof code === 'string' ? code : undefined, { cause: err });
+    }
     this.release(upTo);
   }
 

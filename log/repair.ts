@@ -22,6 +22,8 @@ export interface RepairReport {
   outcomeUnknown: { callId: string; name: string; idempotent: boolean }[];
   /** Calls of the open answer that had no `tool/call` entry yet; repair logged them. */
   unlogged: string[];
+  /** Calls whose result the store refused, logged as the tool gave it (`known`). */
+  kept?: string[];
   compaction: boolean;
   subagents: string[];
 }
@@ -38,6 +40,11 @@ export interface RepairOptions {
   closeAs?: { reason: Extract<TurnEndReason, 'interrupted' | 'aborted' | 'error'>; cause?: string; code?: string };
   /** Why the turn is closed, when it is not a crash found on load: the repair entry's `found`, and its detail's opening. */
   because?: { found: string; detail: string };
+  /**
+   * Results the harness holds but could not append (the store refused the `tool/result`): the closing logs
+   * them as the tool gave them, marked `uncertain`, instead of calling a finished call's outcome unknown (ADR 0017).
+   */
+  known?: readonly DraftOf<'tool/result'>[];
 }
 
 export const notStartedText = (name: string) =>
@@ -64,11 +71,20 @@ export function planRepair(entries: readonly Entry[], opts: RepairOptions = {}):
     drafts.push({ kind: 'repair', found: 'torn-tail', detail: `line ${opts.torn.line} was cut off mid-write (${bytes} bytes); it was removed, every earlier line is kept` });
   }
   const open = verdict.open;
-  if (open) drafts.push(...closeOpen(open, report, opts.closeAs ?? { reason: 'interrupted', cause: 'crash' }, opts.because));
+  if (open) drafts.push(...closeOpen(open, report, opts.closeAs ?? { reason: 'interrupted', cause: 'crash' }, opts.because, opts.known ?? []));
   return { ok: true, drafts, report };
 }
 
-function closeOpen(open: OpenTail, report: RepairReport, closeAs: NonNullable<RepairOptions['closeAs']>, because?: RepairOptions['because']): Draft[] {
+const RAN = new Set(['ok', 'error', 'unknown']);
+
+/** A known result for `c`, when it can stand: one that says the call ran needs its dispatch. */
+function knownResult(c: OpenCall, known: readonly DraftOf<'tool/result'>[]): DraftOf<'tool/result'> | undefined {
+  const k = known.find((r) => r.callId === c.callId && r.surfaceOp === 'append' && r.toolCallId === c.toolCallId && r.name === c.name);
+  if (!k || (RAN.has(k.status) && !c.dispatched)) return undefined;
+  return RAN.has(k.status) ? { ...k, verdict: 'uncertain' } : k;
+}
+
+function closeOpen(open: OpenTail, report: RepairReport, closeAs: NonNullable<RepairOptions['closeAs']>, because: RepairOptions['because'], known: readonly DraftOf<'tool/result'>[]): Draft[] {
   const closing: Draft[] = [];
   for (const u of open.unloggedCalls) {
     report.unlogged.push(u.callId);
@@ -81,7 +97,11 @@ function closeOpen(open: OpenTail, report: RepairReport, closeAs: NonNullable<Re
   const calls = [...open.calls, ...open.unloggedCalls.map((u) => ({ ...u, dispatched: false, idempotent: false, awaitingApproval: false }))];
   for (const c of calls) {
     if (c.awaitingApproval) closing.push({ kind: 'approval/decided', turn: c.turn, step: c.step, callId: c.callId, outcome: 'cancelled', by: 'repair' });
-    if (c.dispatched) {
+    const k = knownResult(c, known);
+    if (k) {
+      (report.kept ??= []).push(c.callId);
+      closing.push(k);
+    } else if (c.dispatched) {
       report.outcomeUnknown.push({ callId: c.callId, name: c.name, idempotent: c.idempotent });
       closing.push(draftToolResult(c, 'unknown', outcomeUnknownText(c.name, c.idempotent), 'TOOL_OUTCOME_UNKNOWN'));
     } else {
@@ -118,6 +138,7 @@ function describe(r: RepairReport, turn: string): string {
   const parts = [`turn ${turn} never ended`];
   if (r.step) parts.push(`step ${r.step} was open`);
   if (r.unlogged.length) parts.push(`calls logged by repair: ${r.unlogged.join(', ')}`);
+  if (r.kept?.length) parts.push(`results kept as the tools gave them (not saved at first): ${r.kept.join(', ')}`);
   if (r.notStarted.length) parts.push(`never started: ${r.notStarted.join(', ')}`);
   if (r.outcomeUnknown.length) parts.push(`outcome unknown: ${r.outcomeUnknown.map((c) => `${c.callId} (${c.name})`).join(', ')}`);
   if (r.subagents.length) parts.push(`subagents closed: ${r.subagents.join(', ')}`);

@@ -16,6 +16,25 @@ describe('verifyLog', () => {
     expect(v.totals).toMatchObject({ turns: 2, steps: 4, calls: { ok: 2 }, checkpoints: 1, turnEnds: { completed: 2 } });
   });
 
+  it('accepts a log/not-durable note and a session/takeover anywhere, inside a turn or between turns (ADR 0017)', () => {
+    const takeover = { kind: 'session/takeover', ignorable: true, stale: { pid: 7, host: 'h', since: '2026-01-01T00:00:00.000Z' }, by: { pid: 8, host: 'h' } } as const;
+    const b = new LogBuilder().startTurn().startStep().answer('x', [{ name: 'bash' }]).dispatch(1);
+    b.add({ kind: 'log/not-durable', upTo: b.entries.at(-1)!.seq, detail: 'EIO: i/o error, fdatasync', sysCode: 'EIO' });
+    b.add(takeover).result(1).endStep('tool-calls').endTurn('error');
+    b.add({ kind: 'log/not-durable', upTo: b.entries.at(-1)!.seq, detail: 'EIO' }).add(takeover).cleanTurn('again');
+    expect(verifyLog(b.entries).violations).toEqual([]);
+    // An open tail with either kind at its end is still repairable (the open turn is what repair sees).
+    const open = new LogBuilder().startTurn().startStep().answer('x', [{ name: 'bash' }]).dispatch(1).add(takeover);
+    expect(verifyLog(open.entries, { allowOpenTail: true })).toMatchObject({ ok: true, open: { turn: { id: 't1' } } });
+  });
+
+  it('forged-entry: a log/not-durable note that names itself or a later seq', () => {
+    const b = new LogBuilder().cleanTurn();
+    const next = b.entries.at(-1)!.seq + 1;
+    b.add({ kind: 'log/not-durable', upTo: next, detail: 'EIO' });
+    expect(names(b.entries)).toEqual([`forged-entry@${next}`]);
+  });
+
   it('seq-gap: a missing line', () => {
     const e = new LogBuilder().cleanTurn().entries;
     e.splice(4, 1);

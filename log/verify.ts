@@ -317,6 +317,13 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         break;
       case 'hook/report':
         break;
+      case 'log/not-durable':
+        // A note says a save of earlier entries failed; it may stand anywhere, inside a turn or between turns.
+        if (e.upTo >= e.seq) flag('forged-entry', e, `log/not-durable names seq ${e.upTo}, which is not before it`);
+        break;
+      case 'session/takeover':
+        // A writer that took over from one that is gone (ADR 0017): the log goes on as it was.
+        break;
     }
   }
 

@@ -18,7 +18,9 @@ import {
   type ContextMeasure,
   type SummaryRequestPlan,
 } from './compaction-drafts.js';
+import { draftUnsaved } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
+import { notDurableCause } from '../log/not-durable.js';
 
 export type { CompactionOutcome, CompactionTrigger, ContextMeasure, SummaryRequestPlan } from './compaction-drafts.js';
 
@@ -37,6 +39,8 @@ export interface CompactionOutput {
   tokensAfter: number;
   /** The visible history measured smaller afterwards: only then is an overflowed request worth retrying. */
   shrank: boolean;
+  /** Set when compaction/end could not be made durable: the store's error (ADR 0017). */
+  unsaved?: string;
 }
 
 export interface CompactionContext {
@@ -51,6 +55,7 @@ export interface CompactionContext {
   summarized: boolean;
   failed: boolean;
   cancelled: boolean;
+  unsaved?: string;
 }
 
 export type CompactionEvent = { type: 'compaction.cancel.requested' };
@@ -120,6 +125,7 @@ export const compactionMachine = setup({
     tokensBefore: tokensBefore(context),
     tokensAfter: tokensAfter(context),
     shrank: tokensAfter(context) < tokensBefore(context),
+    ...(context.unsaved !== undefined ? { unsaved: context.unsaved } : {}),
   }),
   states: {
     measuring: {
@@ -198,7 +204,19 @@ export const compactionMachine = setup({
     closing: {
       description: 'compaction/end closes the bracket whatever happened, and is flushed before the caller goes on.',
       entry: { type: 'record', params: ({ context }) => draftCompactionEnd(outcomeOf(context), tokensBefore(context), tokensAfter(context)) },
-      invoke: { src: 'flushLog', onDone: 'done', onError: 'done' },
+      invoke: {
+        src: 'flushLog',
+        onDone: 'done',
+        onError: {
+          target: 'done',
+          // The log says so (`log/not-durable`), and the output tells the turn or the caller.
+          actions: enqueueActions(({ event, enqueue }) => {
+            const note = draftUnsaved(event.error);
+            if (note) enqueue(recordAction(note));
+            enqueue.assign({ unsaved: notDurableCause(event.error) });
+          }),
+        },
+      },
     },
     done: { type: 'final' },
   },

@@ -3,6 +3,8 @@
  * record; the recorder stamps seq and time.
  */
 import { draftToolResult } from '../log/draft-tool-result.js';
+import { LogNotDurableError } from '../log/errors.js';
+import { draftNotDurable } from '../log/not-durable.js';
 import type { ApprovalOutcome, ApprovalRule, Block, DraftOf, Finish, StepEndReason, ToolResultStatus, TurnEndReason, Usage } from '../log/entries.js';
 
 export interface StepRef {
@@ -89,3 +91,10 @@ export const draftTurnEnd = (turn: string, reason: TurnEndReason, steps: number,
   if (extra.code !== undefined) d.code = extra.code;
   return d;
 };
+
+/**
+ * The note a machine records, in the same transition that reacts to its failed flush (so nothing lands between
+ * the two, live or in replay): what the flush was to cover, and the store's error (ADR 0017). None for a failure
+ * that is not the log's (an actor that was not provided).
+ */
+export const draftUnsaved = (error: unknown): DraftOf<'log/not-durable'> | undefined => (error instanceof LogNotDurableError ? draftNotDurable(error) : undefined);

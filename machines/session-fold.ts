@@ -13,6 +13,7 @@
 import { createActor, fromPromise, initialTransition, type AnyActorScope, type SnapshotFrom } from 'xstate';
 import { z } from 'zod';
 import type { Entry } from '../log/entries.js';
+import { isSaveFailureCode, LogNotDurableError } from '../log/errors.js';
 import type { Violation } from '../log/verify.js';
 import { sessionMachine, type SessionContext, type SessionEvent, type SessionInput } from './session.machine.js';
 import type { TurnOutput } from './turn.machine.js';
@@ -24,21 +25,27 @@ export type SessionLogEvent = SessionEvent | { type: 'xstate.done.actor.turn'; a
 /** Contract: pure; the events that drive the session machine through the turns the log holds, in order. */
 export function sessionEventsFromLog(entries: readonly Entry[]): SessionLogEvent[] {
   const out: SessionLogEvent[] = [];
-  for (const e of entries) {
-    const ev = eventOf(e);
+  entries.forEach((e, i) => {
+    const ev = eventOf(e, entries[i + 1]);
     if (ev) out.push(ev);
-  }
+  });
   return out;
 }
 
-function eventOf(e: Entry): SessionLogEvent | undefined {
+/** `next`: the entry after `e`; a `turn/end` whose own flush failed is followed by the note that says so. */
+function eventOf(e: Entry, next: Entry | undefined): SessionLogEvent | undefined {
   if (e.kind === 'turn/start') return { type: 'session.input.received', text: e.input, mode: 'followup' };
-  if (e.kind === 'turn/end') return { type: 'xstate.done.actor.turn', actorId: 'turn', output: turnOutput(e) };
+  if (e.kind === 'turn/end') return { type: 'xstate.done.actor.turn', actorId: 'turn', output: turnOutput(e, next) };
   return undefined;
 }
 
-function turnOutput(e: Extract<Entry, { kind: 'turn/end' }>): TurnOutput {
+function turnOutput(e: Extract<Entry, { kind: 'turn/end' }>, next: Entry | undefined): TurnOutput {
   const o: TurnOutput = { turn: e.turn, reason: e.reason, steps: e.steps, leftoverSteer: [], leftoverInject: [] };
+  // A turn whose end could not be saved reported LOG_NOT_DURABLE, whatever the unsaved entry says (ADR 0017);
+  // one that ended on a save failure already keeps its own code and cause.
+  if (next?.kind === 'log/not-durable' && next.upTo === e.seq && !isSaveFailureCode(e.code)) {
+    return { ...o, reason: 'error', cause: new LogNotDurableError(next.upTo, next.detail, next.sysCode).message, code: 'LOG_NOT_DURABLE' };
+  }
   if (e.cause !== undefined) o.cause = e.cause;
   if (e.code !== undefined) o.code = e.code;
   return o;
@@ -111,8 +118,8 @@ export function checkCheckpoints(entries: readonly Entry[]): Violation[] {
   const out: Violation[] = [];
   let [s] = initialTransition(foldable, {});
   const scope = inertScope();
-  for (const e of entries) {
-    const ev = eventOf(e);
+  for (const [i, e] of entries.entries()) {
+    const ev = eventOf(e, entries[i + 1]);
     if (ev) s = foldable.transition(s, ev as SessionEvent, scope);
     if (e.kind !== 'checkpoint') continue;
     const want = JSON.stringify(durableView(s));

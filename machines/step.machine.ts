@@ -25,6 +25,8 @@ export interface StepOutput {
   /** The model's own finish reason when it answered. */
   finish?: Finish;
   code?: ModelErrorCode | string;
+  /** What went wrong, when the code alone does not say (a save that failed: the store's error). */
+  cause?: string;
 }
 
 export interface StepContext {
@@ -37,6 +39,8 @@ export interface StepContext {
   failures: number;
   calls: CallSlot[];
   cancelled: boolean;
+  /** A call's dispatch or result could not be saved: the first such failure. */
+  unsaved?: string;
   output?: StepOutput;
 }
 
@@ -47,7 +51,7 @@ export type StepEvent =
   | { type: 'model.chunk.received'; chunk: Chunk }
   | { type: 'tool.call.ready'; callId: string; readOnly: boolean }
   /** A tool-call actor reached its final state, its tool/result durable. */
-  | { type: `xstate.done.actor.${string}`; output: { callId: string } }
+  | { type: `xstate.done.actor.${string}`; output: { callId: string; unsaved?: string } }
   | { type: 'step.cancel.requested' };
 
 const toolCalls = (a: Assembly): ToolCallBlock[] => a.blocks.filter((b): b is ToolCallBlock => b?.type === 'tool-call');
@@ -242,7 +246,10 @@ export const stepMachine = setup({
         },
         'xstate.done.actor.*': {
           actions: [
-            assign({ calls: ({ context, event }) => context.calls.map((s) => (s.callId === (event as { output: { callId: string } }).output.callId ? { ...s, phase: 'settled' as const } : s)) }),
+            assign({
+              calls: ({ context, event }) => context.calls.map((s) => (s.callId === (event as { output: { callId: string } }).output.callId ? { ...s, phase: 'settled' as const } : s)),
+              unsaved: ({ context, event }) => context.unsaved ?? (event as { output: { unsaved?: string } }).output.unsaved,
+            }),
             'releaseCalls',
           ],
         },
@@ -254,6 +261,9 @@ export const stepMachine = setup({
         actions: assign({
           output: ({ context }) => {
             if (context.cancelled) return { reason: 'aborted' as const };
+            // A result or dispatch that could not be saved stops the turn here: the model is not told what the log does not hold (ADR 0017).
+            // A cancel that came first still wins: the turn ends aborted, and its end's own flush says whether the log was saved.
+            if (context.unsaved !== undefined) return { reason: 'error' as const, code: 'LOG_NOT_DURABLE', cause: context.unsaved };
             const f = finishOf(context);
             return { reason: f.kind === 'ok' && f.reason === 'length' ? ('length' as const) : ('tool-calls' as const), finish: f };
           },

@@ -5,13 +5,14 @@
  * Every path to `done` records exactly one `tool/result` (I2); no path
  * reaches `dispatching` without a passed validation and an allow (I4, I6).
  */
-import { assign, sendParent, setup } from 'xstate';
-import { notProvided } from './not-provided.js';
+import { assign, enqueueActions, sendParent, setup } from 'xstate';
+import { notProvided, recordAction } from './not-provided.js';
 import type { Draft } from '../log/entries.js';
+import { notDurableCause } from '../log/not-durable.js';
 import type { ApprovalAnswer, Decision } from '../ports/approval.js';
 
 export type { ApprovalAnswer, Decision } from '../ports/approval.js';
-import { draftApprovalAsked, draftApprovalDecided, draftDispatch, draftResult, type CallRef } from './drafts.js';
+import { draftApprovalAsked, draftApprovalDecided, draftDispatch, draftResult, draftUnsaved, type CallRef } from './drafts.js';
 
 export interface ToolCallInput extends CallRef {
   name: string;
@@ -31,6 +32,8 @@ export interface ToolOutcome {
 export interface ToolCallContext extends ToolCallInput {
   validation?: Validation;
   reason?: string;
+  /** Why a flush of this call's entries failed (its dispatch or its result could not be saved). */
+  unsaved?: string;
 }
 
 export type ToolCallEvent =
@@ -41,6 +44,8 @@ export type ToolCallEvent =
 
 export interface ToolCallOutput {
   callId: string;
+  /** Set when the call's dispatch or result could not be made durable: the step must not go on to the model (ADR 0017). */
+  unsaved?: string;
 }
 
 export const toolCallMachine = setup({
@@ -67,6 +72,13 @@ export const toolCallMachine = setup({
     validateCall: (_, _call: { name: string; arguments: string }) => {
       throw new Error('validateCall: not provided');
     },
+    /** A flush failed: the log says so (`log/not-durable`), and the first failure is the one the output reports. */
+    markUnsaved: enqueueActions(({ context, event, enqueue }) => {
+      const error = (event as { error?: unknown }).error;
+      const note = draftUnsaved(error);
+      if (note) enqueue(recordAction(note));
+      if (context.unsaved === undefined) enqueue.assign({ unsaved: notDurableCause(error) });
+    }),
     notifyReady: sendParent(({ context }) => ({
       type: 'tool.call.ready' as const,
       callId: context.callId,
@@ -85,7 +97,7 @@ export const toolCallMachine = setup({
   id: 'tool-call',
   context: ({ input }) => ({ ...input }),
   initial: 'validating',
-  output: ({ context }) => ({ callId: context.callId }),
+  output: ({ context }) => (context.unsaved === undefined ? { callId: context.callId } : { callId: context.callId, unsaved: context.unsaved }),
   states: {
     validating: {
       description: 'Unknown tools and arguments that fail the schema stop here (I4).',
@@ -166,7 +178,7 @@ export const toolCallMachine = setup({
       always: [{ guard: 'isLogDurable', target: 'executing' }, { target: 'flushingDispatch' }],
     },
     flushingDispatch: {
-      invoke: { src: 'flushLog', onDone: 'executing', onError: 'notDurable' },
+      invoke: { src: 'flushLog', onDone: 'executing', onError: { target: 'notDurable', actions: 'markUnsaved' } },
       on: { 'tool.cancel.requested': 'aborted' },
     },
     notDurable: {
@@ -226,7 +238,8 @@ export const toolCallMachine = setup({
       always: [{ guard: 'isLogDurable', target: 'done' }, { target: 'flushingResult' }],
     },
     flushingResult: {
-      invoke: { src: 'flushLog', onDone: 'done', onError: 'done' },
+      description: 'A result that cannot be made durable still says what the tool did; the call reports the failure so the step stops.',
+      invoke: { src: 'flushLog', onDone: 'done', onError: { target: 'done', actions: 'markUnsaved' } },
     },
     done: { type: 'final', description: 'The parent hears of it through the done event, which carries the callId.' },
   },

@@ -5,8 +5,9 @@
  */
 import { assign, enqueueActions, setup } from 'xstate';
 import type { Draft, Origin, TurnEndReason } from '../log/entries.js';
+import { notDurableCause } from '../log/not-durable.js';
 import { compactionMachine, type CompactionOutput, type CompactionTrigger } from './compaction.machine.js';
-import { draftTurnEnd, draftTurnStart, draftUserMessage } from './drafts.js';
+import { draftTurnEnd, draftTurnStart, draftUnsaved, draftUserMessage } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { stepMachine, type StepOutput } from './step.machine.js';
@@ -107,6 +108,7 @@ export const turnMachine = setup({
     isOverThreshold: (_) => false,
     isRecoverableOverflow: ({ context }) => context.last?.code === 'CONTEXT_WINDOW_EXCEEDED' && !context.overflowRetried,
     isUnshrunkOverflow: ({ context }, out: CompactionOutput | undefined) => context.trigger === 'reactive' && !out?.shrank,
+    isUnsavedCompaction: (_, out: CompactionOutput | undefined) => out?.unsaved !== undefined,
   },
 }).createMachine({
   id: 'turn',
@@ -175,6 +177,11 @@ export const turnMachine = setup({
         onDone: [
           { guard: 'isAborted', target: 'ending', actions: { type: 'end', params: { reason: 'aborted', cause: 'user' } } },
           {
+            guard: { type: 'isUnsavedCompaction', params: ({ event }) => event.output },
+            target: 'ending',
+            actions: assign({ end: ({ event }) => ({ reason: 'error' as const, code: 'LOG_NOT_DURABLE', cause: event.output?.unsaved ?? '' }) }),
+          },
+          {
             guard: { type: 'isUnshrunkOverflow', params: ({ event }) => event.output },
             target: 'ending',
             actions: { type: 'end', params: { reason: 'error', code: 'CONTEXT_WINDOW_EXCEEDED', cause: 'compaction could not shrink the context' } },
@@ -205,7 +212,13 @@ export const turnMachine = setup({
       always: [
         { guard: 'isAborted', target: 'ending', actions: { type: 'end', params: { reason: 'aborted', cause: 'user' } } },
         { guard: 'isRecoverableOverflow', target: 'compacting', actions: assign({ trigger: 'reactive' as const, overflowRetried: true }) },
-        { guard: 'isError', target: 'ending', actions: assign({ end: ({ context }) => ({ reason: 'error' as const, code: String(context.last?.code ?? 'UNKNOWN') }) }) },
+        {
+          guard: 'isError',
+          target: 'ending',
+          actions: assign({
+            end: ({ context }) => ({ reason: 'error' as const, code: String(context.last?.code ?? 'UNKNOWN'), ...(context.last?.cause !== undefined ? { cause: context.last.cause } : {}) }),
+          }),
+        },
         { guard: 'isLength', target: 'ending', actions: { type: 'end', params: { reason: 'max-tokens' } } },
         { guard: 'isOwed', target: 'maxed', reenter: true },
         { guard: 'hasSteer', target: 'measuring', reenter: true },
@@ -216,12 +229,24 @@ export const turnMachine = setup({
       always: [{ guard: 'isAtMaxSteps', target: 'ending', actions: { type: 'end', params: { reason: 'max-steps' } } }, { target: 'measuring', reenter: true }],
     },
     ending: {
-      description: 'turn/end is flushed before the turn reports done (save before notify).',
+      description: 'turn/end is flushed before the turn reports done (save before notify). If it cannot be saved the turn reports LOG_NOT_DURABLE, never the reason the unsaved entry states.',
       entry: {
         type: 'record',
         params: ({ context }) => draftTurnEnd(context.turn, context.end?.reason ?? 'error', context.steps, { cause: context.end?.cause, code: context.end?.code }),
       },
-      invoke: { src: 'flushLog', onDone: 'done', onError: 'done' },
+      invoke: {
+        src: 'flushLog',
+        onDone: 'done',
+        onError: {
+          target: 'done',
+          // The log says so; the first failure is the one reported (a turn ended by an unsaved result keeps that cause).
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const note = draftUnsaved(event.error);
+            if (note) enqueue(recordAction(note));
+            if (context.end?.code !== 'LOG_NOT_DURABLE') enqueue.assign({ end: { reason: 'error', code: 'LOG_NOT_DURABLE', cause: notDurableCause(event.error) } });
+          }),
+        },
+      },
     },
     done: { type: 'final' },
   },

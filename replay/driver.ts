@@ -37,6 +37,7 @@ export interface ReplayOutcome {
 const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 const isTurnEndAborted = (e: Entry | undefined) => e?.kind === 'turn/end' && e.reason === 'aborted';
 const isCompactionInterrupted = (e: Entry | undefined) => e?.kind === 'compaction/end' && e.outcome === 'interrupted';
+const isSettledAbort = (e: Entry | undefined) => (e?.kind === 'step/end' || e?.kind === 'turn/end') && e.reason === 'aborted';
 
 interface Live {
   /** Tells this segment's inspection events from a stopped one's. */
@@ -67,6 +68,9 @@ export class ReplayDriver {
   private readonly delivered = new Set<string>();
   private ending?: TurnScript;
   private copying = false;
+  /** The flushes the log notes as failed, by the seq each was to make durable, in log order. */
+  private readonly unsaved = new Map<number, EntryOf<'log/not-durable'>[]>();
+  private readonly noted = new Set<number>();
 
   constructor(
     private readonly original: readonly Entry[],
@@ -77,6 +81,11 @@ export class ReplayDriver {
     this.lines = original.map((e) => JSON.stringify(e));
     this.stamps = original.map((e) => Date.parse(e.at));
     this.headers = headerChanges(original);
+    for (const e of original) {
+      if (e.kind !== 'log/not-durable') continue;
+      this.unsaved.set(e.upTo, [...(this.unsaved.get(e.upTo) ?? []), e]);
+      this.noted.add(e.upTo);
+    }
     checkTools(original, tools);
   }
 
@@ -107,7 +116,7 @@ export class ReplayDriver {
     const i = this.out.length;
     const want = this.original[i];
     // Where a live append failed and its turn was closed, the replayed append fails the same way.
-    if (want?.kind === 'repair' && want.found === 'turn-fault' && line !== this.lines[i]) throw this.faultAt(i, entry.kind);
+    if (want?.kind === 'repair' && want.found === 'turn-fault' && line !== this.lines[i]) throw this.faultAt(i, entry);
     this.out.push(entry);
     this.outLines.push(line);
     this.activity++;
@@ -122,23 +131,36 @@ export class ReplayDriver {
     } else if (this.out.length >= this.limit) this.sealed = true;
   }
 
-  /** The failure a `turn-fault` repair records, as its turn's end states it: code and cause. */
-  private faultAt(i: number, kind: string): Error {
+  /** The failure a `turn-fault` repair records, as its turn's end states it: code and cause; the entry that failed goes with it (its closing may keep a result). */
+  private faultAt(i: number, entry: Entry): Error {
     const end = this.original.slice(i).find((e): e is EntryOf<'turn/end'> => e.kind === 'turn/end');
     const cause = end?.cause ?? '';
-    return end?.code === 'LOG_ENTRY_REJECTED' || end?.code === 'LOG_APPEND_FAILED' ? new LogAppendError(end.code, kind, cause) : new Error(cause);
+    const { seq: _seq, at: _at, ...draft } = entry;
+    return end?.code === 'LOG_ENTRY_REJECTED' || end?.code === 'LOG_APPEND_FAILED' ? new LogAppendError(end.code, entry.kind, cause, { draft: draft as Draft }) : new Error(cause);
   }
 
   private store(): LogStore {
     return { location: 'replay:', append: (e, line) => this.accept(e, line), flush: () => this.flush(), close: async () => {} };
   }
 
-  /** Flushes wait behind silent gates, so a cancel can land between a result and its flush; a recorded failed dispatch flush fails again. */
+  /**
+   * Flushes wait behind silent gates, so a cancel can land between a result and its flush. A flush the log
+   * notes as failed (`log/not-durable` with its `upTo`) fails again, with the store error the note holds, when
+   * the note is next; so does a failed dispatch flush of a log written before notes.
+   */
   private flush(): Promise<void> {
     const live = this.live;
     if (!live || this.sealed) return Promise.resolve();
+    const upTo = this.out.at(-1)?.seq ?? 0;
+    const failed = this.unsaved.get(upTo);
+    if (failed && failed.length > 0) {
+      const note = failed.shift()!;
+      return live.gates.wait({ leadsTo: (e) => e.kind === 'log/not-durable' && e.upTo === upTo }, () => {
+        throw Object.assign(new Error(note.detail), note.sysCode !== undefined ? { code: note.sysCode } : {});
+      });
+    }
     const last = this.out.at(-1);
-    if (last?.kind === 'tool/dispatch' && this.script.calls.get(last.callId)?.notDurable) {
+    if (last?.kind === 'tool/dispatch' && this.script.calls.get(last.callId)?.notDurable && !this.noted.has(last.seq)) {
       const id = last.callId;
       return live.gates.wait({ leadsTo: (e) => e.kind === 'tool/result' && e.callId === id }, () => {
         throw new Error('replay: the dispatch was not made durable');
@@ -254,6 +276,10 @@ export class ReplayDriver {
     }
     if (isForeign(next)) return this.copyForeign(), true;
     if (isCancelEffect(next) && snap.value !== 'idle' && this.cancelIf(live, () => true)) return true;
+    // A cancel that landed while a flush that failed was pending touched nothing that logs at once (the call waits on its
+    // flush): it shows only as the aborted step or turn the failure's note leads to, in the same transition. It is
+    // re-issued before the flush fails again. (One that landed after the note shows at once: a decision, a result.)
+    if (next?.kind === 'log/not-durable' && snap.value !== 'idle' && isSettledAbort(this.afterNotes(n)) && this.cancelIf(live, () => true)) return true;
     const named = live.gates.leadingTo(next);
     if (named) return named.open(), true;
     if (snap.value === 'idle' && snap.context.followups.length === 0) {
@@ -271,6 +297,12 @@ export class ReplayDriver {
     const silent = live.gates.oldestSilent();
     if (silent) return silent.open(), true;
     return false;
+  }
+
+  /** The first entry at or after `i` that is not a `log/not-durable` note. */
+  private afterNotes(i: number): Entry | undefined {
+    while (this.original[i]?.kind === 'log/not-durable') i++;
+    return this.original[i];
   }
 
   private send(live: Live, s: Send, origin = s.origin): void {

@@ -87,6 +87,8 @@ export function replayPlugin(script: ReplayScript, gates: Gates): Plugin {
         const out = script.calls.get(call.callId)?.output;
         if (!out && script.faulted.has(call.step)) return gates.wait({ silent: true }, (): ToolOutput => ({ status: 'error', code: 'REPLAY_FAULT', content: 'replay: the result the log lacks' }));
         if (!out) return aborted(ctx.signal).then((): ToolOutput => ({ status: 'error', code: 'ABORTED', content: 'replay: cancelled' }));
+        // A result the store refused: handing it back leads to the failed append (the driver fails it again), not to a result.
+        if (script.calls.get(call.callId)?.kept) return gates.wait({ leadsTo: (e) => e.kind === 'repair' && e.found === 'turn-fault' }, () => ({ ...out }));
         return gates.wait({ leadsTo: resultOf(call.callId) }, () => ({ ...out }));
       });
     },

@@ -22,6 +22,8 @@ export interface CallScript {
   output?: ToolOutput;
   /** Its dispatch could not be made durable (`DISPATCH_NOT_DURABLE`). */
   notDurable?: boolean;
+  /** Its result is one the store refused, logged by the closing of the turn that failed (ADR 0017): the output leads to that failure. */
+  kept?: boolean;
 }
 
 export type PreStepScript = { kind: 'enter'; text: string; origin: Origin } | { kind: 'reject'; reason: string } | { kind: 'fail'; cause: string };
@@ -64,8 +66,8 @@ export interface ReplayScript {
   faulted: Set<string>;
 }
 
-/** Entries no machine writes: hook problems and the delegate tool's brackets. Replay copies them where they stand. */
-export const FOREIGN_KINDS = new Set<Entry['kind']>(['hook/report', 'subagent/start', 'subagent/end']);
+/** Entries no machine writes: hook problems, the delegate tool's brackets, a writer's takeover. Replay copies them where they stand. */
+export const FOREIGN_KINDS = new Set<Entry['kind']>(['hook/report', 'subagent/start', 'subagent/end', 'session/takeover']);
 export const isForeign = (e: Entry | undefined): boolean => e !== undefined && FOREIGN_KINDS.has(e.kind);
 
 /** Entries only a cancel produces (a repair's closings come after a `repair` entry and are not met live). */
@@ -94,7 +96,11 @@ const DENIED = /^Denied: ([\s\S]*)\. The call did not run\.$/;
 function callsOf(entries: readonly Entry[]): Map<string, CallScript> {
   const calls = new Map<string, CallScript>();
   const at = (id: string) => calls.get(id) ?? (calls.set(id, {}), calls.get(id)!);
+  let closing = false;
   for (const e of entries) {
+    if (e.kind === 'repair') closing = e.found === 'turn-fault';
+    else if (e.kind === 'turn/end') closing = false;
+    if (closing && e.kind === 'tool/result' && (e.status === 'ok' || e.status === 'error') && e.verdict === 'uncertain') at(e.callId).kept = true;
     if (e.kind === 'approval/asked') at(e.callId).decision = { kind: 'ask', reason: e.reason };
     else if (e.kind === 'approval/decided' && e.by !== 'repair' && !(e.outcome === 'cancelled' && e.by === 'cancel')) {
       at(e.callId).answer = { outcome: e.outcome, by: e.by, ...(e.rule ? { rule: e.rule } : {}) };
@@ -186,7 +192,8 @@ function deliveriesOf(entries: readonly Entry[], from: number, to: number): Map<
   };
   for (let i = from; i < to; i++) {
     const e = entries[i]!;
-    if (isForeign(e)) continue;
+    // A note that a flush failed sits between what the machines wrote, not in the turn's input.
+    if (isForeign(e) || e.kind === 'log/not-durable') continue;
     if (e.kind === 'user/message' && input && (e.origin === 'steer' || e.origin === 'inject')) {
       if (run.length === 0) runPrev = prev;
       run.push({ text: e.text, mode: e.origin });
@@ -241,7 +248,9 @@ function turnsOf(entries: readonly Entry[]): Map<string, TurnScript> {
     const last = entries[end];
     const pre = preStepOf(entries, i);
     if (pre) t.preStep = pre;
-    const inbox = last?.kind === 'turn/end' ? inboxOf(nextLive(entries, end + 1), e.turn) : undefined;
+    // The checkpoint follows the turn's end, or the note that its end could not be saved.
+    const after = last?.kind === 'turn/end' && entries[end + 1]?.kind === 'log/not-durable' ? end + 2 : end + 1;
+    const inbox = last?.kind === 'turn/end' ? inboxOf(nextLive(entries, after), e.turn) : undefined;
     if (inbox) t.checkpoint = inbox;
     out.set(e.turn, t);
   });

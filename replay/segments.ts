@@ -42,6 +42,7 @@ function closeAsOf(entries: readonly Entry[], at: number): RepairOptions['closeA
 }
 
 const checkpointOf = (e: Entry, turn: string) => e.kind === 'checkpoint' && e.turn === turn;
+const isNoteFor = (e: Entry, end: Entry) => e.kind === 'log/not-durable' && e.upTo === end.seq;
 
 /**
  * Contract: pure. The first segment starts after `session/start`; a `repair`
@@ -56,11 +57,16 @@ export function segmentsOf(entries: readonly Entry[]): Segment[] {
   let from = 1;
   for (let i = 1; i < entries.length; i++) {
     const e = entries[i]!;
-    // A session checkpoints right after every turn it ends: a turn/end followed by anything else is where its process stopped.
-    if (e.kind === 'turn/end' && i + 1 < entries.length && !checkpointOf(entries[i + 1]!, e.turn)) {
-      out.push({ from, to: i + 1 });
-      from = i + 1;
-      continue;
+    // A session checkpoints right after every turn it ends (after the note that its end could not be saved, if it
+    // could not: ADR 0017): a turn/end followed by anything else is where its process stopped.
+    if (e.kind === 'turn/end') {
+      const k = i + 1 < entries.length && isNoteFor(entries[i + 1]!, e) ? i + 2 : i + 1;
+      if (k < entries.length && !checkpointOf(entries[k]!, e.turn)) {
+        out.push({ from, to: k });
+        from = k;
+        i = k - 1;
+        continue;
+      }
     }
     // A turn the live session closed after a failed append (runtime/session-fault.ts): the same process went on, and so does replay.
     if (e.kind !== 'repair' || e.found === 'turn-fault') continue;

@@ -90,7 +90,7 @@ describe('a failed log append ends the turn, not the session', () => {
     expect((await replayThroughMachines(h.entries(), builtinTools())).identical).toBe(true);
   });
 
-  it('a turn that crashes while a call runs stops it: its outcome is logged unknown, and nothing it does later reaches the log', async () => {
+  it('a turn that crashes while a call runs stops it: its outcome is logged unknown (the finished one keeps its own), and nothing it does later reaches the log', async () => {
     let aborted = false;
     const tool = (name: string, ms: number): ToolDefinition => ({
       name,
@@ -119,9 +119,10 @@ describe('a failed log append ends the turn, not the session', () => {
     expect(out).toMatchObject({ reason: 'error', code: 'LOG_APPEND_FAILED' });
     expect(aborted).toBe(true);
     const results = h.entries().filter((e): e is EntryOf<'tool/result'> => e.kind === 'tool/result');
-    expect(results.map((r) => [r.name, r.code])).toEqual([
-      ['slow', 'TOOL_OUTCOME_UNKNOWN'],
-      ['fast', 'TOOL_OUTCOME_UNKNOWN'],
+    // The fast call finished: its result is the one the store refused, kept as the tool gave it (ADR 0017).
+    expect(results.map((r) => [r.name, r.status, r.code, r.verdict])).toEqual([
+      ['slow', 'unknown', 'TOOL_OUTCOME_UNKNOWN', 'uncertain'],
+      ['fast', 'ok', undefined, 'uncertain'],
     ]);
     const seen = h.entries().length;
     await new Promise((r) => setTimeout(r, 400));

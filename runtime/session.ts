@@ -15,7 +15,8 @@ import type { Ids } from '../ports/ids.js';
 import { APPROVAL, CLOCK, CONTEXT, FS, IDS, LOOP, MODEL, STORE, SUBAGENTS, SUBPROCESS } from '../ports/index.js';
 import type { ModelProvider } from '../ports/model.js';
 import type { SessionControl } from '../ports/session.js';
-import type { SessionStore } from '../ports/store.js';
+import type { SessionStore, WriterLock } from '../ports/store.js';
+import type { DraftOf } from '../log/entries.js';
 import type { ChildSession, Subagents } from '../ports/subagents.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import type { PromptRegistry } from './prompt/registry.js';
@@ -78,6 +79,16 @@ export interface SessionOptions extends SessionDuties {
   loaded?: LoadedPlugins;
   /** What `disabled` predicates read; default: this process's environment, and whether stdin is a terminal. */
   facts?: HostFacts;
+  /** The session's writer lock, already held (resume, `run --session`); else the store takes one as it opens the log. */
+  lock?: WriterLock;
+  /** The lock's takeover of a stale claim is already in the log (resume's repair wrote it first). */
+  lockLogged?: boolean;
+}
+
+/** The `session/takeover` a writer logs when its lock replaced a stale one (ADR 0017). */
+export function takeoverDraft(lock: WriterLock): DraftOf<'session/takeover'>[] {
+  if (!lock.tookOver) return [];
+  return [{ kind: 'session/takeover', ignorable: true, stale: lock.tookOver, by: { pid: lock.holder.pid, host: lock.holder.host } }];
 }
 
 const isComposed = (rows: readonly (Row | ComposedRow)[]): rows is readonly ComposedRow[] => rows.length > 0 && 'from' in rows[0]!;
@@ -154,13 +165,15 @@ export function createSession(o: SessionOptions): BridleSession {
     return asChild(child);
   }
 
-  session = wireSession({
+  const log = store.open(id, o.lock ? { lock: o.lock } : {});
+  try {
+    session = wireSession({
     ...o,
     id,
     host,
     model,
     modelName,
-    store: store.open(id),
+    store: log,
     clock,
     tools: built.tools,
     fs: host.get(FS),
@@ -180,5 +193,13 @@ export function createSession(o: SessionOptions): BridleSession {
     bindInject: (f) => (inject = f),
     onClose: () => host.dispose(),
   });
+  } catch (err) {
+    // Nothing half-open is left: the log (and its lock) closed, the rows unmounted.
+    void log.close().catch(() => undefined);
+    host.dispose();
+    throw err;
+  }
+  // A lock this open took over from a writer that is gone is said in the log.
+  if (log.lock && !o.lockLogged) for (const d of takeoverDraft(log.lock)) session.recorder.append(d);
   return session;
 }

@@ -123,6 +123,7 @@ export interface BridleSession {
   readonly prompt: PromptRegistry;
   /** How big the next request is, against the model's window. */
   readonly meter: ContextMeter;
+  /** Stops the actors, flushes, closes the store. Rejects with `LogNotDurableError` when that last flush fails; the store is closed either way. */
   close(): Promise<void>;
   /**
    * Ends the session at rest: cancels the running turn (it ends `aborted`)
@@ -161,6 +162,7 @@ export function wireSession(o: Wiring): BridleSession {
     for (const d of closeOrphanCompaction(all)) recorder.append(d);
   }
   const context = createContextEngine({ recorder, id: o.id, cwd: o.cwd, modelName: o.modelName, depth: o.depth ?? 0, prompt: o.prompt, tools: () => current().specs, model: o.model, context: o.context, ...(o.system !== undefined ? { system: o.system } : {}) });
+  // A flush that fails rejects with LogNotDurableError: the machine waiting on it notes it in the log and ends the turn LOG_NOT_DURABLE (ADR 0017).
   const flushLog = fromPromise<void, void>(() => recorder.flush());
   const record = (_: unknown, draft: Parameters<Recorder['append']>[0]) => void recorder.append(draft);
   const { measureContext, planPrune, planSummary, requestSummary } = context.actors;
@@ -286,11 +288,22 @@ export function wireSession(o: Wiring): BridleSession {
   });
   actor.start();
 
+  // The store is closed even when the last flush fails; the failure (a LogNotDurableError) is the caller's to report.
   const close = async () => {
     actor.stop();
-    await recorder.flush();
-    await o.store.close();
+    let failure: unknown;
+    try {
+      await recorder.flush();
+    } catch (err) {
+      failure = err;
+    }
+    try {
+      await o.store.close();
+    } catch (err) {
+      failure ??= err;
+    }
     await o.onClose?.();
+    if (failure !== undefined) throw failure;
   };
 
   const crashedOutput = (): TurnOutput => ({ turn: '', reason: 'error', steps: 0, code: 'SESSION_CRASHED', cause: crashed?.message ?? '', leftoverSteer: [], leftoverInject: [] });

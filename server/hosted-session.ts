@@ -6,7 +6,8 @@
  */
 import type { InspectionEvent, Observer } from 'xstate';
 import type { Answerer } from '../ports/approval.js';
-import type { BridleSession } from '../runtime/session.js';
+import { SessionCrashedError, type BridleSession } from '../runtime/session.js';
+import { isSaveFailureCode } from '../log/errors.js';
 import type { DeltaSink } from '../runtime/stream-model.js';
 import type { Entry } from '../log/entries.js';
 import { actorTree } from './actor-tree.js';
@@ -50,6 +51,7 @@ export class HostedSession {
   private stateQueued = false;
   private lastState = '';
   private closed = false;
+  private flushFailed = false;
   private ending?: Promise<void>;
   private idleTimer?: ReturnType<typeof setTimeout>;
   private readonly disposers: (() => void)[] = [];
@@ -98,12 +100,24 @@ export class HostedSession {
       rec.onEntry(() => this.queueFlush()),
     );
     // The checkpoint written at idle is not a durability point; flush it so clients get it now.
+    let told: unknown;
     const sub = this.session.actor.subscribe({
       next: (s) => {
-        if (s.value === 'idle') this.queueFlush();
+        if (s.value === 'idle') {
+          this.queueFlush();
+          // A turn that ended because the log could not be saved: its entries may never become durable, so say it (once).
+          const last = s.context.last;
+          if (last && last !== told && last.reason === 'error' && isSaveFailureCode(last.code)) {
+            told = last;
+            this.unsaved(last.turn, last.code!, last.cause ?? '');
+          }
+        }
         this.watchIdle();
       },
-      error: () => undefined,
+      error: (err) => {
+        const f = new SessionCrashedError(err).saveFailure;
+        if (f) this.unsaved(undefined, f.code, f.message);
+      },
     });
     this.disposers.push(() => sub.unsubscribe());
     this.queueFlush();
@@ -128,8 +142,22 @@ export class HostedSession {
     this.flushQueued = true;
     setImmediate(() => {
       this.flushQueued = false;
-      if (!this.closed) this.session.recorder.flush().catch((err) => this.onProblem(`session ${this.id}: flush failed: ${String(err)}`));
+      if (this.closed) return;
+      this.session.recorder.flush().catch((err) => {
+        // A store that cannot save fails every flush after: said once, not once per entry.
+        if (this.flushFailed) return;
+        this.flushFailed = true;
+        this.onProblem(`session ${this.id}: flush failed: ${String(err)}`);
+      });
     });
+  }
+
+  /** Tells attached clients (and the server's log) that the session's log could not be saved (ADR 0017). */
+  private unsaved(turn: string | undefined, code: string, message: string): void {
+    const rec = this.session.recorder;
+    this.onProblem(`session ${this.id}: the log could not be saved (${code}): ${message}`);
+    const params = { sessionId: this.id, ...(turn ? { turn } : {}), code, message, durableSeq: rec.durableUpTo, lastSeq: rec.lastSeq };
+    this.broadcast(JSON.stringify(notification('session/unsaved', params)));
   }
 
   private queueState(): void {

@@ -46,6 +46,8 @@ export const ErrorReason = z.enum([
   'MODEL_UNAVAILABLE',
   'OPEN_FAILED',
   'SESSION_CRASHED',
+  'SESSION_LOCKED',
+  'SESSION_NOT_SAVED',
 ]);
 export type ErrorReason = z.infer<typeof ErrorReason>;
 
@@ -133,6 +135,11 @@ export const NotificationParams = {
   'session/delta': z.strictObject({ sessionId: z.string(), step: z.string(), chunk: z.record(z.string(), z.unknown()) }),
   'session/state': z.strictObject({ sessionId: z.string(), value: z.unknown(), actors: z.array(ActorState) }),
   'approval/request': ApprovalRequest,
+  /**
+   * The session's log could not be saved (ADR 0017): a turn ended `error` with `code` (`LOG_NOT_DURABLE`,
+   * `LOG_APPEND_FAILED`), or the session crashed on it. Entries past `durableSeq` may be lost; they are not sent.
+   */
+  'session/unsaved': z.strictObject({ sessionId: z.string(), turn: z.string().optional(), code: z.string(), message: z.string(), durableSeq: z.int().nonnegative(), lastSeq: z.int().nonnegative() }),
   /** The last message about a session, to its attached clients: `session/close` closed it; its log ends at `lastSeq`. */
   'session/closed': z.strictObject({ sessionId: z.string(), lastSeq: z.int().nonnegative() }),
 } as const;

@@ -13,7 +13,7 @@
 import { closeSync, fsyncSync, openSync, ftruncateSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../../ports/clock.js';
-import type { Entry } from '../../log/entries.js';
+import type { Draft, Entry } from '../../log/entries.js';
 import { LogAccessError, LogCorruptError } from '../../log/errors.js';
 import { LogParser, type ParsedLog } from '../../log/parse.js';
 import { Recorder } from '../../log/recorder.js';
@@ -100,8 +100,12 @@ const isPlainName = (id: string) => id.length > 0 && id !== '.' && id !== '..' &
  * child that cannot be repaired is reported in `children`, never a reason to
  * leave the parent open. Running it on a clean log changes nothing. Throws
  * only `LogAccessError`, for `path` itself.
+ * The caller holds the session's writer lock (`jsonl-lock.ts`); a child is
+ * written only by its parent's process, so the parent's lock covers it.
+ * `opts.first`: drafts appended before the repair's own, whatever it finds
+ * (the `session/takeover` of a stale lock), and only if the log is not refused.
  */
-export async function repairJsonlLog(path: string, clock: Clock, visiting: ReadonlySet<string> = new Set()): Promise<FileRepair> {
+export async function repairJsonlLog(path: string, clock: Clock, opts: { first?: readonly Draft[] } = {}, visiting: ReadonlySet<string> = new Set()): Promise<FileRepair> {
   const read = readLogFile(path);
   if (!read.ok) return { ok: false, violations: read.violations };
   const plan = planRepair(read.entries, read.torn ? { torn: read.torn } : {});
@@ -111,10 +115,11 @@ export async function repairJsonlLog(path: string, clock: Clock, visiting: Reado
   for (const child of plan.report.subagents) children.push(await repairChild(dirname(path), child, clock, seen));
   if (read.torn) truncateLog(path, read.goodBytes);
   else if (!read.endsWithNewline) endLine(path);
-  if (plan.drafts.length === 0) return { ok: true, entries: read.entries, appended: [], report: plan.report, children };
+  const drafts = [...(opts.first ?? []), ...plan.drafts];
+  if (drafts.length === 0) return { ok: true, entries: read.entries, appended: [], report: plan.report, children };
   const store = createJsonlStore(path);
   const recorder = new Recorder(store, clock, read.entries);
-  const appended = plan.drafts.map((d) => recorder.append(d));
+  const appended = drafts.map((d) => recorder.append(d));
   await store.close();
   return { ok: true, entries: recorder.entries.slice(), appended, report: plan.report, children };
 }
@@ -125,7 +130,7 @@ async function repairChild(dir: string, child: string, clock: Clock, seen: Reado
   const path = join(dir, `${child}.jsonl`);
   if (seen.has(path)) return refused(path, 'bad-child', `child ${child} is already being repaired higher up the tree (a log that names its own ancestor)`);
   try {
-    const r = await repairJsonlLog(path, clock, seen);
+    const r = await repairJsonlLog(path, clock, {}, seen);
     return { child, path, outcome: r.ok ? { kind: 'repaired', repair: r } : { kind: 'refused', violations: r.violations } };
   } catch (err) {
     if (!(err instanceof LogAccessError)) throw err;

@@ -59,6 +59,8 @@ function recordingFs(fail?: (path: string) => boolean) {
       return fd;
     },
     writeSync: (fd, buf, off) => nodeFs.writeSync(fd, buf, off),
+    ftruncateSync: (fd, len) => nodeFs.ftruncateSync(fd, len),
+    fstatSync: (fd) => nodeFs.fstatSync(fd),
     open: (p, flags, done) =>
       nodeFs.open(p, flags, (err, fd) => {
         if (!err) paths.set(fd, p);
@@ -106,17 +108,95 @@ describe('the JSONL store makes a new log\'s directory entries durable', () => {
     expect(calls).toEqual([`fdatasync ${log}`]);
   });
 
-  it('a directory fsync that fails fails the flush (nothing is reported durable), and the next flush tries it again', async () => {
+  it('a directory fsync that fails fails the flush (nothing is reported durable), and every later flush too (ADR 0017)', async () => {
     const home = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-dirsync-')));
     const sessions = join(home, 'sessions');
     let broken = true;
     const { fs, calls } = recordingFs((p) => broken && p === sessions);
     const r = new Recorder(createJsonlStore(join(sessions, 's.jsonl'), { fs }), () => 0);
     r.append(header);
-    await expect(r.store.flush()).rejects.toThrow('EIO');
+    await expect(r.flush()).rejects.toMatchObject({ name: 'LogNotDurableError', code: 'LOG_NOT_DURABLE', sysCode: 'EIO', upTo: 1 });
     broken = false;
-    await r.store.flush();
-    expect(calls.filter((c) => c.startsWith('fsync'))).toEqual([`fsync ${sessions} failed`, `fsync ${sessions}`, `fsync ${home}`]);
+    await expect(r.flush()).rejects.toMatchObject({ code: 'LOG_NOT_DURABLE' });
+    expect(r.durableUpTo).toBe(0);
+    expect(calls.filter((c) => c.startsWith('fsync'))).toEqual([`fsync ${sessions} failed`]);
+    await expect(r.store.close()).rejects.toThrow('EIO');
+  });
+});
+
+describe('the JSONL store when a save fails (ADR 0017)', () => {
+  const header = { kind: 'session/start', id: 's', cwd: '/w', model: 'm', depth: 0, parent: null, format: 1 } as const;
+  const newLog = () => join(realpathSync(mkdtempSync(join(tmpdir(), 'bridle-savefail-'))), 's.jsonl');
+  const eio = () => Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+
+  it('a sync that failed is never followed by a flush that reports success (the dirty flag is not lost)', async () => {
+    const log = newLog();
+    nodeFs.writeFileSync(log, '');
+    let syncs = 0;
+    const fs: JsonlFs = { ...recordingFs().fs, fdatasync: (fd, done) => (++syncs === 1 ? done(eio()) : nodeFs.fdatasync(fd, done)) };
+    const r = new Recorder(createJsonlStore(log, { fs }), () => 0);
+    r.append(header);
+    await expect(r.flush()).rejects.toMatchObject({ code: 'LOG_NOT_DURABLE', sysCode: 'EIO' });
+    // Before: the flag was cleared before the sync and never restored, so this flush resolved without syncing.
+    await expect(r.flush()).rejects.toMatchObject({ code: 'LOG_NOT_DURABLE' });
+    r.append({ kind: 'turn/start', turn: 't1', input: 'x' });
+    await expect(r.flush()).rejects.toMatchObject({ code: 'LOG_NOT_DURABLE' });
+    expect(r.durableUpTo).toBe(0);
+    // Appends still reach the file (best effort): the closing of a turn is written even if it cannot be saved.
+    expect(parseLog(nodeFs.readFileSync(log, 'utf8')).entries.map((e) => e.kind)).toEqual(['session/start', 'turn/start']);
+    await expect(r.store.close()).rejects.toThrow('EIO');
+    // Closed all the same: the store takes nothing more.
+    expect(() => r.append({ kind: 'turn/end', turn: 't1', reason: 'completed', steps: 0 })).toThrow(/closed/);
+  });
+
+  it('a line cut short by a full disk is cut back off the file, so the log stays whole for the next line', async () => {
+    const log = newLog();
+    nodeFs.writeFileSync(log, '');
+    let full = false;
+    const fs: JsonlFs = {
+      ...recordingFs().fs,
+      writeSync: (fd, buf, off) => {
+        if (!full) return nodeFs.writeSync(fd, buf, off);
+        if (off > 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        return nodeFs.writeSync(fd, buf, 0, 10);
+      },
+    };
+    const r = new Recorder(createJsonlStore(log, { fs }), () => 0);
+    r.append(header);
+    full = true;
+    expect(() => r.append({ kind: 'turn/start', turn: 't1', input: 'x'.repeat(100) })).toThrow(/ENOSPC/);
+    full = false;
+    r.append({ kind: 'turn/start', turn: 't1', input: 'y' });
     await r.store.close();
+    const text = nodeFs.readFileSync(log, 'utf8');
+    expect(parseLog(text).entries.map((e) => [e.seq, e.kind])).toEqual([[1, 'session/start'], [2, 'turn/start']]);
+  });
+
+  it('when the cut-short line cannot be removed either, no line is written after it', async () => {
+    const log = newLog();
+    nodeFs.writeFileSync(log, '');
+    let full = false;
+    const fs: JsonlFs = {
+      ...recordingFs().fs,
+      writeSync: (fd, buf, off) => {
+        if (!full) return nodeFs.writeSync(fd, buf, off);
+        if (off > 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        return nodeFs.writeSync(fd, buf, 0, 10);
+      },
+      ftruncateSync: () => {
+        throw Object.assign(new Error('EIO: i/o error, ftruncate'), { code: 'EIO' });
+      },
+    };
+    const r = new Recorder(createJsonlStore(log, { fs }), () => 0);
+    r.append(header);
+    full = true;
+    expect(() => r.append({ kind: 'turn/start', turn: 't1', input: 'x'.repeat(100) })).toThrow(/ENOSPC/);
+    full = false;
+    expect(() => r.append({ kind: 'turn/start', turn: 't1', input: 'y' })).toThrow(/cut-off line/);
+    await r.store.close();
+    // A torn tail, which resume cuts off: never a good line after a bad one.
+    const text = nodeFs.readFileSync(log, 'utf8');
+    expect(text.split('\n').length).toBe(2);
+    expect(text.endsWith('\n')).toBe(false);
   });
 });

@@ -6,13 +6,21 @@
  * A new file is only durable once its directory entry is: the first flush
  * after creating the log (and any directory above it, such as `sessions/`)
  * also fsyncs each directory that gained an entry.
+ *
+ * Failures (ADR 0017). A sync that fails is final for this store: every
+ * later flush rejects with it. Linux may drop the pages a failed fsync
+ * covered and report the next fsync as a success, so a retry could call
+ * lost entries durable. A write cut short (ENOSPC mid-line) is cut back off
+ * the file, so the next line does not follow half a line; if even that
+ * fails, the store refuses every later append.
  */
 import * as nodeFs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { SESSION, STORE } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
-import type { LogStore, SessionStore } from '../../ports/store.js';
+import type { LogStore, OpenedLog, SessionStore, WriterLock } from '../../ports/store.js';
+import { acquireJsonlLock, withWriterLock } from './jsonl-lock.js';
 import type { Entry } from '../../log/entries.js';
 import { LogAccessError } from '../../log/errors.js';
 
@@ -23,6 +31,8 @@ export interface JsonlFs {
   mkdirSync(path: string, opts: { recursive: true; mode: number }): string | undefined;
   openSync(path: string, flags: string, mode?: number): number;
   writeSync(fd: number, buf: Buffer, offset: number): number;
+  ftruncateSync(fd: number, len: number): void;
+  fstatSync(fd: number): { size: number };
   fdatasync(fd: number, done: Done): void;
   fsync(fd: number, done: Done): void;
   open(path: string, flags: string, done: (err: NodeJS.ErrnoException | null, fd: number) => void): void;
@@ -80,19 +90,40 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
   let closed = false;
   let dirty = false;
   let inflight: Promise<void> | undefined;
+  /** The first sync that failed: no later flush may report success (see above). */
+  let syncFailed: Error | undefined;
+  /** A cut-short write that could not be cut back off: a later line would follow half a line. */
+  let wedged: Error | undefined;
+  /** Where the next line starts: the file's length after the last whole line. */
+  let end = fs.fstatSync(fd).size;
   return {
     location: path,
     append(_entry: Entry, line: string) {
       if (closed) throw new Error(`log store ${path} is closed`);
+      if (wedged) throw wedged;
       const buf = Buffer.from(line + '\n', 'utf8');
       let off = 0;
-      while (off < buf.length) off += fs.writeSync(fd, buf, off);
+      try {
+        while (off < buf.length) off += fs.writeSync(fd, buf, off);
+      } catch (err) {
+        if (off > 0) {
+          try {
+            fs.ftruncateSync(fd, end);
+          } catch (cut) {
+            wedged = Object.assign(new Error(`log ${path} ends in a cut-off line that could not be removed (${(cut as Error).message}); no more lines are written after it`), { code: (cut as NodeJS.ErrnoException).code });
+          }
+        }
+        throw err;
+      }
+      end += buf.length;
       dirty = true;
     },
     flush() {
       if (closed) return Promise.resolve();
+      if (syncFailed) return Promise.reject(syncFailed);
       // Nothing new: the caller still must not hear "durable" before a sync already under way has finished.
       if (!dirty && pendingDirs.length === 0) return inflight ?? Promise.resolve();
+      // Cleared now, so lines appended while this sync runs ask for one of their own; a failure is final (syncFailed).
       dirty = false;
       const sync = (inflight ?? Promise.resolve())
         .then(() => new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve()))))
@@ -102,6 +133,10 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
             await syncDir(d);
             pendingDirs = pendingDirs.filter((x) => x !== d);
           }
+        })
+        .catch((err: unknown) => {
+          syncFailed ??= err instanceof Error ? err : new Error(String(err));
+          throw syncFailed;
         });
       inflight = sync;
       void sync.then(
@@ -116,9 +151,12 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
     },
     async close() {
       if (closed) return;
-      await this.flush();
-      closed = true;
-      fs.closeSync(fd);
+      try {
+        await this.flush();
+      } finally {
+        closed = true;
+        fs.closeSync(fd);
+      }
     },
   };
 }
@@ -137,6 +175,29 @@ export const jsonlStore = defineProvider({
   inject: [SESSION],
   create(c, services): SessionStore {
     const dir = c.dir ?? join(services.get(SESSION).bridleHome, 'sessions');
-    return { id: 'jsonl', open: (id) => createJsonlStore(join(dir, `${id}.jsonl`)) };
+    return {
+      id: 'jsonl',
+      open(id, o = {}): OpenedLog {
+        const path = join(dir, `${id}.jsonl`);
+        // The store first (it makes the log's directories, and fsyncs them at its first flush), then the lock.
+        const store = createJsonlStore(path);
+        let lock: WriterLock;
+        try {
+          lock = o.lock ?? acquireJsonlLock(path);
+        } catch (err) {
+          void store.close().catch(() => undefined);
+          removeIfEmpty(path);
+          throw err;
+        }
+        return Object.assign(withWriterLock(store, lock), { lock });
+      },
+    };
   },
 });
+
+/** A new log nothing was written to is not left behind by an open that failed. */
+function removeIfEmpty(path: string): void {
+  try {
+    if (nodeFs.statSync(path).size === 0) nodeFs.unlinkSync(path);
+  } catch {}
+}

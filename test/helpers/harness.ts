@@ -16,6 +16,7 @@ import type { ApprovalRule, Entry } from '../../log/entries.js';
 import type { ApprovalPolicy } from '../../ports/approval.js';
 import type { RetryPolicy } from '../../ports/loop.js';
 import type { ToolDefinition } from '../../ports/tools.js';
+import type { LogStore } from '../../ports/store.js';
 import type { PatchEntry } from '../../plugins/rows.js';
 import type { ModelRequest } from '../../log/messages.js';
 
@@ -43,7 +44,8 @@ export interface Harness {
 export interface HarnessOptions extends Partial<SessionOptions> {
   /** The tools themselves, in the place of the `tool:*` rows. */
   tools?: ToolDefinition[];
-  store?: MemoryStore;
+  /** One log for this session: a memory store (read back by `h.store`), or any other. */
+  store?: MemoryStore | LogStore;
   approval?: ApprovalPolicy;
   approvalRules?: readonly ApprovalRule[];
   answerTimeoutMs?: number;
@@ -110,7 +112,7 @@ export function createHarness(respond: ResponseFunction | ModelProvider, over: H
   });
   return {
     session,
-    store: given ?? store,
+    store: given && "lines" in given ? (given as MemoryStore) : store,
     workspace,
     bridleHome,
     requests,

@@ -12,6 +12,7 @@ import { createScriptedProviderFromFunction, type ResponseFunction, type Scripte
 import type { CreateParams } from '../../server/hosted-session.js';
 import { startServer, type BridleServer, type ServerOptions } from '../../server/server.js';
 import { createMemoryStore } from '../../adapters/store/memory.js';
+import type { LogStore } from '../../ports/store.js';
 import { steppingClock } from './harness.js';
 
 export interface TestServer {
@@ -28,6 +29,8 @@ export interface TestServerOptions extends Partial<Omit<ServerOptions, 'open' | 
   token?: string;
   /** Runs first in every open: a test throws from it to make a create fail. */
   beforeOpen?: (params: CreateParams) => void;
+  /** Each session's store (default: a memory store). */
+  store?: () => LogStore;
 }
 
 export async function startTestServer(respond: ResponseFunction, o: TestServerOptions = {}): Promise<TestServer> {
@@ -52,7 +55,7 @@ export async function startTestServer(respond: ResponseFunction, o: TestServerOp
         cwd: params.cwd ?? workspace,
         bridleHome,
         settings: { approval: o.approval ?? 'auto', sandbox: 'off' },
-        services: { model: { ...createScriptedProviderFromFunction(respond, o.scripted), name: params.model ?? 'scripted-test' }, store: createMemoryStore(), clock: steppingClock() },
+        services: { model: { ...createScriptedProviderFromFunction(respond, o.scripted), name: params.model ?? 'scripted-test' }, store: o.store?.() ?? createMemoryStore(), clock: steppingClock() },
         sleep: async () => {},
         ...hooks,
       });

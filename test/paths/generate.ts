@@ -6,6 +6,7 @@
  * invoke done/error events with the model's scripted outputs, payload
  * variants — and the model fills what only it knows (wildcards).
  */
+import { LogNotDurableError } from '../../log/errors.js';
 import { createEmptyActor, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type AnyStateNode } from 'xstate';
 import { getShortestPaths, getSimplePaths, type StatePath } from 'xstate/graph';
 import type { PathModel } from './path-model.js';
@@ -38,7 +39,8 @@ export function eventsFor(snapshot: AnyMachineSnapshot, model: PathModel): AnyEv
       for (const output of (src && model.outputs?.[src]) || [undefined]) out.push({ type, output });
     } else if (type.startsWith(ERROR) && !type.endsWith('*')) {
       const src = invokeSrc(snapshot, type.slice(ERROR.length)) ?? 'actor';
-      out.push({ type, error: new Error(`${src} failed (scripted)`) });
+      // A flush fails as the recorder's does: a LogNotDurableError, which the machine notes in the log (ADR 0017).
+      out.push({ type, error: src === 'flushLog' ? new LogNotDurableError(3, 'EIO: i/o error, fdatasync (scripted)', 'EIO') : new Error(`${src} failed (scripted)`) });
     } else if (!type.includes('*')) {
       out.push(...(model.payloads?.[type] ?? [{ type }]));
     }

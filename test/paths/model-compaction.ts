@@ -5,7 +5,8 @@
  * model-visible it records is a `replace` (it never deletes, it shadows);
  * a summary is logged as its `compaction/summary` plus the replacing message,
  * inside the bracket; the end's outcome says what happened (a cancel is
- * `interrupted`, a logged summary `compacted`).
+ * `interrupted`, a logged summary `compacted`); an end that could not be
+ * saved is reported in the output (`unsaved`), and only then.
  */
 import type { DraftOf } from '../../log/entries.js';
 import { countKind, draftsOf, type PathModel, type PathRun } from './path-model.js';
@@ -30,7 +31,11 @@ function check(run: PathRun): string[] {
   if (starts > 1 || ends.length > 1) problems.push(`I9: ${starts} compaction/start, ${ends.length} compaction/end`);
   if (ends.length > starts) problems.push('I9: compaction/end without a compaction/start');
   if (run.done && ends.length !== starts) problems.push('I9: a path to final left the bracket open');
-  if (ends.length === 1 && run.drafts.at(-1)?.draft.kind !== 'compaction/end') problems.push('I9: an entry after compaction/end');
+  // Only the note of a failed flush may follow compaction/end (ADR 0017).
+  const closingFailed = run.sent.some((e) => e.type === 'xstate.error.actor.0.compaction.closing');
+  const tail = run.drafts.at(-1)?.draft.kind;
+  if (ends.length === 1 && tail !== 'compaction/end' && !(closingFailed && tail === 'log/not-durable' && run.drafts.at(-2)?.draft.kind === 'compaction/end')) problems.push('I9: an entry after compaction/end');
+  if (closingFailed !== (countKind(run, 'log/not-durable') === 1)) problems.push(`the closing flush ${closingFailed ? 'failed' : 'did not fail'}, and ${countKind(run, 'log/not-durable')} notes say it did`);
   if (starts === 1 && run.drafts[0]?.draft.kind !== 'compaction/start') problems.push('I9: an entry before compaction/start');
 
   for (const { draft } of run.drafts) {
@@ -48,6 +53,11 @@ function check(run: PathRun): string[] {
   const cancelled = run.sent.some((e) => e.type === 'compaction.cancel.requested');
   if (end && cancelled && end.outcome !== 'interrupted') problems.push(`a cancelled compaction ended ${end.outcome}`);
   if (end && summaries.length === 1 && !cancelled && end.outcome !== 'compacted') problems.push(`a logged summary ended ${end.outcome}`);
+  if (run.done) {
+    const failed = closingFailed;
+    const out = run.final.output as { unsaved?: string };
+    if (failed !== (out.unsaved !== undefined)) problems.push(failed ? 'compaction/end could not be saved, but the output does not say so' : 'the output says unsaved, but the flush did not fail');
+  }
   return problems;
 }
 

@@ -11,7 +11,9 @@
  * model reads results in call order (projection); calls are released in
  * order (a writing call only after every earlier call settled); a cancel
  * reaches every unsettled call; the request is prepared once, right after
- * step/start.
+ * step/start; a call whose dispatch or result could not be saved ends the
+ * step `error` LOG_NOT_DURABLE (`aborted` when a cancel came first), so the
+ * model is not asked again (ADR 0017).
  */
 import type { AnyEventObject, AnyMachineSnapshot } from 'xstate';
 import { deriveMessages } from '../../log/derive-messages.js';
@@ -47,7 +49,9 @@ function events(s: AnyMachineSnapshot, type: string): AnyEventObject[] | undefin
     return calls.filter((c) => c.phase === 'pending').flatMap((c) => [true, false].map((readOnly) => ({ type, callId: c.callId, readOnly })));
   }
   if (type === 'xstate.done.actor.*') {
-    return calls.filter((c) => c.phase !== 'settled').map((c) => ({ type: `xstate.done.actor.${c.callId}`, output: { callId: c.callId } }));
+    return calls
+      .filter((c) => c.phase !== 'settled')
+      .flatMap((c) => [{ type: `xstate.done.actor.${c.callId}`, output: { callId: c.callId } }, { type: `xstate.done.actor.${c.callId}`, output: { callId: c.callId, unsaved: 'EIO' } }]);
   }
   return undefined;
 }
@@ -58,7 +62,7 @@ function abstract(s: AnyMachineSnapshot) {
   // Once the calls are out, only they, the cancel and "was it cut by length" steer the step; the stream's history does not.
   if (s.matches('calling') || s.matches('ending')) {
     const length = a.finish?.kind === 'ok' && a.finish.reason === 'length';
-    return { calls, cancelled: s.context.cancelled, length, output: s.context.output?.reason ?? null };
+    return { calls, cancelled: s.context.cancelled, length, unsaved: s.context.unsaved !== undefined, output: s.context.output?.reason ?? null };
   }
   const text = a.blocks.find((b) => b?.type === 'text');
   return {
@@ -141,9 +145,15 @@ function check(run: PathRun): string[] {
   }
   if (countKind(run, 'model/retry') > 1) problems.push('more retries than the policy allows');
   const cancelled = run.sent.some((e) => e.type === 'step.cancel.requested');
+  const unsaved = run.sent.some((e) => e.type.startsWith('xstate.done.actor.t') && (e.output as { unsaved?: string }).unsaved !== undefined);
   const end = draftsOf(run, 'step/end')[0];
   if (cancelled && end && end.at > run.sent.findIndex((e) => e.type === 'step.cancel.requested') && end.draft.reason !== 'aborted') {
     problems.push(`a cancelled step ended ${end.draft.reason}`);
+  }
+  if (unsaved && !cancelled && run.done) {
+    const out = run.final.output as { reason: string; code?: string; cause?: string };
+    if (out.reason !== 'error' || out.code !== 'LOG_NOT_DURABLE' || out.cause !== 'EIO') problems.push(`a call could not be saved, but the step ended ${out.reason} ${out.code ?? ''}`);
+    if (end?.draft.reason !== 'error') problems.push(`a call could not be saved, but step/end says ${end?.draft.reason}`);
   }
   // The request is built once, right after step/start and before any event: its header can only land inside the step.
   const prepares = run.effects.filter((e) => e.action === 'prepareRequest');

@@ -5,12 +5,15 @@
  * allow or an approval that allowed) and a release (I4, I6); a cancel gives
  * ABORTED_BEFORE_DISPATCH before dispatch and ABORTED after it (I5); the
  * tool body never starts while the dispatch's flush is pending (two-phase
- * dispatch), in both worlds: a log durable on append, and one that is not.
+ * dispatch), in both worlds: a log durable on append, and one that is not;
+ * a flush that fails never runs the tool after it and is reported in the
+ * output (`unsaved`), so the step stops (ADR 0017).
  */
 import type { AnyEventObject } from 'xstate';
 import { countKind, draftsOf, type PathModel, type PathRun } from './path-model.js';
 
 const isOk = (e: AnyEventObject, state: string) => e.type === `xstate.done.actor.0.tool-call.${state}`;
+const isFailed = (e: AnyEventObject, state: string) => e.type === `xstate.error.actor.0.tool-call.${state}`;
 
 /** Index (1-based, as `at`) of the first sent event matching `pred`, or Infinity. */
 const firstAt = (run: PathRun, pred: (e: AnyEventObject) => boolean) => {
@@ -57,6 +60,16 @@ function check(run: PathRun): string[] {
   if (body && run.children.some((c) => c.src === 'flushLog' && c.born <= body.born) && flushedAt > body.born) {
     problems.push('the tool body started before its dispatch was flushed');
   }
+  // A flush that failed: the tool does not run after it, and the output says so.
+  const failedDispatchAt = firstAt(run, (e) => isFailed(e, 'flushingDispatch'));
+  if (failedDispatchAt !== Infinity && run.children.some((c) => c.src === 'executeTool' && c.born >= failedDispatchAt)) problems.push('the tool ran after its dispatch could not be made durable');
+  const flushFailed = run.sent.some((e) => isFailed(e, 'flushingDispatch') || isFailed(e, 'flushingResult'));
+  const out = run.done ? (run.final.output as { unsaved?: string }) : undefined;
+  if (out && flushFailed && out.unsaved === undefined) problems.push('a flush failed, but the output does not say so');
+  if (out && !flushFailed && out.unsaved !== undefined) problems.push('the output says unsaved, but no flush failed');
+  // Each failed flush is noted in the log, in the same transition, right after what it was to save.
+  const failures = run.sent.filter((e) => isFailed(e, 'flushingDispatch') || isFailed(e, 'flushingResult')).length;
+  if (countKind(run, 'log/not-durable') !== failures) problems.push(`${failures} flushes failed, ${countKind(run, 'log/not-durable')} notes say so`);
   const validations = run.effects.filter((e) => e.action === 'validateCall');
   if (validations.length !== 1 || validations[0]!.at !== 0) problems.push(`validateCall ran ${validations.length} times, not once at the start`);
   return problems;
@@ -65,7 +78,7 @@ function check(run: PathRun): string[] {
 export const toolCallModel: PathModel = {
   generator: 'simple',
   // The whole context that guards and drafts read; finite because every output is.
-  abstract: (s) => ({ validation: s.context.validation ?? null, reason: s.context.reason ?? null }),
+  abstract: (s) => ({ validation: s.context.validation ?? null, reason: s.context.reason ?? null, unsaved: s.context.unsaved !== undefined }),
   input: { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'call_1', name: 'probe', arguments: '{}' },
   // A store durable on append skips both flushes; any other store flushes at dispatch and at the result.
   worlds: [{ isLogDurable: false }, { isLogDurable: true }],

@@ -6,7 +6,9 @@
  * steps are numbered in order; a cancel reaches the running step or
  * compaction and the turn then ends `aborted`; queued
  * steer and inject input is either logged before a step or handed back in
- * the output, never lost or doubled.
+ * the output, never lost or doubled; a turn whose end, or whose step's or
+ * compaction's entries, could not be saved reports `error` LOG_NOT_DURABLE
+ * and asks the model nothing more (ADR 0017).
  */
 import type { AnyMachineSnapshot } from 'xstate';
 import { childAt, countKind, draftsOf, type PathModel, type PathRun } from './path-model.js';
@@ -35,7 +37,11 @@ function check(run: PathRun): string[] {
   if (run.drafts[0]?.draft.kind !== 'turn/start') problems.push('I3: turn/start is not the first entry');
   if (run.done && ends !== 1) problems.push(`I3: a path to final recorded ${ends} turn/end entries`);
   if (ends > 1) problems.push(`I3: ${ends} turn/end entries`);
-  if (ends === 1 && run.drafts.at(-1)?.draft.kind !== 'turn/end') problems.push('I3: an entry after turn/end');
+  // Only the note of its failed flush may follow turn/end (ADR 0017); a failed flush is noted exactly once.
+  const endFlushFailed = run.sent.some((e) => e.type === 'xstate.error.actor.0.turn.ending');
+  const tail = run.drafts.at(-1)?.draft.kind;
+  if (ends === 1 && tail !== 'turn/end' && !(endFlushFailed && tail === 'log/not-durable' && run.drafts.at(-2)?.draft.kind === 'turn/end')) problems.push('I3: an entry after turn/end');
+  if (endFlushFailed !== (countKind(run, 'log/not-durable') === 1)) problems.push(`turn/end's flush ${endFlushFailed ? 'failed' : 'did not fail'}, and ${countKind(run, 'log/not-durable')} notes say it did`);
 
   const steps = run.children.filter((c) => c.src === 'step');
   steps.forEach((c, i) => {
@@ -56,6 +62,16 @@ function check(run: PathRun): string[] {
   const cancelAt = run.sent.findIndex((e) => e.type === 'turn.cancel.requested');
   const endAt = draftsOf(run, 'turn/end')[0]?.at ?? -1;
   if (end && cancelAt >= 0 && endAt > cancelAt && end.reason !== 'aborted') problems.push(`a cancelled turn ended ${end.reason}`);
+
+  // Save before notify: a flush that failed is what the turn reports, and no step runs after an unsaved compaction.
+  const unsavedAt = run.sent.findIndex((e) => (e.type === 'xstate.done.actor.0.turn.compacting' && (e.output as { unsaved?: string }).unsaved !== undefined) || (e.type === 'xstate.done.actor.0.turn.stepping' && (e.output as { code?: string }).code === 'LOG_NOT_DURABLE'));
+  const endFailed = run.sent.some((e) => e.type === 'xstate.error.actor.0.turn.ending');
+  // A cancel that came first still ends the turn `aborted`; the end's own flush then says whether the log was saved.
+  if (run.done && (endFailed || (unsavedAt >= 0 && (cancelAt < 0 || cancelAt > unsavedAt)))) {
+    const out = run.final.output as { reason: string; code?: string };
+    if (out.reason !== 'error' || out.code !== 'LOG_NOT_DURABLE') problems.push(`the log could not be saved, but the turn reports ${out.reason} ${out.code ?? ''}`);
+  }
+  if (unsavedAt >= 0 && steps.some((c) => c.born > unsavedAt)) problems.push('a step ran after the log could not be saved');
 
   if (run.done) {
     const out = run.final.output as { leftoverSteer: string[]; leftoverInject: string[] };
@@ -89,11 +105,13 @@ export const turnModel: PathModel = {
       { reason: 'length', finish: { kind: 'ok', reason: 'length' } },
       { reason: 'error', code: 'AUTH' },
       { reason: 'error', code: 'CONTEXT_WINDOW_EXCEEDED' },
+      { reason: 'error', code: 'LOG_NOT_DURABLE', cause: 'EIO' },
       { reason: 'aborted' },
     ],
     compaction: [
       { outcome: 'compacted', tokensBefore: 900, tokensAfter: 300, shrank: true },
       { outcome: 'failed', tokensBefore: 900, tokensAfter: 900, shrank: false },
+      { outcome: 'compacted', tokensBefore: 900, tokensAfter: 300, shrank: true, unsaved: 'EIO' },
     ],
   },
   abstract,

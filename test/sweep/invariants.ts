@@ -29,7 +29,7 @@ const isReadOnly = (name: string) => tools.find((t) => t.name === name)?.readOnl
 function logShape(run: WorldRun, es: readonly Entry[], out: string[]): void {
   es.forEach((e, i) => e.seq !== i + 1 && out.push(`seq: entry ${i + 1} has seq ${e.seq}`));
   try {
-    const parsed = parseLog(run.h.store.text());
+    const parsed = parseLog(run.store.text());
     if (parsed.torn) out.push(`parse: torn tail at line ${parsed.torn.line}`);
     if (JSON.stringify(parsed.entries) !== JSON.stringify(es)) out.push('parse: the stored lines do not re-parse to the recorded entries');
   } catch (err) {
@@ -60,6 +60,8 @@ function calls(run: WorldRun, es: readonly Entry[], out: string[]): void {
   const dispatches = byCall(ofKind(es, 'tool/dispatch'));
   const decisions = byCall(ofKind(es, 'approval/decided'));
   const aborted = new Set(ofKind(es, 'turn/end').filter((e) => e.reason === 'aborted').map((e) => e.turn));
+  // A turn whose log could not be saved stops dispatching (DISPATCH_NOT_DURABLE) and asks the model nothing more (ADR 0017).
+  const unsaved = new Set(ofKind(es, 'turn/end').filter((e) => e.code === 'LOG_NOT_DURABLE').map((e) => e.turn));
   for (const c of ofKind(es, 'tool/call')) {
     const rs = results.get(c.callId) ?? [];
     const ds = dispatches.get(c.callId) ?? [];
@@ -81,7 +83,7 @@ function calls(run: WorldRun, es: readonly Entry[], out: string[]): void {
       if (r?.status === 'rejected') out.push(`I4: valid ${c.callId} was rejected`);
       if (r && (r.status === 'ok' || r.status === 'error') && !d) out.push(`${c.callId} has a tool's result but no dispatch`);
       // The other calls of an answer still run: a valid, allowed call in a turn nobody cancelled.
-      if (!d && !aborted.has(c.turn) && (isReadOnly(c.name) || run.world.policy === 'auto')) out.push(`I4: valid, allowed ${c.callId} never ran`);
+      if (!d && !aborted.has(c.turn) && !unsaved.has(c.turn) && (isReadOnly(c.name) || run.world.policy === 'auto')) out.push(`I4: valid, allowed ${c.callId} never ran`);
     }
     // I5: a cancelled call says whether it ever started.
     if (r?.status === 'aborted') {
@@ -103,8 +105,24 @@ function calls(run: WorldRun, es: readonly Entry[], out: string[]): void {
   // A tool body starts only after its dispatch is logged.
   for (const name of new Set(run.ledger.started)) {
     const started = run.ledger.started.filter((n) => n === name).length;
-    const dispatched = ofKind(es, 'tool/dispatch').filter((d) => d.name === name).length;
-    if (started > dispatched) out.push(`${name} ran ${started} times, dispatched ${dispatched}`);
+    // A dispatch that could not be made durable does not run its tool.
+    const dispatched = ofKind(es, 'tool/dispatch').filter((d) => d.name === name).length - ofKind(es, 'tool/result').filter((r) => r.name === name && r.code === 'DISPATCH_NOT_DURABLE').length;
+    if (started > dispatched) out.push(`${name} ran ${started} times, dispatched durably ${dispatched}`);
+  }
+}
+
+/** Save before notify (ADR 0017): once a flush of a turn's entries failed, that turn asks the model nothing more and ends LOG_NOT_DURABLE (or aborted, when a cancel came first). */
+function unsaved(es: readonly Entry[], out: string[]): void {
+  let turn: string | undefined;
+  let failedAt: number | undefined;
+  for (const e of es) {
+    if (e.kind === 'turn/start') [turn, failedAt] = [e.turn, undefined];
+    else if (e.kind === 'log/not-durable' && turn) failedAt ??= e.seq;
+    else if (e.kind === 'step/start' && failedAt !== undefined) out.push(`save before notify: ${e.step} started after the flush noted at seq ${failedAt} failed`);
+    else if (e.kind === 'turn/end') {
+      if (failedAt !== undefined && e.code !== 'LOG_NOT_DURABLE' && e.reason !== 'aborted' && e.code !== 'LOG_APPEND_FAILED' && e.code !== 'LOG_ENTRY_REJECTED') out.push(`save before notify: ${e.turn} ended ${e.reason} ${e.code ?? ''} after a flush failed`);
+      [turn, failedAt] = [undefined, undefined];
+    }
   }
 }
 
@@ -147,6 +165,7 @@ export function checkWorld(run: WorldRun): string[] {
   turns(es, out);
   calls(run, es, out);
   callOrder(es, out);
+  unsaved(es, out);
   cutStreams(run, es, out);
   out.push(...checkModelVisibleIsLogged(run.h).map((p) => `I1: ${p}`));
   return out;

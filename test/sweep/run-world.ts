@@ -7,6 +7,7 @@
  * and a host that sends to the session from there re-enters xstate
  * mid-action (xstate warns "Custom actions should not call sendTo()").
  */
+import { createMemoryStore, type MemoryStore } from '../../adapters/store/memory.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { sweepModel, type SweepModel } from './model.js';
 import { sweepTools, type ToolLedger } from './tools.js';
@@ -15,6 +16,8 @@ import { ANSWER_TIMEOUT_MS, makeWorld, sweepAnswerer, type Trigger, type World }
 export interface WorldRun {
   world: World;
   h: Harness;
+  /** The store the session wrote (the harness's own unless the world's flushes fail). */
+  store: MemoryStore;
   model: SweepModel;
   ledger: ToolLedger;
   /** False when the session did not come to rest within the time limit. */
@@ -29,7 +32,9 @@ export async function runWorld(seed: number): Promise<WorldRun> {
   const world = makeWorld(seed);
   const ledger: ToolLedger = { started: [] };
   const model = sweepModel(seed);
+  const store = world.flushFault ? failingFlushes(world.flushFault) : undefined;
   const h = createHarness(model, {
+    ...(store ? { store } : {}),
     tools: sweepTools(ledger),
     approval: world.policy,
     answerer: sweepAnswerer(seed),
@@ -73,5 +78,18 @@ export async function runWorld(seed: number): Promise<WorldRun> {
   }
   live = false;
   off();
-  return { world, h, model, ledger, settled };
+  return { world, h, store: store ?? h.store, model, ledger, settled };
+}
+
+/** A memory store that must be flushed, whose flush fails (EIO) at its `at`-th call, and on every later one when `sticky`. */
+function failingFlushes(f: { at: number; sticky: boolean }): MemoryStore {
+  const inner = createMemoryStore();
+  let n = 0;
+  return {
+    ...inner,
+    flush: async () => {
+      n++;
+      if (n === f.at || (f.sticky && n > f.at)) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+    },
+  };
 }

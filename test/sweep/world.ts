@@ -3,7 +3,8 @@
  * user sends (some while a turn runs, as followup, steer or inject), cancels
  * and manual compactions at random moments (when the log reaches a random
  * length, after a random number of microtasks), step and retry limits, and
- * sometimes a context window small enough that the pressure guard compacts.
+ * sometimes a context window small enough that the pressure guard compacts,
+ * and sometimes a store whose flushes fail (once, or from then on).
  */
 import type { Answerer, ApprovalPolicy } from '../../ports/approval.js';
 import type { RetryPolicy } from '../../machines/retry-policy.js';
@@ -26,6 +27,8 @@ export interface World {
   retry: RetryPolicy;
   /** A small window makes the pressure guard compact (proactive); unset, only a manual or an overflow does. */
   contextWindow?: number;
+  /** The store's flush fails (EIO) from its `at`-th call: once, or for good (as a JSONL file whose sync failed). ADR 0017. */
+  flushFault?: { at: number; sticky: boolean };
 }
 
 export const ANSWER_TIMEOUT_MS = 5;
@@ -40,6 +43,9 @@ export function makeWorld(seed: number): World {
   for (let i = r.chance(0.55) ? r.int(1, 2) : 0; i > 0; i--) triggers.push({ kind: 'cancel', atEntry: r.int(2, 45), hops: r.int(1, 6) });
   if (r.chance(0.15)) triggers.push({ kind: 'compact', atEntry: r.int(2, 40), hops: r.int(1, 4) });
   const contextWindow = r.pick([undefined, undefined, undefined, 1500, 3000]);
+  // A stream of its own (ADR 0003), so the worlds' other choices stay what they were.
+  const s = rngFor(seed, 'store');
+  const flushFault = s.chance(0.12) ? { at: s.int(1, 14), sticky: s.chance(0.5) } : undefined;
   return {
     seed,
     policy: r.pick(['auto', 'ask', 'ask', 'never'] as const),
@@ -48,6 +54,7 @@ export function makeWorld(seed: number): World {
     maxSteps: r.int(2, 6),
     retry: { maxRetries: r.int(0, 2), baseDelayMs: 0, maxDelayMs: 1, retryable: ['RATE_LIMIT', 'SERVER', 'TRANSPORT'] },
     ...(contextWindow !== undefined ? { contextWindow } : {}),
+    ...(flushFault ? { flushFault } : {}),
   };
 }
 

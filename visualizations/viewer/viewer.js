@@ -132,7 +132,7 @@
 
   function isBad(e) {
     return (e.kind === 'tool/result' && e.status !== 'ok') || (e.kind === 'turn/end' && e.reason !== 'completed') ||
-      (e.kind === 'assistant/message' && e.finish && e.finish.kind === 'error');
+      (e.kind === 'assistant/message' && e.finish && e.finish.kind === 'error') || e.kind === 'log/not-durable';
   }
 
   function entryRow(e) {

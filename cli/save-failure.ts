@@ -1,0 +1,38 @@
+/**
+ * What the CLI tells a person when the session could not be saved (ADR 0017):
+ * a turn's end is shown only once it is durable, and a save that failed is
+ * one line naming the code and the store's error — never "completed".
+ */
+import type { Entry } from '../log/entries.js';
+import { isSaveFailureCode, LogNotDurableError } from '../log/errors.js';
+import type { Recorder } from '../log/recorder.js';
+import type { SessionCrashedError } from '../runtime/session.js';
+import type { TurnOutput } from '../machines/turn.machine.js';
+import { visible } from './visible.js';
+
+/** Every entry to `show` as it is appended, except `turn/end`: that one only once it is durable (save before notify). */
+export function showEntries(recorder: Recorder, show: (e: Entry) => void): void {
+  recorder.onEntry((e) => e.kind !== 'turn/end' && show(e));
+  recorder.onDurable((e) => e.kind === 'turn/end' && show(e));
+}
+
+const resumeHint = (logPath: string) => `; once the disk is fixed, \`bridle resume ${logPath}\` continues from what was saved`;
+
+/** The one line for a turn that ended because the log could not be saved, or undefined when it did not. */
+export function unsavedTurnLine(out: TurnOutput | undefined, logPath: string): string | undefined {
+  if (!out || out.reason !== 'error' || !isSaveFailureCode(out.code)) return undefined;
+  return visible(`bridle: the session could not be saved (${out.code}: ${out.cause ?? 'no detail'}); the turn did not complete${resumeHint(logPath)}`);
+}
+
+/** The one line for a session that crashed because its log could not be saved (even closing the turn failed). */
+export function crashedLine(e: SessionCrashedError, logPath: string): string {
+  const f = e.saveFailure;
+  if (!f) return visible(`bridle: ${e.message} (${e.code})`);
+  return visible(`bridle: the session could not be saved (${f.code}: ${e.message.replace(/^the session crashed and takes no more input: /, '')}); the turn did not complete${resumeHint(logPath)}`);
+}
+
+/** The one line for a last flush (the checkpoint after a saved turn) that failed as the session closed. */
+export function closeFailureLine(err: unknown, logPath: string): string | undefined {
+  if (!(err instanceof LogNotDurableError)) return undefined;
+  return visible(`bridle: the session could not be saved as it closed (${err.code}: ${err.message}); the turns before it were saved${resumeHint(logPath)}`);
+}
