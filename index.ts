@@ -25,7 +25,8 @@ export { turnMachine, type PreStepDecision, type TurnInput, type TurnOutput } fr
 export { stepMachine, type StepEvent, type StepInput, type StepOutput } from './machines/step.machine.js';
 export { toolCallMachine, type ApprovalAnswer, type Decision, type ToolCallEvent, type ToolCallInput, type ToolOutcome, type Validation } from './machines/tool-call.machine.js';
 export { compactionMachine, type CompactionInput, type CompactionOutput, type ContextMeasure } from './machines/compaction.machine.js';
-export type { RetryPolicy } from './machines/retry-policy.js';
+export type { RetryPolicy } from './ports/loop.js';
+export { defaultRetryPolicy, retryDelay } from './plugins/recovery.js';
 
 // Context engineering: the system prompt's sections, the token estimate, orphan brackets.
 export { PromptRegistry, type PromptScope, type PromptSection } from './runtime/prompt/registry.js';

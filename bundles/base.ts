@@ -25,6 +25,8 @@ export const base: Bundle = {
     { id: 'approval', use: 'policy' },
     { id: 'turn', use: 'limits' },
     { id: 'compaction', use: 'compaction' },
+    { id: 'recovery:retry', use: 'retry' },
+    { id: 'recovery:overflow', use: 'overflow' },
     { id: 'prompt:core', use: 'core' },
     { id: 'prompt:tools', use: 'tools' },
     { id: 'prompt:workspace', use: 'workspace' },

@@ -7,7 +7,6 @@ import { assign, enqueueActions, setup } from 'xstate';
 import { notProvided } from './not-provided.js';
 import type { Origin } from '../log/entries.js';
 import { compactionMachine, type CompactionOutput } from './compaction.machine.js';
-import type { RetryPolicy } from './retry-policy.js';
 import { turnMachine, type TurnOutput } from './turn.machine.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
 
@@ -18,14 +17,12 @@ const followupText = (f: Followup | undefined) => (typeof f === 'object' ? f.tex
 
 export interface SessionInput {
   maxSteps?: number;
-  retry?: RetryPolicy;
   /** Turns already in the log, when a session is resumed without a checkpoint. */
   turns?: number;
 }
 
 export interface SessionContext {
   maxSteps: number;
-  retry?: RetryPolicy;
   turns: number;
   /** Input waiting for a turn of its own, in arrival order. */
   followups: Followup[];
@@ -101,7 +98,6 @@ export const sessionMachine = setup({
   id: 'session',
   context: ({ input }) => ({
     maxSteps: input.maxSteps ?? DEFAULT_MAX_STEPS,
-    retry: input.retry,
     turns: input.turns ?? 0,
     followups: [],
     injects: [],
@@ -145,7 +141,6 @@ export const sessionMachine = setup({
           injected: context.claimed?.injects ?? [],
           origin: context.claimed?.origin,
           maxSteps: context.maxSteps,
-          retry: context.retry,
         }),
         onDone: { target: 'idle', actions: ['settleTurn', assign({ claimed: undefined })] },
         onError: 'faulted',

@@ -8,14 +8,15 @@ import type { Block, Draft, Finish, ModelErrorCode, ToolCallBlock } from '../log
 import type { ModelRequest } from '../log/messages.js';
 import { draftAssistant, draftRetry, draftStepEnd, draftStepStart, draftToolCall, type StepRef } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
-import { defaultRetryPolicy, retryDelay, type RetryPolicy } from './retry-policy.js';
+import type { Recovery, RequestErrorPayload } from '../ports/hooks.js';
 import { releasable, type CallSlot } from './schedule-calls.js';
 import { toolCallMachine } from './tool-call.machine.js';
 
 export interface StepInput {
   turn: string;
   step: string;
-  retry?: RetryPolicy;
+  /** The turn already compacted once for an overflow: the request-error listeners see it, so they do not loop. */
+  overflowRetried?: boolean;
 }
 
 export type StepReason = 'tool-calls' | 'stop' | 'length' | 'error' | 'aborted';
@@ -27,12 +28,16 @@ export interface StepOutput {
   code?: ModelErrorCode | string;
   /** What went wrong, when the code alone does not say (a save that failed: the store's error). */
   cause?: string;
+  /** The request-error listeners asked the turn to compact the context and try the request again. */
+  recovery?: 'compact';
 }
 
 export interface StepContext {
   turn: string;
   step: string;
-  retry: RetryPolicy;
+  overflowRetried: boolean;
+  /** The request-error listeners' answer for the failure at hand. */
+  recovery?: Recovery;
   request?: ModelRequest;
   assembly: Assembly;
   /** Failed attempts of the current request. */
@@ -57,6 +62,7 @@ export type StepEvent =
 const toolCalls = (a: Assembly): ToolCallBlock[] => a.blocks.filter((b): b is ToolCallBlock => b?.type === 'tool-call');
 /** What survives an interruption or an error: never a half-streamed tool call, which would owe a result. */
 const withoutCalls = (a: Assembly): Block[] => a.blocks.filter((b): b is Block => b !== undefined && b.type !== 'tool-call');
+const delayOf = (c: StepContext): number => (c.recovery?.kind === 'retry' ? c.recovery.delayMs : 0);
 const finishOf = (c: StepContext): Finish => c.assembly.finish ?? { kind: 'error', code: 'TRANSPORT', message: 'stream ended without finish' };
 const callRef = (c: StepContext, b: ToolCallBlock, i: number) => ({
   turn: c.turn,
@@ -78,6 +84,8 @@ export const stepMachine = setup({
       throw new Error('streamModel: not provided');
     }) as CallbackActorLogic<StepEvent, { request: ModelRequest; step: string; attempt: number }>,
     wait: notProvided<void, { ms: number }>('wait'),
+    /** The `request-error` waterfall: retry after a delay, compact and retry, or give up. */
+    recoverRequest: notProvided<Recovery, RequestErrorPayload>('recoverRequest'),
     toolCall: toolCallMachine,
   },
   actions: {
@@ -115,7 +123,8 @@ export const stepMachine = setup({
   },
   guards: {
     isFinishChunk: ({ event }) => event.type === 'model.chunk.received' && event.chunk.type === 'finish',
-    isRetryable: ({ context }) => retryDelay(finishOf(context), context.failures + 1, context.retry) !== undefined,
+    isRetry: ({ context }) => context.recovery?.kind === 'retry',
+    isCompact: ({ context }) => context.recovery?.kind === 'compact',
     isAborted: ({ context }) => context.cancelled || context.assembly.finish?.kind === 'aborted',
     isFailed: ({ context }) => context.assembly.finish?.kind !== 'ok',
     hasToolCalls: ({ context }) => toolCalls(context.assembly).length > 0,
@@ -127,7 +136,7 @@ export const stepMachine = setup({
   context: ({ input }) => ({
     turn: input.turn,
     step: input.step,
-    retry: input.retry ?? defaultRetryPolicy,
+    overflowRetried: input.overflowRetried ?? false,
     assembly: emptyAssembly(),
     failures: 0,
     calls: [],
@@ -165,13 +174,30 @@ export const stepMachine = setup({
     finished: {
       always: [
         { guard: 'isAborted', target: 'interrupted' },
-        { guard: 'isRetryable', target: 'retrying' },
-        { guard: 'isFailed', target: 'failing' },
+        { guard: 'isFailed', target: 'recovering' },
         { target: 'answered' },
       ],
     },
+    recovering: {
+      description: 'A failed request goes to the request-error listeners (retry with backoff, compact on overflow, or give up), by its normalized code.',
+      invoke: {
+        id: 'recover',
+        src: 'recoverRequest',
+        input: ({ context }) => {
+          const f = finishOf(context) as Extract<Finish, { kind: 'error' }>;
+          return { turn: context.turn, step: context.step, code: f.code, finish: f, failures: context.failures + 1, overflowRetried: context.overflowRetried };
+        },
+        onDone: { target: 'recovered', actions: assign({ recovery: ({ event }) => event.output }) },
+        // A recovery that cannot decide gives up: the failure stands.
+        onError: { target: 'failing', actions: assign({ recovery: { kind: 'give-up' } as const }) },
+      },
+      on: { 'step.cancel.requested': { target: 'ending', actions: assign({ cancelled: true, output: { reason: 'aborted' } }) } },
+    },
+    recovered: {
+      always: [{ guard: 'isRetry', target: 'retrying' }, { target: 'failing' }],
+    },
     retrying: {
-      description: 'A retryable failure (RATE_LIMIT, SERVER, TRANSPORT): logged, then the same request again after a backoff or Retry-After.',
+      description: 'The listeners asked for another attempt: logged (model/retry), then the same request again after their delay.',
       entry: [
         assign({ failures: ({ context }) => context.failures + 1 }),
         {
@@ -179,15 +205,15 @@ export const stepMachine = setup({
           params: ({ context }) => {
             const f = finishOf(context);
             const code = f.kind === 'error' ? f.code : 'UNKNOWN';
-            return draftRetry(context, context.failures, code, f.kind === 'error' ? f.message : '', retryDelay(f, context.failures, context.retry) ?? 0);
+            return draftRetry(context, context.failures, code, f.kind === 'error' ? f.message : '', delayOf(context));
           },
         },
       ],
       invoke: {
         src: 'wait',
-        input: ({ context }) => ({ ms: retryDelay(finishOf(context), context.failures, context.retry) ?? 0 }),
-        onDone: { target: 'streaming', actions: assign({ assembly: () => emptyAssembly() }) },
-        onError: { target: 'streaming', actions: assign({ assembly: () => emptyAssembly() }) },
+        input: ({ context }) => ({ ms: delayOf(context) }),
+        onDone: { target: 'streaming', actions: assign({ assembly: () => emptyAssembly(), recovery: undefined }) },
+        onError: { target: 'streaming', actions: assign({ assembly: () => emptyAssembly(), recovery: undefined }) },
       },
       on: { 'step.cancel.requested': { target: 'ending', actions: assign({ cancelled: true, output: { reason: 'aborted' } }) } },
     },
@@ -198,7 +224,7 @@ export const stepMachine = setup({
         assign({
           output: ({ context }) => {
             const f = finishOf(context);
-            return { reason: 'error' as const, finish: f, code: f.kind === 'error' ? f.code : 'UNKNOWN' };
+            return { reason: 'error' as const, finish: f, code: f.kind === 'error' ? f.code : 'UNKNOWN', ...(context.recovery?.kind === 'compact' ? { recovery: 'compact' as const } : {}) };
           },
         }),
       ],

@@ -9,7 +9,6 @@ import { notDurableCause } from '../log/not-durable.js';
 import { compactionMachine, type CompactionOutput, type CompactionTrigger } from './compaction.machine.js';
 import { draftTurnEnd, draftTurnStart, draftUnsaved, draftUserMessage } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
-import type { RetryPolicy } from './retry-policy.js';
 import { stepMachine, type StepOutput } from './step.machine.js';
 import type { PreStepDecision } from '../ports/hooks.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
@@ -24,7 +23,6 @@ export interface TurnInput {
   /** Who the input is from: the user (default), or the harness (a resume note). */
   origin?: Origin;
   maxSteps?: number;
-  retry?: RetryPolicy;
 }
 
 export interface TurnOutput {
@@ -44,7 +42,6 @@ export interface TurnContext {
   text: string;
   origin: Origin;
   maxSteps: number;
-  retry?: RetryPolicy;
   steps: number;
   steer: string[];
   inject: string[];
@@ -106,7 +103,8 @@ export const turnMachine = setup({
      * `isPressing` over the session's meter. Must not throw (a failed measurement is not over threshold).
      */
     isOverThreshold: (_) => false,
-    isRecoverableOverflow: ({ context }) => context.last?.code === 'CONTEXT_WINDOW_EXCEEDED' && !context.overflowRetried,
+    /** The request-error listeners asked for it (the built-in one: an overflow, once per turn). */
+    isRecoverableOverflow: ({ context }) => context.last?.recovery === 'compact',
     isUnshrunkOverflow: ({ context }, out: CompactionOutput | undefined) => context.trigger === 'reactive' && !out?.shrank,
     isUnsavedCompaction: (_, out: CompactionOutput | undefined) => out?.unsaved !== undefined,
   },
@@ -118,7 +116,6 @@ export const turnMachine = setup({
     text: input.input,
     origin: input.origin ?? 'user',
     maxSteps: input.maxSteps ?? DEFAULT_MAX_STEPS,
-    retry: input.retry,
     steps: 0,
     steer: [],
     inject: input.injected ?? [],
@@ -197,7 +194,7 @@ export const turnMachine = setup({
       invoke: {
         id: 'step',
         src: 'step',
-        input: ({ context }) => ({ turn: context.turn, step: `${context.turn}.s${context.steps}`, retry: context.retry }),
+        input: ({ context }) => ({ turn: context.turn, step: `${context.turn}.s${context.steps}`, overflowRetried: context.overflowRetried === true }),
         onDone: {
           target: 'deciding',
           actions: assign({

@@ -13,8 +13,6 @@ export interface RetryPolicy {
 export interface LoopSettings {
   /** The step budget of a turn. */
   readonly maxSteps: number;
-  /** Which failed requests are retried, after how long (until the `request-error` listeners own it). */
-  readonly retry?: RetryPolicy;
 }
 
 export interface ContextSettings {

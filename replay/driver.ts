@@ -196,7 +196,8 @@ export class ReplayDriver {
         // A replayed call never reaches a tool (replayPlugin answers from the log); were one to, it would find no file and run no command.
         { id: 'fs', use: 'memory' },
         { id: 'subprocess', use: 'memory' },
-        { id: 'turn', use: 'limits', config: { ...(setup.maxSteps !== undefined ? { maxSteps: setup.maxSteps } : {}), ...(setup.retry ? { retry: setup.retry } : {}) } },
+        { id: 'turn', use: 'limits', config: setup.maxSteps !== undefined ? { maxSteps: setup.maxSteps } : {} },
+        ...(setup.retry ? [{ id: 'recovery:retry', use: 'retry', config: setup.retry }] : []),
         {
           id: 'compaction',
           use: 'compaction',

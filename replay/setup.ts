@@ -6,7 +6,7 @@
  * tools the log's headers list.
  */
 import type { Entry, EntryOf, SessionConfig } from '../log/entries.js';
-import type { RetryPolicy } from '../machines/retry-policy.js';
+import type { RetryPolicy } from '../ports/loop.js';
 import { toolSpec } from '../tools/index.js';
 import { ToolError, type ToolDefinition } from '../ports/tools.js';
 import { delegateTool } from '../runtime/subagent.js';

@@ -4,7 +4,6 @@
  * is what one row of the base bundle mounts.
  */
 import { z } from 'zod';
-import { ModelErrorCode } from '../log/entries.js';
 import { CONTEXT, LOOP, PROMPT, SESSION, TOOLS } from '../ports/index.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
 import type { ToolDefinition } from '../ports/tools.js';
@@ -16,18 +15,11 @@ import { coreSection, DEFAULT_CORE, toolsSection, workspaceSection } from './pro
 
 const tokens = z.int().min(1024);
 
-export const RetryConfig = z.strictObject({
-  maxRetries: z.int().nonnegative(),
-  baseDelayMs: z.number().nonnegative(),
-  maxDelayMs: z.number().nonnegative(),
-  retryable: z.array(ModelErrorCode),
-});
-
-/** The `turn` row: a turn's step budget (and, for now, the retry policy of its requests). */
-export const limitsPlugin: Plugin<{ maxSteps: number; retry?: z.infer<typeof RetryConfig> }> = {
+/** The `turn` row: a turn's step budget. */
+export const limitsPlugin: Plugin<{ maxSteps: number }> = {
   name: 'limits',
   provides: [LOOP],
-  config: z.strictObject({ maxSteps: z.int().positive().default(DEFAULT_MAX_STEPS), retry: RetryConfig.optional() }),
+  config: z.strictObject({ maxSteps: z.int().positive().default(DEFAULT_MAX_STEPS) }),
   apply: (ctx, c) => void ctx.provide(LOOP, c),
 };
 

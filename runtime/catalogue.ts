@@ -23,6 +23,7 @@ import { memorySubprocessProvider } from '../adapters/subprocess/memory.js';
 import type { ProviderDefinition } from '../ports/provider.js';
 import { readOnlyModePlugin } from '../plugins/guards/read-only-mode.js';
 import { repeatCallPlugin } from '../plugins/guards/repeat-call.js';
+import { overflowPlugin, retryPlugin } from '../plugins/recovery.js';
 import type { Plugin } from '../plugins/host.js';
 import { providerPlugin } from '../plugins/provider-plugin.js';
 import type { Row } from '../plugins/rows.js';
@@ -42,6 +43,8 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
   ['prompt/core', coreSectionPlugin],
   ['prompt/tools', toolsSectionPlugin],
   ['prompt/workspace', workspaceSectionPlugin],
+  ['recovery/retry', retryPlugin],
+  ['recovery/overflow', overflowPlugin],
   ['guard/repeat-call', repeatCallPlugin],
   ['guard/read-only-mode', readOnlyModePlugin],
 ]);

@@ -4,7 +4,7 @@
  * set is written, so a session created with defaults logs no `config`.
  */
 import type { SessionConfig } from '../log/entries.js';
-import type { RetryPolicy } from '../machines/retry-policy.js';
+import type { RetryPolicy } from '../ports/loop.js';
 
 /** What a session was configured with, in the shape its options take it. */
 export interface Configured {

@@ -20,6 +20,8 @@ import type { DraftOf } from '../log/entries.js';
 import type { ChildSession, Subagents } from '../ports/subagents.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import type { PromptRegistry } from './prompt/registry.js';
+import { RetryConfig } from '../plugins/recovery.js';
+import type { RetryPolicy } from '../ports/loop.js';
 import type { Plugin } from '../plugins/host.js';
 import { composeEntries, enabledRows, type ComposedRow, type HostFacts, type PatchEntry, type Row } from '../plugins/rows.js';
 import type { LoadedPlugins } from './catalogue.js';
@@ -89,6 +91,13 @@ export interface SessionOptions extends SessionDuties {
 export function takeoverDraft(lock: WriterLock): DraftOf<'session/takeover'>[] {
   if (!lock.tookOver) return [];
   return [{ kind: 'session/takeover', ignorable: true, stale: lock.tookOver, by: { pid: lock.holder.pid, host: lock.holder.host } }];
+}
+
+/** The retry policy `session/start` records when the `recovery:retry` row sets one (replay reads it back). */
+function retryConfigured(rows: readonly ComposedRow[]): { retry?: RetryPolicy } {
+  const row = rows.find((r) => r.id === 'recovery:retry' && r.use === 'retry');
+  if (!row?.config || Object.keys(row.config as object).length === 0) return {};
+  return { retry: RetryConfig.parse(row.config) };
 }
 
 const isComposed = (rows: readonly (Row | ComposedRow)[]): rows is readonly ComposedRow[] => rows.length > 0 && 'from' in rows[0]!;
@@ -185,7 +194,7 @@ export function createSession(o: SessionOptions): BridleSession {
     context,
     configured: {
       maxSteps: loop.maxSteps,
-      ...(loop.retry ? { retry: loop.retry } : {}),
+      ...retryConfigured(rows),
       ...(window !== undefined ? { contextWindow: window } : {}),
       ...(context.threshold !== DEFAULT_COMPACT_THRESHOLD ? { compactThreshold: context.threshold } : {}),
       ...(context.tailRatio !== undefined || context.summaryMaxTokens !== undefined ? { compaction: { tailRatio: context.tailRatio, summaryMaxTokens: context.summaryMaxTokens } } : {}),

@@ -29,7 +29,7 @@ import { renderForRules } from '../plugins/hooks/canonical.js';
 import { createToolPipeline, type HookProblem } from '../plugins/hooks/pipeline.js';
 import type { HookRegistry } from '../plugins/hooks/registry.js';
 import type { Host } from '../plugins/host.js';
-import type { CallFacts } from '../ports/hooks.js';
+import type { CallFacts, Recovery, RequestErrorPayload } from '../ports/hooks.js';
 import { createContextEngine } from './context/engine.js';
 import type { ContextMeter } from './context/meter.js';
 import type { ModelProvider } from '../ports/model.js';
@@ -134,6 +134,11 @@ export interface BridleSession {
   end(): Promise<void>;
 }
 
+const isRecovery = (v: unknown): v is Recovery => {
+  const r = v as Recovery | null | undefined;
+  return r?.kind === 'compact' || r?.kind === 'give-up' || (r?.kind === 'retry' && typeof r.delayMs === 'number' && Number.isFinite(r.delayMs) && r.delayMs >= 0);
+};
+
 const defaultSleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
@@ -226,6 +231,14 @@ export function wireSession(o: Wiring): BridleSession {
       toolCall,
       streamModel: streamModelActor(o.model, o.onChunk, hooks, reportHook),
       wait: fromPromise<void, { ms: number }>(({ input, signal }) => sleep(input.ms, signal)),
+      // The request-error waterfall (ADR 0020): the built-in retry and overflow policies are listeners (rows); none answering gives up.
+      recoverRequest: fromPromise<Recovery, RequestErrorPayload>(({ input }) =>
+        hooks.waterfall('request-error', input, async () => ({ kind: 'give-up' }), {
+          accepts: isRecovery,
+          onThrow: () => ({ kind: 'give-up' }),
+          report: (listener, problem) => reportHook({ hook: 'request-error', listener, problem, turn: input.turn, step: input.step }),
+        }),
+      ),
     },
   });
   const turn = turnMachine.provide({
@@ -244,7 +257,7 @@ export function wireSession(o: Wiring): BridleSession {
     actors: { turn, compaction, closeFaultedTurn: fromPromise(({ input }) => closeFaultedTurn(recorder, input.turn, input.error)) },
   });
   const priorTurns = recorder.entries.filter((e) => e.kind === 'turn/start').length;
-  const actor = createActor(machine, { input: { maxSteps: o.loop.maxSteps, retry: o.loop.retry, turns: priorTurns }, inspect: o.inspect, ...(o.snapshot ? { snapshot: o.snapshot } : {}) });
+  const actor = createActor(machine, { input: { maxSteps: o.loop.maxSteps, turns: priorTurns }, inspect: o.inspect, ...(o.snapshot ? { snapshot: o.snapshot } : {}) });
   o.bindInject((text) => actor.send({ type: 'session.input.received', text, mode: 'inject' }));
 
   let checkpointed = priorTurns;

@@ -64,7 +64,8 @@ export function harnessProduct(o: HarnessOptions): Pick<SessionOptions, 'setting
   const patch: PatchEntry[] = [...(o.patch ?? [])];
   if (o.repeatCall === false) patch.push({ id: 'guard:repeat-call', remove: true });
   else if (o.repeatCall) patch.push({ id: 'guard:repeat-call', use: 'repeat-call', config: o.repeatCall });
-  if (o.retry || o.maxSteps !== undefined) patch.push({ id: 'turn', use: 'limits', config: { ...(o.maxSteps !== undefined ? { maxSteps: o.maxSteps } : {}), ...(o.retry ? { retry: o.retry } : {}) } });
+  if (o.maxSteps !== undefined) patch.push({ id: 'turn', use: 'limits', config: { maxSteps: o.maxSteps } });
+  if (o.retry) patch.push({ id: 'recovery:retry', use: 'retry', config: o.retry });
   if (o.contextWindow !== undefined || o.compactThreshold !== undefined || o.compaction) {
     patch.push({ id: 'compaction', use: 'compaction', config: { ...(o.contextWindow !== undefined ? { window: o.contextWindow } : {}), ...(o.compactThreshold !== undefined ? { threshold: o.compactThreshold } : {}), ...(o.compaction ?? {}) } });
   }

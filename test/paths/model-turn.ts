@@ -104,6 +104,7 @@ export const turnModel: PathModel = {
       { reason: 'stop', finish: { kind: 'ok', reason: 'stop' } },
       { reason: 'length', finish: { kind: 'ok', reason: 'length' } },
       { reason: 'error', code: 'AUTH' },
+      { reason: 'error', code: 'CONTEXT_WINDOW_EXCEEDED', recovery: 'compact' },
       { reason: 'error', code: 'CONTEXT_WINDOW_EXCEEDED' },
       { reason: 'error', code: 'LOG_NOT_DURABLE', cause: 'EIO' },
       { reason: 'aborted' },

@@ -7,7 +7,7 @@
  * and sometimes a store whose flushes fail (once, or from then on).
  */
 import type { Answerer, ApprovalPolicy } from '../../ports/approval.js';
-import type { RetryPolicy } from '../../machines/retry-policy.js';
+import type { RetryPolicy } from '../../ports/loop.js';
 import type { InputMode } from '../../machines/session.machine.js';
 import type { ApprovalAnswer } from '../../machines/tool-call.machine.js';
 import { rngFor } from './prng.js';
