@@ -116,18 +116,24 @@ export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO 
     if (line === '/exit' || line === '/quit') return void rl.close();
     if (line === '/compact') {
       out.write('compacting…\n');
-      return track(session.compact().then((r) => out.write(r ? `compaction ${r.outcome}: ${r.tokensBefore} → ${r.tokensAfter} tokens\n` : 'compaction could not start\n')));
+      return track(session.compact('user').then((r) => out.write(r ? `compaction ${r.outcome}: ${r.tokensBefore} → ${r.tokensAfter} tokens\n` : 'compaction could not start\n')));
     }
     if (line.startsWith('/')) return void (out.write(`unknown command ${line}; ${HELP}\n`), prompt());
-    try {
-      session.send(line);
-    } catch (e) {
-      // A crashed session takes no more input (SESSION_CRASHED): say so once and leave.
-      err.write(`${e instanceof SessionCrashedError ? crashedLine(e, logPath) : `bridle: ${(e as Error).message}`}\n`);
-      if (e instanceof SessionCrashedError && e.saveFailure) unsaved = true;
-      return void rl.close();
-    }
-    track(session.idle().then(reportUnsaved));
+    const queued = session.actor.getSnapshot().value !== 'idle';
+    // Received once it is saved (ADR 0021): only then does a line queued behind a running turn say so.
+    const sent = session.send(line).then(
+      () => {
+        if (queued) out.write('(queued: it runs after the current turn)\n');
+      },
+      (e: unknown) => {
+        // A crashed session takes no more input (SESSION_CRASHED), and one that could not be saved did not receive it: say so once and leave.
+        if (e instanceof SessionCrashedError) err.write(`${crashedLine(e, logPath)}\n`);
+        else err.write(`bridle: the input was not received: ${(e as Error).message}\n`);
+        if (!(e instanceof SessionCrashedError) || e.saveFailure) unsaved = true;
+        rl.close();
+      },
+    );
+    track(sent.then(() => session.idle()).then(reportUnsaved));
   });
   prompt();
 

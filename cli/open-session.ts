@@ -11,7 +11,7 @@ import { acquireJsonlLock } from '../adapters/store/jsonl-lock.js';
 import { openLogForReading } from '../adapters/store/jsonl-read.js';
 import { readLogFile } from '../adapters/store/jsonl-repair.js';
 import type { Entry } from '../log/entries.js';
-import { LogAccessError, LogAppendError } from '../log/errors.js';
+import { LogAccessError, LogAppendError, LogFormatError } from '../log/errors.js';
 import type { WriterLock } from '../ports/store.js';
 import type { Answerer } from '../ports/approval.js';
 import { MODEL, SANDBOX, TOOLS } from '../ports/index.js';
@@ -153,6 +153,7 @@ export function openSession(o: OpenOptions): OpenedSession {
     // The disk refused the session's first entry (full, read-only): a problem outside bridle, said in one line.
     if (err instanceof LogAppendError && err.code === 'LOG_APPEND_FAILED') throw new SessionNotSavedError(`the session could not be saved (${err.code}: ${err.message})`);
     if (err instanceof LogAccessError) accessFailure(err);
+    if (err instanceof LogFormatError) throw new UsageError(`${logPath ?? 'the session log'}: ${err.message}`);
     throw err;
   }
   const model = session.host.get(MODEL);

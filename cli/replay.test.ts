@@ -29,9 +29,9 @@ describe('bridle replay', () => {
     expect(code).toBe(0);
     const lines = out.split('\n');
     expect(lines).toHaveLength(b.entries.length + 4);
-    expect(lines[7]).toMatch(/^\s+8\s+t1\.s1\s+tool\/result\s+c1 ok: done$/);
+    expect(lines[8]).toMatch(/^\s+9\s+t1\.s1\s+tool\/result\s+c1 ok: done$/);
     expect(out).toContain('turns 1 (completed 1) · steps 2 · calls 1 (ok 1) · retries 0 · repairs 0 · checkpoints 0');
-    expect(out).toMatch(/ok: .* verifies \(13 entries\)/);
+    expect(out).toMatch(/ok: .* verifies \(14 entries\)/);
   });
 
   it('--json prints the verdict; exit 2 names the violation and its seq', async () => {
@@ -46,9 +46,9 @@ describe('bridle replay', () => {
   });
 
   it('a torn last line: exit 2, "torn tail", repairable by resume', async () => {
-    const { code, out } = await replay(`${logText(new LogBuilder().cleanTurn().entries)}{"seq":14,"ki`);
+    const { code, out } = await replay(`${logText(new LogBuilder().cleanTurn().entries)}{"seq":15,"ki`);
     expect(code).toBe(2);
-    expect(out).toMatch(/repairable: torn-tail at line 14: torn tail: .*repairable by `bridle resume`/);
+    expect(out).toMatch(/repairable: torn-tail at line 15: torn tail: .*repairable by `bridle resume`/);
   });
 
   it('a bad line mid-log: exit 2 naming the line; the timeline stops before it', async () => {
@@ -71,14 +71,14 @@ describe('bridle replay', () => {
 
     it('a recorded CLI run replays byte for byte: exit 0', async () => {
       const { code, out } = await run(golden);
-      expect(out).toMatch(/machines: replays byte for byte \(20 entries\)/);
+      expect(out).toMatch(/machines: replays byte for byte \(22 entries\)/);
       expect(code).toBe(0);
     });
 
     it('an entry the machines would not write: exit 2, the first differing line, both versions', async () => {
       const { code, out } = await run(golden.replace('"name":"list_dir","idempotent":true', '"name":"list_dir","idempotent":false'));
       expect(code).toBe(2);
-      expect(out).toMatch(/machines: differs at line 8\n {2}logged: {3}.*"idempotent":false.*\n {2}replayed: .*"idempotent":true/);
+      expect(out).toMatch(/machines: differs at line 9\n {2}logged: {3}.*"idempotent":false.*\n {2}replayed: .*"idempotent":true/);
     });
 
     it('a real delegating run (bridle run --max-depth 1): the parent log and the child log both replay byte for byte', async () => {
@@ -118,7 +118,8 @@ describe('bridle replay', () => {
   it('summaries stay on one line', () => {
     const b = new LogBuilder().startTurn('a\nmultiline\ninput');
     for (const e of b.entries) expect(timelineLine(e)).not.toContain('\n');
-    expect(summarize(b.entries[1]!)).toBe('"a multiline input"');
+    expect(summarize(b.entries[1]!)).toBe('followup: "a multiline input"');
+    expect(summarize(b.entries[2]!)).toBe('"a multiline input" (input 2)');
   });
 
   it('a verdict quoting a forged kind with a C1 control shows it visibly, and --json escapes it', async () => {

@@ -5,13 +5,17 @@
  * `--continue`, ask the model to carry on with the interrupted work. With
  * neither, it only repairs.
  */
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, readSync } from 'node:fs';
+import { openLogForReading } from '../adapters/store/jsonl-read.js';
+import { LogFormatError } from '../log/errors.js';
 import { repairJsonlLog, type ChildRepair, type FileRepair } from '../adapters/store/jsonl-repair.js';
 import { acquireJsonlLock } from '../adapters/store/jsonl-lock.js';
 import type { WriterLock } from '../ports/store.js';
 import { takeoverDraft } from '../runtime/session.js';
 import type { Entry } from '../log/entries.js';
 import { formatRepairReport, repairedSomething, type RepairReport } from '../log/repair.js';
+import { pendingInputs } from '../log/inputs.js';
+import { LOG_FORMAT } from '../log/entries.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage, sessionPath } from './home.js';
@@ -76,7 +80,35 @@ export async function resumeCommand(target: string, prompt: string | undefined, 
   }
 }
 
+/** The format its `session/start` names, read from the first line alone; undefined when that line is not one (repair says why). */
+function headerFormat(path: string): number | undefined {
+  let fd: number;
+  try {
+    // Only a regular file, opened without blocking (a FIFO is refused here, and by repair after, naming it).
+    fd = openLogForReading(path);
+  } catch {
+    return undefined;
+  }
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const line = buf.subarray(0, n).toString('utf8').split('\n', 1)[0]!;
+    const head = JSON.parse(line) as { kind?: unknown; format?: unknown };
+    return head.kind === 'session/start' && typeof head.format === 'number' ? head.format : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 async function resumeLocked(path: string, target: string, prompt: string | undefined, flags: ResumeFlags, err: { write(s: string): unknown }, lock: WriterLock): Promise<number> {
+  // An older log is refused before repair touches it: it logged no inputs, so what it had queued cannot be known (ADR 0021).
+  const format = headerFormat(path);
+  if (format !== undefined && format < LOG_FORMAT) {
+    err.write(`bridle: ${path} ${new LogFormatError(format, LOG_FORMAT, 'resuming it').message}\n`);
+    return 2;
+  }
   let repaired: FileRepair;
   try {
     repaired = await repairJsonlLog(path, Date.now, { first: takeoverDraft(lock) });
@@ -97,15 +129,19 @@ async function resumeLocked(path: string, target: string, prompt: string | undef
     err.write(`bridle: ${refused} subagent log${refused > 1 ? 's' : ''} of this session could not be repaired (above); the session itself was repaired, nothing was run\n`);
     return 2;
   }
-  if (prompt === undefined && !flags.continue) {
+  const start = entries[0] as Extract<Entry, { kind: 'session/start' }>;
+  // Input the log holds that no turn took runs first, once, in the order it arrived (ADR 0021).
+  const queued = pendingInputs(entries);
+  if (queued.length > 0) err.write(`queued: ${queued.length} input${queued.length > 1 ? 's' : ''} the session received and never ran, now run in order\n`);
+  if (prompt === undefined && !flags.continue && queued.length === 0) {
     err.write(`resume with a prompt, or with --continue to let the model carry on: bridle resume ${target} --continue\n`);
     return 0;
   }
-  const start = entries[0] as Extract<Entry, { kind: 'session/start' }>;
   // The model the session logged, unless a flag, the environment or a profile names another.
   const product = await composeProduct(flags, { loggedModel: start.model });
   const maxSteps = (product.rows.find((r) => r.id === 'turn')?.config as { maxSteps?: number } | undefined)?.maxSteps;
   const snapshot = restoreSessionSnapshot(entries, maxSteps !== undefined ? { maxSteps } : {});
   const runFlags: RunFlags = { ...flags, session: path, cwd: flags.cwd ?? start.cwd };
-  return runPrompt(prompt ?? continueNote(report), product, runFlags, { existing: entries, snapshot, lock }, prompt === undefined ? 'resume' : undefined);
+  const text = prompt ?? (flags.continue ? continueNote(report) : undefined);
+  return runPrompt(text, product, runFlags, { existing: entries, snapshot, lock }, prompt === undefined ? 'resume' : undefined);
 }

@@ -73,7 +73,8 @@ describe('bridle run, when the save fails', () => {
   });
 
   it("only the last flush (the checkpoint, as the session closes) fails: the turn is shown, then one line, exit 1", async () => {
-    failing.at.add(2);
+    // The input's flush (ADR 0021), the turn's end, then the close.
+    failing.at.add(3);
     const code = await runPrompt('hello', await composeProduct(flags()), flags());
     expect(code).toBe(1);
     expect(out).toMatch(/turn t1 ended: completed/);

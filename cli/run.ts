@@ -35,8 +35,11 @@ export function policyOf(product: Product): string {
   return (row?.config as { policy?: string } | undefined)?.policy ?? 'ask';
 }
 
-/** Runs one prompt; wires Ctrl-C: the first cancels the turn (exit 130 once the log is flushed), a second exits at once. */
-export async function runPrompt(prompt: string, product: Product, flags: RunFlags, extra: Partial<OpenOptions> = {}, origin?: Origin): Promise<number> {
+/**
+ * Runs one prompt — or none, when a continued session only has the input its log left queued to run (it is
+ * handed that as it opens); wires Ctrl-C: the first cancels the turn (exit 130 once the log is flushed), a second exits at once.
+ */
+export async function runPrompt(prompt: string | undefined, product: Product, flags: RunFlags, extra: Partial<OpenOptions> = {}, origin?: Origin): Promise<number> {
   const err = process.stderr;
   let renderer: Renderer | undefined;
   for (const w of product.warnings) err.write(`bridle: warning: ${w}\n`);
@@ -58,7 +61,11 @@ export async function runPrompt(prompt: string, product: Product, flags: RunFlag
     const known = opened.priorEntries;
     for (const e of session.recorder.entries.slice(known)) process.stdout.write(`${jsonLine(e)}\n`);
     showEntries(session.recorder, (e) => process.stdout.write(`${jsonLine(e)}\n`));
-  } else showEntries(session.recorder, (e) => renderer?.onEntry(e));
+  } else {
+    // A continued session may have started on queued input as it opened (ADR 0021): that turn is shown from its start.
+    for (const e of session.recorder.entries.slice(opened.priorEntries)) renderer.onEntry(e);
+    showEntries(session.recorder, (e) => renderer?.onEntry(e));
+  }
   if (scriptedLabel) err.write(`model: ${visible(scriptedLabel)}\n`);
   err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}${approval === 'ask' && !answerer ? ' (no terminal: calls that ask are denied)' : ''}\n`);
 
@@ -76,7 +83,7 @@ export async function runPrompt(prompt: string, product: Product, flags: RunFlag
   };
   process.on('SIGINT', onSigint);
   try {
-    const out = await session.run(prompt, origin).catch((e: unknown) => {
+    const out = await (prompt !== undefined ? session.run(prompt, origin) : session.idle()).catch((e: unknown) => {
       if (!(e instanceof SessionCrashedError)) throw e;
       err.write(`${crashedLine(e, logPath)}\n`);
       return undefined;

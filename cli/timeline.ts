@@ -24,9 +24,19 @@ export function summarize(e: Entry): string {
     case 'session/start':
       return `${e.id} model=${e.model} cwd=${e.cwd}${e.parent ? ` parent=${e.parent} depth=${e.depth}` : ''}`;
     case 'turn/start':
-      return JSON.stringify(clip(e.input));
+      return `${JSON.stringify(clip(e.input))}${e.from !== undefined ? ` (input ${e.from})` : ''}`;
     case 'user/message':
-      return `${e.origin}: ${JSON.stringify(clip(e.text))}${e.surfaceOp === 'append' ? '' : ` (replaces ${e.surfaceOp.start}..${e.surfaceOp.end})`}`;
+      return `${e.origin}: ${JSON.stringify(clip(e.text))}${e.surfaceOp === 'append' ? '' : ` (replaces ${e.surfaceOp.start}..${e.surfaceOp.end})`}${e.from !== undefined ? ` (input ${e.from})` : ''}`;
+    case 'session/input':
+      return `${e.mode}${e.origin !== 'user' ? ` from ${e.origin}` : ''}: ${JSON.stringify(clip(e.text))}`;
+    case 'session/cancel':
+      return `cancel by ${e.by}`;
+    case 'session/compact':
+      return `compact by ${e.by}`;
+    case 'session/end':
+      return `end by ${e.by}`;
+    case 'session/reopen':
+      return e.writer ? `pid ${e.writer.pid} on ${e.writer.host} goes on with the log` : 'a new process goes on with the log';
     case 'step/start':
       return '';
     case 'request/header':

@@ -14,7 +14,7 @@ export interface ResultRef {
  * whose outcome is unknown is `uncertain`; a post-execute refusal (`BLOCKED`)
  * is `rejected`; anything else carries none.
  */
-export function draftToolResult(c: ResultRef, status: ToolResultStatus, content: string, code?: string): DraftOf<'tool/result'> {
+export function draftToolResult(c: ResultRef, status: ToolResultStatus, content: string, code?: string, reason?: string): DraftOf<'tool/result'> {
   const d: DraftOf<'tool/result'> = {
     kind: 'tool/result',
     turn: c.turn,
@@ -27,6 +27,7 @@ export function draftToolResult(c: ResultRef, status: ToolResultStatus, content:
     surfaceOp: 'append',
   };
   if (code !== undefined) d.code = code;
+  if (reason !== undefined) d.reason = reason;
   if (status === 'unknown') d.verdict = 'uncertain';
   else if (code === 'BLOCKED') d.verdict = 'rejected';
   return d;

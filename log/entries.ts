@@ -5,7 +5,13 @@
  */
 import { z } from 'zod';
 
-export const LOG_FORMAT = 1;
+/**
+ * The log's format. 2: inputs are entries (`session/input`, `session/cancel`, `session/compact`,
+ * `session/end`), consumption links back to them (`from`), repair notes and denials carry structured
+ * fields (ADR 0021). Readers read 1 and 2; only format 2 replays through the machines or continues.
+ */
+export const LOG_FORMAT = 2;
+export const LOG_FORMATS = [1, 2] as const;
 
 export const SurfaceOp = z.union([
   z.literal('append'),
@@ -113,6 +119,9 @@ const TurnId = z.string().regex(/^t\d+$/);
 const StepId = z.string().regex(/^t\d+\.s\d+$/);
 const CallId = z.string().regex(/^t\d+\.s\d+\.c\d+$/);
 
+/** The `seq` of the `session/input` an entry consumed (format 2). */
+const From = z.int().positive();
+
 const envelope = {
   seq: z.int().positive(),
   at: z.iso.datetime(),
@@ -145,7 +154,7 @@ export const SessionStart = z.strictObject({
   model: z.string(),
   depth: z.int().nonnegative(),
   parent: z.string().nullable(),
-  format: z.literal(LOG_FORMAT),
+  format: z.literal(LOG_FORMATS),
   config: SessionConfig.optional(),
 });
 
@@ -155,6 +164,8 @@ export const TurnStart = z.strictObject({
   turn: TurnId,
   /** The input as claimed, before any pre-step rewrite. */
   input: z.string(),
+  /** The `session/input` this turn was started by (format 2). */
+  from: From.optional(),
 });
 
 export const UserMessage = z.strictObject({
@@ -164,6 +175,8 @@ export const UserMessage = z.strictObject({
   text: z.string(),
   origin: Origin,
   verdict: Verdict.optional(),
+  /** A steer or inject: the `session/input` it delivers (format 2). */
+  from: From.optional(),
   surfaceOp: SurfaceOp,
 });
 
@@ -275,6 +288,8 @@ export const ToolResult = z.strictObject({
   code: z.string().optional(),
   content: z.string(),
   verdict: Verdict.optional(),
+  /** With `denied` (format 2): the reason the decision gave, as the content states it. */
+  reason: z.string().optional(),
   surfaceOp: SurfaceOp,
 });
 
@@ -303,12 +318,22 @@ export const Checkpoint = z.strictObject({
   snapshot: z.unknown(),
 });
 
+/**
+ * What a repair found: `torn-tail` (a cut last line), `open-turn` (a crash left a turn open), `orphan-compaction`
+ * (a compaction/start without its end), `turn-fault` (a live append failed and the harness closed the turn).
+ */
+export const RepairFound = z.enum(['torn-tail', 'open-turn', 'orphan-compaction', 'turn-fault']);
+export type RepairFound = z.infer<typeof RepairFound>;
+
 export const Repair = z.strictObject({
   ...envelope,
   kind: z.literal('repair'),
-  /** What was found: `torn-tail` (a cut last line), `open-turn`, `orphan-compaction`. */
-  found: z.string(),
+  found: RepairFound,
+  /** For people; code reads the structured fields. */
   detail: z.string(),
+  /** `torn-tail` (format 2): the 1-based line that was cut, and its length in bytes. */
+  line: z.int().positive().optional(),
+  bytes: z.int().nonnegative().optional(),
 });
 
 /**
@@ -322,6 +347,8 @@ export const LogNotDurable = z.strictObject({
   upTo: z.int().positive(),
   detail: z.string(),
   sysCode: z.string().optional(),
+  /** The flush was the save of this `session/input` (format 2): its sender was told it was not received (ADR 0021). */
+  input: z.int().positive().optional(),
 });
 
 /** A writer's claim on a session (a JSONL lock file, later a lease): its process, host and since when. */
@@ -336,6 +363,59 @@ export const SessionTakeover = z.strictObject({
   kind: z.literal('session/takeover'),
   stale: WriterClaim,
   by: z.strictObject({ pid: z.int().positive(), host: z.string() }),
+});
+
+/** How input is taken: its own turn (`followup`), the running turn's next step (`steer`), context for the next step (`inject`). */
+export const InputMode = z.enum(['followup', 'steer', 'inject']);
+export type InputMode = z.infer<typeof InputMode>;
+
+/**
+ * Input that reached the session (format 2, ADR 0021): logged, and flushed, before whoever sent it is told it
+ * was received. A turn that takes it says so with `from` (its `turn/start`, or the `user/message` that
+ * delivers a steer or inject); one that no entry names yet is queued, and a resume delivers it again.
+ * `origin`: who sent it (`user`, or the harness: `system` for a plugin's advisory, `resume` for a resume note).
+ */
+export const SessionInput = z.strictObject({
+  ...envelope,
+  kind: z.literal('session/input'),
+  mode: InputMode,
+  text: z.string(),
+  origin: Origin,
+});
+
+/** A cancel of the running turn or compaction, as it arrived (format 2); `by`: who asked (`user`, `parent`, a client). */
+export const SessionCancel = z.strictObject({
+  ...envelope,
+  kind: z.literal('session/cancel'),
+  by: z.string().min(1),
+});
+
+/** A request to compact now (between turns: right after the running one), as it arrived (format 2). */
+export const SessionCompact = z.strictObject({
+  ...envelope,
+  kind: z.literal('session/compact'),
+  by: z.string().min(1),
+});
+
+/**
+ * The session was ended at rest (format 2): the running turn or compaction is cancelled and nothing queued
+ * starts in this process. Queued input stays in the log, unconsumed: a resume delivers it.
+ */
+export const SessionEnd = z.strictObject({
+  ...envelope,
+  kind: z.literal('session/end'),
+  by: z.string().min(1),
+});
+
+/**
+ * A process opened the existing log to go on writing it (format 2): a resume, `run --session`, a server
+ * serving a session its predecessor left. What it is handed first is the input the log holds queued.
+ * Replay starts a segment here. `writer`: the process, when it holds the session's lock.
+ */
+export const SessionReopen = z.strictObject({
+  ...envelope,
+  kind: z.literal('session/reopen'),
+  writer: z.strictObject({ pid: z.int().positive(), host: z.string() }).optional(),
 });
 
 export const HookReport = z.strictObject({
@@ -407,6 +487,11 @@ export const Entry = z.discriminatedUnion('kind', [
   Repair,
   LogNotDurable,
   SessionTakeover,
+  SessionInput,
+  SessionCancel,
+  SessionCompact,
+  SessionEnd,
+  SessionReopen,
   HookReport,
   CompactionStart,
   CompactionSummary,
@@ -429,3 +514,6 @@ export const MODEL_VISIBLE = new Set<EntryKind>(['user/message', 'assistant/mess
 
 /** Appends after which the store must be durable (fsync) before the runtime goes on. */
 export const DURABLE_KINDS = new Set<EntryKind>(['tool/dispatch', 'tool/result', 'turn/end']);
+
+/** The entries that record what reached the session from outside: replay sends each again where it stands. */
+export const INPUT_KINDS = new Set<EntryKind>(['session/input', 'session/cancel', 'session/compact', 'session/end']);

@@ -100,3 +100,20 @@ export class SessionLockedError extends Error {
     this.name = 'SessionLockedError';
   }
 }
+
+/**
+ * A log written in an older format than this bridle continues (code `LOG_FORMAT_OLD`): format 1 logged no
+ * inputs, so queued input cannot be told from taken, nor a replay time its input (ADR 0021). It can still be
+ * read, verified and shown; it cannot be resumed, continued or replayed through the machines.
+ */
+export class LogFormatError extends Error {
+  readonly code = 'LOG_FORMAT_OLD';
+  constructor(
+    readonly format: number,
+    readonly wanted: number,
+    what: string,
+  ) {
+    super(`the log is format ${format}, written by an older bridle; ${what} needs format ${wanted} (it can still be read and verified: bridle replay)`);
+    this.name = 'LogFormatError';
+  }
+}

@@ -8,7 +8,7 @@
  * Decisions beyond the design are in docs/adr/0002-checkpoints-and-repair.md.
  */
 import { draftToolResult } from './draft-tool-result.js';
-import type { Draft, DraftOf, Entry, TurnEndReason } from './entries.js';
+import type { Draft, DraftOf, Entry, RepairFound, TurnEndReason } from './entries.js';
 import { verifyLog, type OpenCall, type OpenTail, type Violation } from './verify.js';
 
 export interface RepairReport {
@@ -39,7 +39,7 @@ export interface RepairOptions {
    */
   closeAs?: { reason: Extract<TurnEndReason, 'interrupted' | 'aborted' | 'error'>; cause?: string; code?: string };
   /** Why the turn is closed, when it is not a crash found on load: the repair entry's `found`, and its detail's opening. */
-  because?: { found: string; detail: string };
+  because?: { found: RepairFound; detail: string };
   /**
    * Results the harness holds but could not append (the store refused the `tool/result`): the closing logs
    * them as the tool gave them, marked `uncertain`, instead of calling a finished call's outcome unknown (ADR 0017).
@@ -68,7 +68,7 @@ export function planRepair(entries: readonly Entry[], opts: RepairOptions = {}):
   if (opts.torn) {
     const bytes = opts.torn.bytes ?? Buffer.byteLength(opts.torn.text, 'utf8');
     report.torn = { line: opts.torn.line, bytes };
-    drafts.push({ kind: 'repair', found: 'torn-tail', detail: `line ${opts.torn.line} was cut off mid-write (${bytes} bytes); it was removed, every earlier line is kept` });
+    drafts.push({ kind: 'repair', found: 'torn-tail', detail: `line ${opts.torn.line} was cut off mid-write (${bytes} bytes); it was removed, every earlier line is kept`, line: opts.torn.line, bytes });
   }
   const open = verdict.open;
   if (open) drafts.push(...closeOpen(open, report, opts.closeAs ?? { reason: 'interrupted', cause: 'crash' }, opts.because, opts.known ?? []));

@@ -4,7 +4,11 @@ import type { Entry } from './entries.js';
 import { verifyLog } from './verify.js';
 
 const names = (entries: Entry[]) => verifyLog(entries).violations.map((v) => `${v.violation}@${v.seq}`);
-const reseq = (entries: Entry[]) => entries.map((e, i) => ({ ...e, seq: i + 1 }) as Entry);
+/** Numbers the entries 1, 2, …, and moves the input links (`from`) with them. */
+function reseq(entries: Entry[], shift = 0): Entry[] {
+  const to = new Map(entries.map((e, i) => [e.seq, i + 1 + shift]));
+  return entries.map((e, i) => ({ ...e, seq: i + 1 + shift, ...('from' in e && e.from !== undefined ? { from: to.get(e.from) ?? e.from } : {}) }) as Entry);
+}
 const seqOf = (entries: Entry[], pred: (e: Entry) => boolean) => entries.find(pred)!.seq;
 
 describe('verifyLog', () => {
@@ -42,7 +46,7 @@ describe('verifyLog', () => {
   });
 
   it('seq-gap: a log that does not start at 1', () => {
-    const e = new LogBuilder().cleanTurn().entries.map((x) => ({ ...x, seq: x.seq + 1 }) as Entry);
+    const e = reseq(new LogBuilder().cleanTurn().entries, 1);
     expect(names(e)).toEqual(['seq-gap@2']);
   });
 
@@ -58,7 +62,7 @@ describe('verifyLog', () => {
     const b = new LogBuilder().startTurn().startStep().answer('x', [{ name: 'bash' }], 0);
     const e = b.result(1).call(1).dispatch(1).result(1).endStep('tool-calls').endTurn().entries;
     const v = verifyLog(e).violations;
-    expect(v[0]).toMatchObject({ violation: 'orphan-result', seq: 6 });
+    expect(v[0]).toMatchObject({ violation: 'orphan-result', seq: 7 });
   });
 
   it('forged-entry: a result for a call of another step', () => {
@@ -110,7 +114,7 @@ describe('verifyLog', () => {
 
   it('open-turn: the log stops mid-turn (strict), or the open end is described (allowOpenTail)', () => {
     const b = new LogBuilder().startTurn().startStep().answer('x', [{ name: 'bash' }, { name: 'read_file' }]).dispatch(1, true);
-    expect(names(b.entries)).toEqual(['open-turn@2']);
+    expect(names(b.entries)).toEqual(['open-turn@3']);
     const v = verifyLog(b.entries, { allowOpenTail: true });
     expect(v.ok).toBe(true);
     expect(v.open).toMatchObject({
@@ -137,20 +141,46 @@ describe('verifyLog', () => {
     const base = () => new LogBuilder().cleanTurn();
     const replace = (b: LogBuilder, start: number, end: number) =>
       b.add({ kind: 'user/message', turn: b.turn, text: 'summary', origin: 'summary', surfaceOp: { op: 'replace', start, end } });
-    // step/start (seq 4) is not model-visible.
+    // step/start (seq 5) is not model-visible.
     const a = base().startTurn('next');
-    expect(names(replace(a, 4, 5).entries)).toContain(`bad-replace@${a.recorder.lastSeq}`);
-    // A fine replace: the whole first turn's visible span (user message 3 .. final answer).
+    expect(names(replace(a, 5, 6).entries)).toContain(`bad-replace@${a.recorder.lastSeq}`);
+    // A fine replace: the whole first turn's visible span (user message 4 .. final answer).
     const ok = base().startTurn('next');
     const last = ok.entries.filter((x) => x.kind === 'assistant/message').at(-1)!.seq;
-    expect(names(replace(ok, 3, last).entries).filter((n) => n.startsWith('bad-replace'))).toEqual([]);
+    expect(names(replace(ok, 4, last).entries).filter((n) => n.startsWith('bad-replace'))).toEqual([]);
     // Citing an entry that replace shadowed, on its own: already shadowed. (Citing the whole span
     // again is a nested summary that takes in the first one: allowed, ADR 0005.)
     expect(names(replace(ok, last, last).entries)).toContain(`bad-replace@${ok.recorder.lastSeq}`);
     // The answer with the call, but not the result after it.
     const split = base().startTurn('next');
     const answer = seqOf(split.entries, (x) => x.kind === 'assistant/message');
-    expect(names(replace(split, 3, answer).entries)).toContain(`bad-replace@${split.recorder.lastSeq}`);
+    expect(names(replace(split, 4, answer).entries)).toContain(`bad-replace@${split.recorder.lastSeq}`);
+  });
+
+  it('bad-input-link: a turn or a steer that names no input, an input taken twice, another mode, other text (ADR 0021)', () => {
+    const links = (b: LogBuilder) => names(b.entries).filter((n) => n.startsWith('bad-input-link'));
+    const clean = new LogBuilder().cleanTurn();
+    const steer = clean.recorder.append({ kind: 'session/input', mode: 'steer', text: 'also this', origin: 'user' }).seq;
+    clean.startTurn('next').add({ kind: 'user/message', turn: 't2', text: 'also this', origin: 'steer', from: steer, surfaceOp: 'append' });
+    expect(links(clean)).toEqual([]);
+    const unnamed = new LogBuilder().add({ kind: 'turn/start', turn: 't1', input: 'go' });
+    expect(links(unnamed)).toEqual(['bad-input-link@2']);
+    const twice = new LogBuilder().startTurn('go');
+    twice.add({ kind: 'user/message', turn: 't1', text: 'go', origin: 'steer', from: 2, surfaceOp: 'append' });
+    expect(links(twice)).toEqual([`bad-input-link@${twice.recorder.lastSeq}`]);
+    const mode = new LogBuilder().startTurn('go');
+    const inj = mode.recorder.append({ kind: 'session/input', mode: 'inject', text: 'ctx', origin: 'system' }).seq;
+    mode.add({ kind: 'user/message', turn: 't1', text: 'ctx', origin: 'steer', from: inj, surfaceOp: 'append' });
+    expect(links(mode)).toEqual([`bad-input-link@${mode.recorder.lastSeq}`]);
+    const text = new LogBuilder();
+    const f = text.recorder.append({ kind: 'session/input', mode: 'followup', text: 'asked', origin: 'user' }).seq;
+    text.add({ kind: 'turn/start', turn: 't1', input: 'forged', from: f });
+    expect(links(text)).toEqual([`bad-input-link@${text.recorder.lastSeq}`]);
+    // A format 1 log logs no inputs: an input entry in one is forged.
+    const old = new LogBuilder();
+    const e = old.entries.map((x) => (x.kind === 'session/start' ? ({ ...x, format: 1 } as Entry) : x));
+    e.push({ seq: 2, at: e[0]!.at, kind: 'session/input', mode: 'followup', text: 'x', origin: 'user' });
+    expect(names(e)).toEqual(['forged-entry@2']);
   });
 
   it('misplaced-checkpoint: inside a turn, or twice for one turn', () => {

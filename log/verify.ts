@@ -17,7 +17,7 @@ import { isVisible, SurfaceTracker } from './verify-surface.js';
  * `missing-step-end`, `step-outside-turn`, `turn-step-count`, `duplicate-call`,
  * `missing-call`, `orphan-result`, `duplicate-result`, `missing-result`,
  * `forged-entry`, `unmatched-compaction`, `bad-replace`,
- * `misplaced-checkpoint`, `checkpoint-mismatch`, `open-turn` — and, from
+ * `misplaced-checkpoint`, `checkpoint-mismatch`, `open-turn`, `bad-input-link` — and, from
  * reading the file, `bad-json`, `bad-utf8`, `bad-line-end`, `line-too-long`,
  * `bad-entry`, `unknown-kind`, `torn-tail`.
  */
@@ -119,6 +119,24 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
   let checkpointed: string | undefined;
   let compaction: EntryOf<'compaction/start'> | undefined;
   let prevSeq = 0;
+  // Format 2 (ADR 0021): inputs are entries, and whatever takes one names it (`from`), once.
+  const start = entries[0];
+  const linked = start?.kind === 'session/start' && start.format >= 2;
+  const inputs = new Map<number, { input: EntryOf<'session/input'>; taken: boolean }>();
+  /** `e` takes the input at `from`: one that was logged before it, in a mode and with the text it claims, not yet taken. */
+  const take = (e: Entry, from: number | undefined, modes: readonly string[], text: string) => {
+    if (!linked) {
+      if (from !== undefined) flag('bad-input-link', e, `${e.kind} names input seq ${from}, but a format 1 log logs no inputs`);
+      return;
+    }
+    if (from === undefined) return flag('bad-input-link', e, `${e.kind} does not name the session/input it takes (from)`);
+    const known = inputs.get(from);
+    if (!known) return flag('bad-input-link', e, `${e.kind} takes input seq ${from}, which is not an earlier session/input`);
+    if (known.taken) return flag('bad-input-link', e, `${e.kind} takes input seq ${from}, which an earlier entry already took`);
+    if (!modes.includes(known.input.mode)) return flag('bad-input-link', e, `${e.kind} takes input seq ${from}, a ${known.input.mode}; it takes only ${modes.join(' or ')}`);
+    if (known.input.text !== text) return flag('bad-input-link', e, `${e.kind} takes input seq ${from} but its text differs from the input's`);
+    known.taken = true;
+  };
 
   /** The open step, when `e` names it; otherwise flags `e` as forged. */
   const stepOf = (e: Entry & { turn: string; step: string }): StepState | undefined => {
@@ -167,12 +185,25 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         totals.turns++;
         if (e.turn !== `t${totals.turns}`) flag('bad-turn-id', e, `turn ${e.turn} should be t${totals.turns}`);
         turn = { id: e.turn, seq: e.seq, steps: 0 };
+        // A steer the turn before never took becomes this turn's input.
+        take(e, e.from, ['followup', 'steer'], e.input);
         break;
       }
       case 'user/message':
         // A summary logged by a compaction between turns belongs to no open turn (ADR 0005).
         if (e.origin === 'summary' && e.surfaceOp !== 'append' && compaction) break;
         if (turn?.id !== e.turn) flag('forged-entry', e, `user/message names turn ${e.turn}, but ${turn ? `the open turn is ${turn.id}` : 'no turn is open'}`);
+        if (e.origin === 'steer' || e.origin === 'inject') take(e, e.from, [e.origin], e.text);
+        else if (e.from !== undefined) flag('bad-input-link', e, `a user/message of origin ${e.origin} names input seq ${e.from}; only a steer or inject delivers one`);
+        break;
+      case 'session/input':
+        if (!linked) flag('forged-entry', e, 'session/input in a format 1 log');
+        inputs.set(e.seq, { input: e, taken: false });
+        break;
+      case 'session/cancel':
+      case 'session/compact':
+      case 'session/end':
+        if (!linked) flag('forged-entry', e, `${e.kind} in a format 1 log`);
         break;
       case 'step/start': {
         if (!turn || turn.id !== e.turn) {

@@ -9,14 +9,16 @@ const plan: SummaryRequestPlan = { start: 2, end: 9, turn: 't1', request: { mode
 function run(o: { trigger: 'proactive' | 'reactive' | 'manual'; measures: number[]; prunes?: number; plan?: SummaryRequestPlan | null; answer?: SummaryAnswer }) {
   const drafts: Draft[] = [];
   const measures = [...o.measures];
+  const prunes = Array.from({ length: o.prunes ?? 0 }, (_, i): DraftOf<'tool/result'> => ({ kind: 'tool/result', turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'a', name: 'x', status: 'ok', content: `p${i}`, surfaceOp: { op: 'replace', start: 5, end: 5 } }));
+  // The synchronous phases are actions that answer at once, as the host's do (runtime/context/compaction.ts).
   const machine = compactionMachine.provide({
-    actions: { record: (_: unknown, d: Draft) => void drafts.push(d) },
+    actions: {
+      record: (_: unknown, d: Draft) => void drafts.push(d),
+      measure: ({ self }) => self.send({ type: 'compaction.measured', measure: m(measures.shift() ?? 0) }),
+      planPrune: ({ self }) => self.send({ type: 'compaction.pruned', drafts: prunes }),
+      planSummary: ({ self }) => self.send({ type: 'compaction.planned', plan: o.plan === undefined ? plan : o.plan }),
+    },
     actors: {
-      measureContext: fromPromise(async () => m(measures.shift() ?? 0)),
-      planPrune: fromPromise(async () =>
-        Array.from({ length: o.prunes ?? 0 }, (_, i): DraftOf<'tool/result'> => ({ kind: 'tool/result', turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'a', name: 'x', status: 'ok', content: `p${i}`, surfaceOp: { op: 'replace', start: 5, end: 5 } })),
-      ),
-      planSummary: fromPromise(async () => (o.plan === undefined ? plan : o.plan)),
       requestSummary: fromPromise(async () => o.answer ?? { ok: true as const, text: 'short summary' }),
       flushLog: fromPromise<void, void>(async () => {}),
     },
@@ -53,6 +55,24 @@ describe('the compaction machine', () => {
     expect((await run({ trigger: 'manual', measures: [100, 100], answer: { ok: true, text: 'x'.repeat(4000) } })).out.outcome).toBe('failed');
     const none = await run({ trigger: 'manual', measures: [100, 100], plan: null });
     expect(none.out).toEqual({ outcome: 'nothing-to-do', tokensBefore: 100, tokensAfter: 100, shrank: false });
+  });
+
+  it('measuring and planning answer in the same tick: the bracket opens as the compaction starts, and nothing can land between its phases', () => {
+    const drafts: Draft[] = [];
+    const machine = compactionMachine.provide({
+      actions: {
+        record: (_: unknown, d: Draft) => void drafts.push(d),
+        measure: ({ self }) => self.send({ type: 'compaction.measured', measure: m(900) }),
+        planPrune: ({ self }) => self.send({ type: 'compaction.pruned', drafts: [] }),
+        planSummary: ({ self }) => self.send({ type: 'compaction.planned', plan }),
+      },
+      actors: { requestSummary: fromPromise(() => new Promise<SummaryAnswer>(() => {})), flushLog: fromPromise<void, void>(async () => {}) },
+    });
+    const actor = createActor(machine, { input: { trigger: 'manual' } }).start();
+    // Synchronously after start: measured, pruned, remeasured and planned; only the model request waits.
+    expect(actor.getSnapshot().value).toBe('summarizing');
+    expect(drafts.map((d) => d.kind)).toEqual(['compaction/start']);
+    actor.stop();
   });
 
   it('outcomes', () => {

@@ -3,7 +3,10 @@
  * again, and — when still over the limit, or when asked outright — summarize
  * the oldest whole units with one model request. Everything it changes is an
  * ordinary logged replacement; the brackets `compaction/start|end` are
- * log-only (I9). Every effect is a named actor the host provides.
+ * log-only (I9). Every effect is provided by the host: the synchronous ones
+ * (measuring, planning the prunes and the summary) as actions that answer
+ * with an event at once, so nothing can come between them (ADR 0021); the
+ * model request and the flush as actors.
  */
 import { assign, enqueueActions, setup } from 'xstate';
 import { codePoints, tokensOfChars } from '../log/context/tokens.js';
@@ -58,7 +61,15 @@ export interface CompactionContext {
   unsaved?: string;
 }
 
-export type CompactionEvent = { type: 'compaction.cancel.requested' };
+export type CompactionEvent =
+  | { type: 'compaction.cancel.requested' }
+  /** The host's answers to the `measure`, `planPrune` and `planSummary` actions, sent before any other event reaches the compaction. */
+  | { type: 'compaction.measured'; measure: ContextMeasure }
+  | { type: 'compaction.measure.failed'; error: string }
+  | { type: 'compaction.pruned'; drafts: DraftOf<'tool/result'>[] }
+  | { type: 'compaction.prune.failed'; error: string }
+  | { type: 'compaction.planned'; plan: SummaryRequestPlan | null }
+  | { type: 'compaction.plan.failed'; error: string };
 
 /** Contract: pure. */
 export function outcomeOf(c: Pick<CompactionContext, 'opened' | 'cancelled' | 'summarized' | 'failed' | 'pruned'>): CompactionOutcome {
@@ -80,15 +91,24 @@ export const compactionMachine = setup({
     output: {} as CompactionOutput,
   },
   actors: {
-    measureContext: notProvided<ContextMeasure, void>('measureContext'),
-    planPrune: notProvided<DraftOf<'tool/result'>[], void>('planPrune'),
-    planSummary: notProvided<SummaryRequestPlan | null, { trigger: CompactionTrigger; turn?: string }>('planSummary'),
     requestSummary: notProvided<SummaryAnswer, SummaryRequestPlan>('requestSummary'),
     flushLog: notProvided<void, void>('flushLog'),
   },
   actions: {
     record: (_, _draft: Draft) => {
       throw new Error('record: not provided');
+    },
+    /** Synchronous (ADR 0018): the host measures the next request and answers `compaction.measured` (or `.measure.failed`). Must not throw. */
+    measure: (_) => {
+      throw new Error('measure: not provided');
+    },
+    /** Synchronous: the host plans the prunes and answers `compaction.pruned` (or `.prune.failed`). Must not throw. */
+    planPrune: (_) => {
+      throw new Error('planPrune: not provided');
+    },
+    /** Synchronous: the host plans the summary request and answers `compaction.planned` (or `.plan.failed`). Must not throw. */
+    planSummary: (_, _p: { trigger: CompactionTrigger; turn?: string }) => {
+      throw new Error('planSummary: not provided');
     },
     markCancelled: assign({ cancelled: true }),
     recordPrunes: enqueueActions(({ enqueue }, drafts: readonly DraftOf<'tool/result'>[] | undefined) => {
@@ -129,52 +149,51 @@ export const compactionMachine = setup({
   }),
   states: {
     measuring: {
-      description: 'Measures the next request; nothing is logged yet, so a cancel or a failure here leaves no bracket.',
-      invoke: {
-        src: 'measureContext',
-        onDone: {
+      description: 'Measures the next request; nothing is logged yet, so a failure here leaves no bracket.',
+      entry: 'measure',
+      on: {
+        'compaction.measured': {
           target: 'pruning',
           actions: [
-            assign({ before: ({ event }) => event.output, opened: true }),
+            assign({ before: ({ event }) => event.measure, opened: true }),
             { type: 'record', params: ({ context }) => draftCompactionStart(context.trigger, context.turn, context.before ?? { tokens: 0, source: 'estimate', window: 1, limit: 1 }) },
           ],
         },
-        onError: { target: 'done', actions: assign({ failed: true }) },
+        'compaction.measure.failed': { target: 'done', actions: assign({ failed: true }) },
+        'compaction.cancel.requested': { target: 'done', actions: 'markCancelled' },
       },
-      on: { 'compaction.cancel.requested': { target: 'done', actions: 'markCancelled' } },
     },
     pruning: {
       description: 'Stage 1, model-free: oversized tool results are replaced by their head and tail, the call ids kept.',
-      invoke: {
-        src: 'planPrune',
-        onDone: { target: 'remeasuring', actions: { type: 'recordPrunes', params: ({ event }) => event.output } },
-        onError: 'remeasuring',
+      entry: 'planPrune',
+      on: {
+        'compaction.pruned': { target: 'remeasuring', actions: { type: 'recordPrunes', params: ({ event }) => event.drafts } },
+        'compaction.prune.failed': 'remeasuring',
+        'compaction.cancel.requested': { target: 'closing', actions: 'markCancelled' },
       },
-      on: { 'compaction.cancel.requested': { target: 'closing', actions: 'markCancelled' } },
     },
     remeasuring: {
-      invoke: {
-        src: 'measureContext',
-        onDone: [
-          { guard: { type: 'isSummaryWanted', params: ({ event }) => event.output }, target: 'planning', actions: assign({ after: ({ event }) => event.output }) },
-          { target: 'closing', actions: assign({ after: ({ event }) => event.output }) },
+      entry: 'measure',
+      on: {
+        'compaction.measured': [
+          { guard: { type: 'isSummaryWanted', params: ({ event }) => event.measure }, target: 'planning', actions: assign({ after: ({ event }) => event.measure }) },
+          { target: 'closing', actions: assign({ after: ({ event }) => event.measure }) },
         ],
-        onError: 'closing',
+        'compaction.measure.failed': 'closing',
+        'compaction.cancel.requested': { target: 'closing', actions: 'markCancelled' },
       },
-      on: { 'compaction.cancel.requested': { target: 'closing', actions: 'markCancelled' } },
     },
     planning: {
       description: 'Stage 2: picks the oldest whole units to summarize (the current input and a recent tail stay) and the request that replays them.',
-      invoke: {
-        src: 'planSummary',
-        input: ({ context }) => ({ trigger: context.trigger, ...(context.turn !== undefined ? { turn: context.turn } : {}) }),
-        onDone: [
-          { guard: { type: 'hasPlan', params: ({ event }) => event.output }, target: 'summarizing', actions: assign({ plan: ({ event }) => event.output ?? undefined }) },
+      entry: { type: 'planSummary', params: ({ context }) => ({ trigger: context.trigger, ...(context.turn !== undefined ? { turn: context.turn } : {}) }) },
+      on: {
+        'compaction.planned': [
+          { guard: { type: 'hasPlan', params: ({ event }) => event.plan }, target: 'summarizing', actions: assign({ plan: ({ event }) => event.plan ?? undefined }) },
           { target: 'closing' },
         ],
-        onError: { target: 'closing', actions: assign({ failed: true }) },
+        'compaction.plan.failed': { target: 'closing', actions: assign({ failed: true }) },
+        'compaction.cancel.requested': { target: 'closing', actions: 'markCancelled' },
       },
-      on: { 'compaction.cancel.requested': { target: 'closing', actions: 'markCancelled' } },
     },
     summarizing: {
       description: 'One model request; leaving this state aborts it.',
@@ -194,11 +213,11 @@ export const compactionMachine = setup({
       on: { 'compaction.cancel.requested': { target: 'closing', actions: 'markCancelled' } },
     },
     settling: {
-      description: 'The summary is logged; only the measurement for compaction/end is left, so a cancel waits for it.',
-      invoke: {
-        src: 'measureContext',
-        onDone: { target: 'closing', actions: assign({ after: ({ event }) => event.output }) },
-        onError: 'closing',
+      description: 'The summary is logged; only the measurement for compaction/end is left.',
+      entry: 'measure',
+      on: {
+        'compaction.measured': { target: 'closing', actions: assign({ after: ({ event }) => event.measure }) },
+        'compaction.measure.failed': 'closing',
       },
     },
     closing: {

@@ -17,15 +17,13 @@ export interface CallRef extends StepRef {
   name: string;
 }
 
-export const draftTurnStart = (turn: string, input: string): DraftOf<'turn/start'> => ({ kind: 'turn/start', turn, input });
+/** `from`: the `session/input` the turn was started by. */
+export const draftTurnStart = (turn: string, input: string, from?: number): DraftOf<'turn/start'> =>
+  from !== undefined ? { kind: 'turn/start', turn, input, from } : { kind: 'turn/start', turn, input };
 
-export const draftUserMessage = (turn: string, text: string, origin: DraftOf<'user/message'>['origin']): DraftOf<'user/message'> => ({
-  kind: 'user/message',
-  turn,
-  text,
-  origin,
-  surfaceOp: 'append',
-});
+/** `from`: the `session/input` a steer or inject delivers. */
+export const draftUserMessage = (turn: string, text: string, origin: DraftOf<'user/message'>['origin'], from?: number): DraftOf<'user/message'> =>
+  from !== undefined ? { kind: 'user/message', turn, text, origin, from, surfaceOp: 'append' } : { kind: 'user/message', turn, text, origin, surfaceOp: 'append' };
 
 export const draftStepStart = (r: StepRef): DraftOf<'step/start'> => ({ kind: 'step/start', turn: r.turn, step: r.step });
 
@@ -81,7 +79,7 @@ export const draftDispatch = (c: CallRef, idempotent: boolean): DraftOf<'tool/di
 });
 
 /** A call's result; see `log/draft-tool-result.ts` for the verdicts it carries. */
-export const draftResult = (c: CallRef, status: ToolResultStatus, content: string, code?: string): DraftOf<'tool/result'> => draftToolResult(c, status, content, code);
+export const draftResult = (c: CallRef, status: ToolResultStatus, content: string, code?: string, reason?: string): DraftOf<'tool/result'> => draftToolResult(c, status, content, code, reason);
 
 export const draftStepEnd = (r: StepRef, reason: StepEndReason): DraftOf<'step/end'> => ({ kind: 'step/end', turn: r.turn, step: r.step, reason });
 

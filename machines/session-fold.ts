@@ -26,16 +26,30 @@ export type SessionLogEvent = SessionEvent | { type: 'xstate.done.actor.turn'; a
 export function sessionEventsFromLog(entries: readonly Entry[]): SessionLogEvent[] {
   const out: SessionLogEvent[] = [];
   entries.forEach((e, i) => {
-    const ev = eventOf(e, entries[i + 1]);
+    const ev = eventOf(e, entries, i);
     if (ev) out.push(ev);
   });
   return out;
 }
 
-/** `next`: the entry after `e`; a `turn/end` whose own flush failed is followed by the note that says so. */
-function eventOf(e: Entry, next: Entry | undefined): SessionLogEvent | undefined {
-  if (e.kind === 'turn/start') return { type: 'session.input.received', text: e.input, mode: 'followup' };
-  if (e.kind === 'turn/end') return { type: 'xstate.done.actor.turn', actorId: 'turn', output: turnOutput(e, next) };
+/**
+ * The note that a `turn/end`'s own flush failed: it follows the end before the checkpoint, with only input that
+ * arrived while the end was being saved between them (ADR 0021).
+ */
+function noteFor(entries: readonly Entry[], i: number): Entry | undefined {
+  const end = entries[i]!;
+  for (let j = i + 1; j < entries.length; j++) {
+    const e = entries[j]!;
+    if (e.kind === 'log/not-durable' && e.upTo === end.seq) return e;
+    if (e.kind === 'checkpoint' || e.kind === 'turn/start') return undefined;
+  }
+  return undefined;
+}
+
+/** The session-level event entry `i` stands for, if any. */
+function eventOf(e: Entry, entries: readonly Entry[], i: number): SessionLogEvent | undefined {
+  if (e.kind === 'turn/start') return { type: 'session.input.received', seq: e.from ?? 0, text: e.input, mode: 'followup' };
+  if (e.kind === 'turn/end') return { type: 'xstate.done.actor.turn', actorId: 'turn', output: turnOutput(e, noteFor(entries, i)) };
   return undefined;
 }
 
@@ -119,7 +133,7 @@ export function checkCheckpoints(entries: readonly Entry[]): Violation[] {
   let [s] = initialTransition(foldable, {});
   const scope = inertScope();
   for (const [i, e] of entries.entries()) {
-    const ev = eventOf(e, entries[i + 1]);
+    const ev = eventOf(e, entries, i);
     if (ev) s = foldable.transition(s, ev as SessionEvent, scope);
     if (e.kind !== 'checkpoint') continue;
     const want = JSON.stringify(durableView(s));

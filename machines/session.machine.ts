@@ -10,10 +10,13 @@ import { compactionMachine, type CompactionOutput } from './compaction.machine.j
 import { turnMachine, type TurnOutput } from './turn.machine.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
 
-export type InputMode = 'followup' | 'steer' | 'inject';
-/** A queued followup: plain text is the user's; the object form carries another origin (a resume note). */
-export type Followup = string | { text: string; origin: Origin };
-const followupText = (f: Followup | undefined) => (typeof f === 'object' ? f.text : (f ?? ''));
+export type { InputMode } from '../log/entries.js';
+import type { InputMode } from '../log/entries.js';
+
+import type { Queued } from './queued.js';
+export type { Queued } from './queued.js';
+/** A queued followup: the input a turn of its own will start from. */
+export type Followup = Queued;
 
 export interface SessionInput {
   maxSteps?: number;
@@ -27,9 +30,9 @@ export interface SessionContext {
   /** Input waiting for a turn of its own, in arrival order. */
   followups: Followup[];
   /** Context waiting for the next step, whichever turn it belongs to. */
-  injects: string[];
+  injects: Queued[];
   /** What the running turn claimed: its input and the injected context it starts with. */
-  claimed?: { input: string; injects: string[]; origin?: Origin };
+  claimed?: { input: Queued; injects: Queued[] };
   last?: TurnOutput;
   /** `/compact` asked while a turn ran: it runs between turns, right after this one. */
   compactPending?: boolean;
@@ -39,11 +42,14 @@ export interface SessionContext {
 }
 
 export type SessionEvent =
-  | { type: 'session.input.received'; text: string; mode: InputMode; origin?: Origin }
+  /** Input the host has logged (`session/input` at `seq`) and now admits. */
+  | { type: 'session.input.received'; seq: number; text: string; mode: InputMode; origin?: Origin }
   | { type: 'session.cancel.requested'; cause?: string }
   | { type: 'session.wake.requested' }
   | { type: 'session.compact.requested' }
   | { type: 'session.close.requested' };
+
+const queued = (e: { seq: number; text: string; origin?: Origin }): Queued => (e.origin && e.origin !== 'user' ? { seq: e.seq, text: e.text, origin: e.origin } : { seq: e.seq, text: e.text });
 
 export const sessionMachine = setup({
   types: {
@@ -55,18 +61,21 @@ export const sessionMachine = setup({
   actors: {
     turn: turnMachine,
     compaction: compactionMachine,
-    /** Provided by the host: stops what the crashed turn left running, closes it in the log (`turn/end` error with a code), flushes, and answers with its output. */
-    closeFaultedTurn: notProvided<TurnOutput, { turn: string; error: unknown }>('closeFaultedTurn'),
+    /**
+     * Provided by the host: stops what the crashed turn left running, closes it in the log (`turn/end` error with a code), flushes, and answers
+     * with its output — the steer and inject it held as leftovers. `held`: the seqs of the input the session itself holds, and the turn's own.
+     */
+    closeFaultedTurn: notProvided<TurnOutput, { turn: string; error: unknown; held: number[] }>('closeFaultedTurn'),
   },
   actions: {
     queueFollowup: assign({
-      followups: ({ context, event }) =>
-        event.type !== 'session.input.received' ? context.followups : [...context.followups, event.origin && event.origin !== 'user' ? { text: event.text, origin: event.origin } : event.text],
+      followups: ({ context, event }) => (event.type !== 'session.input.received' ? context.followups : [...context.followups, queued(event)]),
     }),
-    queueInject: assign({ injects: ({ context, event }) => (event.type === 'session.input.received' ? [...context.injects, event.text] : context.injects) }),
+    queueInject: assign({ injects: ({ context, event }) => (event.type === 'session.input.received' ? [...context.injects, { seq: event.seq, text: event.text }] : context.injects) }),
     forwardInput: enqueueActions(({ event, enqueue }) => {
       if (event.type !== 'session.input.received') return;
-      enqueue.sendTo('turn', event.mode === 'steer' ? { type: 'turn.input.steered', text: event.text } : { type: 'turn.input.injected', text: event.text });
+      const q = { seq: event.seq, text: event.text };
+      enqueue.sendTo('turn', event.mode === 'steer' ? { type: 'turn.input.steered', ...q } : { type: 'turn.input.injected', ...q });
     }),
     forwardCancelToCompaction: enqueueActions(({ enqueue }) => enqueue.sendTo('compaction', { type: 'compaction.cancel.requested' })),
     forwardCancel: enqueueActions(({ event, enqueue }) => {
@@ -74,11 +83,8 @@ export const sessionMachine = setup({
     }),
     claimInput: assign(({ context }) => ({
       turns: context.turns + 1,
-      claimed: {
-        input: followupText(context.followups[0]),
-        injects: context.injects,
-        ...(typeof context.followups[0] === 'object' ? { origin: context.followups[0].origin } : {}),
-      },
+      // Only ever entered with a followup queued (the guards see to it).
+      claimed: { input: context.followups[0]!, injects: context.injects },
       followups: context.followups.slice(1),
       injects: [],
     })),
@@ -137,9 +143,10 @@ export const sessionMachine = setup({
         src: 'turn',
         input: ({ context }) => ({
           turn: `t${context.turns}`,
-          input: context.claimed?.input ?? '',
+          input: context.claimed?.input.text ?? '',
+          from: context.claimed?.input.seq,
           injected: context.claimed?.injects ?? [],
-          origin: context.claimed?.origin,
+          origin: context.claimed?.input.origin,
           maxSteps: context.maxSteps,
         }),
         onDone: { target: 'idle', actions: ['settleTurn', assign({ claimed: undefined })] },
@@ -171,7 +178,11 @@ export const sessionMachine = setup({
       invoke: {
         id: 'closeFaultedTurn',
         src: 'closeFaultedTurn',
-        input: ({ context, event }) => ({ turn: `t${context.turns}`, error: (event as { error?: unknown }).error }),
+        input: ({ context, event }) => ({
+          turn: `t${context.turns}`,
+          error: (event as { error?: unknown }).error,
+          held: [...context.followups, ...context.injects, ...(context.claimed ? [context.claimed.input, ...context.claimed.injects] : [])].map((q) => q.seq),
+        }),
         onDone: { target: 'idle', actions: ['settleTurn', assign({ claimed: undefined })] },
       },
       on: {

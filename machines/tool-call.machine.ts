@@ -216,7 +216,10 @@ export const toolCallMachine = setup({
       always: 'settling',
     },
     denied: {
-      entry: { type: 'record', params: ({ context }) => draftResult(context, 'denied', `Denied: ${context.reason ?? 'not allowed'}. The call did not run.`, 'DENIED') },
+      entry: {
+        type: 'record',
+        params: ({ context }) => draftResult(context, 'denied', `Denied: ${context.reason ?? 'not allowed'}. The call did not run.`, 'DENIED', context.reason ?? 'not allowed'),
+      },
       always: 'settling',
     },
     abortedBeforeDispatch: {

@@ -10,6 +10,7 @@ import { compactionMachine, type CompactionOutput, type CompactionTrigger } from
 import { draftTurnEnd, draftTurnStart, draftUnsaved, draftUserMessage } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
 import { stepMachine, type StepOutput } from './step.machine.js';
+import type { Queued } from './queued.js';
 import type { PreStepDecision } from '../ports/hooks.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
 
@@ -18,8 +19,10 @@ export type { PreStepDecision } from '../ports/hooks.js';
 export interface TurnInput {
   turn: string;
   input: string;
+  /** The `session/input` the input was logged as (its `turn/start` names it). */
+  from?: number;
   /** Context queued with `inject` before this turn began. */
-  injected?: string[];
+  injected?: Queued[];
   /** Who the input is from: the user (default), or the harness (a resume note). */
   origin?: Origin;
   maxSteps?: number;
@@ -32,19 +35,20 @@ export interface TurnOutput {
   cause?: string;
   code?: string;
   /** Input queued for this turn that no step took: the session re-queues it. */
-  leftoverSteer: string[];
-  leftoverInject: string[];
+  leftoverSteer: Queued[];
+  leftoverInject: Queued[];
 }
 
 export interface TurnContext {
   turn: string;
   input: string;
+  from?: number;
   text: string;
   origin: Origin;
   maxSteps: number;
   steps: number;
-  steer: string[];
-  inject: string[];
+  steer: Queued[];
+  inject: Queued[];
   cancelled: boolean;
   last?: StepOutput;
   end?: { reason: TurnEndReason; cause?: string; code?: string };
@@ -55,8 +59,8 @@ export interface TurnContext {
 }
 
 export type TurnEvent =
-  | { type: 'turn.input.steered'; text: string }
-  | { type: 'turn.input.injected'; text: string }
+  | { type: 'turn.input.steered'; seq: number; text: string }
+  | { type: 'turn.input.injected'; seq: number; text: string }
   | { type: 'turn.cancel.requested'; cause?: string };
 
 export const turnMachine = setup({
@@ -80,14 +84,14 @@ export const turnMachine = setup({
     deliverQueued: enqueueActions(({ context, enqueue }) => {
       // Nothing queued (most steps): no assign, so no snapshot copy (ADR 0007).
       if (context.steer.length === 0 && context.inject.length === 0) return;
-      for (const text of context.steer) enqueue(recordAction(draftUserMessage(context.turn, text, 'steer')));
-      for (const text of context.inject) enqueue(recordAction(draftUserMessage(context.turn, text, 'inject')));
+      for (const q of context.steer) enqueue(recordAction(draftUserMessage(context.turn, q.text, 'steer', q.seq)));
+      for (const q of context.inject) enqueue(recordAction(draftUserMessage(context.turn, q.text, 'inject', q.seq)));
       enqueue.assign({ steer: [], inject: [] });
     }),
     countStep: assign({ steps: ({ context }) => context.steps + 1 }),
     forwardCancelToCompaction: enqueueActions(({ enqueue }) => enqueue.sendTo('compaction', { type: 'compaction.cancel.requested' })),
-    queueSteer: assign({ steer: ({ context, event }) => (event.type === 'turn.input.steered' ? [...context.steer, event.text] : context.steer) }),
-    queueInject: assign({ inject: ({ context, event }) => (event.type === 'turn.input.injected' ? [...context.inject, event.text] : context.inject) }),
+    queueSteer: assign({ steer: ({ context, event }) => (event.type === 'turn.input.steered' ? [...context.steer, { seq: event.seq, text: event.text }] : context.steer) }),
+    queueInject: assign({ inject: ({ context, event }) => (event.type === 'turn.input.injected' ? [...context.inject, { seq: event.seq, text: event.text }] : context.inject) }),
     forwardCancel: enqueueActions(({ enqueue }) => enqueue.sendTo('step', { type: 'step.cancel.requested' })),
   },
   guards: {
@@ -113,6 +117,7 @@ export const turnMachine = setup({
   context: ({ input }) => ({
     turn: input.turn,
     input: input.input,
+    ...(input.from !== undefined ? { from: input.from } : {}),
     text: input.input,
     origin: input.origin ?? 'user',
     maxSteps: input.maxSteps ?? DEFAULT_MAX_STEPS,
@@ -122,7 +127,7 @@ export const turnMachine = setup({
     cancelled: false,
   }),
   initial: 'preStep',
-  entry: { type: 'record', params: ({ context }) => draftTurnStart(context.turn, context.input) },
+  entry: { type: 'record', params: ({ context }) => draftTurnStart(context.turn, context.input, context.from) },
   output: ({ context }) => ({
     turn: context.turn,
     reason: context.end?.reason ?? 'error',

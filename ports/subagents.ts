@@ -8,7 +8,8 @@ export interface ChildSession {
   readonly location: string;
   /** Its log so far. */
   entries(): readonly Entry[];
-  send(text: string, mode: 'followup' | 'steer' | 'inject'): void;
+  /** Logged in the child's log before it resolves (ADR 0021). */
+  send(text: string, mode: 'followup' | 'steer' | 'inject'): Promise<void>;
   run(text: string): Promise<{ reason: TurnEndReason; code?: string }>;
   cancel(cause: string): Promise<unknown>;
   close(): Promise<void>;

@@ -2,29 +2,24 @@
  * The replay driver. Each segment of the log (one per process) runs through
  * a real session whose seams answer from the log behind gates. The driver
  * lets the machines run until nothing moves, then looks at the next entry
- * the log holds and does what produced it: opens the gate that leads to it,
- * re-issues the cancel that caused it, sends the input that started it, or
- * copies it when no machine writes it (a hook's report). Input a turn took
- * mid-way is sent at the delivery point the log shows it at, and the inbox a
- * checkpoint holds is rebuilt before the turn settles. Every appended line
- * is compared at once; the first difference stops the replay.
+ * the log holds and does what produced it: sends the input, cancel,
+ * compaction or end that reached the session (they are entries, ADR 0021),
+ * opens the gate that leads to it, or copies it when no machine writes it (a
+ * hook's report). It never looks at a machine's state: where an input
+ * landed is where the log holds it. Every appended line is compared at
+ * once; the first difference stops the replay.
  */
-import type { InspectionEvent } from 'xstate';
-import type { Draft, Entry, EntryOf, SessionConfig } from '../log/entries.js';
+import { INPUT_KINDS, type Draft, type Entry, type EntryOf, type SessionConfig } from '../log/entries.js';
 import { LogAppendError } from '../log/errors.js';
 import { Recorder } from '../log/recorder.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
-import type { CompactionContext } from '../machines/compaction.machine.js';
-import type { TurnContext } from '../machines/turn.machine.js';
 import { toolSpec } from '../tools/index.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import type { LogStore } from '../ports/store.js';
 import { createSession, type BridleSession } from '../runtime/session.js';
-import { NotReplayableError } from './errors.js';
 import { Gates } from './gates.js';
-import { inboxPlan, leftoverSends, type Send } from './inbox.js';
 import { replayAnswerer, replayModel, replayPlugin, replayPreStep, ReplayPrompt, type Progress } from './providers.js';
-import { followupOf, isCancelEffect, isForeign, scriptOf, type ReplayScript, type TurnScript } from './script.js';
+import { isForeign, scriptOf, type ReplayScript } from './script.js';
 import { segmentsOf, type Segment } from './segments.js';
 import { checkTools, headerChanges, segmentSetup } from './setup.js';
 
@@ -35,16 +30,11 @@ export interface ReplayOutcome {
 }
 
 const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
-const isTurnEndAborted = (e: Entry | undefined) => e?.kind === 'turn/end' && e.reason === 'aborted';
-const isCompactionInterrupted = (e: Entry | undefined) => e?.kind === 'compaction/end' && e.outcome === 'interrupted';
-const isSettledAbort = (e: Entry | undefined) => (e?.kind === 'step/end' || e?.kind === 'turn/end') && e.reason === 'aborted';
+const isInput = (e: Entry | undefined): e is EntryOf<'session/input' | 'session/cancel' | 'session/compact' | 'session/end'> => e !== undefined && INPUT_KINDS.has(e.kind);
 
 interface Live {
-  /** Tells this segment's inspection events from a stopped one's. */
-  token: object;
   session: BridleSession;
   gates: Gates;
-  prompt: ReplayPrompt;
   seg: Segment;
 }
 
@@ -62,11 +52,9 @@ export class ReplayDriver {
   private difference?: ReplayOutcome['difference'];
   private fatal?: unknown;
   private live?: Live;
+  /** The segment's prompt: shown each turn's and step's logged system prompt as they start. */
+  private prompt?: ReplayPrompt;
   private progress: Progress = { retries: 0, compaction: -1 };
-  private cancelledAt = -1;
-  private readonly turnPoint = new Map<string, string>();
-  private readonly delivered = new Set<string>();
-  private ending?: TurnScript;
   private copying = false;
   /** The flushes the log notes as failed, by the seq each was to make durable, in log order. */
   private readonly unsaved = new Map<number, EntryOf<'log/not-durable'>[]>();
@@ -96,8 +84,6 @@ export class ReplayDriver {
     this.outLines.push(this.lines[0]!);
     const segments = segmentsOf(this.original);
     for (const [k, seg] of segments.entries()) {
-      this.limit = seg.to;
-      this.sealed = this.out.length >= seg.to;
       const live = this.open(seg, k);
       await this.drive(live, k === segments.length - 1);
       await this.stop(live);
@@ -124,7 +110,7 @@ export class ReplayDriver {
     else if (entry.kind === 'model/retry') this.progress = { ...this.progress, retries: this.progress.retries + 1 };
     else if (entry.kind === 'compaction/start') this.progress = { ...this.progress, compaction: i };
     // The prompt the original turn or step was assembled with, before its request is built.
-    if (entry.kind === 'turn/start' || entry.kind === 'step/start') this.live?.prompt.show(this.headers.get(i));
+    if (entry.kind === 'turn/start' || entry.kind === 'step/start') this.prompt?.show(this.headers.get(i));
     if (line !== this.lines[i]) {
       this.difference = { index: i };
       this.sealed = true;
@@ -139,8 +125,8 @@ export class ReplayDriver {
     return end?.code === 'LOG_ENTRY_REJECTED' || end?.code === 'LOG_APPEND_FAILED' ? new LogAppendError(end.code, entry.kind, cause, { draft: draft as Draft }) : new Error(cause);
   }
 
-  private store(): LogStore {
-    return { location: 'replay:', append: (e, line) => this.accept(e, line), flush: () => this.flush(), close: async () => {} };
+  private store(gates: Gates): LogStore {
+    return { location: 'replay:', append: (e, line) => this.accept(e, line), flush: () => this.flush(gates), close: async () => {} };
   }
 
   /**
@@ -148,9 +134,9 @@ export class ReplayDriver {
    * notes as failed (`log/not-durable` with its `upTo`) fails again, with the store error the note holds, when
    * the note is next; so does a failed dispatch flush of a log written before notes.
    */
-  private flush(): Promise<void> {
+  private flush(gates: Gates): Promise<void> {
+    if (this.live?.gates !== gates || this.sealed) return Promise.resolve();
     const live = this.live;
-    if (!live || this.sealed) return Promise.resolve();
     const upTo = this.out.at(-1)?.seq ?? 0;
     const failed = this.unsaved.get(upTo);
     if (failed && failed.length > 0) {
@@ -174,6 +160,11 @@ export class ReplayDriver {
     const setup = segmentSetup(this.original, seg, this.config);
     const gates = new Gates(() => this.activity++);
     const prompt = new ReplayPrompt(setup.system, this.tools.map(toolSpec));
+    this.prompt = prompt;
+    // What a writer logs as it opens (a takeover) stands before anything the new process's session runs.
+    if (k > 0) this.appendClosing(this.foreignAt(this.out.length));
+    this.sealed = this.out.length >= seg.to;
+    this.limit = seg.to;
     const existing = this.out.slice();
     let snapshot: ReturnType<typeof restoreSessionSnapshot> | undefined;
     if (k > 0) {
@@ -184,8 +175,8 @@ export class ReplayDriver {
       }
     }
     const c = this.config;
-    const token = {};
     // The product replay runs: the base rows, every outcome answered from the log, nothing that could touch the world.
+    // A resumed segment's session is handed the input its log left queued as it opens, as the live one was.
     const session = createSession({
       id: start.id,
       cwd: start.cwd,
@@ -205,8 +196,8 @@ export class ReplayDriver {
         },
       ],
       services: {
-        model: { ...replayModel(this.script, () => this.progress), name: setup.modelName },
-        store: this.store(),
+        model: { ...replayModel(this.script, () => this.progress, gates), name: setup.modelName },
+        store: this.store(gates),
         clock: this.clock,
         tools: [...this.tools],
         prompt,
@@ -214,16 +205,26 @@ export class ReplayDriver {
       plugins: [replayPlugin(this.script, gates)],
       answerer: replayAnswerer(this.script, gates),
       sleep: async () => {},
-      preStep: replayPreStep(this.script),
+      preStep: replayPreStep(this.script, gates),
       existing,
+      opened: k === 0 ? 'fresh' : 'logged',
       depth: start.depth,
       parent: start.parent,
-      inspect: (ev) => this.inspect(ev, token),
+      onEntry: () => this.guard(() => this.copyForeign()),
       ...(snapshot ? { snapshot } : {}),
     });
-    session.recorder.onEntry(() => this.guard(() => this.copyForeign()));
-    this.live = { token, session, gates, prompt, seg };
+    this.live = { session, gates, seg };
     return this.live;
+  }
+
+  /** The foreign entries standing at `i`, as drafts. */
+  private foreignAt(i: number): Draft[] {
+    const out: Draft[] = [];
+    for (; isForeign(this.original[i]); i++) {
+      const { seq: _seq, at: _at, ...draft } = this.original[i]!;
+      out.push(draft as Draft);
+    }
+    return out;
   }
 
   private async stop(live: Live): Promise<void> {
@@ -267,65 +268,34 @@ export class ReplayDriver {
   }
 
   private act(live: Live): boolean {
-    const n = this.out.length;
-    const next = this.original[n];
-    const snap = live.session.actor.getSnapshot();
-    if (this.ending) {
-      this.reconcile(live, this.ending);
-      this.ending = undefined;
-      return true;
-    }
+    const next = this.original[this.out.length];
     if (isForeign(next)) return this.copyForeign(), true;
-    if (isCancelEffect(next) && snap.value !== 'idle' && this.cancelIf(live, () => true)) return true;
-    // A cancel that landed while a flush that failed was pending touched nothing that logs at once (the call waits on its
-    // flush): it shows only as the aborted step or turn the failure's note leads to, in the same transition. It is
-    // re-issued before the flush fails again. (One that landed after the note shows at once: a decision, a result.)
-    if (next?.kind === 'log/not-durable' && snap.value !== 'idle' && isSettledAbort(this.afterNotes(n)) && this.cancelIf(live, () => true)) return true;
+    if (isInput(next)) return this.deliver(live);
     const named = live.gates.leadingTo(next);
     if (named) return named.open(), true;
-    if (snap.value === 'idle' && snap.context.followups.length === 0) {
-      if (next?.kind === 'turn/start') {
-        const pre = this.script.turns.get(next.turn)?.preStep;
-        this.send(live, { text: next.input, mode: 'followup' }, pre?.kind === 'enter' ? pre.origin : undefined);
-        return true;
-      }
-      if (next?.kind === 'compaction/start' && next.trigger === 'manual') {
-        live.session.actor.send({ type: 'session.compact.requested' });
-        this.activity++;
-        return true;
-      }
-    }
     const silent = live.gates.oldestSilent();
     if (silent) return silent.open(), true;
     return false;
   }
 
-  /** The first entry at or after `i` that is not a `log/not-durable` note. */
-  private afterNotes(i: number): Entry | undefined {
-    while (this.original[i]?.kind === 'log/not-durable') i++;
-    return this.original[i];
-  }
-
-  private send(live: Live, s: Send, origin = s.origin): void {
-    const f = followupOf(s.text, origin);
-    live.session.actor.send({ type: 'session.input.received', text: s.text, mode: s.mode, ...(typeof f === 'object' ? { origin: f.origin } : {}) });
-    this.activity++;
-  }
-
-  /** Once per point in the log: a cancel whose effect is the next entry. */
-  private cancelIf(live: Live, wanted: (e: Entry | undefined) => boolean): boolean {
-    const n = this.out.length;
-    if (this.cancelledAt === n || !wanted(this.original[n])) return false;
-    this.cancelledAt = n;
-    this.activity++;
-    // Steer and inject that were still queued when the cancel came end up as the turn's leftovers: queue them first.
-    const s = live.session.actor.getSnapshot();
-    const turn = s.children.turn?.getSnapshot().context as TurnContext | undefined;
-    const target = turn && this.script.turns.get(turn.turn)?.checkpoint;
-    if (turn && target && s.matches({ running: 'active' })) {
-      for (const x of leftoverSends({ turnSteer: turn.steer, turnInject: turn.inject }, target) ?? []) this.send(live, x);
+  /**
+   * What reached the session from outside, sent again where the log holds it: the session logs it as it did live.
+   * Inputs that stand together arrived together (nothing the machines wrote came between): they go in the same tick.
+   */
+  private deliver(live: Live): boolean {
+    const s = live.session;
+    for (let next = this.original[this.out.length]; isInput(next) && !this.sealed; next = this.original[this.out.length]) {
+      const before = this.out.length;
+      if (next.kind === 'session/input') void s.send(next.text, next.mode, next.origin).catch(() => undefined);
+      else if (next.kind === 'session/cancel') void s.cancel(next.by);
+      else if (next.kind === 'session/compact') void s.compact(next.by);
+      else void s.end(next.by, { keepOpen: true }).catch(() => undefined);
+      if (this.out.length === before && !this.difference) {
+        // The live session logged it at this point; this one did not (nothing ran to cancel, or it was closed).
+        this.difference = { index: before, note: `replay stopped: the session did not take the log's ${next.kind} here` };
+        this.sealed = true;
+      }
     }
-    live.session.actor.send({ type: 'session.cancel.requested', cause: 'replay' });
     return true;
   }
 
@@ -349,80 +319,6 @@ export class ReplayDriver {
     } catch (err) {
       this.fatal ??= err;
       this.sealed = true;
-    }
-  }
-
-  /**
-   * Snapshots of the turn and compaction actors: moments input and cancels must land at that no gate waits at.
-   * (Not the step's or a call's: a cancel sent from inside a call's own transition would reach it after its
-   * neighbours, out of call order; the step's calls all wait on gates, so quiescence serves them.)
-   */
-  private inspect(ev: InspectionEvent, token: object): void {
-    if (ev.type !== '@xstate.snapshot' || this.live?.token !== token || this.sealed) return;
-    const snap = ev.snapshot as unknown as { status: string; value: unknown; context: unknown };
-    if (snap.status !== 'active') return;
-    const live = this.live;
-    this.guard(() => {
-      const id = (ev.actorRef as { id?: string }).id;
-      // A turn that crashed ends in the session's `faulted` state, not its own `ending`: the inbox is reconciled there.
-      if (ev.actorRef === live.session.actor && snap.value === 'faulted') this.ending = this.script.turns.get(`t${(snap.context as { turns: number }).turns}`);
-      else if (id === 'turn') this.onTurn(live, snap.value as string, snap.context as TurnContext);
-      else if (id === 'compaction') this.onCompaction(live, snap.value as string, snap.context as CompactionContext);
-    });
-  }
-
-  /**
-   * A compaction measures, prunes and plans without waiting on anything replay holds: a cancel that landed
-   * there is re-issued as soon as it is in that state. A manual one cancelled before it measured logged nothing.
-   */
-  private onCompaction(live: Live, value: string, c: CompactionContext): void {
-    if (value === 'measuring' && c.trigger === 'manual') this.cancelIf(live, (e) => e?.kind !== 'compaction/start');
-    else if (value === 'pruning' || value === 'remeasuring' || value === 'planning') this.cancelIf(live, isCompactionInterrupted);
-  }
-
-  private onTurn(live: Live, value: string, c: TurnContext): void {
-    const point = `${value}:${c.steps}`;
-    if (this.turnPoint.get(c.turn) === point) return;
-    this.turnPoint.set(c.turn, point);
-    const t = this.script.turns.get(c.turn);
-    if (!t) return;
-    if (value === 'preStep') this.deliver(live, t, 'measuring:0', c.inject.length);
-    else if (value === 'stepping') this.deliver(live, t, `measuring:${c.steps}`);
-    else if (value === 'measuring' || value === 'compacting') {
-      this.deliver(live, t, `stepping:${c.steps + 1}`);
-      this.cancelIf(live, isTurnEndAborted);
-    } else if (value === 'ending') this.ending = t;
-  }
-
-  /** Sends the steer and inject a delivery point logged; `claimed` injects the turn already holds from the session's queue. */
-  private deliver(live: Live, t: TurnScript, point: string, claimed = 0): void {
-    const key = `${t.turn}@${point}`;
-    if (this.delivered.has(key)) return;
-    this.delivered.add(key);
-    let skip = claimed;
-    for (const d of t.deliveries.get(point) ?? []) {
-      if (d.mode === 'inject' && skip > 0) skip--;
-      else this.send(live, d);
-    }
-  }
-
-  /** While the turn ends (its end not yet flushed), input that leaves the inbox its checkpoint shows. */
-  private reconcile(live: Live, t: TurnScript): void {
-    const target = t.checkpoint;
-    if (!target) return;
-    const s = live.session.actor.getSnapshot();
-    const turn = s.children.turn?.getSnapshot().context as TurnContext | undefined;
-    // A crashed turn took its queued steer and inject with it: input now joins the session's side, as while cancelling.
-    const faulted = s.matches('faulted');
-    if (!turn && !faulted) return;
-    const plan = inboxPlan({ active: !faulted && !s.matches({ running: 'cancelling' }), turnSteer: turn?.steer ?? [], turnInject: turn?.inject ?? [], followups: s.context.followups, injects: s.context.injects }, target);
-    if (!plan) throw new NotReplayableError(`the inbox the checkpoint after ${t.turn} holds cannot be reproduced by input sent while the turn ends`);
-    for (const x of plan.leftovers) this.send(live, x);
-    if (plan.cancel) live.session.actor.send({ type: 'session.cancel.requested', cause: 'replay' });
-    for (const x of plan.queued) this.send(live, x);
-    if (target.compactPending === true && s.context.compactPending !== true) {
-      live.session.actor.send({ type: 'session.compact.requested' });
-      this.activity++;
     }
   }
 

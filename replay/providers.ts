@@ -2,8 +2,10 @@
  * The seams of a replayed session, answered from the log: the model streams
  * recorded answers, a plugin hands back recorded decisions and tool outputs
  * (no tool runs), the answerer recorded approvals, the pre-step recorded
- * verdicts, the prompt registry the logged system prompt. Whatever the log
- * shows no outcome for waits — a cancel or a crash came first.
+ * verdicts, the prompt registry the logged system prompt. Every answer waits
+ * behind a gate until the log leads to its effect, so the input, cancels and
+ * compactions the log holds land where they landed live (ADR 0021). Whatever
+ * the log shows no outcome for waits — a cancel or a crash came first.
  */
 import type { Chunk } from '../log/chunks.js';
 import { chunksOf } from '../log/chunks.js';
@@ -41,11 +43,22 @@ function summaryAnswer(script: ReplayScript, at: number): ModelAnswer | undefine
   return { kind: 'stream', blocks: [{ type: 'text', text: s.text }], finish: { kind: 'ok', reason: 'stop' } };
 }
 
-/** Contract: keeps the model seam's promises; an answer the log does not hold waits for the abort (the cancel that came first). */
-export function replayModel(script: ReplayScript, progress: () => Progress): ModelProvider {
+/** What a whole answer leads to: the step's message or retry, or the compaction's summary or end. */
+const answerLeadsTo = (summary: boolean, step: string | undefined) => (e: Entry) =>
+  summary ? e.kind === 'compaction/summary' || e.kind === 'compaction/end' : (e.kind === 'assistant/message' || e.kind === 'model/retry') && e.step === step;
+
+/**
+ * Contract: keeps the model seam's promises; a whole answer streams once the log leads to what it writes; an
+ * interrupted one streams what was logged at once and waits for the cancel; an answer the log does not hold waits
+ * for the abort (the cancel that came first).
+ */
+export function replayModel(script: ReplayScript, progress: () => Progress, gates: Gates): ModelProvider {
   async function* stream(request: Parameters<ModelProvider['stream']>[0], signal: AbortSignal): AsyncGenerator<Chunk> {
     const p = progress();
-    const answer = isSummaryInstruction(request.messages.at(-1)) ? summaryAnswer(script, p.compaction) : p.step !== undefined ? script.steps.get(p.step)?.[p.retries] : undefined;
+    const summary = isSummaryInstruction(request.messages.at(-1));
+    const answer = summary ? summaryAnswer(script, p.compaction) : p.step !== undefined ? script.steps.get(p.step)?.[p.retries] : undefined;
+    // Input that arrived while the request was out lands before the answer does.
+    if (answer?.kind === 'stream') await Promise.race([gates.wait({ leadsTo: answerLeadsTo(summary, p.step) }, () => undefined), aborted(signal)]);
     if (answer) {
       const finish = answer.kind === 'stream' ? answer.finish : { kind: 'aborted' as const };
       const chunks = chunksOf(answer.blocks, finish, answer.usage);
@@ -58,7 +71,10 @@ export function replayModel(script: ReplayScript, progress: () => Progress): Mod
       if (answer.kind === 'stream') return;
     }
     // The append a failed turn could not make has no recorded answer: any answer makes the step try it, and the driver fails it again.
-    if (!answer && p.step !== undefined && script.faulted.has(p.step)) return yield { type: 'finish', finish: { kind: 'ok', reason: 'stop' } };
+    if (!answer && p.step !== undefined && script.faulted.has(p.step)) {
+      await Promise.race([gates.wait({ leadsTo: (e) => e.kind === 'repair' && e.found === 'turn-fault' }, () => undefined), aborted(signal)]);
+      if (!signal.aborted) return yield { type: 'finish', finish: { kind: 'ok', reason: 'stop' } };
+    }
     await aborted(signal);
     yield { type: 'finish', finish: { kind: 'aborted' } };
   }
@@ -104,14 +120,20 @@ export function replayAnswerer(script: ReplayScript, gates: Gates): Answerer {
   };
 }
 
-/** The recorded verdict; a `PRE_STEP_FAILED` cause is rethrown so that `String(error)` gives it back byte for byte. */
-export function replayPreStep(script: ReplayScript) {
+/**
+ * The recorded verdict, once the log leads to what it writes (the turn's input, or its end); a `PRE_STEP_FAILED`
+ * cause is rethrown so that `String(error)` gives it back byte for byte.
+ */
+export function replayPreStep(script: ReplayScript, gates: Gates) {
   return async ({ turn }: { turn: string; text: string }): Promise<PreStepDecision> => {
     const p = script.turns.get(turn)?.preStep;
     if (!p) return never();
-    if (p.kind === 'enter') return { kind: 'enter', text: p.text };
-    if (p.kind === 'reject') return { kind: 'reject', reason: p.reason };
-    throw { toString: () => p.cause };
+    const leadsTo = (e: Entry) => (e.kind === 'user/message' || e.kind === 'turn/end') && e.turn === turn;
+    return gates.wait({ leadsTo }, (): PreStepDecision => {
+      if (p.kind === 'enter') return { kind: 'enter', text: p.text };
+      if (p.kind === 'reject') return { kind: 'reject', reason: p.reason };
+      throw { toString: () => p.cause };
+    });
   };
 }
 

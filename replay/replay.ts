@@ -3,16 +3,15 @@
  * real session, turn, step, tool-call and compaction machines, with every
  * outcome taken from the log — model answers and retried failures, tool
  * outputs in their recorded completion order, decisions, approval answers,
- * pre-step verdicts, summaries, the clock — and with the input and cancels
- * re-issued where their effects show: steer and inject at the delivery point
- * that logged them, followups so the checkpoints' inboxes match, cancels
- * just before the first entry they caused. A log several processes wrote
+ * pre-step verdicts, summaries, the clock — and with the input, cancels,
+ * compactions and ends that reached the session sent again where the log
+ * holds them (they are entries, ADR 0021). A log several processes wrote
  * (crash, repair, resume) is replayed process by process, the repair
  * appended as `log/repair.ts` plans it. No model is called and no tool runs.
  * The new log must equal the old one byte for byte. How it works:
  * `replay/driver.ts`.
  */
-import type { Entry, SessionConfig } from '../log/entries.js';
+import { LOG_FORMAT, type Entry, type SessionConfig } from '../log/entries.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { ReplayDriver } from './driver.js';
 import { NotReplayableError } from './errors.js';
@@ -39,19 +38,6 @@ export interface ReplayOptions {
 const jsonl = (lines: readonly string[]) => (lines.length ? `${lines.join('\n')}\n` : '');
 
 /**
- * For a log written before `session/start` recorded its settings: a proactive
- * compaction proves a configured window and logs it (unless an overflow had
- * taught the meter a smaller one first).
- */
-function windowOf(entries: readonly Entry[]): number | undefined {
-  for (const e of entries) {
-    if (e.kind === 'assistant/message' && e.finish.kind === 'error' && e.finish.code === 'CONTEXT_WINDOW_EXCEEDED') return undefined;
-    if (e.kind === 'compaction/start') return e.trigger === 'proactive' ? e.window : undefined;
-  }
-  return undefined;
-}
-
-/**
  * Contract: runs no tool and calls no model; resolves with the replayed
  * bytes and where they first differ; throws `NotReplayableError` naming what
  * it cannot reproduce (a log that does not start with `session/start`, tools
@@ -60,8 +46,9 @@ function windowOf(entries: readonly Entry[]): number | undefined {
 export async function replayThroughMachines(entries: readonly Entry[], tools: readonly ToolDefinition[], opts: ReplayOptions = {}): Promise<ReplayResult> {
   const start = entries[0];
   if (start?.kind !== 'session/start') throw new NotReplayableError('the log does not begin with session/start');
-  const inferred = start.config === undefined && opts.config?.contextWindow === undefined ? windowOf(entries) : undefined;
-  const config: SessionConfig = { ...(inferred !== undefined ? { contextWindow: inferred } : {}), ...opts.config, ...start.config };
+  // Format 1 logged no inputs: when each arrived could only be guessed (ADR 0021).
+  if (start.format < LOG_FORMAT) throw new NotReplayableError(`the log is format ${start.format}, written by an older bridle that did not log its inputs; replay through the machines needs format ${LOG_FORMAT} (bridle replay without --machines still verifies it)`);
+  const config: SessionConfig = { ...opts.config, ...start.config };
   const outcome = await new ReplayDriver(entries, tools, config).run();
   const original = jsonl(entries.map((e) => JSON.stringify(e)));
   const text = jsonl(outcome.lines);

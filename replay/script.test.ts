@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Draft, DraftOf, Entry, SurfaceOp } from '../log/entries.js';
 import { LogBuilder } from '../test/helpers/log-builder.js';
-import { isCancelEffect, scriptOf } from './script.js';
+import { scriptOf } from './script.js';
 
 const user = (turn: string, text: string, origin: 'user' | 'steer' | 'inject' | 'summary' = 'user'): Draft => ({ kind: 'user/message', turn, text, origin, surfaceOp: 'append' });
 
@@ -12,29 +12,13 @@ function turnWith(middle: Draft[]): Entry[] {
 }
 
 describe('scriptOf', () => {
-  it('splits a run of steer and inject into the measuring delivery and what only the step took', () => {
-    const es = turnWith([user('t1', 's1', 'steer'), user('t1', 'i1', 'inject'), user('t1', 's2', 'steer'), { kind: 'step/start', turn: 't1', step: 't1.s1' }]);
-    const d = scriptOf(es).turns.get('t1')!.deliveries;
-    expect(d.get('measuring:0')).toEqual([
-      { text: 's1', mode: 'steer' },
-      { text: 'i1', mode: 'inject' },
-    ]);
-    expect(d.get('stepping:1')).toEqual([{ text: 's2', mode: 'steer' }]);
-  });
-
-  it('after a compaction, input goes to the step; before one, to the measuring', () => {
-    const es = turnWith([
-      { kind: 'step/start', turn: 't1', step: 't1.s1' },
-      { kind: 'step/end', turn: 't1', step: 't1.s1', reason: 'tool-calls' },
-      user('t1', 'before', 'inject'),
-      { kind: 'compaction/start', turn: 't1', trigger: 'proactive', estimatedTokens: 10, window: 100 },
-      { kind: 'compaction/end', outcome: 'nothing-to-do', tokensBefore: 10, tokensAfter: 10 },
-      user('t1', 'after', 'steer'),
-      { kind: 'step/start', turn: 't1', step: 't1.s2' },
-    ]);
-    const d = scriptOf(es).turns.get('t1')!.deliveries;
-    expect(d.get('measuring:1')).toEqual([{ text: 'before', mode: 'inject' }]);
-    expect(d.get('stepping:2')).toEqual([{ text: 'after', mode: 'steer' }]);
+  it('reads the pre-step verdict from what the machines wrote after turn/start, past input that arrived meanwhile', () => {
+    const es = new LogBuilder()
+      .add({ kind: 'session/input', mode: 'followup', text: 'go', origin: 'user' })
+      .add({ kind: 'turn/start', turn: 't1', input: 'go', from: 2 })
+      .add({ kind: 'session/input', mode: 'steer', text: 'late', origin: 'user' })
+      .add(user('t1', 'go, rewritten')).entries;
+    expect(scriptOf(es).turns.get('t1')).toEqual({ turn: 't1', preStep: { kind: 'enter', text: 'go, rewritten' } });
   });
 
   it('reads decisions, answers and outputs per call; a replacement by compaction is not an output', () => {
@@ -44,7 +28,7 @@ describe('scriptOf', () => {
     b.add({ kind: 'tool/dispatch', turn: 't1', step: 't1.s1', callId: 't1.s1.c1', name: 'bash', idempotent: false });
     const result = (callId: string, status: 'ok' | 'denied', content: string, surfaceOp: SurfaceOp = 'append'): DraftOf<'tool/result'> => ({ kind: 'tool/result', turn: 't1', step: 't1.s1', callId, toolCallId: 'x', name: 'n', status, content, surfaceOp });
     b.add(result('t1.s1.c1', 'ok', 'ran'));
-    b.add(result('t1.s1.c2', 'denied', 'Denied: the sandbox says no. The call did not run.'));
+    b.add({ ...result('t1.s1.c2', 'denied', 'Denied: whatever the prose says. The call did not run.'), reason: 'the sandbox says no' });
     b.add(result('t1.s1.c1', 'ok', 'ran, cut', { op: 'replace', start: 10, end: 10 }));
     const calls = scriptOf(b.entries).calls;
     expect(calls.get('t1.s1.c1')).toEqual({ decision: { kind: 'ask', reason: 'why' }, answer: { outcome: 'allowed-once', by: 'me' }, output: { status: 'ok', content: 'ran' } });
@@ -52,14 +36,14 @@ describe('scriptOf', () => {
     expect(calls.get('t1.s1.c3')).toBeUndefined();
   });
 
-  it('knows the entries only a cancel writes', () => {
+  it('an interrupted answer is the text the cancel cut', () => {
     const es = turnWith([
       { kind: 'step/start', turn: 't1', step: 't1.s1' },
+      { kind: 'session/cancel', by: 'user' },
       { kind: 'assistant/message', turn: 't1', step: 't1.s1', blocks: [{ type: 'text', text: 'hal' }], finish: { kind: 'aborted' }, interrupted: true, surfaceOp: 'append' },
       { kind: 'step/end', turn: 't1', step: 't1.s1', reason: 'aborted' },
       { kind: 'turn/end', turn: 't1', reason: 'aborted', steps: 1, cause: 'user' },
     ]);
-    expect(es.map(isCancelEffect)).toEqual([false, false, false, false, true, true, true]);
     expect(scriptOf(es).steps.get('t1.s1')).toEqual([{ kind: 'interrupted', blocks: [{ type: 'text', text: 'hal' }] }]);
   });
 });

@@ -1,12 +1,13 @@
 /**
  * What a recorded log says the world did, arranged the way replay asks for
  * it: each step's model answers (retried failures first), each call's
- * decision, approval answer and tool output, each compaction's summary, each
- * turn's pre-step verdict, the steer and inject it took at each delivery
- * point, and the inbox its checkpoint holds. Pure; no machine runs here.
+ * decision, approval answer and tool output, each compaction's summary, and
+ * each turn's pre-step verdict. What reached the session from outside —
+ * input, cancels, compactions asked for — is not here: those are entries,
+ * which the driver sends again where they stand (ADR 0021). Pure; no machine
+ * runs here, and nothing is read from an entry's prose.
  */
-import type { Block, Entry, Finish, Origin, Usage } from '../log/entries.js';
-import type { Followup } from '../machines/session.machine.js';
+import { INPUT_KINDS, type Block, type Entry, type Finish, type Usage } from '../log/entries.js';
 import type { ApprovalAnswer, Decision } from '../machines/tool-call.machine.js';
 import type { ToolOutput } from '../ports/tools.js';
 
@@ -26,31 +27,12 @@ export interface CallScript {
   kept?: boolean;
 }
 
-export type PreStepScript = { kind: 'enter'; text: string; origin: Origin } | { kind: 'reject'; reason: string } | { kind: 'fail'; cause: string };
-
-export interface Delivery {
-  text: string;
-  mode: 'steer' | 'inject';
-}
-
-/** The part of a persisted session snapshot replay must reproduce before the checkpoint is written. */
-export interface InboxTarget {
-  followups: Followup[];
-  injects: string[];
-  compactPending?: boolean;
-  /** The ending turn's unused steer and inject (the checkpoint's `last` keeps them). */
-  leftoverSteer: string[];
-  leftoverInject: string[];
-}
+export type PreStepScript = { kind: 'enter'; text: string } | { kind: 'reject'; reason: string } | { kind: 'fail'; cause: string };
 
 export interface TurnScript {
   turn: string;
   /** Absent: the pre-step never answered (a cancel or a crash came first). */
   preStep?: PreStepScript;
-  /** Steer and inject the turn logged, by delivery point: `measuring:<steps>` or `stepping:<steps>`. */
-  deliveries: Map<string, Delivery[]>;
-  /** The session's inbox in the checkpoint right after the turn's end. */
-  checkpoint?: InboxTarget;
 }
 
 /** A summary request's recorded answer: its text, a failure, or nothing (cancelled while it ran). */
@@ -66,32 +48,9 @@ export interface ReplayScript {
   faulted: Set<string>;
 }
 
-/** Entries no machine writes: hook problems, the delegate tool's brackets, a writer's takeover. Replay copies them where they stand. */
-export const FOREIGN_KINDS = new Set<Entry['kind']>(['hook/report', 'subagent/start', 'subagent/end', 'session/takeover']);
+/** Entries no machine writes: hook problems, the delegate tool's brackets, a writer's reopening and takeover. Replay copies them where they stand. */
+export const FOREIGN_KINDS = new Set<Entry['kind']>(['hook/report', 'subagent/start', 'subagent/end', 'session/takeover', 'session/reopen']);
 export const isForeign = (e: Entry | undefined): boolean => e !== undefined && FOREIGN_KINDS.has(e.kind);
-
-/** Entries only a cancel produces (a repair's closings come after a `repair` entry and are not met live). */
-export function isCancelEffect(e: Entry | undefined): boolean {
-  if (!e) return false;
-  switch (e.kind) {
-    case 'assistant/message':
-      return e.interrupted === true;
-    case 'step/end':
-      return e.reason === 'aborted';
-    case 'tool/result':
-      return e.status === 'aborted' && (e.code === 'ABORTED' || e.code === 'ABORTED_BEFORE_DISPATCH');
-    case 'approval/decided':
-      return e.outcome === 'cancelled' && e.by === 'cancel';
-    case 'turn/end':
-      return e.reason === 'aborted';
-    case 'compaction/end':
-      return e.outcome === 'interrupted';
-    default:
-      return false;
-  }
-}
-
-const DENIED = /^Denied: ([\s\S]*)\. The call did not run\.$/;
 
 function callsOf(entries: readonly Entry[]): Map<string, CallScript> {
   const calls = new Map<string, CallScript>();
@@ -108,7 +67,7 @@ function callsOf(entries: readonly Entry[]): Map<string, CallScript> {
     // A compaction's replacement of a result (surfaceOp replace) is not the tool's outcome.
     else if (e.kind === 'tool/result' && e.surfaceOp === 'append') {
       const c = at(e.callId);
-      if (e.status === 'denied') c.decision ??= { kind: 'deny', reason: DENIED.exec(e.content)?.[1] ?? e.content };
+      if (e.status === 'denied') c.decision ??= { kind: 'deny', reason: e.reason ?? '' };
       else if (e.status === 'ok' || e.status === 'error') {
         if (e.code === 'DISPATCH_NOT_DURABLE') c.notDurable = true;
         else c.output = { status: e.status, content: e.content, ...(e.code !== undefined ? { code: e.code } : {}) };
@@ -163,95 +122,30 @@ function summariesOf(entries: readonly Entry[]): Map<number, SummaryScript> {
   return out;
 }
 
-/** A run of steer/inject messages splits into at most two deliveries: each logs its steers, then its injects. */
-function splitRun(run: readonly Delivery[]): [Delivery[], Delivery[]] {
-  let i = 0;
-  while (i < run.length && run[i]!.mode === 'steer') i++;
-  while (i < run.length && run[i]!.mode === 'inject') i++;
-  return [run.slice(0, i), run.slice(i)];
-}
+/** Entries that may stand between what one machine step writes and the next: foreign ones, inputs, notes of failed saves. */
+const isBetween = (e: Entry | undefined): boolean => e !== undefined && (isForeign(e) || INPUT_KINDS.has(e.kind) || e.kind === 'log/not-durable');
 
-function deliveriesOf(entries: readonly Entry[], from: number, to: number): Map<string, Delivery[]> {
-  const out = new Map<string, Delivery[]>();
-  const add = (key: string, ds: readonly Delivery[]) => ds.length && out.set(key, [...(out.get(key) ?? []), ...ds]);
-  let steps = 0;
-  let input = false;
-  let prev: Entry | undefined;
-  let run: Delivery[] = [];
-  let runPrev: Entry | undefined;
-  const close = (next: Entry | undefined) => {
-    if (run.length === 0) return;
-    // After a compaction only the step's own delivery is left; before one, or before a step, the measuring delivery comes first.
-    if (runPrev?.kind === 'compaction/end') add(`stepping:${steps + 1}`, run);
-    else {
-      const [measuring, rest] = next?.kind === 'compaction/start' ? [run, []] : splitRun(run);
-      add(`measuring:${steps}`, measuring);
-      add(`stepping:${steps + 1}`, rest);
-    }
-    run = [];
-  };
-  for (let i = from; i < to; i++) {
-    const e = entries[i]!;
-    // A note that a flush failed sits between what the machines wrote, not in the turn's input.
-    if (isForeign(e) || e.kind === 'log/not-durable') continue;
-    if (e.kind === 'user/message' && input && (e.origin === 'steer' || e.origin === 'inject')) {
-      if (run.length === 0) runPrev = prev;
-      run.push({ text: e.text, mode: e.origin });
-      continue;
-    }
-    close(e);
-    if (e.kind === 'user/message') input = true;
-    if (e.kind === 'step/start') steps++;
-    prev = e;
-  }
-  close(undefined);
-  return out;
-}
-
+/** The next entry at or after `i` the turn itself wrote. */
 function nextLive(entries: readonly Entry[], i: number): Entry | undefined {
-  while (isForeign(entries[i])) i++;
+  while (isBetween(entries[i])) i++;
   return entries[i];
 }
 
 function preStepOf(entries: readonly Entry[], start: number): PreStepScript | undefined {
   const e = nextLive(entries, start + 1);
-  if (e?.kind === 'user/message') return { kind: 'enter', text: e.text, origin: e.origin };
+  if (e?.kind === 'user/message') return { kind: 'enter', text: e.text };
   if (e?.kind === 'turn/end' && e.reason === 'blocked') return { kind: 'reject', reason: e.cause ?? '' };
   if (e?.kind === 'turn/end' && e.reason === 'error' && e.code === 'PRE_STEP_FAILED') return { kind: 'fail', cause: e.cause ?? '' };
   return undefined;
-}
-
-function inboxOf(e: Entry | undefined, turn: string): InboxTarget | undefined {
-  if (e?.kind !== 'checkpoint' || e.turn !== turn) return undefined;
-  type Ctx = Partial<Pick<InboxTarget, 'followups' | 'injects' | 'compactPending'>> & { last?: Partial<Pick<InboxTarget, 'leftoverSteer' | 'leftoverInject'>> };
-  const ctx = (e.snapshot as { context?: Ctx } | null)?.context;
-  if (!ctx) return undefined;
-  return {
-    followups: ctx.followups ?? [],
-    injects: ctx.injects ?? [],
-    ...(ctx.compactPending !== undefined ? { compactPending: ctx.compactPending } : {}),
-    leftoverSteer: ctx.last?.leftoverSteer ?? [],
-    leftoverInject: ctx.last?.leftoverInject ?? [],
-  };
 }
 
 function turnsOf(entries: readonly Entry[]): Map<string, TurnScript> {
   const out = new Map<string, TurnScript>();
   entries.forEach((e, i) => {
     if (e.kind !== 'turn/start') return;
-    let end = i + 1;
-    while (end < entries.length && !['turn/end', 'turn/start', 'repair'].includes(entries[end]!.kind)) end++;
-    const t: TurnScript = { turn: e.turn, deliveries: deliveriesOf(entries, i + 1, end) };
-    // A turn closed after a failed append ends at the turn/end among the repair's closings, and has its checkpoint after it.
-    const fault = entries[end];
-    if (fault?.kind === 'repair' && fault.found === 'turn-fault') while (end < entries.length && entries[end]!.kind !== 'turn/end') end++;
-    const last = entries[end];
+    const t: TurnScript = { turn: e.turn };
     const pre = preStepOf(entries, i);
     if (pre) t.preStep = pre;
-    // The checkpoint follows the turn's end, or the note that its end could not be saved.
-    const after = last?.kind === 'turn/end' && entries[end + 1]?.kind === 'log/not-durable' ? end + 2 : end + 1;
-    const inbox = last?.kind === 'turn/end' ? inboxOf(nextLive(entries, after), e.turn) : undefined;
-    if (inbox) t.checkpoint = inbox;
     out.set(e.turn, t);
   });
   return out;
@@ -260,9 +154,4 @@ function turnsOf(entries: readonly Entry[]): Map<string, TurnScript> {
 /** Contract: pure; reads any log that parses. */
 export function scriptOf(entries: readonly Entry[]): ReplayScript {
   return { steps: stepsOf(entries), calls: callsOf(entries), summaries: summariesOf(entries), turns: turnsOf(entries), faulted: faultedSteps(entries) };
-}
-
-/** The origin the turn's input was admitted with, as the session queues it (plain text is the user's). */
-export function followupOf(text: string, origin: Origin | undefined): Followup {
-  return origin && origin !== 'user' ? { text, origin } : text;
 }

@@ -24,17 +24,28 @@ describe('segmentsOf', () => {
     ]);
   });
 
-  it('a turn/end with no checkpoint after it ends its process; a compaction closed on load belongs to the next session', () => {
+  it('each process that goes on with the log starts a segment at its session/reopen; a compaction closed on load belongs to it (ADR 0021)', () => {
     const b = new LogBuilder().cleanTurn();
-    const ended = b.entries.length;
+    // The process stopped right after its turn/end, before the checkpoint; input arrived while the end was flushing.
+    b.add({ kind: 'session/input', mode: 'followup', text: 'next', origin: 'user' });
     b.add({ kind: 'compaction/start', trigger: 'manual', estimatedTokens: 5, window: 100 });
-    const open = b.entries.length;
+    const reopened = b.entries.length;
+    b.add({ kind: 'session/reopen', writer: { pid: 7, host: 'h' } });
     for (const d of closeOrphanCompaction(b.entries)) b.add(d);
     b.cleanTurn();
     expect(segmentsOf(b.entries)).toEqual([
-      { from: 1, to: ended },
-      { from: ended, to: open },
-      { from: open, to: b.entries.length },
+      { from: 1, to: reopened },
+      { from: reopened, to: b.entries.length },
     ]);
+  });
+
+  it('a torn tail is rebuilt from the repair entry\'s fields, not its prose', () => {
+    const b = new LogBuilder().startTurn().startStep().answer('', [{ name: 'bash' }]).dispatch(1);
+    const crashed = b.entries.length;
+    const plan = planRepair(b.entries, { torn: { line: crashed + 1, text: '{"seq":99,"kind":"tool/res' } });
+    if (!plan.ok) throw new Error('unrepairable');
+    for (const d of plan.drafts) b.add({ ...d, ...(d.kind === 'repair' ? { detail: 'whatever a person reads here' } : {}) } as typeof d);
+    const [first] = segmentsOf(b.entries);
+    expect(first!.closing?.[0]).toMatchObject({ kind: 'repair', found: 'torn-tail', line: crashed + 1, bytes: 26 });
   });
 });

@@ -27,8 +27,7 @@ const matches = (drafts: readonly Draft[], entries: readonly Entry[], at: number
 
 /** The torn line a `torn-tail` note describes, rebuilt to the same length (its text is gone; only its size is logged). */
 function tornOf(repair: EntryOf<'repair'>): RepairOptions['torn'] {
-  const m = /^line (\d+) was cut off mid-write \((\d+) bytes\)/.exec(repair.detail);
-  return m ? { line: Number(m[1]), text: 'x'.repeat(Number(m[2])) } : undefined;
+  return repair.line !== undefined && repair.bytes !== undefined ? { line: repair.line, text: 'x'.repeat(repair.bytes), bytes: repair.bytes } : undefined;
 }
 
 /** How the repair closed the open turn: after a crash, or as a second Ctrl-C does (aborted by the user). */
@@ -41,47 +40,41 @@ function closeAsOf(entries: readonly Entry[], at: number): RepairOptions['closeA
   return undefined;
 }
 
-const checkpointOf = (e: Entry, turn: string) => e.kind === 'checkpoint' && e.turn === turn;
-const isNoteFor = (e: Entry, end: Entry) => e.kind === 'log/not-durable' && e.upTo === end.seq;
-
 /**
- * Contract: pure. The first segment starts after `session/start`; a `repair`
- * entry ends one, and so does a `turn/end` its checkpoint does not follow
- * (the process stopped before it). When `planRepair` of the entries before
- * a `repair` plans what follows, those drafts close the segment; when it is
- * the note a session writes on load for an orphaned compaction, the next
- * session writes it.
+ * Contract: pure. The first segment starts after `session/start`; each
+ * process that went on with the log starts one where it logged
+ * `session/reopen` (format 2). A `repair` a resume wrote ends one: when
+ * `planRepair` of the entries before it plans what follows, those drafts
+ * close the segment. The note a session writes on load for an orphaned
+ * compaction (right after its reopening) is the new session's to write;
+ * the note a live session writes after a failed append is the same
+ * process's.
  */
 export function segmentsOf(entries: readonly Entry[]): Segment[] {
   const out: Segment[] = [];
   let from = 1;
   for (let i = 1; i < entries.length; i++) {
     const e = entries[i]!;
-    // A session checkpoints right after every turn it ends (after the note that its end could not be saved, if it
-    // could not: ADR 0017): a turn/end followed by anything else is where its process stopped.
-    if (e.kind === 'turn/end') {
-      const k = i + 1 < entries.length && isNoteFor(entries[i + 1]!, e) ? i + 2 : i + 1;
-      if (k < entries.length && !checkpointOf(entries[k]!, e.turn)) {
-        out.push({ from, to: k });
-        from = k;
-        i = k - 1;
-        continue;
+    if (e.kind === 'session/reopen') {
+      if (i > from) {
+        out.push({ from, to: i });
+        from = i;
       }
+      continue;
     }
     // A turn the live session closed after a failed append (runtime/session-fault.ts): the same process went on, and so does replay.
     if (e.kind !== 'repair' || e.found === 'turn-fault') continue;
     const before = entries.slice(0, i);
     const onLoad = closeOrphanCompaction(before);
     if (onLoad.length > 0 && matches(onLoad, entries, i)) {
-      out.push({ from, to: i });
-      from = i;
       i += onLoad.length - 1;
       continue;
     }
     const torn = e.found === 'torn-tail' ? tornOf(e) : undefined;
     const closeAs = closeAsOf(entries, i);
     const plan = planRepair(before, { ...(torn ? { torn } : {}), ...(closeAs ? { closeAs } : {}) });
-    const closing = plan.ok && plan.drafts.length > 0 ? plan.drafts : [{ kind: 'repair', found: e.found, detail: e.detail } as Draft];
+    const { seq: _seq, at: _at, ...asLogged } = e;
+    const closing = plan.ok && plan.drafts.length > 0 ? plan.drafts : [asLogged as Draft];
     out.push({ from, to: i, closing });
     from = i + closing.length;
     i = from - 1;

@@ -167,7 +167,7 @@ describe('a crashed session refuses input with a named error', () => {
     const err = (first as { rejected: SessionCrashedError }).rejected;
     expect(err.code).toBe('SESSION_CRASHED');
     expect(err.message).toContain('ENOSPC');
-    expect(() => h!.session.send('are you there?')).toThrow(SessionCrashedError);
+    await expect(h!.session.send('are you there?')).rejects.toThrow(SessionCrashedError);
     await expect(h.session.run('hello?')).rejects.toMatchObject({ name: 'SessionCrashedError', code: 'SESSION_CRASHED' });
     // Nothing that waits on a crashed session hangs.
     expect(await h.session.idle()).toMatchObject({ reason: 'error', code: 'SESSION_CRASHED' });

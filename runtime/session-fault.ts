@@ -10,6 +10,7 @@ import { isSaveFailureCode, LogAppendError, LogNotDurableError } from '../log/er
 import { flushOrNote } from '../log/not-durable.js';
 import type { Recorder } from '../log/recorder.js';
 import { planRepair } from '../log/repair.js';
+import { pendingInputs } from '../log/inputs.js';
 import type { TurnOutput } from '../machines/turn.machine.js';
 
 /** Thrown by `send` and rejected by `run` once the session's actor has crashed: input would be swallowed. */
@@ -45,7 +46,7 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
  * Contract: rejects only when the log cannot take those entries or be
  * flushed; the session is then crashed.
  */
-export async function closeFaultedTurn(recorder: Recorder, turn: string, error: unknown): Promise<TurnOutput> {
+export async function closeFaultedTurn(recorder: Recorder, turn: string, error: unknown, held: ReadonlySet<number> = new Set()): Promise<TurnOutput> {
   const code = faultCode(error);
   const cause = messageOf(error);
   // A result the store refused is still what the tool did: the closing logs it instead of "outcome unknown" (ADR 0017).
@@ -62,7 +63,11 @@ export async function closeFaultedTurn(recorder: Recorder, turn: string, error: 
     throw new Error(`${cause}; the turn could not be closed in the log either: ${messageOf(closing)}`, { cause: error });
   }
   const end = recorder.entries.findLast((e) => e.kind === 'turn/end' && e.turn === turn);
-  const out: TurnOutput = { turn, reason: 'error', code, cause, steps: end?.kind === 'turn/end' ? end.steps : 0, leftoverSteer: [], leftoverInject: [] };
+  // Steer and inject the crashed turn held and never delivered go back to the session, as a turn's leftovers do: the
+  // log says which (logged inputs no entry took), less what the session holds itself and the turn's own input (ADR 0021).
+  const left = pendingInputs(recorder.entries).filter((e) => !held.has(e.seq) && e.mode !== 'followup');
+  const queued = (mode: 'steer' | 'inject') => left.filter((e) => e.mode === mode).map((e) => ({ seq: e.seq, text: e.text }));
+  const out: TurnOutput = { turn, reason: 'error', code, cause, steps: end?.kind === 'turn/end' ? end.steps : 0, leftoverSteer: queued('steer'), leftoverInject: queued('inject') };
   try {
     await flushOrNote(recorder);
   } catch (err) {

@@ -79,7 +79,7 @@ describe('a session', () => {
     h = createHarness(() => ({ text: 'never asked' }), { preStep: async () => ({ kind: 'reject', reason: 'off topic' }) });
     const out = await h.session.run('hello');
     expect(out).toMatchObject({ reason: 'blocked', steps: 0, cause: 'off topic' });
-    expect(kinds(h)).toEqual(['session/start', 'turn/start', 'turn/end', 'checkpoint']);
+    expect(kinds(h)).toEqual(['session/start', 'session/input', 'turn/start', 'turn/end', 'checkpoint']);
     expect(h.requests).toHaveLength(0);
   });
 

@@ -54,7 +54,7 @@ export function asChild(child: BridleSession): ChildSession {
     id: child.id,
     location: child.recorder.store.location,
     entries: () => child.recorder.entries,
-    send: (text, mode) => child.send(text, mode),
+    send: (text, mode) => child.send(text, mode).then(() => undefined),
     run: (text) => child.run(text),
     cancel: (cause) => child.cancel(cause),
     close: () => child.close(),
@@ -91,6 +91,11 @@ export interface SessionOptions extends SessionDuties {
 export function takeoverDraft(lock: WriterLock): DraftOf<'session/takeover'>[] {
   if (!lock.tookOver) return [];
   return [{ kind: 'session/takeover', ignorable: true, stale: lock.tookOver, by: { pid: lock.holder.pid, host: lock.holder.host } }];
+}
+
+/** The `session/reopen` a process logs as it goes on writing an existing log. */
+function reopenDraft(lock: WriterLock | undefined): DraftOf<'session/reopen'> {
+  return lock ? { kind: 'session/reopen', writer: { pid: lock.holder.pid, host: lock.holder.host } } : { kind: 'session/reopen' };
 }
 
 /** The retry policy `session/start` records when the `recovery:retry` row sets one (replay reads it back). */
@@ -200,6 +205,12 @@ export function createSession(o: SessionOptions): BridleSession {
       ...(context.tailRatio !== undefined || context.summaryMaxTokens !== undefined ? { compaction: { tailRatio: context.tailRatio, summaryMaxTokens: context.summaryMaxTokens } } : {}),
     },
     bindInject: (f) => (inject = f),
+    // Going on with a log is said in it (replay starts a segment there), and so is a lock this open took over
+    // from a writer that is gone — both before anything queued runs.
+    opening: [
+      ...((o.existing?.length ?? 0) > 0 && o.opened === undefined ? [reopenDraft(log.lock)] : []),
+      ...(log.lock && !o.lockLogged ? takeoverDraft(log.lock) : []),
+    ],
     onClose: () => host.dispose(),
   });
   } catch (err) {
@@ -208,7 +219,5 @@ export function createSession(o: SessionOptions): BridleSession {
     host.dispose();
     throw err;
   }
-  // A lock this open took over from a writer that is gone is said in the log.
-  if (log.lock && !o.lockLogged) for (const d of takeoverDraft(log.lock)) session.recorder.append(d);
   return session;
 }

@@ -82,7 +82,7 @@ export function delegateTool(cfg: DelegateConfig): ToolDefinition<DelegateArgs> 
       try {
         if (mode === 'fork') {
           const history = renderCompletedTurns(parent.entries());
-          if (history) child.send(`The session that delegated this task had these completed turns:\n\n${history}`, 'inject');
+          if (history) await child.send(`The session that delegated this task had these completed turns:\n\n${history}`, 'inject');
         }
         const out = await child.run(args.task);
         parent.record({ kind: 'subagent/end', callId: ctx.callId, child: childId, reason: out.reason });

@@ -6,7 +6,10 @@
  * resolves them, from composed rows.
  */
 import { createActor, fromPromise, type Actor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
-import { type ApprovalRule, type Entry, LOG_FORMAT, type Origin, type ToolSpec } from '../log/entries.js';
+import { type ApprovalRule, type Draft, type Entry, LOG_FORMAT, type Origin, type ToolSpec } from '../log/entries.js';
+import { LogFormatError, LogNotDurableError } from '../log/errors.js';
+import { draftNotDurable } from '../log/not-durable.js';
+import { formatOf, pendingInputs } from '../log/inputs.js';
 import { closeOrphanCompaction, findOrphanCompaction } from '../log/context/orphan.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import { Recorder, type EntryListener } from '../log/recorder.js';
@@ -65,6 +68,8 @@ export interface Wiring extends SessionDuties {
   configured: Configured;
   /** Lets the `session` service's `inject` reach the actor once it exists. */
   bindInject: (inject: (text: string) => void) => void;
+  /** Appended as the session opens, before any queued input is handed to it (a writer's `session/takeover`). */
+  opening?: readonly Draft[];
   /** Runs after the store is closed: the host's rows are unmounted here. */
   onClose?: () => void | Promise<void>;
 }
@@ -84,6 +89,12 @@ export interface SessionDuties {
   preStep?: (input: { turn: string; text: string }) => Promise<PreStepDecision>;
   /** Entries of an existing log, when the session continues one. */
   existing?: readonly Entry[];
+  /**
+   * How `existing` came to be: by default it is a log this session goes on with (it logs `session/reopen` and is
+   * handed the input the log holds queued); `fresh`: only the header this same session would have written (replay's
+   * first segment); `logged`: the reopening is in `existing` already (replay's later segments).
+   */
+  opened?: 'fresh' | 'logged';
   /** A persisted session snapshot to start from instead of the initial state (resume: `restoreSessionSnapshot(existing)`). */
   snapshot?: Snapshot<unknown>;
   depth?: number;
@@ -101,11 +112,14 @@ export interface BridleSession {
   readonly hooks: HookRegistry;
   /**
    * Queue input: `followup` runs as its own turn, `steer` joins the running turn's next step, `inject` rides along without waking.
-   * Throws `SessionCrashedError` (code `SESSION_CRASHED`) once the session has crashed: the input would be lost.
+   * The input is logged (`session/input`) and handed to the session at once; the promise resolves with its seq once
+   * the log holds it durably — only then is it received (ADR 0021). Rejects with `LogNotDurableError` when that
+   * save fails, with `LogAppendError` when the store refused the entry (then the session never saw it), and with
+   * `SessionCrashedError` (code `SESSION_CRASHED`) once the session has crashed.
    */
-  send(text: string, mode?: InputMode, origin?: Origin): void;
-  /** Cancels the running turn; resolves when the session is idle again. */
-  cancel(cause?: string): Promise<TurnOutput | undefined>;
+  send(text: string, mode?: InputMode, origin?: Origin): Promise<number>;
+  /** Cancels the running turn or compaction (logged as `session/cancel` with `by`); resolves when the session is idle again. */
+  cancel(by?: string): Promise<TurnOutput | undefined>;
   /** Resolves when no turn runs and none is queued, with the last turn's outcome. */
   idle(): Promise<TurnOutput | undefined>;
   /**
@@ -114,11 +128,11 @@ export interface BridleSession {
    */
   run(text: string, origin?: Origin): Promise<TurnOutput>;
   /**
-   * Compacts the context now when idle, else right after the running turn;
-   * input arriving meanwhile is queued. Resolves with the outcome (undefined
-   * if the compaction could not start).
+   * Compacts the context now when idle, else right after the running turn
+   * (logged as `session/compact` with `by`); input arriving meanwhile is
+   * queued. Resolves with the outcome (undefined if the compaction could not start).
    */
-  compact(): Promise<CompactionOutput | undefined>;
+  compact(by?: string): Promise<CompactionOutput | undefined>;
   /** The system prompt's sections: plugins add theirs here. */
   readonly prompt: PromptRegistry;
   /** How big the next request is, against the model's window. */
@@ -126,18 +140,33 @@ export interface BridleSession {
   /** Stops the actors, flushes, closes the store. Rejects with `LogNotDurableError` when that last flush fails; the store is closed either way. */
   close(): Promise<void>;
   /**
-   * Ends the session at rest: cancels the running turn (it ends `aborted`)
-   * or compaction, starts nothing queued (queued input is dropped), then
-   * closes as `close` does. Contract: the log ends with every turn ended;
+   * Ends the session at rest (logged as `session/end` with `by`): cancels the
+   * running turn (it ends `aborted`) or compaction, starts nothing queued
+   * (queued input stays in the log, for a resume), then closes as `close`
+   * does — unless `keepOpen` (replay ends a session as its log says, and
+   * closes it itself). Contract: the log ends with every turn ended;
    * resolves once it is flushed and the store is closed.
    */
-  end(): Promise<void>;
+  end(by?: string, o?: { keepOpen?: boolean }): Promise<void>;
 }
 
 const isRecovery = (v: unknown): v is Recovery => {
   const r = v as Recovery | null | undefined;
   return r?.kind === 'compact' || r?.kind === 'give-up' || (r?.kind === 'retry' && typeof r.delayMs === 'number' && Number.isFinite(r.delayMs) && r.delayMs >= 0);
 };
+
+/** The event that admits a logged input (`session/input` at `seq`). */
+const admitted = (seq: number, text: string, mode: InputMode, origin: Origin) =>
+  ({ type: 'session.input.received', seq, text, mode, ...(origin !== 'user' ? { origin } : {}) }) as const;
+
+/** Input sent to a session that was closed (code `SESSION_CLOSED`): nothing would ever take it. */
+export class SessionClosedError extends Error {
+  readonly code = 'SESSION_CLOSED';
+  constructor() {
+    super('the session is closed: input sent to it would never run');
+    this.name = 'SessionClosedError';
+  }
+}
 
 const defaultSleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -150,6 +179,9 @@ export function wireSession(o: Wiring): BridleSession {
   if (o.onEntry) recorder.onEntry(o.onEntry);
   if (recorder.entries.length === 0) {
     recorder.append({ kind: 'session/start', id: o.id, cwd: o.cwd, model: o.modelName, depth: o.depth ?? 0, parent: o.parent ?? null, format: LOG_FORMAT, ...sessionConfig(o.configured) });
+  } else if (formatOf(recorder.entries) < LOG_FORMAT) {
+    // An older log has no inputs in it: what it had queued cannot be told from what it took (ADR 0021).
+    throw new LogFormatError(formatOf(recorder.entries), LOG_FORMAT, 'continuing it');
   }
   // What the registry holds, derived again only when it changes (a plugin mounted or unmounted a tool).
   let derived: { version: number; byName: Map<string, ToolDefinition>; specs: ToolSpec[] } | undefined;
@@ -161,6 +193,8 @@ export function wireSession(o: Wiring): BridleSession {
     return derived;
   };
   const byName = { get: (name: string) => current().byName.get(name) };
+  // Going on with a log is said first (`session/reopen`, a takeover), then what loading it found to close.
+  for (const d of o.opening ?? []) recorder.append(d);
   // A compaction a crash left open between turns is closed on load (I9); inside an open turn it is repair's to close.
   const all = recorder.entries;
   if (findOrphanCompaction(all) && all.findLastIndex((e) => e.kind === 'turn/start') <= all.findLastIndex((e) => e.kind === 'turn/end')) {
@@ -170,8 +204,7 @@ export function wireSession(o: Wiring): BridleSession {
   // A flush that fails rejects with LogNotDurableError: the machine waiting on it notes it in the log and ends the turn LOG_NOT_DURABLE (ADR 0017).
   const flushLog = fromPromise<void, void>(() => recorder.flush());
   const record = (_: unknown, draft: Parameters<Recorder['append']>[0]) => void recorder.append(draft);
-  const { measureContext, planPrune, planSummary, requestSummary } = context.actors;
-  const compaction = compactionMachine.provide({ actions: { record }, actors: { measureContext, planPrune, planSummary, requestSummary, flushLog } });
+  const compaction = compactionMachine.provide({ actions: { record, ...context.actors.actions }, actors: { ...context.actors.actors, flushLog } });
   const sleep = o.sleep ?? defaultSleep;
   const policy = o.approval.policy;
   const hooks = o.hooks;
@@ -254,11 +287,12 @@ export function wireSession(o: Wiring): BridleSession {
     },
   });
   const machine = sessionMachine.provide({
-    actors: { turn, compaction, closeFaultedTurn: fromPromise(({ input }) => closeFaultedTurn(recorder, input.turn, input.error)) },
+    actors: { turn, compaction, closeFaultedTurn: fromPromise(({ input }) => closeFaultedTurn(recorder, input.turn, input.error, new Set(input.held))) },
   });
   const priorTurns = recorder.entries.filter((e) => e.kind === 'turn/start').length;
   const actor = createActor(machine, { input: { maxSteps: o.loop.maxSteps, turns: priorTurns }, inspect: o.inspect, ...(o.snapshot ? { snapshot: o.snapshot } : {}) });
-  o.bindInject((text) => actor.send({ type: 'session.input.received', text, mode: 'inject' }));
+  // A plugin's advisory is input like any other: logged, then admitted (its own turn's failures report a failed save).
+  o.bindInject((text) => void send(text, 'inject', 'system').catch(() => undefined));
 
   let checkpointed = priorTurns;
   let ending = false;
@@ -300,9 +334,13 @@ export function wireSession(o: Wiring): BridleSession {
     },
   });
   actor.start();
+  // A session that goes on from a log is handed, once and in log order, every input it logged and no turn took (ADR 0021).
+  if ((o.existing?.length ?? 0) > 0 && o.opened !== 'fresh') for (const e of pendingInputs(recorder.entries)) actor.send(admitted(e.seq, e.text, e.mode, e.origin));
 
-  // The store is closed even when the last flush fails; the failure (a LogNotDurableError) is the caller's to report.
-  const close = async () => {
+  let closing: Promise<void> | undefined;
+  // The store is closed even when the last flush fails; the failure (a LogNotDurableError) is the caller's to report. Closing twice closes once.
+  const close = () => (closing ??= closeOnce());
+  const closeOnce = async () => {
     actor.stop();
     let failure: unknown;
     try {
@@ -318,6 +356,32 @@ export function wireSession(o: Wiring): BridleSession {
     await o.onClose?.();
     if (failure !== undefined) throw failure;
   };
+
+  /** Logs the input, then hands it to the session in the same tick: the log's order is the order the session admits (ADR 0021). */
+  function admit(text: string, mode: InputMode, origin: Origin = 'user'): number {
+    if (crashed) throw crashed;
+    if (closing) throw new SessionClosedError();
+    const e = recorder.append({ kind: 'session/input', mode, text, origin });
+    actor.send(admitted(e.seq, text, mode, origin));
+    return e.seq;
+  }
+  /** The input's save; one that fails is noted in the log (`log/not-durable`), as a machine notes its own (ADR 0017). */
+  async function saveInput(seq: number): Promise<void> {
+    try {
+      await recorder.flush();
+    } catch (err) {
+      const note = err instanceof LogNotDurableError ? { ...draftNotDurable(err), input: seq } : undefined;
+      try {
+        if (note) recorder.append(note);
+      } catch {}
+      throw err;
+    }
+  }
+  async function send(text: string, mode: InputMode = 'followup', origin?: Origin): Promise<number> {
+    const seq = admit(text, mode, origin);
+    await saveInput(seq);
+    return seq;
+  }
 
   const crashedOutput = (): TurnOutput => ({ turn: '', reason: 'error', steps: 0, code: 'SESSION_CRASHED', cause: crashed?.message ?? '', leftoverSteer: [], leftoverInject: [] });
   const idle = () =>
@@ -335,25 +399,28 @@ export function wireSession(o: Wiring): BridleSession {
     recorder,
     actor,
     hooks,
-    send: (text, mode = 'followup', origin) => {
-      if (crashed) throw crashed;
-      actor.send({ type: 'session.input.received', text, mode, ...(origin ? { origin } : {}) });
-    },
-    cancel: (cause) => {
-      actor.send({ type: 'session.cancel.requested', cause });
+    send,
+    cancel: (by = 'user') => {
+      // A cancel the session would not act on (nothing runs, a cancel is already under way, a crashed turn is being closed) changes nothing, and is not logged.
+      if (!crashed && !closing && actor.getSnapshot().can({ type: 'session.cancel.requested', cause: by })) {
+        recorder.append({ kind: 'session/cancel', by });
+        actor.send({ type: 'session.cancel.requested', cause: by });
+      }
       return idle();
     },
     idle,
     run: async (text, origin) => {
-      if (crashed) throw crashed;
-      actor.send({ type: 'session.input.received', text, mode: 'followup', ...(origin ? { origin } : {}) });
-      const out = await idle();
+      const seq = admit(text, 'followup', origin);
+      const done = idle();
+      // A save that fails is the turn's to report: its own durability points fail too, and it ends LOG_NOT_DURABLE.
+      await saveInput(seq).catch(() => undefined);
+      const out = await done;
       if (crashed) throw crashed;
       return out!;
     },
-    compact: () =>
+    compact: (by = 'user') =>
       new Promise<CompactionOutput | undefined>((resolve) => {
-        if (crashed) return resolve(undefined);
+        if (crashed || closing) return resolve(undefined);
         const target = (actor.getSnapshot().context.compactions ?? 0) + 1;
         const sub = actor.subscribe({
           next: (s) => {
@@ -363,20 +430,32 @@ export function wireSession(o: Wiring): BridleSession {
           },
           error: () => resolve(undefined),
         });
+        // One asked while a compaction runs joins it (the session takes no second request then): not logged.
+        if (!actor.getSnapshot().can({ type: 'session.compact.requested' })) return;
+        try {
+          recorder.append({ kind: 'session/compact', by });
+        } catch {
+          sub.unsubscribe();
+          return resolve(undefined);
+        }
         actor.send({ type: 'session.compact.requested' });
       }),
     prompt: context.prompt,
     meter: context.meter,
     close,
-    end: async () => {
+    end: async (by = 'user', eo = {}) => {
+      if (closing) return close();
       ending = true;
       const s = actor.getSnapshot();
-      if (s.status === 'active' && s.value !== 'idle') {
+      try {
+        if (!crashed) recorder.append({ kind: 'session/end', by });
+      } catch {}
+      if (!crashed && s.status === 'active' && s.value !== 'idle') {
         const rest = new Promise<unknown>((resolve) => waiters.push(resolve));
-        actor.send({ type: 'session.cancel.requested', cause: 'close' });
+        actor.send({ type: 'session.cancel.requested', cause: by });
         await rest;
       }
-      await close();
+      if (!eo.keepOpen) await close();
     },
   };
 }

@@ -226,17 +226,18 @@ export class HostedSession {
     return this.attachments.has(peer);
   }
 
-  send(text: string, mode: 'followup' | 'steer' | 'inject' = 'followup'): void {
-    this.session.send(text, mode);
+  /** Resolves with the input's seq once its entry is durable; rejects when it could not be saved. */
+  send(text: string, mode: 'followup' | 'steer' | 'inject' = 'followup'): Promise<number> {
+    return this.session.send(text, mode);
   }
 
   /** Starts a compaction now (between turns, or right after the running turn); its brackets arrive as entries. */
   compact(): void {
-    void this.session.compact();
+    void this.session.compact('client');
   }
 
   cancel(): void {
-    void this.session.cancel('user');
+    void this.session.cancel('client');
   }
 
   snapshot(): Snapshot {
@@ -259,7 +260,7 @@ export class HostedSession {
   /**
    * Ends the session cleanly (`session/close`, or idleness, when no client is
    * attached): the running turn is cancelled (an open approval is decided
-   * `cancelled`), queued input is dropped, the log is flushed and the store
+   * `cancelled`), queued input stays in the log for a resume, the log is flushed and the store
    * closed; attached clients get every entry up to the end, then
    * `session/closed`.
    * Contract: idempotent; never rejects (a failure is reported to `onProblem`).
@@ -269,7 +270,7 @@ export class HostedSession {
     return (this.ending ??= (async () => {
       this.stopIdleClock();
       try {
-        await this.session.end();
+        await this.session.end('server');
       } catch (err) {
         this.onProblem(`session ${this.id}: ending failed: ${String(err)}`);
       }

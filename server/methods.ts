@@ -1,4 +1,5 @@
 /** What each JSON-RPC method does. Params arrive parsed (protocol.ts); results follow `MethodResults`. */
+import { LogAppendError, LogNotDurableError } from '../log/errors.js';
 import { SessionCrashedError } from '../runtime/session.js';
 import type { Peer } from './attachment.js';
 import type { Hub } from './hub.js';
@@ -13,6 +14,8 @@ export interface CallContext {
   after(fn: () => void | Promise<void>): void;
 }
 
+const isSaveFailure = (err: unknown): err is LogNotDurableError | LogAppendError => err instanceof LogNotDurableError || err instanceof LogAppendError;
+
 type Methods = { [M in Method]: (p: ParamsOf<M>, ctx: CallContext) => ResultOf<M> | Promise<ResultOf<M>> };
 
 export const methods: Methods = {
@@ -26,14 +29,15 @@ export const methods: Methods = {
     after(start);
     return { sessionId: s.id, fromSeq, durableSeq };
   },
-  'session/input': (p, { hub }) => {
+  'session/input': async (p, { hub }) => {
     try {
-      hub.get(p.sessionId).send(p.text, p.mode);
+      // Answered only once the input is in the log, durably: a client told `accepted` can lose it to no crash.
+      return { accepted: true, seq: await hub.get(p.sessionId).send(p.text, p.mode) };
     } catch (err) {
       if (err instanceof SessionCrashedError) throw refusal(ErrorCode.SessionCrashed, 'SESSION_CRASHED', err.message);
+      if (isSaveFailure(err)) throw refusal(ErrorCode.NotSaved, 'SESSION_NOT_SAVED', `the session could not save the input, so it is not acknowledged (${err.code}: ${err.message}); nothing the session does after it can be saved either`);
       throw err;
     }
-    return { accepted: true };
   },
   'session/cancel': (p, { hub }) => {
     hub.get(p.sessionId).cancel();

@@ -28,6 +28,8 @@ export const ErrorCode = {
   SessionLimit: -32005,
   /** The session crashed and takes no more input (`SessionCrashedError`); its log stays readable. */
   SessionCrashed: -32006,
+  /** `session/input` whose entry could not be saved (`LOG_NOT_DURABLE`, `LOG_APPEND_FAILED`): it was not received. */
+  NotSaved: -32007,
 } as const;
 
 /**
@@ -150,7 +152,8 @@ export const MethodResults = {
   'session/create': z.strictObject({ sessionId: z.string() }),
   'session/list': z.strictObject({ sessions: z.array(SessionSummary) }),
   'session/attach': z.strictObject({ sessionId: z.string(), fromSeq: z.int().positive(), durableSeq: z.int().nonnegative() }),
-  'session/input': z.strictObject({ accepted: z.literal(true) }),
+  /** Sent once the input's `session/input` entry (at `seq`) is durable (ADR 0021). */
+  'session/input': z.strictObject({ accepted: z.literal(true), seq: z.int().positive() }),
   'session/cancel': z.strictObject({ requested: z.literal(true) }),
   'session/compact': z.strictObject({ requested: z.literal(true) }),
   'session/snapshot': Snapshot,

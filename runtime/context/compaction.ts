@@ -1,7 +1,7 @@
 /**
- * The compaction machine's actors, over a session's recorder, meter and
- * model: measuring, the two planners (pure functions of the projection) and
- * the one model request that writes a summary.
+ * The compaction machine's effects, over a session's recorder, meter and
+ * model: measuring and the two planners (pure functions of the projection,
+ * as actions) and the one model request that writes a summary (an actor).
  */
 import { fromPromise } from 'xstate';
 import { assembleBlocks, emptyAssembly } from '../../log/chunks.js';
@@ -72,40 +72,64 @@ export function pressureGuard(meter: ContextMeter): () => boolean {
   };
 }
 
+/** What the compaction machine is answered with (its `CompactionEvent`s). */
+type Answer = { type: string } & Record<string, unknown>;
+type Self = { self: { send(event: never): void } };
+
+/**
+ * The compaction machine's effects over a session's recorder, meter and model. Measuring and the two planners
+ * are synchronous, so they are actions that answer the machine at once (ADR 0018, ADR 0021); the summary
+ * request is the one actor. Contract: the actions never throw; a failure is answered as one.
+ */
 export function compactionActors(d: { recorder: Recorder; meter: ContextMeter; header: () => HeaderParts; model: ModelProvider; settings?: CompactionSettings }) {
   const { recorder, meter } = d;
+  const answer = ({ self }: Self, ok: () => Answer, failed: string) => {
+    let a: Answer;
+    try {
+      a = ok();
+    } catch (err) {
+      a = { type: failed, error: String(err) };
+    }
+    (self.send as (e: Answer) => void)(a);
+  };
+  const plan = (input: { trigger: CompactionTrigger; turn?: string }): SummaryRequestPlan | null => {
+    // The previous request's header, so the summary request extends it byte for byte.
+    const last = meter.lastHeader;
+    const h: HeaderParts = last ? { system: last.system, tools: last.tools, params: last.params } : d.header();
+    const window = meter.window;
+    const summaryMaxTokens = summaryBudget(window, d.settings);
+    const units = unitsOf(recorder.projection.visible);
+    // Asked for outright (manual) or told by an overflow (reactive): keep at most a quarter of the conversation as the tail.
+    const tail = Math.floor(window * (d.settings?.tailRatio ?? 0.25));
+    const tailTokens = input.trigger === 'proactive' ? tail : Math.min(tail, Math.floor(tokensOfChars(units.reduce((n, u) => n + u.chars, 0)) * 0.25));
+    const plan = planSummary({
+      units,
+      header: h,
+      window,
+      ...(input.turn !== undefined ? { currentTurn: input.turn } : {}),
+      tailTokens,
+      summaryMaxTokens,
+    });
+    if (!plan) return null;
+    const request: ModelRequest = {
+      model: h.params.model,
+      system: h.system,
+      tools: h.tools,
+      messages: [...recorder.projection.messages.slice(0, plan.prefix), plan.instruction],
+      maxTokens: summaryMaxTokens,
+    };
+    if (h.params.temperature !== undefined) request.temperature = h.params.temperature;
+    return { start: plan.start, end: plan.end, turn: input.turn ?? lastTurn(recorder.entries), request, replacing: plan.replacing };
+  };
   return {
-    measureContext: fromPromise<ContextMeasure, void>(async () => meter.measure()),
-    planPrune: fromPromise<DraftOf<'tool/result'>[], void>(async () => planPrune(unitsOf(recorder.projection.visible), pruneLimitsFor(meter.window))),
-    planSummary: fromPromise<SummaryRequestPlan | null, { trigger: CompactionTrigger; turn?: string }>(async ({ input }) => {
-      // The previous request's header, so the summary request extends it byte for byte.
-      const last = meter.lastHeader;
-      const h: HeaderParts = last ? { system: last.system, tools: last.tools, params: last.params } : d.header();
-      const window = meter.window;
-      const summaryMaxTokens = summaryBudget(window, d.settings);
-      const units = unitsOf(recorder.projection.visible);
-      // Asked for outright (manual) or told by an overflow (reactive): keep at most a quarter of the conversation as the tail.
-      const tail = Math.floor(window * (d.settings?.tailRatio ?? 0.25));
-      const tailTokens = input.trigger === 'proactive' ? tail : Math.min(tail, Math.floor(tokensOfChars(units.reduce((n, u) => n + u.chars, 0)) * 0.25));
-      const plan = planSummary({
-        units,
-        header: h,
-        window,
-        ...(input.turn !== undefined ? { currentTurn: input.turn } : {}),
-        tailTokens,
-        summaryMaxTokens,
-      });
-      if (!plan) return null;
-      const request: ModelRequest = {
-        model: h.params.model,
-        system: h.system,
-        tools: h.tools,
-        messages: [...recorder.projection.messages.slice(0, plan.prefix), plan.instruction],
-        maxTokens: summaryMaxTokens,
-      };
-      if (h.params.temperature !== undefined) request.temperature = h.params.temperature;
-      return { start: plan.start, end: plan.end, turn: input.turn ?? lastTurn(recorder.entries), request, replacing: plan.replacing };
-    }),
-    requestSummary: fromPromise<SummaryAnswer, SummaryRequestPlan>(async ({ input, signal }) => requestText(d.model, input.request, signal)),
+    actions: {
+      measure: (a: Self) => answer(a, () => ({ type: 'compaction.measured', measure: meter.measure() }), 'compaction.measure.failed'),
+      planPrune: (a: Self) =>
+        answer(a, () => ({ type: 'compaction.pruned', drafts: planPrune(unitsOf(recorder.projection.visible), pruneLimitsFor(meter.window)) }), 'compaction.prune.failed'),
+      planSummary: (a: Self, input: { trigger: CompactionTrigger; turn?: string }) => answer(a, () => ({ type: 'compaction.planned', plan: plan(input) }), 'compaction.plan.failed'),
+    },
+    actors: {
+      requestSummary: fromPromise<SummaryAnswer, SummaryRequestPlan>(async ({ input, signal }) => requestText(d.model, input.request, signal)),
+    },
   };
 }

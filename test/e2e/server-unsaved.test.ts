@@ -37,7 +37,7 @@ it('a turn whose end cannot be saved: clients get session/unsaved naming LOG_NOT
   c = await RpcClient.connect(t.server.url, { token: t.token });
   const { sessionId } = (await c.call('session/create', {})) as { sessionId: string };
   await c.call('session/attach', { sessionId });
-  expect(await c.call('session/input', { sessionId, text: 'first' })).toEqual({ accepted: true });
+  expect(await c.call('session/input', { sessionId, text: 'first' })).toMatchObject({ accepted: true });
   const note = await c.waitFor((m) => m.method === 'session/unsaved', 10_000, 'session/unsaved');
   NotificationParams['session/unsaved'].parse(note.params);
   expect(note.params).toMatchObject({ sessionId, turn: 't1', code: 'LOG_NOT_DURABLE', message: expect.stringContaining('EIO') });
@@ -46,8 +46,10 @@ it('a turn whose end cannot be saved: clients get session/unsaved naming LOG_NOT
   // The unsaved turn/end was never sent as an entry.
   expect(c.entries(sessionId).some((e: { kind: string }) => e.kind === 'turn/end')).toBe(false);
 
-  // The session stays up: it takes the next input, and says again that it could not save it.
-  expect(await c.call('session/input', { sessionId, text: 'second' })).toEqual({ accepted: true });
+  // The session stays up. The next input cannot be saved either: it is not acknowledged (-32007, ADR 0021), and the
+  // turn it started says again that the session could not save it.
+  const second = await c.request('session/input', { sessionId, text: 'second' });
+  expect(second.error).toMatchObject({ code: -32007, message: expect.stringContaining('EIO'), data: { reason: 'SESSION_NOT_SAVED' } });
   await c.waitFor((m) => m.method === 'session/unsaved' && m.params.turn === 't2', 10_000, 'session/unsaved for t2');
   expect(c.notifications('session/unsaved').map((n: { turn: string }) => n.turn)).toEqual(['t1', 't2']);
   // And so does the server: another session runs and is saved as usual.

@@ -55,7 +55,7 @@ describe('bridle serve, over the wire', () => {
     expect(sessions).toEqual([expect.objectContaining({ sessionId, model: 'scripted-test', lastSeq: 1, attached: 0 })]);
     const attached = await c.call('session/attach', { sessionId });
     expect(attached).toMatchObject({ sessionId, fromSeq: 1 });
-    expect(await c.call('session/input', { sessionId, text: 'what is here?' })).toEqual({ accepted: true });
+    expect(await c.call('session/input', { sessionId, text: 'what is here?' })).toMatchObject({ accepted: true });
     await c.waitFor(turnEnded(sessionId));
     await c.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'checkpoint');
 
@@ -314,7 +314,7 @@ describe('closing sessions and the session limit', () => {
 
     const idle = (await a.call('session/create', {})).sessionId;
     expect(await a.call('session/close', { sessionId: idle })).toEqual({ closed: true });
-    expect(t.sessions[1]!.recorder.entries.map((e) => e.kind)).toEqual(['session/start']);
+    expect(t.sessions[1]!.recorder.entries.map((e) => e.kind)).toEqual(['session/start', 'session/end']);
   });
 
   it('a session with no client attached and no turn running is released after the idle time; one with a client or a turn is kept', async () => {

@@ -144,7 +144,7 @@ const scenarios = {
     const answers = ['n', 'a'];
     let asked = 0;
     while (answers.length > 0) {
-      await until(() => (child.out().match(/\? \(.*\) \[y\]es/g) ?? []).length > asked, 'an approval question');
+      await until(() => (child.out().match(/\[y\]es \/ \[n\]o/g) ?? []).length > asked, 'an approval question');
       asked++;
       child.proc.stdin.write(`${answers.shift()}\n`);
     }

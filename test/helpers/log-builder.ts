@@ -39,7 +39,9 @@ export class LogBuilder {
   startTurn(input = 'do it'): this {
     this.turnNo++;
     this.stepNo = 0;
-    this.add({ kind: 'turn/start', turn: this.turn, input });
+    // Format 2: the input is logged as it arrives, and the turn names it (ADR 0021).
+    const from = this.recorder.append({ kind: 'session/input', mode: 'followup', text: input, origin: 'user' }).seq;
+    this.add({ kind: 'turn/start', turn: this.turn, input, from });
     return this.add({ kind: 'user/message', turn: this.turn, text: input, origin: 'user', surfaceOp: 'append' });
   }
 

@@ -66,10 +66,25 @@ export const compactionModel: PathModel = {
   input: { trigger: 'proactive', turn: 't1' },
   // The context holds only what the scripted outputs put there: finite as it is.
   abstract: (s) => s.context,
+  // The synchronous phases answer with events (the host's actions do so at once); the path sends each answer.
+  payloads: {
+    'compaction.measured': [
+      { type: 'compaction.measured', measure: measure(900) },
+      { type: 'compaction.measured', measure: measure(300) },
+    ],
+    'compaction.measure.failed': [{ type: 'compaction.measure.failed', error: 'the meter threw' }],
+    'compaction.pruned': [
+      { type: 'compaction.pruned', drafts: [] },
+      { type: 'compaction.pruned', drafts: [prune] },
+    ],
+    'compaction.prune.failed': [{ type: 'compaction.prune.failed', error: 'the planner threw' }],
+    'compaction.planned': [
+      { type: 'compaction.planned', plan: null },
+      { type: 'compaction.planned', plan: { start: 2, end: 6, turn: 't1', request: { messages: [] } } },
+    ],
+    'compaction.plan.failed': [{ type: 'compaction.plan.failed', error: 'the planner threw' }],
+  },
   outputs: {
-    measureContext: [measure(900), measure(300)],
-    planPrune: [[], [prune]],
-    planSummary: [null, { start: 2, end: 6, turn: 't1', request: { messages: [] } }],
     requestSummary: [
       { ok: true, text: 'What happened so far.' },
       { ok: true, text: '   ' },

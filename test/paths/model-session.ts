@@ -7,14 +7,18 @@
  * turn endings come between; a turn starts only with input to claim; inject
  * context is neither lost nor doubled; a cancel reaches the running turn
  * or manual compaction; the wake latch — a session that is
- * idle with queued input starts exactly that input's turn when woken.
+ * idle with queued input starts exactly that input's turn when woken; a
+ * turn names the logged input it takes (`from`, ADR 0021).
  */
 import type { AnyEventObject, AnyMachineSnapshot } from 'xstate';
 import { childAt, type PathModel, type PathRun } from './path-model.js';
 
+/** Each payload's input as the host logged it: the seq of its `session/input` (ADR 0021). */
+const SEQ: Record<string, number> = { f: 11, s: 12, i: 13, 'resume note': 14, 'late steer': 15, 'late inject': 16 };
+
 const TURN_OUTPUTS = [
   { turn: 't1', reason: 'completed', steps: 1, leftoverSteer: [], leftoverInject: [] },
-  { turn: 't1', reason: 'aborted', steps: 1, cause: 'user', leftoverSteer: ['late steer'], leftoverInject: ['late inject'] },
+  { turn: 't1', reason: 'aborted', steps: 1, cause: 'user', leftoverSteer: [{ seq: SEQ['late steer'], text: 'late steer' }], leftoverInject: [{ seq: SEQ['late inject'], text: 'late inject' }] },
 ];
 
 const bucket = (n: number) => Math.min(n, 2);
@@ -24,8 +28,8 @@ function abstract(s: AnyMachineSnapshot) {
   return { followups: bucket(c.followups.length), injects: bucket(c.injects.length), claimed: c.claimed !== undefined, compactPending: c.compactPending ?? null };
 }
 
-/** A queued followup is text, or `{ text, origin }` for input that is not the user's (a resume note). */
-const textOf = (f: unknown): string => (typeof f === 'object' && f !== null ? (f as { text: string }).text : String(f));
+/** A queued input: `{ seq, text, origin? }`. */
+const textOf = (f: unknown): string => (f as { text: string }).text;
 
 const tally = (into: Map<string, number>, items: readonly unknown[], sign: 1 | -1) => {
   for (const t of items.map(textOf)) into.set(t, (into.get(t) ?? 0) + sign);
@@ -34,23 +38,23 @@ const tally = (into: Map<string, number>, items: readonly unknown[], sign: 1 | -
 function check(run: PathRun): string[] {
   const problems: string[] = [];
   const turns = run.children.filter((c) => c.src === 'turn');
-  const claims = turns.map((c) => c.input as { turn: string; input: string; injected: string[]; origin?: string });
+  const claims = turns.map((c) => c.input as { turn: string; input: string; from?: number; injected: { seq: number; text: string }[]; origin?: string });
   // Conservation: what was admitted (or handed back by a turn) is claimed once or still waits.
   const followups = new Map<string, number>();
   const injects = new Map<string, number>();
   let toRunningTurn = 0;
   run.sent.forEach((e, i) => {
-    if (e.type === 'xstate.done.actor.turn') {
+    if (e.type === 'xstate.done.actor.turn' || e.type === 'xstate.done.actor.closeFaultedTurn') {
       tally(followups, e.output.leftoverSteer, 1);
       tally(injects, e.output.leftoverInject, 1);
     }
     if (e.type !== 'session.input.received') return;
     const active = run.before[i]!.matches({ running: 'active' });
     if (active && e.mode !== 'followup') toRunningTurn++;
-    else tally(e.mode === 'inject' ? injects : followups, [e.text], 1);
+    else tally(e.mode === 'inject' ? injects : followups, [e], 1);
   });
   for (const t of claims) {
-    tally(followups, [t.input], -1);
+    tally(followups, [{ text: t.input }], -1);
     tally(injects, t.injected, -1);
   }
   tally(followups, run.final.context.followups, -1);
@@ -73,6 +77,9 @@ function check(run: PathRun): string[] {
   if (forwarded !== cancels) problems.push(`${cancels} cancels of a running turn, ${forwarded} reached it`);
   claims.forEach((t, i) => {
     if (t.turn !== `t${i + 1}`) problems.push(`turn ${i + 1} was named ${t.turn}`);
+    // A turn names the input it takes (its turn/start's `from`), and so does the context it starts with.
+    if (t.from !== SEQ[t.input]) problems.push(`turn ${i + 1} took ${JSON.stringify(t.input)} (seq ${SEQ[t.input]}) but names seq ${t.from}`);
+    for (const q of t.injected) if (q.seq !== SEQ[q.text]) problems.push(`turn ${i + 1} starts with ${JSON.stringify(q.text)} as seq ${q.seq}, logged as ${SEQ[q.text]}`);
     // Harness input keeps its origin, so the model never reads a resume note as the user's words.
     if ((t.input === 'resume note') !== (t.origin === 'resume')) problems.push(`turn ${i + 1} claimed ${JSON.stringify(t.input)} with origin ${t.origin ?? 'user'}`);
   });
@@ -99,16 +106,19 @@ export const sessionModel: PathModel = {
   input: { maxSteps: 3 },
   payloads: {
     'session.input.received': [
-      ...(['followup', 'steer', 'inject'] as const).map((mode) => ({ type: 'session.input.received', text: mode[0]!, mode })),
-      { type: 'session.input.received', text: 'resume note', mode: 'followup', origin: 'resume' },
+      ...(['followup', 'steer', 'inject'] as const).map((mode) => ({ type: 'session.input.received', seq: SEQ[mode[0]!]!, text: mode[0]!, mode })),
+      { type: 'session.input.received', seq: SEQ['resume note']!, text: 'resume note', mode: 'followup', origin: 'resume' },
     ],
     'session.cancel.requested': [{ type: 'session.cancel.requested', cause: 'user' }],
   },
   outputs: {
     turn: TURN_OUTPUTS,
     compaction: [{ outcome: 'compacted', tokensBefore: 900, tokensAfter: 300, shrank: true }],
-    // A crashed turn, closed by the host: its queued steer and inject went down with it.
-    closeFaultedTurn: [{ turn: 't1', reason: 'error', steps: 1, code: 'LOG_APPEND_FAILED', leftoverSteer: [], leftoverInject: [] }],
+    // A crashed turn, closed by the host: the steer and inject it held come back from the log as its leftovers (ADR 0021).
+    closeFaultedTurn: [
+      { turn: 't1', reason: 'error', steps: 1, code: 'LOG_APPEND_FAILED', leftoverSteer: [], leftoverInject: [] },
+      { turn: 't1', reason: 'error', steps: 1, code: 'LOG_APPEND_FAILED', leftoverSteer: [{ seq: SEQ['late steer'], text: 'late steer' }], leftoverInject: [{ seq: SEQ['late inject'], text: 'late inject' }] },
+    ],
   },
   abstract,
   check,

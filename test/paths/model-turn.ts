@@ -6,7 +6,8 @@
  * steps are numbered in order; a cancel reaches the running step or
  * compaction and the turn then ends `aborted`; queued
  * steer and inject input is either logged before a step or handed back in
- * the output, never lost or doubled; a turn whose end, or whose step's or
+ * the output, never lost or doubled, and each logged message names the
+ * input it delivers (`from`, ADR 0021); a turn whose end, or whose step's or
  * compaction's entries, could not be saved reports `error` LOG_NOT_DURABLE
  * and asks the model nothing more (ADR 0017).
  */
@@ -73,8 +74,14 @@ function check(run: PathRun): string[] {
   }
   if (unsavedAt >= 0 && steps.some((c) => c.born > unsavedAt)) problems.push('a step ran after the log could not be saved');
 
+  // Whatever takes a logged input names it (ADR 0021): the turn its input, each delivered steer and inject theirs.
+  if (run.drafts[0]?.draft.kind === 'turn/start' && (run.drafts[0].draft as { from?: number }).from !== 7) problems.push('turn/start does not name the input it took (from)');
+  for (const d of draftsOf(run, 'user/message')) {
+    const want = d.draft.origin === 'steer' ? 8 : d.draft.origin === 'inject' ? (d.draft.text === 'context' ? 6 : 9) : undefined;
+    if ((d.draft as { from?: number }).from !== want) problems.push(`a ${d.draft.origin} user/message names input ${(d.draft as { from?: number }).from}, not ${want}`);
+  }
   if (run.done) {
-    const out = run.final.output as { leftoverSteer: string[]; leftoverInject: string[] };
+    const out = run.final.output as { leftoverSteer: unknown[]; leftoverInject: unknown[] };
     const logged = (origin: string) => draftsOf(run, 'user/message').filter((d) => d.draft.origin === origin).length;
     const steered = run.sent.filter((e) => e.type === 'turn.input.steered').length;
     const injected = run.sent.filter((e) => e.type === 'turn.input.injected').length + 1; // + the input's own injected context
@@ -86,12 +93,12 @@ function check(run: PathRun): string[] {
 
 export const turnModel: PathModel = {
   generator: 'shortest',
-  input: { turn: 't1', input: 'fix the test', injected: ['context'], maxSteps: MAX_STEPS },
+  input: { turn: 't1', input: 'fix the test', from: 7, injected: [{ seq: 6, text: 'context' }], maxSteps: MAX_STEPS },
   // The pressure guard measures the next request: under the threshold, or at/over it (compaction before each step).
   worlds: [{ isOverThreshold: false }, { isOverThreshold: true }],
   payloads: {
-    'turn.input.steered': [{ type: 'turn.input.steered', text: 'steer' }],
-    'turn.input.injected': [{ type: 'turn.input.injected', text: 'inject' }],
+    'turn.input.steered': [{ type: 'turn.input.steered', seq: 8, text: 'steer' }],
+    'turn.input.injected': [{ type: 'turn.input.injected', seq: 9, text: 'inject' }],
     'turn.cancel.requested': [{ type: 'turn.cancel.requested', cause: 'user' }],
   },
   outputs: {

@@ -3,7 +3,9 @@
  * I1 (via the harness's request recorder), I2, I3, I4, I5, I6, I8's
  * TRANSPORT for a stream that stopped without a finish, a gapless seq, every
  * line re-parsing to the same entry, tool bodies never started without a
- * dispatch — and `verifyLog` (with checkpoint replay) from `log/verify.ts`.
+ * dispatch, every acknowledged input in the log and taken exactly once (or
+ * still queued, only as context for a step that never came) — and
+ * `verifyLog` (with checkpoint replay) from `log/verify.ts`.
  */
 import { checkCheckpoints } from '../../machines/session-fold.js';
 import { isSummaryInstruction } from '../../log/context/summary-prompt.js';
@@ -117,7 +119,8 @@ function unsaved(es: readonly Entry[], out: string[]): void {
   let failedAt: number | undefined;
   for (const e of es) {
     if (e.kind === 'turn/start') [turn, failedAt] = [e.turn, undefined];
-    else if (e.kind === 'log/not-durable' && turn) failedAt ??= e.seq;
+    // The failed save of an input is its sender's to hear of (ADR 0021); the turn's own saves may still succeed.
+    else if (e.kind === 'log/not-durable' && turn && e.input === undefined) failedAt ??= e.seq;
     else if (e.kind === 'step/start' && failedAt !== undefined) out.push(`save before notify: ${e.step} started after the flush noted at seq ${failedAt} failed`);
     else if (e.kind === 'turn/end') {
       if (failedAt !== undefined && e.code !== 'LOG_NOT_DURABLE' && e.reason !== 'aborted' && e.code !== 'LOG_APPEND_FAILED' && e.code !== 'LOG_ENTRY_REJECTED') out.push(`save before notify: ${e.turn} ended ${e.reason} ${e.code ?? ''} after a flush failed`);
@@ -155,6 +158,23 @@ function cutStreams(run: WorldRun, es: readonly Entry[], out: string[]): void {
 }
 
 /** Contract: every problem with the run's log, in words; empty when all invariants hold. */
+/** Nothing acknowledged is lost (ADR 0021): each input the session said it received is logged with its text and mode, and taken once; at rest, only an inject may still wait. */
+function inputs(run: WorldRun, es: readonly Entry[], out: string[]): void {
+  const bySeq = new Map(es.map((e) => [e.seq, e]));
+  const taken = new Map<number, number>();
+  for (const e of es) if ((e.kind === 'turn/start' || e.kind === 'user/message') && e.from !== undefined) taken.set(e.from, (taken.get(e.from) ?? 0) + 1);
+  for (const a of run.acked) {
+    const e = bySeq.get(a.seq);
+    if (e?.kind !== 'session/input' || e.text !== a.text || e.mode !== a.mode) out.push(`input: acknowledged as seq ${a.seq}, which is not that session/input`);
+    const n = taken.get(a.seq) ?? 0;
+    if (n > 1) out.push(`input: seq ${a.seq} was taken ${n} times`);
+    // A followup or steer the session received runs, unless a save failure ended the session's turns first.
+    if (n === 0 && a.mode !== 'inject' && !run.world.flushFault && run.settled) out.push(`input: seq ${a.seq} (${a.mode}) was acknowledged and never ran`);
+  }
+  // A save that failed is said: an input refused for it is not also in the log as taken.
+  if (!run.world.flushFault && run.refusedInputs.length > 0) out.push(`input: ${run.refusedInputs.length} refused with no failing store: ${run.refusedInputs[0]!.error}`);
+}
+
 export function checkWorld(run: WorldRun): string[] {
   const out: string[] = [];
   if (!run.settled) out.push(`the session never came to rest (state ${JSON.stringify(run.h.session.actor.getSnapshot().value)})`);
@@ -167,6 +187,7 @@ export function checkWorld(run: WorldRun): string[] {
   callOrder(es, out);
   unsaved(es, out);
   cutStreams(run, es, out);
+  inputs(run, es, out);
   out.push(...checkModelVisibleIsLogged(run.h).map((p) => `I1: ${p}`));
   return out;
 }

@@ -22,6 +22,9 @@ export interface WorldRun {
   ledger: ToolLedger;
   /** False when the session did not come to rest within the time limit. */
   settled: boolean;
+  /** Every input the session acknowledged (its `send` resolved), by the seq it answered, and every one whose save it said failed. */
+  acked: { seq: number; text: string; mode: string }[];
+  refusedInputs: { text: string; error: string }[];
 }
 
 const SETTLE_MS = 5_000;
@@ -45,11 +48,21 @@ export async function runWorld(seed: number): Promise<WorldRun> {
   });
   let live = true;
   let inFlight = 0;
+  const acked: WorldRun['acked'] = [];
+  const refusedInputs: WorldRun['refusedInputs'] = [];
+  // An input is received once its send resolves (ADR 0021); one whose save failed says so.
+  const send = (text: string, mode: 'followup' | 'steer' | 'inject') => {
+    inFlight++;
+    h.session.send(text, mode).then(
+      (seq) => (inFlight--, acked.push({ seq, text, mode })),
+      (err: unknown) => (inFlight--, refusedInputs.push({ text, error: String(err) })),
+    );
+  };
   const fire = (t: Trigger) => {
     if (!live) return;
     if (t.kind === 'cancel') void h.session.cancel('sweep');
-    else if (t.kind === 'compact') void h.session.compact();
-    else h.session.send(t.text, t.mode);
+    else if (t.kind === 'compact') void h.session.compact('sweep');
+    else send(t.text, t.mode);
   };
   const hop = (n: number, f: () => void) => {
     inFlight++;
@@ -65,7 +78,7 @@ export async function runWorld(seed: number): Promise<WorldRun> {
     }
   });
 
-  h.session.send(world.first);
+  send(world.first, 'followup');
   const deadline = Date.now() + SETTLE_MS;
   let settled = false;
   while (!settled && Date.now() < deadline) {
@@ -78,7 +91,7 @@ export async function runWorld(seed: number): Promise<WorldRun> {
   }
   live = false;
   off();
-  return { world, h, store: store ?? h.store, model, ledger, settled };
+  return { world, h, store: store ?? h.store, model, ledger, settled, acked, refusedInputs };
 }
 
 /** A memory store that must be flushed, whose flush fails (EIO) at its `at`-th call, and on every later one when `sticky`. */
