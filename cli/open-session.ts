@@ -1,5 +1,5 @@
 /**
- * Opens a session for a CLI command (`run`, `chat`, `resume`, `serve`) from
+ * Opens a session for a CLI command (`run`, `chat`, `resume`, `serve`, `acp`) from
  * the product the command composed (`cli/settings.ts`): the workspace, the
  * log (new, or the one `--session` names), and the host's duties (the
  * answerer, live display). The session itself is built by `createSession`
@@ -32,6 +32,8 @@ export interface OpenOptions {
   snapshot?: SessionOptions['snapshot'];
   /** Rows this opener changes on top of the product (the server: a client's model and cwd). */
   rows?: (rows: ComposedRow[]) => ComposedRow[];
+  /** Plugins the host mounts after the rows (the ACP agent: the client's files and terminals as a service). */
+  plugins?: SessionOptions['plugins'];
 }
 
 export interface OpenedSession {
@@ -108,6 +110,7 @@ export function openSession(o: OpenOptions): OpenedSession {
     ...(o.onChunk ? { onChunk: o.onChunk } : {}),
     ...(o.onEntry ? { onEntry: o.onEntry } : {}),
     ...(o.inspect ? { inspect: o.inspect } : {}),
+    ...(o.plugins ? { plugins: o.plugins } : {}),
   });
   const model = session.host.get(MODEL);
   const sandbox = session.host.get(SANDBOX);
