@@ -27,7 +27,16 @@ import { visible } from './visible.js';
 
 export type AcpFlags = Omit<RunFlags, 'session' | 'json'>;
 
-const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+/** bridle's version, from its package.json (two levels up from `dist/cli/`, one from `cli/` in a checkout). */
+function version(): string {
+  for (const up of ['../../package.json', '../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'bridle' && pkg.version) return pkg.version;
+    } catch {}
+  }
+  return '0.0.0';
+}
 
 /** Whether this bridle can mount the rows a client's MCP servers become. */
 export const mcpRowsMount = (): boolean => resolveUse({ id: 'mcp:client', use: 'mcp' }) !== undefined;
@@ -98,7 +107,7 @@ export function startAcp(product: Product, flags: AcpFlags, io: { input: NodeJS.
   resolveWorkspace(flags.cwd);
   const agent = createAcpAgent({
     open: acpOpener(product, problem),
-    info: { name: 'bridle', title: 'bridle', version },
+    info: { name: 'bridle', title: 'bridle', version: version() },
     authMethods: authMethodsOf(product),
     mcp: { http: mcpRowsMount() },
     onProblem: problem,
