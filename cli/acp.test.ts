@@ -258,6 +258,17 @@ describe('bridle acp, in process, through the SDK client', () => {
     expect(err).toMatchObject({ code: -32603, data: { reason: 'TURN_FAILED', code: 'BAD_REQUEST' } });
   });
 
+  it('a client that sends an empty cwd gets the --cwd workspace', async () => {
+    const product = await composeProduct({ sandbox: 'off', model: `scripted:${script([])}` }, { env: { BRIDLE_HOME: home } });
+    const agent = createAcpAgent({ open: acpOpener(product, () => undefined), info: { name: 'bridle', version: '0' }, defaultCwd: ws });
+    agents.push(agent);
+    const sessionId = await recordingClient().app.connectWith(agent.app, async (ctx) => {
+      await ctx.request(methods.agent.initialize, { protocolVersion: 1 });
+      return (await ctx.request(methods.agent.session.new, { cwd: '', mcpServers: [] })).sessionId;
+    });
+    expect(logOf(sessionId)[0]).toMatchObject({ kind: 'session/start', cwd: ws });
+  });
+
   it('refuses what it cannot do with named JSON-RPC errors, and goes on serving', async () => {
     const agent = await agentWith({ model: `scripted:${script([{ text: 'still here' }])}` });
     const { app } = recordingClient();

@@ -104,8 +104,9 @@ export function startAcp(product: Product, flags: AcpFlags, io: { input: NodeJS.
   const problem = (m: string) => io.err.write(`bridle acp: ${visible(m, 'text')}\n`);
   for (const w of product.warnings) problem(`warning: ${w}`);
   // The default workspace must exist, as for `run`; each session names its own.
-  resolveWorkspace(flags.cwd);
+  const defaultCwd = resolveWorkspace(flags.cwd);
   const agent = createAcpAgent({
+    defaultCwd,
     open: acpOpener(product, problem),
     info: { name: 'bridle', title: 'bridle', version: version() },
     authMethods: authMethodsOf(product),

@@ -64,6 +64,8 @@ export interface AcpAgentOptions {
   info: { name: string; title?: string; version: string };
   /** What `initialize` says a user must do first; empty when nothing is needed (a local server, a key in the environment). */
   authMethods?: AuthMethod[];
+  /** The workspace of a session whose client sends an empty `cwd` (`--cwd`). */
+  defaultCwd?: string;
   /** Which MCP transports the product can mount (the stdio one is always offered). */
   mcp?: { http: boolean };
   onProblem?: (message: string) => void;
@@ -142,7 +144,8 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
     return hosted;
   }
 
-  const absoluteCwd = (cwd: string) => {
+  const absoluteCwd = (given: string) => {
+    const cwd = given === '' && o.defaultCwd ? o.defaultCwd : given;
     if (!cwd.startsWith('/')) throw acpRefusal(INVALID_PARAMS, 'BAD_CWD', `cwd must be an absolute path (got ${JSON.stringify(cwd).slice(0, 200)})`);
     return cwd;
   };
