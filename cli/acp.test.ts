@@ -16,7 +16,7 @@ import { verifyLog } from '../log/verify.js';
 import type { Entry } from '../log/entries.js';
 import { createAcpAgent, type AcpAgent } from '../server/acp/agent.js';
 import { choose, recordingClient, streamedText, until, updatesOf, type PermissionAnswer } from '../test/helpers/acp.js';
-import { acpOpener, authMethodsOf } from './acp.js';
+import { acpOpener, authMethodsOf, mcpRowsMount } from './acp.js';
 import { composeProduct, type SettingFlags } from './settings.js';
 
 let root: string;
@@ -256,6 +256,20 @@ describe('bridle acp, in process, through the SDK client', () => {
     const failing = await agentWith({ model: `scripted:${script([{ error: { code: 'BAD_REQUEST', message: 'nope' } }])}` });
     const err = await recordingClient().app.connectWith(failing.app, async (ctx) => prompt(ctx, await start(ctx), 'go').then(() => undefined, (e: unknown) => e));
     expect(err).toMatchObject({ code: -32603, data: { reason: 'TURN_FAILED', code: 'BAD_REQUEST' } });
+  });
+
+  it('MCP servers from the client: converted to mcp:<name> rows; while the catalogue has no "mcp" use they are not mounted, the session opens, and stderr says so', async () => {
+    // When the MCP rows (issue #13 item 2) land, this fails on purpose: then the rows mount, and this test should say what they do.
+    expect(mcpRowsMount()).toBe(false);
+    problems.length = 0;
+    const agent = await agentWith({ model: `scripted:${script([{ text: 'hi' }])}` });
+    const res = await recordingClient().app.connectWith(agent.app, async (ctx) => {
+      await ctx.request(methods.agent.initialize, { protocolVersion: 1 });
+      const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: ws, mcpServers: [{ name: 'files', command: 'mcp-files', args: [], env: [] }, { type: 'http', name: 'docs', url: 'http://127.0.0.1:1/mcp', headers: [] }] });
+      return prompt(ctx, sessionId, 'hello');
+    });
+    expect(res.stopReason).toBe('end_turn');
+    expect(problems).toEqual(['MCP servers from the client not mounted (this bridle has no "mcp" rows yet): mcp:files, mcp:docs']);
   });
 
   it('a client that sends an empty cwd gets the --cwd workspace', async () => {
