@@ -1,5 +1,5 @@
 /**
- * Opens a session for a CLI command (`run`, `chat`, `resume`, `serve`) from
+ * Opens a session for a CLI command (`run`, `chat`, `resume`, `serve`, `acp`) from
  * the product the command composed (`cli/settings.ts`): the workspace, the
  * log (new, or the one `--session` names), and the host's duties (the
  * answerer, live display). The session itself is built by `createSession`
@@ -42,6 +42,8 @@ export interface OpenOptions {
    * store when it opens a new log.
    */
   lock?: WriterLock;
+  /** Plugins the host mounts after the rows (the ACP agent: the client's files and terminals as a service). */
+  plugins?: SessionOptions['plugins'];
 }
 
 export interface OpenedSession {
@@ -147,6 +149,7 @@ export function openSession(o: OpenOptions): OpenedSession {
       ...(o.onChunk ? { onChunk: o.onChunk } : {}),
       ...(o.onEntry ? { onEntry: o.onEntry } : {}),
       ...(o.inspect ? { inspect: o.inspect } : {}),
+      ...(o.plugins ? { plugins: o.plugins } : {}),
     });
   } catch (err) {
     if (lock && !o.lock) lock.release();

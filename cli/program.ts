@@ -119,6 +119,14 @@ export async function main(argv: string[]): Promise<number> {
       code = await serveCommand(await composeProduct(flags), flags);
     });
 
+  modelOptions(program.command('acp'))
+    .summary('be an ACP agent on stdin/stdout (editors)')
+    .description('serve the Agent Client Protocol on stdin/stdout for an editor (Zed agent_servers, JetBrains, Neovim, Emacs) or any ACP client; each session opens in the client\'s cwd, approvals are asked of the client; logs in $BRIDLE_HOME/sessions/')
+    .action(async (flags: import('./acp.js').AcpFlags) => {
+      const { acpCommand } = await import('./acp.js');
+      code = await acpCommand(await composeProduct(flags), flags);
+    });
+
   program
     .command('viz')
     .summary('regenerate the machine diagrams')

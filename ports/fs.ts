@@ -2,7 +2,7 @@
  * The file system seam: every file tool reads, writes, lists and walks only
  * through it, so pointing it elsewhere (a remote sandbox, an editor's own
  * buffers) moves every file tool at once. Providers: `adapters/fs/` (local,
- * memory).
+ * memory, acp-client).
  *
  * Paths. A consumer hands a path as the model wrote it (relative to the
  * workspace root, or absolute inside it) to `realpath` once and gets back an
@@ -18,7 +18,8 @@
  * `UNSUPPORTED_PLATFORM`; and with an `FsIoError` (a `ToolError` too) when
  * the storage failed at what it was asked: `NOT_FOUND` (gone meanwhile),
  * `NOT_A_DIRECTORY` (a file where a parent should be), `PERMISSION_DENIED`,
- * `NO_SPACE`, `INVALID_PATH`. Anything else it rejects with is a bug.
+ * `NO_SPACE`, `INVALID_PATH`, `CLIENT_FAILED` (an editor the files live in,
+ * over ACP, failed the request or went away). Anything else it rejects with is a bug.
  */
 import { ToolError } from './tool-error.js';
 

@@ -3,6 +3,7 @@
  * (`ctx.get(MODEL)`), never by importing a provider; a row's seam is the
  * service its provider provides.
  */
+import type { AcpClient } from './acp-client.js';
 import type { ApprovalService } from './approval.js';
 import type { Clock } from './clock.js';
 import type { FileSystem } from './fs.js';
@@ -36,3 +37,5 @@ export const SUBAGENTS = serviceKey<Subagents>('subagents');
 export const FS = serviceKey<FileSystem>('fs');
 /** The subprocess seam bash goes through (`adapters/subprocess/`). */
 export const SUBPROCESS = serviceKey<Subprocess>('subprocess');
+/** The ACP client driving this session (its files and terminals), when an ACP host provides one (`server/acp/`). */
+export const ACP_CLIENT = serviceKey<AcpClient>('acp-client');

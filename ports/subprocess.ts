@@ -2,7 +2,7 @@
  * The subprocess seam: how a consumer (the bash tool) runs a command without
  * knowing where. A provider fills every default in `resolve`, in one visible
  * place, and runs exactly the spec it gave back. Providers:
- * `adapters/subprocess/` (local, memory).
+ * `adapters/subprocess/` (local, memory, acp-client).
  */
 /** What a consumer asks for. Every field left out is the provider's to fill, in `resolve`. */
 export interface SubprocessRequest {

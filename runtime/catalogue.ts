@@ -16,8 +16,10 @@ import { jsonlStore } from '../adapters/store/jsonl.js';
 import { memoryStore } from '../adapters/store/memory.js';
 import { bwrapSandbox } from '../adapters/sandbox/bwrap.js';
 import { offSandbox } from '../adapters/sandbox/off.js';
+import { acpClientFsProvider } from '../adapters/fs/acp-client.js';
 import { localFsProvider } from '../adapters/fs/local.js';
 import { memoryFsProvider } from '../adapters/fs/memory.js';
+import { acpClientSubprocessProvider } from '../adapters/subprocess/acp-client.js';
 import { localSubprocessProvider } from '../adapters/subprocess/local.js';
 import { memorySubprocessProvider } from '../adapters/subprocess/memory.js';
 import type { ProviderDefinition } from '../ports/provider.js';
@@ -31,7 +33,7 @@ import { builtinTools } from '../tools/index.js';
 import { contextPlugin, coreSectionPlugin, limitsPlugin, toolPlugin, toolsSectionPlugin, workspaceSectionPlugin } from './builtins.js';
 import { delegatePlugin } from './subagent.js';
 
-const providers: ProviderDefinition<any, any>[] = [openaiModel, scriptedModel, jsonlStore, memoryStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox, localFsProvider, memoryFsProvider, localSubprocessProvider, memorySubprocessProvider];
+const providers: ProviderDefinition<any, any>[] = [openaiModel, scriptedModel, jsonlStore, memoryStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox, localFsProvider, memoryFsProvider, acpClientFsProvider, localSubprocessProvider, memorySubprocessProvider, acpClientSubprocessProvider];
 
 /** Built-ins by qualified name (`<seam>/<use>`), or bare where they belong to no seam. */
 export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugin<any>>([

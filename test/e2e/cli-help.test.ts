@@ -14,7 +14,7 @@ const section = readme.slice(readme.indexOf('## The CLI'), readme.indexOf('### C
 const rows = section.split('\n').filter((l) => l.startsWith('| `'));
 const commands = [...new Set(rows.flatMap((l) => [...l.split('|')[1]!.matchAll(/`bridle ([a-z]+)/g)].map((m) => m[1]!)))];
 const flags = [...new Set(rows.flatMap((l) => [...l.split('|')[1]!.matchAll(/`(--[a-z-]+)/g)].map((m) => m[1]!)))];
-const SESSION_COMMANDS = ['run', 'chat', 'resume', 'serve'];
+const SESSION_COMMANDS = ['run', 'chat', 'resume', 'serve', 'acp'];
 const env = () => ({ BRIDLE_HOME: mkdtempSync(join(tmpdir(), 'bridle-help-')) });
 
 /** The lines of the Options section: each option's own line, and any line a wrapped description spilled onto. */
@@ -26,7 +26,7 @@ function optionLines(help: string): string[] {
 
 describe('the README table is the CLI', () => {
   it('the README names every command DESIGN §6 lists', () => {
-    expect(commands.sort()).toEqual(['chat', 'config', 'replay', 'resume', 'run', 'serve', 'viz']);
+    expect(commands.sort()).toEqual(['acp', 'chat', 'config', 'replay', 'resume', 'run', 'serve', 'viz']);
   });
 
   it('bridle --help lists every command, and nothing the README does not', async () => {

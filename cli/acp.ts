@@ -1,0 +1,131 @@
+/**
+ * `bridle acp`: bridle as an Agent Client Protocol agent on stdin/stdout, for
+ * editors (Zed's `agent_servers`, JetBrains, Neovim, Emacs) and headless ACP
+ * clients. Thin: it composes nothing itself. Each `session/new` and
+ * `session/load` opens a session through `open-session.ts` from the product
+ * `settings.ts` composed (the session flags, `--profile`, `--patch`), in the
+ * client's cwd, with the client's MCP servers patched in as `mcp:<name>`
+ * rows; the agent itself is `server/acp/`. stdout carries the protocol only:
+ * everything bridle would print goes to stderr.
+ */
+import { readFileSync } from 'node:fs';
+import { Readable, Writable } from 'node:stream';
+import type { AuthMethod } from '@agentclientprotocol/sdk';
+import { isLoopback } from '../adapters/model/openai.js';
+import { LogAccessError } from '../log/errors.js';
+import { CompositionError, type ComposedRow } from '../plugins/rows.js';
+import { ProviderSetupError } from '../ports/provider.js';
+import { resolveUse } from '../runtime/catalogue.js';
+import { acpRefusal, createAcpAgent, type AcpAgent, type OpenAcpSession } from '../server/acp/agent.js';
+import { patchRows } from '../server/acp/mcp-rows.js';
+import { guardedStream } from '../server/acp/stdio.js';
+import { SetupError, UsageError } from './errors.js';
+import { openSession, resolveWorkspace } from './open-session.js';
+import type { RunFlags } from './run.js';
+import type { Product } from './settings.js';
+import { visible } from './visible.js';
+
+export type AcpFlags = Omit<RunFlags, 'session' | 'json'>;
+
+/** bridle's version, from its package.json (two levels up from `dist/cli/`, one from `cli/` in a checkout). */
+function version(): string {
+  for (const up of ['../../package.json', '../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'bridle' && pkg.version) return pkg.version;
+    } catch {}
+  }
+  return '0.0.0';
+}
+
+/** Whether this bridle can mount the rows a client's MCP servers become. */
+export const mcpRowsMount = (): boolean => resolveUse({ id: 'mcp:client', use: 'mcp' }) !== undefined;
+
+/** What `initialize` tells the client to set up first: the key, when the model needs one and the environment has none. */
+export function authMethodsOf(product: Product, env: NodeJS.ProcessEnv = process.env): AuthMethod[] {
+  const row = product.rows.find((r) => r.id === 'model');
+  if (row?.use !== 'openai') return [];
+  const c = row.config as { baseUrl: string; apiKeyEnv: string };
+  if (env[c.apiKeyEnv] || isLoopback(c.baseUrl)) return [];
+  return [{ id: 'openai-api-key', name: c.apiKeyEnv, description: `Set ${c.apiKeyEnv} in the environment bridle acp is started with (Zed: "env" of its agent_servers entry), or point --base-url at a local OpenAI-compatible server` }];
+}
+
+const INVALID_PARAMS = -32602;
+const NOT_FOUND = -32002;
+const AUTH_REQUIRED = -32000;
+
+/** Why a session could not be opened, in words for the client (over stdio the client is the user's own editor). */
+function openRefusal(err: unknown): unknown {
+  if (err instanceof CompositionError && err.cause instanceof ProviderSetupError) return acpRefusal(AUTH_REQUIRED, 'SETUP', err.cause.message);
+  if (err instanceof UsageError && /^no session log at /.test(err.message)) return acpRefusal(NOT_FOUND, 'NO_SUCH_SESSION', err.message);
+  if (err instanceof UsageError || err instanceof CompositionError) return acpRefusal(INVALID_PARAMS, 'CANNOT_OPEN', err.message);
+  if (err instanceof SetupError) return acpRefusal(AUTH_REQUIRED, 'SETUP', err.message);
+  if (err instanceof LogAccessError) return acpRefusal(INVALID_PARAMS, err.code, err.message);
+  return err;
+}
+
+/** The `open` the agent is handed: a session as `bridle run` would open it, in the client's workspace. */
+export function acpOpener(product: Product, problem: (m: string) => void): OpenAcpSession {
+  const mcp = mcpRowsMount();
+  return (params, hooks) => {
+    if (params.mcpRows.length > 0 && !mcp) problem(`MCP servers from the client not mounted (this bridle has no "mcp" rows yet): ${params.mcpRows.map((r) => r.id).join(', ')}`);
+    const extra = mcp ? params.mcpRows : [];
+    try {
+      return openSession({
+        product,
+        cwd: params.cwd,
+        ...(params.sessionId ? { session: params.sessionId } : {}),
+        answerer: hooks.answerer,
+        onChunk: hooks.onChunk,
+        onEntry: hooks.onEntry,
+        plugins: hooks.plugins,
+        ...(extra.length > 0 ? { rows: (rows: ComposedRow[]) => patchRows(rows, extra, 'acp client') } : {}),
+      }).session;
+    } catch (err) {
+      throw openRefusal(err);
+    }
+  };
+}
+
+/** Anything written with console.log would corrupt the protocol on stdout: send it to stderr. */
+function keepStdoutForTheProtocol(): void {
+  const toErr = (...args: unknown[]) => process.stderr.write(`${args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ')}\n`);
+  console.log = toErr;
+  console.info = toErr;
+  console.debug = toErr;
+}
+
+export interface StartedAcp {
+  agent: AcpAgent;
+}
+
+/** Starts the agent on `input`/`output`; resolves once it serves. */
+export function startAcp(product: Product, flags: AcpFlags, io: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream; err: NodeJS.WritableStream }): StartedAcp {
+  const problem = (m: string) => io.err.write(`bridle acp: ${visible(m, 'text')}\n`);
+  for (const w of product.warnings) problem(`warning: ${w}`);
+  // The default workspace must exist, as for `run`; each session names its own.
+  const defaultCwd = resolveWorkspace(flags.cwd);
+  const agent = createAcpAgent({
+    defaultCwd,
+    open: acpOpener(product, problem),
+    info: { name: 'bridle', title: 'bridle', version: version() },
+    authMethods: authMethodsOf(product),
+    mcp: { http: mcpRowsMount() },
+    onProblem: problem,
+  });
+  const input = Readable.toWeb(io.input as Readable) as ReadableStream<Uint8Array>;
+  const output = Writable.toWeb(io.output as Writable) as WritableStream<Uint8Array>;
+  agent.app.connect(guardedStream(output, input));
+  return { agent };
+}
+
+/** Serves until the client closes stdin (or SIGINT/SIGTERM): then cancels running turns, closes every log, exits 0. */
+export async function acpCommand(product: Product, flags: AcpFlags): Promise<number> {
+  keepStdoutForTheProtocol();
+  const { agent } = startAcp(product, flags, { input: process.stdin, output: process.stdout, err: process.stderr });
+  const stop = () => void agent.close();
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  await agent.closed;
+  return 0;
+}

@@ -1,0 +1,150 @@
+/**
+ * The log as ACP `session/update`s: a pure function of one entry (and the
+ * calls seen before it), used live and to stream a loaded session's history.
+ * A tool call is `tool_call` (pending) when `tool/call` is logged,
+ * `in_progress` at `tool/dispatch`, and `completed` or `failed` at its
+ * `tool/result`, with the result's text (and, for the file-writing tools, a
+ * diff). Text and reasoning stream live from the model's chunks
+ * (`chunkUpdate`); an `assistant/message` carries them only in history, or
+ * for a step whose text did not stream.
+ */
+import path from 'node:path';
+import type { SessionUpdate, ToolCallContent, ToolCallLocation, ToolKind } from '@agentclientprotocol/sdk';
+import type { Chunk } from '../../log/chunks.js';
+import type { Entry, EntryOf } from '../../log/entries.js';
+
+/** What the mapping needs of the session's tools: each one's presenter. */
+export interface ToolLookup {
+  get(name: string): { present(args: any): string } | undefined;
+}
+
+export interface FeedState {
+  /** The workspace: relative paths in arguments are shown absolute, as ACP wants them. */
+  cwd: string;
+  tools: ToolLookup;
+  /** Calls seen so far, by call id: a result's diff needs its call's arguments. */
+  calls: Map<string, { name: string; args: unknown }>;
+}
+
+const KINDS: Record<string, ToolKind> = {
+  read_file: 'read',
+  list_dir: 'read',
+  write_file: 'edit',
+  edit_file: 'edit',
+  grep: 'search',
+  glob: 'search',
+  bash: 'execute',
+  delegate: 'think',
+};
+
+/** Contract: pure. The ACP kind a tool's calls show as: the built-ins by name, a fetching tool (`fetch`, `web_fetch`, `mcp__x__fetch`) as `fetch`, anything else `other`. */
+export function toolKind(name: string): ToolKind {
+  if (Object.hasOwn(KINDS, name)) return KINDS[name]!;
+  return /(^|_)fetch$/.test(name) ? 'fetch' : 'other';
+}
+
+const parseArgs = (raw: string): unknown => {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+};
+
+const record = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+
+/** Contract: pure. The files a call touches, absolute (`path` arguments; read_file's `offset` as the line). */
+export function toolLocations(name: string, args: unknown, cwd: string): ToolCallLocation[] {
+  const a = record(args);
+  if (typeof a.path !== 'string' || a.path === '' || name === 'bash') return [];
+  const at: ToolCallLocation = { path: path.resolve(cwd, a.path) };
+  if (name === 'read_file' && typeof a.offset === 'number') at.line = a.offset;
+  return [at];
+}
+
+/** Contract: never throws; the tool's presenter's line, or its name when there is none or it fails on these arguments. */
+export function toolTitle(tools: ToolLookup, name: string, args: unknown): string {
+  try {
+    const t = tools.get(name);
+    return t ? t.present(args) : name;
+  } catch {
+    return name;
+  }
+}
+
+/** A diff for the file-writing tools: edit_file's replaced text, write_file's new content. */
+function diffOf(call: { name: string; args: unknown }, cwd: string): ToolCallContent | undefined {
+  const a = record(call.args);
+  if (typeof a.path !== 'string') return undefined;
+  const at = path.resolve(cwd, a.path);
+  if (call.name === 'edit_file' && typeof a.old_text === 'string' && typeof a.new_text === 'string') return { type: 'diff', path: at, oldText: a.old_text, newText: a.new_text };
+  if (call.name === 'write_file' && typeof a.content === 'string') return { type: 'diff', path: at, newText: a.content };
+  return undefined;
+}
+
+const text = (t: string): ToolCallContent => ({ type: 'content', content: { type: 'text', text: t } });
+
+function callUpdate(e: EntryOf<'tool/call'>, s: FeedState): SessionUpdate {
+  const args = parseArgs(e.arguments);
+  s.calls.set(e.callId, { name: e.name, args });
+  return {
+    sessionUpdate: 'tool_call',
+    toolCallId: e.callId,
+    title: toolTitle(s.tools, e.name, args),
+    kind: toolKind(e.name),
+    status: 'pending',
+    locations: toolLocations(e.name, args, s.cwd),
+    rawInput: args,
+  };
+}
+
+function resultUpdate(e: EntryOf<'tool/result'>, s: FeedState): SessionUpdate {
+  const ok = e.status === 'ok';
+  const call = s.calls.get(e.callId);
+  const diff = ok && call ? diffOf(call, s.cwd) : undefined;
+  return {
+    sessionUpdate: 'tool_call_update',
+    toolCallId: e.callId,
+    status: ok ? 'completed' : 'failed',
+    content: [text(e.content), ...(diff ? [diff] : [])],
+    rawOutput: { status: e.status, ...(e.code !== undefined ? { code: e.code } : {}) },
+  };
+}
+
+export type Mode = { kind: 'history' } | { kind: 'live'; streamed: ReadonlySet<string> };
+
+/**
+ * Contract: pure but for `state.calls`, which it records calls in; the
+ * updates one entry means, in order (none for most kinds). History shows the
+ * user's own words; live, the client already has them.
+ */
+export function entryUpdates(e: Entry, state: FeedState, mode: Mode): SessionUpdate[] {
+  switch (e.kind) {
+    case 'user/message':
+      return mode.kind === 'history' && (e.origin === 'user' || e.origin === 'steer') ? [{ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: e.text } }] : [];
+    case 'assistant/message': {
+      if (mode.kind === 'live' && mode.streamed.has(e.step)) return [];
+      const out: SessionUpdate[] = [];
+      for (const b of e.blocks) {
+        if (b.type === 'text' && b.text !== '') out.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: b.text } });
+        if (b.type === 'reasoning' && b.text !== '') out.push({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: b.text } });
+      }
+      return out;
+    }
+    case 'tool/call':
+      return [callUpdate(e, state)];
+    case 'tool/dispatch':
+      return [{ sessionUpdate: 'tool_call_update', toolCallId: e.callId, status: 'in_progress' }];
+    case 'tool/result':
+      return [resultUpdate(e, state)];
+    default:
+      return [];
+  }
+}
+
+/** Contract: pure; the update a live chunk means (text and reasoning deltas; nothing for the rest). */
+export function chunkUpdate(chunk: Chunk): SessionUpdate | undefined {
+  if (chunk.type === 'text-delta' && chunk.text !== '') return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: chunk.text } };
+  if (chunk.type === 'reasoning-delta' && chunk.text !== '') return { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: chunk.text } };
+  return undefined;
+}
