@@ -378,7 +378,8 @@ export const SubagentStart = z.strictObject({
   callId: CallId,
   child: z.string(),
   depth: z.int().positive(),
-  mode: z.enum(['spawn', 'fork', 'process']),
+  /** The provider that runs the child: `spawn`, `fork`, `process`, `mock-remote`, or one a plugin registered. */
+  mode: z.string().regex(/^[a-z][a-z0-9-]*$/),
 });
 export const SubagentEnd = z.strictObject({
   ...envelope,
@@ -386,6 +387,8 @@ export const SubagentEnd = z.strictObject({
   callId: CallId,
   child: z.string(),
   reason: TurnEndReason,
+  /** Why, when it did not complete: `SUBAGENT_CRASHED`, `TREE_BUDGET_EXHAUSTED`, the parent's cancel (`ABORTED`), … */
+  code: z.string().min(1).optional(),
 });
 
 export const Entry = z.discriminatedUnion('kind', [
