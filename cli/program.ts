@@ -34,7 +34,10 @@ function settingOptions(cmd: Command, more: (c: Command) => Command = (c) => c):
 /** Every session command's flags: the settings, plus where the tools work. */
 function modelOptions(cmd: Command): Command {
   return settingOptions(cmd, (c) =>
-    c.option('--cwd <dir>', 'workspace the tools work in (default: current dir)').option('--max-depth <n>', 'let subagents go this deep (default: 0, none)'),
+    c
+      .option('--cwd <dir>', 'workspace the tools work in (default: current dir)')
+      .option('--max-depth <n>', 'let subagents go this deep (default: 0, none)')
+      .option('--tree-budget <budget>', 'steps=N,tokens=M for all subagents together'),
   );
 }
 

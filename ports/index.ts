@@ -15,7 +15,7 @@ import type { SandboxService } from './sandbox.js';
 import { serviceKey } from './service.js';
 import type { SessionControl } from './session.js';
 import type { SessionStore } from './store.js';
-import type { Subagents } from './subagents.js';
+import type { SubagentProvider, Subagents } from './subagents.js';
 import type { Subprocess } from './subprocess.js';
 import type { ToolRegistry } from './tool-registry.js';
 
@@ -31,7 +31,10 @@ export const SESSION = serviceKey<SessionControl>('session');
 export const LOOP = serviceKey<LoopSettings>('loop');
 export const CONTEXT = serviceKey<ContextSettings>('context');
 export const SANDBOX = serviceKey<SandboxService>('sandbox');
+/** The registry of subagent providers (the `subagents` row). */
 export const SUBAGENTS = serviceKey<Subagents>('subagents');
+/** One subagent provider's seam (`subagent:spawn`, `subagent:fork`, …): each row registers into `subagents` rather than providing it. */
+export const SUBAGENT = serviceKey<SubagentProvider>('subagent');
 /** The file system every file tool goes through (`adapters/fs/`). */
 export const FS = serviceKey<FileSystem>('fs');
 /** The subprocess seam bash goes through (`adapters/subprocess/`). */

@@ -18,6 +18,7 @@ import type { SessionControl } from '../ports/session.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { resolveUse, type LoadedPlugins } from './catalogue.js';
 import { PromptRegistry } from './prompt/registry.js';
+import { visibleUnder } from './subagents/restrict.js';
 
 /** A service instance that replaces its seam's row. */
 export interface ServiceOverride {
@@ -34,6 +35,8 @@ export interface BuildOptions {
   tools?: readonly ToolDefinition[];
   /** A prompt registry that takes the place of the host's own and of every `prompt:*` row. */
   prompt?: PromptRegistry;
+  /** A child's tool filter: only these names are seen (`restrict()`), and the scoped tools, registered here, always are. */
+  restrict?: { only?: readonly string[] | undefined; scoped: readonly ToolDefinition[] };
 }
 
 export interface BuiltHost {
@@ -48,7 +51,8 @@ const core = (name: string, key: KeyLike, service: unknown): Plugin => ({ name, 
 /** Contract: throws `CompositionError` naming the row and its layer (the host is then disposed), else returns a host with every row active. */
 export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltHost {
   const host = new Host('session');
-  const tools = new Tools();
+  const scoped = new Set((o.restrict?.scoped ?? []).map((t) => t.name));
+  const tools = new Tools(visibleUnder(o.restrict?.only, scoped));
   const hooks = new HookRegistry();
   const prompt = o.prompt ?? new PromptRegistry();
   const overridden = new Set((o.overrides ?? []).map((s) => keyId(s.key)));
@@ -60,6 +64,7 @@ export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltH
     host.mount(core('session', SESSION, o.session), undefined, { id: 'core:session' });
     for (const s of o.overrides ?? []) host.mount(core(`override ${keyId(s.key)}`, s.key, s.service), undefined, { id: `override:${keyId(s.key)}` });
     for (const t of o.tools ?? []) tools.register(t, 'options');
+    for (const t of o.restrict?.scoped ?? []) tools.register(t, 'scoped');
     const mountRows = (list: readonly ComposedRow[], scope: Scope) => {
       for (const row of list) {
         fromOf.set(row.id, row.from);
