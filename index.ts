@@ -68,6 +68,7 @@ export { createOffSandbox } from './adapters/sandbox/off.js';
 export { spawnSubagents } from './adapters/subagents/spawn.js';
 export { forkSubagents } from './adapters/subagents/fork.js';
 export { mockRemoteSubagents } from './adapters/subagents/mock-remote.js';
+export { processSubagents } from './adapters/subagents/process.js';
 export { startServer, type BridleServer, type ServerOptions } from './server/server.js';
 
 // Tools.

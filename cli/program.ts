@@ -117,6 +117,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--max-sessions <n>', 'most sessions open at once (default: 64)')
     .option('--idle-timeout <seconds>', 'close idle sessions after (default: 900; 0: never)')
     .option('--inspect [url]', 'send actors to an inspector (ws://localhost:8080)')
+    .option('--exit-with-stdin', 'exit when stdin ends (a parent driving this server)')
     .action(async (flags: import('./serve.js').ServeFlags) => {
       const { serveCommand } = await import('./serve.js');
       code = await serveCommand(await composeProduct(flags), flags);

@@ -63,6 +63,8 @@ export interface Advertised {
   maxDepth?: number;
   /** The tools its children can be offered; undefined: those of the parent's own product. */
   tools?: readonly string[];
+  /** False: it cannot narrow a child's tools at all (a child of its own product), so any tool filter is refused. */
+  filters?: boolean;
 }
 
 /** What a provider needs to create one child. */

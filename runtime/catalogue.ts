@@ -31,6 +31,7 @@ import { builtinTools } from '../tools/index.js';
 import { contextPlugin, coreSectionPlugin, limitsPlugin, toolPlugin, toolsSectionPlugin, workspaceSectionPlugin } from './builtins.js';
 import { forkSubagents } from '../adapters/subagents/fork.js';
 import { mockRemoteSubagents } from '../adapters/subagents/mock-remote.js';
+import { processSubagents } from '../adapters/subagents/process.js';
 import { spawnSubagents } from '../adapters/subagents/spawn.js';
 import { SUBAGENTS } from '../ports/index.js';
 import type { SubagentProvider } from '../ports/subagents.js';
@@ -57,7 +58,7 @@ function subagentPlugin<C>(def: ProviderDefinition<SubagentProvider, C>): Plugin
     },
   };
 }
-const subagentProviders: ProviderDefinition<SubagentProvider, any>[] = [spawnSubagents, forkSubagents, mockRemoteSubagents];
+const subagentProviders: ProviderDefinition<SubagentProvider, any>[] = [spawnSubagents, forkSubagents, mockRemoteSubagents, processSubagents];
 
 const providers: ProviderDefinition<any, any>[] = [openaiModel, scriptedModel, jsonlStore, memoryStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox, localFsProvider, memoryFsProvider, localSubprocessProvider, memorySubprocessProvider];
 

@@ -42,6 +42,7 @@ export function createRegistry(o: RegistryOptions): Subagents {
       if (req.depth > o.maxDepth) return { ok: false, code: 'DEPTH_LIMIT', message: `delegation depth ${req.depth} is over the limit of ${o.maxDepth} (--max-depth); do this task yourself` };
       const own = found.advertised.maxDepth;
       if (own !== undefined && req.depth > own) return { ok: false, code: 'DEPTH_LIMIT', message: `delegation depth ${req.depth} is deeper than provider ${found.name} can go (${own}); do this task yourself` };
+      if (req.tools && found.advertised.filters === false) return { ok: false, code: 'TOOL_FILTER_UNSUPPORTED', message: `provider ${found.name} cannot narrow a child's tools (leave tools out, or use another provider)` };
       if (req.tools) {
         const can = new Set(found.advertised.tools ?? offered);
         const missing = req.tools.filter((t) => !can.has(t));
