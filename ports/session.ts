@@ -39,7 +39,8 @@ export interface SessionControl {
   record(draft: Draft): void;
   /**
    * Builds a child session of this session's own product (`createSession`
-   * over the parent's composed rows), with its own log beside the parent's,
+   * over the parent's composed rows, the tools service and plugins the
+   * parent was given), with its own log beside the parent's,
    * the sandbox policy snapshotted from the parent's at this moment, and the
    * parent's model, store and clock. Contract: throws only when the product
    * cannot be built again (named in a `CompositionError`).

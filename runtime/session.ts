@@ -197,7 +197,9 @@ export function createSession(o: SessionOptions): BridleSession {
       rows,
       // A delegated child's approval is `never`, whatever its parent's (I10): nothing asks, nothing waits.
       ...(spec.approval === 'never' ? { settings: { approval: 'never' as const, allow: [] } } : {}),
-      services: { model, store, clock, sandbox: snapshot },
+      // The parent's product: its rows, the tools service and plugins it was given, its model, store and clock.
+      services: { model, store, clock, sandbox: snapshot, ...(s.tools ? { tools: s.tools } : {}) },
+      ...(o.plugins ? { plugins: o.plugins } : {}),
       ...(spec.tools || spec.scoped ? { toolFilter: { ...(spec.tools ? { only: spec.tools } : {}), ...(spec.scoped ? { scoped: spec.scoped } : {}) } } : {}),
       ...(budget ? { budget } : {}),
       ...(o.sleep ? { sleep: o.sleep } : {}),
