@@ -42,7 +42,9 @@ export const base: Bundle = {
     { id: 'subagents', use: 'registry' },
     { id: 'subagent:spawn', use: 'spawn' },
     { id: 'subagent:fork', use: 'fork' },
+    { id: 'workflow', use: 'worker' },
     { id: 'tool:delegate', use: 'delegate' },
+    { id: 'tool:workflow', use: 'workflow' },
   ],
 };
 

@@ -40,6 +40,8 @@ export interface SubagentResult {
   child: string;
   /** Whether a child was created (and its brackets logged). */
   started: boolean;
+  /** A completed child's report alone, bounded, without the note naming the child (what a workflow's `agent()` returns). */
+  report?: string;
 }
 
 /** Contract: pure; `text` whole when it has at most `limit` code points, else cut there with a note saying so. */
@@ -76,7 +78,7 @@ export const cancelledResult = (i: SubagentInput, cause: string, started: boolea
 /** A child's turn that completed is the report; any other ending is an error naming how it ended. */
 export function reportedResult(i: SubagentInput, r: ChildReport, location: string | undefined): SubagentResult {
   const text = boundReport(r.report, i.reportLimit, location ?? i.child);
-  if (r.reason === 'completed') return { status: 'ok', content: `${text || '(the subagent said nothing)'}\n${where(i.child, i.depth, location)}`, child: i.child, started: true };
+  if (r.reason === 'completed') return { status: 'ok', content: `${text || '(the subagent said nothing)'}\n${where(i.child, i.depth, location)}`, child: i.child, started: true, report: text };
   const code = r.code === 'TREE_BUDGET_EXHAUSTED' ? r.code : 'SUBAGENT_FAILED';
   const how = `${r.reason}${r.code ? ` (${r.code})` : ''}${r.cause ? `: ${r.cause}` : ''}`;
   return { status: 'error', code, content: `The subagent's turn ended ${how}. ${text ? `Its last words:\n${text}\n` : ''}${where(i.child, i.depth, location)}`, child: i.child, started: true };

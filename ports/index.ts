@@ -18,6 +18,7 @@ import type { SessionStore } from './store.js';
 import type { SubagentProvider, Subagents } from './subagents.js';
 import type { Subprocess } from './subprocess.js';
 import type { ToolRegistry } from './tool-registry.js';
+import type { WorkflowRunner } from './workflow.js';
 
 export const MODEL = serviceKey<ModelProvider>('model');
 export const STORE = serviceKey<SessionStore>('store');
@@ -39,3 +40,5 @@ export const SUBAGENT = serviceKey<SubagentProvider>('subagent');
 export const FS = serviceKey<FileSystem>('fs');
 /** The subprocess seam bash goes through (`adapters/subprocess/`). */
 export const SUBPROCESS = serviceKey<Subprocess>('subprocess');
+/** Runs the `workflow` tool's scripts (`adapters/workflow/`). */
+export const WORKFLOW = serviceKey<WorkflowRunner>('workflow');

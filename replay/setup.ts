@@ -10,6 +10,7 @@ import type { RetryPolicy } from '../ports/loop.js';
 import { toolSpec } from '../tools/index.js';
 import { ToolError, type ToolDefinition } from '../ports/tools.js';
 import { delegateTool } from '../runtime/subagents/delegate.js';
+import { workflowTool } from '../runtime/workflow/tool.js';
 import { NotReplayableError } from './errors.js';
 import type { Segment } from './segments.js';
 
@@ -55,7 +56,8 @@ function harnessTools(): ToolDefinition[] {
   };
   const nobody = { id: '', depth: 0, cwd: '', bridleHome: '', inject: never, entries: never, record: never, child: never };
   const registry = { maxDepth: 0, register: never, names: () => [], admit: never, track: never, drain: async () => {} };
-  return [delegateTool({ parent: nobody, subagents: registry, offered: () => [] })];
+  const runner = { run: never };
+  return [delegateTool({ parent: nobody, subagents: registry, offered: () => [] }), workflowTool({ parent: nobody, subagents: registry, runner, offered: () => [] })];
 }
 
 /**

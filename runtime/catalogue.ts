@@ -36,6 +36,8 @@ import { spawnSubagents } from '../adapters/subagents/spawn.js';
 import { SUBAGENTS } from '../ports/index.js';
 import type { SubagentProvider } from '../ports/subagents.js';
 import { delegatePlugin } from './subagents/delegate.js';
+import { workflowPlugin } from './workflow/tool.js';
+import { workerWorkflow } from '../adapters/workflow/worker.js';
 import { registryPlugin } from './subagents/registry.js';
 
 /**
@@ -60,7 +62,7 @@ function subagentPlugin<C>(def: ProviderDefinition<SubagentProvider, C>): Plugin
 }
 const subagentProviders: ProviderDefinition<SubagentProvider, any>[] = [spawnSubagents, forkSubagents, mockRemoteSubagents, processSubagents];
 
-const providers: ProviderDefinition<any, any>[] = [openaiModel, scriptedModel, jsonlStore, memoryStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox, localFsProvider, memoryFsProvider, localSubprocessProvider, memorySubprocessProvider];
+const providers: ProviderDefinition<any, any>[] = [openaiModel, scriptedModel, jsonlStore, memoryStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox, localFsProvider, memoryFsProvider, localSubprocessProvider, memorySubprocessProvider, workerWorkflow];
 
 /** Built-ins by qualified name (`<seam>/<use>`), or bare where they belong to no seam. */
 export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugin<any>>([
@@ -69,6 +71,7 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
   ...subagentProviders.map((p) => [`${p.seam.id}/${p.name}`, subagentPlugin(p)] as const),
   ['subagents/registry', registryPlugin],
   ['tool/delegate', delegatePlugin],
+  ['tool/workflow', workflowPlugin],
   ['turn/limits', limitsPlugin],
   ['compaction/compaction', contextPlugin],
   ['prompt/core', coreSectionPlugin],
