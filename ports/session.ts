@@ -1,6 +1,7 @@
 /** The `session` service: what a plugin may know of and do to the session it is mounted in. */
 import type { Draft, Entry } from '../log/entries.js';
 import type { ChildSession, TreeBudget } from './subagents.js';
+import type { Answerer } from './approval.js';
 import type { ToolDefinition } from './tools.js';
 
 /** A child of this session's own product, as an in-process subagent provider asks for one. */
@@ -19,6 +20,8 @@ export interface ChildSpec {
    * started through the host (a Ralph round runs under the run's own flags).
    */
   approval: 'never' | 'inherit';
+  /** With `inherit`: who answers the child's `ask` approvals (a terminal); none: an `ask` is denied as unavailable. */
+  answerer?: Answerer;
 }
 
 export interface SessionControl {

@@ -66,8 +66,8 @@ export interface ReplayScript {
   faulted: Set<string>;
 }
 
-/** Entries no machine writes: hook problems, the delegate tool's brackets, a writer's takeover. Replay copies them where they stand. */
-export const FOREIGN_KINDS = new Set<Entry['kind']>(['hook/report', 'subagent/start', 'subagent/end', 'session/takeover']);
+/** Entries no machine writes: hook problems, the delegate tool's brackets, a writer's takeover, a Ralph run's rounds and checks. Replay copies them where they stand. */
+export const FOREIGN_KINDS = new Set<Entry['kind']>(['hook/report', 'subagent/start', 'subagent/end', 'session/takeover', 'ralph/start', 'ralph/round', 'ralph/handoff', 'ralph/verify', 'ralph/verdict', 'ralph/end']);
 export const isForeign = (e: Entry | undefined): boolean => e !== undefined && FOREIGN_KINDS.has(e.kind);
 
 /** Entries only a cancel produces (a repair's closings come after a `repair` entry and are not met live). */

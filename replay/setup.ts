@@ -11,6 +11,7 @@ import { toolSpec } from '../tools/index.js';
 import { ToolError, type ToolDefinition } from '../ports/tools.js';
 import { delegateTool } from '../runtime/subagents/delegate.js';
 import { workflowTool } from '../runtime/workflow/tool.js';
+import { handoffTool, verdictTool } from '../runtime/ralph/tools.js';
 import { NotReplayableError } from './errors.js';
 import type { Segment } from './segments.js';
 
@@ -49,7 +50,7 @@ export function segmentSetup(entries: readonly Entry[], seg: Segment, config: Se
   return out;
 }
 
-/** The harness's own tools that are not built-ins, for their flags (read-only, idempotent, delegates): the scheduler and the dispatch entries depend on them. */
+/** The harness's own tools that are not built-ins (delegate, workflow, Ralph's handoff and verdict), for their flags (read-only, idempotent, delegates): the scheduler and the dispatch entries depend on them. */
 function harnessTools(): ToolDefinition[] {
   const never = (): never => {
     throw new ToolError('REPLAY_RUNS_NO_TOOL', 'replay re-runs no subagent');
@@ -57,7 +58,7 @@ function harnessTools(): ToolDefinition[] {
   const nobody = { id: '', depth: 0, cwd: '', bridleHome: '', inject: never, entries: never, record: never, child: never };
   const registry = { maxDepth: 0, register: never, names: () => [], admit: never, track: never, drain: async () => {} };
   const runner = { run: never };
-  return [delegateTool({ parent: nobody, subagents: registry, offered: () => [] }), workflowTool({ parent: nobody, subagents: registry, runner, offered: () => [] })];
+  return [delegateTool({ parent: nobody, subagents: registry, offered: () => [] }), workflowTool({ parent: nobody, subagents: registry, runner, offered: () => [] }), handoffTool({}), verdictTool({})];
 }
 
 /**
@@ -72,13 +73,13 @@ function harnessTools(): ToolDefinition[] {
  */
 export function toolsOfLog(entries: readonly Entry[], builtins: readonly ToolDefinition[]): ToolDefinition[] {
   const known = new Map(harnessTools().map((t) => [t.name, t]));
-  const out = [...builtins];
+  const stand: ToolDefinition[] = [];
   for (const e of entries) {
     if (e.kind !== 'request/header') continue;
     for (const spec of e.tools) {
-      if (out.some((t) => t.name === spec.name)) continue;
+      if (builtins.some((t) => t.name === spec.name) || stand.some((t) => t.name === spec.name)) continue;
       const flags = known.get(spec.name);
-      out.push({
+      stand.push({
         name: spec.name,
         description: spec.description,
         parameters: spec.parameters,
@@ -92,7 +93,13 @@ export function toolsOfLog(entries: readonly Entry[], builtins: readonly ToolDef
       });
     }
   }
-  return out;
+  // In the order the first header lists them; built-ins it does not list after them (checkTools names those).
+  const all = [...builtins, ...stand];
+  const first = entries.find((e): e is EntryOf<'request/header'> => e.kind === 'request/header');
+  if (!first) return all;
+  const order = first.tools.map((t) => t.name);
+  const rank = (t: ToolDefinition) => (order.includes(t.name) ? order.indexOf(t.name) : order.length);
+  return all.map((t, i) => ({ t, i })).sort((a, b) => rank(a.t) - rank(b.t) || a.i - b.i).map((x) => x.t);
 }
 
 /** Contract: throws `NotReplayableError` naming the difference when a logged header lists other tools, or params replay cannot set. */

@@ -64,7 +64,6 @@ export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltH
     host.mount(core('session', SESSION, o.session), undefined, { id: 'core:session' });
     for (const s of o.overrides ?? []) host.mount(core(`override ${keyId(s.key)}`, s.key, s.service), undefined, { id: `override:${keyId(s.key)}` });
     for (const t of o.tools ?? []) tools.register(t, 'options');
-    for (const t of o.restrict?.scoped ?? []) tools.register(t, 'scoped');
     const mountRows = (list: readonly ComposedRow[], scope: Scope) => {
       for (const row of list) {
         fromOf.set(row.id, row.from);
@@ -80,6 +79,8 @@ export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltH
       }
     };
     mountRows(rows, host.root);
+    // A child's own tools come last, after its product's: the tool list reads as the parent's, plus them.
+    for (const t of o.restrict?.scoped ?? []) tools.register(t, 'scoped');
     for (const p of o.plugins ?? []) host.mount(p, undefined, { id: p.name });
     const waiting = host.status().find((s) => s.state === 'pending');
     if (waiting) throw new CompositionError(waiting.id, fromOf.get(waiting.id) ?? 'options', `needs service ${waiting.waitingFor.join(', ')}, which no row provides`);

@@ -202,6 +202,7 @@ export function createSession(o: SessionOptions): BridleSession {
       ...(o.plugins ? { plugins: o.plugins } : {}),
       ...(spec.tools || spec.scoped ? { toolFilter: { ...(spec.tools ? { only: spec.tools } : {}), ...(spec.scoped ? { scoped: spec.scoped } : {}) } } : {}),
       ...(budget ? { budget } : {}),
+      ...(spec.approval === 'inherit' && spec.answerer ? { answerer: spec.answerer } : {}),
       ...(o.sleep ? { sleep: o.sleep } : {}),
       ...(o.loaded ? { loaded: o.loaded } : {}),
     });
