@@ -18,6 +18,8 @@ import { policyOf, type RunFlags } from './run.js';
 import { composeProduct, type Product } from './settings.js';
 import { terminalAnswerer } from './terminal-answerer.js';
 import { visible } from './visible.js';
+import { createRenderer } from './render.js';
+import { handoffTool, verdictTool } from '../runtime/ralph/tools.js';
 
 export interface RalphFlags extends Omit<RunFlags, 'session' | 'json'> {
   rounds?: string;
@@ -90,7 +92,13 @@ async function driveRalph(
   process.on('SIGINT', onSigint);
   let outcome: RalphOutcome;
   try {
-    outcome = await runRalph({ session: control, subprocess: session.host.get(SUBPROCESS), ...(answerer ? { answerer } : {}), signal: ctl.signal, say: (line) => void err.write(`${visible(line, 'text')}\n`) });
+    // Each child's transcript, as `run` shows one: its text as it streams, its calls and their results.
+    const tools = new Map([...opened.tools, ['handoff', handoffTool({})], ['verdict', verdictTool({})]]);
+    const watch = () => {
+      const r = createRenderer(process.stdout, tools, { color: Boolean(process.stdout.isTTY), ...(opened.scriptedLabel ? { scriptedLabel: opened.scriptedLabel } : {}) });
+      return { onEntry: (e: Entry) => r.onEntry(e), onChunk: (c: Parameters<typeof r.onChunk>[0], s: string) => r.onChunk(c, s) };
+    };
+    outcome = await runRalph({ session: control, subprocess: session.host.get(SUBPROCESS), ...(answerer ? { answerer } : {}), signal: ctl.signal, say: (line) => void err.write(`${visible(line, 'text')}\n`), watch });
   } finally {
     process.off('SIGINT', onSigint);
     await session.close();

@@ -1,4 +1,5 @@
 /** The `session` service: what a plugin may know of and do to the session it is mounted in. */
+import type { Chunk } from '../log/chunks.js';
 import type { Draft, Entry } from '../log/entries.js';
 import type { ChildSession, TreeBudget } from './subagents.js';
 import type { Answerer } from './approval.js';
@@ -22,6 +23,9 @@ export interface ChildSpec {
   approval: 'never' | 'inherit';
   /** With `inherit`: who answers the child's `ask` approvals (a terminal); none: an `ask` is denied as unavailable. */
   answerer?: Answerer;
+  /** For a host that shows the child as it works (a Ralph round's transcript): its entries, its live chunks (not logged). */
+  onEntry?: (entry: Entry) => void;
+  onChunk?: (chunk: Chunk, step: string) => void;
 }
 
 export interface SessionControl {

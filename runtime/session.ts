@@ -203,6 +203,8 @@ export function createSession(o: SessionOptions): BridleSession {
       ...(spec.tools || spec.scoped ? { toolFilter: { ...(spec.tools ? { only: spec.tools } : {}), ...(spec.scoped ? { scoped: spec.scoped } : {}) } } : {}),
       ...(budget ? { budget } : {}),
       ...(spec.approval === 'inherit' && spec.answerer ? { answerer: spec.answerer } : {}),
+      ...(spec.onEntry ? { onEntry: spec.onEntry } : {}),
+      ...(spec.onChunk ? { onChunk: spec.onChunk } : {}),
       ...(o.sleep ? { sleep: o.sleep } : {}),
       ...(o.loaded ? { loaded: o.loaded } : {}),
     });

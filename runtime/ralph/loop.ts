@@ -15,7 +15,7 @@
 import { finalText } from '../../log/completed-turns.js';
 import type { Draft, EntryOf, Handoff } from '../../log/entries.js';
 import type { Answerer } from '../../ports/approval.js';
-import type { SessionControl } from '../../ports/session.js';
+import type { ChildSpec, SessionControl } from '../../ports/session.js';
 import type { ChildOutcome, ChildSession } from '../../ports/subagents.js';
 import type { Subprocess } from '../../ports/subprocess.js';
 import { fit, nextStep, ralphState, type Check, type RalphState } from './state.js';
@@ -40,10 +40,16 @@ export interface RalphDeps {
   signal: AbortSignal;
   /** Progress, one line at a time, for people. */
   say(line: string): void;
+  /** Shows a child as it works (a transcript), when the host wants one. */
+  watch?: (child: string) => Pick<ChildSpec, 'onEntry' | 'onChunk'>;
 }
 
 export type RalphOutcome = EntryOf<'ralph/end'>['outcome'];
 
+const head = (text: string, n: number) => {
+  const points = [...text.trim()];
+  return points.length <= n ? points.join('') : `${points.slice(0, n).join('')}…`;
+};
 const tail = (text: string, n: number) => {
   const points = [...text.trim()];
   return points.length <= n ? points.join('') : `…${points.slice(-n).join('')}`;
@@ -119,7 +125,7 @@ async function round(d: RalphDeps, st: RalphState, n: number, attempt: number, i
   const s = d.session;
   const id = `${s.id}.r${n}${attempt > 1 ? `-${attempt}` : ''}`;
   const captured: Captured<Handoff> = {};
-  const child = s.child({ id, depth: s.depth + 1, approval: 'inherit', scoped: [handoffTool(captured)], ...(d.answerer ? { answerer: d.answerer } : {}) });
+  const child = s.child({ id, depth: s.depth + 1, approval: 'inherit', scoped: [handoffTool(captured)], ...(d.answerer ? { answerer: d.answerer } : {}), ...d.watch?.(id) });
   s.record({ kind: 'ralph/round', round: n, attempt, child: id });
   d.say(`ralph: round ${n}/${st.plan.rounds}: a fresh child, log: ${child.location}`);
   const { out, text } = await runChild(child, roundPrompt(st.plan.objective, n, st.plan.rounds, input), d.signal);
@@ -130,7 +136,7 @@ async function round(d: RalphDeps, st: RalphState, n: number, attempt: number, i
   // A round that left no handoff counts as `continue`, its last words the summary (bounded: the harness wrote this one).
   const handoff = captured.value ?? fit({ status: 'continue', summary: text || `(the round ended ${out.reason}${out.code ? ` ${out.code}` : ''} with no handoff and no final text)`, evidence: '' }, 'summary');
   s.record({ kind: 'ralph/handoff', round: n, child: id, reason: out.reason, source: captured.value ? 'tool' : 'last-text', handoff });
-  d.say(`ralph: round ${n} says ${handoff.status}${captured.value ? '' : ' (it left no handoff)'}: ${tail(handoff.summary, 200)}`);
+  d.say(`ralph: round ${n} says ${handoff.status}${captured.value ? '' : ' (it left no handoff)'}: ${head(handoff.summary, 240)}`);
 }
 
 async function check(d: RalphDeps, st: RalphState, n: number, by: Check, claim: Handoff): Promise<void> {
@@ -157,7 +163,8 @@ async function check(d: RalphDeps, st: RalphState, n: number, by: Check, claim: 
   }
   const id = `${s.id}.r${n}.verifier${(st.attempts.get(n) ?? 1) > 1 ? `-${st.attempts.get(n)}` : ''}`;
   const captured: Captured<Verdict> = {};
-  const child = s.child({ id: uniqueVerifier(s, id), depth: s.depth + 1, approval: 'never', tools: VERIFIER_TOOLS, scoped: [verdictTool(captured)] });
+  const vid = uniqueVerifier(s, id);
+  const child = s.child({ id: vid, depth: s.depth + 1, approval: 'never', tools: VERIFIER_TOOLS, scoped: [verdictTool(captured)], ...d.watch?.(vid) });
   s.record({ kind: 'ralph/verify', round: n, by, child: child.id });
   d.say(`ralph: a verifier agent checks round ${n}'s claim, log: ${child.location}`);
   const { out, text } = await runChild(child, verifierPrompt(st.plan.objective, n, claim), d.signal);
