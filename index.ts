@@ -69,6 +69,8 @@ export { spawnSubagents } from './adapters/subagents/spawn.js';
 export { forkSubagents } from './adapters/subagents/fork.js';
 export { mockRemoteSubagents } from './adapters/subagents/mock-remote.js';
 export { processSubagents } from './adapters/subagents/process.js';
+export { createWorkerRunner, workerWorkflow } from './adapters/workflow/worker.js';
+export type { AgentAnswer, AgentCall, Json, WorkflowOutcome, WorkflowRequest, WorkflowRunner } from './ports/workflow.js';
 export { startServer, type BridleServer, type ServerOptions } from './server/server.js';
 
 // Tools.

@@ -14,7 +14,7 @@ import type { Entry, EntryOf } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';
 import { verifyLog } from '../../log/verify.js';
 import type { ModelProvider } from '../../ports/model.js';
-import { SUBAGENTS } from '../../ports/index.js';
+import { SANDBOX, SESSION, SUBAGENTS } from '../../ports/index.js';
 import type { ChildSession, SubagentProvider } from '../../ports/subagents.js';
 import type { Plugin } from '../../plugins/host.js';
 import { replayThroughMachines } from '../../replay/replay.js';
@@ -330,6 +330,21 @@ describe('subagents: parallel delegation, budgets, cancel, crashes, filters', ()
     expect(kinds(h!.entries(), 'subagent/')).toEqual(['subagent/start', 'subagent/end']);
     expect(h!.entries().find((e) => e.kind === 'subagent/end')).toMatchObject({ reason: 'error', code: 'SUBAGENT_CRASHED' });
     expect(verifyLog(h!.entries()).violations).toEqual([]);
+  });
+
+  it("the parent's sandbox policy is snapshotted when the child is made: the child keeps it whatever happens to the parent's", async () => {
+    const seen: { depth: number; policy: { mode: string; network: boolean } }[] = [];
+    const spy: Plugin = { name: 'sandbox-spy', inject: [SANDBOX, SESSION], apply: (ctx) => void seen.push({ depth: ctx.get(SESSION).depth, policy: ctx.get(SANDBOX).policy as { mode: string; network: boolean } }) };
+    tree((who, _req, n) => (who === 'look' ? { text: 'looked' } : n === 0 ? delegate('look') : { text: 'ok' }), { plugins: [spy] });
+    const parent = seen.find((x) => x.depth === 0)!.policy;
+    await h!.session.run('go');
+    const child = seen.find((x) => x.depth === 1)!.policy;
+    expect(child).toEqual(parent);
+    expect(child).not.toBe(parent);
+    // Were the parent's policy to change after the spawn, the child's would not.
+    const was = child.mode;
+    parent.mode = parent.mode === 'read-only' ? 'workspace-write' : 'read-only';
+    expect(child.mode).toBe(was);
   });
 
   it('a tool filter narrows what the child sees, by intersection', async () => {
