@@ -25,6 +25,7 @@ export { turnMachine, type PreStepDecision, type TurnInput, type TurnOutput } fr
 export { stepMachine, type StepEvent, type StepInput, type StepOutput } from './machines/step.machine.js';
 export { toolCallMachine, type ApprovalAnswer, type Decision, type ToolCallEvent, type ToolCallInput, type ToolOutcome, type Validation } from './machines/tool-call.machine.js';
 export { compactionMachine, type CompactionInput, type CompactionOutput, type ContextMeasure } from './machines/compaction.machine.js';
+export { subagentMachine, type SubagentInput, type SubagentResult } from './machines/subagent.machine.js';
 export type { RetryPolicy } from './ports/loop.js';
 export { defaultRetryPolicy, retryDelay } from './plugins/recovery.js';
 
@@ -42,7 +43,8 @@ export type { Clock } from './ports/clock.js';
 export type { AnswerRequest, Answerer, ApprovalPolicy } from './ports/approval.js';
 export type { DeltaSink } from './runtime/stream-model.js';
 export type { HookName, HookTable, Hooks, Recovery, RequestErrorPayload, StreamPayload } from './ports/hooks.js';
-export type { SessionControl } from './ports/session.js';
+export type { ChildSpec, SessionControl } from './ports/session.js';
+export type { Admission, Advertised, ChildOutcome, ChildRequest, ChildSession, DelegationRequest, SubagentProvider, Subagents, TreeBudget } from './ports/subagents.js';
 export type { SessionStore } from './ports/store.js';
 export { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from './ports/tools.js';
 export { FsIoError, readAtMost, type DirEntry, type EntryKind as FsEntryKind, type FileHandle, type FileStat, type FileSystem, type FsPath, type PathIntent, type UpdateOptions, type UpdateOutcome, type WalkEntry, type WalkOptions } from './ports/fs.js';
@@ -63,6 +65,12 @@ export { createLocalSubprocess, localSubprocessProvider, type LocalSubprocessOpt
 export { createMemorySubprocess, memorySubprocessProvider, type MemorySubprocessOptions } from './adapters/subprocess/memory.js';
 export { createBwrapSandbox } from './adapters/sandbox/bwrap.js';
 export { createOffSandbox } from './adapters/sandbox/off.js';
+export { spawnSubagents } from './adapters/subagents/spawn.js';
+export { forkSubagents } from './adapters/subagents/fork.js';
+export { mockRemoteSubagents } from './adapters/subagents/mock-remote.js';
+export { processSubagents } from './adapters/subagents/process.js';
+export { createWorkerRunner, workerWorkflow } from './adapters/workflow/worker.js';
+export type { AgentAnswer, AgentCall, Json, WorkflowOutcome, WorkflowRequest, WorkflowRunner } from './ports/workflow.js';
 export { startServer, type BridleServer, type ServerOptions } from './server/server.js';
 
 // Tools.

@@ -39,7 +39,12 @@ export const base: Bundle = {
     { id: 'tool:glob', use: 'glob' },
     { id: 'tool:grep', use: 'grep' },
     { id: 'tool:bash', use: 'bash' },
+    { id: 'subagents', use: 'registry' },
+    { id: 'subagent:spawn', use: 'spawn' },
+    { id: 'subagent:fork', use: 'fork' },
+    { id: 'workflow', use: 'worker' },
     { id: 'tool:delegate', use: 'delegate' },
+    { id: 'tool:workflow', use: 'workflow' },
   ],
 };
 

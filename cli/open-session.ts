@@ -44,6 +44,14 @@ export interface OpenOptions {
   lock?: WriterLock;
   /** Plugins the host mounts after the rows (the ACP agent: the client's files and terminals as a service). */
   plugins?: SessionOptions['plugins'];
+  /** A new session that is a subagent of a parent elsewhere (`bridle serve` driven by the `process` provider): its id, depth, parent. */
+  lineage?: { id?: string; depth: number; parent: string | null };
+}
+
+/** A new session's id names a log that exists already: a second writer would append to someone else's log. */
+export class SessionExistsError extends Error {
+  override name = 'SessionExistsError';
+  readonly code = 'SESSION_EXISTS';
 }
 
 export interface OpenedSession {
@@ -132,6 +140,10 @@ export function openSession(o: OpenOptions): OpenedSession {
     // A log named by path lives where it lives: the JSONL store goes on writing it there.
     rows = rows.map((r) => (r.id === 'store' && r.use === 'jsonl' ? { ...r, config: { ...(r.config as object), dir: dirname(logPath!) }, from: 'flag' } : r));
   }
+  if (!o.session && o.lineage?.id) {
+    id = o.lineage.id;
+    if (existsSync(sessionPath(home, id))) throw new SessionExistsError(`a session ${id} exists already (${sessionPath(home, id)}); a new session needs an id of its own`);
+  }
   const start = existing[0];
   let session: BridleSession;
   try {
@@ -141,7 +153,8 @@ export function openSession(o: OpenOptions): OpenedSession {
       ...(id ? { id } : {}),
       rows,
       loaded: o.product.loaded,
-      depth: start?.kind === 'session/start' ? start.depth : 0,
+      depth: start?.kind === 'session/start' ? start.depth : (o.lineage?.depth ?? 0),
+      ...(!o.session && o.lineage ? { parent: o.lineage.parent } : {}),
       existing,
       ...(lock ? { lock, lockLogged: o.lock !== undefined } : {}),
       ...(o.snapshot ? { snapshot: o.snapshot } : {}),

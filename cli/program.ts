@@ -34,7 +34,10 @@ function settingOptions(cmd: Command, more: (c: Command) => Command = (c) => c):
 /** Every session command's flags: the settings, plus where the tools work. */
 function modelOptions(cmd: Command): Command {
   return settingOptions(cmd, (c) =>
-    c.option('--cwd <dir>', 'workspace the tools work in (default: current dir)').option('--max-depth <n>', 'let subagents go this deep (default: 0, none)'),
+    c
+      .option('--cwd <dir>', 'workspace the tools work in (default: current dir)')
+      .option('--max-depth <n>', 'let subagents go this deep (default: 0, none)')
+      .option('--tree-budget <budget>', 'steps=N,tokens=M for all subagents together'),
   );
 }
 
@@ -83,6 +86,17 @@ export async function main(argv: string[]): Promise<number> {
       code = await resumeCommand(session, prompt, flags);
     });
 
+  modelOptions(program.command('ralph').argument('<objective>', 'what the rounds work toward, the same for every round'))
+    .summary('rounds of fresh agents until a verified complete')
+    .description('the Ralph loop: each round a fresh agent that gets only the objective, its round and the cap, and the last round\'s handoff; a claim of complete is checked (--verify, --verifier) before it is accepted. Exit 0 verified, 1 out of rounds or blocked, 130 cancelled')
+    .option('--rounds <n>', 'most rounds (default: 5)')
+    .option('--verify <command>', 'check a claim; exit 0 = verified (sandboxed)')
+    .option('--verifier', 'also check it with a read-only agent')
+    .action(async (objective: string, flags: import('./ralph.js').RalphFlags) => {
+      const { ralphCommand } = await import('./ralph.js');
+      code = await ralphCommand(objective, flags);
+    });
+
   modelOptions(program.command('chat'))
     .summary('a line-based chat over one session')
     .description('a line-based chat over one session: answers stream, approvals are asked inline; /compact, /context, /help, /exit; Ctrl-C cancels the turn, Ctrl-D exits')
@@ -114,6 +128,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--max-sessions <n>', 'most sessions open at once (default: 64)')
     .option('--idle-timeout <seconds>', 'close idle sessions after (default: 900; 0: never)')
     .option('--inspect [url]', 'send actors to an inspector (ws://localhost:8080)')
+    .option('--exit-with-stdin', 'exit when stdin ends (a parent driving this server)')
     .action(async (flags: import('./serve.js').ServeFlags) => {
       const { serveCommand } = await import('./serve.js');
       code = await serveCommand(await composeProduct(flags), flags);

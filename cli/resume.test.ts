@@ -64,7 +64,7 @@ describe('bridle resume', () => {
   });
 
   it('the continue note names what never ran and what is unknown, and asks to check before re-running', () => {
-    const note = continueNote({ turn: 't2', notStarted: ['t2.s1.c2'], outcomeUnknown: [{ callId: 't2.s1.c1', name: 'bash', idempotent: false }], unlogged: [], compaction: false, subagents: [] });
+    const note = continueNote({ turn: 't2', notStarted: ['t2.s1.c2'], outcomeUnknown: [{ callId: 't2.s1.c1', name: 'bash', idempotent: false }], unlogged: [], compaction: false, subagents: [], linked: [] });
     expect(note).toMatch(/Never started .*t2\.s1\.c2/);
     expect(note).toMatch(/Outcome unknown .*t2\.s1\.c1 bash/);
     expect(note).toMatch(/Re-run only read-only or idempotent work; for anything else, check the current state first/);

@@ -22,6 +22,8 @@ import { bridleHome, logAccessAsUsage, sessionPath } from './home.js';
 import { runPrompt, type RunFlags } from './run.js';
 import { composeProduct } from './settings.js';
 import { visible } from './visible.js';
+import { continueRalph } from './ralph.js';
+import { ralphState } from '../runtime/ralph/state.js';
 
 export interface ResumeFlags extends Omit<RunFlags, 'session'> {
   continue?: boolean;
@@ -128,6 +130,11 @@ async function resumeLocked(path: string, target: string, prompt: string | undef
   if (refused > 0) {
     err.write(`bridle: ${refused} subagent log${refused > 1 ? 's' : ''} of this session could not be repaired (above); the session itself was repaired, nothing was run\n`);
     return 2;
+  }
+  // A Ralph run's log: it goes on with the round (or the check) it was in; there is no prompt to give it.
+  if (ralphState(entries)) {
+    if (prompt !== undefined) throw new UsageError('this is a Ralph run\'s log: resume continues it from its own log, without a prompt');
+    return continueRalph(path, entries, flags, lock, err);
   }
   const start = entries[0] as Extract<Entry, { kind: 'session/start' }>;
   // Input the log holds that no turn took runs first, once, in the order it arrived (ADR 0021).

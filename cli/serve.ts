@@ -19,7 +19,7 @@ import { SessionLockedError } from '../log/errors.js';
 import { inspectUrl, openInspector, type OpenInspector } from './inspect.js';
 import { CompositionError, type ComposedRow } from '../plugins/rows.js';
 import { applySettings } from '../runtime/settings.js';
-import { openSession, resolveWorkspace } from './open-session.js';
+import { openSession, resolveWorkspace, SessionExistsError } from './open-session.js';
 import { policyOf, type RunFlags } from './run.js';
 import type { Product } from './settings.js';
 import { visible } from './visible.js';
@@ -32,6 +32,8 @@ export interface ServeFlags extends RunFlags {
   maxSessions?: string;
   idleTimeout?: string;
   inspect?: string | boolean;
+  /** Exit (as on SIGTERM) when stdin ends: a parent that drives this server over a pipe takes it down with it, even when killed. */
+  exitWithStdin?: boolean;
 }
 
 export function parseMaxSessions(v: string | undefined): number {
@@ -86,6 +88,7 @@ function openRefusal(err: unknown, model: string | undefined, problem: (m: strin
   // Another process writes that session, or its log cannot be saved: said as such, not as a model problem.
   if (err instanceof SessionLockedError) return (problem(`session/create: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_LOCKED', err.message));
   if (err instanceof SessionNotSavedError) return (problem(`session/create: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_NOT_SAVED', err.message));
+  if (err instanceof SessionExistsError) return (problem(`session/create: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_EXISTS', 'a session with that id exists already'));
   if (!(err instanceof UsageError || err instanceof SetupError || err instanceof CompositionError)) return err;
   problem(`session/create: ${err.message}`);
   if (model?.startsWith('scripted:')) return unusableScript(model);
@@ -166,6 +169,9 @@ export async function startServe(product: Product, flags: ServeFlags, err: NodeJ
           answerer: hooks.answerer,
           onChunk: hooks.onChunk,
           inspect: hooks.inspect,
+          ...(params.id !== undefined || params.depth !== undefined || params.parent !== undefined
+            ? { lineage: { ...(params.id !== undefined ? { id: params.id } : {}), depth: params.depth ?? 0, parent: params.parent ?? null } }
+            : {}),
           // A client's model is sugar over the model row, as a flag's would be.
           ...(model ? { rows: (rows: ComposedRow[]) => applySettings(rows, [{ from: 'client', settings: { model } }]).rows } : {}),
         }).session;
@@ -202,6 +208,11 @@ export async function serveCommand(product: Product, flags: ServeFlags): Promise
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    if (flags.exitWithStdin) {
+      process.stdin.on('end', resolve);
+      process.stdin.on('error', resolve);
+      process.stdin.resume();
+    }
   });
   await server.close();
   await inspector?.close();

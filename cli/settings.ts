@@ -19,7 +19,8 @@ import { BUNDLES } from '../bundles/base.js';
 import { composeEntries, Patch, type ComposedRow, type Layer, type PatchEntry, type Row } from '../plugins/rows.js';
 import { isModulePath, loadRowPlugins, type LoadedPlugins } from '../runtime/catalogue.js';
 import { checkRows } from '../runtime/check.js';
-import { applySettings, maxDepthSetting, RULES, settingsShape, type Settings, type SettingsLayer } from '../runtime/settings.js';
+import { applySettings, maxDepthSetting, RULES, settingsShape, treeBudgetSetting, type Settings, type SettingsLayer } from '../runtime/settings.js';
+import { parseTreeBudget } from '../runtime/subagents/budget.js';
 import { describeIssues, loadConfig, type LoadedConfig } from './config/load.js';
 import { UsageError } from './errors.js';
 import { bridleHome } from './home.js';
@@ -39,12 +40,13 @@ export interface SettingFlags {
   streamIdleMs?: string;
   streamTotalMs?: string;
   maxDepth?: string;
+  treeBudget?: string;
   profile?: string;
   /** A one-off overlay: a YAML or JSON file with a `patch:` list. */
   patch?: string;
 }
 
-type FlagKey = keyof Settings | 'maxDepth';
+type FlagKey = keyof Settings | 'maxDepth' | 'treeBudget';
 const FLAGS: Record<FlagKey, string> = {
   model: '--model',
   baseUrl: '--base-url',
@@ -61,13 +63,21 @@ const FLAGS: Record<FlagKey, string> = {
   streamIdleMs: '--stream-idle-ms',
   streamTotalMs: '--stream-total-ms',
   maxDepth: '--max-depth',
+  treeBudget: '--tree-budget',
 };
 const NUMERIC = new Set<FlagKey>(['maxSteps', 'contextWindow', 'streamIdleMs', 'streamTotalMs', 'maxDepth']);
-const schemaOf = (key: FlagKey): z.ZodType => (key === 'maxDepth' ? maxDepthSetting : settingsShape[key]);
+const schemaOf = (key: FlagKey): z.ZodType => (key === 'maxDepth' ? maxDepthSetting : key === 'treeBudget' ? treeBudgetSetting : settingsShape[key]);
 
 /** One value checked by the same schema the file is; the error names where it came from, in the file's words. */
 function checked(key: FlagKey, raw: unknown, where: string): unknown {
-  const value = NUMERIC.has(key) && typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+  let value = NUMERIC.has(key) && typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+  if (key === 'treeBudget' && typeof raw === 'string') {
+    try {
+      value = parseTreeBudget(raw);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  }
   const r = schemaOf(key).safeParse(value);
   if (r.success) return r.data;
   const worded = r.error.issues.find((i) => i.code === 'custom' && (i.params as { worded?: boolean } | undefined)?.worded);

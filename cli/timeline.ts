@@ -82,7 +82,19 @@ export function summarize(e: Entry): string {
     case 'subagent/start':
       return `${e.child} (${e.mode}, depth ${e.depth}) for ${short(e.callId)}`;
     case 'subagent/end':
-      return `${e.child}: ${e.reason}`;
+      return `${e.child}: ${e.reason}${e.code ? ` ${e.code}` : ''}`;
+    case 'ralph/start':
+      return `${e.rounds} rounds, verify ${e.verify !== null ? JSON.stringify(clip(e.verify, 30)) : ''}${e.verifier ? `${e.verify !== null ? ' and ' : ''}an agent` : ''}: ${clip(e.objective, 40)}`;
+    case 'ralph/round':
+      return `round ${e.round}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}: ${e.child}`;
+    case 'ralph/handoff':
+      return `round ${e.round} ${e.handoff.status} (${e.source}, ${e.reason}): ${clip(e.handoff.summary, 50)}`;
+    case 'ralph/verify':
+      return `round ${e.round} by ${e.by}${e.command ? ` ${JSON.stringify(clip(e.command, 40))}` : ''}${e.child ? ` ${e.child}` : ''}`;
+    case 'ralph/verdict':
+      return `round ${e.round} ${e.verified ? 'verified' : 'rejected'} by ${e.by}${e.code ? ` ${e.code}` : ''}${e.exitCode !== undefined ? ` (exit ${e.exitCode})` : ''}`;
+    case 'ralph/end':
+      return `${e.outcome} after round ${e.round}${e.blockerText ? `: ${clip(e.blockerText, 50)}` : ''}`;
   }
 }
 

@@ -26,6 +26,12 @@ export interface RepairReport {
   kept?: string[];
   compaction: boolean;
   subagents: string[];
+  /**
+   * Children of a Ralph run that a crash left running (an open round's, an open check's): their logs are repaired
+   * with the run's, but the run's own entries are not closed here — `bridle resume` of the run closes them as it
+   * goes on with the round it was in.
+   */
+  linked: string[];
 }
 
 export type RepairPlan = { ok: true; drafts: Draft[]; report: RepairReport } | { ok: false; violations: Violation[] };
@@ -63,7 +69,7 @@ export function outcomeUnknownText(name: string, idempotent: boolean): string {
 export function planRepair(entries: readonly Entry[], opts: RepairOptions = {}): RepairPlan {
   const verdict = verifyLog(entries, { allowOpenTail: true });
   if (!verdict.ok) return { ok: false, violations: verdict.violations };
-  const report: RepairReport = { notStarted: [], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [] };
+  const report: RepairReport = { notStarted: [], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [], linked: openRalphChildren(entries) };
   const drafts: Draft[] = [];
   if (opts.torn) {
     const bytes = opts.torn.bytes ?? Buffer.byteLength(opts.torn.text, 'utf8');
@@ -76,6 +82,19 @@ export function planRepair(entries: readonly Entry[], opts: RepairOptions = {}):
 }
 
 const RAN = new Set(['ok', 'error', 'unknown']);
+
+/** Contract: pure; the child of an open `ralph/round` and of an open agent `ralph/verify`, if any. */
+export function openRalphChildren(entries: readonly Entry[]): string[] {
+  let round: string | undefined;
+  let check: string | undefined;
+  for (const e of entries) {
+    if (e.kind === 'ralph/round') round = e.child;
+    else if (e.kind === 'ralph/handoff') round = undefined;
+    else if (e.kind === 'ralph/verify') check = e.child;
+    else if (e.kind === 'ralph/verdict') check = undefined;
+  }
+  return [round, check].filter((c): c is string => c !== undefined);
+}
 
 /** A known result for `c`, when it can stand: one that says the call ran needs its dispatch. */
 function knownResult(c: OpenCall, known: readonly DraftOf<'tool/result'>[]): DraftOf<'tool/result'> | undefined {

@@ -106,6 +106,42 @@ const callBlocks = (a: EntryOf<'assistant/message'> | undefined): ToolCallBlock[
 const RAN = new Set(['ok', 'error', 'unknown']);
 const NOT_RUN_CODES = new Set(['ABORTED_BEFORE_DISPATCH', 'TOOL_NOT_STARTED']);
 
+interface RalphState {
+  started: boolean;
+  ended: boolean;
+  /** The round whose child runs (no `ralph/handoff` yet). */
+  round?: EntryOf<'ralph/round'>;
+  /** The check that runs (no `ralph/verdict` yet). */
+  verify?: EntryOf<'ralph/verify'>;
+}
+
+/** One Ralph entry against the run so far; returns what is wrong with it, if anything. */
+function ralphStep(s: RalphState, e: EntryOf<'ralph/round' | 'ralph/handoff' | 'ralph/verify' | 'ralph/verdict' | 'ralph/end'>): string | undefined {
+  switch (e.kind) {
+    case 'ralph/round':
+      if (s.round || s.verify) return `round ${e.round} begins while ${s.round ? `round ${s.round.round}` : `the check of round ${s.verify!.round}`} is open`;
+      s.round = e;
+      return undefined;
+    case 'ralph/handoff':
+      if (!s.round || s.round.round !== e.round || s.round.child !== e.child) return `a handoff of round ${e.round} (${e.child}), which is not the open round`;
+      s.round = undefined;
+      return undefined;
+    case 'ralph/verify':
+      if (s.round || s.verify) return `a check of round ${e.round} while ${s.round ? 'a round' : 'another check'} is open`;
+      s.verify = e;
+      return undefined;
+    case 'ralph/verdict':
+      if (!s.verify || s.verify.round !== e.round || s.verify.by !== e.by) return `a verdict on round ${e.round} (${e.by}) with no such check open`;
+      s.verify = undefined;
+      return undefined;
+    case 'ralph/end':
+      if (s.round || s.verify) return 'ralph/end while a round or a check is open';
+      // A cancelled run may be resumed: more rounds may follow it.
+      s.ended = e.outcome !== 'cancelled';
+      return undefined;
+  }
+}
+
 /** Contract: pure and linear in the log; never throws for any list of schema-valid entries. */
 export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): Verdict {
   const violations: Violation[] = [];
@@ -118,6 +154,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
   let lastEnded: string | undefined;
   let checkpointed: string | undefined;
   let compaction: EntryOf<'compaction/start'> | undefined;
+  const ralph: RalphState = { started: false, ended: false };
   let prevSeq = 0;
   // Format 2 (ADR 0021): inputs are entries, and whatever takes one names it (`from`), once.
   const start = entries[0];
@@ -355,6 +392,23 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
       case 'session/takeover':
         // A writer that took over from one that is gone (ADR 0017): the log goes on as it was.
         break;
+      case 'ralph/start':
+        if (ralph.started) flag('forged-entry', e, 'a second ralph/start');
+        ralph.started = true;
+        break;
+      case 'ralph/round':
+      case 'ralph/handoff':
+      case 'ralph/verify':
+      case 'ralph/verdict':
+      case 'ralph/end': {
+        // A Ralph run's own entries: between turns (it runs none), in order, each round and check closed before the next.
+        if (!ralph.started) flag('forged-entry', e, `${e.kind} before ralph/start`);
+        if (ralph.ended) flag('forged-entry', e, `${e.kind} after ralph/end`);
+        if (turn) flag('forged-entry', e, `${e.kind} inside turn ${turn.id}`);
+        const problem = ralphStep(ralph, e);
+        if (problem) flag('forged-entry', e, problem);
+        break;
+      }
     }
   }
 

@@ -29,6 +29,8 @@ export interface CallFacts {
   args: unknown;
   readOnly: boolean;
   idempotent: boolean;
+  /** It starts subagents (`delegate`, `workflow`): the approval class of its own. */
+  delegates: boolean;
   /** What approval rules match against: the command for bash, the path for file tools, else key-sorted JSON. */
   rendered: string;
 }

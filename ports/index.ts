@@ -16,9 +16,10 @@ import type { SandboxService } from './sandbox.js';
 import { serviceKey } from './service.js';
 import type { SessionControl } from './session.js';
 import type { SessionStore } from './store.js';
-import type { Subagents } from './subagents.js';
+import type { SubagentProvider, Subagents } from './subagents.js';
 import type { Subprocess } from './subprocess.js';
 import type { ToolRegistry } from './tool-registry.js';
+import type { WorkflowRunner } from './workflow.js';
 
 export const MODEL = serviceKey<ModelProvider>('model');
 export const STORE = serviceKey<SessionStore>('store');
@@ -32,10 +33,15 @@ export const SESSION = serviceKey<SessionControl>('session');
 export const LOOP = serviceKey<LoopSettings>('loop');
 export const CONTEXT = serviceKey<ContextSettings>('context');
 export const SANDBOX = serviceKey<SandboxService>('sandbox');
+/** The registry of subagent providers (the `subagents` row). */
 export const SUBAGENTS = serviceKey<Subagents>('subagents');
+/** One subagent provider's seam (`subagent:spawn`, `subagent:fork`, …): each row registers into `subagents` rather than providing it. */
+export const SUBAGENT = serviceKey<SubagentProvider>('subagent');
 /** The file system every file tool goes through (`adapters/fs/`). */
 export const FS = serviceKey<FileSystem>('fs');
 /** The subprocess seam bash goes through (`adapters/subprocess/`). */
 export const SUBPROCESS = serviceKey<Subprocess>('subprocess');
 /** The ACP client driving this session (its files and terminals), when an ACP host provides one (`server/acp/`). */
 export const ACP_CLIENT = serviceKey<AcpClient>('acp-client');
+/** Runs the `workflow` tool's scripts (`adapters/workflow/`). */
+export const WORKFLOW = serviceKey<WorkflowRunner>('workflow');

@@ -1,5 +1,32 @@
 /** The `session` service: what a plugin may know of and do to the session it is mounted in. */
+import type { Chunk } from '../log/chunks.js';
 import type { Draft, Entry } from '../log/entries.js';
+import type { ChildSession, TreeBudget } from './subagents.js';
+import type { Answerer } from './approval.js';
+import type { ToolDefinition } from './tools.js';
+
+/** A child of this session's own product, as an in-process subagent provider asks for one. */
+export interface ChildSpec {
+  /** A name beside the parent's log: `<parent>.<callId>`. */
+  id: string;
+  /** Its parent's depth + 1, recorded in its `session/start`. */
+  depth: number;
+  /** The tools it sees, at most (`restrict()`: the intersection with its product's); undefined: all. */
+  tools?: readonly string[];
+  /** Tools only this child has, never hidden by `tools` (the one it answers through). */
+  scoped?: readonly ToolDefinition[];
+  /**
+   * `never` for every delegated child (I10): whatever would ask is denied at
+   * once, and it gets no allow rules. `inherit` only for a child the user
+   * started through the host (a Ralph round runs under the run's own flags).
+   */
+  approval: 'never' | 'inherit';
+  /** With `inherit`: who answers the child's `ask` approvals (a terminal); none: an `ask` is denied as unavailable. */
+  answerer?: Answerer;
+  /** For a host that shows the child as it works (a Ralph round's transcript): its entries, its live chunks (not logged). */
+  onEntry?: (entry: Entry) => void;
+  onChunk?: (chunk: Chunk, step: string) => void;
+}
 
 export interface SessionControl {
   readonly id: string;
@@ -9,10 +36,21 @@ export interface SessionControl {
   readonly cwd: string;
   /** `$BRIDLE_HOME`, where logs and config live; never inside the model's reach. */
   readonly bridleHome: string;
+  /** The budget this session's delegation tree draws from, when its parent handed one down. */
+  readonly budget?: TreeBudget;
   /** Queues context for the model's next step (the session's `inject` path); it does not wake an idle session. */
   inject(text: string): void;
   /** The session's log so far. */
   entries(): readonly Entry[];
-  /** Appends to the session's log (the `delegate` tool brackets its child with `subagent/start` and `subagent/end`). */
+  /** Appends to the session's log (a delegation brackets its child with `subagent/start` and `subagent/end`). */
   record(draft: Draft): void;
+  /**
+   * Builds a child session of this session's own product (`createSession`
+   * over the parent's composed rows, the tools service and plugins the
+   * parent was given), with its own log beside the parent's,
+   * the sandbox policy snapshotted from the parent's at this moment, and the
+   * parent's model, store and clock. Contract: throws only when the product
+   * cannot be built again (named in a `CompositionError`).
+   */
+  child(spec: ChildSpec): ChildSession;
 }

@@ -41,6 +41,13 @@ export interface ToolDefinition<P = any> {
   readOnly: boolean;
   /** Running it twice has the same effect as once; crash repair may say so to the model. */
   idempotent: boolean;
+  /**
+   * It starts subagents and changes nothing itself (`delegate`, `workflow`):
+   * an approval class of its own. The policy allows it at every level, since
+   * what a child does is governed by the child's own `never`; and it may run
+   * alongside its neighbours, as read-only calls do.
+   */
+  delegates?: boolean;
   /** A default deadline for one call, enforced by the executor. */
   timeoutMs?: number;
   /** Contract: resolves with an error output for expected failures; a throw becomes a `TOOL_ERROR` result. */

@@ -9,7 +9,9 @@ import type { Entry, EntryOf, SessionConfig } from '../log/entries.js';
 import type { RetryPolicy } from '../ports/loop.js';
 import { toolSpec } from '../tools/index.js';
 import { ToolError, type ToolDefinition } from '../ports/tools.js';
-import { delegateTool } from '../runtime/subagent.js';
+import { delegateTool } from '../runtime/subagents/delegate.js';
+import { workflowTool } from '../runtime/workflow/tool.js';
+import { handoffTool, verdictTool } from '../runtime/ralph/tools.js';
 import { NotReplayableError } from './errors.js';
 import type { Segment } from './segments.js';
 
@@ -48,23 +50,56 @@ export function segmentSetup(entries: readonly Entry[], seg: Segment, config: Se
   return out;
 }
 
-/**
- * The tools a log was written with, for replay: `builtins`, plus the
- * `delegate` tool where a request header lists it. Replay never runs a tool
- * (its result comes from the log, and the child's work is in the child's own
- * log), so only its wire form matters: the real tool's, with a body that
- * refuses to run.
- * Contract: pure; the added tool's spec is the one the CLI offers.
- */
-export function toolsOfLog(entries: readonly Entry[], builtins: readonly ToolDefinition[]): ToolDefinition[] {
-  const delegates = entries.some((e) => e.kind === 'request/header' && e.tools.some((t) => t.name === 'delegate'));
-  if (!delegates || builtins.some((t) => t.name === 'delegate')) return [...builtins];
+/** The harness's own tools that are not built-ins (delegate, workflow, Ralph's handoff and verdict), for their flags (read-only, idempotent, delegates): the scheduler and the dispatch entries depend on them. */
+function harnessTools(): ToolDefinition[] {
   const never = (): never => {
     throw new ToolError('REPLAY_RUNS_NO_TOOL', 'replay re-runs no subagent');
   };
-  const nobody = { id: '', depth: 0, cwd: '', bridleHome: '', inject: never, entries: never, record: never };
-  const spec = delegateTool({ maxDepth: 0, parent: nobody, subagents: { spawn: never } });
-  return [...builtins, { ...spec, execute: async () => never() }];
+  const nobody = { id: '', depth: 0, cwd: '', bridleHome: '', inject: never, entries: never, record: never, child: never };
+  const registry = { maxDepth: 0, register: never, names: () => [], admit: never, track: never, drain: async () => {} };
+  const runner = { run: never };
+  return [delegateTool({ parent: nobody, subagents: registry, offered: () => [] }), workflowTool({ parent: nobody, subagents: registry, runner, offered: () => [] }), handoffTool({}), verdictTool({})];
+}
+
+/**
+ * The tools a log was written with, for replay: `builtins`, plus a stand-in
+ * for every other tool its request headers list (`delegate`, a plugin's),
+ * made from the logged spec itself — name, description and the JSON Schema
+ * of its parameters, as the model saw them — with the flags of the
+ * harness's own tool of that name, and a body that refuses to run. Replay
+ * never runs a tool: results come from the log, and a child's work is in
+ * the child's own log.
+ * Contract: pure; each added tool's spec is the one its header logged.
+ */
+export function toolsOfLog(entries: readonly Entry[], builtins: readonly ToolDefinition[]): ToolDefinition[] {
+  const known = new Map(harnessTools().map((t) => [t.name, t]));
+  const stand: ToolDefinition[] = [];
+  for (const e of entries) {
+    if (e.kind !== 'request/header') continue;
+    for (const spec of e.tools) {
+      if (builtins.some((t) => t.name === spec.name) || stand.some((t) => t.name === spec.name)) continue;
+      const flags = known.get(spec.name);
+      stand.push({
+        name: spec.name,
+        description: spec.description,
+        parameters: spec.parameters,
+        readOnly: flags?.readOnly ?? false,
+        idempotent: flags?.idempotent ?? false,
+        ...(flags?.delegates ? { delegates: true } : {}),
+        present: flags ? (a: unknown) => flags.present(a) : () => spec.name,
+        execute: async () => {
+          throw new ToolError('REPLAY_RUNS_NO_TOOL', `replay re-runs no ${spec.name}`);
+        },
+      });
+    }
+  }
+  // In the order the first header lists them; built-ins it does not list after them (checkTools names those).
+  const all = [...builtins, ...stand];
+  const first = entries.find((e): e is EntryOf<'request/header'> => e.kind === 'request/header');
+  if (!first) return all;
+  const order = first.tools.map((t) => t.name);
+  const rank = (t: ToolDefinition) => (order.includes(t.name) ? order.indexOf(t.name) : order.length);
+  return all.map((t, i) => ({ t, i })).sort((a, b) => rank(a.t) - rank(b.t) || a.i - b.i).map((x) => x.t);
 }
 
 /** Contract: throws `NotReplayableError` naming the difference when a logged header lists other tools, or params replay cannot set. */

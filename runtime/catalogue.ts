@@ -31,15 +31,49 @@ import { providerPlugin } from '../plugins/provider-plugin.js';
 import type { Row } from '../plugins/rows.js';
 import { builtinTools } from '../tools/index.js';
 import { contextPlugin, coreSectionPlugin, limitsPlugin, toolPlugin, toolsSectionPlugin, workspaceSectionPlugin } from './builtins.js';
-import { delegatePlugin } from './subagent.js';
+import { forkSubagents } from '../adapters/subagents/fork.js';
+import { mockRemoteSubagents } from '../adapters/subagents/mock-remote.js';
+import { processSubagents } from '../adapters/subagents/process.js';
+import { spawnSubagents } from '../adapters/subagents/spawn.js';
+import { SUBAGENTS } from '../ports/index.js';
+import type { SubagentProvider } from '../ports/subagents.js';
+import { delegatePlugin } from './subagents/delegate.js';
+import { workflowPlugin } from './workflow/tool.js';
+import { workerWorkflow } from '../adapters/workflow/worker.js';
+import { registryPlugin } from './subagents/registry.js';
 
-const providers: ProviderDefinition<any, any>[] = [openaiModel, scriptedModel, jsonlStore, memoryStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox, localFsProvider, memoryFsProvider, acpClientFsProvider, localSubprocessProvider, memorySubprocessProvider, acpClientSubprocessProvider];
+/**
+ * A subagent provider as a row (`subagent:<name>`): several are mounted at
+ * once, so each registers into the `subagents` registry, by name, instead of
+ * providing a service of its own.
+ */
+function subagentPlugin<C>(def: ProviderDefinition<SubagentProvider, C>): Plugin<C> {
+  return {
+    name: `${def.seam.id}/${def.name}`,
+    inject: [SUBAGENTS, ...(def.inject ?? [])],
+    config: def.config,
+    apply(ctx, config) {
+      const cleanups: (() => void)[] = [];
+      const provider = def.create(config, { get: ctx.get, has: ctx.has, onDispose: (f) => void cleanups.push(f) });
+      ctx.effect(() => () => {
+        for (const f of cleanups.reverse()) f();
+      });
+      ctx.effect(() => ctx.get(SUBAGENTS).register(provider, ctx.id));
+    },
+  };
+}
+const subagentProviders: ProviderDefinition<SubagentProvider, any>[] = [spawnSubagents, forkSubagents, mockRemoteSubagents, processSubagents];
+
+const providers: ProviderDefinition<any, any>[] = [openaiModel, scriptedModel, jsonlStore, memoryStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox, localFsProvider, memoryFsProvider, acpClientFsProvider, localSubprocessProvider, memorySubprocessProvider, acpClientSubprocessProvider, workerWorkflow];
 
 /** Built-ins by qualified name (`<seam>/<use>`), or bare where they belong to no seam. */
 export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugin<any>>([
   ...providers.map((p) => [`${p.seam.id}/${p.name}`, providerPlugin(p)] as const),
   ...builtinTools().map((t) => [`tool/${t.name}`, toolPlugin(t)] as const),
+  ...subagentProviders.map((p) => [`${p.seam.id}/${p.name}`, subagentPlugin(p)] as const),
+  ['subagents/registry', registryPlugin],
   ['tool/delegate', delegatePlugin],
+  ['tool/workflow', workflowPlugin],
   ['turn/limits', limitsPlugin],
   ['compaction/compaction', contextPlugin],
   ['prompt/core', coreSectionPlugin],

@@ -18,6 +18,7 @@ import type { SessionControl } from '../ports/session.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { resolveUse, type LoadedPlugins } from './catalogue.js';
 import { PromptRegistry } from './prompt/registry.js';
+import { visibleUnder } from './subagents/restrict.js';
 
 /** A service instance that replaces its seam's row. */
 export interface ServiceOverride {
@@ -34,6 +35,8 @@ export interface BuildOptions {
   tools?: readonly ToolDefinition[];
   /** A prompt registry that takes the place of the host's own and of every `prompt:*` row. */
   prompt?: PromptRegistry;
+  /** A child's tool filter: only these names are seen (`restrict()`), and the scoped tools, registered here, always are. */
+  restrict?: { only?: readonly string[] | undefined; scoped: readonly ToolDefinition[] };
 }
 
 export interface BuiltHost {
@@ -48,7 +51,8 @@ const core = (name: string, key: KeyLike, service: unknown): Plugin => ({ name, 
 /** Contract: throws `CompositionError` naming the row and its layer (the host is then disposed), else returns a host with every row active. */
 export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltHost {
   const host = new Host('session');
-  const tools = new Tools();
+  const scoped = new Set((o.restrict?.scoped ?? []).map((t) => t.name));
+  const tools = new Tools(visibleUnder(o.restrict?.only, scoped));
   const hooks = new HookRegistry();
   const prompt = o.prompt ?? new PromptRegistry();
   const overridden = new Set((o.overrides ?? []).map((s) => keyId(s.key)));
@@ -75,6 +79,8 @@ export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltH
       }
     };
     mountRows(rows, host.root);
+    // A child's own tools come last, after its product's: the tool list reads as the parent's, plus them.
+    for (const t of o.restrict?.scoped ?? []) tools.register(t, 'scoped');
     for (const p of o.plugins ?? []) host.mount(p, undefined, { id: p.name });
     const waiting = host.status().find((s) => s.state === 'pending');
     if (waiting) throw new CompositionError(waiting.id, fromOf.get(waiting.id) ?? 'options', `needs service ${waiting.waitingFor.join(', ')}, which no row provides`);

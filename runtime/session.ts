@@ -12,12 +12,13 @@ import { DEFAULT_COMPACT_THRESHOLD } from './context/windows.js';
 import type { ApprovalService } from '../ports/approval.js';
 import type { Clock } from '../ports/clock.js';
 import type { Ids } from '../ports/ids.js';
-import { APPROVAL, CLOCK, CONTEXT, FS, IDS, LOOP, MODEL, STORE, SUBAGENTS, SUBPROCESS } from '../ports/index.js';
+import { APPROVAL, CLOCK, CONTEXT, FS, IDS, LOOP, MODEL, SANDBOX, STORE, SUBAGENTS, SUBPROCESS } from '../ports/index.js';
 import type { ModelProvider } from '../ports/model.js';
-import type { SessionControl } from '../ports/session.js';
+import type { SandboxService } from '../ports/sandbox.js';
+import type { ChildSpec, SessionControl } from '../ports/session.js';
 import type { SessionStore, WriterLock } from '../ports/store.js';
 import type { DraftOf } from '../log/entries.js';
-import type { ChildSession, Subagents } from '../ports/subagents.js';
+import type { ChildSession, Subagents, TreeBudget } from '../ports/subagents.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import type { PromptRegistry } from './prompt/registry.js';
 import { RetryConfig } from '../plugins/recovery.js';
@@ -44,20 +45,26 @@ export interface Services {
   tools?: readonly ToolDefinition[];
   /** The prompt registry itself, in the place of every `prompt:*` row (replay's holds the logged prompt). */
   prompt?: PromptRegistry;
-  /** Where this session's children come from; default: sessions of this same product, under approval `never`. */
+  /** The registry of subagent providers, in the place of the `subagents` row (the `subagent:*` rows register into it). */
   subagents?: Subagents;
+  /** The sandbox and the policy commands run under, in the place of the `sandbox` row (a child gets its parent's, snapshotted). */
+  sandbox?: SandboxService;
 }
 
-/** A session as its parent drives it through the `subagents` service. */
+/** A session as its parent drives it through a subagent provider. */
 export function asChild(child: BridleSession): ChildSession {
+  let closed: Promise<void> | undefined;
   return {
     id: child.id,
     location: child.recorder.store.location,
     entries: () => child.recorder.entries,
     send: (text, mode) => child.send(text, mode).then(() => undefined),
-    run: (text) => child.run(text),
+    run: async (text) => {
+      const out = await child.run(text);
+      return { reason: out.reason, ...(out.code ? { code: out.code } : {}), ...(out.cause ? { cause: out.cause } : {}) };
+    },
     cancel: (cause) => child.cancel(cause),
-    close: () => child.close(),
+    close: () => (closed ??= child.close()),
   };
 }
 
@@ -85,6 +92,10 @@ export interface SessionOptions extends SessionDuties {
   lock?: WriterLock;
   /** The lock's takeover of a stale claim is already in the log (resume's repair wrote it first). */
   lockLogged?: boolean;
+  /** A child's: the budget of the tree it belongs to, which every one of its entries draws from. */
+  budget?: TreeBudget;
+  /** A child's: the tools it sees at most (by intersection), and tools of its own that are never hidden. */
+  toolFilter?: { only?: readonly string[]; scoped?: readonly ToolDefinition[] };
 }
 
 /** The `session/takeover` a writer logs when its lock replaced a stale one (ADR 0017). */
@@ -116,7 +127,19 @@ export function sessionRows(o: Pick<SessionOptions, 'rows' | 'patch' | 'settings
   return enabledRows(rows, o.facts ?? { env: process.env, tty: Boolean(process.stdin.isTTY) });
 }
 
-const storeOf = (s: SessionStore | LogStore): SessionStore => ('open' in s ? s : { id: 'given', open: () => s });
+/** One log given for one session: a child (another id) must not write into its parent's log, so it is refused by name. */
+function storeOf(s: SessionStore | LogStore): SessionStore {
+  if ('open' in s) return s;
+  let owner: string | undefined;
+  return {
+    id: 'given',
+    open: (id) => {
+      owner ??= id;
+      if (id !== owner) throw new Error(`the store given holds the log of session ${owner} only; pass a store of sessions (services.store) to open ${id}`);
+      return s;
+    },
+  };
+}
 
 export function createSession(o: SessionOptions): BridleSession {
   const rows = sessionRows(o);
@@ -131,9 +154,11 @@ export function createSession(o: SessionOptions): BridleSession {
     depth,
     cwd: o.cwd,
     bridleHome: o.bridleHome,
+    ...(o.budget ? { budget: o.budget } : {}),
     inject: (text) => inject(text),
     entries: () => session?.recorder.entries ?? [],
     record: (draft) => void session?.recorder.append(draft),
+    child: (spec) => childSession(spec),
   };
   const s = o.services ?? {};
   const overrides: ServiceOverride[] = [];
@@ -142,11 +167,12 @@ export function createSession(o: SessionOptions): BridleSession {
   if (s.clock) overrides.push({ key: CLOCK, service: s.clock });
   if (s.ids) overrides.push({ key: IDS, service: s.ids });
   if (s.approval) overrides.push({ key: APPROVAL, service: s.approval });
-  const subagents: Subagents = s.subagents ?? { spawn: (req) => spawnChild(req) };
-  overrides.push({ key: SUBAGENTS, service: subagents });
+  if (s.subagents) overrides.push({ key: SUBAGENTS, service: s.subagents });
+  if (s.sandbox) overrides.push({ key: SANDBOX, service: s.sandbox });
   const built = buildHost(rows, {
     session: control,
     overrides,
+    ...(o.toolFilter ? { restrict: { only: o.toolFilter.only, scoped: o.toolFilter.scoped ?? [] } } : {}),
     ...(s.tools ? { tools: s.tools } : {}),
     ...(s.prompt ? { prompt: s.prompt } : {}),
     ...(o.plugins ? { plugins: o.plugins } : {}),
@@ -162,17 +188,28 @@ export function createSession(o: SessionOptions): BridleSession {
   const context = host.get(CONTEXT);
   const window = context.window ?? (Object.hasOwn(context.windows, modelName) ? context.windows[modelName] : undefined);
 
-  function spawnChild(req: { id: string; depth: number }): ChildSession {
+  function childSession(spec: ChildSpec): ChildSession {
+    // The parent's sandbox policy as it is now: a child keeps it, whatever happens to the parent's later.
+    const sandbox = host.get(SANDBOX);
+    const snapshot: SandboxService = { provider: sandbox.provider, policy: structuredClone(sandbox.policy) };
+    const budget = host.has(SUBAGENTS) ? host.get(SUBAGENTS).budget : undefined;
     const child = createSession({
       cwd: o.cwd,
       bridleHome: o.bridleHome,
-      id: req.id,
-      depth: req.depth,
+      id: spec.id,
+      depth: spec.depth,
       parent: id ?? null,
       rows,
-      // A child's approval is `never`, whatever its parent's (I10).
-      settings: { approval: 'never', allow: [] },
-      services: { model, store, clock },
+      // A delegated child's approval is `never`, whatever its parent's (I10): nothing asks, nothing waits.
+      ...(spec.approval === 'never' ? { settings: { approval: 'never' as const, allow: [] } } : {}),
+      // The parent's product: its rows, the tools service and plugins it was given, its model, store and clock.
+      services: { model, store, clock, sandbox: snapshot, ...(s.tools ? { tools: s.tools } : {}) },
+      ...(o.plugins ? { plugins: o.plugins } : {}),
+      ...(spec.tools || spec.scoped ? { toolFilter: { ...(spec.tools ? { only: spec.tools } : {}), ...(spec.scoped ? { scoped: spec.scoped } : {}) } } : {}),
+      ...(budget ? { budget } : {}),
+      ...(spec.approval === 'inherit' && spec.answerer ? { answerer: spec.answerer } : {}),
+      ...(spec.onEntry ? { onEntry: spec.onEntry } : {}),
+      ...(spec.onChunk ? { onChunk: spec.onChunk } : {}),
       ...(o.sleep ? { sleep: o.sleep } : {}),
       ...(o.loaded ? { loaded: o.loaded } : {}),
     });
@@ -211,7 +248,11 @@ export function createSession(o: SessionOptions): BridleSession {
       ...((o.existing?.length ?? 0) > 0 && o.opened === undefined ? [reopenDraft(log.lock)] : []),
       ...(log.lock && !o.lockLogged ? takeoverDraft(log.lock) : []),
     ],
-    onClose: () => host.dispose(),
+    onClose: async () => {
+      // A cancel still reaching a child, and the child's close, finish before the host goes.
+      if (host.has(SUBAGENTS)) await host.get(SUBAGENTS).drain();
+      host.dispose();
+    },
   });
   } catch (err) {
     // Nothing half-open is left: the log (and its lock) closed, the rows unmounted.
@@ -219,5 +260,6 @@ export function createSession(o: SessionOptions): BridleSession {
     host.dispose();
     throw err;
   }
+  if (o.budget) session.recorder.onEntry((e) => void o.budget!.draw(e));
   return session;
 }

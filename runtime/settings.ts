@@ -28,12 +28,13 @@ export const RULES = {
   streamIdleMs: 'must be a whole number of milliseconds, at least 1',
   streamTotalMs: 'must be a whole number of milliseconds, at least 1',
   maxDepth: 'must be a whole number from 0 to 8',
+  treeBudget: 'must be steps=N,tokens=M (either part may be left out, each at least 1)',
   patch: 'must be a list of rows: { id, use, config } replaces a row, { insert: true, id, use, … } adds one, { id, remove: true } removes one',
   bundles: 'must be a list of bundle names (known: base)',
   profiles: 'must map profile names to { bundles, patch } and these same settings',
 } as const;
 
-export type SettingKey = Exclude<keyof typeof RULES, 'profiles' | 'patch' | 'bundles' | 'maxDepth'>;
+export type SettingKey = Exclude<keyof typeof RULES, 'profiles' | 'patch' | 'bundles' | 'maxDepth' | 'treeBudget'>;
 
 /** In the order `config --dump` prints them. */
 export const SETTING_KEYS: readonly SettingKey[] = ['model', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'allowGitWrites', 'sandboxLimits', 'maxSteps', 'contextWindow', 'contextWindows', 'streamIdleMs', 'streamTotalMs'];
@@ -91,11 +92,13 @@ export type ConfigFile = z.infer<typeof ConfigFile>;
 
 /** A flag-only setting: how deep subagents may go. */
 export const maxDepthSetting = z.int().min(0).max(8);
+/** A flag-only setting: the steps and tokens the whole tree of subagents may use. */
+export const treeBudgetSetting = z.strictObject({ steps: z.int().positive().optional(), tokens: z.int().positive().optional() }).refine((b) => b.steps !== undefined || b.tokens !== undefined);
 
 /** A layer of settings and the name provenance gives it (`home`, `profile ci`, `env`, `flag`, `options`). */
 export interface SettingsLayer {
   from: string;
-  settings: Settings & { maxDepth?: number };
+  settings: Settings & { maxDepth?: number; treeBudget?: { steps?: number; tokens?: number } };
 }
 
 type Config = Record<string, unknown>;
@@ -106,7 +109,7 @@ const defined = (o: Config): Config => Object.fromEntries(Object.entries(o).filt
  * The settings keys as sugar over rows: each set key changes the fields of
  * the row it concerns (`model` → the `model` row, `approval`/`allow` → the
  * `approval` row, the sandbox keys → `sandbox` (`allowGitWrites` → `fs` too), `maxSteps` → `turn`, the
- * windows → `compaction`, `maxDepth` → `tool:delegate`), and the row then
+ * windows → `compaction`, `maxDepth` and `treeBudget` → `subagents`), and the row then
  * names that layer as where it came from. Layers apply in order, later wins.
  * Contract: pure; a key whose row was removed by a patch changes nothing and
  * is reported in `warnings`.
@@ -144,7 +147,8 @@ export function applySettings(rows: readonly ComposedRow[], layers: readonly Set
         return { use: row.use, config: defined({ ...c, window: s.contextWindow ?? c.window, windows }) };
       });
     }
-    if (s.maxDepth !== undefined) edit('tool:delegate', from, 'maxDepth', (row) => ({ use: row.use, config: { ...configOf(row), maxDepth: s.maxDepth } }));
+    if (s.maxDepth !== undefined) edit('subagents', from, 'maxDepth', (row) => ({ use: row.use, config: { ...configOf(row), maxDepth: s.maxDepth } }));
+    if (s.treeBudget !== undefined) edit('subagents', from, 'treeBudget', (row) => ({ use: row.use, config: { ...configOf(row), treeBudget: s.treeBudget } }));
   }
   return { rows: out, warnings };
 }

@@ -12,7 +12,8 @@ import { validateCall } from '../tools/validate-call.js';
 export function validationOf(tools: ReadonlyMap<string, ToolDefinition>, name: string, argumentsText: string): Validation {
   try {
     const v = validateCall(tools, name, argumentsText);
-    return v.ok ? { ok: true, readOnly: v.tool.readOnly, idempotent: v.tool.idempotent, args: v.args } : { ok: false, code: v.code, message: v.message };
+    // For the machine, `readOnly` means "may run alongside its read-only neighbours": so may a delegation, which writes nothing itself.
+    return v.ok ? { ok: true, readOnly: v.tool.readOnly || v.tool.delegates === true, idempotent: v.tool.idempotent, args: v.args } : { ok: false, code: v.code, message: v.message };
   } catch (err) {
     // A tool's own schema may throw from a refinement: the call is rejected, never run.
     return { ok: false, code: 'VALIDATION_ERROR', message: String(err) };

@@ -223,8 +223,10 @@ export function wireSession(o: Wiring): BridleSession {
     name: c.name,
     arguments: c.arguments,
     args: argsOf(c),
-    readOnly: c.validation?.ok === true && c.validation.readOnly,
+    // What the tool says of itself: the validation's `readOnly` is the scheduler's (a delegation may overlap too).
+    readOnly: c.validation?.ok === true && byName.get(c.name)?.readOnly === true,
     idempotent: c.validation?.ok === true && c.validation.idempotent,
+    delegates: c.validation?.ok === true && byName.get(c.name)?.delegates === true,
     rendered: renderForRules(argsOf(c), o.cwd),
   });
   const present = (c: ToolCallContext): string => {

@@ -1,5 +1,6 @@
 /**
- * The approval seam's policy: read-only tools need no approval; a call an
+ * The approval seam's policy: read-only tools need no approval, nor does a
+ * delegation (its class is its own: the child runs under `never`); a call an
  * allow rule matches needs none either; otherwise `auto` allows, `never`
  * denies without asking anyone, and `ask` goes to the answerer.
  */
@@ -10,10 +11,12 @@ import { ruleMatches } from './approval-rules.js';
 /** Contract: pure. */
 export function decideByPolicy(
   policy: ApprovalPolicy,
-  call: { name: string; readOnly: boolean; rendered: string },
+  call: { name: string; readOnly: boolean; rendered: string; delegates?: boolean },
   rules: readonly ApprovalRule[] = [],
 ): Decision {
   if (call.readOnly) return { kind: 'allow' };
+  // Delegation writes nothing itself; what the child does is decided by the child's own policy, `never` (I10).
+  if (call.delegates) return { kind: 'allow' };
   if (rules.some((r) => ruleMatches(r, call))) return { kind: 'allow' };
   if (policy === 'auto') return { kind: 'allow' };
   if (policy === 'never') return { kind: 'deny', reason: `approval policy "never": ${call.name} changes the workspace or runs commands` };

@@ -25,6 +25,10 @@ export interface SessionHooks {
 export interface CreateParams {
   cwd?: string;
   model?: string;
+  /** A child bridle's session (the `process` subagent provider): its id, depth and parent. */
+  id?: string;
+  depth?: number;
+  parent?: string;
 }
 
 /**

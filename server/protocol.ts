@@ -50,6 +50,7 @@ export const ErrorReason = z.enum([
   'SESSION_CRASHED',
   'SESSION_LOCKED',
   'SESSION_NOT_SAVED',
+  'SESSION_EXISTS',
 ]);
 export type ErrorReason = z.infer<typeof ErrorReason>;
 
@@ -70,7 +71,14 @@ export const InputMode = z.enum(['followup', 'steer', 'inject']);
 
 /** Params of each client → server method. Unknown keys are refused: a typo is not an omission. */
 export const MethodParams = {
-  'session/create': z.strictObject({ cwd: z.string().min(1).optional(), model: z.string().min(1).optional() }),
+  'session/create': z.strictObject({
+    cwd: z.string().min(1).optional(),
+    model: z.string().min(1).optional(),
+    /** A subagent's: its id (a name beside its parent's log), depth and parent, as its `session/start` records them. */
+    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/).optional(),
+    depth: z.int().min(0).max(64).optional(),
+    parent: z.string().min(1).max(400).optional(),
+  }),
   'session/list': z.strictObject({}),
   'session/attach': z.strictObject({ sessionId: SessionId, fromSeq: z.int().positive().optional() }),
   'session/input': z.strictObject({ sessionId: SessionId, text: z.string(), mode: InputMode.optional() }),

@@ -15,7 +15,10 @@
  * }
  * ```
  *
- * Each response answers one model request, in order. `arguments` is an
+ * Each response answers one model request, in order; a response with
+ * `match` waits for a request whose first user message contains it (the
+ * subagents of a workflow or of parallel delegate calls ask in no fixed
+ * order). `arguments` is an
  * object (sent as `JSON.stringify` of it) or a string (sent verbatim, so
  * malformed JSON can be scripted). Unknown keys are refused, so a typo such
  * as `tool_calls` is an error rather than a silently empty answer.
@@ -47,8 +50,10 @@ export const ScriptedResponse = z
     finish: FinishReason.optional(),
     usage: Usage.optional(),
     error: ScriptedError.optional(),
+    /** Answers the first request whose first user message contains this text (a subagent's task), whenever it comes. */
+    match: z.string().min(1).optional(),
   })
-  .refine((r) => r.error === undefined || Object.keys(r).length === 1, {
+  .refine((r) => r.error === undefined || Object.keys(r).filter((k) => k !== 'match').length === 1, {
     message: 'an "error" response cannot also carry reasoning, text, toolCalls, finish or usage',
   });
 export type ScriptedResponse = z.infer<typeof ScriptedResponse>;

@@ -102,6 +102,20 @@ describe('scripted provider', () => {
   });
 });
 
+describe('scripted responses with match', () => {
+  test('a response with match answers the request whose first user message contains it, whenever it comes; the others answer in order', async () => {
+    const p = createScriptedProvider({
+      responses: [{ text: 'parent first' }, { match: 'task B', text: 'for B' }, { match: 'task A', text: 'for A' }, { text: 'parent second' }],
+    });
+    const text = async (content: string) => (await run(p, request({ messages: [{ role: 'user', content }] }))).assembly.blocks.map((b) => (b.type === 'text' ? b.text : '')).join('');
+    expect(await text('the parent')).toBe('parent first');
+    expect(await text('do task A please')).toBe('for A');
+    expect(await text('the parent again')).toBe('parent second');
+    expect(await text('do task B please')).toBe('for B');
+    expect((await run(p)).finish).toMatchObject({ kind: 'error', code: 'EMPTY_RESPONSE' });
+  });
+});
+
 describe('createScriptedProviderFromFunction', () => {
   test('reacts to the request: call a tool until three results are back, then answer', async () => {
     const p = createScriptedProviderFromFunction((req, index) => {

@@ -153,7 +153,22 @@ export function createScriptedProviderFromFunction(respond: ResponseFunction, op
  */
 export function createScriptedProvider(script: Script, options: ScriptedOptions = {}): ScriptedProvider {
   const valid = parseScript(script);
-  return createScriptedProviderFromFunction((_request, index) => valid.responses[index], {
+  const used = new Set<number>();
+  const firstUser = (r: ModelRequest) => {
+    const m = r.messages.find((x) => x.role === 'user');
+    return m?.role === 'user' ? m.content : '';
+  };
+  // A response that names a match waits for its request; the others answer the rest, in order.
+  const pick = (request: ModelRequest): ScriptedResponse | undefined => {
+    const text = firstUser(request);
+    let i = valid.responses.findIndex((r, n) => !used.has(n) && r.match !== undefined && text.includes(r.match));
+    if (i < 0) i = valid.responses.findIndex((r, n) => !used.has(n) && r.match === undefined);
+    if (i < 0) return undefined;
+    used.add(i);
+    const { match: _m, ...response } = valid.responses[i]!;
+    return response;
+  };
+  return createScriptedProviderFromFunction((request) => pick(request), {
     ...options,
     label: options.label ?? valid.label,
     model: options.model ?? valid.model,

@@ -2,7 +2,7 @@
  * In the sandbox's `read-only` mode, a tool that writes through the harness
  * itself (write_file, edit_file) would slip past the sandbox, which only
  * confines shell commands. This guard denies those; shell tools still run,
- * confined read-only. Under any other sandbox mode the row registers nothing.
+ * confined read-only, and a delegation too (its child inherits this sandbox). Under any other sandbox mode the row registers nothing.
  */
 import { z } from 'zod';
 import { HOOKS, SANDBOX } from '../../ports/index.js';
@@ -17,7 +17,7 @@ export const readOnlyModePlugin: Plugin<{ shellTools: string[] }> = {
     if (!sandbox.provider.confines || sandbox.policy.mode !== 'read-only') return;
     const shellTools = new Set(c.shellTools);
     ctx.hooks.guard((call) =>
-      call.readOnly || shellTools.has(call.name)
+      call.readOnly || call.delegates || shellTools.has(call.name)
         ? undefined
         : { kind: 'deny', reason: `the sandbox is read-only, so ${call.name} may not change files (pass --sandbox-mode workspace-write to allow it)` },
     );

@@ -10,7 +10,7 @@ import { mulberry32 as seededRandom } from '../../test/sweep/prng.js';
 import type { CallFacts, Guard } from '../../ports/hooks.js';
 import type { Listener } from '../waterfall.js';
 
-const call: CallFacts = { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', name: 'bash', arguments: '{"command":"ls"}', args: { command: 'ls' }, readOnly: false, idempotent: false, rendered: 'ls' };
+const call: CallFacts = { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', name: 'bash', arguments: '{"command":"ls"}', args: { command: 'ls' }, readOnly: false, idempotent: false, delegates: false, rendered: 'ls' };
 
 type L = Listener<{ call: CallFacts; policy: Decision }, Decision>;
 /** Pre-execute listeners of every temper, and whether each lets the chain go on. */

@@ -45,6 +45,31 @@ function serve(args: string[], env: NodeJS.ProcessEnv): Promise<{ out: () => str
 }
 
 describe('bridle serve (the CLI)', () => {
+  it("a subagent's session: session/create takes its id, depth and parent into its session/start, refuses an id whose log exists (SESSION_EXISTS), and --exit-with-stdin stops the server when stdin ends", async () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
+    const home = join(root, 'home');
+    const ws = join(root, 'ws');
+    mkdirSync(ws);
+    const script = join(root, 'script.json');
+    writeFileSync(script, JSON.stringify({ responses: [{ text: 'hello from the child' }] }));
+    const s = await serve(['--model', `scripted:${script}`, '--cwd', ws, '--sandbox', 'off', '--exit-with-stdin'], { BRIDLE_HOME: home });
+    const c = await RpcClient.connect(s.url, { token: s.token });
+    const { sessionId } = await c.call('session/create', { id: 'parent-1.t1.s1.c1', depth: 2, parent: 'parent-1' });
+    expect(sessionId).toBe('parent-1.t1.s1.c1');
+    await c.call('session/attach', { sessionId });
+    await c.call('session/input', { sessionId, text: 'hi' });
+    await c.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'turn/end');
+    expect(c.entries(sessionId)[0]).toMatchObject({ kind: 'session/start', id: 'parent-1.t1.s1.c1', depth: 2, parent: 'parent-1' });
+    await c.call('session/close', { sessionId });
+    expect((await c.request('session/create', { id: 'parent-1.t1.s1.c1' })).error).toMatchObject({ code: -32003, data: { reason: 'SESSION_EXISTS' } });
+    expect((await c.request('session/create', { id: '../escape' })).error).toMatchObject({ code: -32602 });
+    c.close();
+    const first = parseLog(readFileSync(join(home, 'sessions', 'parent-1.t1.s1.c1.jsonl'), 'utf8')).entries[0];
+    expect(first).toMatchObject({ depth: 2, parent: 'parent-1' });
+    child!.stdin.end();
+    expect(await s.exited).toBe(0);
+  });
+
   it('serves sessions over the documented protocol, asks approvals of clients, and stops cleanly on SIGINT', async () => {
     root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
     const home = join(root, 'home');

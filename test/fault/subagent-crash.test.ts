@@ -62,6 +62,20 @@ describe.skipIf(!cliBuilt)('a crash during delegate (SIGKILL in a child\'s tool 
         expect(r.out).toMatch(/^machines: replays byte for byte/m);
       }
       expect(text(parent)).toMatch(/"kind":"subagent\/end","callId":"t1\.s1\.c1","child":"[^"]+","reason":"interrupted"/);
+
+      // Carrying on runs nothing twice: the delegation whose outcome is unknown is not re-run by the harness (no second child), nor is the child's call.
+      const next = w.script('next.json', { label: 'scripted: the parent carries on after the crash', responses: [{ text: 'The subagent was interrupted; I will not ask it again.' }] });
+      const carried = await cli(w, ['resume', parent!, '--continue', '--model', `scripted:${next}`, '--sandbox', 'off', '--max-depth', '1']);
+      expect(carried.code, carried.out).toBe(0);
+      const lines = (p: string) => text(p).trim().split('\n').map((l) => JSON.parse(l) as { kind: string; callId?: string; name?: string; status?: string; code?: string });
+      const all = logs(w).flatMap((p) => lines(p).map((e) => ({ ...e, log: path.basename(p) })));
+      expect(logs(w)).toHaveLength(2);
+      expect(all.filter((e) => e.kind === 'subagent/start')).toHaveLength(1);
+      const dispatched = (log: string, callId: string) => all.filter((e) => e.log === log && e.kind === 'tool/dispatch' && e.callId === callId).length;
+      expect(dispatched(path.basename(parent!), 't1.s1.c1')).toBe(1);
+      expect(dispatched(path.basename(child!), 't1.s1.c1')).toBe(1);
+      expect(lines(parent!).find((e) => e.kind === 'tool/result' && e.callId === 't1.s1.c1')).toMatchObject({ name: 'delegate', status: 'unknown', code: 'TOOL_OUTCOME_UNKNOWN' });
+      for (const log of logs(w)) expect((await cli(w, ['replay', log, '--machines'])).code).toBe(0);
     } finally {
       w.cleanup();
     }

@@ -7,6 +7,7 @@
 import { compactionModel } from './model-compaction.js';
 import { sessionModel } from './model-session.js';
 import { stepModel } from './model-step.js';
+import { subagentModel } from './model-subagent.js';
 import { toolCallModel } from './model-tool-call.js';
 import { turnModel } from './model-turn.js';
 import type { PathModel } from './path-model.js';
@@ -17,6 +18,7 @@ export const pathModels: Readonly<Record<string, PathModel>> = {
   step: stepModel,
   turn: turnModel,
   session: sessionModel,
+  subagent: subagentModel,
 };
 
 export const fallbackModel: PathModel = { generator: 'shortest', check: () => [] };

@@ -17,6 +17,7 @@ import { validateCall } from '../../tools/validate-call.js';
 import { checkModelVisibleIsLogged } from '../helpers/harness.js';
 import type { WorldRun } from './run-world.js';
 import { sweepTools } from './tools.js';
+import type { ToolDefinition } from '../../ports/tools.js';
 
 type Of<K extends Entry['kind']> = EntryOf<K>;
 const ofKind = <K extends Entry['kind']>(es: readonly Entry[], k: K) => es.filter((e): e is Of<K> => e.kind === k);
@@ -25,8 +26,11 @@ const byCall = <T extends { callId: string }>(xs: readonly T[]) => {
   for (const x of xs) m.set(x.callId, [...(m.get(x.callId) ?? []), x]);
   return m;
 };
-const tools = sweepTools({ started: [] });
-const isReadOnly = (name: string) => tools.find((t) => t.name === name)?.readOnly === true;
+const sweepDefs = sweepTools({ started: [] });
+/** The tools a world's calls are checked against: the sweep's, plus (a delegation world) the harness's own `delegate`. */
+let tools: readonly ToolDefinition[] = sweepDefs;
+/** Read-only, or delegating (its approval class is its own: allowed under every policy, ADR 0024). */
+const isReadOnly = (name: string) => tools.some((t) => t.name === name && (t.readOnly || t.delegates === true));
 
 function logShape(run: WorldRun, es: readonly Entry[], out: string[]): void {
   es.forEach((e, i) => e.seq !== i + 1 && out.push(`seq: entry ${i + 1} has seq ${e.seq}`));
@@ -57,7 +61,7 @@ function turns(es: readonly Entry[], out: string[]): void {
   if (open) out.push(`I3: ${open.turn} never ends`);
 }
 
-function calls(run: WorldRun, es: readonly Entry[], out: string[]): void {
+function calls(run: WorldRun, es: readonly Entry[], out: string[], tree: readonly (readonly Entry[])[] = [es]): void {
   const results = byCall(ofKind(es, 'tool/result'));
   const dispatches = byCall(ofKind(es, 'tool/dispatch'));
   const decisions = byCall(ofKind(es, 'approval/decided'));
@@ -108,7 +112,9 @@ function calls(run: WorldRun, es: readonly Entry[], out: string[]): void {
   for (const name of new Set(run.ledger.started)) {
     const started = run.ledger.started.filter((n) => n === name).length;
     // A dispatch that could not be made durable does not run its tool.
-    const dispatched = ofKind(es, 'tool/dispatch').filter((d) => d.name === name).length - ofKind(es, 'tool/result').filter((r) => r.name === name && r.code === 'DISPATCH_NOT_DURABLE').length;
+    // The tool bodies of a whole delegation tree share one ledger: count the dispatches of every log in it.
+    const all = tree.flat();
+    const dispatched = ofKind(all, 'tool/dispatch').filter((d) => d.name === name).length - ofKind(all, 'tool/result').filter((r) => r.name === name && r.code === 'DISPATCH_NOT_DURABLE').length;
     if (started > dispatched) out.push(`${name} ran ${started} times, dispatched durably ${dispatched}`);
   }
 }
@@ -157,7 +163,6 @@ function cutStreams(run: WorldRun, es: readonly Entry[], out: string[]): void {
   });
 }
 
-/** Contract: every problem with the run's log, in words; empty when all invariants hold. */
 /** Nothing acknowledged is lost (ADR 0021): each input the session said it received is logged with its text and mode, and taken once; at rest, only an inject may still wait. */
 function inputs(run: WorldRun, es: readonly Entry[], out: string[]): void {
   const bySeq = new Map(es.map((e) => [e.seq, e]));
@@ -175,7 +180,22 @@ function inputs(run: WorldRun, es: readonly Entry[], out: string[]): void {
   if (!run.world.flushFault && run.refusedInputs.length > 0) out.push(`input: ${run.refusedInputs.length} refused with no failing store: ${run.refusedInputs[0]!.error}`);
 }
 
-export function checkWorld(run: WorldRun): string[] {
+export interface TreeCheck {
+  /** Tools besides the sweep's that calls may name (the harness's `delegate`). */
+  extra: readonly ToolDefinition[];
+  /** The children's logs: their tool bodies ran on the same ledger. */
+  children: readonly (readonly Entry[])[];
+  /** Which recorded requests are the parent's (the model is shared by the whole tree). */
+  isParents: (request: WorldRun['h']['requests'][number]) => boolean;
+}
+
+/**
+ * Contract: every problem with the run's log, in words; empty when all invariants hold. With `tree`, the log is
+ * the root of a delegation tree: I1 is checked on the parent's own requests, and I8's cut streams, whose replies
+ * interleave across the tree's sessions, are left to the plain sweep.
+ */
+export function checkWorld(run: WorldRun, tree?: TreeCheck): string[] {
+  tools = [...sweepDefs, ...(tree?.extra ?? [])];
   const out: string[] = [];
   if (!run.settled) out.push(`the session never came to rest (state ${JSON.stringify(run.h.session.actor.getSnapshot().value)})`);
   // A log append that failed (hostile usage) ends its turn; it never takes the session down.
@@ -183,11 +203,12 @@ export function checkWorld(run: WorldRun): string[] {
   const es = run.h.entries();
   logShape(run, es, out);
   turns(es, out);
-  calls(run, es, out);
+  calls(run, es, out, [es, ...(tree?.children ?? [])]);
   callOrder(es, out);
   unsaved(es, out);
-  cutStreams(run, es, out);
+  if (!tree) cutStreams(run, es, out);
   inputs(run, es, out);
-  out.push(...checkModelVisibleIsLogged(run.h).map((p) => `I1: ${p}`));
+  const h = tree ? { ...run.h, requests: run.h.requests.filter(tree.isParents) } : run.h;
+  out.push(...checkModelVisibleIsLogged(h).map((p) => `I1: ${p}`));
   return out;
 }

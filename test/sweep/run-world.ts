@@ -7,8 +7,11 @@
  * and a host that sends to the session from there re-enters xstate
  * mid-action (xstate warns "Custom actions should not call sendTo()").
  */
-import { createMemoryStore, type MemoryStore } from '../../adapters/store/memory.js';
-import { createHarness, type Harness } from '../helpers/harness.js';
+import { createMemoryStore, type MemorySessionStore, type MemoryStore } from '../../adapters/store/memory.js';
+import type { ModelProvider } from '../../ports/model.js';
+import type { Plugin } from '../../plugins/host.js';
+import type { PatchEntry } from '../../plugins/rows.js';
+import { createHarness, type Harness, type HarnessOptions } from '../helpers/harness.js';
 import { sweepModel, type SweepModel } from './model.js';
 import { sweepTools, type ToolLedger } from './tools.js';
 import { ANSWER_TIMEOUT_MS, makeWorld, sweepAnswerer, type Trigger, type World } from './world.js';
@@ -30,14 +33,26 @@ export interface WorldRun {
 const SETTLE_MS = 5_000;
 const tick = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** What a delegation world adds to a session: the model that delegates, the plugins and rows of its providers, a store of every log. */
+export interface Delegating {
+  model: ModelProvider;
+  plugins: Plugin<any>[];
+  patch: PatchEntry[];
+  settings: NonNullable<HarnessOptions['settings']>;
+  sessions: MemorySessionStore;
+}
+
 /** Contract: resolves (never rejects) once the session is idle with nothing queued and no trigger in flight, or after the time limit. */
-export async function runWorld(seed: number): Promise<WorldRun> {
+export async function runWorld(seed: number, delegating?: (model: SweepModel) => Delegating): Promise<WorldRun> {
   const world = makeWorld(seed);
   const ledger: ToolLedger = { started: [] };
   const model = sweepModel(seed);
-  const store = world.flushFault ? failingFlushes(world.flushFault) : undefined;
-  const h = createHarness(model, {
+  const d = delegating?.(model);
+  // A delegation world keeps every log in one store of sessions (its flushes never fail: the children's logs are the point there).
+  const store = world.flushFault && !d ? failingFlushes(world.flushFault) : undefined;
+  const h = createHarness(d?.model ?? model, {
     ...(store ? { store } : {}),
+    ...(d ? { plugins: d.plugins, patch: d.patch, settings: d.settings, services: { store: d.sessions } } : {}),
     tools: sweepTools(ledger),
     approval: world.policy,
     answerer: sweepAnswerer(seed),
@@ -91,7 +106,7 @@ export async function runWorld(seed: number): Promise<WorldRun> {
   }
   live = false;
   off();
-  return { world, h, store: store ?? h.store, model, ledger, settled, acked, refusedInputs };
+  return { world, h, store: store ?? d?.sessions.get('test-session') ?? h.store, model, ledger, settled, acked, refusedInputs };
 }
 
 /** A memory store that must be flushed, whose flush fails (EIO) at its `at`-th call, and on every later one when `sticky`. */

@@ -1,0 +1,29 @@
+/** The `spawn` subagent provider: a fresh child of the parent's own product, with an empty history. */
+import { z } from 'zod';
+import { SESSION, SUBAGENT } from '../../ports/index.js';
+import { defineProvider } from '../../ports/provider.js';
+import type { ChildRequest, SubagentProvider } from '../../ports/subagents.js';
+import type { ServiceLookup } from '../../ports/service.js';
+
+/** A child of the parent's product under approval `never`, the request's tool filter applied. */
+export function childOf(services: ServiceLookup, req: ChildRequest) {
+  return services.get(SESSION).child({
+    id: req.id,
+    depth: req.depth,
+    approval: 'never',
+    ...(req.tools ? { tools: req.tools } : {}),
+    ...(req.scoped ? { scoped: req.scoped } : {}),
+  });
+}
+
+export const spawnSubagents = defineProvider({
+  seam: SUBAGENT,
+  name: 'spawn',
+  config: z.strictObject({}),
+  inject: [SESSION],
+  create: (_c, services): SubagentProvider => ({
+    name: 'spawn',
+    advertised: {},
+    open: async (req) => childOf(services, req),
+  }),
+});

@@ -1,0 +1,50 @@
+/**
+ * The workflow seam's port: runs an orchestration script (JavaScript a model
+ * wrote at call time) that calls `agent(prompt, options)`, `parallel(thunks)`
+ * and `pipeline(items, ...stages)`. Each `agent()` is answered by the host
+ * (a logged subagent of the calling session); the runner only runs the
+ * script, away from the host's event loop, and hands back its result as
+ * plain JSON, or a named, categorized error. Providers: `adapters/workflow/`
+ * (`worker`: a worker thread — host-loop isolation, not a security boundary).
+ */
+
+/** A JSON value: what a workflow's result must be. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** `fatal` escapes the whole pipeline (and ends the script unless it catches it); `recoverable` nulls only its item's slot. */
+export type ErrorCategory = 'fatal' | 'recoverable';
+
+/** What `agent()` asked for, as the script passed it (checked by the runner: a string prompt, known option keys). */
+export interface AgentCall {
+  prompt: string;
+  options: { provider?: string; tools?: string[] };
+}
+
+/** How the host answers one `agent()`: the subagent's report, or a categorized error the script sees thrown. */
+export type AgentAnswer = { ok: true; value: string } | { ok: false; category: ErrorCategory; code: string; message: string };
+
+export type WorkflowOutcome = { ok: true; value: Json } | { ok: false; category: ErrorCategory; code: string; message: string };
+
+/** The codes a runner ends a script with (besides those a script's own `fatal(message, code)` names). */
+export const WORKFLOW_CODES = {
+  syntax: 'WORKFLOW_SYNTAX_ERROR',
+  thrown: 'WORKFLOW_SCRIPT_ERROR',
+  notSerializable: 'WORKFLOW_RESULT_NOT_SERIALIZABLE',
+  tooLarge: 'WORKFLOW_RESULT_TOO_LARGE',
+  deadline: 'WORKFLOW_DEADLINE',
+  crashed: 'WORKFLOW_WORKER_CRASHED',
+  aborted: 'ABORTED',
+} as const;
+
+export interface WorkflowRequest {
+  script: string;
+  /** Answers each `agent()`; called at most `maxAgents` times, at most `concurrency` at once. Contract: never rejects. */
+  agent(call: AgentCall): Promise<AgentAnswer>;
+  /** Aborted: the script is stopped at once (ABORTED). */
+  signal: AbortSignal;
+}
+
+export interface WorkflowRunner {
+  /** Contract: never rejects; the script is stopped, and its worker gone, by the time it resolves. */
+  run(request: WorkflowRequest): Promise<WorkflowOutcome>;
+}

@@ -1,0 +1,104 @@
+/**
+ * The `workflow` tool (`{ script }`): runs an orchestration script the model
+ * writes at call time through the `workflow` seam (a worker thread), where
+ * each `agent(prompt, { provider?, tools? })` is a logged subagent of this
+ * session — the same delegation as `delegate`'s, bracketed in this call,
+ * under approval `never`, at this session's depth + 1 — and its report comes
+ * back to the script. A refused or cancelled agent is a `fatal` error in the
+ * script; a failed or crashed one is `recoverable` (it nulls its slot in a
+ * `pipeline` or `parallel`). The result is the script's plain-JSON return
+ * value; a bad script ends the call with a named error, and the session goes
+ * on. When the script ends, agents it left running are cancelled, and their
+ * brackets close before the result.
+ */
+import { z } from 'zod';
+import { SESSION, SUBAGENTS, TOOLS, WORKFLOW } from '../../ports/index.js';
+import type { SessionControl } from '../../ports/session.js';
+import type { Subagents } from '../../ports/subagents.js';
+import { ToolError, type ToolDefinition, type ToolOutput } from '../../ports/tools.js';
+import type { AgentAnswer, AgentCall, WorkflowRunner } from '../../ports/workflow.js';
+import type { Plugin } from '../../plugins/host.js';
+import { runDelegation } from '../subagents/delegation.js';
+import type { SubagentResult } from '../../machines/subagent.machine.js';
+
+export interface WorkflowToolConfig {
+  parent: SessionControl;
+  subagents: Subagents;
+  runner: WorkflowRunner;
+  offered: () => readonly string[];
+}
+
+const parameters = z.strictObject({
+  script: z
+    .string()
+    .min(1)
+    .max(100_000)
+    .describe(
+      'JavaScript, the body of an async function. In scope: agent(prompt, { provider?, tools? }) → Promise<string>, a subagent\'s report; parallel([() => …, …]) → waits for all, in order; pipeline(items, stage1, stage2, …) → each item goes through the stages on its own, so stages overlap; fatal(message, code?) and recoverable(message, code?) → errors to throw (a recoverable one only nulls its slot in parallel or pipeline). Return plain JSON: it is the result.',
+    ),
+});
+export type WorkflowArgs = z.infer<typeof parameters>;
+
+/** Refused (nothing was created) or cancelled: the script cannot go on as planned. A child that ran and failed: that item only. */
+export function answerOf(r: SubagentResult): AgentAnswer {
+  if (r.status === 'ok') return { ok: true, value: r.report ?? r.content };
+  const category = !r.started || r.code === 'ABORTED' || r.code === 'TREE_BUDGET_EXHAUSTED' ? 'fatal' : 'recoverable';
+  return { ok: false, category, code: r.code ?? 'SUBAGENT_FAILED', message: r.content };
+}
+
+export function workflowTool(cfg: WorkflowToolConfig): ToolDefinition<WorkflowArgs> {
+  return {
+    name: 'workflow',
+    description:
+      'Run an orchestration script you write now: it hands tasks to subagents with agent(), in parallel or as a pipeline, and returns plain JSON. Each agent is a subagent with its own context and log, under approval policy "never". Use it for work that splits into independent pieces.',
+    parameters,
+    readOnly: false,
+    idempotent: false,
+    delegates: true,
+    present: (a) => `workflow (${a.script.length} characters of script)`,
+    async execute(args, ctx): Promise<ToolOutput> {
+      const callId = ctx.callId;
+      if (!callId) throw new ToolError('NO_CALL_ID', 'workflow needs the id of its call, which this host did not pass');
+      const ctl = new AbortController();
+      const stop = () => ctl.abort();
+      ctx.signal.addEventListener('abort', stop, { once: true });
+      let n = 0;
+      const running = new Set<Promise<SubagentResult>>();
+      const agent = async (call: AgentCall): Promise<AgentAnswer> => {
+        const p = runDelegation(
+          { parent: cfg.parent, registry: cfg.subagents, offered: cfg.offered },
+          { callId, child: `${cfg.parent.id}.${callId}.a${++n}`, provider: call.options.provider ?? 'spawn', task: call.prompt, ...(call.options.tools ? { tools: call.options.tools } : {}), signal: ctl.signal },
+        );
+        running.add(p);
+        try {
+          return answerOf(await p);
+        } finally {
+          running.delete(p);
+        }
+      };
+      try {
+        const outcome = await cfg.runner.run({ script: args.script, agent, signal: ctl.signal });
+        // Agents the script left running (a fatal error escaped past them) are cancelled; their brackets close now.
+        ctl.abort();
+        await Promise.all(running);
+        if (outcome.ok) return { status: 'ok', content: JSON.stringify(outcome.value, null, 2) };
+        return { status: 'error', code: outcome.code, content: `The workflow failed (${outcome.code}, ${outcome.category}): ${outcome.message}` };
+      } finally {
+        ctx.signal.removeEventListener('abort', stop);
+      }
+    },
+  };
+}
+
+/** The `tool:workflow` row: offers `workflow` whenever the registry allows delegation (`--max-depth` ≥ 1). */
+export const workflowPlugin: Plugin = {
+  name: 'workflow',
+  inject: [TOOLS, SESSION, SUBAGENTS, WORKFLOW],
+  config: z.strictObject({}),
+  apply(ctx) {
+    const subagents = ctx.get(SUBAGENTS);
+    if (subagents.maxDepth < 1) return;
+    const tools = ctx.get(TOOLS);
+    ctx.tools.register(workflowTool({ parent: ctx.get(SESSION), subagents, runner: ctx.get(WORKFLOW), offered: () => tools.list().map((t) => t.name) }));
+  },
+};
