@@ -48,7 +48,8 @@ const core = (name: string, key: KeyLike, service: unknown): Plugin => ({ name, 
 /** Contract: throws `CompositionError` naming the row and its layer (the host is then disposed), else returns a host with every row active. */
 export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltHost {
   const host = new Host('session');
-  const tools = new Tools();
+  // Tools listed in the order of the rows that registered them, whenever each registered (an MCP server answers late).
+  const tools = new Tools((owner) => (owner === 'options' ? -1 : host.rank(owner)));
   const hooks = new HookRegistry();
   const prompt = o.prompt ?? new PromptRegistry();
   const overridden = new Set((o.overrides ?? []).map((s) => keyId(s.key)));
