@@ -125,6 +125,12 @@ export interface BridleSession {
   readonly meter: ContextMeter;
   close(): Promise<void>;
   /**
+   * Resolves once every plugin that starts asynchronously (an MCP server) has
+   * started or failed; input sent before then waits, so the first turn sees
+   * every tool those plugins register. Contract: never rejects.
+   */
+  ready(): Promise<void>;
+  /**
    * Ends the session at rest: cancels the running turn (it ends `aborted`)
    * or compaction, starts nothing queued (queued input is dropped), then
    * closes as `close` does. Contract: the log ends with every turn ended;
@@ -286,15 +292,43 @@ export function wireSession(o: Wiring): BridleSession {
   });
   actor.start();
 
+  // Plugins still starting (an MCP server connecting): input waits for them, in order, so the first
+  // request's tools do not depend on how fast a server answered. Without any, input goes straight in.
+  let held: (() => void)[] | undefined;
+  let closed = false;
+  const started: Promise<void> = o.host.starting()
+    ? ((held = []),
+      o.host
+        .ready()
+        // A plugin whose start failed is undone by the host; saying so to the user is the plugin's (mcp/server).
+        .catch(() => undefined)
+        .then(() => {
+          const waiting = held ?? [];
+          held = undefined;
+          if (!closed) for (const f of waiting) f();
+        }))
+    : Promise.resolve();
+  const deliver = (f: () => void) => (held ? held.push(f) : f());
+  const afterStart = <T>(f: () => Promise<T>): Promise<T> => (held ? started.then(f) : f());
+
   const close = async () => {
+    closed = true;
+    held = held && [];
     actor.stop();
+    // Plugins stop what they started (an MCP server's process) before the log and the host go.
+    await hooks.parallel('session/close', { session: o.id }, (listener, problem) => {
+      try {
+        reportHook({ hook: 'session/close', listener, problem });
+      } catch {}
+    });
     await recorder.flush();
     await o.store.close();
     await o.onClose?.();
   };
 
   const crashedOutput = (): TurnOutput => ({ turn: '', reason: 'error', steps: 0, code: 'SESSION_CRASHED', cause: crashed?.message ?? '', leftoverSteer: [], leftoverInject: [] });
-  const idle = () =>
+  const idle = () => afterStart(idleNow);
+  const idleNow = () =>
     new Promise<TurnOutput | undefined>((resolve) => {
       // A crashed actor never goes idle again: waiting for it would never end.
       if (crashed) return resolve(crashedOutput());
@@ -311,39 +345,30 @@ export function wireSession(o: Wiring): BridleSession {
     hooks,
     send: (text, mode = 'followup', origin) => {
       if (crashed) throw crashed;
-      actor.send({ type: 'session.input.received', text, mode, ...(origin ? { origin } : {}) });
+      deliver(() => actor.send({ type: 'session.input.received', text, mode, ...(origin ? { origin } : {}) }));
     },
     cancel: (cause) => {
-      actor.send({ type: 'session.cancel.requested', cause });
+      deliver(() => actor.send({ type: 'session.cancel.requested', cause }));
       return idle();
     },
     idle,
+    ready: () => started,
     run: async (text, origin) => {
       if (crashed) throw crashed;
-      actor.send({ type: 'session.input.received', text, mode: 'followup', ...(origin ? { origin } : {}) });
+      deliver(() => actor.send({ type: 'session.input.received', text, mode: 'followup', ...(origin ? { origin } : {}) }));
       const out = await idle();
       if (crashed) throw crashed;
       return out!;
     },
-    compact: () =>
-      new Promise<CompactionOutput | undefined>((resolve) => {
-        if (crashed) return resolve(undefined);
-        const target = (actor.getSnapshot().context.compactions ?? 0) + 1;
-        const sub = actor.subscribe({
-          next: (s) => {
-            if ((s.context.compactions ?? 0) < target) return;
-            sub.unsubscribe();
-            resolve(s.context.lastCompaction);
-          },
-          error: () => resolve(undefined),
-        });
-        actor.send({ type: 'session.compact.requested' });
-      }),
+    compact: () => afterStart(compactNow),
     prompt: context.prompt,
     meter: context.meter,
     close,
     end: async () => {
       ending = true;
+      // Queued input is dropped at an end, whether or not the plugins have started yet.
+      held = held && [];
+      await started;
       const s = actor.getSnapshot();
       if (s.status === 'active' && s.value !== 'idle') {
         const rest = new Promise<unknown>((resolve) => waiters.push(resolve));
@@ -353,4 +378,20 @@ export function wireSession(o: Wiring): BridleSession {
       await close();
     },
   };
+
+  function compactNow(): Promise<CompactionOutput | undefined> {
+    return new Promise<CompactionOutput | undefined>((resolve) => {
+      if (crashed) return resolve(undefined);
+      const target = (actor.getSnapshot().context.compactions ?? 0) + 1;
+      const sub = actor.subscribe({
+        next: (s) => {
+          if ((s.context.compactions ?? 0) < target) return;
+          sub.unsubscribe();
+          resolve(s.context.lastCompaction);
+        },
+        error: () => resolve(undefined),
+      });
+      actor.send({ type: 'session.compact.requested' });
+    });
+  }
 }
