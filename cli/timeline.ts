@@ -69,6 +69,8 @@ export function summarize(e: Entry): string {
       return `${e.child} (${e.mode}, depth ${e.depth}) for ${short(e.callId)}`;
     case 'subagent/end':
       return `${e.child}: ${e.reason}`;
+    case 'mcp/server':
+      return e.outcome === 'started' ? `${e.server} started, ${e.tools.length} tools${e.problems.length ? `, ${e.problems.length} left out` : ''}` : `${e.server} failed ${e.code ?? ''}: ${clip(e.message ?? '', 60)}`;
   }
 }
 

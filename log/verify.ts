@@ -316,6 +316,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         if (!subagents.delete(`${e.callId} ${e.child}`)) flag('forged-entry', e, `subagent/end for ${e.child} (${e.callId}), which never started`);
         break;
       case 'hook/report':
+      case 'mcp/server':
         break;
     }
   }

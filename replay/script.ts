@@ -64,8 +64,8 @@ export interface ReplayScript {
   faulted: Set<string>;
 }
 
-/** Entries no machine writes: hook problems and the delegate tool's brackets. Replay copies them where they stand. */
-export const FOREIGN_KINDS = new Set<Entry['kind']>(['hook/report', 'subagent/start', 'subagent/end']);
+/** Entries no machine writes: hook problems, the delegate tool's brackets, MCP servers' starts. Replay copies them where they stand. */
+export const FOREIGN_KINDS = new Set<Entry['kind']>(['hook/report', 'subagent/start', 'subagent/end', 'mcp/server']);
 export const isForeign = (e: Entry | undefined): boolean => e !== undefined && FOREIGN_KINDS.has(e.kind);
 
 /** Entries only a cancel produces (a repair's closings come after a `repair` entry and are not met live). */
