@@ -20,6 +20,7 @@ import { localFsProvider } from '../adapters/fs/local.js';
 import { memoryFsProvider } from '../adapters/fs/memory.js';
 import { localSubprocessProvider } from '../adapters/subprocess/local.js';
 import { memorySubprocessProvider } from '../adapters/subprocess/memory.js';
+import { mcpPlugin } from '../adapters/mcp/mcp.js';
 import type { ProviderDefinition } from '../ports/provider.js';
 import { readOnlyModePlugin } from '../plugins/guards/read-only-mode.js';
 import { repeatCallPlugin } from '../plugins/guards/repeat-call.js';
@@ -44,6 +45,8 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
   ['prompt/workspace', workspaceSectionPlugin],
   ['guard/repeat-call', repeatCallPlugin],
   ['guard/read-only-mode', readOnlyModePlugin],
+  // `mcp:<name>` rows: the id's first segment is the seam the lookup tries.
+  ['mcp/mcp', mcpPlugin],
 ]);
 
 /** A `use` that names a module: `./x.js`, `../x.js`, `/abs/x.js`, `file:///…`. */
