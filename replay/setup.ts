@@ -50,21 +50,39 @@ export function segmentSetup(entries: readonly Entry[], seg: Segment, config: Se
 
 /**
  * The tools a log was written with, for replay: `builtins`, plus the
- * `delegate` tool where a request header lists it. Replay never runs a tool
- * (its result comes from the log, and the child's work is in the child's own
- * log), so only its wire form matters: the real tool's, with a body that
- * refuses to run.
- * Contract: pure; the added tool's spec is the one the CLI offers.
+ * `delegate` tool where a request header lists it, plus the MCP tools the
+ * log's `mcp/server` entries registered (their wire forms from the headers,
+ * their class — read-only, idempotent — from those entries). Replay never
+ * runs a tool (its result comes from the log, and the child's work is in the
+ * child's own log), so only a tool's wire form and class matter: each added
+ * one has a body that refuses to run. Listed in the order the first header
+ * lists them (an MCP row may stand before the built-ins).
+ * Contract: pure; the delegate tool's spec is the one the CLI offers.
  */
 export function toolsOfLog(entries: readonly Entry[], builtins: readonly ToolDefinition[]): ToolDefinition[] {
-  const delegates = entries.some((e) => e.kind === 'request/header' && e.tools.some((t) => t.name === 'delegate'));
-  if (!delegates || builtins.some((t) => t.name === 'delegate')) return [...builtins];
+  const headers = entries.filter((e): e is Header => e.kind === 'request/header');
+  const out = [...builtins];
   const never = (): never => {
-    throw new ToolError('REPLAY_RUNS_NO_TOOL', 'replay re-runs no subagent');
+    throw new ToolError('REPLAY_RUNS_NO_TOOL', 'replay re-runs no tool');
   };
-  const nobody = { id: '', depth: 0, cwd: '', bridleHome: '', inject: never, entries: never, record: never };
-  const spec = delegateTool({ maxDepth: 0, parent: nobody, subagents: { spawn: never } });
-  return [...builtins, { ...spec, execute: async () => never() }];
+  const delegates = headers.some((h) => h.tools.some((t) => t.name === 'delegate'));
+  if (delegates && !out.some((t) => t.name === 'delegate')) {
+    const nobody = { id: '', depth: 0, cwd: '', bridleHome: '', inject: never, entries: never, record: never };
+    const spec = delegateTool({ maxDepth: 0, parent: nobody, subagents: { spawn: never } });
+    out.push({ ...spec, execute: async () => never() });
+  }
+  const classes = new Map<string, { readOnly: boolean; idempotent: boolean }>();
+  for (const e of entries) if (e.kind === 'mcp/server') for (const t of e.tools) classes.set(t.name, t);
+  for (const h of headers) {
+    for (const spec of h.tools) {
+      const c = classes.get(spec.name);
+      if (!c || out.some((t) => t.name === spec.name)) continue;
+      out.push({ ...spec, ...c, present: (args: unknown) => `${spec.name} ${JSON.stringify(args)}`, execute: async () => never() });
+    }
+  }
+  const first = headers[0]?.tools.map((t) => t.name) ?? [];
+  const at = (name: string) => (first.includes(name) ? first.indexOf(name) : first.length);
+  return out.map((t, i) => ({ t, i })).sort((a, b) => at(a.t.name) - at(b.t.name) || a.i - b.i).map(({ t }) => t);
 }
 
 /** Contract: throws `NotReplayableError` naming the difference when a logged header lists other tools, or params replay cannot set. */

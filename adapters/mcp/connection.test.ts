@@ -5,20 +5,19 @@
  * mid-call, one that never starts, one that is too slow to start.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ToolError } from '../../ports/tools.js';
 import { executeTool } from '../../tools/execute.js';
 import { startHttpFixture, type HttpFixture } from '../../test/helpers/mcp-fixture-server.js';
+import { FIXTURE, requireFixture } from '../../test/helpers/mcp-fixture.js';
 import { McpConfig } from './config.js';
 import { connectMcp, type McpConnection } from './connection.js';
 import { MCP_SERVER_EXITED, MCP_TOOL_ERROR, MCP_UNREACHABLE, McpStartError } from './errors.js';
 import { bridleTools } from './tools.js';
 
-export const FIXTURE = fileURLToPath(new URL('../../dist/test/helpers/mcp-fixture-server.js', import.meta.url));
 
 const opened: McpConnection[] = [];
 const dirs: string[] = [];
@@ -29,9 +28,7 @@ afterEach(async () => {
   http = undefined;
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-beforeAll(() => {
-  if (!existsSync(FIXTURE)) throw new Error(`${FIXTURE} is missing: run npm run build first`);
-});
+beforeAll(() => void requireFixture());
 
 const workspace = () => {
   const d = mkdtempSync(join(tmpdir(), 'bridle-mcp-'));
