@@ -10,7 +10,7 @@ import type { Answerer } from '../ports/approval.js';
 import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import { openSession } from './open-session.js';
-import { createRenderer } from './render.js';
+import { createRenderer, mcpNotes } from './render.js';
 import { policyOf, type RunFlags } from './run.js';
 import type { Product } from './settings.js';
 import { approvalQuestion } from './terminal-answerer.js';
@@ -57,7 +57,10 @@ export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO 
   });
   const { session, logPath, scriptedLabel } = opened;
   renderer = createRenderer(out, opened.tools, { color: Boolean(out.isTTY), scriptedLabel });
-  session.recorder.onEntry((e) => renderer?.onEntry(e));
+  session.recorder.onEntry((e) => {
+    renderer?.onEntry(e);
+    for (const l of mcpNotes(e)) err.write(`${l}\n`);
+  });
   if (scriptedLabel) err.write(`model: ${visible(scriptedLabel)}\n`);
   err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}\nlog: ${logPath}\n${HELP}\n`);
 
