@@ -15,7 +15,7 @@ import { startHttpFixture, type HttpFixture } from '../../test/helpers/mcp-fixtu
 import { FIXTURE, requireFixture } from '../../test/helpers/mcp-fixture.js';
 import { McpConfig } from './config.js';
 import { connectMcp, type McpConnection } from './connection.js';
-import { MCP_SERVER_EXITED, MCP_TOOL_ERROR, MCP_UNREACHABLE, McpStartError } from './errors.js';
+import { MCP_BAD_RESULT, MCP_REQUEST_FAILED, MCP_SERVER_EXITED, MCP_TOOL_ERROR, MCP_UNREACHABLE, McpStartError } from './errors.js';
 import { bridleTools } from './tools.js';
 
 
@@ -69,6 +69,19 @@ describe('an MCP server over stdio', () => {
     expect((await call(c, 'picture')).content).toBe('here is a picture\n[image: image/png, 70 bytes; not shown: this session passes text only]\n[resource fixture://notes/1 (text/plain)]\nnote one\n[resource link: note two <fixture://notes/2> (text/plain)]');
     expect(await call(c, 'noise')).toEqual({ status: 'ok', content: 'still here' });
     expect(await call(c, 'echo', { text: 'after the noise' })).toEqual({ status: 'ok', content: 'echo: after the noise' });
+  });
+
+  it('a hostile answer is a named error and the server stays usable: not a tool result, a JSON-RPC error, an unknown tool, a result past the cap', async () => {
+    const c = await open(stdio());
+    expect((await failure(call(c, 'bad_result'))).code).toBe(MCP_BAD_RESULT);
+    const thrown = await failure(call(c, 'throws'));
+    expect(thrown.code).toBe(MCP_REQUEST_FAILED);
+    expect(thrown.message).toContain('the handler blew up');
+    expect((await failure(call(c, 'no_such_tool'))).code).toBe(MCP_REQUEST_FAILED);
+    const huge = await call(c, 'huge');
+    expect(huge.content.length).toBeLessThan(64 * 1024 + 100);
+    expect(huge.content).toMatch(/\[… \d+ more characters cut: the result was longer than 65536\]$/);
+    expect(await call(c, 'echo', { text: 'still fine' })).toEqual({ status: 'ok', content: 'echo: still fine' });
   });
 
   it('runs in the workspace, with only the harmless variables and those the row names: none of bridle\'s secrets', async () => {

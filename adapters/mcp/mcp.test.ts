@@ -161,9 +161,9 @@ describe('an mcp row in a session', () => {
     expect(running(marker)).toBe(true);
     const before = h.entries().length;
     await h.session.close();
-    await new Promise((r) => setTimeout(r, 500));
-    expect(h.entries().length).toBe(before);
     expect(running(marker)).toBe(false);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(h.entries().length).toBe(before);
     h.cleanup();
     h = undefined;
   });

@@ -26,10 +26,13 @@ export const mcpPlugin: Plugin<McpConfig> = {
     const stop = new AbortController();
     let live = true;
     let conn: McpConnection | undefined;
-    const shutdown = () => {
+    let starting: Promise<McpConnection> | undefined;
+    // A start still under way is aborted and waited for: its process is gone when the session's close resolves.
+    const shutdown = async () => {
       live = false;
       stop.abort();
-      return conn?.close();
+      await starting?.catch(() => undefined);
+      await conn?.close();
     };
     // Whichever comes first stops the server: the session closing (awaited), or the row going away.
     ctx.effect(() => () => void shutdown());
@@ -42,8 +45,8 @@ export const mcpPlugin: Plugin<McpConfig> = {
       } catch {}
     };
     try {
-      const { connectMcp } = await import('./connection.js');
-      conn = await connectMcp(config, { id: ctx.id, cwd: session.cwd, signal: stop.signal });
+      starting = import('./connection.js').then(({ connectMcp }) => connectMcp(config, { id: ctx.id, cwd: session.cwd, signal: stop.signal }));
+      conn = await starting;
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       report({ outcome: 'failed', tools: [], problems: [], code: err instanceof McpStartError ? err.code : MCP_START_FAILED, message });

@@ -115,6 +115,20 @@ describe('MCP tools in bridle run', () => {
     expect(of(log, 'tool/result')[0]).toMatchObject({ status: 'ok', content: `wrote note.txt in ${ws}` });
   });
 
+  it('a session continued in a second process starts its servers again; the log, with a start per process, replays', async () => {
+    srv.enqueue(toolCallReply([{ id: 'a', name: 'mcp__fx__echo', arguments: '{"text":"one"}' }]), textReply('One.'), toolCallReply([{ id: 'b', name: 'mcp__fx__echo', arguments: '{"text":"two"}' }]), textReply('Two.'));
+    const patch = patchFile({ fx: fixture() });
+    const first = await runCli(['run', '--base-url', srv.url, '--model', 'm', '--cwd', ws, '--patch', patch, 'first'], { env: env() });
+    expect(first.code, first.stderr).toBe(0);
+    const second = await runCli(['run', '--base-url', srv.url, '--model', 'm', '--cwd', ws, '--patch', patch, '--session', sessionId(), 'second'], { env: env() });
+    expect(second.code, second.stderr).toBe(0);
+    const log = readSessionLog(home);
+    expect(log.map((e) => e.kind).filter((k) => k === 'mcp/server' || k === 'turn/start' || k === 'checkpoint')).toEqual(['mcp/server', 'turn/start', 'checkpoint', 'mcp/server', 'turn/start', 'checkpoint']);
+    expect(of(log, 'tool/result').map((r) => r.content)).toEqual(['echo: one', 'echo: two']);
+    const replay = await runCli(['replay', sessionId(), '--machines'], { env: { BRIDLE_HOME: home } });
+    expect(replay.code, replay.stdout + replay.stderr).toBe(0);
+  });
+
   it('config --dump shows the row with its defaults; a bad row is a usage error naming it', async () => {
     const patch = patchFile({ fx: fixture() });
     const dump = await runCli(['config', '--dump', '--json', '--patch', patch], { env: { BRIDLE_HOME: home } });

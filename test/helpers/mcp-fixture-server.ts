@@ -35,10 +35,13 @@ export const FIXTURE_TOOLS = [
   { name: 'env', description: 'The names of the server\'s environment variables.', inputSchema: obj({}), annotations: { readOnlyHint: true } },
   { name: 'pid', description: 'The server\'s process id.', inputSchema: obj({}), annotations: { readOnlyHint: true } },
   { name: 'noise', description: 'Writes junk to stdout, then answers.', inputSchema: obj({}), annotations: { readOnlyHint: true } },
+  { name: 'bad_result', description: 'Answers with something that is not a tool result.', inputSchema: obj({}), annotations: { readOnlyHint: true } },
+  { name: 'throws', description: 'Its handler throws: a JSON-RPC error.', inputSchema: obj({}), annotations: { readOnlyHint: true } },
+  { name: 'huge', description: 'A result far past the cap.', inputSchema: obj({}), annotations: { readOnlyHint: true } },
   { name: 'broken schema', description: 'Its schema names a type that does not exist.', inputSchema: obj({ x: { type: 'strnig' } }) },
 ];
 
-async function answer(name: string, args: Record<string, unknown>, stdio: boolean): Promise<CallToolResult> {
+async function answer(name: string, args: Record<string, unknown>, stdio: boolean, requestId: string | number): Promise<CallToolResult> {
   switch (name) {
     case 'echo':
       return { content: [{ type: 'text', text: `echo: ${String(args.text)}` }] };
@@ -71,6 +74,15 @@ async function answer(name: string, args: Record<string, unknown>, stdio: boolea
     case 'noise':
       if (stdio) process.stdout.write('this line is not JSON-RPC\n{"jsonrpc":"2.0","method":"made/up"}\n');
       return { content: [{ type: 'text', text: 'still here' }] };
+    case 'bad_result':
+      // Past the SDK's own check of what a handler returns: a raw JSON-RPC answer, as a server in another language might send.
+      if (!stdio) return { content: 'not a list of parts' } as never;
+      process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: requestId, result: { content: 'not a list of parts' } })}\n`);
+      return new Promise(() => {});
+    case 'throws':
+      throw new Error('the handler blew up');
+    case 'huge':
+      return { content: [{ type: 'text', text: 'y'.repeat(200_000) }] };
     default:
       throw new Error(`no tool ${name}`);
   }
@@ -80,7 +92,7 @@ export function fixtureServer(o: { stdio: boolean; tools?: boolean }): Server {
   const server = new Server({ name: 'bridle-fixture', version: '1.0.0' }, { capabilities: o.tools === false ? {} : { tools: {} } });
   if (o.tools === false) return server;
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: FIXTURE_TOOLS as never }));
-  server.setRequestHandler(CallToolRequestSchema, async (req) => answer(req.params.name, req.params.arguments ?? {}, o.stdio));
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => answer(req.params.name, req.params.arguments ?? {}, o.stdio, extra.requestId));
   return server;
 }
 
