@@ -13,7 +13,7 @@ import { methods, RequestError, type ClientContext } from '@agentclientprotocol/
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseLog } from '../log/parse.js';
 import { verifyLog } from '../log/verify.js';
-import type { Entry } from '../log/entries.js';
+import type { Entry, EntryOf } from '../log/entries.js';
 import { createAcpAgent, type AcpAgent } from '../server/acp/agent.js';
 import { choose, recordingClient, streamedText, until, updatesOf, type PermissionAnswer } from '../test/helpers/acp.js';
 import { acpOpener, authMethodsOf, mcpRowsMount } from './acp.js';
@@ -258,18 +258,22 @@ describe('bridle acp, in process, through the SDK client', () => {
     expect(err).toMatchObject({ code: -32603, data: { reason: 'TURN_FAILED', code: 'BAD_REQUEST' } });
   });
 
-  it('MCP servers from the client: converted to mcp:<name> rows; while the catalogue has no "mcp" use they are not mounted, the session opens, and stderr says so', async () => {
-    // When the MCP rows (issue #13 item 2) land, this fails on purpose: then the rows mount, and this test should say what they do.
-    expect(mcpRowsMount()).toBe(false);
+  it('MCP servers from the client are mounted as mcp:<name> rows: one that cannot start is a warning in the log (mcp/server failed), and the session opens', async () => {
+    expect(mcpRowsMount()).toBe(true);
     problems.length = 0;
+    let entries: readonly Entry[] = [];
     const agent = await agentWith({ model: `scripted:${script([{ text: 'hi' }])}` });
     const res = await recordingClient().app.connectWith(agent.app, async (ctx) => {
       await ctx.request(methods.agent.initialize, { protocolVersion: 1 });
-      const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: ws, mcpServers: [{ name: 'files', command: 'mcp-files', args: [], env: [] }, { type: 'http', name: 'docs', url: 'http://127.0.0.1:1/mcp', headers: [] }] });
-      return prompt(ctx, sessionId, 'hello');
+      const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: ws, mcpServers: [{ name: 'files', command: 'bridle-no-such-mcp-server', args: [], env: [] }, { type: 'http', name: 'docs', url: 'http://127.0.0.1:1/mcp', headers: [] }] });
+      const r = await prompt(ctx, sessionId, 'hello');
+      entries = logOf(sessionId);
+      return r;
     });
     expect(res.stopReason).toBe('end_turn');
-    expect(problems).toEqual(['MCP servers from the client not mounted (this bridle has no "mcp" rows yet): mcp:files, mcp:docs']);
+    const starts = entries.filter((e): e is EntryOf<'mcp/server'> => e.kind === 'mcp/server');
+    expect(starts.map((e) => [e.server, e.outcome]).sort()).toEqual([['mcp:docs', 'failed'], ['mcp:files', 'failed']]);
+    expect(problems).toEqual([]);
   });
 
   it('a client that sends an empty cwd gets the --cwd workspace', async () => {

@@ -10,7 +10,7 @@ import type { Answerer } from '../ports/approval.js';
 import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import { openSession } from './open-session.js';
-import { createRenderer } from './render.js';
+import { createRenderer, mcpNotes } from './render.js';
 import { policyOf, type RunFlags } from './run.js';
 import type { Product } from './settings.js';
 import { approvalQuestion } from './terminal-answerer.js';
@@ -67,6 +67,9 @@ export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO 
     if (line && !unsaved) err.write(`${line}\n`);
     if (line) unsaved = true;
   };
+  session.recorder.onEntry((e) => {
+    for (const l of mcpNotes(e)) err.write(`${l}\n`);
+  });
   if (scriptedLabel) err.write(`model: ${visible(scriptedLabel)}\n`);
   err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}\nlog: ${logPath}\n${HELP}\n`);
 

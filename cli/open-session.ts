@@ -15,11 +15,11 @@ import { LogAccessError, LogAppendError, LogFormatError } from '../log/errors.js
 import type { WriterLock } from '../ports/store.js';
 import type { Answerer } from '../ports/approval.js';
 import { MODEL, SANDBOX, TOOLS } from '../ports/index.js';
-import type { ToolDefinition } from '../ports/tools.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { createSession, type BridleSession, type SessionOptions } from '../runtime/session.js';
 import { SessionNotSavedError, UsageError } from './errors.js';
 import { logAccessAsUsage, sessionPath } from './home.js';
+import type { ToolLookup } from './render.js';
 import type { Product } from './settings.js';
 
 export interface OpenOptions {
@@ -59,7 +59,8 @@ export interface OpenedSession {
   logPath: string;
   /** How many entries the log held before this process opened it. */
   priorEntries: number;
-  tools: ReadonlyMap<string, ToolDefinition>;
+  /** The session's tools, live: an MCP server's arrive once it has started. */
+  tools: ToolLookup;
   /** Set for a scripted model: shown wherever its output appears. */
   scriptedLabel?: string;
   workspace: string;
@@ -178,7 +179,7 @@ export function openSession(o: OpenOptions): OpenedSession {
     session,
     logPath: session.recorder.store.location,
     priorEntries: existing.length,
-    tools: new Map(session.host.get(TOOLS).list().map((t) => [t.name, t])),
+    tools: session.host.get(TOOLS),
     ...(model.label ? { scriptedLabel: model.label } : {}),
     workspace,
     sandboxLine: sandbox.provider.describe(sandbox.policy),

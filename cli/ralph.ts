@@ -18,7 +18,8 @@ import { policyOf, type RunFlags } from './run.js';
 import { composeProduct, type Product } from './settings.js';
 import { terminalAnswerer } from './terminal-answerer.js';
 import { visible } from './visible.js';
-import { createRenderer } from './render.js';
+import { createRenderer, type ToolLookup } from './render.js';
+import type { ToolDefinition } from '../ports/tools.js';
 import { handoffTool, verdictTool } from '../runtime/ralph/tools.js';
 
 export interface RalphFlags extends Omit<RunFlags, 'session' | 'json'> {
@@ -93,7 +94,8 @@ async function driveRalph(
   let outcome: RalphOutcome;
   try {
     // Each child's transcript, as `run` shows one: its text as it streams, its calls and their results.
-    const tools = new Map([...opened.tools, ['handoff', handoffTool({})], ['verdict', verdictTool({})]]);
+    const own = new Map<string, ToolDefinition>([['handoff', handoffTool({})], ['verdict', verdictTool({})]]);
+    const tools: ToolLookup = { get: (name) => own.get(name) ?? opened.tools.get(name) };
     const watch = () => {
       const r = createRenderer(process.stdout, tools, { color: Boolean(process.stdout.isTTY), ...(opened.scriptedLabel ? { scriptedLabel: opened.scriptedLabel } : {}) });
       return { onEntry: (e: Entry) => r.onEntry(e), onChunk: (c: Parameters<typeof r.onChunk>[0], s: string) => r.onChunk(c, s) };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../log/entries.js';
 import { builtinTools } from '../tools/index.js';
-import { createRenderer } from './render.js';
+import { createRenderer, mcpNotes } from './render.js';
 
 const tools = new Map(builtinTools().map((t) => [t.name, t]));
 const at = '2026-01-01T00:00:00.000Z';
@@ -62,5 +62,19 @@ describe('the transcript renderer', () => {
     expect(own).not.toMatch(ACTIVE);
     expect(own).toContain('x␛[0my');
     expect(own).toContain('a␛[5mb');
+  });
+});
+
+describe('mcpNotes', () => {
+  const at = { seq: 2, at: '2026-01-01T00:00:00.000Z', ignorable: true as const };
+  it('a failed server is a warning; a started one a line, with a warning per tool it left out; controls shown, never acted on', () => {
+    expect(mcpNotes({ ...at, kind: 'mcp/server', server: 'mcp:x', outcome: 'failed', tools: [], problems: [], code: 'MCP_START_FAILED', message: 'the MCP server mcp:x did not start: \x1b[2Jgone.' })).toEqual([
+      'bridle: warning: the MCP server mcp:x did not start: ␛[2Jgone. (MCP_START_FAILED); its tools are not offered',
+    ]);
+    expect(mcpNotes({ ...at, kind: 'mcp/server', server: 'mcp:y', outcome: 'started', tools: [{ name: 'mcp__y__a', readOnly: true, idempotent: true }, { name: 'mcp__y__b', readOnly: false, idempotent: false }], problems: ['"c" left out: why'] })).toEqual([
+      'mcp: mcp:y: 2 tools (1 read-only)',
+      'bridle: warning: mcp:y: "c" left out: why',
+    ]);
+    expect(mcpNotes({ seq: 3, at: at.at, kind: 'turn/start', turn: 't1', input: 'x' })).toEqual([]);
   });
 });

@@ -17,7 +17,10 @@ export interface Renderer {
 
 const dim = (s: string, color: boolean) => (color ? `\x1b[2m${s}\x1b[22m` : s);
 
-export function presentCall(tools: ReadonlyMap<string, ToolDefinition>, name: string, args: string): string {
+/** Where a renderer finds a call's tool: the session's live registry (an MCP server's tools register after the session opens). */
+export type ToolLookup = Pick<ReadonlyMap<string, ToolDefinition>, 'get'>;
+
+export function presentCall(tools: ToolLookup, name: string, args: string): string {
   const tool = tools.get(name);
   if (!tool) return `${name} ${args}`;
   try {
@@ -38,7 +41,19 @@ export function summarizeResult(content: string, max = 80): string {
   return `${first}${last ? ` … ${last}` : ''}${lines.length > 1 ? ` (${lines.length} lines)` : ''}`;
 }
 
-export function createRenderer(out: { write(s: string): unknown }, tools: ReadonlyMap<string, ToolDefinition>, opts: { color?: boolean; scriptedLabel?: string } = {}): Renderer {
+/**
+ * What an `mcp/server` entry tells the person at the terminal (stderr): a
+ * server that did not start, or tools it left out, as warnings; one that
+ * started, as one line. Contract: pure; shown as `visible` shows it.
+ */
+export function mcpNotes(e: Entry): string[] {
+  if (e.kind !== 'mcp/server') return [];
+  if (e.outcome === 'failed') return [visible(`bridle: warning: ${e.message ?? `the MCP server ${e.server} did not start`} (${e.code ?? 'MCP_START_FAILED'}); its tools are not offered`)];
+  const readOnly = e.tools.filter((t) => t.readOnly).length;
+  return [visible(`mcp: ${e.server}: ${e.tools.length} tools (${readOnly} read-only)`), ...e.problems.map((p) => visible(`bridle: warning: ${e.server}: ${p}`))];
+}
+
+export function createRenderer(out: { write(s: string): unknown }, tools: ToolLookup, opts: { color?: boolean; scriptedLabel?: string } = {}): Renderer {
   const color = opts.color ?? false;
   let atLineStart = true;
   let inReasoning = false;

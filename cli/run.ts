@@ -7,7 +7,7 @@ import type { TurnOutput } from '../machines/turn.machine.js';
 import { UsageError } from './errors.js';
 import { openSession, type OpenOptions } from './open-session.js';
 import type { Product, SettingFlags } from './settings.js';
-import { createRenderer, type Renderer } from './render.js';
+import { createRenderer, mcpNotes, type Renderer } from './render.js';
 import { terminalAnswerer } from './terminal-answerer.js';
 import { jsonLine, visible } from './visible.js';
 import { closeFailureLine, crashedLine, showEntries, unsavedTurnLine } from './save-failure.js';
@@ -66,6 +66,9 @@ export async function runPrompt(prompt: string | undefined, product: Product, fl
     for (const e of session.recorder.entries.slice(opened.priorEntries)) renderer.onEntry(e);
     showEntries(session.recorder, (e) => renderer?.onEntry(e));
   }
+  session.recorder.onEntry((e) => {
+    for (const l of mcpNotes(e)) err.write(`${l}\n`);
+  });
   if (scriptedLabel) err.write(`model: ${visible(scriptedLabel)}\n`);
   err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}${approval === 'ask' && !answerer ? ' (no terminal: calls that ask are denied)' : ''}\n`);
 

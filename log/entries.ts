@@ -542,6 +542,26 @@ export const RalphEnd = z.strictObject({
   blockerText: z.string().optional(),
 });
 
+/**
+ * An MCP server a row mounted (`mcp:<name>`), once it started or failed to: the tools it offers as
+ * registered (with the class approval and scheduling read, which replay needs and the wire form does
+ * not carry), what was left out and why, or why it failed. Written by the MCP plugin, never by a
+ * machine; marked `ignorable` so a reader that does not know it may skip it.
+ */
+export const McpServer = z.strictObject({
+  ...envelope,
+  kind: z.literal('mcp/server'),
+  /** The row id, `mcp:<name>`. */
+  server: z.string(),
+  outcome: z.enum(['started', 'failed']),
+  tools: z.array(z.strictObject({ name: z.string(), readOnly: z.boolean(), idempotent: z.boolean() })),
+  /** Tools left out (a schema that cannot be read, a name the wire refuses), one line each. */
+  problems: z.array(z.string()),
+  /** For `failed`: `MCP_START_FAILED`, and what happened. */
+  code: z.string().optional(),
+  message: z.string().optional(),
+});
+
 export const Entry = z.discriminatedUnion('kind', [
   SessionStart,
   TurnStart,
@@ -578,6 +598,7 @@ export const Entry = z.discriminatedUnion('kind', [
   RalphVerify,
   RalphVerdict,
   RalphEnd,
+  McpServer,
 ]);
 export type Entry = z.infer<typeof Entry>;
 export type EntryKind = Entry['kind'];

@@ -384,6 +384,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         if (!subagents.delete(`${e.callId} ${e.child}`)) flag('forged-entry', e, `subagent/end for ${e.child} (${e.callId}), which never started`);
         break;
       case 'hook/report':
+      case 'mcp/server':
         break;
       case 'log/not-durable':
         // A note says a save of earlier entries failed; it may stand anywhere, inside a turn or between turns.

@@ -209,6 +209,23 @@ describe('Host: failures at mount', () => {
     expect(host.get(NAMES).list).toEqual(['slow-tool']);
   });
 
+  it('starting() is true while an async apply runs; rank() is mount order, a reload moves a plugin to the end', async () => {
+    const host = new Host();
+    host.mount(registry);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    host.mount({ name: 'slow', inject: [NAMES], apply: () => gate });
+    host.mount({ name: 'quick', inject: [NAMES], apply: () => undefined });
+    expect(host.starting()).toBe(true);
+    expect([host.rank('slow'), host.rank('quick')]).toEqual([1, 2]);
+    expect(host.rank('nobody')).toBe(Number.POSITIVE_INFINITY);
+    release();
+    await host.ready();
+    expect(host.starting()).toBe(false);
+    host.reload('slow');
+    expect(host.rank('slow')).toBeGreaterThan(host.rank('quick'));
+  });
+
   it('an async apply that finishes after its unmount registers nothing', async () => {
     const host = new Host();
     host.mount(registry);

@@ -129,6 +129,8 @@ interface Mounted {
   generation: number;
   error?: unknown;
   running?: Promise<void>;
+  /** Where it stands in mount order (a reload moves it to the end). */
+  order: number;
 }
 
 export interface MountOptions {
@@ -152,6 +154,7 @@ export class Host {
   private readonly mounted = new Map<string, Mounted>();
   private readonly queue: Mounted[] = [];
   private draining = false;
+  private mounts = 0;
 
   constructor(name = 'host') {
     this.root = new Scope(name);
@@ -195,7 +198,7 @@ export class Host {
       if (!r.success) throw new PluginMountError(id, new Error(`bad config: ${r.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`).join('; ')}`));
       parsed = r.data;
     }
-    const m: Mounted = { id, plugin, config: parsed, scope: o.scope ?? this.root, state: 'pending', effects: [], generation: 0 };
+    const m: Mounted = { id, plugin, config: parsed, scope: o.scope ?? this.root, state: 'pending', effects: [], generation: 0, order: this.mounts++ };
     this.mounted.set(id, m);
     this.queue.push(m);
     const failure = this.drain();
@@ -235,6 +238,16 @@ export class Host {
     }
     const failed = [...this.mounted.values()].find((m) => m.state === 'failed');
     if (failed) throw new PluginMountError(failed.id, failed.error);
+  }
+
+  /** Whether some plugin's async `apply` is still running (a server starting): `ready()` would wait. */
+  starting(): boolean {
+    return [...this.mounted.values()].some((m) => m.running !== undefined);
+  }
+
+  /** Contract: pure; a mounted plugin's place in mount order (earlier is smaller), or +Infinity for an id not mounted. */
+  rank(id: string): number {
+    return this.mounted.get(id)?.order ?? Number.POSITIVE_INFINITY;
   }
 
   status(): PluginStatus[] {

@@ -1,30 +1,52 @@
 /**
- * The `tools` service: the tools a session offers, in registration order,
- * each with its owner. A child's registry may be narrowed (`visible`): a
- * tool it hides still registers (its row mounts as in the parent), but is
- * neither listed nor found.
+ * The `tools` service: the tools a session offers, each with its owner. The
+ * order is the owners' rank, then registration order within an owner: a
+ * plugin that registers late (an MCP server that took a while to answer)
+ * still lands where its row stands, so the tool list a request carries does
+ * not depend on which server answered first. A child's registry may be
+ * narrowed (`visible`): a tool it hides still registers (its row mounts as
+ * in the parent), but is neither listed nor found.
  */
 import { DuplicateToolError, type Disposer, type ToolRegistry } from '../ports/tool-registry.js';
 import type { ToolDefinition } from '../ports/tools.js';
 
+interface Registered {
+  tool: ToolDefinition;
+  owner: string;
+  rank: number;
+}
+
 export class Tools implements ToolRegistry {
-  private readonly byName = new Map<string, { tool: ToolDefinition; owner: string }>();
+  private readonly byName = new Map<string, Registered>();
+  private entries: Registered[] = [];
   private ordered: ToolDefinition[] = [];
   version = 0;
 
-  constructor(private readonly visible?: (name: string) => boolean) {}
+  /**
+   * `visible`: which tools a narrowed (child's) registry lists and finds; `rankOf` orders owners (the host's mount
+   * order); without it, or for an owner it does not rank, registration order.
+   */
+  constructor(
+    private readonly visible?: (name: string) => boolean,
+    private readonly rankOf: (owner: string) => number = () => Number.POSITIVE_INFINITY,
+  ) {}
 
   register(tool: ToolDefinition, owner: string): Disposer {
     const taken = this.byName.get(tool.name);
     if (taken) throw new DuplicateToolError(tool.name, taken.owner, owner);
-    const entry = { tool, owner };
+    const entry: Registered = { tool, owner, rank: this.rankOf(owner) };
     this.byName.set(tool.name, entry);
-    this.ordered = [...this.ordered, tool];
+    // After every tool of an owner ranked the same or before it.
+    let at = this.entries.length;
+    while (at > 0 && this.entries[at - 1]!.rank > entry.rank) at--;
+    this.entries = [...this.entries.slice(0, at), entry, ...this.entries.slice(at)];
+    this.ordered = this.entries.map((e) => e.tool);
     this.version++;
     return () => {
       if (this.byName.get(tool.name) !== entry) return;
       this.byName.delete(tool.name);
-      this.ordered = this.ordered.filter((t) => t !== tool);
+      this.entries = this.entries.filter((e) => e !== entry);
+      this.ordered = this.entries.map((e) => e.tool);
       this.version++;
     };
   }

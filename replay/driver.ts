@@ -36,6 +36,8 @@ interface Live {
   session: BridleSession;
   gates: Gates;
   seg: Segment;
+  /** A reopened session holds its queued input until the log's opening is copied (what a live one's plugins logged as they started). */
+  release?: () => void;
 }
 
 export class ReplayDriver {
@@ -175,6 +177,8 @@ export class ReplayDriver {
       }
     }
     const c = this.config;
+    let release: (() => void) | undefined;
+    const startGate = k > 0 ? new Promise<void>((r) => (release = r)) : undefined;
     // The product replay runs: the base rows, every outcome answered from the log, nothing that could touch the world.
     // A resumed segment's session is handed the input its log left queued as it opens, as the live one was.
     const session = createSession({
@@ -208,12 +212,13 @@ export class ReplayDriver {
       preStep: replayPreStep(this.script, gates),
       existing,
       opened: k === 0 ? 'fresh' : 'logged',
+      ...(startGate ? { startGate } : {}),
       depth: start.depth,
       parent: start.parent,
       onEntry: () => this.guard(() => this.copyForeign()),
       ...(snapshot ? { snapshot } : {}),
     });
-    this.live = { session, gates, seg };
+    this.live = { session, gates, seg, ...(release ? { release } : {}) };
     return this.live;
   }
 
@@ -270,6 +275,11 @@ export class ReplayDriver {
   private act(live: Live): boolean {
     const next = this.original[this.out.length];
     if (isForeign(next)) return this.copyForeign(), true;
+    if (live.release) {
+      live.release();
+      delete live.release;
+      return true;
+    }
     if (isInput(next)) return this.deliver(live);
     const named = live.gates.leadingTo(next);
     if (named) return named.open(), true;

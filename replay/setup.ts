@@ -53,7 +53,7 @@ export function segmentSetup(entries: readonly Entry[], seg: Segment, config: Se
 /** The harness's own tools that are not built-ins (delegate, workflow, Ralph's handoff and verdict), for their flags (read-only, idempotent, delegates): the scheduler and the dispatch entries depend on them. */
 function harnessTools(): ToolDefinition[] {
   const never = (): never => {
-    throw new ToolError('REPLAY_RUNS_NO_TOOL', 'replay re-runs no subagent');
+    throw new ToolError('REPLAY_RUNS_NO_TOOL', 'replay re-runs no tool');
   };
   const nobody = { id: '', depth: 0, cwd: '', bridleHome: '', inject: never, entries: never, record: never, child: never };
   const registry = { maxDepth: 0, register: never, names: () => [], admit: never, track: never, drain: async () => {} };
@@ -73,18 +73,22 @@ function harnessTools(): ToolDefinition[] {
  */
 export function toolsOfLog(entries: readonly Entry[], builtins: readonly ToolDefinition[]): ToolDefinition[] {
   const known = new Map(harnessTools().map((t) => [t.name, t]));
+  // An MCP tool's class (read-only, idempotent) is what its server's start logged (`mcp/server`).
+  const classes = new Map<string, { readOnly: boolean; idempotent: boolean }>();
+  for (const e of entries) if (e.kind === 'mcp/server') for (const t of e.tools) classes.set(t.name, t);
   const stand: ToolDefinition[] = [];
   for (const e of entries) {
     if (e.kind !== 'request/header') continue;
     for (const spec of e.tools) {
       if (builtins.some((t) => t.name === spec.name) || stand.some((t) => t.name === spec.name)) continue;
       const flags = known.get(spec.name);
+      const mcp = classes.get(spec.name);
       stand.push({
         name: spec.name,
         description: spec.description,
         parameters: spec.parameters,
-        readOnly: flags?.readOnly ?? false,
-        idempotent: flags?.idempotent ?? false,
+        readOnly: mcp?.readOnly ?? flags?.readOnly ?? false,
+        idempotent: mcp?.idempotent ?? flags?.idempotent ?? false,
         ...(flags?.delegates ? { delegates: true } : {}),
         present: flags ? (a: unknown) => flags.present(a) : () => spec.name,
         execute: async () => {

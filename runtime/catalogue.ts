@@ -22,6 +22,7 @@ import { memoryFsProvider } from '../adapters/fs/memory.js';
 import { acpClientSubprocessProvider } from '../adapters/subprocess/acp-client.js';
 import { localSubprocessProvider } from '../adapters/subprocess/local.js';
 import { memorySubprocessProvider } from '../adapters/subprocess/memory.js';
+import { mcpPlugin } from '../adapters/mcp/mcp.js';
 import type { ProviderDefinition } from '../ports/provider.js';
 import { readOnlyModePlugin } from '../plugins/guards/read-only-mode.js';
 import { repeatCallPlugin } from '../plugins/guards/repeat-call.js';
@@ -83,6 +84,8 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
   ['recovery/overflow', overflowPlugin],
   ['guard/repeat-call', repeatCallPlugin],
   ['guard/read-only-mode', readOnlyModePlugin],
+  // `mcp:<name>` rows: the id's first segment is the seam the lookup tries.
+  ['mcp/mcp', mcpPlugin],
 ]);
 
 /** A `use` that names a module: `./x.js`, `../x.js`, `/abs/x.js`, `file:///…`. */

@@ -52,7 +52,8 @@ const core = (name: string, key: KeyLike, service: unknown): Plugin => ({ name, 
 export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltHost {
   const host = new Host('session');
   const scoped = new Set((o.restrict?.scoped ?? []).map((t) => t.name));
-  const tools = new Tools(visibleUnder(o.restrict?.only, scoped));
+  // Tools listed in the order of the rows that registered them, whenever each registered (an MCP server answers late).
+  const tools = new Tools(visibleUnder(o.restrict?.only, scoped), (owner) => (owner === 'options' ? -1 : host.rank(owner)));
   const hooks = new HookRegistry();
   const prompt = o.prompt ?? new PromptRegistry();
   const overridden = new Set((o.overrides ?? []).map((s) => keyId(s.key)));

@@ -95,6 +95,8 @@ export interface SessionDuties {
    * first segment); `logged`: the reopening is in `existing` already (replay's later segments).
    */
   opened?: 'fresh' | 'logged';
+  /** Input waits for this as for a plugin still starting (replay holds a reopened session's queued input until its log has the opening). */
+  startGate?: Promise<void>;
   /** A persisted session snapshot to start from instead of the initial state (resume: `restoreSessionSnapshot(existing)`). */
   snapshot?: Snapshot<unknown>;
   depth?: number;
@@ -139,6 +141,13 @@ export interface BridleSession {
   readonly meter: ContextMeter;
   /** Stops the actors, flushes, closes the store. Rejects with `LogNotDurableError` when that last flush fails; the store is closed either way. */
   close(): Promise<void>;
+  /**
+   * Resolves once every plugin that starts asynchronously (an MCP server) has
+   * started or failed; input sent before then waits (it is logged, and
+   * acknowledged, once the session takes it), so the first turn sees every
+   * tool those plugins register. Contract: never rejects.
+   */
+  ready(): Promise<void>;
   /**
    * Ends the session at rest (logged as `session/end` with `by`): cancels the
    * running turn (it ends `aborted`) or compaction, starts nothing queued
@@ -336,14 +345,33 @@ export function wireSession(o: Wiring): BridleSession {
     },
   });
   actor.start();
+
+  // Plugins still starting (an MCP server connecting) hold input back, in order, so the first request's tools do
+  // not depend on how fast a server answered; so does replay's gate (`startGate`), until the log says the opening is
+  // done. Without either, input goes straight in — logged and admitted in the same tick (ADR 0021).
+  const gates = [...(o.host.starting() ? [o.host.ready().catch(() => undefined)] : []), ...(o.startGate ? [o.startGate] : [])];
+  let held = gates.length > 0;
+  const started: Promise<void> = held ? Promise.all(gates).then(() => void (held = false)) : Promise.resolve();
+  /** Runs `f` now, or once the session has started. */
+  const afterStart = <T>(f: () => T | Promise<T>): Promise<T> => (held ? started.then(f) : Promise.resolve(f()));
   // A session that goes on from a log is handed, once and in log order, every input it logged and no turn took (ADR 0021).
-  if ((o.existing?.length ?? 0) > 0 && o.opened !== 'fresh') for (const e of pendingInputs(recorder.entries)) actor.send(admitted(e.seq, e.text, e.mode, e.origin));
+  if ((o.existing?.length ?? 0) > 0 && o.opened !== 'fresh') {
+    void afterStart(() => {
+      for (const e of pendingInputs(recorder.entries)) actor.send(admitted(e.seq, e.text, e.mode, e.origin));
+    });
+  }
 
   let closing: Promise<void> | undefined;
   // The store is closed even when the last flush fails; the failure (a LogNotDurableError) is the caller's to report. Closing twice closes once.
   const close = () => (closing ??= closeOnce());
   const closeOnce = async () => {
     actor.stop();
+    // Plugins stop what they started (an MCP server's process) before the log and the host go.
+    await hooks.parallel('session/close', { session: o.id }, (listener, problem) => {
+      try {
+        reportHook({ hook: 'session/close', listener, problem });
+      } catch {}
+    });
     let failure: unknown;
     try {
       await recorder.flush();
@@ -364,7 +392,8 @@ export function wireSession(o: Wiring): BridleSession {
     if (crashed) throw crashed;
     if (closing) throw new SessionClosedError();
     const e = recorder.append({ kind: 'session/input', mode, text, origin });
-    actor.send(admitted(e.seq, text, mode, origin));
+    // A session being ended starts nothing more: the input stays queued in the log, for a resume.
+    if (!ending) actor.send(admitted(e.seq, text, mode, origin));
     return e.seq;
   }
   /** The input's save; one that fails is noted in the log (`log/not-durable`), as a machine notes its own (ADR 0017). */
@@ -380,13 +409,15 @@ export function wireSession(o: Wiring): BridleSession {
     }
   }
   async function send(text: string, mode: InputMode = 'followup', origin?: Origin): Promise<number> {
+    if (held) await started;
     const seq = admit(text, mode, origin);
     await saveInput(seq);
     return seq;
   }
 
   const crashedOutput = (): TurnOutput => ({ turn: '', reason: 'error', steps: 0, code: 'SESSION_CRASHED', cause: crashed?.message ?? '', leftoverSteer: [], leftoverInject: [] });
-  const idle = () =>
+  const idle = () => afterStart(idleNow);
+  const idleNow = () =>
     new Promise<TurnOutput | undefined>((resolve) => {
       // A crashed actor never goes idle again: waiting for it would never end.
       if (crashed) return resolve(crashedOutput());
@@ -402,16 +433,19 @@ export function wireSession(o: Wiring): BridleSession {
     actor,
     hooks,
     send,
-    cancel: (by = 'user') => {
-      // A cancel the session would not act on (nothing runs, a cancel is already under way, a crashed turn is being closed) changes nothing, and is not logged.
-      if (!crashed && !closing && actor.getSnapshot().can({ type: 'session.cancel.requested', cause: by })) {
-        recorder.append({ kind: 'session/cancel', by });
-        actor.send({ type: 'session.cancel.requested', cause: by });
-      }
-      return idle();
-    },
+    cancel: (by = 'user') =>
+      afterStart(() => {
+        // A cancel the session would not act on (nothing runs, a cancel is already under way, a crashed turn is being closed) changes nothing, and is not logged.
+        if (!crashed && !closing && actor.getSnapshot().can({ type: 'session.cancel.requested', cause: by })) {
+          recorder.append({ kind: 'session/cancel', by });
+          actor.send({ type: 'session.cancel.requested', cause: by });
+        }
+        return idleNow();
+      }),
     idle,
+    ready: () => started,
     run: async (text, origin) => {
+      if (held) await started;
       const seq = admit(text, 'followup', origin);
       const done = idle();
       // A save that fails is the turn's to report: its own durability points fail too, and it ends LOG_NOT_DURABLE.
@@ -420,34 +454,15 @@ export function wireSession(o: Wiring): BridleSession {
       if (crashed) throw crashed;
       return out!;
     },
-    compact: (by = 'user') =>
-      new Promise<CompactionOutput | undefined>((resolve) => {
-        if (crashed || closing) return resolve(undefined);
-        const target = (actor.getSnapshot().context.compactions ?? 0) + 1;
-        const sub = actor.subscribe({
-          next: (s) => {
-            if ((s.context.compactions ?? 0) < target) return;
-            sub.unsubscribe();
-            resolve(s.context.lastCompaction);
-          },
-          error: () => resolve(undefined),
-        });
-        // One asked while a compaction runs joins it (the session takes no second request then): not logged.
-        if (!actor.getSnapshot().can({ type: 'session.compact.requested' })) return;
-        try {
-          recorder.append({ kind: 'session/compact', by });
-        } catch {
-          sub.unsubscribe();
-          return resolve(undefined);
-        }
-        actor.send({ type: 'session.compact.requested' });
-      }),
+    compact: (by = 'user') => afterStart(() => compactNow(by)),
     prompt: context.prompt,
     meter: context.meter,
     close,
     end: async (by = 'user', eo = {}) => {
       if (closing) return close();
+      // Nothing more starts; input held while plugins start is logged, and stays queued in the log, for a resume.
       ending = true;
+      if (held) await started;
       const s = actor.getSnapshot();
       try {
         if (!crashed) recorder.append({ kind: 'session/end', by });
@@ -460,4 +475,28 @@ export function wireSession(o: Wiring): BridleSession {
       if (!eo.keepOpen) await close();
     },
   };
+
+  function compactNow(by: string): Promise<CompactionOutput | undefined> {
+    return new Promise<CompactionOutput | undefined>((resolve) => {
+      if (crashed || closing) return resolve(undefined);
+      const target = (actor.getSnapshot().context.compactions ?? 0) + 1;
+      const sub = actor.subscribe({
+        next: (s) => {
+          if ((s.context.compactions ?? 0) < target) return;
+          sub.unsubscribe();
+          resolve(s.context.lastCompaction);
+        },
+        error: () => resolve(undefined),
+      });
+      // One asked while a compaction runs joins it (the session takes no second request then): not logged.
+      if (!actor.getSnapshot().can({ type: 'session.compact.requested' })) return;
+      try {
+        recorder.append({ kind: 'session/compact', by });
+      } catch {
+        sub.unsubscribe();
+        return resolve(undefined);
+      }
+      actor.send({ type: 'session.compact.requested' });
+    });
+  }
 }

@@ -1,0 +1,175 @@
+/**
+ * One MCP server, spoken to through the official SDK's client: started (a
+ * process over stdio, or a streamable HTTP endpoint), initialized, its
+ * tools listed once, then called. A call's failure is a `ToolError` with a
+ * stable code (`errors.ts`); once a stdio server's process is gone, every
+ * later call fails at once with `MCP_SERVER_EXITED` instead of waiting for
+ * its deadline. The tool list is read once at the start and kept: a server
+ * that announces a changed list is not re-read, so what a session offers
+ * the model is fixed when its first turn starts (ADR 0023).
+ *
+ * This file is the only one that loads the SDK; the plugin imports it when
+ * a row asks for a server, so sessions without MCP rows never load it.
+ */
+import { readFileSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ToolError, type ToolOutput } from '../../ports/tools.js';
+import { isStdio, type McpConfig } from './config.js';
+import { capText, resultText, type McpResultLike } from './content.js';
+import { MCP_BAD_RESULT, MCP_REQUEST_FAILED, MCP_SERVER_EXITED, MCP_TOOL_ERROR, MCP_UNREACHABLE, McpStartError } from './errors.js';
+import type { CallMcpTool, McpToolInfo } from './tools.js';
+
+export interface McpConnection {
+  /** The tools the server listed at the start. */
+  readonly tools: readonly McpToolInfo[];
+  /** The server's own name and version, as `initialize` reported them. */
+  readonly serverInfo?: { name: string; version: string };
+  readonly call: CallMcpTool;
+  /** Contract: idempotent, never rejects; a stdio server's process has ended when it resolves (stdin closed, then SIGTERM, then SIGKILL). */
+  close(): Promise<void>;
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_PAGES = 100;
+const STDERR_KEPT = 4096;
+const STDERR_SHOWN = 600;
+const MESSAGE_CHARS = 2000;
+/** Past the SDK's own 2 s + 2 s before SIGKILL. */
+const SHUTDOWN_WAIT_MS = 5000;
+
+function bridleVersion(): string {
+  for (const up of ['../../../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'bridle' && pkg.version) return pkg.version;
+    } catch {}
+  }
+  return '0.0.0';
+}
+
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const isSchemaFailure = (err: unknown) => Array.isArray((err as { issues?: unknown } | null)?.issues);
+
+/** The SDK's stdio transport, remembering whether its process was ever spawned (its `pid` is gone once it closes). */
+class StdioTransport extends StdioClientTransport {
+  spawned = false;
+  override async start(): Promise<void> {
+    await super.start();
+    this.spawned = true;
+  }
+}
+
+export interface ConnectOptions {
+  /** The row id, `mcp:<name>`: named in every message. */
+  id: string;
+  /** Where a stdio server runs: the session's workspace. */
+  cwd: string;
+  /** Aborts the start (the session closed meanwhile). */
+  signal: AbortSignal;
+}
+
+/**
+ * Starts the server and lists its tools.
+ * Contract: resolves with a live connection, or rejects with `McpStartError` (code `MCP_START_FAILED`)
+ * saying what happened, after stopping whatever it started.
+ */
+export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<McpConnection> {
+  let stderr = '';
+  const lastWords = () => {
+    const t = stderr.trim();
+    return t ? ` Its last words on stderr: ${t.length > STDERR_SHOWN ? `…${t.slice(-STDERR_SHOWN)}` : t}` : '';
+  };
+  let transport: Transport;
+  // Resolves when a stdio server's process has closed (the SDK chains its own handler after this one).
+  let ended: Promise<void> = Promise.resolve();
+  let stdioTransport: StdioTransport | undefined;
+  if (isStdio(config)) {
+    const stdio = new StdioTransport({ command: config.command, args: config.args ?? [], env: config.env ?? {}, cwd: o.cwd, stderr: 'pipe' });
+    // Read, so a chatty server never blocks on a full pipe; kept, so its last words can explain an exit.
+    stdio.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEPT)));
+    ended = new Promise<void>((resolve) => (stdio.onclose = resolve));
+    stdioTransport = stdio;
+    transport = stdio;
+  } else {
+    transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers ?? {} } });
+  }
+  const client = new Client({ name: 'bridle', version: bridleVersion() }, { capabilities: {} });
+  let gone: string | undefined;
+  let closing: Promise<void> | undefined;
+  client.onclose = () => {
+    if (!closing) gone ??= 'exited';
+  };
+  // A line on stdout that is not JSON-RPC, a failed notification stream: the SDK reports and goes on, and so does bridle.
+  client.onerror = () => undefined;
+  // The SDK closes stdin, waits, then SIGTERM, then SIGKILL (the MCP spec's shutdown); a start that failed may have begun that already.
+  const close = () =>
+    (closing ??= (async () => {
+      await client.close().catch(() => undefined);
+      if (stdioTransport?.spawned) await Promise.race([ended, new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref())]);
+    })());
+
+  const deadline = AbortSignal.any([o.signal, AbortSignal.timeout(config.startTimeoutMs)]);
+  const tools: McpToolInfo[] = [];
+  try {
+    await client.connect(transport, { signal: deadline, timeout: config.startTimeoutMs });
+    if (client.getServerCapabilities()?.tools) {
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const listed = await client.listTools(cursor ? { cursor } : {}, { signal: deadline, timeout: config.startTimeoutMs });
+        tools.push(...(listed.tools as McpToolInfo[]));
+        cursor = listed.nextCursor;
+        if (!cursor) break;
+      }
+    }
+  } catch (err) {
+    await close();
+    const code = (err as NodeJS.ErrnoException | null)?.code;
+    const where = isStdio(config) ? config.command : config.url;
+    let why: string;
+    if (code === 'ENOENT' || code === 'EACCES') why = `cannot run ${where} (${code === 'ENOENT' ? 'no such command' : 'permission denied'})`;
+    else if (o.signal.aborted) why = 'the session closed while it was starting';
+    else if (deadline.aborted || (err instanceof McpError && err.code === ErrorCode.RequestTimeout)) why = `it did not answer initialize and tools/list within ${config.startTimeoutMs} ms`;
+    // (The SDK's client closes itself when initialize fails, so `gone` alone does not tell an exit from a refusal.)
+    else if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) why = isStdio(config) ? 'it exited before it had started' : 'it closed the connection before it had started';
+    else if (isSchemaFailure(err)) why = 'its answer to initialize or tools/list is not what the protocol says';
+    else if (err instanceof StreamableHTTPError) why = capText(`${describe(err)}${err.code !== undefined ? ` (HTTP ${err.code})` : ''}`, MESSAGE_CHARS);
+    else why = capText(describe(err), MESSAGE_CHARS);
+    throw new McpStartError(`the MCP server ${o.id} did not start: ${why}.${lastWords()}`);
+  }
+
+  const serverInfo = client.getServerVersion();
+  const exited = (during: boolean) =>
+    new ToolError(MCP_SERVER_EXITED, `The MCP server ${o.id} ${gone === 'exited' ? 'exited' : 'closed its connection'}${during ? ' during this call' : ''}; its tools are unavailable for the rest of this session.${lastWords()}`);
+
+  const call: CallMcpTool = async (tool, args, signal) => {
+    if (gone) throw exited(false);
+    if (closing) throw new ToolError(MCP_SERVER_EXITED, `The MCP server ${o.id} was stopped: the session is closing.`);
+    let result: Awaited<ReturnType<Client['callTool']>>;
+    try {
+      // The executor owns the deadline: it aborts `signal` (TOOL_TIMEOUT), which cancels the request on the server too.
+      result = await client.callTool({ name: tool, arguments: (args ?? {}) as Record<string, unknown> }, undefined, { signal, timeout: MAX_TIMER_MS });
+    } catch (err) {
+      if (signal.aborted) throw signal.reason ?? err;
+      if (gone || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
+        gone ??= 'closed';
+        throw exited(true);
+      }
+      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) throw new ToolError('TOOL_TIMEOUT', `The MCP server ${o.id} did not answer the ${tool} call in time.`);
+      if (err instanceof McpError) throw new ToolError(MCP_REQUEST_FAILED, capText(`The MCP server ${o.id} refused the ${tool} call: ${err.message}`, MESSAGE_CHARS));
+      if (isSchemaFailure(err)) throw new ToolError(MCP_BAD_RESULT, `The MCP server ${o.id} answered the ${tool} call with something that is not a tool result.`);
+      if (err instanceof StreamableHTTPError || err instanceof TypeError) throw new ToolError(MCP_UNREACHABLE, capText(`The MCP server ${o.id} could not be reached: ${describe(err)}`, MESSAGE_CHARS));
+      throw new ToolError(MCP_REQUEST_FAILED, capText(`The ${tool} call to the MCP server ${o.id} failed: ${describe(err)}`, MESSAGE_CHARS));
+    }
+    // An old server's answer (`toolResult`) is shown as JSON.
+    const r = result as McpResultLike & { toolResult?: unknown };
+    const text = Array.isArray(r.content) ? resultText(r) : resultText({ structuredContent: r.toolResult });
+    const output: ToolOutput = r.isError === true ? { status: 'error', code: MCP_TOOL_ERROR, content: text } : { status: 'ok', content: text };
+    return output;
+  };
+
+  return { tools, ...(serverInfo ? { serverInfo: { name: serverInfo.name, version: serverInfo.version } } : {}), call, close };
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { ToolDefinition } from '../ports/tools.js';
+import { DuplicateToolError } from '../ports/tool-registry.js';
+import { Tools } from './tool-registry.js';
+
+const tool = (name: string): ToolDefinition => ({ name, description: name, parameters: z.object({}), readOnly: true, idempotent: true, execute: async () => ({ status: 'ok', content: '' }), present: () => name });
+const names = (t: Tools) => t.list().map((x) => x.name);
+
+describe('the tools service', () => {
+  it('lists tools by their owner\'s rank, then in registration order: a late owner lands where it ranks', () => {
+    const rank = new Map([['a', 0], ['b', 1], ['c', 2]]);
+    const tools = new Tools(undefined, (o) => rank.get(o) ?? Number.POSITIVE_INFINITY);
+    tools.register(tool('a1'), 'a');
+    tools.register(tool('c1'), 'c');
+    tools.register(tool('x1'), 'unranked');
+    // b's tools arrive last, as a server that answered late would register them.
+    tools.register(tool('b1'), 'b');
+    tools.register(tool('b2'), 'b');
+    tools.register(tool('a2'), 'a');
+    expect(names(tools)).toEqual(['a1', 'a2', 'b1', 'b2', 'c1', 'x1']);
+  });
+
+  it('without a rank, registration order; a disposer removes once and bumps the version; a taken name throws naming both owners', () => {
+    const tools = new Tools();
+    const off = tools.register(tool('one'), 'p');
+    tools.register(tool('two'), 'q');
+    expect(names(tools)).toEqual(['one', 'two']);
+    const v = tools.version;
+    off();
+    off();
+    expect(names(tools)).toEqual(['two']);
+    expect(tools.version).toBe(v + 1);
+    expect(() => tools.register(tool('two'), 'r')).toThrow(DuplicateToolError);
+    expect(() => tools.register(tool('two'), 'r')).toThrow('by q and by r');
+  });
+});
