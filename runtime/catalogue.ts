@@ -13,6 +13,7 @@ import { randomIds } from '../adapters/ids/random.js';
 import { openaiModel } from '../adapters/model/openai.js';
 import { scriptedModel } from '../adapters/model/scripted.js';
 import { jsonlStore } from '../adapters/store/jsonl.js';
+import { postgresStore } from '../adapters/store/postgres.js';
 import { memoryStore } from '../adapters/store/memory.js';
 import { bwrapSandbox } from '../adapters/sandbox/bwrap.js';
 import { offSandbox } from '../adapters/sandbox/off.js';
@@ -31,7 +32,7 @@ import { builtinTools } from '../tools/index.js';
 import { contextPlugin, coreSectionPlugin, limitsPlugin, toolPlugin, toolsSectionPlugin, workspaceSectionPlugin } from './builtins.js';
 import { delegatePlugin } from './subagent.js';
 
-const providers: ProviderDefinition<any, any>[] = [openaiModel, scriptedModel, jsonlStore, memoryStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox, localFsProvider, memoryFsProvider, localSubprocessProvider, memorySubprocessProvider];
+const providers: ProviderDefinition<any, any>[] = [openaiModel, scriptedModel, jsonlStore, memoryStore, postgresStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox, localFsProvider, memoryFsProvider, localSubprocessProvider, memorySubprocessProvider];
 
 /** Built-ins by qualified name (`<seam>/<use>`), or bare where they belong to no seam. */
 export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugin<any>>([
