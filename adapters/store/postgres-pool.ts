@@ -29,7 +29,7 @@ export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
-    u.search = '';
+    for (const k of [...u.searchParams.keys()]) if (/pass|key|secret|token/i.test(k)) u.searchParams.set(k, '***');
     u.hash = '';
     return u.toString();
   } catch {

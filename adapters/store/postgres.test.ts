@@ -132,6 +132,7 @@ describeWithPostgres('the Postgres store', (db) => {
     expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE', sysCode: 'ECONNREFUSED' });
     expect((err as Error).message).not.toContain('s3cret');
     expect(nowhere.open('x').location).toBe('postgres://bridle:***@127.0.0.1:1/none#x');
+    expect(createPostgresSessionStore({ url: 'postgres://u@h/db?host=/run/pg&password=p&sslmode=disable' }).open('y').location).toBe('postgres://u@h/db?host=%2Frun%2Fpg&password=***&sslmode=disable#y');
   });
 
   it('runs no tool once the lease is lost: the dispatch cannot be saved, and the session stops', async () => {
