@@ -115,7 +115,7 @@ export class LeaseLostError extends Error {
     readonly epoch: number,
     detail: string,
   ) {
-    super(`this writer's lease on the session was lost (epoch ${epoch}): ${detail}; lock: ${lock}`);
+    super(`LEASE_LOST: this writer's lease on the session was lost (epoch ${epoch}): ${detail}; lock: ${lock}`);
     this.name = 'LeaseLostError';
   }
 }
