@@ -16,7 +16,7 @@
  * log then refuses every append and flush with `LEASE_LOST`.
  */
 import { hostname } from 'node:os';
-import type { Pool } from 'pg';
+import type { Pool } from './postgres-pool.js';
 import { LeaseLostError, SessionLockedError, type LockHolder } from '../../log/errors.js';
 import type { WriterLock } from '../../ports/store.js';
 

@@ -8,7 +8,25 @@
  * their connections are idle (`allowExitOnIdle`), so a command ends without
  * closing them; `closePostgresPools` ends them for tests and benchmarks.
  */
-import type { Pool } from 'pg';
+
+/**
+ * What bridle uses of a `pg` pool, declared here: bridle's published types must not need `@types/pg`
+ * (a library user who never touches Postgres should not have to install it).
+ */
+export interface PgResult<R> {
+  rows: R[];
+  rowCount: number | null;
+}
+export interface PgQueryable {
+  query<R = any>(text: string, values?: unknown[]): Promise<PgResult<R>>;
+}
+export interface PgClient extends PgQueryable {
+  release(): void;
+}
+export interface Pool extends PgQueryable {
+  connect(): Promise<PgClient>;
+  end(): Promise<void>;
+}
 
 export class StoreUnavailableError extends Error {
   readonly code = 'STORE_UNAVAILABLE';
@@ -49,7 +67,7 @@ export function poolFor(url: string, size: number): Promise<Pool> {
       const pool = new pg.Pool({ connectionString: url, max: size, allowExitOnIdle: true });
       // An idle connection the server drops (a restart, pg_terminate_backend) is replaced on next use; unheard, it would crash the process.
       pool.on('error', () => undefined);
-      return pool;
+      return pool as unknown as Pool;
     });
     pools.set(url, p);
   }

@@ -10,7 +10,7 @@
  *                    committed seq
  *   bridle_entries   the log: (session, seq) → the canonical line, append-only
  */
-import type { Pool } from 'pg';
+import type { Pool } from './postgres-pool.js';
 
 /** The version this bridle writes; every step up to it is in `MIGRATIONS`. */
 export const SCHEMA_VERSION = 1;

@@ -22,7 +22,7 @@
  * (its turn cannot even be closed in the log) and runs nothing more.
  */
 import { hostname } from 'node:os';
-import type { Pool } from 'pg';
+import type { Pool } from './postgres-pool.js';
 import { z } from 'zod';
 import { STORE } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
