@@ -59,6 +59,9 @@ export { createScriptedProvider, createScriptedProviderFromFunction, loadScript,
 export { createJsonlStore } from './adapters/store/jsonl.js';
 export { acquireJsonlLock, withWriterLock } from './adapters/store/jsonl-lock.js';
 export { createMemoryStore, type MemoryStore } from './adapters/store/memory.js';
+export { createPostgresSessionStore, type PostgresConfigInput, type PostgresSessionStore } from './adapters/store/postgres.js';
+export { closePostgresPools, StoreUnavailableError } from './adapters/store/postgres-pool.js';
+export { StoreSchemaError } from './adapters/store/postgres-schema.js';
 export { createLocalFs, localFsProvider, type LocalFsOptions } from './adapters/fs/local.js';
 export { createMemoryFs, memoryFsProvider, type MemoryFsOptions } from './adapters/fs/memory.js';
 export { createLocalSubprocess, localSubprocessProvider, type LocalSubprocessOptions } from './adapters/subprocess/local.js';
@@ -78,7 +81,7 @@ export { builtinTools, toolSpec } from './tools/index.js';
 
 // The log.
 export { Recorder, nothingToFlush, type EntryListener } from './log/recorder.js';
-export { LogAppendError, LogNotDurableError, SessionLockedError } from './log/errors.js';
+export { LeaseLostError, LogAppendError, LogNotDurableError, SessionLockedError } from './log/errors.js';
 export { deriveMessages, Projection } from './log/derive-messages.js';
 export { parseLog, type ParsedLog } from './log/parse.js';
 export { assembleBlocks, chunksOf } from './log/chunks.js';

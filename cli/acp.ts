@@ -67,11 +67,11 @@ function openRefusal(err: unknown): unknown {
 /** The `open` the agent is handed: a session as `bridle run` would open it, in the client's workspace. */
 export function acpOpener(product: Product, problem: (m: string) => void): OpenAcpSession {
   const mcp = mcpRowsMount();
-  return (params, hooks) => {
+  return async (params, hooks) => {
     if (params.mcpRows.length > 0 && !mcp) problem(`MCP servers from the client not mounted (this bridle has no "mcp" rows yet): ${params.mcpRows.map((r) => r.id).join(', ')}`);
     const extra = mcp ? params.mcpRows : [];
     try {
-      return openSession({
+      return (await openSession({
         product,
         cwd: params.cwd,
         ...(params.sessionId ? { session: params.sessionId } : {}),
@@ -80,7 +80,7 @@ export function acpOpener(product: Product, problem: (m: string) => void): OpenA
         onEntry: hooks.onEntry,
         plugins: hooks.plugins,
         ...(extra.length > 0 ? { rows: (rows: ComposedRow[]) => patchRows(rows, extra, 'acp client') } : {}),
-      }).session;
+      })).session;
     } catch (err) {
       throw openRefusal(err);
     }

@@ -50,7 +50,7 @@ export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO 
   const approval = policyOf(product);
   const pending: { resolve?: (line: string | null) => void } = {};
   let renderer: ReturnType<typeof createRenderer> | undefined;
-  const opened = openSession({
+  const opened = await openSession({
     product,
     ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}),
     ...(flags.session !== undefined ? { session: flags.session } : {}),

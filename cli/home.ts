@@ -16,8 +16,13 @@ export const sessionsDir = (home: string) => join(home, 'sessions');
 
 /** A session named by id or by a path to its log. */
 export function sessionPath(home: string, idOrPath: string): string {
+  return sessionPathIn(sessionsDir(home), idOrPath);
+}
+
+/** A session named by id (its log in `dir`) or by a path to its log. */
+export function sessionPathIn(dir: string, idOrPath: string): string {
   if (idOrPath.endsWith('.jsonl') || idOrPath.includes('/')) return isAbsolute(idOrPath) ? idOrPath : resolve(idOrPath);
-  return join(sessionsDir(home), `${idOrPath}.jsonl`);
+  return join(dir, `${idOrPath}.jsonl`);
 }
 
 export const sessionExists = (path: string) => existsSync(path);

@@ -12,7 +12,7 @@ import { openLogForReading } from '../adapters/store/jsonl-read.js';
 import { readLogFile } from '../adapters/store/jsonl-repair.js';
 import type { Entry } from '../log/entries.js';
 import { LogAccessError, LogAppendError, LogFormatError } from '../log/errors.js';
-import type { WriterLock } from '../ports/store.js';
+import type { OpenedLog, SessionStore, WriterLock } from '../ports/store.js';
 import type { Answerer } from '../ports/approval.js';
 import { MODEL, SANDBOX, TOOLS } from '../ports/index.js';
 import type { ComposedRow } from '../plugins/rows.js';
@@ -20,6 +20,7 @@ import { createSession, type BridleSession, type SessionOptions } from '../runti
 import { SessionNotSavedError, UsageError } from './errors.js';
 import { logAccessAsUsage, sessionPath } from './home.js';
 import type { ToolLookup } from './render.js';
+import { parseStoredLines, targetOf } from './session-store.js';
 import type { Product } from './settings.js';
 
 export interface OpenOptions {
@@ -46,6 +47,8 @@ export interface OpenOptions {
   plugins?: SessionOptions['plugins'];
   /** A new session that is a subagent of a parent elsewhere (`bridle serve` driven by the `process` provider): its id, depth, parent. */
   lineage?: { id?: string; depth: number; parent: string | null };
+  /** With `lock`: the store that issued it (a Postgres lease is good only in the store that took it). */
+  store?: SessionStore;
 }
 
 /** A new session's id names a log that exists already: a second writer would append to someone else's log. */
@@ -102,18 +105,26 @@ export function readExisting(path: string): Entry[] {
  * `SessionLockedError` naming the holder — and every failure after the lock was taken releases it.
  * Throws `UsageError` (exit 2) for a bad workspace or log, `SessionNotSavedError` (exit 1) for a disk
  * that refuses the log, and a `CompositionError` whose cause is a `ProviderSetupError` for a model that
- * cannot run here (no key).
+ * cannot run here (no key). A session in Postgres is opened under its lease (ADR 0025): a new one's is
+ * taken before this resolves, so a database out of reach (`StoreUnavailableError`, exit 1) or a held
+ * session is said before anything runs.
  */
-export function openSession(o: OpenOptions): OpenedSession {
+export async function openSession(o: OpenOptions): Promise<OpenedSession> {
+  const rows = o.rows ? o.rows(o.product.rows) : o.product.rows;
+  const target = o.session !== undefined ? targetOf(rows, o.product.home, o.session) : undefined;
+  if (target?.kind === 'postgres' || (!target && rows.find((r) => r.id === 'store')?.use === 'postgres')) return openStoredSession(o, rows, target?.kind === 'postgres' ? target : undefined);
+  return openFileSession(o, rows, target?.kind === 'jsonl' ? target.path : undefined);
+}
+
+function openFileSession(o: OpenOptions, given: ComposedRow[], path: string | undefined): OpenedSession {
   const workspace = resolveWorkspace(o.cwd);
-  const home = o.product.home;
-  let rows = o.rows ? o.rows(o.product.rows) : o.product.rows;
+  let rows = given;
   let existing: Entry[] = [];
   let id: string | undefined;
   let lock = o.lock;
   let logPath: string | undefined;
-  if (o.session) {
-    logPath = sessionPath(home, o.session);
+  if (o.session !== undefined && path !== undefined) {
+    logPath = path;
     if (!existsSync(logPath)) throw new UsageError(`no session log at ${logPath}`);
     // Only a regular file is a log: a directory or a FIFO is refused before anything opens it for writing (which would block on a FIFO).
     try {
@@ -143,12 +154,60 @@ export function openSession(o: OpenOptions): OpenedSession {
   }
   if (!o.session && o.lineage?.id) {
     id = o.lineage.id;
+    const home = o.product.home;
     if (existsSync(sessionPath(home, id))) throw new SessionExistsError(`a session ${id} exists already (${sessionPath(home, id)}); a new session needs an id of its own`);
   }
+  return startSession(o, { workspace, rows, existing, ...(id ? { id } : {}), ...(lock ? { lock } : {}) });
+}
+
+/** A session of the Postgres store: the lease before the read, as the JSONL lock; a new session's lease taken in the background and awaited here. */
+async function openStoredSession(o: OpenOptions, rows: ComposedRow[], target: { store: SessionStore; id: string } | undefined): Promise<OpenedSession> {
+  const workspace = resolveWorkspace(o.cwd);
+  if (!target) {
+    const opened = startSession(o, { workspace, rows, existing: [], ...(!o.session && o.lineage?.id ? { id: o.lineage.id } : {}) });
+    const log = opened.session.recorder.store as OpenedLog;
+    try {
+      await log.ready;
+    } catch (err) {
+      // Nothing ran and nothing was saved: the open is undone, and the claim's failure is the one said.
+      await opened.session.close().catch(() => undefined);
+      throw err;
+    }
+    return opened;
+  }
+  const store = o.store ?? target.store;
+  let lock = o.lock;
+  let existing = o.existing;
+  lock ??= await store.claim!(target.id);
+  // `postgres://host/db#id`, without a password: what `resume` and `replay` take back.
+  const where = lock.location;
+  try {
+    if (!existing) {
+      const lines = await store.tail!(target.id);
+      if (!lines || lines.length === 0) throw new UsageError(`no session ${target.id} at ${where}`);
+      const read = parseStoredLines(lines);
+      if (!read.ok) throw new UsageError(`${where} is corrupt (${read.violations[0]!.violation}): ${read.violations[0]!.message}`);
+      existing = read.entries;
+    }
+    const start = existing[0];
+    if (start?.kind !== 'session/start') throw new UsageError(`${where}: does not begin with session/start`);
+    const open = existing.filter((e) => e.kind === 'turn/start').length - existing.filter((e) => e.kind === 'turn/end').length;
+    if (open !== 0) throw new UsageError(`${where}: the last turn never ended (a crash?); run \`bridle resume ${where}\` to repair it first`);
+  } catch (err) {
+    if (!o.lock) lock.release();
+    throw err;
+  }
+  return startSession({ ...o, store }, { workspace, rows, existing, id: (existing[0] as { id: string }).id, lock });
+}
+
+function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[]; existing: Entry[]; id?: string; lock?: WriterLock }): OpenedSession {
+  const { workspace, rows, existing, id, lock } = s;
+  const home = o.product.home;
   const start = existing[0];
   let session: BridleSession;
   try {
     session = createSession({
+      ...(o.store ? { services: { store: o.store } } : {}),
       cwd: workspace,
       bridleHome: home,
       ...(id ? { id } : {}),
@@ -170,7 +229,7 @@ export function openSession(o: OpenOptions): OpenedSession {
     // The disk refused the session's first entry (full, read-only): a problem outside bridle, said in one line.
     if (err instanceof LogAppendError && err.code === 'LOG_APPEND_FAILED') throw new SessionNotSavedError(`the session could not be saved (${err.code}: ${err.message})`);
     if (err instanceof LogAccessError) accessFailure(err);
-    if (err instanceof LogFormatError) throw new UsageError(`${logPath ?? 'the session log'}: ${err.message}`);
+    if (err instanceof LogFormatError) throw new UsageError(`${o.session ?? 'the session log'}: ${err.message}`);
     throw err;
   }
   const model = session.host.get(MODEL);

@@ -12,6 +12,8 @@ import { LogAccessError } from '../log/errors.js';
 import { CompositionError } from '../plugins/rows.js';
 import { ProviderSetupError } from '../ports/provider.js';
 import { composeProduct } from './settings.js';
+import { StoreUnavailableError } from '../adapters/store/postgres-pool.js';
+import { StoreSchemaError } from '../adapters/store/postgres-schema.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -26,6 +28,8 @@ function settingOptions(cmd: Command, more: (c: Command) => Command = (c) => c):
     .option('--context-window <tokens>', 'context window in tokens (default: per model)')
     .option('--stream-idle-ms <ms>', 'model stream idle deadline (default: 300000)')
     .option('--stream-total-ms <ms>', 'model stream total deadline (default: 1800000)')
+    .option('--store <url|dir>', 'sessions in Postgres (postgres://…) or a JSONL dir')
+    .option('--lease-ms <ms>', 'Postgres session lease (default: 15000)')
     .option('--profile <name>', 'use this profile of $BRIDLE_HOME/config.yaml')
     .option('--patch <file>', 'apply a patch of rows (a YAML or JSON file)');
   return safetyOptions(withModel);
@@ -114,6 +118,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--json', 'print the verdict as JSON: { ok, violations, totals }')
     .option('--html <file>', 'also write the session as a self-contained HTML page')
     .option('--machines', 're-run it through the machines; exit 2 unless byte for byte')
+    .option('--store <url|dir>', 'read it from Postgres (postgres://…) or a JSONL dir')
     .action(async (session: string, flags: ReplayFlags) => {
       code = await replayCommand(session, flags);
     });
@@ -175,6 +180,11 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof SessionLockedError) {
       process.stderr.write(`bridle: ${err.code}: ${visible(err.message)}\n`);
       return 2;
+    }
+    // The session store cannot be used from here (a database out of reach, or at a newer schema): a setup problem, exit 1.
+    if (err instanceof StoreUnavailableError || err instanceof StoreSchemaError) {
+      process.stderr.write(`bridle: ${err.code}: ${visible(err.message)}\n`);
+      return 1;
     }
     if (err instanceof SetupError) {
       process.stderr.write(`bridle: ${err.message}\n`);

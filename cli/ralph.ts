@@ -68,7 +68,7 @@ async function driveRalph(
   for (const w of product.warnings) err.write(`bridle: warning: ${w}\n`);
   const approval = policyOf(product);
   const answerer: Answerer | undefined = approval === 'ask' && process.stdin.isTTY ? terminalAnswerer(err) : undefined;
-  const opened = openSession({
+  const opened = await openSession({
     product,
     ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}),
     ...(o.existing ? { session: o.existing.path, existing: o.existing.entries, lock: o.existing.lock } : {}),

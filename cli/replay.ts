@@ -11,7 +11,12 @@ import type { Entry } from '../log/entries.js';
 import { verifyLog, type Totals, type Violation } from '../log/verify.js';
 import { checkCheckpoints } from '../machines/session-fold.js';
 import { UsageError } from './errors.js';
-import { bridleHome, logAccessAsUsage, sessionPath } from './home.js';
+import { bridleHome, logAccessAsUsage } from './home.js';
+import { parseStoredLines, targetOf } from './session-store.js';
+import { isPostgresUrl, redactUrl } from '../adapters/store/postgres-pool.js';
+import { applySettings } from '../runtime/settings.js';
+import type { ComposedRow } from '../plugins/rows.js';
+import { resolve } from 'node:path';
 import { formatMachineVerdict, replayMachines, type MachineVerdict } from './replay-machines.js';
 import { formatTotals, timelineLine } from './timeline.js';
 import { renderReplayHtml } from '../visualizations/replay-html.js';
@@ -19,6 +24,8 @@ import { jsonLine, visible } from './visible.js';
 
 export interface ReplayFlags {
   json?: boolean;
+  /** Where the session lives: a postgres:// URL, or the JSONL directory (default `$BRIDLE_HOME/sessions`). */
+  store?: string;
   /** Also write the session as one self-contained HTML page with a slider (the viewer, offline). */
   html?: string;
   /** Also re-run the log through the machines with its recorded outcomes and compare the bytes (I12). */
@@ -51,18 +58,39 @@ export function verifyFile(path: string): { verdict: ReplayVerdict; entries: Ent
   return { verdict: { ok: violations.length === 0, violations, totals: v.totals }, entries };
 }
 
+/** Contract: as `verifyFile`, for a session's lines read from a store (a Postgres session's are whole: none is torn). */
+export function verifyLines(lines: readonly string[]): { verdict: ReplayVerdict; entries: Entry[] } {
+  const read = parseStoredLines(lines);
+  const v = verifyLog(read.entries, read.ok ? { checkpoints: checkCheckpoints } : {});
+  const violations = read.ok ? v.violations : read.violations;
+  return { verdict: { ok: violations.length === 0, violations, totals: v.totals }, entries: read.entries };
+}
+
 /** What a crash leaves: `bridle resume` closes it. */
 const REPAIRABLE = new Set(['torn-tail', 'open-turn']);
 const where = (v: Violation) => (v.seq !== null ? `seq ${v.seq}` : v.line !== undefined ? `line ${v.line}` : 'log');
 
 export async function replayCommand(target: string, flags: ReplayFlags, out: { write(s: string): unknown } = process.stdout): Promise<number> {
-  const path = sessionPath(bridleHome(), target);
-  if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
+  const home = bridleHome();
+  // Only the store: replay composes no product (a reader needs no model, tools or config).
+  const rows: ComposedRow[] = flags.store ? applySettings([{ id: 'store', use: 'jsonl', from: 'flag' }], [{ from: 'flag', settings: { store: isPostgresUrl(flags.store) ? flags.store : resolve(flags.store) } }]).rows : [];
+  const stored = targetOf(rows, home, target);
+  let path: string;
   let read: ReturnType<typeof verifyFile>;
-  try {
-    read = verifyFile(path);
-  } catch (err) {
-    logAccessAsUsage(err);
+  if (stored.kind === 'postgres') {
+    // A reader: no lease is taken, and a session being written is read as far as it is committed.
+    const lines = await stored.store.tail(stored.id);
+    path = `${redactUrl(stored.store.url)}#${stored.id}`;
+    if (!lines || lines.length === 0) throw new UsageError(`no session ${stored.id} at ${path}`);
+    read = verifyLines(lines);
+  } else {
+    path = stored.path;
+    if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
+    try {
+      read = verifyFile(path);
+    } catch (err) {
+      logAccessAsUsage(err);
+    }
   }
   const { verdict, entries } = read;
   if (flags.html) {

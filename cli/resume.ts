@@ -10,7 +10,7 @@ import { openLogForReading } from '../adapters/store/jsonl-read.js';
 import { LogFormatError } from '../log/errors.js';
 import { repairJsonlLog, type ChildRepair, type FileRepair } from '../adapters/store/jsonl-repair.js';
 import { acquireJsonlLock } from '../adapters/store/jsonl-lock.js';
-import type { WriterLock } from '../ports/store.js';
+import type { SessionStore, WriterLock } from '../ports/store.js';
 import { takeoverDraft } from '../runtime/session.js';
 import type { Entry } from '../log/entries.js';
 import { formatRepairReport, repairedSomething, type RepairReport } from '../log/repair.js';
@@ -18,7 +18,10 @@ import { pendingInputs } from '../log/inputs.js';
 import { LOG_FORMAT } from '../log/entries.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { UsageError } from './errors.js';
-import { bridleHome, logAccessAsUsage, sessionPath } from './home.js';
+import { logAccessAsUsage } from './home.js';
+import { parseStoredLines, targetOf } from './session-store.js';
+import { Recorder } from '../log/recorder.js';
+import { planRepair } from '../log/repair.js';
 import { runPrompt, type RunFlags } from './run.js';
 import { composeProduct } from './settings.js';
 import { visible } from './visible.js';
@@ -64,8 +67,10 @@ function reportChildren(children: readonly ChildRepair[], err: { write(s: string
 export async function resumeCommand(target: string, prompt: string | undefined, flags: ResumeFlags, err: { write(s: string): unknown } = process.stderr): Promise<number> {
   if (prompt !== undefined && flags.continue) throw new UsageError('give a prompt or --continue, not both');
   // A bad flag, config file or row fails before the log is touched.
-  await composeProduct(flags);
-  const path = sessionPath(bridleHome(), target);
+  const first = await composeProduct(flags);
+  const where = targetOf(first.rows, first.home, target);
+  if (where.kind === 'postgres') return resumeStored(where, prompt, flags, err);
+  const path = where.path;
   if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
   // Repair appends: it is a writer, and takes the lock before it reads (a live writer is refused, naming it).
   let lock: WriterLock;
@@ -122,6 +127,85 @@ async function resumeLocked(path: string, target: string, prompt: string | undef
     for (const v of repaired.violations) err.write(`bridle: ${path} is corrupt, not just cut short; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
     return 2;
   }
+  return carryOn(repaired, path, target, prompt, flags, err, { session: path, lock });
+}
+
+/**
+ * Resume of a session in the Postgres store (ADR 0025): the lease first (an expired one taken over, and said
+ * in the log before anything else), then the same repair as for JSONL through the store, committed before
+ * anything runs; the session then goes on under the same lease.
+ */
+async function resumeStored(where: { store: SessionStore; id: string }, prompt: string | undefined, flags: ResumeFlags, err: { write(s: string): unknown }): Promise<number> {
+  const { store, id } = where;
+  const lock = await store.claim!(id);
+  try {
+    const lines = await store.tail!(id);
+    // `postgres://host/db#id`: what `resume` and `replay` take back, and never with a password in it.
+    const location = lock.location;
+    if (!lines || lines.length === 0) throw new UsageError(`no session ${id} at ${location}`);
+    const read = parseStoredLines(lines);
+    const plan = read.ok ? planRepair(read.entries, {}) : read;
+    if (lock.tookOver) err.write(`took over: pid ${lock.tookOver.pid} on ${lock.tookOver.host} held this session's lease (since ${lock.tookOver.since}) and it expired\n`);
+    if (!read.ok || !plan.ok) {
+      for (const v of plan.ok ? [] : plan.violations) err.write(`bridle: session ${id} is corrupt; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
+      return 2;
+    }
+    const drafts = [...takeoverDraft(lock), ...plan.drafts];
+    const log = store.open(id, { lock });
+    const recorder = new Recorder(log, Date.now, read.entries);
+    const appended = drafts.map((d) => recorder.append(d));
+    // Committed, not closed: closing would end the lease the session goes on under.
+    if (appended.length) await recorder.flush();
+    const children = await repairStoredChildren(store, plan.report.subagents, err);
+    const repaired = { ok: true as const, entries: recorder.entries.slice(), appended, report: plan.report, children: [] };
+    if (children > 0) {
+      err.write(`bridle: ${children} subagent session${children > 1 ? 's' : ''} of this session could not be repaired (above); the session itself was repaired, nothing was run\n`);
+      return 2;
+    }
+    return await carryOn(repaired, location, location, prompt, flags, err, { session: location, lock, store });
+  } finally {
+    lock.release();
+  }
+}
+
+/** The children an open `subagent/start` names, each repaired under its own lease; returns how many could not be. */
+async function repairStoredChildren(store: SessionStore, children: readonly string[], err: { write(s: string): unknown }): Promise<number> {
+  let refused = 0;
+  for (const child of children) {
+    let lock: WriterLock;
+    try {
+      lock = await store.claim!(child);
+    } catch (e) {
+      refused++;
+      err.write(`bridle: subagent session ${child} cannot be repaired: ${visible((e as Error).message)}\n`);
+      continue;
+    }
+    const log = store.open(child, { lock });
+    try {
+      const lines = await store.tail!(child);
+      if (!lines || lines.length === 0) {
+        err.write(`subagent ${child}: no session in the store; nothing to repair\n`);
+        continue;
+      }
+      const read = parseStoredLines(lines);
+      const plan = read.ok ? planRepair(read.entries, {}) : read;
+      if (!read.ok || !plan.ok) {
+        refused++;
+        for (const v of plan.ok ? [] : plan.violations) err.write(`bridle: subagent session ${child} is corrupt; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
+        continue;
+      }
+      const recorder = new Recorder(log, Date.now, read.entries);
+      for (const d of plan.drafts) recorder.append(d);
+      if (repairedSomething(plan.report)) for (const l of formatRepairReport(plan.report)) err.write(`repaired: subagent ${child}: ${visible(l)}\n`);
+      refused += await repairStoredChildren(store, plan.report.subagents, err);
+    } finally {
+      await log.close();
+    }
+  }
+  return refused;
+}
+
+async function carryOn(repaired: Extract<FileRepair, { ok: true }>, path: string, target: string, prompt: string | undefined, flags: ResumeFlags, err: { write(s: string): unknown }, open: { session: string; lock: WriterLock; store?: SessionStore }): Promise<number> {
   const { entries, report } = repaired;
   if (repairedSomething(report)) for (const l of formatRepairReport(report)) err.write(`repaired: ${visible(l)}\n`);
   else err.write(`log: ${path} needed no repair\n`);
@@ -134,7 +218,7 @@ async function resumeLocked(path: string, target: string, prompt: string | undef
   // A Ralph run's log: it goes on with the round (or the check) it was in; there is no prompt to give it.
   if (ralphState(entries)) {
     if (prompt !== undefined) throw new UsageError('this is a Ralph run\'s log: resume continues it from its own log, without a prompt');
-    return continueRalph(path, entries, flags, lock, err);
+    return continueRalph(path, entries, flags, open.lock, err);
   }
   const start = entries[0] as Extract<Entry, { kind: 'session/start' }>;
   // Input the log holds that no turn took runs first, once, in the order it arrived (ADR 0021).
@@ -148,7 +232,7 @@ async function resumeLocked(path: string, target: string, prompt: string | undef
   const product = await composeProduct(flags, { loggedModel: start.model });
   const maxSteps = (product.rows.find((r) => r.id === 'turn')?.config as { maxSteps?: number } | undefined)?.maxSteps;
   const snapshot = restoreSessionSnapshot(entries, maxSteps !== undefined ? { maxSteps } : {});
-  const runFlags: RunFlags = { ...flags, session: path, cwd: flags.cwd ?? start.cwd };
+  const runFlags: RunFlags = { ...flags, session: open.session, cwd: flags.cwd ?? start.cwd };
   const text = prompt ?? (flags.continue ? continueNote(report) : undefined);
-  return runPrompt(text, product, runFlags, { existing: entries, snapshot, lock }, prompt === undefined ? 'resume' : undefined);
+  return runPrompt(text, product, runFlags, { existing: entries, snapshot, lock: open.lock, ...(open.store ? { store: open.store } : {}) }, prompt === undefined ? 'resume' : undefined);
 }

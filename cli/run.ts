@@ -45,7 +45,7 @@ export async function runPrompt(prompt: string | undefined, product: Product, fl
   for (const w of product.warnings) err.write(`bridle: warning: ${w}\n`);
   const approval = policyOf(product);
   const answerer: Answerer | undefined = approval === 'ask' && process.stdin.isTTY ? terminalAnswerer(err) : undefined;
-  const opened = openSession({
+  const opened = await openSession({
     product,
     ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}),
     ...(flags.session !== undefined ? { session: flags.session } : {}),

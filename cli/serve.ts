@@ -159,11 +159,11 @@ export async function startServe(product: Product, flags: ServeFlags, err: NodeJ
     allowCwd,
     inspect: inspector?.inspect as Observer<InspectionEvent> | undefined,
     onProblem: problem,
-    open: (params, hooks) => {
+    open: async (params, hooks) => {
       if (params.model?.startsWith('scripted:')) checkClientScript(params.model, problem);
       const model = params.model;
       try {
-        return openSession({
+        return (await openSession({
           product,
           cwd: params.cwd ?? workspace,
           answerer: hooks.answerer,
@@ -174,7 +174,7 @@ export async function startServe(product: Product, flags: ServeFlags, err: NodeJ
             : {}),
           // A client's model is sugar over the model row, as a flag's would be.
           ...(model ? { rows: (rows: ComposedRow[]) => applySettings(rows, [{ from: 'client', settings: { model } }]).rows } : {}),
-        }).session;
+        })).session;
       } catch (e) {
         throw openRefusal(e, model ?? modelOf(product), problem);
       }

@@ -24,6 +24,7 @@ import { parseTreeBudget } from '../runtime/subagents/budget.js';
 import { describeIssues, loadConfig, type LoadedConfig } from './config/load.js';
 import { UsageError } from './errors.js';
 import { bridleHome } from './home.js';
+import { isPostgresUrl } from '../adapters/store/postgres-pool.js';
 
 /** The settings flags as commander hands them over: strings (and booleans), unparsed. */
 export interface SettingFlags {
@@ -41,6 +42,8 @@ export interface SettingFlags {
   streamTotalMs?: string;
   maxDepth?: string;
   treeBudget?: string;
+  store?: string;
+  leaseMs?: string;
   profile?: string;
   /** A one-off overlay: a YAML or JSON file with a `patch:` list. */
   patch?: string;
@@ -64,8 +67,10 @@ const FLAGS: Record<FlagKey, string> = {
   streamTotalMs: '--stream-total-ms',
   maxDepth: '--max-depth',
   treeBudget: '--tree-budget',
+  store: '--store',
+  leaseMs: '--lease-ms',
 };
-const NUMERIC = new Set<FlagKey>(['maxSteps', 'contextWindow', 'streamIdleMs', 'streamTotalMs', 'maxDepth']);
+const NUMERIC = new Set<FlagKey>(['maxSteps', 'contextWindow', 'streamIdleMs', 'streamTotalMs', 'maxDepth', 'leaseMs']);
 const schemaOf = (key: FlagKey): z.ZodType => (key === 'maxDepth' ? maxDepthSetting : key === 'treeBudget' ? treeBudgetSetting : settingsShape[key]);
 
 /** One value checked by the same schema the file is; the error names where it came from, in the file's words. */
@@ -91,6 +96,8 @@ export function flagSettings(f: SettingFlags): SettingsLayer['settings'] {
     const raw = (f as Record<string, unknown>)[key];
     if (raw !== undefined) out[key] = checked(key, raw, FLAGS[key]);
   }
+  // A directory on the command line is the shell's: relative to where bridle runs.
+  if (typeof out.store === 'string' && !isPostgresUrl(out.store)) out.store = resolve(out.store);
   if (out.sandbox === 'off' && out.sandboxMode !== undefined) throw new UsageError('--sandbox-mode needs --sandbox bwrap: with --sandbox off nothing is confined');
   return out as SettingsLayer['settings'];
 }

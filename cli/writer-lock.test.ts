@@ -45,7 +45,7 @@ const opts = async (extra: object = {}) => ({ product: await composeProduct({ mo
 
 /** A session with one finished turn, closed; its log path. */
 async function finishedSession(): Promise<string> {
-  const o = openSession(await opts());
+  const o = await openSession(await opts());
   await o.session.run('first');
   await o.session.close();
   expect(fs.existsSync(lockPathOf(o.logPath))).toBe(false);
@@ -54,7 +54,7 @@ async function finishedSession(): Promise<string> {
 
 describe('openSession takes the writer lock', () => {
   it('holds it while the session is open and releases it on close', async () => {
-    const o = openSession(await opts());
+    const o = await openSession(await opts());
     expect(JSON.parse(fs.readFileSync(lockPathOf(o.logPath), 'utf8'))).toMatchObject({ pid: process.pid, host: hostname() });
     await o.session.run('hi');
     await o.session.close();
@@ -66,23 +66,23 @@ describe('openSession takes the writer lock', () => {
     const before = fs.readFileSync(log, 'utf8');
     fs.writeFileSync(lockPathOf(log), `${JSON.stringify({ pid: 1, host: hostname(), since: '2026-01-01T00:00:00.000Z' })}\n`);
     const again = await opts({ session: log });
-    expect(() => openSession(again)).toThrow(SessionLockedError);
-    expect(() => openSession(again)).toThrow(`pid 1 on ${hostname()}`);
+    await expect(openSession(again)).rejects.toThrow(SessionLockedError);
+    await expect(openSession(again)).rejects.toThrow(`pid 1 on ${hostname()}`);
     expect(fs.readFileSync(log, 'utf8')).toBe(before);
     expect(JSON.parse(fs.readFileSync(lockPathOf(log), 'utf8')).pid).toBe(1);
   });
 
   it('a second open in the same process is refused too', async () => {
-    const o = openSession(await opts());
+    const o = await openSession(await opts());
     const second = await opts({ session: o.logPath });
-    expect(() => openSession(second)).toThrow(SessionLockedError);
+    await expect(openSession(second)).rejects.toThrow(SessionLockedError);
     await o.session.close();
   });
 
   it('takes over a dead holder\'s lock, logs session/takeover, and the log verifies and replays', async () => {
     const log = await finishedSession();
     fs.writeFileSync(lockPathOf(log), `${JSON.stringify({ pid: DEAD, host: hostname(), since: '2026-01-01T00:00:00.000Z' })}\n`);
-    const o = openSession(await opts({ session: log }));
+    const o = await openSession(await opts({ session: log }));
     expect(o.session.recorder.entries.at(-1)).toMatchObject({ kind: 'session/takeover', stale: { pid: DEAD }, by: { pid: process.pid } });
     await o.session.run('second');
     await o.session.close();

@@ -117,3 +117,22 @@ export class LogFormatError extends Error {
     this.name = 'LogFormatError';
   }
 }
+
+/**
+ * A writer whose lease on a session was taken by another (DESIGN §3, §10: it paused or was cut off past its
+ * lease, and the session was taken over). Code `LEASE_LOST`. The store refuses every later append and flush of
+ * that writer: the epoch its commits carry is no longer the session's, so nothing it does now reaches the log.
+ */
+export class LeaseLostError extends Error {
+  readonly code = 'LEASE_LOST';
+  constructor(
+    /** Where the lease lives (the sessions row), for messages. */
+    readonly lock: string,
+    /** The epoch this writer held. */
+    readonly epoch: number,
+    detail: string,
+  ) {
+    super(`LEASE_LOST: this writer's lease on the session was lost (epoch ${epoch}): ${detail}; lock: ${lock}`);
+    this.name = 'LeaseLostError';
+  }
+}

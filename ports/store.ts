@@ -40,6 +40,14 @@ import type { LogStore } from '../log/store.js';
 export interface OpenedLog extends LogStore {
   /** Held until the log is closed; says whether it replaced a stale claim (`tookOver`). */
   readonly lock?: WriterLock;
+  /**
+   * Set by a store whose claim is asynchronous (Postgres) when `open` was given no lock: the claim taken in the
+   * background. Appends are accepted meanwhile and every flush waits for it, failing with its error; a caller
+   * that can wait awaits it before anything runs, so a held session is refused before a model is asked.
+   * Contract: rejects with `SessionLockedError` while another live writer holds the session, or with the
+   * store's error when it cannot be reached.
+   */
+  readonly ready?: Promise<WriterLock>;
 }
 
 /** The `store` service: where sessions' logs live. */
@@ -52,4 +60,16 @@ export interface SessionStore {
    * Contract: throws `SessionLockedError` while another live writer holds the session; closing the log releases the claim.
    */
   open(id: string, o?: { lock?: WriterLock }): OpenedLog;
+  /**
+   * Takes the writer's claim on session `id` ahead of opening it: the lock before the read (resume, `--session`),
+   * and the part of opening that a store on the network cannot do synchronously. The claim goes to `open`.
+   * Contract: as `AcquireWriterLock`; a claim whose holder is gone (for Postgres, a lease past its expiry) is taken over.
+   */
+  claim?(id: string): Promise<WriterLock>;
+  /**
+   * Session `id`'s lines from `fromSeq` (default 1) on, in seq order, exactly as the recorder wrote them (each
+   * without its newline), as far as they are durable; undefined when the store has no such session. A reader:
+   * takes no claim. The seam a client attached on another worker catches up through (DESIGN §10).
+   */
+  tail?(id: string, fromSeq?: number): Promise<string[] | undefined>;
 }

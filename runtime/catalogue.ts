@@ -13,6 +13,7 @@ import { randomIds } from '../adapters/ids/random.js';
 import { openaiModel } from '../adapters/model/openai.js';
 import { scriptedModel } from '../adapters/model/scripted.js';
 import { jsonlStore } from '../adapters/store/jsonl.js';
+import { postgresStore } from '../adapters/store/postgres.js';
 import { memoryStore } from '../adapters/store/memory.js';
 import { bwrapSandbox } from '../adapters/sandbox/bwrap.js';
 import { offSandbox } from '../adapters/sandbox/off.js';
@@ -65,7 +66,7 @@ function subagentPlugin<C>(def: ProviderDefinition<SubagentProvider, C>): Plugin
 }
 const subagentProviders: ProviderDefinition<SubagentProvider, any>[] = [spawnSubagents, forkSubagents, mockRemoteSubagents, processSubagents];
 
-const providers: ProviderDefinition<any, any>[] = [openaiModel, scriptedModel, jsonlStore, memoryStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox, localFsProvider, memoryFsProvider, acpClientFsProvider, localSubprocessProvider, memorySubprocessProvider, acpClientSubprocessProvider, workerWorkflow];
+const providers: ProviderDefinition<any, any>[] = [openaiModel, scriptedModel, jsonlStore, memoryStore, postgresStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox, localFsProvider, memoryFsProvider, acpClientFsProvider, localSubprocessProvider, memorySubprocessProvider, acpClientSubprocessProvider, workerWorkflow];
 
 /** Built-ins by qualified name (`<seam>/<use>`), or bare where they belong to no seam. */
 export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugin<any>>([

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { Patch, type ComposedRow } from '../plugins/rows.js';
 import { checkRule } from '../safety/approval-rules.js';
 import { SANDBOX_MODES, type SandboxMode } from '../safety/sandbox.js';
+import { isPostgresUrl } from '../adapters/store/postgres-pool.js';
 
 /** What each key must be, in words; the error line and the docs both say it this way. */
 export const RULES = {
@@ -29,6 +30,8 @@ export const RULES = {
   streamTotalMs: 'must be a whole number of milliseconds, at least 1',
   maxDepth: 'must be a whole number from 0 to 8',
   treeBudget: 'must be steps=N,tokens=M (either part may be left out, each at least 1)',
+  store: 'must be a postgres:// URL, or the directory of the JSONL logs (absolute in a config file)',
+  leaseMs: 'must be a whole number of milliseconds from 100 to 3600000',
   patch: 'must be a list of rows: { id, use, config } replaces a row, { insert: true, id, use, … } adds one, { id, remove: true } removes one',
   bundles: 'must be a list of bundle names (known: base)',
   profiles: 'must map profile names to { bundles, patch } and these same settings',
@@ -37,7 +40,7 @@ export const RULES = {
 export type SettingKey = Exclude<keyof typeof RULES, 'profiles' | 'patch' | 'bundles' | 'maxDepth' | 'treeBudget'>;
 
 /** In the order `config --dump` prints them. */
-export const SETTING_KEYS: readonly SettingKey[] = ['model', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'allowGitWrites', 'sandboxLimits', 'maxSteps', 'contextWindow', 'contextWindows', 'streamIdleMs', 'streamTotalMs'];
+export const SETTING_KEYS: readonly SettingKey[] = ['model', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'allowGitWrites', 'sandboxLimits', 'maxSteps', 'contextWindow', 'contextWindows', 'streamIdleMs', 'streamTotalMs', 'store', 'leaseMs'];
 
 const isUrl = (s: string) => {
   try {
@@ -76,6 +79,8 @@ export const settingsShape = {
   contextWindows: z.record(z.string().min(1), tokens),
   streamIdleMs: z.int().positive(),
   streamTotalMs: z.int().positive(),
+  store: z.string().min(1),
+  leaseMs: z.int().min(100).max(3_600_000),
 };
 
 export const Settings = z.strictObject(settingsShape).partial();
@@ -109,7 +114,7 @@ const defined = (o: Config): Config => Object.fromEntries(Object.entries(o).filt
  * The settings keys as sugar over rows: each set key changes the fields of
  * the row it concerns (`model` → the `model` row, `approval`/`allow` → the
  * `approval` row, the sandbox keys → `sandbox` (`allowGitWrites` → `fs` too), `maxSteps` → `turn`, the
- * windows → `compaction`, `maxDepth` and `treeBudget` → `subagents`), and the row then
+ * windows → `compaction`, `maxDepth` and `treeBudget` → `subagents`, `store`/`leaseMs` → `store`), and the row then
  * names that layer as where it came from. Layers apply in order, later wins.
  * Contract: pure; a key whose row was removed by a patch changes nothing and
  * is reported in `warnings`.
@@ -147,6 +152,12 @@ export function applySettings(rows: readonly ComposedRow[], layers: readonly Set
         return { use: row.use, config: defined({ ...c, window: s.contextWindow ?? c.window, windows }) };
       });
     }
+    // Where sessions live (ADR 0025): a postgres:// URL names the Postgres store, anything else a JSONL directory.
+    if (s.store !== undefined) {
+      const target = s.store;
+      edit('store', from, 'store', (row) => (isPostgresUrl(target) ? { use: 'postgres', config: { ...(row.use === 'postgres' ? configOf(row) : {}), url: target } } : { use: 'jsonl', config: { dir: target } }));
+    }
+    if (s.leaseMs !== undefined && out.find((r) => r.id === 'store')?.use === 'postgres') edit('store', from, 'leaseMs', (row) => ({ use: row.use, config: { ...configOf(row), leaseMs: s.leaseMs } }));
     if (s.maxDepth !== undefined) edit('subagents', from, 'maxDepth', (row) => ({ use: row.use, config: { ...configOf(row), maxDepth: s.maxDepth } }));
     if (s.treeBudget !== undefined) edit('subagents', from, 'treeBudget', (row) => ({ use: row.use, config: { ...configOf(row), treeBudget: s.treeBudget } }));
   }

@@ -169,7 +169,8 @@ export class HostedSession {
     this.stateQueued = true;
     setImmediate(() => {
       this.stateQueued = false;
-      if (this.closed) return;
+      // Still opening (a Postgres session's lease is being taken): no client can be attached yet.
+      if (this.closed || (this.session as BridleSession | undefined) === undefined) return;
       const snap = this.snapshot();
       const text = JSON.stringify(notification('session/state', { sessionId: this.id, value: snap.value, actors: snap.actors }));
       if (text === this.lastState) return;

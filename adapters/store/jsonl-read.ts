@@ -185,3 +185,18 @@ function fromFd(fd: number, path: string): ByteSource {
     }
   };
 }
+
+/**
+ * The whole lines of the log at `path`, each without its `\n`, as written (a torn last line left out).
+ * Contract: throws `LogAccessError` as `readLogStream`, `LogCorruptError` for a line that is not UTF-8.
+ */
+export function readLogLines(path: string, opts: LineReadOptions = {}): string[] {
+  const fd = openLogForReading(path);
+  try {
+    const out: string[] = [];
+    readLines(fromFd(fd, path), (l) => out.push(l), opts);
+    return out;
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -21,6 +21,7 @@ import { SESSION, STORE } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
 import type { LogStore, OpenedLog, SessionStore, WriterLock } from '../../ports/store.js';
 import { acquireJsonlLock, withWriterLock } from './jsonl-lock.js';
+import { readLogLines } from './jsonl-read.js';
 import type { Entry } from '../../log/entries.js';
 import { LogAccessError } from '../../log/errors.js';
 
@@ -190,6 +191,13 @@ export const jsonlStore = defineProvider({
           throw err;
         }
         return Object.assign(withWriterLock(store, lock), { lock });
+      },
+      claim: async (id) => acquireJsonlLock(join(dir, `${id}.jsonl`)),
+      async tail(id, fromSeq = 1) {
+        const path = join(dir, `${id}.jsonl`);
+        if (!nodeFs.existsSync(path)) return undefined;
+        // Gapless from seq 1 (DESIGN §3): line n holds seq n.
+        return readLogLines(path).slice(Math.max(0, fromSeq - 1));
       },
     };
   },

@@ -41,6 +41,7 @@ export function createMemorySessionStore(): MemorySessionStore {
       return s;
     },
     get: (id) => logs.get(id),
+    tail: async (id, fromSeq = 1) => logs.get(id)?.lines.slice(Math.max(0, fromSeq - 1)),
   };
 }
 

@@ -111,7 +111,7 @@ describe('bridle config --dump: the composed rows and their sources', () => {
   it('a bad row — an unknown use, a config its provider refuses — exits 2 naming the row, the layer and the problem', async () => {
     homeConfig('patch:\n  - { id: store, use: sqlite }\n');
     const unknown = await runCli(['config', '--dump'], { env: env() });
-    expect([unknown.code, unknown.stderr]).toEqual([2, 'bridle: row store (home): unknown use "sqlite" (known for store: jsonl, memory)\n']);
+    expect([unknown.code, unknown.stderr]).toEqual([2, 'bridle: row store (home): unknown use "sqlite" (known for store: jsonl, memory, postgres)\n']);
     homeConfig('patch:\n  - { id: turn, use: limits, config: { maxSteps: -3 } }\n');
     const bad = await runCli(['config', '--dump'], { env: env() });
     expect(bad.code).toBe(2);

@@ -1,0 +1,143 @@
+/**
+ * The store contract (DESIGN §3: one suite runs against every store): memory,
+ * JSONL and Postgres alike. What the recorder appends comes back from `tail`
+ * as the same lines, in seq order, from any seq; a log reopened goes on
+ * where it ended; sessions are apart; a store with writer claims refuses a
+ * second writer while the first holds its claim, and not once it has closed;
+ * and a whole session run on a store is byte for byte what the JSONL store
+ * writes of it.
+ */
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createScriptedProviderFromFunction } from '../model/scripted.js';
+import { LOG_FORMAT, type Draft } from '../../log/entries.js';
+import { SessionLockedError } from '../../log/errors.js';
+import { Recorder } from '../../log/recorder.js';
+import type { SessionStore } from '../../ports/store.js';
+import { createHarness, steppingClock } from '../../test/helpers/harness.js';
+import { describeWithPostgres } from '../../test/helpers/postgres.js';
+import { jsonlStore } from './jsonl.js';
+import { createMemorySessionStore } from './memory.js';
+import { createPostgresSessionStore } from './postgres.js';
+
+const noServices = { get: () => { throw new Error('no services here'); }, has: () => false, onDispose: () => undefined };
+const tempDir = () => realpathSync(mkdtempSync(join(tmpdir(), 'bridle-contract-')));
+const jsonlIn = (dir: string): SessionStore => jsonlStore.create({ dir }, noServices as never);
+
+let n = 0;
+const freshId = () => `s${++n}-${process.pid}`;
+const start = (id: string): Draft => ({ kind: 'session/start', id, cwd: '/w', model: 'm', depth: 0, parent: null, format: LOG_FORMAT });
+const turn = (k: number, text: string): Draft[] => [
+  { kind: 'turn/start', turn: `t${k}`, input: text },
+  { kind: 'user/message', turn: `t${k}`, text, origin: 'user', surfaceOp: 'append' },
+  { kind: 'turn/end', turn: `t${k}`, reason: 'completed', steps: 0 },
+];
+
+/** Writes `drafts` to session `id` of `store` through a recorder, flushing after each, then closes. */
+async function write(store: SessionStore, id: string, drafts: Draft[], existing: string[] = []) {
+  const log = store.open(id);
+  const recorder = new Recorder(log, steppingClock(), existing.map((l) => JSON.parse(l)));
+  for (const d of drafts) {
+    recorder.append(d);
+    await recorder.flush();
+  }
+  await log.close();
+  return recorder;
+}
+
+function storeContract(name: string, make: () => SessionStore, o: { claims: boolean }) {
+  describe(`the ${name} store keeps the store contract`, () => {
+    it('gives back every line the recorder wrote, in seq order, from any seq', async () => {
+      const store = make();
+      const id = freshId();
+      const r = await write(store, id, [start(id), ...turn(1, 'hé 🙂 "quoted" \\ back\nslash'), ...turn(2, '\u2028 and \u0001')]);
+      const lines = r.entries.map((e) => JSON.stringify(e));
+      expect(await store.tail!(id)).toEqual(lines);
+      expect(await store.tail!(id, 3)).toEqual(lines.slice(2));
+      expect(await store.tail!(id, 8)).toEqual([]);
+      expect(await store.tail!('no-such-session')).toBeUndefined();
+    });
+
+    it('goes on where a reopened log ended; sessions are kept apart', async () => {
+      const store = make();
+      const a = freshId();
+      const b = freshId();
+      await write(store, a, [start(a), ...turn(1, 'one')]);
+      await write(store, b, [start(b)]);
+      const before = (await store.tail!(a))!;
+      const r = await write(store, a, turn(2, 'two'), before);
+      expect(r.entries.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(await store.tail!(a)).toEqual(r.entries.map((e) => JSON.stringify(e)));
+      expect((await store.tail!(b))!.map((l) => JSON.parse(l).kind)).toEqual(['session/start']);
+    });
+
+    it('resolves a flush with nothing new, and a second close', async () => {
+      const store = make();
+      const id = freshId();
+      const log = store.open(id);
+      const r = new Recorder(log, steppingClock());
+      await r.flush();
+      r.append(start(id));
+      await r.flush();
+      await r.flush();
+      await log.close();
+      await log.close();
+      expect(await store.tail!(id)).toHaveLength(1);
+    });
+
+    it.runIf(o.claims)('refuses a second writer while the claim is held, and not once the log is closed', async () => {
+      const store = make();
+      const id = freshId();
+      const lock = await store.claim!(id);
+      const log = store.open(id, { lock });
+      const r = new Recorder(log, steppingClock());
+      r.append(start(id));
+      await r.flush();
+      await expect(store.claim!(id)).rejects.toBeInstanceOf(SessionLockedError);
+      await log.close();
+      const again = await store.claim!(id);
+      expect(again.tookOver).toBeUndefined();
+      again.release();
+    });
+
+    it('holds a whole session byte for byte as the JSONL store writes it', async () => {
+      const dir = tempDir();
+      // One workspace for both runs: the log names it.
+      const cwd = tempDir();
+      const run = async (services: { store: SessionStore }) => {
+        rmSync(join(cwd, 'a.txt'), { force: true });
+        const model = createScriptedProviderFromFunction((req) => {
+          const results = req.messages.filter((m) => m.role === 'tool').length;
+          if (results === 0) return { text: 'writing ✓', toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'ünïcode\n' } }] };
+          if (results === 1) return { text: 'reading', toolCalls: [{ name: 'read_file', arguments: { path: 'a.txt' } }] };
+          return { text: 'done: "a.txt" holds it' };
+        });
+        const h = createHarness(model, { services, cwd });
+        try {
+          await h.session.run('write then read a file');
+          await h.session.close();
+          return h.session.id;
+        } finally {
+          h.cleanup();
+        }
+      };
+      const id = await run({ store: jsonlIn(dir) });
+      const jsonl = readFileSync(join(dir, `${id}.jsonl`), 'utf8');
+      expect(jsonl.split('\n').length).toBeGreaterThan(12);
+      // A directory of its own: the JSONL store every other case shares holds a session of this id already.
+      const isolated = name === 'jsonl' ? jsonlIn(tempDir()) : make();
+      await run({ store: isolated });
+      const lines = (await isolated.tail!(id))!;
+      expect(lines.join('\n') + '\n').toBe(jsonl);
+    });
+  });
+}
+
+storeContract('memory', () => createMemorySessionStore(), { claims: false });
+const dir = tempDir();
+storeContract('jsonl', () => jsonlIn(dir), { claims: true });
+describeWithPostgres('the Postgres store', (db) => {
+  storeContract('postgres', () => createPostgresSessionStore({ url: db.url(), leaseMs: 5000 }), { claims: true });
+});

@@ -1,0 +1,148 @@
+/**
+ * The Postgres store's writer lock: a lease on the session's row in
+ * `bridle_sessions` — its owner, an epoch, and an expiry (ADR 0025).
+ *
+ * Taking it is one transaction: the row is locked (`FOR UPDATE`), and taken
+ * when it is free (released, or new) or its lease has expired, with
+ * `epoch + 1`; a live lease refuses, naming its owner. The epoch is the
+ * fencing token: every commit of the log checks, in its own statement, that
+ * the row's epoch is still the one this lease took, so a writer that lost
+ * its lease (paused, cut off, presumed dead and taken over) can never append
+ * again. Expiry is judged by the database's clock (`now()`), the one clock
+ * every worker shares; this process's clock is never compared with it.
+ *
+ * The lease renews itself every third of its length (a commit renews it
+ * too); a renewal that finds the epoch changed marks the lease lost, and the
+ * log then refuses every append and flush with `LEASE_LOST`.
+ */
+import { hostname } from 'node:os';
+import type { Pool } from './postgres-pool.js';
+import { LeaseLostError, SessionLockedError, type LockHolder } from '../../log/errors.js';
+import type { WriterLock } from '../../ports/store.js';
+
+export interface LeaseOptions {
+  /** This worker, as the lease names it (tests pass others to play two workers in one process). */
+  pid?: number;
+  host?: string;
+  /** Whether the lease renews itself (default true; a test turns it off to play a paused worker). */
+  renew?: boolean;
+}
+
+/** A held lease: the `WriterLock` of a Postgres session, with the epoch its commits carry. */
+export interface Lease extends WriterLock {
+  readonly id: string;
+  readonly epoch: number;
+  readonly leaseMs: number;
+  /** Set once the lease is known lost (a renewal or a commit found another epoch). */
+  readonly lost: LeaseLostError | undefined;
+  markLost(detail: string): LeaseLostError;
+  /** Settles once a `release()` has reached the database (or failed to). */
+  released(): Promise<void>;
+}
+
+interface Row {
+  owner: LockHolder | null;
+  epoch: string;
+  expired: boolean;
+}
+
+const SINCE = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const OWNER = `jsonb_build_object('pid', $2::int, 'host', $3::text, 'since', ${SINCE})`;
+const EXPIRY = `now() + $4::int * interval '1 millisecond'`;
+
+/**
+ * Contract: as `AcquireWriterLock` (ports/store.ts), asynchronously: a held lease (`tookOver` naming the owner
+ * whose lease had expired), or `SessionLockedError` naming the live owner. Never waits for a lease to expire.
+ */
+export async function claimLease(pool: Pool, id: string, location: string, leaseMs: number, o: LeaseOptions = {}): Promise<Lease> {
+  const pid = o.pid ?? process.pid;
+  const host = o.host ?? hostname();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const c = await pool.connect();
+    let taken: { owner: LockHolder; epoch: number; tookOver?: LockHolder } | undefined;
+    try {
+      await c.query('BEGIN');
+      const cur = await c.query<Row>('SELECT owner, epoch, (lease_expires IS NULL OR lease_expires <= now()) AS expired FROM bridle_sessions WHERE id = $1 FOR UPDATE', [id]);
+      const row = cur.rows[0];
+      if (!row) {
+        const ins = await c.query<{ owner: LockHolder; epoch: string }>(
+          `INSERT INTO bridle_sessions (id, owner, epoch, lease_expires) VALUES ($1, ${OWNER}, 1, ${EXPIRY}) ON CONFLICT (id) DO NOTHING RETURNING owner, epoch`,
+          [id, pid, host, leaseMs],
+        );
+        // Another worker created it between the two statements: look again.
+        if (!ins.rows[0]) {
+          await c.query('ROLLBACK');
+          continue;
+        }
+        taken = { owner: ins.rows[0].owner, epoch: Number(ins.rows[0].epoch) };
+      } else if (row.owner === null || row.expired) {
+        const up = await c.query<{ owner: LockHolder; epoch: string }>(
+          `UPDATE bridle_sessions SET owner = ${OWNER}, epoch = epoch + 1, lease_expires = ${EXPIRY} WHERE id = $1 RETURNING owner, epoch`,
+          [id, pid, host, leaseMs],
+        );
+        taken = { owner: up.rows[0]!.owner, epoch: Number(up.rows[0]!.epoch), ...(row.owner ? { tookOver: row.owner } : {}) };
+      } else {
+        await c.query('ROLLBACK');
+        const self = row.owner.pid === pid && row.owner.host === host;
+        throw new SessionLockedError(row.owner, location, self ? 'that is this process: it has the session open already' : `its lease (epoch ${row.epoch}) has not expired`);
+      }
+      await c.query('COMMIT');
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      c.release();
+    }
+    return held(pool, id, location, leaseMs, taken, o.renew ?? true);
+  }
+  throw new SessionLockedError(undefined, location, 'its lease kept changing hands; try again');
+}
+
+function held(pool: Pool, id: string, location: string, leaseMs: number, t: { owner: LockHolder; epoch: number; tookOver?: LockHolder }, renews: boolean): Lease {
+  let lost: LeaseLostError | undefined;
+  let releasing: Promise<void> | undefined;
+  let renewing = false;
+  const renew = async () => {
+    if (renewing || lost || releasing) return;
+    renewing = true;
+    try {
+      const r = await pool.query(`UPDATE bridle_sessions SET lease_expires = now() + $3::int * interval '1 millisecond' WHERE id = $1 AND epoch = $2 AND owner IS NOT NULL`, [id, t.epoch, leaseMs]);
+      if (r.rowCount === 0 && !releasing) lease.markLost('a renewal found the session taken over');
+    } catch {
+      // The database is out of reach: the next renewal tries again, and a commit meanwhile finds out for itself.
+    } finally {
+      renewing = false;
+    }
+  };
+  const timer = renews ? setInterval(() => void renew(), Math.max(10, Math.floor(leaseMs / 3))) : undefined;
+  timer?.unref();
+  const lease: Lease = {
+    id,
+    location,
+    holder: t.owner,
+    ...(t.tookOver ? { tookOver: t.tookOver } : {}),
+    epoch: t.epoch,
+    leaseMs,
+    get lost() {
+      return lost;
+    },
+    markLost(detail) {
+      if (timer) clearInterval(timer);
+      lost ??= new LeaseLostError(location, t.epoch, detail);
+      return lost;
+    },
+    release() {
+      if (releasing) return;
+      if (timer) clearInterval(timer);
+      // A lost lease is another's now: nothing of it is ours to end.
+      releasing = lost
+        ? Promise.resolve()
+        : pool.query('UPDATE bridle_sessions SET owner = NULL, lease_expires = NULL WHERE id = $1 AND epoch = $2', [id, t.epoch]).then(
+            () => undefined,
+            () => undefined,
+          );
+    },
+    released: () => releasing ?? Promise.resolve(),
+  };
+  return lease;
+}

@@ -1,0 +1,208 @@
+/**
+ * The Postgres store (ADR 0025): many workers sharing one database
+ * (DESIGN §10). Each session's log is rows of `bridle_entries`, keyed by
+ * (session, seq), each holding the canonical line the recorder wrote, so a
+ * session read back is byte for byte what the JSONL store would hold; its
+ * row in `bridle_sessions` holds the header, the lease and the last
+ * committed seq (`postgres-schema.ts`).
+ *
+ * `append` keeps the line in memory, in order. `flush` commits every line
+ * appended since the last flush as one statement — one transaction — that
+ * checks the lease's epoch and that the batch follows the last committed
+ * seq, advances it, renews the lease and inserts the lines: an entry is
+ * durable when that commit returns. Many sessions committing at once share
+ * the database's group commit (one WAL flush for the commits that wait
+ * together).
+ *
+ * Failures, as for JSONL (ADR 0017): a commit that fails is final for this
+ * log — every later flush rejects with the same error, since a commit whose
+ * answer was lost may or may not have happened, and only a reader of the
+ * table (a resume) can tell. A lease that was lost refuses the flush with
+ * `LEASE_LOST`, and every later append too, so the session stops there
+ * (its turn cannot even be closed in the log) and runs nothing more.
+ */
+import { hostname } from 'node:os';
+import type { Pool } from './postgres-pool.js';
+import { z } from 'zod';
+import { STORE } from '../../ports/index.js';
+import { defineProvider } from '../../ports/provider.js';
+import type { OpenedLog, SessionStore, WriterLock } from '../../ports/store.js';
+import type { Entry } from '../../log/entries.js';
+import { claimLease, type Lease, type LeaseOptions } from './postgres-lease.js';
+import { asUnavailable, isPostgresUrl, poolFor, redactUrl } from './postgres-pool.js';
+import { ensureSchema } from './postgres-schema.js';
+
+export const DEFAULT_LEASE_MS = 15_000;
+
+export const PostgresConfig = z.strictObject({
+  /** `postgres://user@host:port/db`; what the URL leaves out comes from libpq's variables (`PGHOST`, `PGPASSWORD`, …). */
+  url: z.string().refine(isPostgresUrl, { message: 'must be a postgres:// or postgresql:// URL' }),
+  /** How long a lease lasts without renewal; it renews every third of it. */
+  leaseMs: z.int().min(100).max(3_600_000).default(DEFAULT_LEASE_MS),
+  /** Connections this process opens to the database at most (shared by all its sessions). */
+  poolSize: z.int().min(1).max(1000).default(10),
+});
+export type PostgresConfig = z.infer<typeof PostgresConfig>;
+export type PostgresConfigInput = z.input<typeof PostgresConfig>;
+
+export interface PostgresSessionStore extends SessionStore {
+  readonly url: string;
+  claim(id: string): Promise<WriterLock>;
+  tail(id: string, fromSeq?: number): Promise<string[] | undefined>;
+}
+
+const COMMIT = `
+WITH s AS (
+  UPDATE bridle_sessions
+     SET last_seq = $4, lease_expires = now() + $8::int * interval '1 millisecond', header = COALESCE(header, $7::jsonb)
+   WHERE id = $1 AND epoch = $2 AND owner IS NOT NULL AND last_seq = $3
+  RETURNING id
+)
+INSERT INTO bridle_entries (session, seq, line)
+SELECT s.id, e.seq, e.line FROM s, unnest($5::bigint[], $6::text[]) AS e (seq, line)`;
+
+const PAGE = 5000;
+
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
+
+/** Contract: never connects by itself; `claim`, `tail` and the first flush do, creating the tables if need be. */
+export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseOptions = {}): PostgresSessionStore {
+  const c = PostgresConfig.parse(input);
+  const where = redactUrl(c.url);
+  const locationOf = (id: string) => `${where}#${id}`;
+  let pool: Promise<Pool> | undefined;
+  /** The pool, the tables made ready first; a failure to connect is `StoreUnavailableError`. */
+  const ready = async (): Promise<Pool> => {
+    pool ??= poolFor(c.url, c.poolSize);
+    const p = await pool;
+    try {
+      await ensureSchema(p, where);
+    } catch (err) {
+      throw asUnavailable(err, where);
+    }
+    return p;
+  };
+  const leases = new WeakSet<Lease>();
+  const claim = async (id: string): Promise<Lease> => {
+    const p = await ready();
+    try {
+      const lease = await claimLease(p, id, locationOf(id), c.leaseMs, o);
+      leases.add(lease);
+      return lease;
+    } catch (err) {
+      throw asUnavailable(err, where);
+    }
+  };
+  const store: PostgresSessionStore = {
+    id: 'postgres',
+    url: c.url,
+    open(id, opts = {}) {
+      const given = opts.lock;
+      if (given && !leases.has(given as Lease)) throw new Error(`the lock given for session ${id} is not a lease of the Postgres store ${where}`);
+      const lease = given ? Promise.resolve(given as Lease) : claim(id);
+      return createPgLog(ready, id, locationOf(id), lease, given as Lease | undefined);
+    },
+    claim,
+    async tail(id, fromSeq = 1) {
+      const p = await ready();
+      try {
+        const s = await p.query<{ last_seq: string }>('SELECT last_seq FROM bridle_sessions WHERE id = $1', [id]);
+        if (!s.rows[0]) return undefined;
+        const out: string[] = [];
+        for (let from = fromSeq; ; ) {
+          const r = await p.query<{ seq: string; line: string }>('SELECT seq, line FROM bridle_entries WHERE session = $1 AND seq >= $2 ORDER BY seq LIMIT $3', [id, from, PAGE]);
+          for (const row of r.rows) out.push(row.line);
+          if (r.rows.length < PAGE) return out;
+          from = Number(r.rows.at(-1)!.seq) + 1;
+        }
+      } catch (err) {
+        throw asUnavailable(err, where);
+      }
+    },
+  };
+  return store;
+}
+
+/**
+ * One session's log over its lease. `known`: the lease, when the caller took it (it is in `lock` at once);
+ * else the claim runs in the background (`ready`) and the first flush waits for it.
+ */
+function createPgLog(pool: () => Promise<Pool>, id: string, location: string, lease: Promise<Lease>, known: Lease | undefined): OpenedLog {
+  // A claim that fails is seen by whoever awaits `ready` or flushes; not unhandled meanwhile.
+  lease.catch(() => undefined);
+  let held: Lease | undefined = known;
+  void lease.then((l) => (held = l), () => undefined);
+  let pending: { seq: number; line: string; header: boolean }[] = [];
+  let inflight: Promise<void> | undefined;
+  /** The first commit that failed: no later flush may report success (see above). */
+  let failed: Error | undefined;
+  let closed = false;
+
+  const commit = async (batch: typeof pending) => {
+    const l = await lease;
+    if (l.lost) throw l.lost;
+    const p = await pool();
+    const first = batch[0]!.seq;
+    const last = batch.at(-1)!.seq;
+    const header = batch.find((b) => b.header)?.line ?? null;
+    const r = await p.query(COMMIT, [id, l.epoch, first - 1, last, batch.map((b) => b.seq), batch.map((b) => b.line), header, l.leaseMs]);
+    if (r.rowCount === batch.length) return;
+    // Nothing was written: either the epoch moved on (taken over), or the log is not where this writer thinks it ends.
+    const now = await p.query<{ epoch: string; last_seq: string; owner: { pid: number; host: string } | null }>('SELECT epoch, last_seq, owner FROM bridle_sessions WHERE id = $1', [id]);
+    const row = now.rows[0];
+    if (!row || Number(row.epoch) !== l.epoch || row.owner === null) {
+      throw l.markLost(row ? `the session is at epoch ${row.epoch}${row.owner ? `, held by pid ${row.owner.pid} on ${row.owner.host}` : ''}` : 'the session is gone from the store');
+    }
+    throw Object.assign(new Error(`the session's log in the store ends at seq ${row.last_seq}, but this writer's next entry is seq ${first}`), { code: 'SEQ_MISMATCH' });
+  };
+
+  const log: OpenedLog = {
+    location,
+    ...(known ? { lock: known } : { ready: lease }),
+    append(entry: Entry, line: string) {
+      if (closed) throw new Error(`log store ${location} is closed`);
+      if (held?.lost) throw held.lost;
+      pending.push({ seq: entry.seq, line, header: entry.kind === 'session/start' });
+    },
+    flush() {
+      if (closed) return Promise.resolve();
+      if (failed) return Promise.reject(failed);
+      if (pending.length === 0) return inflight ?? Promise.resolve();
+      const batch = pending;
+      pending = [];
+      const run = (inflight ?? Promise.resolve()).then(() => commit(batch)).catch((err: unknown) => {
+        failed ??= asError(err);
+        throw failed;
+      });
+      inflight = run;
+      const clear = () => {
+        if (inflight === run) inflight = undefined;
+      };
+      void run.then(clear, clear);
+      return run;
+    },
+    async close() {
+      if (closed) return;
+      try {
+        await log.flush();
+      } finally {
+        closed = true;
+        // The lease goes with the log, whoever took it (as the JSONL lock does when the store closes).
+        const l = held ?? (await lease.catch(() => undefined));
+        if (l) {
+          l.release();
+          await l.released();
+        }
+      }
+    },
+  };
+  return log;
+}
+
+export const postgresStore = defineProvider({
+  seam: STORE,
+  name: 'postgres',
+  config: PostgresConfig,
+  create: (c): SessionStore => createPostgresSessionStore(c),
+});
+
