@@ -25,8 +25,8 @@ function optionLines(help: string): string[] {
 }
 
 describe('the README table is the CLI', () => {
-  it('the README names every command DESIGN §6 lists', () => {
-    expect(commands.sort()).toEqual(['chat', 'config', 'replay', 'resume', 'run', 'serve', 'viz']);
+  it('the README names every command DESIGN §6 lists, and eval', () => {
+    expect(commands.sort()).toEqual(['chat', 'config', 'eval', 'replay', 'resume', 'run', 'serve', 'viz']);
   });
 
   it('bridle --help lists every command, and nothing the README does not', async () => {
