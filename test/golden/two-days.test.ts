@@ -27,7 +27,9 @@ writeFileSync(
   JSON.stringify({
     label: 'scripted: two simulated days',
     responses: [
-      { text: 'Looking first.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }, { name: 'read_file', arguments: { path: 'cart.txt' } }] },
+      // One read per answer: results are logged as calls finish, and two reads in one answer may finish in either order.
+      { text: 'Looking first.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] },
+      { text: 'Reading the cart.', toolCalls: [{ name: 'read_file', arguments: { path: 'cart.txt' } }] },
       { text: 'Writing the total and checking it.', toolCalls: [{ name: 'write_file', arguments: { path: 'total.txt', content: 'total 1259\n' } }, { name: 'bash', arguments: { command: 'cat total.txt; wc -l < cart.txt' } }] },
       { text: 'The total is 1259 cents.' },
     ],
