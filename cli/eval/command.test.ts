@@ -8,6 +8,8 @@ import { evalCommand } from './command.js';
 import type { RunRecord, TaskSummary } from './score.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-eval-cmd-')));
+/** Workspaces kept by `keep: true`: they live beside, not in, root. */
+const kept: string[] = [];
 const home = join(root, 'home');
 const before = process.env.BRIDLE_HOME;
 beforeAll(() => {
@@ -16,6 +18,7 @@ beforeAll(() => {
 afterAll(() => {
   if (before === undefined) delete process.env.BRIDLE_HOME;
   else process.env.BRIDLE_HOME = before;
+  for (const k of kept) rmSync(k, { recursive: true, force: true });
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -49,6 +52,7 @@ describe('evalCommand', () => {
     const a = io('e1');
     expect(await evalCommand(tasks, { model: `scripted:${good}`, runs: '2', sandbox: 'off', json: true, keep: true }, a.io)).toBe(0);
     const passed = JSON.parse(a.out()) as Doc;
+    kept.push(...passed.runs.map((r) => r.workspace!));
     expect(passed.tasks).toEqual([{ task: 'write-done', model: 'scripted', scripted: true, runs: 2, checked: 2, passes: 2, steps: 2, tokens: null, ms: expect.any(Number) }]);
     expect(passed.runs.map((r) => r.session)).toEqual(['e1.write-done.1', 'e1.write-done.2']);
     expect(a.err()).toContain('model: scripted — ');
