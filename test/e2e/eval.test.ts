@@ -18,7 +18,12 @@ import { describeWithSystemDep, findCommand, SYSTEM_DEPS } from '../helpers/syst
 const tasksDir = fileURLToPath(new URL('../../examples/evals', import.meta.url));
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-eval-e2e-')));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+/** Workspaces `--keep` left beside root. */
+const kept: string[] = [];
+afterAll(() => {
+  for (const k of kept) rmSync(k, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true });
+});
 // The shipped tasks' commands run in bwrap where there is one; elsewhere unconfined, on the throwaway copies (as `npm start` does).
 const sandbox = findCommand('bwrap', process.env) ? 'bwrap' : 'off';
 
@@ -67,6 +72,7 @@ describe('bridle eval', () => {
     const r = await evalCli([tasksDir, '--model', 'scripted', '--keep', '--json'], h);
     expect(r.code, r.stderr).toBe(0);
     const live = JSON.parse(r.stdout) as EvalJson;
+    kept.push(...live.runs.flatMap((x) => (x.workspace ? [x.workspace] : [])));
     expect(live.runs).toHaveLength(2);
     for (const run of live.runs) {
       expect(run).toMatchObject({ scripted: true, outcome: 'completed', check: { passed: true, exitCode: 0 } });
