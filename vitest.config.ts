@@ -9,5 +9,15 @@ export default defineConfig({
     hookTimeout: 30_000,
     // The JSON report lets .ci/run close on a plain "N passed, N failed" line.
     reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
+    // `npm run coverage`: v8's own counters, read back through vitest (ADR 0026). Off unless asked for.
+    coverage: {
+      provider: 'v8',
+      include: ['index.ts', '{log,ports,machines,plugins,safety,tools,adapters,runtime,bundles,replay,server,cli,visualizations}/**/*.ts'],
+      exclude: ['**/*.test.ts', '**/*.d.ts'],
+      reporter: ['text-summary', 'json-summary', 'html'],
+      reportsDirectory: 'coverage',
+      // A figure to read even when a test fails (it is not a gate).
+      reportOnFailure: true,
+    },
   },
 });

@@ -31,6 +31,8 @@ export interface OpenOptions {
   onChunk?: SessionOptions['onChunk'];
   onEntry?: SessionOptions['onEntry'];
   inspect?: SessionOptions['inspect'];
+  /** A new session's id (`bridle eval` names each run's); default: a fresh one from the `ids` row. Not with `session`. */
+  id?: string;
   /** With `session`: the log's entries, already read and repaired (resume), instead of reading the file here. */
   existing?: Entry[];
   /** A persisted session snapshot to start from (resume). */
@@ -120,7 +122,7 @@ function openFileSession(o: OpenOptions, given: ComposedRow[], path: string | un
   const workspace = resolveWorkspace(o.cwd);
   let rows = given;
   let existing: Entry[] = [];
-  let id: string | undefined;
+  let id: string | undefined = o.session ? undefined : o.id;
   let lock = o.lock;
   let logPath: string | undefined;
   if (o.session !== undefined && path !== undefined) {

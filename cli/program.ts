@@ -147,6 +147,30 @@ export async function main(argv: string[]): Promise<number> {
       code = await acpCommand(await composeProduct(flags), flags);
     });
 
+  settingOptions(program.command('eval').argument('[dir]', 'a task folder, or a folder of them'))
+    .summary('run tasks N times and score them, or re-score logs')
+    .description('run each task of <dir> (a workspace, a prompt, a check command) --runs times, a session per run, then its check in the sandbox (exit 0 passes); print task, model, passes/N, steps, tokens, time. --model scripted: each task\'s scripted.json. Unattended, so --approval defaults to auto. --replay re-scores logs: no model is called, no tool runs')
+    .option('--runs <n>', 'runs per task (default: 1)')
+    .option('--keep', "keep each run's workspace, for --replay")
+    .option('--replay <logs...>', 're-score these logs instead of running')
+    .option('--json', 'print the results as one JSON document')
+    .action(async (dir: string | undefined, flags: import('./eval/command.js').EvalFlags) => {
+      const { evalCommand } = await import('./eval/command.js');
+      const stop = new AbortController();
+      let interrupts = 0;
+      const onSigint = () => {
+        if (++interrupts > 1) process.exit(130);
+        process.stderr.write('\ncancelling the current run… (Ctrl-C again to exit at once)\n');
+        stop.abort();
+      };
+      process.on('SIGINT', onSigint);
+      try {
+        code = await evalCommand(dir, flags, { out: process.stdout, err: process.stderr, signal: stop.signal });
+      } finally {
+        process.off('SIGINT', onSigint);
+      }
+    });
+
   program
     .command('viz')
     .summary('regenerate the machine diagrams')

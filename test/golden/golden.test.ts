@@ -22,6 +22,14 @@ const holds: Record<string, (es: Entry[]) => boolean> = {
   'crash-resume.jsonl': (es) => es.some((e) => e.kind === 'repair') && es.some((e) => e.kind === 'user/message' && e.origin === 'resume'),
   'compaction.jsonl': (es) =>
     ['proactive', 'manual'].every((t) => es.some((e) => e.kind === 'compaction/start' && e.trigger === t)) && es.some((e) => e.kind === 'compaction/summary') && es.some((e) => e.kind === 'checkpoint' && JSON.stringify(e.snapshot).includes('"compactPending":true')),
+  // Two reads run together (both dispatched before either result); the write only after both results; the read after it, after its result.
+  'schedule.jsonl': (es) => {
+    const at = (kind: string, callId: string) => es.findIndex((e) => e.kind === kind && 'callId' in e && e.callId === callId);
+    const [r1, r2, w, r3] = es.filter((e) => e.kind === 'tool/call').map((e) => (e as { callId: string }).callId);
+    if (!r1 || !r2 || !w || !r3) return false;
+    const overlap = Math.max(at('tool/dispatch', r1), at('tool/dispatch', r2)) < Math.min(at('tool/result', r1), at('tool/result', r2));
+    return overlap && at('tool/dispatch', w) > Math.max(at('tool/result', r1), at('tool/result', r2)) && at('tool/dispatch', r3) > at('tool/result', w);
+  },
   'approvals.jsonl': (es) =>
     es.some((e) => e.kind === 'approval/decided' && e.outcome === 'rejected') && es.some((e) => e.kind === 'approval/decided' && e.rule !== undefined) && es.some((e) => e.kind === 'tool/result' && e.status === 'denied' && e.content.includes('read-only')),
 };

@@ -3,7 +3,7 @@
 //   npm run build && node test/golden/record.mjs [name…]
 // Each scenario runs the built CLI (`dist/cli/main.js`) as a user would, with
 // a scripted model, in a throwaway workspace and $BRIDLE_HOME, then copies the
-// session log here. Names: ctrl-c, crash-resume, compaction, approvals.
+// session log here. Names: ctrl-c, crash-resume, compaction, approvals, schedule.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -149,6 +149,31 @@ const scenarios = {
       child.proc.stdin.write(`${answers.shift()}\n`);
     }
     await until(() => child.out().includes('Done: the workspace is read-only'), 'the last answer');
+    child.proc.stdin.end();
+    await finished(child, [0]);
+  },
+
+  // `bridle run`, one answer of two reads, a write and a read: the reads run together, the write waits for both and
+  // holds back the last read. The order the scheduler released them in is in the log, so replay pins it.
+  async schedule(w) {
+    fs.writeFileSync(path.join(w.ws, 'prices.txt'), 'apple 120\nbread 350\ncoffee 899\n');
+    fs.writeFileSync(path.join(w.ws, 'cart.txt'), 'apple 3\ncoffee 1\n');
+    const model = w.script('schedule.json', {
+      label: 'scripted: golden schedule',
+      responses: [
+        {
+          text: 'Reading the prices and the cart together, then writing the total and reading it back.',
+          toolCalls: [
+            { name: 'read_file', arguments: { path: 'prices.txt' } },
+            { name: 'read_file', arguments: { path: 'cart.txt' } },
+            { name: 'write_file', arguments: { path: 'total.txt', content: 'total 1259\n' } },
+            { name: 'read_file', arguments: { path: 'total.txt' } },
+          ],
+        },
+        { text: 'The total is 1259 cents, written to total.txt.' },
+      ],
+    });
+    const child = w.spawn(['run', 'total the cart into total.txt', '--model', model, '--cwd', w.ws, '--approval', 'auto', '--sandbox', 'off']);
     child.proc.stdin.end();
     await finished(child, [0]);
   },
