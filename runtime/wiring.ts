@@ -32,7 +32,7 @@ import { renderForRules } from '../plugins/hooks/canonical.js';
 import { createToolPipeline, type HookProblem } from '../plugins/hooks/pipeline.js';
 import type { HookRegistry } from '../plugins/hooks/registry.js';
 import type { Host } from '../plugins/host.js';
-import type { CallFacts, Recovery, RequestErrorPayload } from '../ports/hooks.js';
+import type { CallFacts, Recovery, RequestErrorPayload, TurnEndPayload } from '../ports/hooks.js';
 import { createContextEngine } from './context/engine.js';
 import type { ContextMeter } from './context/meter.js';
 import type { ModelProvider } from '../ports/model.js';
@@ -223,6 +223,18 @@ export function wireSession(o: Wiring): BridleSession {
     recorder.append(d);
   };
   const pipeline = createToolPipeline(hooks, reportHook);
+  // Every entry as it is appended (the `session/entry` hook). A listener's throw is reported after the append that
+  // caused it returns, so other listeners see entries in log order; a report about this hook is not emitted again.
+  recorder.onEntry((entry) => {
+    if (!hooks.has('session/entry') || (entry.kind === 'hook/report' && entry.hook === 'session/entry')) return;
+    hooks.emit('session/entry', entry, (listener, problem) =>
+      queueMicrotask(() => {
+        try {
+          reportHook({ hook: 'session/entry', listener, problem });
+        } catch {}
+      }),
+    );
+  });
   const rules: ApprovalRule[] = [...o.approval.rules, ...rulesFromLog(recorder.entries)];
   const argsOf = (c: ToolCallContext) => (c.validation?.ok ? c.validation.args : {});
   const facts = (c: ToolCallContext): CallFacts => ({
@@ -306,6 +318,23 @@ export function wireSession(o: Wiring): BridleSession {
   o.bindInject((text) => void send(text, 'inject', 'system').catch(() => undefined));
 
   let checkpointed = priorTurns;
+  // The `turn/end` listeners of each ended turn, in turn order; the session reports idle only after they settled.
+  let turnEnds: Promise<void> | undefined;
+  const dispatchTurnEnd = (out: TurnOutput) => {
+    if (!hooks.has('turn/end')) return;
+    const payload: TurnEndPayload = { turn: out.turn, reason: out.reason, steps: out.steps, ...(out.code !== undefined ? { code: out.code } : {}), ...(out.cause !== undefined ? { cause: out.cause } : {}) };
+    const chain: Promise<void> = (turnEnds ?? Promise.resolve()).then(async () => {
+      await hooks.serial('turn/end', payload, (listener, problem) => {
+        try {
+          reportHook({ hook: 'turn/end', listener, problem, turn: out.turn });
+        } catch {}
+      });
+      if (turnEnds === chain) turnEnds = undefined;
+    });
+    turnEnds = chain;
+  };
+  /** Calls `f` once every `turn/end` listener dispatched so far settled: now, when none is running. */
+  const afterTurnEnds = (f: () => void) => (turnEnds ? void turnEnds.then(f) : f());
   let ending = false;
   let waiters: ((t: TurnOutput | undefined) => void)[] = [];
   let crashed: SessionCrashedError | undefined;
@@ -315,6 +344,7 @@ export function wireSession(o: Wiring): BridleSession {
       const ctx = snap.context;
       if (ctx.turns > checkpointed) {
         checkpointed = ctx.turns;
+        if (ctx.last) dispatchTurnEnd(ctx.last);
         // A checkpoint only saves replay time; one the store refuses is left out (resume replays the tail instead),
         // and the next append that fails ends its turn the ordinary way.
         try {
@@ -331,7 +361,8 @@ export function wireSession(o: Wiring): BridleSession {
       }
       const w = waiters;
       waiters = [];
-      for (const f of w) f(ctx.last);
+      const last = ctx.last;
+      afterTurnEnds(() => w.forEach((f) => f(last)));
     },
     error: (err) => {
       crashed = new SessionCrashedError(err);
@@ -422,8 +453,10 @@ export function wireSession(o: Wiring): BridleSession {
       // A crashed actor never goes idle again: waiting for it would never end.
       if (crashed) return resolve(crashedOutput());
       const s = actor.getSnapshot();
-      if (s.value === 'idle' && s.context.followups.length === 0) resolve(s.context.last);
-      else waiters.push(resolve);
+      if (s.value === 'idle' && s.context.followups.length === 0) {
+        const last = s.context.last;
+        afterTurnEnds(() => resolve(last));
+      } else waiters.push(resolve);
     });
 
   return {
