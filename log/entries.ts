@@ -613,8 +613,5 @@ export const ENTRY_KINDS: readonly EntryKind[] = Entry.options.map((o) => o.shap
 /** Kinds whose entries can reach a model request. */
 export const MODEL_VISIBLE = new Set<EntryKind>(['user/message', 'assistant/message', 'tool/result']);
 
-/** Appends after which the store must be durable (fsync) before the runtime goes on. */
-export const DURABLE_KINDS = new Set<EntryKind>(['tool/dispatch', 'tool/result', 'turn/end']);
-
 /** The entries that record what reached the session from outside: replay sends each again where it stands. */
 export const INPUT_KINDS = new Set<EntryKind>(['session/input', 'session/cancel', 'session/compact', 'session/end']);

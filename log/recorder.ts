@@ -7,7 +7,7 @@
 import type { Clock } from './clock.js';
 import type { LogStore } from './store.js';
 import { Projection } from './derive-messages.js';
-import { DURABLE_KINDS, Entry, type Draft } from './entries.js';
+import { Entry, type Draft } from './entries.js';
 import { LogAppendError, LogNotDurableError } from './errors.js';
 
 export type EntryListener = (entry: Entry) => void;
@@ -73,10 +73,6 @@ export class Recorder {
     return entry;
   }
 
-  /** Whether the runtime must flush before going on after this entry (DESIGN §3, durability). */
-  static needsFlush(entry: Entry): boolean {
-    return DURABLE_KINDS.has(entry.kind);
-  }
 
   /**
    * Contract: resolves once every entry appended before the call is durable; durable listeners have then seen
