@@ -29,40 +29,29 @@ export interface Row {
   rows?: Row[];
 }
 
-export const RowSchema: z.ZodType<Row> = z.lazy(() =>
-  z.strictObject({
-    id: z.string().min(1),
-    use: z.string().min(1),
-    config: z.unknown().optional(),
-    disabled: z.union([z.boolean(), Predicate]).optional(),
-    isolate: Isolate.optional(),
-    rows: z.array(RowSchema).optional(),
-  }),
-);
+/** A row's fields, shared by the row itself and the patch entries that replace or insert one. */
+const rowShape = () => ({
+  id: z.string().min(1),
+  use: z.string().min(1),
+  config: z.unknown().optional(),
+  disabled: z.union([z.boolean(), Predicate]).optional(),
+  isolate: Isolate.optional(),
+  rows: z.array(RowSchema).optional(),
+});
+
+export const RowSchema: z.ZodType<Row> = z.lazy(() => z.strictObject(rowShape()));
 
 /** One entry of a patch: replace (the default), insert, or remove. */
 export const PatchEntry = z.union([
   z.strictObject({ id: z.string().min(1), remove: z.literal(true) }),
   z.strictObject({
     insert: z.literal(true),
-    id: z.string().min(1),
-    use: z.string().min(1),
-    config: z.unknown().optional(),
-    disabled: z.union([z.boolean(), Predicate]).optional(),
-    isolate: Isolate.optional(),
-    rows: z.array(RowSchema).optional(),
+    ...rowShape(),
     /** Where it goes: right after (or before) the row with this id, in that row's list; default: the end of the top list. */
     after: z.string().min(1).optional(),
     before: z.string().min(1).optional(),
   }),
-  z.strictObject({
-    id: z.string().min(1),
-    use: z.string().min(1),
-    config: z.unknown().optional(),
-    disabled: z.union([z.boolean(), Predicate]).optional(),
-    isolate: Isolate.optional(),
-    rows: z.array(RowSchema).optional(),
-  }),
+  z.strictObject(rowShape()),
 ]);
 export type PatchEntry = z.infer<typeof PatchEntry>;
 export const Patch = z.array(PatchEntry);
