@@ -40,6 +40,13 @@ export interface CreateParams {
  */
 export type OpenSession = (params: CreateParams, hooks: SessionHooks) => BridleSession | Promise<BridleSession>;
 
+/**
+ * Opens a session of the server's store that this process does not hold, repaired and resumed as
+ * `bridle resume` would (the server calls it on `session/attach` or `session/input` for an id it does not
+ * host). Resolves undefined when the store has no such session. Refusals as for `OpenSession`.
+ */
+export type ReopenSession = (sessionId: string, hooks: SessionHooks) => Promise<BridleSession | undefined>;
+
 export interface IdleWatch {
   /** How long a session may sit with no client attached and no turn running; 0: forever. */
   ms: number;

@@ -5,7 +5,7 @@
  */
 import type { InspectionEvent, Observer } from 'xstate';
 import { checkCwd } from './allowed-cwd.js';
-import { HostedSession, type CreateParams, type OpenSession } from './hosted-session.js';
+import { HostedSession, type CreateParams, type OpenSession, type ReopenSession } from './hosted-session.js';
 import { ErrorCode, refusal, RpcFailure, type SessionSummary } from './protocol.js';
 
 export interface HubLimits {
@@ -15,6 +15,11 @@ export interface HubLimits {
   idleTimeoutMs: number;
   /** Resolved roots (`allowedRoots`) a client's `cwd` must lie in; empty: a client may not choose one. */
   cwdRoots: readonly string[];
+  /**
+   * Opens a session of the server's store that this process does not hold (a predecessor's, or one closed
+   * here), for `session/attach` and `session/input`; absent: only sessions created here are served.
+   */
+  reopen?: ReopenSession;
 }
 
 export const DEFAULT_MAX_SESSIONS = 64;
@@ -25,6 +30,8 @@ const DEFAULT_LIMITS: HubLimits = { maxSessions: DEFAULT_MAX_SESSIONS, idleTimeo
 export class Hub {
   private readonly sessions = new Map<string, HostedSession>();
   private readonly ending = new Set<Promise<void>>();
+  /** Sessions being opened from the store, by id: a burst of attaches opens each once. */
+  private readonly reopening = new Map<string, Promise<HostedSession>>();
   private opening = 0;
   private readonly limits: HubLimits;
 
@@ -82,6 +89,50 @@ export class Hub {
     const s = this.sessions.get(sessionId);
     if (!s) throw refusal(ErrorCode.UnknownSession, 'UNKNOWN_SESSION', `no session ${JSON.stringify(sessionId)} in this server`);
     return s;
+  }
+
+  /**
+   * The session, hosted here already or opened now from the store (`reopen`: repaired and resumed as
+   * `bridle resume` would). Contract: rejects with `UNKNOWN_SESSION` when neither has it, `SESSION_LIMIT`
+   * at the limit, whatever `reopen` refused with (an `RpcFailure`), else `OPEN_FAILED` (the reason to
+   * `onProblem` only).
+   */
+  async find(sessionId: string): Promise<HostedSession> {
+    const s = this.sessions.get(sessionId);
+    if (s || !this.limits.reopen) return s ?? this.get(sessionId);
+    const pending = this.reopening.get(sessionId);
+    if (pending) return pending;
+    if (this.held >= this.limits.maxSessions) {
+      throw refusal(ErrorCode.SessionLimit, 'SESSION_LIMIT', `this server holds its limit of ${this.limits.maxSessions} sessions: close one (session/close) or wait for an idle one to be released`);
+    }
+    const reopen = this.limits.reopen;
+    this.opening++;
+    const opening = (async () => {
+      try {
+        const hosted = await HostedSession.open(
+          async (_params, hooks) => {
+            const session = await reopen(sessionId, hooks);
+            if (session) return session;
+            throw refusal(ErrorCode.UnknownSession, 'UNKNOWN_SESSION', `no session ${JSON.stringify(sessionId)} in this server or its store`);
+          },
+          {},
+          this.onProblem,
+          this.inspect,
+          { ms: this.limits.idleTimeoutMs, onIdle: (h) => void this.end(h.id).catch(() => undefined) },
+        );
+        this.sessions.set(hosted.id, hosted);
+        return hosted;
+      } catch (err) {
+        if (err instanceof RpcFailure) throw err;
+        this.onProblem(`opening session ${sessionId} from the store failed: ${(err as Error)?.stack ?? String(err)}`);
+        throw refusal(ErrorCode.CreateFailed, 'OPEN_FAILED', "could not open the session (the server's log says why)");
+      } finally {
+        this.opening--;
+        this.reopening.delete(sessionId);
+      }
+    })();
+    this.reopening.set(sessionId, opening);
+    return opening;
   }
 
   /**

@@ -51,6 +51,7 @@ export const ErrorReason = z.enum([
   'SESSION_LOCKED',
   'SESSION_NOT_SAVED',
   'SESSION_EXISTS',
+  'SESSION_NOT_RESUMABLE',
 ]);
 export type ErrorReason = z.infer<typeof ErrorReason>;
 
