@@ -49,7 +49,28 @@ export interface PostgresSessionStore extends SessionStore {
   readonly url: string;
   claim(id: string): Promise<WriterLock>;
   tail(id: string, fromSeq?: number): Promise<string[] | undefined>;
+  /** Every session the store holds (those with a `session/start` committed), by id: the listing `bridle sessions` prints. A reader. */
+  list(): Promise<StoredSession[]>;
 }
+
+/** One session as the store knows it: its lease, and the kind of its last turn-or-session marker entry (`MARKER_KINDS`). */
+export interface StoredSession {
+  id: string;
+  /** The lease's holder while the lease lasts (by the database's clock); undefined when released or expired. */
+  owner?: { pid: number; host: string; since: string; epoch: number; expires: string };
+  /** Held once, expired since: its holder is presumed dead (a worker asked for the session takes it over). */
+  expired?: { pid: number; host: string; since: string };
+  lastSeq: number;
+  cwd: string;
+  model: string;
+  /** The kind of the last entry of `MARKER_KINDS`, if any. */
+  marker?: string;
+}
+
+/** The entries that decide a session's state (`bridle sessions`): a turn open or closed, the session ended or reopened. */
+export const MARKER_KINDS = ['turn/start', 'turn/end', 'session/end', 'session/reopen'] as const;
+/** A canonical line is `JSON.stringify(entry)`, whose third key is always `kind`: this matches the top-level kind, never a nested one. */
+export const MARKER_LINE = new RegExp(`^\\{"seq":[0-9]+,"at":"[^"]*","kind":"(${MARKER_KINDS.join('|')})"`);
 
 const COMMIT = `
 WITH s AS (
@@ -62,6 +83,14 @@ INSERT INTO bridle_entries (session, seq, line)
 SELECT s.id, e.seq, e.line FROM s, unnest($5::bigint[], $6::text[]) AS e (seq, line)`;
 
 const PAGE = 5000;
+
+const LIST = `
+SELECT s.id, s.owner, s.epoch, s.last_seq, s.header->>'cwd' AS cwd, s.header->>'model' AS model,
+       (s.owner IS NOT NULL AND s.lease_expires > now()) AS live, s.lease_expires,
+       (SELECT e.line FROM bridle_entries e WHERE e.session = s.id AND e.line ~ $1 ORDER BY e.seq DESC LIMIT 1) AS marker
+  FROM bridle_sessions s
+ WHERE s.header IS NOT NULL
+ ORDER BY s.id`;
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
@@ -103,6 +132,28 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
       return createPgLog(ready, id, locationOf(id), lease, given as Lease | undefined);
     },
     claim,
+    async list() {
+      const p = await ready();
+      type Row = { id: string; owner: { pid: number; host: string; since: string } | null; epoch: string; last_seq: string; cwd: string | null; model: string | null; live: boolean; lease_expires: Date | null; marker: string | null };
+      let rows: Row[];
+      try {
+        rows = (await p.query<Row>(LIST, [MARKER_LINE.source])).rows;
+      } catch (err) {
+        throw asUnavailable(err, where);
+      }
+      return rows.map((r) => {
+        const marker = r.marker === null ? undefined : MARKER_LINE.exec(r.marker)?.[1];
+        return {
+          id: r.id,
+          ...(r.owner && r.live ? { owner: { ...r.owner, epoch: Number(r.epoch), expires: r.lease_expires!.toISOString() } } : {}),
+          ...(r.owner && !r.live ? { expired: r.owner } : {}),
+          lastSeq: Number(r.last_seq),
+          cwd: r.cwd ?? '',
+          model: r.model ?? '',
+          ...(marker ? { marker } : {}),
+        };
+      });
+    },
     async tail(id, fromSeq = 1) {
       const p = await ready();
       try {
