@@ -24,7 +24,9 @@ import { applySettings } from '../runtime/settings.js';
 import { openSession, resolveWorkspace, SessionExistsError } from './open-session.js';
 import { policyOf, type RunFlags } from './run.js';
 import { repairForResume } from './resume.js';
-import { targetOf } from './session-store.js';
+import { postgresStoreOf, targetOf } from './session-store.js';
+import { relaySource, startInboxPump } from './serve-workers.js';
+import { closeBuses } from '../adapters/store/postgres-workers.js';
 import type { Entry } from '../log/entries.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { ralphState } from '../runtime/ralph/state.js';
@@ -130,7 +132,10 @@ export interface Started {
 }
 
 /** Starts the server and prints where it is; the caller decides when to stop. */
-export async function startServe(product: Product, flags: ServeFlags, err: NodeJS.WritableStream = process.stderr, out: NodeJS.WritableStream = process.stdout): Promise<Started> {
+export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.WritableStream = process.stderr, out: NodeJS.WritableStream = process.stdout): Promise<Started> {
+  // On Postgres, each commit wakes the workers that relay the session to their clients (ADR 0030).
+  const product: Product = { ...given, rows: given.rows.map((r) => (r.id === 'store' && r.use === 'postgres' ? { ...r, config: { ...(r.config as object), notify: true } } : r)) };
+  const shared = postgresStoreOf(product.rows);
   const port = parsePort(flags.port);
   const host = flags.host ?? '127.0.0.1';
   const allowOrigins = parseOrigins(flags.allowOrigin);
@@ -168,6 +173,12 @@ export async function startServe(product: Product, flags: ServeFlags, err: NodeJ
     inspect: inspector?.inspect as Observer<InspectionEvent> | undefined,
     onProblem: problem,
     reopen: (sessionId, hooks) => reopenStored(product, sessionId, hooks, allowedRoots(allowCwd), problem),
+    ...(shared
+      ? {
+          relay: (sessionId: string) => (SESSION_ID.test(sessionId) ? relaySource(shared, sessionId) : Promise.resolve(undefined)),
+          adopt: (session: BridleSession) => startInboxPump(shared, session, problem),
+        }
+      : {}),
     open: async (params, hooks) => {
       if (params.model?.startsWith('scripted:')) checkClientScript(params.model, problem);
       const model = params.model;
@@ -224,6 +235,7 @@ export async function serveCommand(product: Product, flags: ServeFlags): Promise
     }
   });
   await server.close();
+  await closeBuses();
   await inspector?.close();
   return 0;
 }

@@ -103,6 +103,17 @@ export class HostedSession {
     return this.session.id;
   }
 
+  /** The session itself (the server's inbox pump gives it forwarded input). */
+  get bridle(): BridleSession {
+    return this.session;
+  }
+
+  /** Runs `fn` once when the session stops being hosted (ended, closed). */
+  onStop(fn: () => void): void {
+    if (this.closed) fn();
+    else this.disposers.push(fn);
+  }
+
   private wire(): void {
     const rec = this.session.recorder;
     this.disposers.push(

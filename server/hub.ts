@@ -7,6 +7,12 @@ import type { InspectionEvent, Observer } from 'xstate';
 import { checkCwd } from './allowed-cwd.js';
 import { HostedSession, type CreateParams, type OpenSession, type ReopenSession } from './hosted-session.js';
 import { ErrorCode, refusal, RpcFailure, type SessionSummary } from './protocol.js';
+import type { Peer } from './attachment.js';
+import { RelayedSession, type RelaySource } from './relayed-session.js';
+import type { BridleSession } from '../runtime/session.js';
+
+/** A session as a client reaches it here: run by this worker, or relayed from the one that runs it. */
+export type Served = HostedSession | RelayedSession;
 
 export interface HubLimits {
   /** Most sessions open at once, those being opened or ended included. */
@@ -20,6 +26,13 @@ export interface HubLimits {
    * here), for `session/attach` and `session/input`; absent: only sessions created here are served.
    */
   reopen?: ReopenSession;
+  /**
+   * For a session another live worker holds (`reopen` refused it `SESSION_LOCKED`): the store's side of a relay
+   * (ADR 0030); undefined when the store cannot relay (JSONL: the refusal stands).
+   */
+  relay?: (sessionId: string) => Promise<RelaySource | undefined>;
+  /** Runs for every session this server comes to run (created or opened); what it returns runs when the session stops here. The owner's inbox pump. */
+  adopt?: (session: BridleSession) => () => void;
 }
 
 export const DEFAULT_MAX_SESSIONS = 64;
@@ -31,7 +44,9 @@ export class Hub {
   private readonly sessions = new Map<string, HostedSession>();
   private readonly ending = new Set<Promise<void>>();
   /** Sessions being opened from the store, by id: a burst of attaches opens each once. */
-  private readonly reopening = new Map<string, Promise<HostedSession>>();
+  private readonly reopening = new Map<string, Promise<Served>>();
+  private readonly relays = new Map<string, RelayedSession>();
+  private readonly promoting = new Map<string, Promise<Served>>();
   private opening = 0;
   private readonly limits: HubLimits;
 
@@ -81,14 +96,66 @@ export class Hub {
     } finally {
       this.opening--;
     }
-    this.sessions.set(hosted.id, hosted);
+    this.host(hosted);
     return hosted;
   }
 
+  private host(hosted: HostedSession): void {
+    this.sessions.set(hosted.id, hosted);
+    if (this.limits.adopt) hosted.onStop(this.limits.adopt(hosted.bridle));
+  }
+
+  /** A session this server runs. Contract: `UNKNOWN_SESSION` when it runs none by that id; `SESSION_ELSEWHERE` when it only relays it. */
   get(sessionId: string): HostedSession {
     const s = this.sessions.get(sessionId);
-    if (!s) throw refusal(ErrorCode.UnknownSession, 'UNKNOWN_SESSION', `no session ${JSON.stringify(sessionId)} in this server`);
-    return s;
+    if (s) return s;
+    if (this.relays.has(sessionId)) throw refusal(ErrorCode.Elsewhere, 'SESSION_ELSEWHERE', `session ${JSON.stringify(sessionId)} runs on another worker; this one relays its entries and forwards its input only (attach and input here, the rest on the worker that runs it)`);
+    throw refusal(ErrorCode.UnknownSession, 'UNKNOWN_SESSION', `no session ${JSON.stringify(sessionId)} in this server`);
+  }
+
+  /** Detaches a client from a session it watches here, run or relayed; nothing if there is none. */
+  detach(sessionId: string, peer: Peer): void {
+    (this.sessions.get(sessionId) ?? this.relays.get(sessionId))?.detach(peer);
+  }
+
+  /**
+   * A client's input: given to the session when this server runs it; else forwarded through the store to the
+   * worker that does (durable in its inbox first) and answered once that worker has logged it. When that
+   * worker's lease expires meanwhile, this one takes the session over and logs the input itself.
+   */
+  async input(sessionId: string, text: string, mode: 'followup' | 'steer' | 'inject' = 'followup'): Promise<number> {
+    let s = await this.find(sessionId);
+    if (s instanceof HostedSession) return s.send(text, mode);
+    const source = s.source;
+    const handle = await source.forward(text, mode);
+    for (;;) {
+      const r = await source.logged(handle);
+      if ('seq' in r) return r.seq;
+      s = await this.promote(s);
+      // Run here now: this worker's inbox pump logs the input; a relay again: another worker took it over.
+      if (s instanceof HostedSession) continue;
+    }
+  }
+
+  /**
+   * The relay of a session whose owner has gone makes way for this worker running it (taken over, repaired,
+   * resumed) — or for a relay of whichever worker took it first; its clients go on from the entry after the last
+   * they were sent.
+   */
+  private promote(r: Served): Promise<Served> {
+    if (!(r instanceof RelayedSession)) return Promise.resolve(r);
+    let p = this.promoting.get(r.id);
+    if (p) return p;
+    p = (async () => {
+      const peers = r.handOver();
+      if (this.relays.get(r.id) === r) this.relays.delete(r.id);
+      await r.close();
+      const next = await this.find(r.id);
+      for (const { peer, next: from } of peers) void next.attach(peer, from).start().catch((err: unknown) => this.onProblem(`re-attaching to ${r.id}: ${String(err)}`));
+      return next;
+    })().finally(() => this.promoting.delete(r.id));
+    this.promoting.set(r.id, p);
+    return p;
   }
 
   /**
@@ -97,9 +164,11 @@ export class Hub {
    * at the limit, whatever `reopen` refused with (an `RpcFailure`), else `OPEN_FAILED` (the reason to
    * `onProblem` only).
    */
-  async find(sessionId: string): Promise<HostedSession> {
+  async find(sessionId: string): Promise<Served> {
     const s = this.sessions.get(sessionId);
     if (s || !this.limits.reopen) return s ?? this.get(sessionId);
+    const relayed = this.relays.get(sessionId);
+    if (relayed) return (await relayed.source.ownerLive()) ? relayed : this.promote(relayed);
     const pending = this.reopening.get(sessionId);
     if (pending) return pending;
     if (this.held >= this.limits.maxSessions) {
@@ -120,9 +189,20 @@ export class Hub {
           this.inspect,
           { ms: this.limits.idleTimeoutMs, onIdle: (h) => void this.end(h.id).catch(() => undefined) },
         );
-        this.sessions.set(hosted.id, hosted);
-        return hosted;
+        this.host(hosted);
+        return hosted as Served;
       } catch (err) {
+        if (err instanceof RpcFailure && (err.data as { reason?: string } | undefined)?.reason === 'SESSION_LOCKED' && this.limits.relay) {
+          // Another live worker runs it: relay it from the store instead.
+          const source = await this.limits.relay(sessionId);
+          if (!source) throw err;
+          const relay = new RelayedSession(sessionId, source, this.onProblem, (x) => {
+            if (this.relays.get(x.id) === x) this.relays.delete(x.id);
+            void x.close();
+          });
+          this.relays.set(sessionId, relay);
+          return relay;
+        }
         if (err instanceof RpcFailure) throw err;
         this.onProblem(`opening session ${sessionId} from the store failed: ${(err as Error)?.stack ?? String(err)}`);
         throw refusal(ErrorCode.CreateFailed, 'OPEN_FAILED', "could not open the session (the server's log says why)");
@@ -153,7 +233,7 @@ export class Hub {
   }
 
   list(): SessionSummary[] {
-    return [...this.sessions.values()].map((s) => s.summary());
+    return [...this.sessions.values(), ...this.relays.values()].map((s) => s.summary());
   }
 
   all(): HostedSession[] {
@@ -164,6 +244,8 @@ export class Hub {
   async close(): Promise<void> {
     const all = [...this.sessions.values()];
     this.sessions.clear();
+    for (const r of this.relays.values()) void r.close();
+    this.relays.clear();
     await Promise.all([
       ...all.map((s) => s.close().catch((err) => this.onProblem(`closing ${s.id}: ${String(err)}`))),
       ...[...this.ending].map((p) => p.catch(() => undefined)),

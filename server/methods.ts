@@ -33,8 +33,7 @@ export const methods: Methods = {
   'session/input': async (p, { hub }) => {
     try {
       // Answered only once the input is in the log, durably: a client told `accepted` can lose it to no crash.
-      const s = await hub.find(p.sessionId);
-      return { accepted: true, seq: await s.send(p.text, p.mode) };
+      return { accepted: true, seq: await hub.input(p.sessionId, p.text, p.mode) };
     } catch (err) {
       if (err instanceof SessionCrashedError) throw refusal(ErrorCode.SessionCrashed, 'SESSION_CRASHED', err.message);
       if (isSaveFailure(err)) throw refusal(ErrorCode.NotSaved, 'SESSION_NOT_SAVED', `the session could not save the input, so it is not acknowledged (${err.code}: ${err.message}); nothing the session does after it can be saved either`);

@@ -31,6 +31,7 @@ import type { Entry } from '../../log/entries.js';
 import { claimLease, type Lease, type LeaseOptions } from './postgres-lease.js';
 import { asUnavailable, isPostgresUrl, poolFor, redactUrl } from './postgres-pool.js';
 import { ensureSchema } from './postgres-schema.js';
+import { ENTRIES_CHANNEL, notify } from './postgres-workers.js';
 
 export const DEFAULT_LEASE_MS = 15_000;
 
@@ -41,6 +42,8 @@ export const PostgresConfig = z.strictObject({
   leaseMs: z.int().min(100).max(3_600_000).default(DEFAULT_LEASE_MS),
   /** Connections this process opens to the database at most (shared by all its sessions). */
   poolSize: z.int().min(1).max(1000).default(10),
+  /** After each commit, `NOTIFY bridle_entries` with the session's id (ADR 0030): workers relaying it to their clients wake up. `bridle serve` turns it on. */
+  notify: z.boolean().default(false),
 });
 export type PostgresConfig = z.infer<typeof PostgresConfig>;
 export type PostgresConfigInput = z.input<typeof PostgresConfig>;
@@ -49,6 +52,8 @@ export interface PostgresSessionStore extends SessionStore {
   readonly url: string;
   claim(id: string): Promise<WriterLock>;
   tail(id: string, fromSeq?: number): Promise<string[] | undefined>;
+  /** The pool, its tables ready: for the workers' relay and inbox (`postgres-workers.ts`). */
+  pool(): Promise<Pool>;
   /** Every session the store holds (those with a `session/start` committed), by id: the listing `bridle sessions` prints. A reader. */
   list(): Promise<StoredSession[]>;
 }
@@ -129,9 +134,10 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
       const given = opts.lock;
       if (given && !leases.has(given as Lease)) throw new Error(`the lock given for session ${id} is not a lease of the Postgres store ${where}`);
       const lease = given ? Promise.resolve(given as Lease) : claim(id);
-      return createPgLog(ready, id, locationOf(id), lease, given as Lease | undefined);
+      return createPgLog(ready, id, locationOf(id), lease, given as Lease | undefined, c.notify);
     },
     claim,
+    pool: ready,
     async list() {
       const p = await ready();
       type Row = { id: string; owner: { pid: number; host: string; since: string } | null; epoch: string; last_seq: string; cwd: string | null; model: string | null; live: boolean; lease_expires: Date | null; marker: string | null };
@@ -178,7 +184,7 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
  * One session's log over its lease. `known`: the lease, when the caller took it (it is in `lock` at once);
  * else the claim runs in the background (`ready`) and the first flush waits for it.
  */
-function createPgLog(pool: () => Promise<Pool>, id: string, location: string, lease: Promise<Lease>, known: Lease | undefined): OpenedLog {
+function createPgLog(pool: () => Promise<Pool>, id: string, location: string, lease: Promise<Lease>, known: Lease | undefined, notifyAfter = false): OpenedLog {
   // A claim that fails is seen by whoever awaits `ready` or flushes; not unhandled meanwhile.
   lease.catch(() => undefined);
   let held: Lease | undefined = known;
@@ -197,7 +203,11 @@ function createPgLog(pool: () => Promise<Pool>, id: string, location: string, le
     const last = batch.at(-1)!.seq;
     const header = batch.find((b) => b.header)?.line ?? null;
     const r = await p.query(COMMIT, [id, l.epoch, first - 1, last, batch.map((b) => b.seq), batch.map((b) => b.line), header, l.leaseMs]);
-    if (r.rowCount === batch.length) return;
+    if (r.rowCount === batch.length) {
+      // A hint, after the commit and outside its transaction (notifying commits serialize): relays read by seq anyway.
+      if (notifyAfter) void notify(p, ENTRIES_CHANNEL, id).catch(() => undefined);
+      return;
+    }
     // Nothing was written: either the epoch moved on (taken over), or the log is not where this writer thinks it ends.
     const now = await p.query<{ epoch: string; last_seq: string; owner: { pid: number; host: string } | null }>('SELECT epoch, last_seq, owner FROM bridle_sessions WHERE id = $1', [id]);
     const row = now.rows[0];
