@@ -59,7 +59,9 @@ async function takeover(url: string, leaseMs: number): Promise<{ afterExpiryMs: 
   const lock = await dead.claim(id);
   const r = new Recorder(dead.open(id, { lock }), () => 0);
   r.append({ kind: 'session/start', id, cwd: '/w', model: 'm', depth: 0, parent: null, format: LOG_FORMAT });
-  r.append({ kind: 'turn/start', turn: 't1', input: 'go' });
+  // Format 2: a turn names the input it takes (ADR 0021).
+  const from = r.append({ kind: 'session/input', mode: 'followup', text: 'go', origin: 'user' }).seq;
+  r.append({ kind: 'turn/start', turn: 't1', input: 'go', from });
   await r.flush();
   const died = process.hrtime.bigint();
   const next = createPostgresSessionStore({ url, leaseMs }, { pid: 2, host: 'next-worker' });
