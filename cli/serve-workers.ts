@@ -30,6 +30,10 @@ export async function relaySource(store: PostgresSessionStore, id: string): Prom
     subscribe: (wake) => bus.on(ENTRIES_CHANNEL, (payload) => payload === id && wake()),
     forward: (text, mode) => forwardInput(pool, id, mode, text),
     ownerLive: async () => (await leaseStatus(pool, id))?.live ?? false,
+    ownerGone: async () => {
+      const l = await leaseStatus(pool, id);
+      return l !== undefined && l.owner !== null && !l.live;
+    },
     logged: async (handle) => {
       const end = Date.now() + LOGGED_WAIT_MS;
       for (let i = 0; ; i++) {

@@ -147,10 +147,18 @@ export class Hub {
     let p = this.promoting.get(r.id);
     if (p) return p;
     p = (async () => {
-      const peers = r.handOver();
       if (this.relays.get(r.id) === r) this.relays.delete(r.id);
-      await r.close();
-      const next = await this.find(r.id);
+      let next: Served;
+      try {
+        next = await this.find(r.id);
+      } catch (err) {
+        // Not taken over (the store refused, or was out of reach): the relay goes on relaying.
+        if (!this.relays.has(r.id) && !this.sessions.has(r.id)) this.relays.set(r.id, r);
+        throw err;
+      }
+      // The relay's clients as they stand now, then no more from it: no await in between.
+      const peers = r.handOver();
+      void r.close();
       for (const { peer, next: from } of peers) void next.attach(peer, from).start().catch((err: unknown) => this.onProblem(`re-attaching to ${r.id}: ${String(err)}`));
       return next;
     })().finally(() => this.promoting.delete(r.id));
@@ -196,10 +204,17 @@ export class Hub {
           // Another live worker runs it: relay it from the store instead.
           const source = await this.limits.relay(sessionId);
           if (!source) throw err;
-          const relay = new RelayedSession(sessionId, source, this.onProblem, (x) => {
-            if (this.relays.get(x.id) === x) this.relays.delete(x.id);
-            void x.close();
-          });
+          const relay = new RelayedSession(
+            sessionId,
+            source,
+            this.onProblem,
+            (x) => {
+              if (this.relays.get(x.id) === x) this.relays.delete(x.id);
+              void x.close();
+            },
+            // Its owner died while clients watch: take it over now, not at their next input.
+            (x) => void this.promote(x).catch((e: unknown) => this.onProblem(`taking over ${x.id}: ${String(e)}`)),
+          );
           this.relays.set(sessionId, relay);
           return relay;
         }

@@ -26,7 +26,12 @@ export interface RelaySource {
   logged(handle: number, signal?: AbortSignal): Promise<{ seq: number } | { gone: true }>;
   /** Whether a live worker other than this one holds the session's lease. */
   ownerLive(): Promise<boolean>;
+  /** Whether the session's lease was held and has expired: its holder died or stalled (a lease released at rest is not). */
+  ownerGone(): Promise<boolean>;
 }
+
+/** Every how many reads a relay with clients checks whether the owner's lease has expired (a sweep of the sessions it relays). */
+export const OWNER_CHECK_EVERY = 4;
 
 /** Every how long a relay reads again without a wake-up (the net under a missed notification). */
 export const RELAY_POLL_MS = 500;
@@ -46,9 +51,20 @@ export class RelayedSession {
     readonly source: RelaySource,
     private readonly onProblem: (message: string) => void,
     private readonly onUnused: (s: RelayedSession) => void,
+    /** Called when the owner's lease has expired while clients watch: the worker takes the session over. */
+    private readonly onOwnerGone: (s: RelayedSession) => void = () => undefined,
   ) {
     this.stopWake = source.subscribe(() => this.pull());
-    this.timer = setInterval(() => this.pull(), RELAY_POLL_MS);
+    let ticks = 0;
+    this.timer = setInterval(() => {
+      void this.pull();
+      if (++ticks % OWNER_CHECK_EVERY === 0 && this.attachments.size > 0) {
+        void source.ownerGone().then(
+          (gone) => gone && !this.closed && this.onOwnerGone(this),
+          () => undefined,
+        );
+      }
+    }, RELAY_POLL_MS);
     this.timer.unref?.();
   }
 

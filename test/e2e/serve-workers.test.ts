@@ -108,4 +108,29 @@ describeWithPostgres('two bridle serve workers on one Postgres', (db) => {
     const replay = spawnSync(process.execPath, [CLI, 'replay', sessionId, '--store', url], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME, BRIDLE_HOME: join(root!, 'home-c') } });
     expect(replay.status, replay.stderr).toBe(0);
   }, 60_000);
+
+  it.runIf(cliBuilt)('a client watching on worker B, sending nothing: B takes the session over once the killed owner\'s lease has expired', async () => {
+    const url = await db.fresh();
+    const slow = { responses: [{ text: 'working', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker; for i in $(seq 400); do [ -f go ] && break; sleep 0.05; done' } }] }] };
+    const leaseMs = 1000;
+    const { ws, a, ca, cb } = await twoWorkers(url, slow, { responses: [] }, leaseMs);
+    const { sessionId } = await ca.call('session/create', {});
+    await cb.call('session/attach', { sessionId });
+    await ca.call('session/input', { sessionId, text: 'do the work' });
+    await cb.waitFor(isEntry('tool/dispatch'), 20_000, 'the dispatch, relayed to B');
+    for (let i = 0; !existsSync(join(ws, 'marker')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
+    a.proc.kill('SIGKILL');
+    const killed = Date.now();
+    await a.exit;
+    writeFileSync(join(ws, 'go'), '');
+    await cb.waitFor(isEntry('session/takeover'), leaseMs + 5000, 'B to take the session over');
+    // The lease's expiry, then B's check of the sessions it relays (every 2 s).
+    expect(Date.now() - killed).toBeLessThan(leaseMs + 3500);
+    await cb.waitFor(isEntry('turn/end'), 5000, 'the repair to close the turn');
+    const got = cb.entries(sessionId);
+    expect(got.map((e) => e.seq)).toEqual(got.map((_e, i) => i + 1));
+    expect(got.filter((e) => e.kind === 'tool/result')).toEqual([expect.objectContaining({ code: 'TOOL_OUTCOME_UNKNOWN' })]);
+    expect(readFileSync(join(ws, 'marker'), 'utf8')).toBe('ran\n');
+    expect((await cb.call('session/snapshot', { sessionId })).value).not.toBe('elsewhere');
+  }, 60_000);
 });
