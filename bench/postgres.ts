@@ -25,6 +25,7 @@ import type { SessionStore } from '../ports/store.js';
 import { findPostgresBin, startThrowawayPostgres, withDatabase } from '../test/helpers/postgres-cluster.js';
 import { benchSession } from './session.js';
 import { median, repeat } from './stats.js';
+import { crossWorkerFanout } from './workers.js';
 
 let made = 0;
 
@@ -58,7 +59,9 @@ async function takeover(url: string, leaseMs: number): Promise<{ afterExpiryMs: 
   const lock = await dead.claim(id);
   const r = new Recorder(dead.open(id, { lock }), () => 0);
   r.append({ kind: 'session/start', id, cwd: '/w', model: 'm', depth: 0, parent: null, format: LOG_FORMAT });
-  r.append({ kind: 'turn/start', turn: 't1', input: 'go' });
+  // Format 2: a turn names the input it takes (ADR 0021).
+  const from = r.append({ kind: 'session/input', mode: 'followup', text: 'go', origin: 'user' }).seq;
+  r.append({ kind: 'turn/start', turn: 't1', input: 'go', from });
   await r.flush();
   const died = process.hrtime.bigint();
   const next = createPostgresSessionStore({ url, leaseMs }, { pid: 2, host: 'next-worker' });
@@ -120,6 +123,7 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
     const js64 = await many(jsonl);
     const takeovers = [];
     for (let i = 0; i < 3; i++) takeovers.push(await takeover(db, 500));
+    const fanout = await crossWorkerFanout(db);
     const round = (n: number) => Math.round(n);
     return {
       label: 'postgres',
@@ -129,6 +133,7 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
         stepsPerSecondPerCore: { postgres: { sessions1: round(pg1 / cores), sessions64: round(pg64.perSecond / cores) }, jsonl: { sessions1: round(js1 / cores), sessions64: round(js64.perSecond / cores) } },
         bridleCpuUsPerStep64: { postgres: round(pg64.cpuUsPerStep), jsonl: round(js64.cpuUsPerStep) },
         takeoverMs: { leaseMs: 500, afterExpiry: Number(median(takeovers.map((t) => t.afterExpiryMs)).toFixed(1)), expiryIncluded: round(median(takeovers.map((t) => t.totalMs))) },
+        fanoutToAnotherWorkerMs: { entries: fanout.entries, p50: fanout.p50Ms, p99: fanout.p99Ms },
       },
     };
   } finally {

@@ -123,6 +123,17 @@ export async function main(argv: string[]): Promise<number> {
       code = await replayCommand(session, flags);
     });
 
+  program
+    .command('sessions')
+    .summary('list the sessions of a store, with owner and state')
+    .description('list the sessions of a store, one line each: id, state (idle, running, interrupted: a turn open and no writer, ended), owner (the writer holding its lock or lease), last seq, workspace; reads only')
+    .option('--store <url|dir>', 'Postgres (postgres://…) or a JSONL dir')
+    .option('--json', 'print { store, sessions } as JSON')
+    .action(async (flags: import('./sessions.js').SessionsFlags) => {
+      const { sessionsCommand } = await import('./sessions.js');
+      code = await sessionsCommand(flags);
+    });
+
   modelOptions(program.command('serve'))
     .summary('serve sessions over WebSocket JSON-RPC')
     .description('serve sessions over WebSocket JSON-RPC (docs/protocol.md) and the session viewer at /; loopback only unless --host says otherwise')

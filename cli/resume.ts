@@ -19,7 +19,7 @@ import { LOG_FORMAT } from '../log/entries.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { UsageError } from './errors.js';
 import { logAccessAsUsage } from './home.js';
-import { parseStoredLines, targetOf } from './session-store.js';
+import { parseStoredLines, targetOf, type StoreTarget } from './session-store.js';
 import { Recorder } from '../log/recorder.js';
 import { planRepair } from '../log/repair.js';
 import { runPrompt, type RunFlags } from './run.js';
@@ -69,7 +69,38 @@ export async function resumeCommand(target: string, prompt: string | undefined, 
   // A bad flag, config file or row fails before the log is touched.
   const first = await composeProduct(flags);
   const where = targetOf(first.rows, first.home, target);
-  if (where.kind === 'postgres') return resumeStored(where, prompt, flags, err);
+  const r = await repairForResume(where, target, err);
+  if (typeof r === 'number') return r;
+  try {
+    return await carryOn(r, prompt, flags, err);
+  } finally {
+    // Idempotent: a session that ran has released it on close already.
+    r.open.lock.release();
+  }
+}
+
+/** A session repaired for going on (`resume`, or `serve` asked for a session it does not hold): its writer's claim held. */
+export interface RepairedSession {
+  entries: Entry[];
+  report: RepairReport;
+  /** Where the log is, for messages (`postgres://host/db#id` or the file). */
+  path: string;
+  /** What the user named it as, for the hints printed. */
+  target: string;
+  /** How to open it: the `session` to name, the claim held (the caller releases it, or the session's close does), the store that issued it. */
+  open: { session: string; lock: WriterLock; store?: SessionStore };
+}
+
+/**
+ * Takes the session's writer's claim (the lock, or the lease: an expired one taken over and said in the log
+ * before anything else), repairs its log as `resume` does (nothing re-run), says what it repaired on `err`,
+ * and hands back the entries with the claim still held. Contract: a number (2) when the log or one of its
+ * subagent logs is refused as corrupt (said on `err`, the claim released); throws `UsageError` for a log that
+ * is not there or cannot be opened, `SessionLockedError` while another live writer holds it (the claim is
+ * released on every failure).
+ */
+export async function repairForResume(where: StoreTarget, target: string, err: { write(s: string): unknown }): Promise<RepairedSession | number> {
+  if (where.kind === 'postgres') return resumeStored(where, target, err);
   const path = where.path;
   if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
   // Repair appends: it is a writer, and takes the lock before it reads (a live writer is refused, naming it).
@@ -79,11 +110,12 @@ export async function resumeCommand(target: string, prompt: string | undefined, 
   } catch (e) {
     logAccessAsUsage(e);
   }
+  let out: RepairedSession | number | undefined;
   try {
-    return await resumeLocked(path, target, prompt, flags, err, lock);
+    out = await resumeLocked(path, target, err, lock);
+    return out;
   } finally {
-    // Idempotent: a session that ran has released it on close already.
-    lock.release();
+    if (typeof out !== 'object') lock.release();
   }
 }
 
@@ -109,7 +141,7 @@ function headerFormat(path: string): number | undefined {
   }
 }
 
-async function resumeLocked(path: string, target: string, prompt: string | undefined, flags: ResumeFlags, err: { write(s: string): unknown }, lock: WriterLock): Promise<number> {
+async function resumeLocked(path: string, target: string, err: { write(s: string): unknown }, lock: WriterLock): Promise<RepairedSession | number> {
   // An older log is refused before repair touches it: it logged no inputs, so what it had queued cannot be known (ADR 0021).
   const format = headerFormat(path);
   if (format !== undefined && format < LOG_FORMAT) {
@@ -127,7 +159,7 @@ async function resumeLocked(path: string, target: string, prompt: string | undef
     for (const v of repaired.violations) err.write(`bridle: ${path} is corrupt, not just cut short; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
     return 2;
   }
-  return carryOn(repaired, path, target, prompt, flags, err, { session: path, lock });
+  return reported(repaired, path, target, err, { session: path, lock });
 }
 
 /**
@@ -135,9 +167,10 @@ async function resumeLocked(path: string, target: string, prompt: string | undef
  * in the log before anything else), then the same repair as for JSONL through the store, committed before
  * anything runs; the session then goes on under the same lease.
  */
-async function resumeStored(where: { store: SessionStore; id: string }, prompt: string | undefined, flags: ResumeFlags, err: { write(s: string): unknown }): Promise<number> {
+async function resumeStored(where: { store: SessionStore; id: string }, _target: string, err: { write(s: string): unknown }): Promise<RepairedSession | number> {
   const { store, id } = where;
   const lock = await store.claim!(id);
+  let out: RepairedSession | number | undefined;
   try {
     const lines = await store.tail!(id);
     // `postgres://host/db#id`: what `resume` and `replay` take back, and never with a password in it.
@@ -162,9 +195,10 @@ async function resumeStored(where: { store: SessionStore; id: string }, prompt: 
       err.write(`bridle: ${children} subagent session${children > 1 ? 's' : ''} of this session could not be repaired (above); the session itself was repaired, nothing was run\n`);
       return 2;
     }
-    return await carryOn(repaired, location, location, prompt, flags, err, { session: location, lock, store });
+    out = reported(repaired, location, location, err, { session: location, lock, store });
+    return out;
   } finally {
-    lock.release();
+    if (typeof out !== 'object') lock.release();
   }
 }
 
@@ -205,7 +239,8 @@ async function repairStoredChildren(store: SessionStore, children: readonly stri
   return refused;
 }
 
-async function carryOn(repaired: Extract<FileRepair, { ok: true }>, path: string, target: string, prompt: string | undefined, flags: ResumeFlags, err: { write(s: string): unknown }, open: { session: string; lock: WriterLock; store?: SessionStore }): Promise<number> {
+/** Says what was repaired, down the tree of subagent logs; 2 when one of those was refused. */
+function reported(repaired: Extract<FileRepair, { ok: true }>, path: string, target: string, err: { write(s: string): unknown }, open: RepairedSession['open']): RepairedSession | number {
   const { entries, report } = repaired;
   if (repairedSomething(report)) for (const l of formatRepairReport(report)) err.write(`repaired: ${visible(l)}\n`);
   else err.write(`log: ${path} needed no repair\n`);
@@ -215,6 +250,11 @@ async function carryOn(repaired: Extract<FileRepair, { ok: true }>, path: string
     err.write(`bridle: ${refused} subagent log${refused > 1 ? 's' : ''} of this session could not be repaired (above); the session itself was repaired, nothing was run\n`);
     return 2;
   }
+  return { entries, report, path, target, open };
+}
+
+async function carryOn(r: RepairedSession, prompt: string | undefined, flags: ResumeFlags, err: { write(s: string): unknown }): Promise<number> {
+  const { entries, report, path, target, open } = r;
   // A Ralph run's log: it goes on with the round (or the check) it was in; there is no prompt to give it.
   if (ralphState(entries)) {
     if (prompt !== undefined) throw new UsageError('this is a Ralph run\'s log: resume continues it from its own log, without a prompt');

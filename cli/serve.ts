@@ -6,10 +6,12 @@
  * A client may point a session at `--cwd` or below (or an `--allow-cwd`);
  * at most `--max-sessions` are open, and one left idle is released.
  */
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { InspectionEvent, Observer } from 'xstate';
 import { isLoopbackHost, newToken } from '../server/access.js';
+import { allowedRoots, checkCwd } from '../server/allowed-cwd.js';
+import type { SessionHooks } from '../server/hosted-session.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../server/hub.js';
 import { ErrorCode, refusal } from '../server/protocol.js';
 import { DEFAULT_PORT, startServer, type BridleServer } from '../server/server.js';
@@ -21,6 +23,14 @@ import { CompositionError, type ComposedRow } from '../plugins/rows.js';
 import { applySettings } from '../runtime/settings.js';
 import { openSession, resolveWorkspace, SessionExistsError } from './open-session.js';
 import { policyOf, type RunFlags } from './run.js';
+import { repairForResume } from './resume.js';
+import { postgresStoreOf, targetOf } from './session-store.js';
+import { relaySource, startInboxPump } from './serve-workers.js';
+import { closeBuses } from '../adapters/store/postgres-workers.js';
+import type { Entry } from '../log/entries.js';
+import { restoreSessionSnapshot } from '../machines/session-fold.js';
+import { ralphState } from '../runtime/ralph/state.js';
+import type { BridleSession } from '../runtime/session.js';
 import type { Product } from './settings.js';
 import { visible } from './visible.js';
 
@@ -122,7 +132,10 @@ export interface Started {
 }
 
 /** Starts the server and prints where it is; the caller decides when to stop. */
-export async function startServe(product: Product, flags: ServeFlags, err: NodeJS.WritableStream = process.stderr, out: NodeJS.WritableStream = process.stdout): Promise<Started> {
+export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.WritableStream = process.stderr, out: NodeJS.WritableStream = process.stdout): Promise<Started> {
+  // On Postgres, each commit wakes the workers that relay the session to their clients (ADR 0030).
+  const product: Product = { ...given, rows: given.rows.map((r) => (r.id === 'store' && r.use === 'postgres' ? { ...r, config: { ...(r.config as object), notify: true } } : r)) };
+  const shared = postgresStoreOf(product.rows);
   const port = parsePort(flags.port);
   const host = flags.host ?? '127.0.0.1';
   const allowOrigins = parseOrigins(flags.allowOrigin);
@@ -159,6 +172,13 @@ export async function startServe(product: Product, flags: ServeFlags, err: NodeJ
     allowCwd,
     inspect: inspector?.inspect as Observer<InspectionEvent> | undefined,
     onProblem: problem,
+    reopen: (sessionId, hooks) => reopenStored(product, sessionId, hooks, allowedRoots(allowCwd), problem),
+    ...(shared
+      ? {
+          relay: (sessionId: string) => (SESSION_ID.test(sessionId) ? relaySource(shared, sessionId) : Promise.resolve(undefined)),
+          adopt: (session: BridleSession) => startInboxPump(shared, session, problem),
+        }
+      : {}),
     open: async (params, hooks) => {
       if (params.model?.startsWith('scripted:')) checkClientScript(params.model, problem);
       const model = params.model;
@@ -215,8 +235,64 @@ export async function serveCommand(product: Product, flags: ServeFlags): Promise
     }
   });
   await server.close();
+  await closeBuses();
   await inspector?.close();
   return 0;
+}
+
+/** What a session id a client names may look like (as the ids seam makes them): never a path, never a URL. */
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+
+/**
+ * A session of the server's store that this process does not host (a predecessor's, one closed here, one
+ * `bridle run` left): its writer's claim taken (a dead holder's taken over, a live one's refused naming it),
+ * its log repaired exactly as `bridle resume` repairs it (nothing re-run), then opened from its newest
+ * checkpoint under the same claim, with the server's hooks; input it had queued runs first. It runs on the
+ * server's own product (model, sandbox, approval), in the directory its log names, which must be one the
+ * server allows. Resolves undefined when the store has no such session.
+ */
+async function reopenStored(product: Product, sessionId: string, hooks: SessionHooks, roots: readonly string[], problem: (m: string) => void): Promise<BridleSession | undefined> {
+  if (!SESSION_ID.test(sessionId) || sessionId.endsWith('.jsonl')) return undefined;
+  const where = targetOf(product.rows, product.home, sessionId);
+  if (where.kind === 'jsonl' ? !existsSync(where.path) : (await where.store.tail(sessionId, Number.MAX_SAFE_INTEGER)) === undefined) return undefined;
+  const said: string[] = [];
+  const notes = { write: (l: string) => (said.push(l.trimEnd()), true) };
+  const notResumable = (why: string) => refusal(ErrorCode.CreateFailed, 'SESSION_NOT_RESUMABLE', `session ${sessionId} cannot be resumed here: ${why}`);
+  let r: Awaited<ReturnType<typeof repairForResume>>;
+  try {
+    r = await repairForResume(where, sessionId, notes);
+  } catch (e) {
+    for (const l of said) problem(`session ${sessionId}: ${l}`);
+    if (e instanceof SessionLockedError) throw refusal(ErrorCode.CreateFailed, 'SESSION_LOCKED', e.message);
+    if (e instanceof UsageError) throw notResumable(e.message);
+    throw e;
+  }
+  for (const l of said) problem(`session ${sessionId}: ${l}`);
+  if (typeof r === 'number') throw notResumable("its log (or a subagent's) is corrupt; the server's log says where");
+  const { entries, open } = r;
+  try {
+    const start = entries[0] as Extract<Entry, { kind: 'session/start' }>;
+    if (ralphState(entries)) throw notResumable('it is a Ralph run; continue it with bridle resume');
+    const cwd = checkCwd(start.cwd, roots);
+    if (!cwd.ok) throw notResumable(`its directory is not one this server allows (${cwd.reason})`);
+    const maxSteps = (product.rows.find((row) => row.id === 'turn')?.config as { maxSteps?: number } | undefined)?.maxSteps;
+    const snapshot = restoreSessionSnapshot(entries, maxSteps !== undefined ? { maxSteps } : {});
+    return (await openSession({
+      product,
+      cwd: cwd.cwd,
+      session: open.session,
+      existing: entries,
+      snapshot,
+      lock: open.lock,
+      ...(open.store ? { store: open.store } : {}),
+      answerer: hooks.answerer,
+      onChunk: hooks.onChunk,
+      inspect: hooks.inspect,
+    })).session;
+  } catch (e) {
+    open.lock.release();
+    throw openRefusal(e, modelOf(product), problem);
+  }
 }
 
 /** The model the product's `model` row names, as a `--model` would (`scripted:<file>` or the id). */

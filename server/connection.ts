@@ -92,13 +92,7 @@ export class Connection implements Peer {
   }
 
   private dispose(): void {
-    for (const id of this.attached) {
-      try {
-        this.hub.get(id).detach(this);
-      } catch {
-        // the session is gone already
-      }
-    }
+    for (const id of this.attached) this.hub.detach(id, this);
     this.attached.clear();
   }
 }

@@ -40,6 +40,13 @@ export interface CreateParams {
  */
 export type OpenSession = (params: CreateParams, hooks: SessionHooks) => BridleSession | Promise<BridleSession>;
 
+/**
+ * Opens a session of the server's store that this process does not hold, repaired and resumed as
+ * `bridle resume` would (the server calls it on `session/attach` or `session/input` for an id it does not
+ * host). Resolves undefined when the store has no such session. Refusals as for `OpenSession`.
+ */
+export type ReopenSession = (sessionId: string, hooks: SessionHooks) => Promise<BridleSession | undefined>;
+
 export interface IdleWatch {
   /** How long a session may sit with no client attached and no turn running; 0: forever. */
   ms: number;
@@ -94,6 +101,17 @@ export class HostedSession {
 
   get id(): string {
     return this.session.id;
+  }
+
+  /** The session itself (the server's inbox pump gives it forwarded input). */
+  get bridle(): BridleSession {
+    return this.session;
+  }
+
+  /** Runs `fn` once when the session stops being hosted (ended, closed). */
+  onStop(fn: () => void): void {
+    if (this.closed) fn();
+    else this.disposers.push(fn);
   }
 
   private wire(): void {

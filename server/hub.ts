@@ -5,8 +5,14 @@
  */
 import type { InspectionEvent, Observer } from 'xstate';
 import { checkCwd } from './allowed-cwd.js';
-import { HostedSession, type CreateParams, type OpenSession } from './hosted-session.js';
+import { HostedSession, type CreateParams, type OpenSession, type ReopenSession } from './hosted-session.js';
 import { ErrorCode, refusal, RpcFailure, type SessionSummary } from './protocol.js';
+import type { Peer } from './attachment.js';
+import { RelayedSession, type RelaySource } from './relayed-session.js';
+import type { BridleSession } from '../runtime/session.js';
+
+/** A session as a client reaches it here: run by this worker, or relayed from the one that runs it. */
+export type Served = HostedSession | RelayedSession;
 
 export interface HubLimits {
   /** Most sessions open at once, those being opened or ended included. */
@@ -15,6 +21,18 @@ export interface HubLimits {
   idleTimeoutMs: number;
   /** Resolved roots (`allowedRoots`) a client's `cwd` must lie in; empty: a client may not choose one. */
   cwdRoots: readonly string[];
+  /**
+   * Opens a session of the server's store that this process does not hold (a predecessor's, or one closed
+   * here), for `session/attach` and `session/input`; absent: only sessions created here are served.
+   */
+  reopen?: ReopenSession;
+  /**
+   * For a session another live worker holds (`reopen` refused it `SESSION_LOCKED`): the store's side of a relay
+   * (ADR 0030); undefined when the store cannot relay (JSONL: the refusal stands).
+   */
+  relay?: (sessionId: string) => Promise<RelaySource | undefined>;
+  /** Runs for every session this server comes to run (created or opened); what it returns runs when the session stops here. The owner's inbox pump. */
+  adopt?: (session: BridleSession) => () => void;
 }
 
 export const DEFAULT_MAX_SESSIONS = 64;
@@ -25,6 +43,10 @@ const DEFAULT_LIMITS: HubLimits = { maxSessions: DEFAULT_MAX_SESSIONS, idleTimeo
 export class Hub {
   private readonly sessions = new Map<string, HostedSession>();
   private readonly ending = new Set<Promise<void>>();
+  /** Sessions being opened from the store, by id: a burst of attaches opens each once. */
+  private readonly reopening = new Map<string, Promise<Served>>();
+  private readonly relays = new Map<string, RelayedSession>();
+  private readonly promoting = new Map<string, Promise<Served>>();
   private opening = 0;
   private readonly limits: HubLimits;
 
@@ -74,14 +96,138 @@ export class Hub {
     } finally {
       this.opening--;
     }
-    this.sessions.set(hosted.id, hosted);
+    this.host(hosted);
     return hosted;
   }
 
+  private host(hosted: HostedSession): void {
+    this.sessions.set(hosted.id, hosted);
+    if (this.limits.adopt) hosted.onStop(this.limits.adopt(hosted.bridle));
+  }
+
+  /** A session this server runs. Contract: `UNKNOWN_SESSION` when it runs none by that id; `SESSION_ELSEWHERE` when it only relays it. */
   get(sessionId: string): HostedSession {
     const s = this.sessions.get(sessionId);
-    if (!s) throw refusal(ErrorCode.UnknownSession, 'UNKNOWN_SESSION', `no session ${JSON.stringify(sessionId)} in this server`);
-    return s;
+    if (s) return s;
+    if (this.relays.has(sessionId)) throw refusal(ErrorCode.Elsewhere, 'SESSION_ELSEWHERE', `session ${JSON.stringify(sessionId)} runs on another worker; this one relays its entries and forwards its input only (attach and input here, the rest on the worker that runs it)`);
+    throw refusal(ErrorCode.UnknownSession, 'UNKNOWN_SESSION', `no session ${JSON.stringify(sessionId)} in this server`);
+  }
+
+  /** Detaches a client from a session it watches here, run or relayed; nothing if there is none. */
+  detach(sessionId: string, peer: Peer): void {
+    (this.sessions.get(sessionId) ?? this.relays.get(sessionId))?.detach(peer);
+  }
+
+  /**
+   * A client's input: given to the session when this server runs it; else forwarded through the store to the
+   * worker that does (durable in its inbox first) and answered once that worker has logged it. When that
+   * worker's lease expires meanwhile, this one takes the session over and logs the input itself.
+   */
+  async input(sessionId: string, text: string, mode: 'followup' | 'steer' | 'inject' = 'followup'): Promise<number> {
+    let s = await this.find(sessionId);
+    if (s instanceof HostedSession) return s.send(text, mode);
+    const source = s.source;
+    const handle = await source.forward(text, mode);
+    for (;;) {
+      const r = await source.logged(handle);
+      if ('seq' in r) return r.seq;
+      s = await this.promote(s);
+      // Run here now: this worker's inbox pump logs the input; a relay again: another worker took it over.
+      if (s instanceof HostedSession) continue;
+    }
+  }
+
+  /**
+   * The relay of a session whose owner has gone makes way for this worker running it (taken over, repaired,
+   * resumed) — or for a relay of whichever worker took it first; its clients go on from the entry after the last
+   * they were sent.
+   */
+  private promote(r: Served): Promise<Served> {
+    if (!(r instanceof RelayedSession)) return Promise.resolve(r);
+    let p = this.promoting.get(r.id);
+    if (p) return p;
+    p = (async () => {
+      if (this.relays.get(r.id) === r) this.relays.delete(r.id);
+      let next: Served;
+      try {
+        next = await this.find(r.id);
+      } catch (err) {
+        // Not taken over (the store refused, or was out of reach): the relay goes on relaying.
+        if (!this.relays.has(r.id) && !this.sessions.has(r.id)) this.relays.set(r.id, r);
+        throw err;
+      }
+      // The relay's clients as they stand now, then no more from it: no await in between.
+      const peers = r.handOver();
+      void r.close();
+      for (const { peer, next: from } of peers) void next.attach(peer, from).start().catch((err: unknown) => this.onProblem(`re-attaching to ${r.id}: ${String(err)}`));
+      return next;
+    })().finally(() => this.promoting.delete(r.id));
+    this.promoting.set(r.id, p);
+    return p;
+  }
+
+  /**
+   * The session, hosted here already or opened now from the store (`reopen`: repaired and resumed as
+   * `bridle resume` would). Contract: rejects with `UNKNOWN_SESSION` when neither has it, `SESSION_LIMIT`
+   * at the limit, whatever `reopen` refused with (an `RpcFailure`), else `OPEN_FAILED` (the reason to
+   * `onProblem` only).
+   */
+  async find(sessionId: string): Promise<Served> {
+    const s = this.sessions.get(sessionId);
+    if (s || !this.limits.reopen) return s ?? this.get(sessionId);
+    const relayed = this.relays.get(sessionId);
+    if (relayed) return (await relayed.source.ownerLive()) ? relayed : this.promote(relayed);
+    const pending = this.reopening.get(sessionId);
+    if (pending) return pending;
+    if (this.held >= this.limits.maxSessions) {
+      throw refusal(ErrorCode.SessionLimit, 'SESSION_LIMIT', `this server holds its limit of ${this.limits.maxSessions} sessions: close one (session/close) or wait for an idle one to be released`);
+    }
+    const reopen = this.limits.reopen;
+    this.opening++;
+    const opening = (async () => {
+      try {
+        const hosted = await HostedSession.open(
+          async (_params, hooks) => {
+            const session = await reopen(sessionId, hooks);
+            if (session) return session;
+            throw refusal(ErrorCode.UnknownSession, 'UNKNOWN_SESSION', `no session ${JSON.stringify(sessionId)} in this server or its store`);
+          },
+          {},
+          this.onProblem,
+          this.inspect,
+          { ms: this.limits.idleTimeoutMs, onIdle: (h) => void this.end(h.id).catch(() => undefined) },
+        );
+        this.host(hosted);
+        return hosted as Served;
+      } catch (err) {
+        if (err instanceof RpcFailure && (err.data as { reason?: string } | undefined)?.reason === 'SESSION_LOCKED' && this.limits.relay) {
+          // Another live worker runs it: relay it from the store instead.
+          const source = await this.limits.relay(sessionId);
+          if (!source) throw err;
+          const relay = new RelayedSession(
+            sessionId,
+            source,
+            this.onProblem,
+            (x) => {
+              if (this.relays.get(x.id) === x) this.relays.delete(x.id);
+              void x.close();
+            },
+            // Its owner died while clients watch: take it over now, not at their next input.
+            (x) => void this.promote(x).catch((e: unknown) => this.onProblem(`taking over ${x.id}: ${String(e)}`)),
+          );
+          this.relays.set(sessionId, relay);
+          return relay;
+        }
+        if (err instanceof RpcFailure) throw err;
+        this.onProblem(`opening session ${sessionId} from the store failed: ${(err as Error)?.stack ?? String(err)}`);
+        throw refusal(ErrorCode.CreateFailed, 'OPEN_FAILED', "could not open the session (the server's log says why)");
+      } finally {
+        this.opening--;
+        this.reopening.delete(sessionId);
+      }
+    })();
+    this.reopening.set(sessionId, opening);
+    return opening;
   }
 
   /**
@@ -102,7 +248,7 @@ export class Hub {
   }
 
   list(): SessionSummary[] {
-    return [...this.sessions.values()].map((s) => s.summary());
+    return [...this.sessions.values(), ...this.relays.values()].map((s) => s.summary());
   }
 
   all(): HostedSession[] {
@@ -113,6 +259,8 @@ export class Hub {
   async close(): Promise<void> {
     const all = [...this.sessions.values()];
     this.sessions.clear();
+    for (const r of this.relays.values()) void r.close();
+    this.relays.clear();
     await Promise.all([
       ...all.map((s) => s.close().catch((err) => this.onProblem(`closing ${s.id}: ${String(err)}`))),
       ...[...this.ending].map((p) => p.catch(() => undefined)),

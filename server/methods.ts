@@ -21,8 +21,9 @@ type Methods = { [M in Method]: (p: ParamsOf<M>, ctx: CallContext) => ResultOf<M
 export const methods: Methods = {
   'session/create': async (p, { hub }) => ({ sessionId: (await hub.create(p)).id }),
   'session/list': (_p, { hub }) => ({ sessions: hub.list() }),
-  'session/attach': (p, { hub, peer, attached, after }) => {
-    const s = hub.get(p.sessionId);
+  'session/attach': async (p, { hub, peer, attached, after }) => {
+    // A session this server does not host is opened from its store (repaired and resumed), when the server can.
+    const s = await hub.find(p.sessionId);
     const fromSeq = p.fromSeq ?? 1;
     const { durableSeq, start } = s.attach(peer, fromSeq);
     attached.add(s.id);
@@ -32,7 +33,7 @@ export const methods: Methods = {
   'session/input': async (p, { hub }) => {
     try {
       // Answered only once the input is in the log, durably: a client told `accepted` can lose it to no crash.
-      return { accepted: true, seq: await hub.get(p.sessionId).send(p.text, p.mode) };
+      return { accepted: true, seq: await hub.input(p.sessionId, p.text, p.mode) };
     } catch (err) {
       if (err instanceof SessionCrashedError) throw refusal(ErrorCode.SessionCrashed, 'SESSION_CRASHED', err.message);
       if (isSaveFailure(err)) throw refusal(ErrorCode.NotSaved, 'SESSION_NOT_SAVED', `the session could not save the input, so it is not acknowledged (${err.code}: ${err.message}); nothing the session does after it can be saved either`);

@@ -30,6 +30,8 @@ export const ErrorCode = {
   SessionCrashed: -32006,
   /** `session/input` whose entry could not be saved (`LOG_NOT_DURABLE`, `LOG_APPEND_FAILED`): it was not received. */
   NotSaved: -32007,
+  /** A method only the worker running the session can serve, sent to a worker that relays it (ADR 0030). */
+  Elsewhere: -32008,
 } as const;
 
 /**
@@ -51,6 +53,8 @@ export const ErrorReason = z.enum([
   'SESSION_LOCKED',
   'SESSION_NOT_SAVED',
   'SESSION_EXISTS',
+  'SESSION_NOT_RESUMABLE',
+  'SESSION_ELSEWHERE',
 ]);
 export type ErrorReason = z.infer<typeof ErrorReason>;
 

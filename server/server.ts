@@ -11,13 +11,19 @@ import { WebSocketServer } from 'ws';
 import type { InspectionEvent, Observer } from 'xstate';
 import { checkAccess, ownOrigins, type AccessPolicy } from './access.js';
 import { CloseCode, Connection } from './connection.js';
-import type { OpenSession } from './hosted-session.js';
+import type { OpenSession, ReopenSession } from './hosted-session.js';
 import { allowedRoots } from './allowed-cwd.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, Hub } from './hub.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, Hub, type HubLimits } from './hub.js';
 import { serveStatic, type ViewerFiles } from './static.js';
 
 export interface ServerOptions {
   open: OpenSession;
+  /** Opens a session of the store this process does not hold, on attach or input (`bridle serve`: repaired and resumed); absent: only sessions created here. */
+  reopen?: ReopenSession;
+  /** A session another live worker runs: the store's side of relaying it (ADR 0030). */
+  relay?: HubLimits['relay'];
+  /** Runs for every session this server comes to run; its result when the session stops here. */
+  adopt?: HubLimits['adopt'];
   token: string;
   /** Default 127.0.0.1. */
   host?: string;
@@ -76,6 +82,9 @@ export async function startServer(o: ServerOptions): Promise<BridleServer> {
     maxSessions: o.maxSessions ?? DEFAULT_MAX_SESSIONS,
     idleTimeoutMs: o.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     cwdRoots: allowedRoots(o.allowCwd ?? []),
+    ...(o.reopen ? { reopen: o.reopen } : {}),
+    ...(o.relay ? { relay: o.relay } : {}),
+    ...(o.adopt ? { adopt: o.adopt } : {}),
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayload ?? DEFAULT_MAX_PAYLOAD });
   const http = createServer((req, res) => void serveStatic(req, res, o.viewer));

@@ -13,7 +13,7 @@
 import type { Pool } from './postgres-pool.js';
 
 /** The version this bridle writes; every step up to it is in `MIGRATIONS`. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** A database whose bridle tables this bridle cannot use. Code `STORE_SCHEMA_TOO_NEW`. */
 export class StoreSchemaError extends Error {
@@ -47,6 +47,20 @@ const MIGRATIONS: readonly string[][] = [
        line    text   NOT NULL,
        PRIMARY KEY (session, seq)
      )`,
+  ],
+  // 2 (ADR 0030): input a worker that does not own a session forwards to its owner, who logs it.
+  [
+    `CREATE TABLE bridle_inbox (
+       id          bigserial PRIMARY KEY,
+       session     text        NOT NULL REFERENCES bridle_sessions (id),
+       mode        text        NOT NULL,
+       text        text        NOT NULL,
+       created_at  timestamptz NOT NULL DEFAULT now(),
+       taken_epoch bigint,
+       after_seq   bigint,
+       seq         bigint
+     )`,
+    `CREATE INDEX bridle_inbox_open ON bridle_inbox (session, id) WHERE seq IS NULL`,
   ],
 ];
 

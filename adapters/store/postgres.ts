@@ -31,6 +31,7 @@ import type { Entry } from '../../log/entries.js';
 import { claimLease, type Lease, type LeaseOptions } from './postgres-lease.js';
 import { asUnavailable, isPostgresUrl, poolFor, redactUrl } from './postgres-pool.js';
 import { ensureSchema } from './postgres-schema.js';
+import { ENTRIES_CHANNEL, notify } from './postgres-workers.js';
 
 export const DEFAULT_LEASE_MS = 15_000;
 
@@ -41,6 +42,8 @@ export const PostgresConfig = z.strictObject({
   leaseMs: z.int().min(100).max(3_600_000).default(DEFAULT_LEASE_MS),
   /** Connections this process opens to the database at most (shared by all its sessions). */
   poolSize: z.int().min(1).max(1000).default(10),
+  /** After each commit, `NOTIFY bridle_entries` with the session's id (ADR 0030): workers relaying it to their clients wake up. `bridle serve` turns it on. */
+  notify: z.boolean().default(false),
 });
 export type PostgresConfig = z.infer<typeof PostgresConfig>;
 export type PostgresConfigInput = z.input<typeof PostgresConfig>;
@@ -49,7 +52,30 @@ export interface PostgresSessionStore extends SessionStore {
   readonly url: string;
   claim(id: string): Promise<WriterLock>;
   tail(id: string, fromSeq?: number): Promise<string[] | undefined>;
+  /** The pool, its tables ready: for the workers' relay and inbox (`postgres-workers.ts`). */
+  pool(): Promise<Pool>;
+  /** Every session the store holds (those with a `session/start` committed), by id: the listing `bridle sessions` prints. A reader. */
+  list(): Promise<StoredSession[]>;
 }
+
+/** One session as the store knows it: its lease, and the kind of its last turn-or-session marker entry (`MARKER_KINDS`). */
+export interface StoredSession {
+  id: string;
+  /** The lease's holder while the lease lasts (by the database's clock); undefined when released or expired. */
+  owner?: { pid: number; host: string; since: string; epoch: number; expires: string };
+  /** Held once, expired since: its holder is presumed dead (a worker asked for the session takes it over). */
+  expired?: { pid: number; host: string; since: string };
+  lastSeq: number;
+  cwd: string;
+  model: string;
+  /** The kind of the last entry of `MARKER_KINDS`, if any. */
+  marker?: string;
+}
+
+/** The entries that decide a session's state (`bridle sessions`): a turn open or closed, the session ended or reopened. */
+export const MARKER_KINDS = ['turn/start', 'turn/end', 'session/end', 'session/reopen'] as const;
+/** A canonical line is `JSON.stringify(entry)`, whose third key is always `kind`: this matches the top-level kind, never a nested one. */
+export const MARKER_LINE = new RegExp(`^\\{"seq":[0-9]+,"at":"[^"]*","kind":"(${MARKER_KINDS.join('|')})"`);
 
 const COMMIT = `
 WITH s AS (
@@ -62,6 +88,14 @@ INSERT INTO bridle_entries (session, seq, line)
 SELECT s.id, e.seq, e.line FROM s, unnest($5::bigint[], $6::text[]) AS e (seq, line)`;
 
 const PAGE = 5000;
+
+const LIST = `
+SELECT s.id, s.owner, s.epoch, s.last_seq, s.header->>'cwd' AS cwd, s.header->>'model' AS model,
+       (s.owner IS NOT NULL AND s.lease_expires > now()) AS live, s.lease_expires,
+       (SELECT e.line FROM bridle_entries e WHERE e.session = s.id AND e.line ~ $1 ORDER BY e.seq DESC LIMIT 1) AS marker
+  FROM bridle_sessions s
+ WHERE s.header IS NOT NULL
+ ORDER BY s.id`;
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
@@ -100,9 +134,32 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
       const given = opts.lock;
       if (given && !leases.has(given as Lease)) throw new Error(`the lock given for session ${id} is not a lease of the Postgres store ${where}`);
       const lease = given ? Promise.resolve(given as Lease) : claim(id);
-      return createPgLog(ready, id, locationOf(id), lease, given as Lease | undefined);
+      return createPgLog(ready, id, locationOf(id), lease, given as Lease | undefined, c.notify);
     },
     claim,
+    pool: ready,
+    async list() {
+      const p = await ready();
+      type Row = { id: string; owner: { pid: number; host: string; since: string } | null; epoch: string; last_seq: string; cwd: string | null; model: string | null; live: boolean; lease_expires: Date | null; marker: string | null };
+      let rows: Row[];
+      try {
+        rows = (await p.query<Row>(LIST, [MARKER_LINE.source])).rows;
+      } catch (err) {
+        throw asUnavailable(err, where);
+      }
+      return rows.map((r) => {
+        const marker = r.marker === null ? undefined : MARKER_LINE.exec(r.marker)?.[1];
+        return {
+          id: r.id,
+          ...(r.owner && r.live ? { owner: { ...r.owner, epoch: Number(r.epoch), expires: r.lease_expires!.toISOString() } } : {}),
+          ...(r.owner && !r.live ? { expired: r.owner } : {}),
+          lastSeq: Number(r.last_seq),
+          cwd: r.cwd ?? '',
+          model: r.model ?? '',
+          ...(marker ? { marker } : {}),
+        };
+      });
+    },
     async tail(id, fromSeq = 1) {
       const p = await ready();
       try {
@@ -127,7 +184,7 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
  * One session's log over its lease. `known`: the lease, when the caller took it (it is in `lock` at once);
  * else the claim runs in the background (`ready`) and the first flush waits for it.
  */
-function createPgLog(pool: () => Promise<Pool>, id: string, location: string, lease: Promise<Lease>, known: Lease | undefined): OpenedLog {
+function createPgLog(pool: () => Promise<Pool>, id: string, location: string, lease: Promise<Lease>, known: Lease | undefined, notifyAfter = false): OpenedLog {
   // A claim that fails is seen by whoever awaits `ready` or flushes; not unhandled meanwhile.
   lease.catch(() => undefined);
   let held: Lease | undefined = known;
@@ -146,7 +203,11 @@ function createPgLog(pool: () => Promise<Pool>, id: string, location: string, le
     const last = batch.at(-1)!.seq;
     const header = batch.find((b) => b.header)?.line ?? null;
     const r = await p.query(COMMIT, [id, l.epoch, first - 1, last, batch.map((b) => b.seq), batch.map((b) => b.line), header, l.leaseMs]);
-    if (r.rowCount === batch.length) return;
+    if (r.rowCount === batch.length) {
+      // A hint, after the commit and outside its transaction (notifying commits serialize): relays read by seq anyway.
+      if (notifyAfter) void notify(p, ENTRIES_CHANNEL, id).catch(() => undefined);
+      return;
+    }
     // Nothing was written: either the epoch moved on (taken over), or the log is not where this writer thinks it ends.
     const now = await p.query<{ epoch: string; last_seq: string; owner: { pid: number; host: string } | null }>('SELECT epoch, last_seq, owner FROM bridle_sessions WHERE id = $1', [id]);
     const row = now.rows[0];

@@ -1,0 +1,163 @@
+/**
+ * Many workers on one Postgres store (ADR 0030): what a worker needs of the
+ * database to serve sessions another worker owns.
+ *
+ * - **Wake-ups.** After each commit of a log, its writer sends
+ *   `NOTIFY bridle_entries, '<session>'` as a statement of its own — never in
+ *   the append's transaction, since notifying commits serialize on a global
+ *   lock. A worker relaying the session to its clients LISTENs, and on a
+ *   wake-up reads the entries past the last seq it relayed (`tail`). A
+ *   notification is a hint only: missed ones (a dropped listening connection,
+ *   a worker that started listening late) cost latency, not entries, since
+ *   every relay also reads again on a timer.
+ * - **Forwarded input.** Only the lease holder appends. A worker that does not
+ *   own a session puts a client's input in `bridle_inbox` (committed) and
+ *   notifies `bridle_inbox`; the owner takes the rows of the sessions it holds,
+ *   in id order, logs each as its own input and writes the input's seq back,
+ *   which the forwarding worker waits for before it answers its client. A row
+ *   is marked taken (the taker's epoch, and the log's last seq then) before it
+ *   is logged, so a taker that dies between the two leaves a row a later owner
+ *   can settle from the log: a `session/input` past `after_seq` with its mode
+ *   and text is the row's entry; none, and the row is delivered again.
+ */
+import type { PgClient, Pool } from './postgres-pool.js';
+
+export const ENTRIES_CHANNEL = 'bridle_entries';
+export const INBOX_CHANNEL = 'bridle_inbox';
+
+export interface InboxRow {
+  id: number;
+  mode: 'followup' | 'steer' | 'inject';
+  text: string;
+  takenEpoch: number | null;
+  afterSeq: number | null;
+}
+
+/** A session's lease as the database sees it now. */
+export interface LeaseStatus {
+  owner: { pid: number; host: string; since: string } | null;
+  epoch: number;
+  /** An owner whose lease has not expired, by the database's clock. */
+  live: boolean;
+}
+
+export async function leaseStatus(pool: Pool, id: string): Promise<LeaseStatus | undefined> {
+  const r = await pool.query<{ owner: LeaseStatus['owner']; epoch: string; live: boolean }>('SELECT owner, epoch, (owner IS NOT NULL AND lease_expires > now()) AS live FROM bridle_sessions WHERE id = $1', [id]);
+  const row = r.rows[0];
+  return row ? { owner: row.owner, epoch: Number(row.epoch), live: row.live } : undefined;
+}
+
+export async function notify(pool: Pool, channel: string, payload: string): Promise<void> {
+  await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+}
+
+/** Puts a client's input in the session's inbox (durable once this resolves) and wakes the owner; the row's id. */
+export async function forwardInput(pool: Pool, session: string, mode: InboxRow['mode'], text: string): Promise<number> {
+  const r = await pool.query<{ id: string }>('INSERT INTO bridle_inbox (session, mode, text) VALUES ($1, $2, $3) RETURNING id', [session, mode, text]);
+  const id = Number(r.rows[0]!.id);
+  await notify(pool, INBOX_CHANNEL, session).catch(() => undefined);
+  return id;
+}
+
+/** The seq of the `session/input` entry an inbox row became, once its owner has logged it. */
+export async function inboxSeq(pool: Pool, id: number): Promise<number | undefined> {
+  const r = await pool.query<{ seq: string | null }>('SELECT seq FROM bridle_inbox WHERE id = $1', [id]);
+  const seq = r.rows[0]?.seq;
+  return seq === null || seq === undefined ? undefined : Number(seq);
+}
+
+/** The session's rows not yet logged, oldest first. */
+export async function openInbox(pool: Pool, session: string): Promise<InboxRow[]> {
+  const r = await pool.query<{ id: string; mode: InboxRow['mode']; text: string; taken_epoch: string | null; after_seq: string | null }>(
+    'SELECT id, mode, text, taken_epoch, after_seq FROM bridle_inbox WHERE session = $1 AND seq IS NULL ORDER BY id',
+    [session],
+  );
+  return r.rows.map((x) => ({ id: Number(x.id), mode: x.mode, text: x.text, takenEpoch: x.taken_epoch === null ? null : Number(x.taken_epoch), afterSeq: x.after_seq === null ? null : Number(x.after_seq) }));
+}
+
+/**
+ * Marks a row taken by the holder of lease `epoch`, the log then ending at `afterSeq`; false when that
+ * lease is no longer the session's (its holder must not log the row) or the row is settled.
+ */
+export async function takeInbox(pool: Pool, session: string, id: number, epoch: number, afterSeq: number): Promise<boolean> {
+  const r = await pool.query(
+    `UPDATE bridle_inbox SET taken_epoch = $3, after_seq = $4
+      WHERE id = $2 AND session = $1 AND seq IS NULL
+        AND EXISTS (SELECT 1 FROM bridle_sessions s WHERE s.id = $1 AND s.epoch = $3 AND s.owner IS NOT NULL)`,
+    [session, id, epoch, afterSeq],
+  );
+  return r.rowCount === 1;
+}
+
+export async function settleInbox(pool: Pool, id: number, seq: number): Promise<void> {
+  await pool.query('UPDATE bridle_inbox SET seq = $2 WHERE id = $1 AND seq IS NULL', [id, seq]);
+}
+
+/**
+ * One LISTEN connection per URL in this process, shared by every listener (a pooled connection cannot
+ * listen: it goes back to the pool). A connection that drops is opened again after a second; what was
+ * notified meanwhile is missed, which the listeners' timed reads make up for.
+ */
+export interface Bus {
+  on(channel: string, fn: (payload: string) => void): () => void;
+  close(): Promise<void>;
+}
+
+type ListenClient = PgClient & { connect(): Promise<void>; end(): Promise<void>; on(ev: string, fn: (...a: any[]) => void): void };
+
+const buses = new Map<string, Bus>();
+
+export function busFor(url: string): Bus {
+  let bus = buses.get(url);
+  if (bus) return bus;
+  const listeners = new Map<string, Set<(payload: string) => void>>();
+  let client: ListenClient | undefined;
+  let connecting: Promise<void> | undefined;
+  let closed = false;
+  const connect = () =>
+    (connecting ??= (async () => {
+      const { default: pg } = await import('pg');
+      const c = new pg.Client({ connectionString: url }) as unknown as ListenClient;
+      c.on('notification', (m: { channel: string; payload?: string }) => {
+        for (const fn of listeners.get(m.channel) ?? []) fn(m.payload ?? '');
+      });
+      c.on('error', () => {
+        client = undefined;
+        connecting = undefined;
+        if (!closed) setTimeout(() => void connect().catch(() => undefined), 1000).unref();
+      });
+      await c.connect();
+      client = c;
+      for (const ch of listeners.keys()) await c.query(`LISTEN ${ch}`);
+    })().catch((err: unknown) => {
+      connecting = undefined;
+      if (!closed) setTimeout(() => void connect().catch(() => undefined), 1000).unref();
+      throw err;
+    }));
+  bus = {
+    on(channel, fn) {
+      if (!/^[a-z_]+$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+      let set = listeners.get(channel);
+      if (!set) {
+        set = new Set();
+        listeners.set(channel, set);
+        if (client) void client.query(`LISTEN ${channel}`).catch(() => undefined);
+      }
+      set.add(fn);
+      void connect().catch(() => undefined);
+      return () => set!.delete(fn);
+    },
+    async close() {
+      closed = true;
+      buses.delete(url);
+      await client?.end().catch(() => undefined);
+    },
+  };
+  buses.set(url, bus);
+  return bus;
+}
+
+/** Ends every LISTEN connection of this process (tests, a server stopping). */
+export async function closeBuses(): Promise<void> {
+  await Promise.all([...buses.values()].map((b) => b.close()));
+}

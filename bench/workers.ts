@@ -1,0 +1,93 @@
+/**
+ * Fan-out across workers (issue #14 item 6, ADR 0030): two `bridle serve`
+ * workers in this process on one Postgres store; a session created and run on
+ * A, one client attached on A and one on B. Per entry, the latency is the time
+ * B's client receives it after A's client did — what relaying through the
+ * store (commit, NOTIFY, a read by seq, the send) adds for a client attached
+ * to another worker. A lost, repeated or reordered entry on B fails the
+ * benchmark instead of being timed.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { startServe } from '../cli/serve.js';
+import { composeProduct } from '../cli/settings.js';
+import { closeBuses } from '../adapters/store/postgres-workers.js';
+import { RpcClient } from '../test/helpers/rpc-client.js';
+import { median, percentile } from './stats.js';
+
+const quiet = () => new Writable({ write: (_c, _e, cb) => cb() });
+
+export async function crossWorkerFanout(url: string, o: { turns?: number; steps?: number } = {}): Promise<{ entries: number; p50Ms: number; p99Ms: number; sameWorkerTurnMs: number }> {
+  const turns = o.turns ?? 3;
+  const steps = o.steps ?? 20;
+  const root = mkdtempSync(join(tmpdir(), 'bridle-bench-workers-'));
+  const ws = join(root, 'ws');
+  mkdirSync(ws);
+  writeFileSync(join(ws, 'x.txt'), 'x\n');
+  const responses = [];
+  for (let t = 0; t < turns; t++) {
+    for (let i = 0; i < steps - 1; i++) responses.push({ toolCalls: [{ name: 'read_file', arguments: { path: 'x.txt' } }] });
+    responses.push({ text: `turn ${t} done` });
+  }
+  writeFileSync(join(root, 'script.json'), JSON.stringify({ responses }));
+  const flags = { store: url, model: `scripted:${join(root, 'script.json')}`, approval: 'auto', sandbox: 'off', cwd: ws, port: '0', maxSteps: String(steps + 1) };
+  const env = { ...process.env, BRIDLE_HOME: join(root, 'home'), BRIDLE_TOKEN: 'bench-token' };
+  const saved = { home: process.env.BRIDLE_HOME, token: process.env.BRIDLE_TOKEN };
+  process.env.BRIDLE_HOME = env.BRIDLE_HOME;
+  process.env.BRIDLE_TOKEN = env.BRIDLE_TOKEN;
+  const product = await composeProduct(flags, { env });
+  const a = await startServe(product, flags, quiet(), quiet());
+  const b = await startServe(product, flags, quiet(), quiet());
+  const ca = await RpcClient.connect(a.server.url, { token: 'bench-token' });
+  const cb = await RpcClient.connect(b.server.url, { token: 'bench-token' });
+  try {
+    const seenA = new Map<number, bigint>();
+    const seenB = new Map<number, bigint>();
+    let lastB = 0;
+    let problem: string | undefined;
+    ca.ws.on('message', (d) => {
+      const m = JSON.parse(d.toString()) as { method?: string; params?: { entry?: { seq: number } } };
+      if (m.method === 'session/entry') seenA.set(m.params!.entry!.seq, process.hrtime.bigint());
+    });
+    cb.ws.on('message', (d) => {
+      const m = JSON.parse(d.toString()) as { method?: string; params?: { entry?: { seq: number } } };
+      if (m.method !== 'session/entry') return;
+      const seq = m.params!.entry!.seq;
+      if (seq !== lastB + 1) problem ??= `worker B's client expected seq ${lastB + 1}, got ${seq}`;
+      lastB = seq;
+      seenB.set(seq, process.hrtime.bigint());
+    });
+    const { sessionId } = await ca.call('session/create', {});
+    await ca.call('session/attach', { sessionId });
+    await cb.call('session/attach', { sessionId });
+    const turnMs: number[] = [];
+    for (let t = 0; t < turns; t++) {
+      const t0 = process.hrtime.bigint();
+      const { seq } = await ca.call('session/input', { sessionId, text: `turn ${t}` });
+      const end = await ca.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'checkpoint' && m.params.entry.seq > seq, 60_000, 'the turn on A');
+      turnMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      await cb.waitFor((m) => m.method === 'session/entry' && m.params.entry.seq === end.params.entry.seq, 10_000, 'the turn on B');
+    }
+    if (problem) throw new Error(`cross-worker fan-out: ${problem}`);
+    const lat: number[] = [];
+    for (const [seq, at] of seenA) {
+      const atB = seenB.get(seq);
+      if (atB === undefined) throw new Error(`cross-worker fan-out: worker B's client never got seq ${seq}`);
+      lat.push(Number(atB - at) / 1e6);
+    }
+    return { entries: lat.length, p50Ms: Number(percentile(lat, 50).toFixed(2)), p99Ms: Number(percentile(lat, 99).toFixed(2)), sameWorkerTurnMs: Math.round(median(turnMs)) };
+  } finally {
+    ca.close();
+    cb.close();
+    await a.server.close();
+    await b.server.close();
+    await closeBuses();
+    if (saved.home === undefined) delete process.env.BRIDLE_HOME;
+    else process.env.BRIDLE_HOME = saved.home;
+    if (saved.token === undefined) delete process.env.BRIDLE_TOKEN;
+    else process.env.BRIDLE_TOKEN = saved.token;
+    rmSync(root, { recursive: true, force: true });
+  }
+}

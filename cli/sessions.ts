@@ -1,0 +1,149 @@
+/**
+ * `bridle sessions [--store <url|dir>] [--json]`: the sessions of a store, one
+ * line each — id, state, owner, last seq, workspace. The owner is the writer
+ * that holds the session now (a JSONL lock whose pid is alive on this host; a
+ * Postgres lease that has not expired, by the database's clock); the state
+ * comes from the log's last turn or session marker: `running` (a turn open
+ * and an owner), `interrupted` (a turn open and no owner: its writer died,
+ * `resume` or a server asked for it repairs it), `ended` (`session/end` last:
+ * closed at rest), else `idle`. A reader: takes no claim, changes nothing.
+ */
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { isProcessAlive, lockPathOf } from '../adapters/store/jsonl-lock.js';
+import { createPostgresSessionStore, MARKER_LINE } from '../adapters/store/postgres.js';
+import { isPostgresUrl, redactUrl } from '../adapters/store/postgres-pool.js';
+import { bridleHome, sessionsDir } from './home.js';
+import { UsageError } from './errors.js';
+import { jsonLine, visible } from './visible.js';
+
+export interface SessionsFlags {
+  /** A postgres:// URL, or the JSONL directory (default `$BRIDLE_HOME/sessions`). */
+  store?: string;
+  json?: boolean;
+}
+
+export type SessionState = 'idle' | 'running' | 'interrupted' | 'ended';
+
+export interface SessionLine {
+  id: string;
+  state: SessionState;
+  /** The writer holding the session now, if any. */
+  owner: { pid: number; host: string; since: string; epoch?: number; expires?: string } | null;
+  lastSeq: number;
+  cwd: string;
+  model: string;
+}
+
+/** Contract: pure; the state a session is in from its last marker's kind and whether a writer holds it. */
+export function stateOf(marker: string | undefined, owned: boolean): SessionState {
+  if (marker === 'session/end') return 'ended';
+  if (marker === 'turn/start') return owned ? 'running' : 'interrupted';
+  return 'idle';
+}
+
+/** The last bytes of a log hold its last marker, nearly always; the whole file is read only when they do not. */
+const TAIL_BYTES = 256 * 1024;
+
+function lastLines(path: string, bytes: number): string[] {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const from = Math.max(0, size - bytes);
+    const buf = Buffer.alloc(size - from);
+    readSync(fd, buf, 0, buf.length, from);
+    const lines = buf.toString('utf8').split('\n');
+    // A first line cut by the window is not whole.
+    return from > 0 ? lines.slice(1) : lines;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function markerIn(lines: readonly string[]): string | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = MARKER_LINE.exec(lines[i]!);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+/** The JSONL store's sessions: each `<id>.jsonl` in `dir` that begins with a `session/start`. */
+export function listJsonl(dir: string): SessionLine[] {
+  if (!existsSync(dir)) return [];
+  const out: SessionLine[] = [];
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.jsonl')).sort()) {
+    const path = join(dir, name);
+    let start: { kind?: string; id?: string; cwd?: string; model?: string } | undefined;
+    let lines: string[];
+    try {
+      lines = lastLines(path, TAIL_BYTES);
+      start = JSON.parse(readFirstLine(path)) as typeof start;
+    } catch {
+      continue;
+    }
+    if (start?.kind !== 'session/start' || typeof start.id !== 'string') continue;
+    let marker = markerIn(lines);
+    if (marker === undefined) marker = markerIn(readFileSync(path, 'utf8').split('\n'));
+    const whole = lines.filter((l) => l.trim() !== '');
+    const lastSeq = Number(/^\{"seq":([0-9]+),/.exec(whole.at(-1) ?? '')?.[1] ?? 0);
+    const owner = jsonlOwner(path);
+    out.push({ id: start.id, state: stateOf(marker, owner !== null), owner, lastSeq, cwd: start.cwd ?? '', model: start.model ?? '' });
+  }
+  return out;
+}
+
+function readFirstLine(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).toString('utf8').split('\n', 1)[0]!;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The lock's holder while it is alive (a pid on this host that still runs); a stale lock holds nothing. */
+function jsonlOwner(logPath: string): SessionLine['owner'] {
+  try {
+    const v = JSON.parse(readFileSync(lockPathOf(logPath), 'utf8')) as { pid?: unknown; host?: unknown; since?: unknown };
+    if (typeof v.pid !== 'number' || typeof v.host !== 'string' || typeof v.since !== 'string') return null;
+    // Another host's pid cannot be checked from here: its lock is taken as held.
+    if (v.host === hostname() && !isProcessAlive(v.pid)) return null;
+    return { pid: v.pid, host: v.host, since: v.since };
+  } catch {
+    return null;
+  }
+}
+
+export async function listStore(store: string | undefined): Promise<{ where: string; sessions: SessionLine[] }> {
+  if (store !== undefined && isPostgresUrl(store)) {
+    const pg = createPostgresSessionStore({ url: store });
+    const rows = await pg.list();
+    return {
+      where: redactUrl(store),
+      sessions: rows.map((r) => ({ id: r.id, state: stateOf(r.marker, r.owner !== undefined), owner: r.owner ?? null, lastSeq: r.lastSeq, cwd: r.cwd, model: r.model })),
+    };
+  }
+  const dir = store !== undefined ? resolve(store) : sessionsDir(bridleHome());
+  if (store !== undefined && !existsSync(dir)) throw new UsageError(`--store: no such directory: ${store}`);
+  return { where: dir, sessions: listJsonl(dir) };
+}
+
+const ownerText = (o: SessionLine['owner']) => (o ? `pid ${o.pid} on ${o.host}${o.epoch !== undefined ? ` (epoch ${o.epoch})` : ''}` : '-');
+
+export async function sessionsCommand(flags: SessionsFlags, out: { write(s: string): unknown } = process.stdout): Promise<number> {
+  const { where, sessions } = await listStore(flags.store);
+  if (flags.json) {
+    out.write(`${jsonLine({ store: where, sessions })}\n`);
+    return 0;
+  }
+  const widths = [Math.max(0, ...sessions.map((s) => s.id.length)), 11, Math.max(1, ...sessions.map((s) => ownerText(s.owner).length))];
+  for (const s of sessions) {
+    out.write(`${visible(s.id.padEnd(widths[0]!))}  ${s.state.padEnd(widths[1]!)}  ${visible(ownerText(s.owner).padEnd(widths[2]!))}  seq ${String(s.lastSeq).padStart(5)}  ${visible(s.cwd)}\n`);
+  }
+  if (sessions.length === 0) process.stderr.write(`no sessions in ${where}\n`);
+  return 0;
+}

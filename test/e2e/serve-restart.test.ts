@@ -1,0 +1,97 @@
+/**
+ * A restarted `bridle serve` serves the sessions its predecessor left (issue
+ * #11 item 5): a server SIGKILLed while a non-idempotent bash call runs; a
+ * new server on the same home (JSONL) or the same database (Postgres) is
+ * asked for the session by `session/attach`, takes the writer's claim over,
+ * repairs the log as `bridle resume` would (the call closed as outcome
+ * unknown, never run again), and a `session/input` then gets a turn.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { verifyLog } from '../../log/verify.js';
+import { describeWithPostgres } from '../helpers/postgres.js';
+import { RpcClient } from '../helpers/rpc-client.js';
+import { startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
+import { cliBuilt } from '../fault/cli-world.js';
+
+const SLOW = { responses: [{ text: 'working', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker; for i in $(seq 400); do [ -f go ] && break; sleep 0.05; done' } }] }] };
+const AFTER = { responses: [{ text: 'served again' }] };
+
+let servers: ServeProcess[] = [];
+let clients: RpcClient[] = [];
+let root: string | undefined;
+afterEach(() => {
+  for (const c of clients) c.close();
+  for (const s of servers) s.proc.kill('SIGKILL');
+  clients = [];
+  servers = [];
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = undefined;
+});
+
+async function restartAfterKill(store: string[], leaseMs = 0): Promise<void> {
+  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-restart-')));
+  const ws = join(root, 'ws');
+  mkdirSync(ws);
+  writeFileSync(join(root, 'slow.json'), JSON.stringify(SLOW));
+  writeFileSync(join(root, 'after.json'), JSON.stringify(AFTER));
+  const env = { BRIDLE_HOME: join(root, 'home') };
+  const common = [...store, '--cwd', ws, '--approval', 'auto', '--sandbox', 'off'];
+  const a = await startServeProcess([...common, '--model', `scripted:${join(root, 'slow.json')}`], env);
+  servers.push(a);
+  const ca = await RpcClient.connect(a.url, { token: a.token });
+  clients.push(ca);
+  const { sessionId } = await ca.call('session/create', {});
+  await ca.call('session/attach', { sessionId });
+  await ca.call('session/input', { sessionId, text: 'do the work' });
+  await ca.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'tool/dispatch', 15_000, 'the dispatch');
+  for (let i = 0; !existsSync(join(ws, 'marker')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
+  a.proc.kill('SIGKILL');
+  await a.exit;
+  // The bash call is free to finish now: nothing may run it again.
+  writeFileSync(join(ws, 'go'), '');
+
+  const b = await startServeProcess([...common, '--model', `scripted:${join(root, 'after.json')}`], env);
+  servers.push(b);
+  const cb = await RpcClient.connect(b.url, { token: b.token });
+  clients.push(cb);
+  // A lease the killed server held is refused, naming it, until it expires (then taken over): a client retries.
+  const killedAt = Date.now();
+  let attached = await cb.request('session/attach', { sessionId });
+  while (attached.error && Date.now() - killedAt < leaseMs + 3000) {
+    expect(attached.error).toMatchObject({ data: { reason: 'SESSION_LOCKED' } });
+    await new Promise((r) => setTimeout(r, 100));
+    attached = await cb.request('session/attach', { sessionId });
+  }
+  expect(attached.result).toMatchObject({ sessionId, fromSeq: 1 });
+  const seq = (await cb.call('session/input', { sessionId, text: 'and now?' })).seq as number;
+  expect(seq).toBeGreaterThan(0);
+  await cb.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'turn/end' && m.params.entry.seq > seq, 15_000, 'the new turn to end');
+  await cb.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'checkpoint' && m.params.entry.seq > seq, 15_000, 'the checkpoint after it');
+  const got = cb.entries(sessionId);
+  // Every entry once, in order, from the predecessor's first on.
+  expect(got.map((e) => e.seq)).toEqual(got.map((_e, i) => i + 1));
+  expect(verifyLog(got).violations).toEqual([]);
+  const kinds = got.map((e) => e.kind);
+  expect(kinds).toContain('session/takeover');
+  expect(got.filter((e) => e.kind === 'tool/result')).toEqual([expect.objectContaining({ code: 'TOOL_OUTCOME_UNKNOWN' })]);
+  const turns = got.filter((e) => e.kind === 'turn/end');
+  expect(turns.map((t) => (t as { reason: string }).reason)).toEqual(['interrupted', 'completed']);
+  expect(got.filter((e) => e.kind === 'assistant/message').at(-1)).toMatchObject({ blocks: [{ type: 'text', text: 'served again' }] });
+  expect(readFileSync(join(ws, 'marker'), 'utf8')).toBe('ran\n');
+  expect(await b.stop(), b.stderr()).toBe(0);
+}
+
+describe.runIf(cliBuilt)('bridle serve after a restart (JSONL)', () => {
+  it('a restarted server serves the sessions its predecessor left: attach and input after a SIGKILL give a turn, the call is not run again', async () => {
+    await restartAfterKill([]);
+  }, 60_000);
+});
+
+describeWithPostgres('bridle serve after a restart (Postgres)', (db) => {
+  it.runIf(cliBuilt)('a restarted server serves the sessions its predecessor left: attach and input after a SIGKILL give a turn, the call is not run again', async () => {
+    await restartAfterKill(['--store', await db.fresh(), '--lease-ms', '500'], 500);
+  }, 60_000);
+});

@@ -1,0 +1,136 @@
+/**
+ * Two `bridle serve` workers on one Postgres store (issue #14 item 4, ADR
+ * 0030), as real processes with the same token and store on different ports:
+ * a session created on A and attached on B streams every durable entry to
+ * B's client, in order and once; input sent on B is forwarded to A, which
+ * runs it; when A is SIGKILLed during a non-idempotent bash call, B takes the
+ * session over once A's lease has expired, repairs it (the call closed as
+ * outcome unknown, never run again) and runs the input itself.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { createPostgresSessionStore } from '../../adapters/store/postgres.js';
+import { verifyLog } from '../../log/verify.js';
+import { CLI } from '../helpers/cli.js';
+import { describeWithPostgres } from '../helpers/postgres.js';
+import { RpcClient } from '../helpers/rpc-client.js';
+import { startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
+import { cliBuilt } from '../fault/cli-world.js';
+
+let servers: ServeProcess[] = [];
+let clients: RpcClient[] = [];
+let root: string | undefined;
+afterEach(() => {
+  for (const c of clients) c.close();
+  for (const s of servers) s.proc.kill('SIGKILL');
+  clients = [];
+  servers = [];
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = undefined;
+});
+
+const isEntry = (kind: string, after = 0) => (m: { method?: string; params?: any }) => m.method === 'session/entry' && m.params.entry.kind === kind && m.params.entry.seq > after;
+
+async function twoWorkers(url: string, scriptA: object, scriptB: object, leaseMs: number) {
+  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-workers-')));
+  const ws = join(root, 'ws');
+  mkdirSync(ws);
+  writeFileSync(join(root, 'a.json'), JSON.stringify(scriptA));
+  writeFileSync(join(root, 'b.json'), JSON.stringify(scriptB));
+  const common = ['--store', url, '--lease-ms', String(leaseMs), '--cwd', ws, '--approval', 'auto', '--sandbox', 'off'];
+  const token = 'two-workers-token';
+  const [a, b] = await Promise.all([
+    startServeProcess([...common, '--model', `scripted:${join(root, 'a.json')}`], { BRIDLE_TOKEN: token, BRIDLE_HOME: join(root, 'home-a') }),
+    startServeProcess([...common, '--model', `scripted:${join(root, 'b.json')}`], { BRIDLE_TOKEN: token, BRIDLE_HOME: join(root, 'home-b') }),
+  ]);
+  servers.push(a, b);
+  const [ca, cb] = await Promise.all([RpcClient.connect(a.url, { token }), RpcClient.connect(b.url, { token })]);
+  clients.push(ca, cb);
+  return { ws, a, b, ca, cb };
+}
+
+describeWithPostgres('two bridle serve workers on one Postgres', (db) => {
+  it.runIf(cliBuilt)('an attach on worker B sees every entry of a turn run on worker A in order', async () => {
+    const url = await db.fresh();
+    const script = { responses: [{ text: 'Writing it.', toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'from A\n' } }] }, { text: 'Done on A.' }] };
+    const { ws, ca, cb } = await twoWorkers(url, script, { responses: [] }, 15_000);
+    const { sessionId } = await ca.call('session/create', {});
+    await ca.call('session/attach', { sessionId });
+    expect(await cb.call('session/attach', { sessionId })).toMatchObject({ sessionId, fromSeq: 1 });
+    // Sent on B, run on A: B's answer comes once A has logged the input.
+    const { seq } = await cb.call('session/input', { sessionId, text: 'write out.txt' });
+    await cb.waitFor(isEntry('checkpoint', seq), 20_000, 'the turn to end on B');
+    await ca.waitFor(isEntry('checkpoint', seq), 20_000, 'the turn to end on A');
+    const stored = (await createPostgresSessionStore({ url }).tail(sessionId))!.map((l) => JSON.parse(l));
+    const onB = cb.entries(sessionId);
+    expect(onB.map((e) => e.seq)).toEqual(onB.map((_e, i) => i + 1));
+    expect(onB).toEqual(stored.slice(0, onB.length));
+    expect(ca.entries(sessionId).slice(0, onB.length)).toEqual(onB);
+    expect(onB.find((e) => e.seq === seq)).toMatchObject({ kind: 'session/input', text: 'write out.txt' });
+    expect(onB.filter((e) => e.kind === 'turn/end')).toEqual([expect.objectContaining({ reason: 'completed' })]);
+    expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('from A\n');
+    // A method only the runner serves is refused on B, naming why.
+    expect((await cb.request('session/cancel', { sessionId })).error).toMatchObject({ code: -32008, data: { reason: 'SESSION_ELSEWHERE' } });
+  }, 60_000);
+
+  it.runIf(cliBuilt)('two workers and a SIGKILL of the owner during a non-idempotent bash call: the other takes over, the log verifies, the marker file shows one run', async () => {
+    const url = await db.fresh();
+    const slow = { responses: [{ text: 'working', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker; for i in $(seq 400); do [ -f go ] && break; sleep 0.05; done' } }] }] };
+    const leaseMs = 1000;
+    const { ws, a, ca, cb } = await twoWorkers(url, slow, { responses: [{ text: 'taken over on B' }] }, leaseMs);
+    const { sessionId } = await ca.call('session/create', {});
+    await cb.call('session/attach', { sessionId });
+    await cb.call('session/input', { sessionId, text: 'do the work' });
+    await cb.waitFor(isEntry('tool/dispatch'), 20_000, 'the dispatch, relayed to B');
+    for (let i = 0; !existsSync(join(ws, 'marker')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
+    a.proc.kill('SIGKILL');
+    const killed = Date.now();
+    await a.exit;
+    writeFileSync(join(ws, 'go'), '');
+    // Forwarded while A's lease still runs; answered once B has taken the session over and logged it itself.
+    const { seq } = await cb.call('session/input', { sessionId, text: 'and now?' });
+    const tookMs = Date.now() - killed;
+    await cb.waitFor(isEntry('checkpoint', seq), 20_000, 'the turn B runs to end');
+    expect(tookMs).toBeLessThan(leaseMs + 4000);
+    const got = cb.entries(sessionId);
+    expect(got.map((e) => e.seq)).toEqual(got.map((_e, i) => i + 1));
+    expect(verifyLog(got).violations).toEqual([]);
+    const takeover = got.find((e) => e.kind === 'session/takeover');
+    expect(takeover).toMatchObject({ stale: { pid: a.proc.pid } });
+    expect(got.filter((e) => e.kind === 'tool/result')).toEqual([expect.objectContaining({ code: 'TOOL_OUTCOME_UNKNOWN' })]);
+    expect(got.filter((e) => e.kind === 'session/input').map((e) => e.text)).toEqual(['do the work', 'and now?']);
+    expect(got.filter((e) => e.kind === 'turn/end').map((e) => e.reason)).toEqual(['interrupted', 'completed']);
+    expect(got.filter((e) => e.kind === 'assistant/message').at(-1)).toMatchObject({ blocks: [{ type: 'text', text: 'taken over on B' }] });
+    expect(readFileSync(join(ws, 'marker'), 'utf8')).toBe('ran\n');
+    const replay = spawnSync(process.execPath, [CLI, 'replay', sessionId, '--store', url], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME, BRIDLE_HOME: join(root!, 'home-c') } });
+    expect(replay.status, replay.stderr).toBe(0);
+  }, 60_000);
+
+  it.runIf(cliBuilt)('a client watching on worker B, sending nothing: B takes the session over once the killed owner\'s lease has expired', async () => {
+    const url = await db.fresh();
+    const slow = { responses: [{ text: 'working', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker; for i in $(seq 400); do [ -f go ] && break; sleep 0.05; done' } }] }] };
+    const leaseMs = 1000;
+    const { ws, a, ca, cb } = await twoWorkers(url, slow, { responses: [] }, leaseMs);
+    const { sessionId } = await ca.call('session/create', {});
+    await cb.call('session/attach', { sessionId });
+    await ca.call('session/input', { sessionId, text: 'do the work' });
+    await cb.waitFor(isEntry('tool/dispatch'), 20_000, 'the dispatch, relayed to B');
+    for (let i = 0; !existsSync(join(ws, 'marker')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
+    a.proc.kill('SIGKILL');
+    const killed = Date.now();
+    await a.exit;
+    writeFileSync(join(ws, 'go'), '');
+    await cb.waitFor(isEntry('session/takeover'), leaseMs + 5000, 'B to take the session over');
+    // The lease's expiry, then B's check of the sessions it relays (every 2 s).
+    expect(Date.now() - killed).toBeLessThan(leaseMs + 3500);
+    await cb.waitFor(isEntry('turn/end'), 5000, 'the repair to close the turn');
+    const got = cb.entries(sessionId);
+    expect(got.map((e) => e.seq)).toEqual(got.map((_e, i) => i + 1));
+    expect(got.filter((e) => e.kind === 'tool/result')).toEqual([expect.objectContaining({ code: 'TOOL_OUTCOME_UNKNOWN' })]);
+    expect(readFileSync(join(ws, 'marker'), 'utf8')).toBe('ran\n');
+    expect((await cb.call('session/snapshot', { sessionId })).value).not.toBe('elsewhere');
+  }, 60_000);
+});
