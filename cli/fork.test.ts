@@ -1,0 +1,114 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { parseLog } from '../log/parse.js';
+import { forkPoints } from '../log/fork.js';
+import { verifyLog } from '../log/verify.js';
+import { forkCommand } from './fork.js';
+import { replayCommand } from './replay.js';
+import { resumeCommand } from './resume.js';
+
+const GOLDEN = path.join(import.meta.dirname, '../test/golden');
+const NAMES = ['approvals', 'compaction', 'crash-resume', 'ctrl-c', 'flaky-checkout', 'schedule'];
+let dir: string;
+let out = '';
+let err = '';
+const io = { out: { write: (s: string) => (out += s) }, err: { write: (s: string) => (err += s) } };
+const clock = () => Date.UTC(2026, 11, 2);
+beforeEach(() => {
+  dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-fork-')));
+  vi.stubEnv('BRIDLE_HOME', path.join(dir, 'home'));
+  out = err = '';
+});
+afterEach(() => {
+  vi.unstubAllEnvs();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const copyGolden = (name: string) => {
+  const file = path.join(dir, `${name}.jsonl`);
+  fs.copyFileSync(path.join(GOLDEN, `${name}.jsonl`), file);
+  return file;
+};
+const lines = (file: string) => fs.readFileSync(file, 'utf8').split('\n').slice(0, -1);
+const logLine = () => /log: (.*)\n$/.exec(out)![1]!;
+
+describe('bridle fork', () => {
+  it('bridle fork copies the log up to the last completed turn byte for byte except the first line; replay accepts each fork', async () => {
+    for (const name of NAMES) {
+      const file = copyGolden(name);
+      const original = lines(file);
+      for (const p of forkPoints(parseLog(fs.readFileSync(file, 'utf8')).entries)) {
+        out = err = '';
+        expect(await forkCommand(file, { at: String(p.seq) }, io, { clock, id: `${name}-at-${p.seq}` })).toBe(0);
+        const fork = logLine();
+        expect(fork).toBe(path.join(dir, `${name}-at-${p.seq}.jsonl`));
+        const copied = lines(fork);
+        expect(copied.slice(1)).toEqual(original.slice(1, p.seq));
+        expect(JSON.parse(copied[0]!)).toMatchObject({ kind: 'session/start', id: `${name}-at-${p.seq}`, forkOf: { session: JSON.parse(original[0]!).id, seq: p.seq } });
+        let replayed = '';
+        const code = await replayCommand(fork, { machines: true }, { write: (s: string) => (replayed += s) });
+        expect({ name, seq: p.seq, code, tail: replayed.split('\n').slice(-4).join('\n') }).toMatchObject({ code: 0 });
+        expect(replayed).toContain(`forked from: ${JSON.parse(original[0]!).id} at seq ${p.seq}`);
+      }
+      // The original is read, never written.
+      expect(lines(file)).toEqual(original);
+    }
+  });
+
+  it('a fork point inside a turn is refused naming the nearest valid points', async () => {
+    const file = copyGolden('crash-resume');
+    expect(await forkCommand(file, { at: '20' }, io, { clock, id: 'f' })).toBe(2);
+    expect(err).toBe('bridle: FORK_INSIDE_TURN: the fork point seq 20 is inside turn t2 (it began at seq 17); fork at seq 14 (after t1) or seq 30 (after t2)\n');
+    expect(out).toBe('');
+    expect(fs.existsSync(path.join(dir, 'f.jsonl'))).toBe(false);
+    await expect(forkCommand(file, { at: 'x' }, io, { clock, id: 'f' })).rejects.toThrow(/--at: a seq/);
+    expect(await forkCommand(path.join(dir, 'nope.jsonl'), {}, io, { clock, id: 'f' })).toBe(2);
+    expect(err).toMatch(/FORK_NO_SESSION/);
+    // An id that exists is never appended to.
+    expect(await forkCommand(file, {}, io, { clock, id: 'crash-resume' })).toBe(2);
+    expect(err).toMatch(/FORK_EXISTS/);
+  });
+
+  it('--answer re-answers one logged approval; resume closes the open turn without running anything', async () => {
+    const file = copyGolden('approvals');
+    expect(await forkCommand(file, { at: '18', answer: 'approve' }, io, { clock, id: 'yes' })).toBe(0);
+    const fork = logLine();
+    expect(err).toMatch(/seq 18 answered anew/);
+    const entries = parseLog(fs.readFileSync(fork, 'utf8')).entries;
+    expect(entries.at(-1)).toMatchObject({ seq: 18, kind: 'approval/decided', outcome: 'allowed-once', by: 'fork' });
+    expect(verifyLog(entries, { allowOpenTail: true }).ok).toBe(true);
+    let said = '';
+    expect(await resumeCommand(fork, undefined, {}, { write: (s: string) => (said += s) })).toBe(0);
+    expect(verifyLog(parseLog(fs.readFileSync(fork, 'utf8')).entries).violations).toEqual([]);
+  });
+
+  it('--answer replaces one logged input; the fork queues it for resume', async () => {
+    const file = copyGolden('schedule');
+    expect(await forkCommand(file, { at: '2', answer: 'only read' }, io, { clock, id: 'other' })).toBe(0);
+    expect(err).toMatch(/go on: bridle resume .*other\.jsonl \(runs the new input\)/);
+    const entries = parseLog(fs.readFileSync(logLine(), 'utf8')).entries;
+    expect(entries.map((e) => e.kind)).toEqual(['session/start', 'session/input']);
+    expect(entries[1]).toMatchObject({ text: 'only read', mode: 'followup' });
+  });
+});
+
+describe('lineage', () => {
+  it('lineage shown in replay: forked from, and forks of, found by scanning the directory', async () => {
+    const file = copyGolden('compaction');
+    expect(await forkCommand(file, { at: '21' }, io, { clock, id: 'b-fork' })).toBe(0);
+    expect(await forkCommand(file, { at: '39' }, io, { clock, id: 'a-fork' })).toBe(0);
+    const id = JSON.parse(lines(file)[0]!).id as string;
+    let said = '';
+    expect(await replayCommand(file, { html: path.join(dir, 'page.html') }, { write: (s: string) => (said += s) })).toBe(0);
+    expect(said).toContain('forks of this session: b-fork (at seq 21), a-fork (at seq 39)\n');
+    expect(said).not.toContain('forked from');
+    const page = fs.readFileSync(path.join(dir, 'page.html'), 'utf8');
+    expect(page).toContain('"lineage":{"forks":[{"id":"b-fork","seq":21},{"id":"a-fork","seq":39}]}');
+    expect(page).toContain('id="lineage-panel"');
+    said = '';
+    expect(await replayCommand(path.join(dir, 'a-fork.jsonl'), { json: true }, { write: (s: string) => (said += s) })).toBe(0);
+    expect(JSON.parse(said)).toMatchObject({ ok: true, lineage: { forkedFrom: { session: id, seq: 39 }, forks: [] } });
+  });
+});
