@@ -38,9 +38,8 @@ const noServices = {
 /** A JSONL directory as a store of sessions: the original's, where its fork goes too. */
 export const jsonlDirStore = (dir: string): SessionStore => jsonlStore.create({ dir }, noServices as never);
 
-/** Where `ref` lives, as a store and an id in it. */
-export function storeOfRef(ref: string, flags: { store?: string }, home = bridleHome()): { store: SessionStore; id: string } {
-  const rows: ComposedRow[] = flags.store ? applySettings([{ id: 'store', use: 'jsonl', from: 'flag' }], [{ from: 'flag', settings: { store: isPostgresUrl(flags.store) ? flags.store : resolve(flags.store) } }]).rows : [];
+/** Where `ref` (an id, a log's path, `postgres://…#id`) lives under the product's `store` row, as a store and an id in it. */
+export function storeOfRef(ref: string, rows: readonly ComposedRow[], home: string): { store: SessionStore; id: string } {
   const target = targetOf(rows, home, ref);
   if (target.kind === 'postgres') return { store: target.store, id: target.id };
   return { store: jsonlDirStore(dirname(target.path)), id: basename(target.path, '.jsonl') };
@@ -59,7 +58,9 @@ export async function forkCommand(
   o: { clock?: Clock; id?: string } = {},
 ): Promise<number> {
   const at = parseAt(flags.at);
-  const { store, id } = storeOfRef(ref, flags);
+  // Only the store: fork composes no product (it calls no model and runs no tool).
+  const rows: ComposedRow[] = flags.store ? applySettings([{ id: 'store', use: 'jsonl', from: 'flag' }], [{ from: 'flag', settings: { store: isPostgresUrl(flags.store) ? flags.store : resolve(flags.store) } }]).rows : [];
+  const { store, id } = storeOfRef(ref, rows, bridleHome());
   const forkId = o.id ?? newSessionId();
   let forked;
   try {

@@ -20,6 +20,9 @@ import { inspectUrl, openInspector, type OpenInspector } from './inspect.js';
 import { CompositionError, type ComposedRow } from '../plugins/rows.js';
 import { applySettings } from '../runtime/settings.js';
 import { openSession, resolveWorkspace, SessionExistsError } from './open-session.js';
+import { storeOfRef } from './fork.js';
+import { forkSession } from '../runtime/fork.js';
+import { newSessionId } from '../adapters/ids/random.js';
 import { policyOf, type RunFlags } from './run.js';
 import type { Product } from './settings.js';
 import { visible } from './visible.js';
@@ -159,6 +162,11 @@ export async function startServe(product: Product, flags: ServeFlags, err: NodeJ
     allowCwd,
     inspect: inspector?.inspect as Observer<InspectionEvent> | undefined,
     onProblem: problem,
+    fork: async (p) => {
+      const { store, id } = storeOfRef(p.sessionId, product.rows, product.home);
+      const f = await forkSession({ store, session: id, id: newSessionId(), clock: Date.now, ...(p.at !== undefined ? { at: p.at } : {}), ...(p.answer !== undefined ? { answer: p.answer } : {}) });
+      return { id: f.id, forkOf: f.forkOf, open: f.open };
+    },
     open: async (params, hooks) => {
       if (params.model?.startsWith('scripted:')) checkClientScript(params.model, problem);
       const model = params.model;
@@ -166,6 +174,8 @@ export async function startServe(product: Product, flags: ServeFlags, err: NodeJ
         return (await openSession({
           product,
           cwd: params.cwd ?? workspace,
+          // A fork `session/fork` just wrote is opened as the session it is.
+          ...(params.fork !== undefined ? { session: params.fork } : {}),
           answerer: hooks.answerer,
           onChunk: hooks.onChunk,
           inspect: hooks.inspect,

@@ -5,8 +5,15 @@
  */
 import type { InspectionEvent, Observer } from 'xstate';
 import { checkCwd } from './allowed-cwd.js';
+import { ForkRefusedError } from '../runtime/fork.js';
 import { HostedSession, type CreateParams, type OpenSession } from './hosted-session.js';
-import { ErrorCode, refusal, RpcFailure, type SessionSummary } from './protocol.js';
+import { ErrorCode, refusal, RpcFailure, type ParamsOf, type ResultOf, type SessionSummary } from './protocol.js';
+
+/**
+ * Writes a fork of a session's log (`forkSession` over the server's store) and says what it wrote. Contract:
+ * throws `ForkRefusedError` for a fork that cannot be made as asked; writes nothing then.
+ */
+export type ForkLog = (p: ParamsOf<'session/fork'>) => Promise<{ id: string; forkOf: { session: string; seq: number }; open: boolean }>;
 
 export interface HubLimits {
   /** Most sessions open at once, those being opened or ended included. */
@@ -33,6 +40,7 @@ export class Hub {
     private readonly onProblem: (message: string) => void = () => undefined,
     private readonly inspect?: Observer<InspectionEvent>,
     limits: Partial<HubLimits> = {},
+    private readonly forkLog?: ForkLog,
   ) {
     this.limits = { ...DEFAULT_LIMITS, ...limits };
   }
@@ -76,6 +84,26 @@ export class Hub {
     }
     this.sessions.set(hosted.id, hosted);
     return hosted;
+  }
+
+  /**
+   * `session/fork` of a hosted session: the fork written, then hosted like a created one (it counts toward
+   * the limit), unless its turn is open. Contract: refuses with `UNKNOWN_SESSION`, `FORK_UNAVAILABLE` (a
+   * server without a store to fork in) or `FORK_REFUSED` (the fork's own code in the message), or as `create`.
+   */
+  async fork(p: ParamsOf<'session/fork'>): Promise<ResultOf<'session/fork'>> {
+    this.get(p.sessionId);
+    if (!this.forkLog) throw refusal(ErrorCode.ForkRefused, 'FORK_UNAVAILABLE', 'this server keeps no store it can fork sessions in');
+    let forked: Awaited<ReturnType<ForkLog>>;
+    try {
+      forked = await this.forkLog(p);
+    } catch (err) {
+      if (err instanceof ForkRefusedError) throw refusal(ErrorCode.ForkRefused, 'FORK_REFUSED', `${err.code}: ${err.message}`);
+      this.onProblem(`session/fork failed: ${(err as Error)?.stack ?? String(err)}`);
+      throw refusal(ErrorCode.ForkRefused, 'FORK_UNAVAILABLE', "could not fork the session (the server's log says why)");
+    }
+    if (!forked.open) await this.create({ fork: forked.id });
+    return { sessionId: forked.id, forkOf: forked.forkOf, hosted: !forked.open };
   }
 
   get(sessionId: string): HostedSession {

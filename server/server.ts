@@ -13,7 +13,7 @@ import { checkAccess, ownOrigins, type AccessPolicy } from './access.js';
 import { CloseCode, Connection } from './connection.js';
 import type { OpenSession } from './hosted-session.js';
 import { allowedRoots } from './allowed-cwd.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, Hub } from './hub.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, Hub, type ForkLog } from './hub.js';
 import { serveStatic, type ViewerFiles } from './static.js';
 
 export interface ServerOptions {
@@ -42,6 +42,8 @@ export interface ServerOptions {
   viewer?: ViewerFiles;
   inspect?: Observer<InspectionEvent>;
   onProblem?: (message: string) => void;
+  /** Writes a fork for `session/fork` (ADR 0029); without it the method is refused (`FORK_UNAVAILABLE`). */
+  fork?: ForkLog;
 }
 
 export interface BridleServer {
@@ -76,7 +78,7 @@ export async function startServer(o: ServerOptions): Promise<BridleServer> {
     maxSessions: o.maxSessions ?? DEFAULT_MAX_SESSIONS,
     idleTimeoutMs: o.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     cwdRoots: allowedRoots(o.allowCwd ?? []),
-  });
+  }, o.fork);
   const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayload ?? DEFAULT_MAX_PAYLOAD });
   const http = createServer((req, res) => void serveStatic(req, res, o.viewer));
   const policy: { current?: AccessPolicy } = {};
