@@ -77,7 +77,8 @@ describe('bridle fork', () => {
     const fork = logLine();
     expect(err).toMatch(/seq 18 answered anew/);
     const entries = parseLog(fs.readFileSync(fork, 'utf8')).entries;
-    expect(entries.at(-1)).toMatchObject({ seq: 18, kind: 'approval/decided', outcome: 'allowed-once', by: 'fork' });
+    // Approved for exactly that call, so that the resumed fork runs it when the model asks again.
+    expect(entries.at(-1)).toMatchObject({ seq: 18, kind: 'approval/decided', callId: 't1.s2.c1', outcome: 'allowed-always', by: 'fork', rule: { tool: 'bash', pattern: '^touch note\\.txt$' } });
     expect(verifyLog(entries, { allowOpenTail: true }).ok).toBe(true);
     let said = '';
     expect(await resumeCommand(fork, undefined, {}, { write: (s: string) => (said += s) })).toBe(0);

@@ -9,7 +9,7 @@
  * just before an `approval/decided` or a `session/input`, and the other
  * answer is written in its place, at the same seq.
  */
-import { Entry, type Draft, type DraftOf, type EntryOf, type ApprovalOutcome } from './entries.js';
+import { Entry, type ApprovalRule, type Draft, type DraftOf, type EntryOf } from './entries.js';
 import { verifyLog } from './verify.js';
 
 /** A seq a fork can end at: the header, or the end of a turn (its checkpoint's seq when it has one). */
@@ -39,6 +39,11 @@ export interface ForkRequest {
   answer?: string;
   /** The `at` of the entries the fork writes itself (its header, the new answer). */
   now: string;
+  /**
+   * The rule an approval answered `approve` carries: exactly that call (`exactRule` over its rendering), so the
+   * resumed fork runs the call when the model asks for it again. Without it the answer is `allowed-once`.
+   */
+  ruleFor?: (call: { name: string; arguments: string }) => ApprovalRule | undefined;
 }
 
 export interface ForkPlan {
@@ -91,12 +96,15 @@ const APPROVE = new Set(['approve', 'allow', 'allowed-once', 'yes']);
 const DENY = new Set(['deny', 'reject', 'rejected', 'no']);
 
 /** The entry written in place of `e`, or a refusal. */
-function replacementFor(entries: readonly Entry[], e: Entry, answer: string): { at: Entry; draft: Draft } | ForkRefusal {
+function replacementFor(entries: readonly Entry[], e: Entry, answer: string, ruleFor: ForkRequest['ruleFor']): { at: Entry; draft: Draft } | ForkRefusal {
   if (e.kind === 'approval/decided') {
     const a = answer.toLowerCase();
-    const outcome: ApprovalOutcome | undefined = APPROVE.has(a) ? 'allowed-once' : DENY.has(a) ? 'rejected' : undefined;
-    if (!outcome) return { code: 'FORK_BAD_ANSWER', message: `seq ${e.seq} is an approval answer: --answer approve or --answer deny, not ${JSON.stringify(answer)}` };
-    const draft: DraftOf<'approval/decided'> = { kind: 'approval/decided', turn: e.turn, step: e.step, callId: e.callId, outcome, by: 'fork' };
+    if (!APPROVE.has(a) && !DENY.has(a)) return { code: 'FORK_BAD_ANSWER', message: `seq ${e.seq} is an approval answer: --answer approve or --answer deny, not ${JSON.stringify(answer)}` };
+    const base = { kind: 'approval/decided' as const, turn: e.turn, step: e.step, callId: e.callId, by: 'fork' };
+    if (DENY.has(a)) return { at: e, draft: { ...base, outcome: 'rejected' } };
+    const call = entries.find((x): x is EntryOf<'tool/call'> => x.kind === 'tool/call' && x.callId === e.callId);
+    const rule = call ? ruleFor?.({ name: call.name, arguments: call.arguments }) : undefined;
+    const draft: DraftOf<'approval/decided'> = rule ? { ...base, outcome: 'allowed-always', rule } : { ...base, outcome: 'allowed-once' };
     return { at: e, draft };
   }
   // A turn's input is the `session/input` its `turn/start` names: that is the entry replaced.
@@ -130,7 +138,7 @@ export function planFork(entries: readonly Entry[], lines: readonly string[], re
   let replacement: Draft | undefined;
   if (req.answer !== undefined) {
     if (req.at === undefined) return { code: 'FORK_NOT_AN_ANSWER', message: '--answer needs --at: the seq of the approval answer or input it replaces' };
-    const target = replacementFor(entries, entries.find((e) => e.seq === req.at)!, req.answer);
+    const target = replacementFor(entries, entries.find((e) => e.seq === req.at)!, req.answer, req.ruleFor);
     if ('code' in target) return target;
     keep = target.at.seq - 1;
     replacement = target.draft;

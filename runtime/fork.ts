@@ -13,6 +13,8 @@ import { LogCorruptError } from '../log/errors.js';
 import { planFork, type ForkPoint, type ForkRefusalCode } from '../log/fork.js';
 import { LogParser } from '../log/parse.js';
 import type { SessionStore } from '../ports/store.js';
+import { renderForRules } from '../plugins/hooks/canonical.js';
+import { exactRule } from '../safety/approval-rules.js';
 
 export interface ForkOptions {
   /** Where both logs live: the original is read from it, the fork written to it. */
@@ -76,7 +78,17 @@ export async function forkSession(o: ForkOptions): Promise<ForkedSession> {
   const raw = await o.store.tail(o.session);
   if (!raw || raw.length === 0) throw new ForkRefusedError('FORK_NO_SESSION', `no session ${o.session} in the ${o.store.id} store`);
   const read = parseLines(raw);
-  const plan = planFork(read.entries, read.lines, { id: o.id, now: new Date(o.clock()).toISOString(), ...(o.at !== undefined ? { at: o.at } : {}), ...(o.answer !== undefined ? { answer: o.answer } : {}) });
+  const start = read.entries[0];
+  const cwd = start?.kind === 'session/start' ? start.cwd : undefined;
+  // What an approval rule matches for this call, as the session that asked rendered it.
+  const ruleFor = (c: { name: string; arguments: string }) => {
+    try {
+      return exactRule(c.name, renderForRules(JSON.parse(c.arguments), cwd));
+    } catch {
+      return undefined;
+    }
+  };
+  const plan = planFork(read.entries, read.lines, { id: o.id, now: new Date(o.clock()).toISOString(), ruleFor, ...(o.at !== undefined ? { at: o.at } : {}), ...(o.answer !== undefined ? { answer: o.answer } : {}) });
   if (!('ok' in plan)) throw new ForkRefusedError(plan.code, plan.message, plan.nearest);
   const existing = await o.store.tail(o.id);
   if (existing && existing.length > 0) throw new ForkRefusedError('FORK_EXISTS', `a session ${o.id} exists already; a fork needs an id of its own`);
