@@ -113,3 +113,45 @@ describe('lineage', () => {
     expect(JSON.parse(said)).toMatchObject({ ok: true, lineage: { forkedFrom: { session: id, seq: 39 }, forks: [] } });
   });
 });
+
+describe('forks of the golden logs go on', () => {
+  it('forkSession of a golden log at each turn boundary gives a session that continues with a new prompt, one model call per turn, no tool re-run', async () => {
+    const { createMemorySessionStore } = await import('../adapters/store/memory.js');
+    const { createScriptedProviderFromFunction } = await import('../adapters/model/scripted.js');
+    const { createSession } = await import('../runtime/session.js');
+    const { forkSession } = await import('../runtime/fork.js');
+    const { isSummaryInstruction } = await import('../log/context/summary-prompt.js');
+    const { pendingInputs } = await import('../log/inputs.js');
+    const { replayMachines } = await import('./replay-machines.js');
+    const ws = path.join(dir, 'ws');
+    fs.mkdirSync(ws);
+    for (const name of NAMES) {
+      const text = fs.readFileSync(path.join(GOLDEN, `${name}.jsonl`), 'utf8');
+      const entries = parseLog(text).entries;
+      const sessions = createMemorySessionStore();
+      const orig = sessions.open('orig');
+      text.split('\n').slice(0, -1).forEach((l, i) => orig.append(entries[i]!, l));
+      for (const p of forkPoints(entries)) {
+        const id = `${name}-${p.seq}`;
+        const forked = await forkSession({ store: sessions, session: 'orig', id, at: p.seq, clock });
+        let calls = 0;
+        const model = createScriptedProviderFromFunction((req) => (isSummaryInstruction(req.messages.at(-1)) ? { text: '## Request and intent\nx' } : (calls++, { text: 'what if: done' })));
+        // Going on under the settings the log was written with (its window), as its replay will.
+        const window = (entries[0] as { config?: { contextWindow?: number } }).config?.contextWindow;
+        const s = createSession({ id, cwd: ws, bridleHome: path.join(dir, 'home'), existing: forked.entries, settings: { approval: 'auto', sandbox: 'off', ...(window ? { contextWindow: window } : {}) }, services: { model, store: sessions, clock: () => Date.UTC(2026, 11, 3) }, sleep: async () => {} });
+        const queued = pendingInputs(forked.entries).length;
+        const out = await s.run('what if we started again?');
+        await s.idle();
+        await s.close();
+        expect({ id, reason: out.reason }).toEqual({ id, reason: 'completed' });
+        // Queued input the fork inherited runs first, then the prompt: one call each, and nothing from before again.
+        expect({ id, calls }).toEqual({ id, calls: queued + 1 });
+        const log = parseLog(sessions.get(id)!.text()).entries;
+        expect(log.slice(forked.entries.length).filter((e) => e.kind === 'tool/dispatch')).toEqual([]);
+        expect(verifyLog(log).violations).toEqual([]);
+        expect({ id, v: await replayMachines(log) }).toEqual({ id, v: { identical: true } });
+      }
+    }
+    expect(fs.readdirSync(ws)).toEqual([]);
+  });
+});
