@@ -85,13 +85,31 @@ describe('bridle fork', () => {
     expect(verifyLog(parseLog(fs.readFileSync(fork, 'utf8')).entries).violations).toEqual([]);
   });
 
-  it('--answer replaces one logged input; the fork queues it for resume', async () => {
+  it('--answer replaces one logged input; resume runs the new one', async () => {
     const file = copyGolden('schedule');
     expect(await forkCommand(file, { at: '2', answer: 'only read' }, io, { clock, id: 'other' })).toBe(0);
     expect(err).toMatch(/go on: bridle resume .*other\.jsonl \(runs the new input\)/);
-    const entries = parseLog(fs.readFileSync(logLine(), 'utf8')).entries;
+    const fork = logLine();
+    const entries = parseLog(fs.readFileSync(fork, 'utf8')).entries;
     expect(entries.map((e) => e.kind)).toEqual(['session/start', 'session/input']);
     expect(entries[1]).toMatchObject({ text: 'only read', mode: 'followup' });
+    // resume runs it, as the turn the original ran on its own input.
+    const script = path.join(dir, 'script.json');
+    fs.writeFileSync(script, JSON.stringify({ responses: [{ match: 'only read', text: 'read only, as asked' }] }));
+    const ws = path.join(dir, 'ws');
+    fs.mkdirSync(ws);
+    let said = '';
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      expect(await resumeCommand(fork, undefined, { model: `scripted:${script}`, cwd: ws, approval: 'auto', sandbox: 'off' }, { write: (s: string) => (said += s) })).toBe(0);
+    } finally {
+      write.mockRestore();
+    }
+    expect(said).toMatch(/queued: 1 input/);
+    const after = parseLog(fs.readFileSync(fork, 'utf8')).entries;
+    expect(after.find((e) => e.kind === 'turn/start')).toMatchObject({ turn: 't1', input: 'only read', from: 2 });
+    expect(after.find((e) => e.kind === 'turn/end')).toMatchObject({ reason: 'completed' });
+    expect(verifyLog(after).violations).toEqual([]);
   });
 });
 
