@@ -7,7 +7,7 @@ import { forkPoints } from '../log/fork.js';
 import { verifyLog } from '../log/verify.js';
 import { forkCommand } from './fork.js';
 import { replayCommand } from './replay.js';
-import { resumeCommand } from './resume.js';
+import { continueNote, resumeCommand } from './resume.js';
 
 const GOLDEN = path.join(import.meta.dirname, '../test/golden');
 const NAMES = ['approvals', 'compaction', 'crash-resume', 'ctrl-c', 'flaky-checkout', 'schedule'];
@@ -82,7 +82,19 @@ describe('bridle fork', () => {
     expect(verifyLog(entries, { allowOpenTail: true }).ok).toBe(true);
     let said = '';
     expect(await resumeCommand(fork, undefined, {}, { write: (s: string) => (said += s) })).toBe(0);
-    expect(verifyLog(parseLog(fs.readFileSync(fork, 'utf8')).entries).violations).toEqual([]);
+    const repaired = parseLog(fs.readFileSync(fork, 'utf8')).entries;
+    expect(verifyLog(repaired).violations).toEqual([]);
+    expect(repaired.find((e) => e.kind === 'tool/result' && e.callId === 't1.s2.c1')).toMatchObject({ code: 'TOOL_NOT_STARTED' });
+    // What --continue tells the model: the fork's answer, and that nothing ran.
+    expect(continueNote({ turn: 't1', notStarted: ['t1.s2.c1'], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [], linked: [] }, repaired)).toContain(
+      'This session is a fork in which t1.s2.c1 (bash {"command":"touch note.txt"}) is approved: it has not run yet; call it again to run it.',
+    );
+    // The other way round: seq 25 allowed `echo` always, and it ran; denied in a fork, it did not.
+    out = err = '';
+    expect(await forkCommand(file, { at: '25', answer: 'deny' }, io, { clock, id: 'no' })).toBe(0);
+    const denied = parseLog(fs.readFileSync(logLine(), 'utf8')).entries;
+    expect(denied.at(-1)).toMatchObject({ seq: 25, kind: 'approval/decided', callId: 't1.s3.c1', outcome: 'rejected', by: 'fork' });
+    expect(continueNote({ turn: 't1', notStarted: ['t1.s3.c1'], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [], linked: [] }, denied)).toMatch(/fork in which t1\.s3\.c1 \(bash .*\) was denied: it did not run\./);
   });
 
   it('--answer replaces one logged input; resume runs the new one', async () => {

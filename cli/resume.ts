@@ -38,10 +38,12 @@ export function continueNote(r: RepairReport, entries: readonly Entry[] = []): s
   if (r.turn) lines.push(`Turn ${r.turn} did not finish; the harness closed it and re-ran nothing.`);
   if (r.notStarted.length) lines.push(`Never started (they did not run): ${r.notStarted.join(', ')}.`);
   // A what-if fork (ADR 0029): the answer the fork gave is why the turn stopped there; the call has not run.
-  const approved = entries.filter((e): e is Extract<Entry, { kind: 'approval/decided' }> => e.kind === 'approval/decided' && e.by === 'fork' && e.outcome.startsWith('allowed') && r.notStarted.includes(e.callId));
-  for (const a of approved) {
+  const answered = entries.filter((e): e is Extract<Entry, { kind: 'approval/decided' }> => e.kind === 'approval/decided' && e.by === 'fork' && r.notStarted.includes(e.callId));
+  for (const a of answered) {
     const call = entries.find((e): e is Extract<Entry, { kind: 'tool/call' }> => e.kind === 'tool/call' && e.callId === a.callId);
-    if (call) lines.push(`This session is a fork in which ${a.callId} (${call.name} ${call.arguments}) is approved: it has not run yet; call it again to run it.`);
+    if (!call) continue;
+    if (a.outcome.startsWith('allowed')) lines.push(`This session is a fork in which ${a.callId} (${call.name} ${call.arguments}) is approved: it has not run yet; call it again to run it.`);
+    else lines.push(`This session is a fork in which ${a.callId} (${call.name} ${call.arguments}) was denied: it did not run.`);
   }
   if (r.outcomeUnknown.length) {
     lines.push(`Outcome unknown (they were running when the session stopped): ${r.outcomeUnknown.map((c) => `${c.callId} ${c.name}${c.idempotent ? ', idempotent' : ''}`).join('; ')}.`);
