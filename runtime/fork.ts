@@ -54,7 +54,7 @@ export class ForkRefusedError extends Error {
 }
 
 /** The original's whole lines as entries; a last line that does not parse is a torn tail and is left out. */
-function parseLines(lines: readonly string[]): { entries: Entry[]; lines: string[] } {
+function parseLines(lines: readonly string[]): { entries: Entry[]; lines: string[]; skipped: number } {
   const parser = new LogParser();
   for (const [i, l] of lines.entries()) {
     try {
@@ -65,7 +65,7 @@ function parseLines(lines: readonly string[]): { entries: Entry[]; lines: string
       throw new ForkRefusedError('FORK_CORRUPT', `the log is corrupt: ${err.message}`);
     }
   }
-  return { entries: parser.entries, lines: lines.slice(0, parser.entries.length) };
+  return { entries: parser.entries, lines: lines.slice(0, parser.entries.length), skipped: parser.skipped };
 }
 
 /**
@@ -78,6 +78,8 @@ export async function forkSession(o: ForkOptions): Promise<ForkedSession> {
   const raw = await o.store.tail(o.session);
   if (!raw || raw.length === 0) throw new ForkRefusedError('FORK_NO_SESSION', `no session ${o.session} in the ${o.store.id} store`);
   const read = parseLines(raw);
+  // A line of a kind this bridle skips (ignorable) has a seq of its own: copying around it would leave a gap.
+  if (read.skipped > 0) throw new ForkRefusedError('FORK_CORRUPT', `the log holds ${read.skipped} entr${read.skipped > 1 ? 'ies' : 'y'} of kinds this bridle does not know; a fork would not copy ${read.skipped > 1 ? 'them' : 'it'}`);
   const start = read.entries[0];
   const cwd = start?.kind === 'session/start' ? start.cwd : undefined;
   // What an approval rule matches for this call, as the session that asked rendered it.
