@@ -124,7 +124,8 @@ function stamp(draft: Draft, seq: number, at: string): { entry: Entry; line: str
 }
 
 /**
- * Contract: pure; never throws for a schema-valid log whose `lines` are its entries' own lines. The plan's
+ * Contract: pure; never throws for a schema-valid log whose `lines` are its entries' own lines, a non-empty
+ * `id` and a `ruleFor` that gives valid rules (a caller's mistake in those throws a zod error). The plan's
  * log verifies (a what-if of an approval leaves its turn open, as a crash would: repairable by resume);
  * anything else is a refusal naming why.
  */
