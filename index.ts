@@ -7,6 +7,10 @@
 // The session: built from rows (the product), every seam a service on its host.
 export { createSession, sessionRows, SessionCrashedError, type BridleSession, type Services, type SessionOptions } from './runtime/session.js';
 
+// Fork and what-if from a log (ADR 0029): a new session from a past point, nothing re-run.
+export { forkSession, ForkRefusedError, type ForkedSession, type ForkOptions } from './runtime/fork.js';
+export { forkPoints, planFork, type ForkPoint, type ForkRefusal, type ForkRefusalCode } from './log/fork.js';
+
 // The product as rows: the base bundle, composition, the plugin substrate.
 export { base, BUNDLES, type Bundle } from './bundles/base.js';
 export { composeEntries, enabledRows, CompositionError, Patch, RowSchema, type ComposedRow, type HostFacts, type Layer, type PatchEntry, type Predicate, type Row } from './plugins/rows.js';

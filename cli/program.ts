@@ -134,6 +134,19 @@ export async function main(argv: string[]): Promise<number> {
       code = await sessionsCommand(flags);
     });
 
+  program
+    .command('fork')
+    .argument('<session>', 'session id or log path')
+    .summary('a new session from a past point of a log')
+    .description('a new session whose log begins with this one\'s, up to the last completed turn at or before --at (default: the end), copied byte for byte under a header of its own; with --answer, one logged approval answered anew (approve | deny) or one input replaced (new text) at --at. Runs no tool and calls no model; prints log: <path> of the fork (exit 2: a point inside a turn, naming the nearest valid ones)')
+    .option('--at <seq>', 'the last completed turn at or before this seq')
+    .option('--answer <approval|input>', 'what-if at --at: approve|deny, or new input text')
+    .option('--store <url|dir>', 'read it from Postgres (postgres://…) or a JSONL dir')
+    .action(async (session: string, flags: import('./fork.js').ForkFlags) => {
+      const { forkCommand } = await import('./fork.js');
+      code = await forkCommand(session, flags);
+    });
+
   modelOptions(program.command('serve'))
     .summary('serve sessions over WebSocket JSON-RPC')
     .description('serve sessions over WebSocket JSON-RPC (docs/protocol.md) and the session viewer at /; loopback only unless --host says otherwise')

@@ -21,6 +21,9 @@ import { formatMachineVerdict, replayMachines, type MachineVerdict } from './rep
 import { formatTotals, timelineLine } from './timeline.js';
 import { renderReplayHtml } from '../visualizations/replay-html.js';
 import { jsonLine, visible } from './visible.js';
+import { forksIn, type ForkRef } from '../adapters/store/jsonl-forks.js';
+import { forkOfLog } from '../log/fork.js';
+import { dirname } from 'node:path';
 
 export interface ReplayFlags {
   json?: boolean;
@@ -36,6 +39,21 @@ export interface ReplayVerdict {
   ok: boolean;
   violations: Violation[];
   totals: Totals;
+}
+
+/** A session's lineage (ADR 0029): what its header says it was forked from, and the logs beside it forked from it. */
+export interface Lineage {
+  forkedFrom?: { session: string; seq: number };
+  /** Found by scanning the JSONL directory's headers; a Postgres store is not scanned. */
+  forks: ForkRef[];
+}
+
+/** The lines `bridle replay` prints for a lineage; none for a session that is neither a fork nor forked. */
+export function lineageLines(l: Lineage): string[] {
+  const out: string[] = [];
+  if (l.forkedFrom) out.push(`forked from: ${l.forkedFrom.session} at seq ${l.forkedFrom.seq}`);
+  if (l.forks.length) out.push(`forks of this session: ${l.forks.map((f) => `${f.id} (at seq ${f.seq})`).join(', ')}`);
+  return out;
 }
 
 /**
@@ -93,19 +111,23 @@ export async function replayCommand(target: string, flags: ReplayFlags, out: { w
     }
   }
   const { verdict, entries } = read;
+  const start = entries[0];
+  const from = forkOfLog(entries);
+  const lineage: Lineage = { ...(from ? { forkedFrom: from } : {}), forks: stored.kind === 'jsonl' && start?.kind === 'session/start' ? forksIn(dirname(path), start.id) : [] };
   if (flags.html) {
-    writeFileSync(flags.html, renderReplayHtml(entries));
+    writeFileSync(flags.html, renderReplayHtml(entries, lineage));
     process.stderr.write(`html: ${flags.html}\n`);
   }
   // Only a log that verifies is worth re-running: a corrupt one is reported as such.
   const machines: MachineVerdict | undefined = flags.machines && verdict.ok ? await replayMachines(entries) : undefined;
   const ok = verdict.ok && (machines?.identical ?? true);
   if (flags.json) {
-    out.write(`${jsonLine(machines ? { ...verdict, ok, machines } : verdict)}\n`);
+    out.write(`${jsonLine({ ...verdict, ok, ...(machines ? { machines } : {}), lineage })}\n`);
     return ok ? 0 : 2;
   }
   for (const e of entries) out.write(`${timelineLine(e)}\n`);
   out.write(`\n${formatTotals(verdict.totals)}\n`);
+  for (const l of lineageLines(lineage)) out.write(`${visible(l)}\n`);
   if (verdict.ok) out.write(`ok: ${path} verifies (${verdict.totals.entries} entries)\n`);
   // Violations and differences quote the log, which holds model text.
   else for (const v of verdict.violations) out.write(`${visible(`${REPAIRABLE.has(v.violation) ? 'repairable' : 'corrupt'}: ${v.violation} at ${where(v)}: ${v.message}`)}\n`);

@@ -33,10 +33,18 @@ export interface ResumeFlags extends Omit<RunFlags, 'session'> {
 }
 
 /** The harness's note for `--continue`; logged as a `user/message` with origin `resume`, so the model reads it as the harness speaking. */
-export function continueNote(r: RepairReport): string {
+export function continueNote(r: RepairReport, entries: readonly Entry[] = []): string {
   const lines = ['This session was interrupted and has now been resumed.'];
   if (r.turn) lines.push(`Turn ${r.turn} did not finish; the harness closed it and re-ran nothing.`);
   if (r.notStarted.length) lines.push(`Never started (they did not run): ${r.notStarted.join(', ')}.`);
+  // A what-if fork (ADR 0029): the answer the fork gave is why the turn stopped there; the call has not run.
+  const answered = entries.filter((e): e is Extract<Entry, { kind: 'approval/decided' }> => e.kind === 'approval/decided' && e.by === 'fork' && r.notStarted.includes(e.callId));
+  for (const a of answered) {
+    const call = entries.find((e): e is Extract<Entry, { kind: 'tool/call' }> => e.kind === 'tool/call' && e.callId === a.callId);
+    if (!call) continue;
+    if (a.outcome.startsWith('allowed')) lines.push(`This session is a fork in which ${a.callId} (${call.name} ${call.arguments}) is approved: it has not run yet; call it again to run it.`);
+    else lines.push(`This session is a fork in which ${a.callId} (${call.name} ${call.arguments}) was denied: it did not run.`);
+  }
   if (r.outcomeUnknown.length) {
     lines.push(`Outcome unknown (they were running when the session stopped): ${r.outcomeUnknown.map((c) => `${c.callId} ${c.name}${c.idempotent ? ', idempotent' : ''}`).join('; ')}.`);
     lines.push('Re-run only read-only or idempotent work; for anything else, check the current state first.');
@@ -273,6 +281,6 @@ async function carryOn(r: RepairedSession, prompt: string | undefined, flags: Re
   const maxSteps = (product.rows.find((r) => r.id === 'turn')?.config as { maxSteps?: number } | undefined)?.maxSteps;
   const snapshot = restoreSessionSnapshot(entries, maxSteps !== undefined ? { maxSteps } : {});
   const runFlags: RunFlags = { ...flags, session: open.session, cwd: flags.cwd ?? start.cwd };
-  const text = prompt ?? (flags.continue ? continueNote(report) : undefined);
+  const text = prompt ?? (flags.continue ? continueNote(report, entries) : undefined);
   return runPrompt(text, product, runFlags, { existing: entries, snapshot, lock: open.lock, ...(open.store ? { store: open.store } : {}) }, prompt === undefined ? 'resume' : undefined);
 }

@@ -22,6 +22,9 @@ import { inspectUrl, openInspector, type OpenInspector } from './inspect.js';
 import { CompositionError, type ComposedRow } from '../plugins/rows.js';
 import { applySettings } from '../runtime/settings.js';
 import { openSession, resolveWorkspace, SessionExistsError } from './open-session.js';
+import { storeOfRef } from './fork.js';
+import { forkSession } from '../runtime/fork.js';
+import { newSessionId } from '../adapters/ids/random.js';
 import { policyOf, type RunFlags } from './run.js';
 import { repairForResume } from './resume.js';
 import { postgresStoreOf, targetOf } from './session-store.js';
@@ -179,6 +182,11 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
           adopt: (session: BridleSession) => startInboxPump(shared, session, problem),
         }
       : {}),
+    fork: async (p) => {
+      const { store, id } = storeOfRef(p.sessionId, product.rows, product.home);
+      const f = await forkSession({ store, session: id, id: newSessionId(), clock: Date.now, ...(p.at !== undefined ? { at: p.at } : {}), ...(p.answer !== undefined ? { answer: p.answer } : {}) });
+      return { id: f.id, forkOf: f.forkOf, open: f.open };
+    },
     open: async (params, hooks) => {
       if (params.model?.startsWith('scripted:')) checkClientScript(params.model, problem);
       const model = params.model;
@@ -186,6 +194,8 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
         return (await openSession({
           product,
           cwd: params.cwd ?? workspace,
+          // A fork `session/fork` just wrote is opened as the session it is.
+          ...(params.fork !== undefined ? { session: params.fork } : {}),
           answerer: hooks.answerer,
           onChunk: hooks.onChunk,
           inspect: hooks.inspect,

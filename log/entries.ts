@@ -156,6 +156,11 @@ export const SessionStart = z.strictObject({
   parent: z.string().nullable(),
   format: z.literal(LOG_FORMATS),
   config: SessionConfig.optional(),
+  /**
+   * A fork's header (ADR 0029): the session it was forked from and the last seq of that log it shares; every
+   * line after this one up to `seq` is the original's, byte for byte.
+   */
+  forkOf: z.strictObject({ session: z.string().min(1), seq: z.int().positive() }).optional(),
 });
 
 export const TurnStart = z.strictObject({

@@ -29,6 +29,8 @@ export interface CreateParams {
   id?: string;
   depth?: number;
   parent?: string;
+  /** A fork `session/fork` has just written: open that session's log instead of a new one. */
+  fork?: string;
 }
 
 /**

@@ -5,14 +5,21 @@
  */
 import type { InspectionEvent, Observer } from 'xstate';
 import { checkCwd } from './allowed-cwd.js';
+import { ForkRefusedError } from '../runtime/fork.js';
 import { HostedSession, type CreateParams, type OpenSession, type ReopenSession } from './hosted-session.js';
-import { ErrorCode, refusal, RpcFailure, type SessionSummary } from './protocol.js';
+import { ErrorCode, refusal, RpcFailure, type ParamsOf, type ResultOf, type SessionSummary } from './protocol.js';
 import type { Peer } from './attachment.js';
 import { RelayedSession, type RelaySource } from './relayed-session.js';
 import type { BridleSession } from '../runtime/session.js';
 
 /** A session as a client reaches it here: run by this worker, or relayed from the one that runs it. */
 export type Served = HostedSession | RelayedSession;
+
+/**
+ * Writes a fork of a session's log (`forkSession` over the server's store) and says what it wrote. Contract:
+ * throws `ForkRefusedError` for a fork that cannot be made as asked; writes nothing then.
+ */
+export type ForkLog = (p: ParamsOf<'session/fork'>) => Promise<{ id: string; forkOf: { session: string; seq: number }; open: boolean }>;
 
 export interface HubLimits {
   /** Most sessions open at once, those being opened or ended included. */
@@ -55,6 +62,7 @@ export class Hub {
     private readonly onProblem: (message: string) => void = () => undefined,
     private readonly inspect?: Observer<InspectionEvent>,
     limits: Partial<HubLimits> = {},
+    private readonly forkLog?: ForkLog,
   ) {
     this.limits = { ...DEFAULT_LIMITS, ...limits };
   }
@@ -103,6 +111,26 @@ export class Hub {
   private host(hosted: HostedSession): void {
     this.sessions.set(hosted.id, hosted);
     if (this.limits.adopt) hosted.onStop(this.limits.adopt(hosted.bridle));
+  }
+
+  /**
+   * `session/fork` of a hosted session: the fork written, then hosted like a created one (it counts toward
+   * the limit), unless its turn is open. Contract: refuses with `UNKNOWN_SESSION`, `FORK_UNAVAILABLE` (a
+   * server without a store to fork in) or `FORK_REFUSED` (the fork's own code in the message), or as `create`.
+   */
+  async fork(p: ParamsOf<'session/fork'>): Promise<ResultOf<'session/fork'>> {
+    this.get(p.sessionId);
+    if (!this.forkLog) throw refusal(ErrorCode.ForkRefused, 'FORK_UNAVAILABLE', 'this server keeps no store it can fork sessions in');
+    let forked: Awaited<ReturnType<ForkLog>>;
+    try {
+      forked = await this.forkLog(p);
+    } catch (err) {
+      if (err instanceof ForkRefusedError) throw refusal(ErrorCode.ForkRefused, 'FORK_REFUSED', `${err.code}: ${err.message}`);
+      this.onProblem(`session/fork failed: ${(err as Error)?.stack ?? String(err)}`);
+      throw refusal(ErrorCode.ForkRefused, 'FORK_UNAVAILABLE', "could not fork the session (the server's log says why)");
+    }
+    if (!forked.open) await this.create({ fork: forked.id });
+    return { sessionId: forked.id, forkOf: forked.forkOf, hosted: !forked.open };
   }
 
   /** A session this server runs. Contract: `UNKNOWN_SESSION` when it runs none by that id; `SESSION_ELSEWHERE` when it only relays it. */

@@ -53,6 +53,7 @@ export const methods: Methods = {
     await hub.end(p.sessionId);
     return { closed: true };
   },
+  'session/fork': (p, { hub }) => hub.fork(p),
   'approval/respond': (p, { hub, peer }) => {
     const s = hub.get(p.sessionId);
     // Only a client that watches the session (and so was asked) may answer for it.

@@ -32,6 +32,8 @@ export const ErrorCode = {
   NotSaved: -32007,
   /** A method only the worker running the session can serve, sent to a worker that relays it (ADR 0030). */
   Elsewhere: -32008,
+  /** `session/fork` that cannot be made as asked (a point inside a turn, a bad answer); `data.code` is the fork's own (ADR 0029). */
+  ForkRefused: -32009,
 } as const;
 
 /**
@@ -55,6 +57,8 @@ export const ErrorReason = z.enum([
   'SESSION_EXISTS',
   'SESSION_NOT_RESUMABLE',
   'SESSION_ELSEWHERE',
+  'FORK_REFUSED',
+  'FORK_UNAVAILABLE',
 ]);
 export type ErrorReason = z.infer<typeof ErrorReason>;
 
@@ -91,6 +95,8 @@ export const MethodParams = {
   'session/snapshot': z.strictObject({ sessionId: SessionId }),
   'session/close': z.strictObject({ sessionId: SessionId }),
   'approval/respond': z.strictObject({ sessionId: SessionId, callId: z.string().min(1), outcome: z.enum(['allowed-once', 'rejected']) }),
+  /** A new session from a hosted one's log (ADR 0029): up to the last completed turn at or before `at`, or with one decision answered anew. */
+  'session/fork': z.strictObject({ sessionId: SessionId, at: z.int().positive().optional(), answer: z.string().optional() }),
 } as const;
 export type Method = keyof typeof MethodParams;
 export type ParamsOf<M extends Method> = z.infer<(typeof MethodParams)[M]>;
@@ -171,6 +177,8 @@ export const MethodResults = {
   'session/snapshot': Snapshot,
   'session/close': z.strictObject({ closed: z.literal(true) }),
   'approval/respond': z.strictObject({ accepted: z.literal(true) }),
+  /** The fork, hosted (attach to it) unless a re-answered approval left its turn open (`hosted: false`: `bridle resume` closes it). */
+  'session/fork': z.strictObject({ sessionId: z.string(), forkOf: z.strictObject({ session: z.string(), seq: z.int().positive() }), hosted: z.boolean() }),
 } as const;
 export type ResultOf<M extends Method> = z.infer<(typeof MethodResults)[M]>;
 

@@ -13,7 +13,7 @@ import { checkAccess, ownOrigins, type AccessPolicy } from './access.js';
 import { CloseCode, Connection } from './connection.js';
 import type { OpenSession, ReopenSession } from './hosted-session.js';
 import { allowedRoots } from './allowed-cwd.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, Hub, type HubLimits } from './hub.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, Hub, type ForkLog, type HubLimits } from './hub.js';
 import { serveStatic, type ViewerFiles } from './static.js';
 
 export interface ServerOptions {
@@ -48,6 +48,8 @@ export interface ServerOptions {
   viewer?: ViewerFiles;
   inspect?: Observer<InspectionEvent>;
   onProblem?: (message: string) => void;
+  /** Writes a fork for `session/fork` (ADR 0029); without it the method is refused (`FORK_UNAVAILABLE`). */
+  fork?: ForkLog;
 }
 
 export interface BridleServer {
@@ -85,7 +87,7 @@ export async function startServer(o: ServerOptions): Promise<BridleServer> {
     ...(o.reopen ? { reopen: o.reopen } : {}),
     ...(o.relay ? { relay: o.relay } : {}),
     ...(o.adopt ? { adopt: o.adopt } : {}),
-  });
+  }, o.fork);
   const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayload ?? DEFAULT_MAX_PAYLOAD });
   const http = createServer((req, res) => void serveStatic(req, res, o.viewer));
   const policy: { current?: AccessPolicy } = {};

@@ -17,7 +17,7 @@ const scriptSafe = (json: string) => json.replace(/</g, '\\u003c').replace(/\u20
  * Contract: pure given the checked-in viewer and diagrams; the entries are
  * embedded as data and shown with textContent, so a log cannot inject markup.
  */
-export function renderReplayHtml(entries: readonly Entry[]): string {
+export function renderReplayHtml(entries: readonly Entry[], lineage?: { forkedFrom?: { session: string; seq: number }; forks: readonly { id: string; seq: number }[] }): string {
   const dir = viewerDir();
   const page = readFileSync(join(dir, 'index.html'), 'utf8');
   const css = readFileSync(join(dir, 'viewer.css'), 'utf8');
@@ -26,7 +26,7 @@ export function renderReplayHtml(entries: readonly Entry[]): string {
   for (const m of MACHINES) diagrams[m] = readFileSync(join(visualizationsDir(), `${m}.svg`), 'utf8');
   const start = entries.find((e) => e.kind === 'session/start');
   const sessionId = start?.kind === 'session/start' ? start.id : '';
-  const data = scriptSafe(JSON.stringify({ sessionId, entries, diagrams }));
+  const data = scriptSafe(JSON.stringify({ sessionId, entries, diagrams, ...(lineage ? { lineage: { ...(lineage.forkedFrom ? { forkedFrom: lineage.forkedFrom } : {}), forks: lineage.forks.map((f) => ({ id: f.id, seq: f.seq })) } } : {}) }));
   const title = `bridle · replay · ${sessionId.replace(/[<>&"]/g, '')}`;
   return page
     .replace(/<title>[^<]*<\/title>/, () => `<title>${title}</title>`)

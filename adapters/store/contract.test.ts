@@ -21,6 +21,7 @@ import { describeWithPostgres } from '../../test/helpers/postgres.js';
 import { jsonlStore } from './jsonl.js';
 import { createMemorySessionStore } from './memory.js';
 import { createPostgresSessionStore } from './postgres.js';
+import { forkSession } from '../../runtime/fork.js';
 
 const noServices = { get: () => { throw new Error('no services here'); }, has: () => false, onDispose: () => undefined };
 const tempDir = () => realpathSync(mkdtempSync(join(tmpdir(), 'bridle-contract-')));
@@ -100,6 +101,23 @@ function storeContract(name: string, make: () => SessionStore, o: { claims: bool
       const again = await store.claim!(id);
       expect(again.tookOver).toBeUndefined();
       again.release();
+    });
+
+    it('forkSession copies a session\'s lines into a new one of the same store, byte for byte but its header (ADR 0029)', async () => {
+      const store = make();
+      const id = freshId();
+      // A format 2 log: each turn takes the input logged before it.
+      const taken = (k: number, text: string, from: number): Draft[] => [{ kind: 'session/input', mode: 'followup', text, origin: 'user' }, ...turn(k, text).map((d) => (d.kind === 'turn/start' ? { ...d, from } : d))];
+      await write(store, id, [start(id), ...taken(1, 'one', 2), ...taken(2, 'two', 6)]);
+      const before = (await store.tail!(id))!;
+      const fork = freshId();
+      const f = await forkSession({ store, session: id, id: fork, at: 6, clock: steppingClock() });
+      expect(f.forkOf).toEqual({ session: id, seq: 5 });
+      const lines = (await store.tail!(fork))!;
+      expect(lines.slice(1)).toEqual(before.slice(1, 5));
+      expect(JSON.parse(lines[0]!)).toMatchObject({ kind: 'session/start', id: fork, forkOf: { session: id, seq: 5 } });
+      expect(await store.tail!(id)).toEqual(before);
+      await expect(forkSession({ store, session: id, id: fork, clock: steppingClock() })).rejects.toMatchObject({ code: 'FORK_EXISTS' });
     });
 
     it('holds a whole session byte for byte as the JSONL store writes it', async () => {

@@ -25,8 +25,8 @@ function optionLines(help: string): string[] {
 }
 
 describe('the README table is the CLI', () => {
-  it('the README names every command DESIGN §6 lists, and ralph (DESIGN §2), eval and sessions (issue #14)', () => {
-    expect(commands.sort()).toEqual(['acp', 'chat', 'config', 'eval', 'ralph', 'replay', 'resume', 'run', 'serve', 'sessions', 'viz']);
+  it('the README names every command DESIGN §6 lists, and ralph (DESIGN §2), eval, fork and sessions (issues #14, #15)', () => {
+    expect(commands.sort()).toEqual(['acp', 'chat', 'config', 'eval', 'fork', 'ralph', 'replay', 'resume', 'run', 'serve', 'sessions', 'viz']);
   });
 
   it('bridle --help lists every command, and nothing the README does not', async () => {

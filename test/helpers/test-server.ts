@@ -11,7 +11,9 @@ import { createSession, type BridleSession } from '../../runtime/session.js';
 import { createScriptedProviderFromFunction, type ResponseFunction, type ScriptedOptions } from '../../adapters/model/scripted.js';
 import type { CreateParams } from '../../server/hosted-session.js';
 import { startServer, type BridleServer, type ServerOptions } from '../../server/server.js';
-import { createMemoryStore } from '../../adapters/store/memory.js';
+import { createMemoryStore, type MemorySessionStore } from '../../adapters/store/memory.js';
+import { forkSession } from '../../runtime/fork.js';
+import { parseLog } from '../../log/parse.js';
 import type { LogStore } from '../../ports/store.js';
 import { steppingClock } from './harness.js';
 
@@ -31,6 +33,8 @@ export interface TestServerOptions extends Partial<Omit<ServerOptions, 'open' | 
   beforeOpen?: (params: CreateParams) => void;
   /** Each session's store (default: a memory store). */
   store?: () => LogStore;
+  /** One store of every session, which `session/fork` forks in (forks are named `f1`, `f2`, …). */
+  sessions?: MemorySessionStore;
 }
 
 export async function startTestServer(respond: ResponseFunction, o: TestServerOptions = {}): Promise<TestServer> {
@@ -42,7 +46,18 @@ export async function startTestServer(respond: ResponseFunction, o: TestServerOp
   const token = o.token ?? 'test-token';
   const sessions: BridleSession[] = [];
   let n = 0;
+  let forks = 0;
+  const all = o.sessions;
   const server = await startServer({
+    ...(all
+      ? {
+          fork: async (p) => {
+            const f = await forkSession({ store: all, session: p.sessionId, id: `f${forks + 1}`, clock: steppingClock(Date.UTC(2026, 5, 1)), ...(p.at !== undefined ? { at: p.at } : {}), ...(p.answer !== undefined ? { answer: p.answer } : {}) });
+            forks++;
+            return { id: f.id, forkOf: f.forkOf, open: f.open };
+          },
+        }
+      : {}),
     port: 0,
     // As `bridle serve` does: clients may point sessions at the workspace or below.
     allowCwd: [workspace],
@@ -51,11 +66,12 @@ export async function startTestServer(respond: ResponseFunction, o: TestServerOp
     open: (params, hooks) => {
       o.beforeOpen?.(params);
       const s = createSession({
-        id: `s${++n}`,
+        id: params.fork ?? `s${++n}`,
+        ...(params.fork !== undefined && all ? { existing: parseLog(all.get(params.fork)!.text()).entries } : {}),
         cwd: params.cwd ?? workspace,
         bridleHome,
         settings: { approval: o.approval ?? 'auto', sandbox: 'off' },
-        services: { model: { ...createScriptedProviderFromFunction(respond, o.scripted), name: params.model ?? 'scripted-test' }, store: o.store?.() ?? createMemoryStore(), clock: steppingClock() },
+        services: { model: { ...createScriptedProviderFromFunction(respond, o.scripted), name: params.model ?? 'scripted-test' }, store: all ?? o.store?.() ?? createMemoryStore(), clock: steppingClock() },
         sleep: async () => {},
         ...hooks,
       });

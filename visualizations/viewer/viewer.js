@@ -146,8 +146,20 @@
     return li;
   }
 
+  /* ---------- lineage (ADR 0029) ---------- */
+
+  // What the session was forked from (its header's forkOf), and the forks of it that were found.
+  function renderLineage(from, forks) {
+    var list = $('lineage');
+    list.textContent = '';
+    if (from) list.appendChild(el('li', 'from', 'forked from ' + from.session + ' at seq ' + from.seq));
+    (forks || []).forEach(function (f) { list.appendChild(el('li', 'fork', 'fork ' + f.id + ' at seq ' + f.seq)); });
+    $('lineage-panel').hidden = list.children.length === 0;
+  }
+
   function addEntry(e) {
     if (e.seq <= view.lastSeq) return; // at most once, in order
+    if (e.kind === 'session/start' && e.forkOf) renderLineage(e.forkOf, []);
     view.lastSeq = e.seq;
     view.entries.push(e);
     var list = $('timeline');
@@ -303,6 +315,7 @@
     view.entries = []; view.lastSeq = 0; view.approvals = new Map();
     view.liveStep = ''; view.liveText = ''; view.liveReasoning = '';
     $('timeline').textContent = '';
+    renderLineage(null, []);
     renderApprovals(); showLive();
     var url = new URL(location.href);
     url.searchParams.set('session', sessionId);
@@ -368,6 +381,8 @@
     $('input-form').hidden = true;
     $('scrubber').hidden = false;
     entries.forEach(function (e) { $('timeline').appendChild(entryRow(e)); });
+    var lineage = replay.lineage || {};
+    renderLineage(lineage.forkedFrom, lineage.forks);
     $('log-count').textContent = entries.length + ' entries';
     var slider = $('slider');
     slider.max = String(entries.length);

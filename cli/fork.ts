@@ -1,0 +1,81 @@
+/**
+ * `bridle fork <session> [--at <seq>] [--answer <approval|input>]`: a new
+ * session whose log begins with the original's, up to the last completed
+ * turn at or before `--at` (ADR 0029); with `--answer`, one logged approval
+ * answered anew or one input replaced. Runs no tool and calls no model; ends
+ * with `log: <path>` of the fork. Exit 0 forked, 2 refused (a point inside a
+ * turn, named with the nearest valid ones) or a usage error.
+ */
+import { basename, dirname, resolve } from 'node:path';
+import { jsonlStore } from '../adapters/store/jsonl.js';
+import { isPostgresUrl } from '../adapters/store/postgres-pool.js';
+import { newSessionId } from '../adapters/ids/random.js';
+import type { Clock } from '../ports/clock.js';
+import type { SessionStore } from '../ports/store.js';
+import type { ComposedRow } from '../plugins/rows.js';
+import { applySettings } from '../runtime/settings.js';
+import { forkSession, ForkRefusedError } from '../runtime/fork.js';
+import { UsageError } from './errors.js';
+import { bridleHome, logAccessAsUsage } from './home.js';
+import { targetOf } from './session-store.js';
+import { visible } from './visible.js';
+
+export interface ForkFlags {
+  at?: string;
+  answer?: string;
+  /** Where the session lives: a postgres:// URL, or the JSONL directory (default `$BRIDLE_HOME/sessions`). */
+  store?: string;
+}
+
+const noServices = {
+  get: () => {
+    throw new Error('the jsonl store of a named directory needs no service');
+  },
+  has: () => false,
+  onDispose: () => undefined,
+};
+
+/** A JSONL directory as a store of sessions: the original's, where its fork goes too. */
+export const jsonlDirStore = (dir: string): SessionStore => jsonlStore.create({ dir }, noServices as never);
+
+/** Where `ref` (an id, a log's path, `postgres://…#id`) lives under the product's `store` row, as a store and an id in it. */
+export function storeOfRef(ref: string, rows: readonly ComposedRow[], home: string): { store: SessionStore; id: string } {
+  const target = targetOf(rows, home, ref);
+  if (target.kind === 'postgres') return { store: target.store, id: target.id };
+  return { store: jsonlDirStore(dirname(target.path)), id: basename(target.path, '.jsonl') };
+}
+
+function parseAt(at: string | undefined): number | undefined {
+  if (at === undefined) return undefined;
+  if (!/^\d+$/.test(at) || Number(at) < 1) throw new UsageError(`--at: a seq (a whole number from 1), not ${JSON.stringify(at)}`);
+  return Number(at);
+}
+
+export async function forkCommand(
+  ref: string,
+  flags: ForkFlags,
+  io: { out: { write(s: string): unknown }; err: { write(s: string): unknown } } = { out: process.stdout, err: process.stderr },
+  o: { clock?: Clock; id?: string } = {},
+): Promise<number> {
+  const at = parseAt(flags.at);
+  // Only the store: fork composes no product (it calls no model and runs no tool).
+  const rows: ComposedRow[] = flags.store ? applySettings([{ id: 'store', use: 'jsonl', from: 'flag' }], [{ from: 'flag', settings: { store: isPostgresUrl(flags.store) ? flags.store : resolve(flags.store) } }]).rows : [];
+  const { store, id } = storeOfRef(ref, rows, bridleHome());
+  const forkId = o.id ?? newSessionId();
+  let forked;
+  try {
+    forked = await forkSession({ store, session: id, id: forkId, clock: o.clock ?? Date.now, ...(at !== undefined ? { at } : {}), ...(flags.answer !== undefined ? { answer: flags.answer } : {}) });
+  } catch (err) {
+    if (err instanceof ForkRefusedError) {
+      io.err.write(`bridle: ${err.code}: ${visible(err.message)}\n`);
+      return 2;
+    }
+    logAccessAsUsage(err);
+  }
+  io.err.write(`forked: ${forked.forkOf.session} up to seq ${forked.forkOf.seq} as ${forked.id}${flags.answer !== undefined ? `, seq ${forked.forkOf.seq + 1} answered anew` : ''}; nothing was re-run\n`);
+  if (forked.open) io.err.write(`go on: bridle resume ${forked.location} --continue (the answered turn is open; resume closes it)\n`);
+  else if (forked.entries.at(-1)?.kind === 'session/input') io.err.write(`go on: bridle resume ${forked.location} (runs the new input)\n`);
+  else io.err.write(`go on: bridle run --session ${forked.location} "what if …"\n`);
+  io.out.write(`log: ${forked.location}\n`);
+  return 0;
+}

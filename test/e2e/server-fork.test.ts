@@ -1,0 +1,60 @@
+/** `session/fork` over the wire (ADR 0029): the fork is written from the hosted session's log and hosted, then runs like any session. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMemorySessionStore } from '../../adapters/store/memory.js';
+import { MethodResults } from '../../server/protocol.js';
+import { RpcClient } from '../helpers/rpc-client.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+
+let t: TestServer | undefined;
+let c: RpcClient | undefined;
+afterEach(async () => {
+  c?.close();
+  await t?.stop();
+  t = undefined;
+});
+
+const turnEnded = (id: string, turn: string) => (m: { method?: string; params?: any }) => m.method === 'session/entry' && m.params.sessionId === id && m.params.entry.kind === 'checkpoint' && m.params.entry.turn === turn;
+
+describe('session/fork over WebSocket', () => {
+  it('forks a hosted session at its last completed turn; the fork is hosted and runs a new turn without re-running the old one', async () => {
+    const sessions = createMemorySessionStore();
+    const seen: string[][] = [];
+    t = await startTestServer(
+      (req) => {
+        // Counted across sessions: each session has a model of its own.
+        const i = seen.push(req.messages.map((m) => (m.role === 'user' ? m.content : m.role))) - 1;
+        return i === 0 ? { text: 'Listing.', toolCalls: [{ name: 'list_dir', arguments: {} }] } : { text: `answer ${i}` };
+      },
+      { sessions },
+    );
+    c = await RpcClient.connect(t.server.url, { token: t.token });
+    const { sessionId } = await c.call('session/create', {});
+    await c.call('session/attach', { sessionId });
+    await c.call('session/input', { sessionId, text: 'what is here?' });
+    await c.waitFor(turnEnded(sessionId, 't1'));
+    expect(seen).toHaveLength(2);
+    const original = sessions.get(sessionId)!.lines.slice();
+
+    // Inside the turn: refused, naming the nearest valid points.
+    const bad = await c.request('session/fork', { sessionId, at: 5 });
+    expect(bad.error).toMatchObject({ code: -32009, data: { reason: 'FORK_REFUSED' } });
+    expect(bad.error!.message).toMatch(/^FORK_INSIDE_TURN: the fork point seq 5 is inside turn t1 .*fork at seq 1 \(the header alone\) or seq \d+ \(after t1\)$/);
+    expect((await c.request('session/fork', { sessionId: 'nope' })).error).toMatchObject({ code: -32001 });
+
+    const forked = MethodResults['session/fork'].parse(await c.call('session/fork', { sessionId }));
+    expect(forked).toEqual({ sessionId: 'f1', forkOf: { session: sessionId, seq: original.length }, hosted: true });
+    expect(sessions.get('f1')!.lines.slice(1, original.length)).toEqual(original.slice(1));
+    const { sessions: listed } = await c.call('session/list', {});
+    expect(listed.map((s: { sessionId: string }) => s.sessionId)).toEqual([sessionId, 'f1']);
+
+    await c.call('session/attach', { sessionId: 'f1' });
+    await c.call('session/input', { sessionId: 'f1', text: 'what if it were not?' });
+    await c.waitFor(turnEnded('f1', 't2'));
+    // One model call for the fork's new turn, which sees the old turn as history; the old list_dir did not run again.
+    expect(seen).toHaveLength(3);
+    expect(seen[2]!.filter((m) => m !== 'assistant' && m !== 'tool')).toEqual(['what is here?', 'what if it were not?']);
+    const fork = sessions.get('f1')!.lines.map((l) => JSON.parse(l) as { kind: string; seq: number });
+    expect(fork.filter((e) => e.seq > original.length && e.kind === 'tool/dispatch')).toEqual([]);
+    expect(sessions.get(sessionId)!.lines).toEqual(original);
+  });
+});
