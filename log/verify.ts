@@ -393,6 +393,10 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
       case 'session/takeover':
         // A writer that took over from one that is gone (ADR 0017): the log goes on as it was.
         break;
+      case 'session/policy':
+        // Logged as a process opens the log, before anything runs (ADR 0027): never inside a turn.
+        if (turn) flag('forged-entry', e, `session/policy inside turn ${turn.id}: a policy changes only as a session is reopened`);
+        break;
       case 'ralph/start':
         if (ralph.started) flag('forged-entry', e, 'a second ralph/start');
         ralph.started = true;

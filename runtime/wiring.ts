@@ -6,7 +6,7 @@
  * resolves them, from composed rows.
  */
 import { createActor, fromPromise, type Actor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
-import { type ApprovalRule, type Draft, type Entry, LOG_FORMAT, type Origin, type ToolSpec } from '../log/entries.js';
+import { type ApprovalRule, type Draft, type Entry, LOG_FORMAT, type Origin, type SessionPolicy, type ToolSpec } from '../log/entries.js';
 import { LogFormatError, LogNotDurableError } from '../log/errors.js';
 import { draftNotDurable } from '../log/not-durable.js';
 import { formatOf, pendingInputs } from '../log/inputs.js';
@@ -66,6 +66,8 @@ export interface Wiring extends SessionDuties {
   context: ContextSettings;
   /** What `session/start` records of the settings (only what was set). */
   configured: Configured;
+  /** What the session may do without asking, as `session/start` records it (ADR 0027). */
+  policy?: SessionPolicy;
   /** Lets the `session` service's `inject` reach the actor once it exists. */
   bindInject: (inject: (text: string) => void) => void;
   /** Appended as the session opens, before any queued input is handed to it (a writer's `session/takeover`). */
@@ -187,7 +189,7 @@ export function wireSession(o: Wiring): BridleSession {
   const recorder = new Recorder(o.store, o.clock, o.existing ?? []);
   if (o.onEntry) recorder.onEntry(o.onEntry);
   if (recorder.entries.length === 0) {
-    recorder.append({ kind: 'session/start', id: o.id, cwd: o.cwd, model: o.modelName, depth: o.depth ?? 0, parent: o.parent ?? null, format: LOG_FORMAT, ...sessionConfig(o.configured) });
+    recorder.append({ kind: 'session/start', id: o.id, cwd: o.cwd, model: o.modelName, depth: o.depth ?? 0, parent: o.parent ?? null, format: LOG_FORMAT, ...sessionConfig(o.configured), ...(o.policy ? { policy: o.policy } : {}) });
   } else if (formatOf(recorder.entries) < LOG_FORMAT) {
     // An older log has no inputs in it: what it had queued cannot be told from what it took (ADR 0021).
     throw new LogFormatError(formatOf(recorder.entries), LOG_FORMAT, 'continuing it');
