@@ -24,6 +24,7 @@ import { parseStoredLines, targetOf } from './session-store.js';
 import type { Product } from './settings.js';
 import { applySettings, type Settings } from '../runtime/settings.js';
 import { loggedPolicy, PolicyWidenedError } from '../runtime/session-policy.js';
+import { resumableTurn } from '../log/resumable.js';
 
 /**
  * Going on with a session, its logged policy takes the place of what bundles, profiles and the config file say;
@@ -75,6 +76,8 @@ export interface OpenOptions {
   /** With `lock`: the store that issued it (a Postgres lease is good only in the store that took it). */
   store?: SessionStore;
 }
+
+const isOpen = (entries: readonly Entry[]) => entries.filter((e) => e.kind === 'turn/start').length !== entries.filter((e) => e.kind === 'turn/end').length;
 
 /** A new session's id names a log that exists already: a second writer would append to someone else's log. */
 export class SessionExistsError extends Error {
@@ -168,8 +171,8 @@ function openFileSession(o: OpenOptions, given: ComposedRow[], path: string | un
       const start = existing[0];
       if (start?.kind !== 'session/start') throw new UsageError(`${logPath}: does not begin with session/start`);
       id = start.id;
-      const open = existing.filter((e) => e.kind === 'turn/start').length - existing.filter((e) => e.kind === 'turn/end').length;
-      if (open !== 0) throw new UsageError(`${logPath}: the last turn never ended (a crash?); run \`bridle resume ${o.session}\` to repair it first`);
+      // Resume hands over a turn left waiting on an approval, to go on with (ADR 0027); any other open turn is repair's.
+      if (isOpen(existing) && !(o.existing && resumableTurn(existing))) throw new UsageError(`${logPath}: the last turn never ended (a crash?); run \`bridle resume ${o.session}\` to repair it first`);
     } catch (err) {
       if (!o.lock) lock.release();
       throw err;
@@ -217,8 +220,7 @@ async function openStoredSession(o: OpenOptions, rows: ComposedRow[], target: { 
     }
     const start = existing[0];
     if (start?.kind !== 'session/start') throw new UsageError(`${where}: does not begin with session/start`);
-    const open = existing.filter((e) => e.kind === 'turn/start').length - existing.filter((e) => e.kind === 'turn/end').length;
-    if (open !== 0) throw new UsageError(`${where}: the last turn never ended (a crash?); run \`bridle resume ${where}\` to repair it first`);
+    if (isOpen(existing) && !(o.existing && resumableTurn(existing))) throw new UsageError(`${where}: the last turn never ended (a crash?); run \`bridle resume ${where}\` to repair it first`);
   } catch (err) {
     if (!o.lock) lock.release();
     throw err;

@@ -83,6 +83,8 @@ interface CallState {
   call: EntryOf<'tool/call'>;
   dispatch?: EntryOf<'tool/dispatch'>;
   asked: boolean;
+  /** How many reopenings the log held when it was asked: a process that goes on with it asks again (ADR 0027). */
+  askedAt?: number;
   decided: boolean;
   settled: boolean;
 }
@@ -198,8 +200,10 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
     t.step = undefined;
   };
 
+  let reopens = 0;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!;
+    if (e.kind === 'session/reopen') reopens++;
     if (i === 0 && e.seq !== 1) flag('seq-gap', e, `the log starts at seq ${e.seq}, not 1`);
     else if (i > 0 && e.seq > prevSeq + 1) flag('seq-gap', e, `seq jumps from ${prevSeq} to ${e.seq}`);
     else if (i > 0 && e.seq <= prevSeq) flag('seq-reorder', e, `seq ${e.seq} comes after seq ${prevSeq}`);
@@ -293,8 +297,13 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
       }
       case 'approval/asked': {
         const c = callIn(e);
-        if (c && (c.asked || c.dispatch || c.settled)) flag('forged-entry', e, `approval asked for ${e.callId} after it was already asked, dispatched or settled`);
-        else if (c) c.asked = true;
+        // Asked again, unanswered, by a process that went on with the log after the one that asked stopped (ADR 0027).
+        const again = c !== undefined && c.asked && !c.decided && c.askedAt !== undefined && reopens > c.askedAt;
+        if (c && ((c.asked && !again) || c.dispatch || c.settled)) flag('forged-entry', e, `approval asked for ${e.callId} after it was already asked, dispatched or settled`);
+        else if (c) {
+          c.asked = true;
+          c.askedAt = reopens;
+        }
         break;
       }
       case 'approval/decided': {
@@ -393,10 +402,12 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
       case 'session/takeover':
         // A writer that took over from one that is gone (ADR 0017): the log goes on as it was.
         break;
-      case 'session/policy':
-        // Logged as a process opens the log, before anything runs (ADR 0027): never inside a turn.
-        if (turn) flag('forged-entry', e, `session/policy inside turn ${turn.id}: a policy changes only as a session is reopened`);
+      case 'session/policy': {
+        // Logged as a process opens the log (ADR 0027): right after its reopening (and takeover), before anything runs.
+        const before = entries[i - 1]?.kind;
+        if (before !== 'session/reopen' && before !== 'session/takeover') flag('forged-entry', e, 'session/policy not right after a session/reopen: a policy changes only as a session is reopened');
         break;
+      }
       case 'ralph/start':
         if (ralph.started) flag('forged-entry', e, 'a second ralph/start');
         ralph.started = true;

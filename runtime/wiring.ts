@@ -10,6 +10,7 @@ import { type ApprovalRule, type Draft, type Entry, LOG_FORMAT, type Origin, typ
 import { LogFormatError, LogNotDurableError } from '../log/errors.js';
 import { draftNotDurable } from '../log/not-durable.js';
 import { formatOf, pendingInputs } from '../log/inputs.js';
+import { resumableTurn } from '../log/resumable.js';
 import { closeOrphanCompaction, findOrphanCompaction } from '../log/context/orphan.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import { Recorder, type EntryListener } from '../log/recorder.js';
@@ -302,7 +303,9 @@ export function wireSession(o: Wiring): BridleSession {
   const machine = sessionMachine.provide({
     actors: { turn, compaction, closeFaultedTurn: fromPromise(({ input }) => closeFaultedTurn(recorder, input.turn, input.error, new Set(input.held))) },
   });
-  const priorTurns = recorder.entries.filter((e) => e.kind === 'turn/start').length;
+  // A log that ends inside a turn waiting on an approval: that turn goes on, before anything queued (ADR 0027).
+  const resumed = (o.existing?.length ?? 0) > 0 && o.opened !== 'fresh' ? resumableTurn(o.existing!) : undefined;
+  const priorTurns = recorder.entries.filter((e) => e.kind === 'turn/start').length - (resumed ? 1 : 0);
   const actor = createActor(machine, { input: { maxSteps: o.loop.maxSteps, turns: priorTurns }, inspect: o.inspect, ...(o.snapshot ? { snapshot: o.snapshot } : {}) });
   // A plugin's advisory is input like any other: logged, then admitted (its own turn's failures report a failed save).
   o.bindInject((text) => void send(text, 'inject', 'system').catch(() => undefined));
@@ -359,6 +362,10 @@ export function wireSession(o: Wiring): BridleSession {
   // A session that goes on from a log is handed, once and in log order, every input it logged and no turn took (ADR 0021).
   if ((o.existing?.length ?? 0) > 0 && o.opened !== 'fresh') {
     void afterStart(() => {
+      if (resumed) {
+        const { from, input, origin, steps, blocks, finish, settled } = resumed;
+        actor.send({ type: 'session.turn.resumed', seq: from ?? 0, text: input, ...(origin ? { origin } : {}), resume: { steps, step: { blocks, finish, settled } } });
+      }
       for (const e of pendingInputs(recorder.entries)) actor.send(admitted(e.seq, e.text, e.mode, e.origin));
     });
   }
