@@ -106,6 +106,47 @@ describe('an approval pending when the process stopped', () => {
     expect({ identical: r.identical, note: r.note, line: r.firstDifference }).toEqual({ identical: true, note: undefined, line: undefined });
   });
 
+  it('a process stopped again while asking again leaves it pending again: the third asks once more, and it runs once', async () => {
+    const runs: string[] = [];
+    const left = await stoppedWhileAsking(runs, []);
+    const second = later({ existing: left, runs, answer: () => new Promise<ApprovalAnswer>(() => {}) });
+    while (second.recorder.entries.filter((e) => e.kind === 'approval/asked').length < 2) await tick();
+    const again = second.recorder.entries.slice();
+    second.actor.stop();
+    expect(resumableTurn(again)?.pending).toEqual(['t1.s1.c2']);
+    const third = later({ existing: again, runs, answer: async () => ({ outcome: 'allowed-once', by: 'terminal' }) });
+    await third.idle();
+    await third.close();
+    expect(runs).toEqual(['once']);
+    expect(third.recorder.entries.filter((e) => e.kind === 'approval/asked')).toHaveLength(3);
+    expect(verifyLog([...third.recorder.entries], { checkpoints: checkCheckpoints }).violations).toEqual([]);
+    expect((await replayThroughMachines(third.recorder.entries, [reader, marking([])])).identical).toBe(true);
+  });
+
+  it('resumed under a narrowed policy (never), the pending call is decided again and denied without asking', async () => {
+    const runs: string[] = [];
+    const left = await stoppedWhileAsking(runs, []);
+    const asks: AnswerRequest[] = [];
+    const s = createSession({
+      id: 'test-session',
+      cwd: h!.workspace,
+      bridleHome: h!.bridleHome,
+      settings: { approval: 'never', sandbox: 'off' },
+      services: { model: { ...createScriptedProviderFromFunction(() => ({ text: 'done' })), name: 'scripted-test' }, store: createMemoryStore(), clock: steppingClock(), tools: [reader, marking(runs)] },
+      existing: left,
+      snapshot: restoreSessionSnapshot(left),
+      answerer: async (req) => (asks.push(req), { outcome: 'allowed-once', by: 'terminal' }),
+    });
+    await s.idle();
+    await s.close();
+    expect(asks).toEqual([]);
+    expect(runs).toEqual([]);
+    const added = s.recorder.entries.slice(left.length);
+    expect(added.slice(0, 2).map((e) => e.kind)).toEqual(['session/reopen', 'session/policy']);
+    expect(added.find((e) => e.kind === 'tool/result')).toMatchObject({ callId: 't1.s1.c2', status: 'denied' });
+    expect(verifyLog([...s.recorder.entries]).violations).toEqual([]);
+  });
+
   it('a rejection after resume denies the call: it never runs', async () => {
     const runs: string[] = [];
     const left = await stoppedWhileAsking(runs, []);
