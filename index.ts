@@ -6,6 +6,7 @@
 
 // The session: built from rows (the product), every seam a service on its host.
 export { createSession, sessionRows, SessionCrashedError, type BridleSession, type Services, type SessionOptions } from './runtime/session.js';
+export { PolicyWidenedError } from './runtime/session-policy.js';
 
 // The product as rows: the base bundle, composition, the plugin substrate.
 export { base, BUNDLES, type Bundle } from './bundles/base.js';
