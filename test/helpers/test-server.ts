@@ -14,6 +14,8 @@ import { startServer, type BridleServer, type ServerOptions } from '../../server
 import { createMemoryStore } from '../../adapters/store/memory.js';
 import type { LogStore } from '../../ports/store.js';
 import { steppingClock } from './harness.js';
+import type { Entry } from '../../log/entries.js';
+import { restoreSessionSnapshot } from '../../machines/session-fold.js';
 
 export interface TestServer {
   server: BridleServer;
@@ -31,6 +33,8 @@ export interface TestServerOptions extends Partial<Omit<ServerOptions, 'open' | 
   beforeOpen?: (params: CreateParams) => void;
   /** Each session's store (default: a memory store). */
   store?: () => LogStore;
+  /** The first session goes on with this log (a predecessor's, left open by resume's repair), restored as resume does. */
+  continueFrom?: readonly Entry[];
 }
 
 export async function startTestServer(respond: ResponseFunction, o: TestServerOptions = {}): Promise<TestServer> {
@@ -57,6 +61,7 @@ export async function startTestServer(respond: ResponseFunction, o: TestServerOp
         settings: { approval: o.approval ?? 'auto', sandbox: 'off' },
         services: { model: { ...createScriptedProviderFromFunction(respond, o.scripted), name: params.model ?? 'scripted-test' }, store: o.store?.() ?? createMemoryStore(), clock: steppingClock() },
         sleep: async () => {},
+        ...(o.continueFrom && n === 1 ? { existing: o.continueFrom, snapshot: restoreSessionSnapshot(o.continueFrom) } : {}),
         ...hooks,
       });
       sessions.push(s);
