@@ -2,7 +2,8 @@
  * A turn a process left waiting on an approval (ADR 0027): the log ends
  * inside a step whose answer is logged whole, and every call of it without a
  * result was never dispatched — at least one of them asked and not answered.
- * Nothing of that step ran, so nothing is lost by going on with it: resume
+ * No call of it was answered yet either (an answered call would be asked a
+ * second time). Nothing of that step ran, so nothing is lost by going on with it: resume
  * keeps the turn open (repair does not cancel the calls), and the session
  * continues it from its calls — each is decided again, the pending question
  * asked again, and a call runs only on an allow, once.
@@ -35,7 +36,8 @@ export function resumableTurn(entries: readonly Entry[]): ResumableTurn | undefi
   const verdict = verifyLog(entries, { allowOpenTail: true });
   const open = verdict.open;
   if (!verdict.ok || !open?.turn || !open.step || open.compaction || open.subagents.length > 0 || open.unloggedCalls.length > 0) return undefined;
-  if (open.calls.length === 0 || open.calls.some((c) => c.dispatched) || !open.calls.some((c) => c.awaitingApproval)) return undefined;
+  // A call already answered would be asked again, and its answer is the person's: such a log is closed as before.
+  if (open.calls.length === 0 || open.calls.some((c) => c.dispatched || c.answered) || !open.calls.some((c) => c.awaitingApproval)) return undefined;
   const at = entries.findIndex((e) => e.kind === 'turn/start' && e.turn === open.turn!.id && e.seq === open.turn!.seq);
   const answer = entries.find((e): e is EntryOf<'assistant/message'> => e.kind === 'assistant/message' && e.step === open.step!.id);
   if (at < 0 || !answer || answer.finish.kind !== 'ok') return undefined;

@@ -51,6 +51,8 @@ export interface OpenCall {
   idempotent: boolean;
   /** Asked for approval and never answered. */
   awaitingApproval: boolean;
+  /** Asked and answered (an allow: a denial settles the call), not dispatched yet: it waited for an earlier call. */
+  answered?: boolean;
 }
 
 /** What the end of the log leaves open (a crash, or a process that exited at once). */
@@ -456,7 +458,7 @@ function describeOpen(turn: TurnState | undefined, compaction: EntryOf<'compacti
   for (const c of s.calls) {
     if (c.settled) continue;
     const { turn: t, step, callId, toolCallId, name } = c.call;
-    open.calls.push({ turn: t, step, callId, toolCallId, name, dispatched: c.dispatch !== undefined, idempotent: c.dispatch?.idempotent ?? false, awaitingApproval: c.asked && !c.decided });
+    open.calls.push({ turn: t, step, callId, toolCallId, name, dispatched: c.dispatch !== undefined, idempotent: c.dispatch?.idempotent ?? false, awaitingApproval: c.asked && !c.decided, ...(c.decided ? { answered: true } : {}) });
   }
   if (s.answer?.finish.kind === 'ok') {
     s.blocks

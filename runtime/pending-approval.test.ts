@@ -147,6 +147,25 @@ describe('an approval pending when the process stopped', () => {
     expect(verifyLog([...s.recorder.entries]).violations).toEqual([]);
   });
 
+  it('a step with a call answered but not yet dispatched is not gone on with (it would be asked twice): repair closes it as before', async () => {
+    const runs: string[] = [];
+    h = createHarness((_r, i) => (i === 0 ? { toolCalls: [{ name: 'mark', arguments: { label: 'a' } }, { name: 'mark', arguments: { label: 'b' } }] } : { text: 'done' }), {
+      tools: [marking(runs)],
+      approval: 'ask',
+      // The second is allowed at once; it waits for the first, whose question stays open.
+      answerer: (req) => (req.callId.endsWith('c2') ? Promise.resolve({ outcome: 'allowed-once' as const, by: 'terminal' }) : new Promise<ApprovalAnswer>(() => {})),
+    });
+    h.session.send('mark both');
+    while (!h.entries().some((e) => e.kind === 'approval/decided')) await tick();
+    const left = h.entries().slice();
+    h.session.actor.stop();
+    expect(runs).toEqual([]);
+    expect(resumableTurn(left)).toBeUndefined();
+    const plan = planRepair(left, { keepPending: true });
+    expect(plan.ok && plan.report.pending).toBeUndefined();
+    expect(plan.ok && plan.report.notStarted).toEqual(['t1.s1.c1', 't1.s1.c2']);
+  });
+
   it('a rejection after resume denies the call: it never runs', async () => {
     const runs: string[] = [];
     const left = await stoppedWhileAsking(runs, []);
