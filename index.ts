@@ -6,6 +6,7 @@
 
 // The session: built from rows (the product), every seam a service on its host.
 export { createSession, sessionRows, SessionCrashedError, type BridleSession, type Services, type SessionOptions } from './runtime/session.js';
+export { PolicyWidenedError } from './runtime/session-policy.js';
 
 // Fork and what-if from a log (ADR 0029): a new session from a past point, nothing re-run.
 export { forkSession, ForkRefusedError, type ForkedSession, type ForkOptions } from './runtime/fork.js';

@@ -11,7 +11,8 @@ import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import { openSession } from './open-session.js';
 import { createRenderer, mcpNotes } from './render.js';
-import { policyOf, type RunFlags } from './run.js';
+import type { RunFlags } from './run.js';
+import { APPROVAL } from '../ports/index.js';
 import type { Product } from './settings.js';
 import { approvalQuestion } from './terminal-answerer.js';
 import { visible } from './visible.js';
@@ -47,17 +48,18 @@ function lineAnswerer(out: NodeJS.WritableStream, pending: { resolve?: (line: st
 export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO = { input: process.stdin, out: process.stdout, err: process.stderr }): Promise<number> {
   const { out, err } = io;
   for (const w of product.warnings) err.write(`bridle: warning: ${w}\n`);
-  const approval = policyOf(product);
   const pending: { resolve?: (line: string | null) => void } = {};
   let renderer: ReturnType<typeof createRenderer> | undefined;
   const opened = await openSession({
     product,
     ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}),
     ...(flags.session !== undefined ? { session: flags.session } : {}),
-    ...(approval === 'ask' ? { answerer: lineAnswerer(out, pending) } : {}),
+    // Whatever the policy: a continued session runs under its logged one (ADR 0027); only `ask` calls it.
+    answerer: lineAnswerer(out, pending),
     onChunk: (c, s) => renderer?.onChunk(c, s),
   });
   const { session, logPath, scriptedLabel } = opened;
+  const approval = session.host.get(APPROVAL).policy;
   renderer = createRenderer(out, opened.tools, { color: Boolean(out.isTTY), scriptedLabel: scriptedLabel });
   showEntries(session.recorder, (e) => renderer?.onEntry(e));
   // A turn the log could not save is said once, as it ends; the chat goes on, and exits 1 at the end.

@@ -22,6 +22,30 @@ import { logAccessAsUsage, sessionPath } from './home.js';
 import type { ToolLookup } from './render.js';
 import { parseStoredLines, targetOf } from './session-store.js';
 import type { Product } from './settings.js';
+import { applySettings, type Settings } from '../runtime/settings.js';
+import { loggedPolicy, PolicyWidenedError } from '../runtime/session-policy.js';
+import { resumableTurn } from '../log/resumable.js';
+
+/**
+ * Going on with a session, its logged policy takes the place of what bundles, profiles and the config file say;
+ * only a flag changes it (ADR 0027), and `createSession` refuses a flag that widens it. Contract: pure; rows as
+ * given for a log that logged no policy.
+ */
+export function keepLoggedPolicy(rows: ComposedRow[], existing: readonly Entry[], flagged: Settings): ComposedRow[] {
+  const logged = loggedPolicy(existing);
+  if (!logged) return rows;
+  const s: Settings = {};
+  if (flagged.approval === undefined) s.approval = logged.approval;
+  if (flagged.allow === undefined) s.allow = logged.allow.map((r) => `${r.tool}:${r.pattern}`);
+  const known = logged.sandbox === 'bwrap' || logged.sandbox === 'off';
+  if (flagged.sandbox === undefined && known) s.sandbox = logged.sandbox as 'bwrap' | 'off';
+  // A confining sandbox's reach as logged; an unconfined one logged no mode of its own to keep.
+  if (logged.sandbox !== 'off') {
+    if (flagged.sandboxMode === undefined) s.sandboxMode = logged.mode;
+    if (flagged.allowNetwork === undefined) s.allowNetwork = logged.network;
+  }
+  return applySettings(rows, [{ from: 'log', settings: s }]).rows;
+}
 
 export interface OpenOptions {
   product: Product;
@@ -52,6 +76,8 @@ export interface OpenOptions {
   /** With `lock`: the store that issued it (a Postgres lease is good only in the store that took it). */
   store?: SessionStore;
 }
+
+const isOpen = (entries: readonly Entry[]) => entries.filter((e) => e.kind === 'turn/start').length !== entries.filter((e) => e.kind === 'turn/end').length;
 
 /** A new session's id names a log that exists already: a second writer would append to someone else's log. */
 export class SessionExistsError extends Error {
@@ -145,12 +171,13 @@ function openFileSession(o: OpenOptions, given: ComposedRow[], path: string | un
       const start = existing[0];
       if (start?.kind !== 'session/start') throw new UsageError(`${logPath}: does not begin with session/start`);
       id = start.id;
-      const open = existing.filter((e) => e.kind === 'turn/start').length - existing.filter((e) => e.kind === 'turn/end').length;
-      if (open !== 0) throw new UsageError(`${logPath}: the last turn never ended (a crash?); run \`bridle resume ${o.session}\` to repair it first`);
+      // Resume hands over a turn left waiting on an approval, to go on with (ADR 0027); any other open turn is repair's.
+      if (isOpen(existing) && !(o.existing && resumableTurn(existing))) throw new UsageError(`${logPath}: the last turn never ended (a crash?); run \`bridle resume ${o.session}\` to repair it first`);
     } catch (err) {
       if (!o.lock) lock.release();
       throw err;
     }
+    rows = keepLoggedPolicy(rows, existing, o.product.flagged);
     // A log named by path lives where it lives: the JSONL store goes on writing it there.
     rows = rows.map((r) => (r.id === 'store' && r.use === 'jsonl' ? { ...r, config: { ...(r.config as object), dir: dirname(logPath!) }, from: 'flag' } : r));
   }
@@ -193,13 +220,12 @@ async function openStoredSession(o: OpenOptions, rows: ComposedRow[], target: { 
     }
     const start = existing[0];
     if (start?.kind !== 'session/start') throw new UsageError(`${where}: does not begin with session/start`);
-    const open = existing.filter((e) => e.kind === 'turn/start').length - existing.filter((e) => e.kind === 'turn/end').length;
-    if (open !== 0) throw new UsageError(`${where}: the last turn never ended (a crash?); run \`bridle resume ${where}\` to repair it first`);
+    if (isOpen(existing) && !(o.existing && resumableTurn(existing))) throw new UsageError(`${where}: the last turn never ended (a crash?); run \`bridle resume ${where}\` to repair it first`);
   } catch (err) {
     if (!o.lock) lock.release();
     throw err;
   }
-  return startSession({ ...o, store }, { workspace, rows, existing, id: (existing[0] as { id: string }).id, lock });
+  return startSession({ ...o, store }, { workspace, rows: keepLoggedPolicy(rows, existing, o.product.flagged), existing, id: (existing[0] as { id: string }).id, lock });
 }
 
 function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[]; existing: Entry[]; id?: string; lock?: WriterLock }): OpenedSession {
@@ -225,9 +251,12 @@ function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[
       ...(o.onEntry ? { onEntry: o.onEntry } : {}),
       ...(o.inspect ? { inspect: o.inspect } : {}),
       ...(o.plugins ? { plugins: o.plugins } : {}),
+      ...(o.product.overridePolicy ? { overridePolicy: true } : {}),
     });
   } catch (err) {
     if (lock && !o.lock) lock.release();
+    // One line naming the logged and the requested policy; nothing was written (exit 2).
+    if (err instanceof PolicyWidenedError) throw new UsageError(err.message);
     // The disk refused the session's first entry (full, read-only): a problem outside bridle, said in one line.
     if (err instanceof LogAppendError && err.code === 'LOG_APPEND_FAILED') throw new SessionNotSavedError(`the session could not be saved (${err.code}: ${err.message})`);
     if (err instanceof LogAccessError) accessFailure(err);

@@ -83,7 +83,7 @@ export async function main(argv: string[]): Promise<number> {
 
   modelOptions(program.command('resume').argument('<session>', 'session id or log path').argument('[prompt]', 'what to do next'))
     .summary('repair a crashed session and go on')
-    .description('repair a crashed session (torn tail, unended turn), restore it from its newest checkpoint, then run the prompt; with neither a prompt nor --continue, only repair. The session keeps its logged model unless a flag, BRIDLE_MODEL or --profile names one')
+    .description('repair a crashed session (torn tail, unended turn), restore it from its newest checkpoint, then run the prompt; with neither a prompt nor --continue, only repair. An approval left unanswered is asked again and the call runs once if allowed. The session keeps its logged model unless a flag, BRIDLE_MODEL or --profile names one, and its logged policy unless a flag narrows it (--override-policy to widen)')
     .option('--continue', 'let the model carry on instead of a prompt')
     .option('--json', 'print log entries as JSON lines on stdout')
     .action(async (session: string, prompt: string | undefined, flags: ResumeFlags) => {

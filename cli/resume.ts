@@ -158,7 +158,8 @@ async function resumeLocked(path: string, target: string, err: { write(s: string
   }
   let repaired: FileRepair;
   try {
-    repaired = await repairJsonlLog(path, Date.now, { first: takeoverDraft(lock) });
+    // A turn left waiting on an approval stays open: the session goes on with it and asks again (ADR 0027).
+    repaired = await repairJsonlLog(path, Date.now, { first: takeoverDraft(lock), keepPending: true });
   } catch (e) {
     logAccessAsUsage(e);
   }
@@ -185,7 +186,7 @@ async function resumeStored(where: { store: SessionStore; id: string }, _target:
     const location = lock.location;
     if (!lines || lines.length === 0) throw new UsageError(`no session ${id} at ${location}`);
     const read = parseStoredLines(lines);
-    const plan = read.ok ? planRepair(read.entries, {}) : read;
+    const plan = read.ok ? planRepair(read.entries, { keepPending: true }) : read;
     if (lock.tookOver) err.write(`took over: pid ${lock.tookOver.pid} on ${lock.tookOver.host} held this session's lease (since ${lock.tookOver.since}) and it expired\n`);
     if (!read.ok || !plan.ok) {
       for (const v of plan.ok ? [] : plan.violations) err.write(`bridle: session ${id} is corrupt; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
@@ -272,7 +273,10 @@ async function carryOn(r: RepairedSession, prompt: string | undefined, flags: Re
   // Input the log holds that no turn took runs first, once, in the order it arrived (ADR 0021).
   const queued = pendingInputs(entries);
   if (queued.length > 0) err.write(`queued: ${queued.length} input${queued.length > 1 ? 's' : ''} the session received and never ran, now run in order\n`);
-  if (prompt === undefined && !flags.continue && queued.length === 0) {
+  // A call left waiting on an approval is asked again as the session opens, before anything queued (ADR 0027).
+  const pending = report.pending ?? [];
+  if (pending.length > 0) err.write(`pending: ${pending.length === 1 ? 'a call' : `${pending.length} calls`} waiting on an approval when the session stopped (${pending.join(', ')}), asked again now; nothing of it ran\n`);
+  if (prompt === undefined && !flags.continue && queued.length === 0 && pending.length === 0) {
     err.write(`resume with a prompt, or with --continue to let the model carry on: bridle resume ${target} --continue\n`);
     return 0;
   }

@@ -2,6 +2,7 @@
 import type { Answerer } from '../ports/approval.js';
 import type { Origin } from '../log/entries.js';
 import { SessionCrashedError } from '../runtime/session.js';
+import { APPROVAL } from '../ports/index.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import type { TurnOutput } from '../machines/turn.machine.js';
 import { UsageError } from './errors.js';
@@ -43,8 +44,8 @@ export async function runPrompt(prompt: string | undefined, product: Product, fl
   const err = process.stderr;
   let renderer: Renderer | undefined;
   for (const w of product.warnings) err.write(`bridle: warning: ${w}\n`);
-  const approval = policyOf(product);
-  const answerer: Answerer | undefined = approval === 'ask' && process.stdin.isTTY ? terminalAnswerer(err) : undefined;
+  // On a terminal the answerer is there whatever the policy: a continued session runs under its logged one (ADR 0027), known once it is open; only `ask` calls it.
+  const answerer: Answerer | undefined = process.stdin.isTTY ? terminalAnswerer(err) : undefined;
   const opened = await openSession({
     product,
     ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}),
@@ -54,6 +55,7 @@ export async function runPrompt(prompt: string | undefined, product: Product, fl
     ...extra,
   });
   const { session, logPath, tools, scriptedLabel } = opened;
+  const approval = session.host.get(APPROVAL).policy;
   const human = flags.json ? err : process.stdout;
   renderer = createRenderer(human, tools, { color: Boolean((human as NodeJS.WriteStream).isTTY), scriptedLabel });
   if (flags.json) {

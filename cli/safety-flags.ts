@@ -1,4 +1,4 @@
-/** The safety flags every session command shares: `--sandbox`, `--sandbox-mode`, `--allow`, `--allow-network`, `--allow-git-writes`. */
+/** The safety flags every session command shares: `--sandbox`, `--sandbox-mode`, `--allow`, `--allow-network`, `--allow-git-writes`, `--override-policy`. */
 import type { Command } from 'commander';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -13,5 +13,6 @@ export function safetyOptions(cmd: Command): Command {
     // Both forms: a flag must be able to undo `allowNetwork: true` from the config file.
     .option('--no-allow-network', 'keep sandboxed commands off the network (default)')
     .option('--allow-git-writes', 'let commands and file tools write .git')
-    .option('--no-allow-git-writes', 'keep the workspace .git read-only (default)');
+    .option('--no-allow-git-writes', 'keep the workspace .git read-only (default)')
+    .option('--override-policy', 'let a continued session widen its logged policy');
 }

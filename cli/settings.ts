@@ -47,6 +47,8 @@ export interface SettingFlags {
   profile?: string;
   /** A one-off overlay: a YAML or JSON file with a `patch:` list. */
   patch?: string;
+  /** Let `run --session` and `resume` widen the policy the session logged (ADR 0027); never a subagent's. */
+  overridePolicy?: boolean;
 }
 
 type FlagKey = keyof Settings | 'maxDepth' | 'treeBudget';
@@ -145,6 +147,9 @@ export interface Product {
   rows: ComposedRow[];
   warnings: string[];
   loaded: LoadedPlugins;
+  /** The settings the flags gave, and only those: going on with a session, they are what may change its logged policy (ADR 0027). */
+  flagged: SettingsLayer['settings'];
+  overridePolicy?: boolean;
 }
 
 export interface ComposeOptions {
@@ -205,7 +210,8 @@ export async function composeProduct(flags: SettingFlags, o: ComposeOptions = {}
     const row = current.find((r) => r.id === 'model');
     if (row && (row.from.startsWith('bundle ') || row.from === 'home')) late.push({ from: 'log', settings: { model: o.loggedModel } });
   }
-  late.push({ from: 'env', settings: envSettings(env) }, { from: 'flag', settings: flagSettings(flags) });
+  const flagged = flagSettings(flags);
+  late.push({ from: 'env', settings: envSettings(env) }, { from: 'flag', settings: flagged });
   rows = applySettings(current, late);
   warnings.push(...rows.warnings);
   const loaded = await loadRowPlugins(rows.rows).catch((err: unknown) => {
@@ -217,7 +223,7 @@ export async function composeProduct(flags: SettingFlags, o: ComposeOptions = {}
   } catch (err) {
     throw asUsage(err);
   }
-  return { home, file, ...(flags.profile !== undefined ? { profile: flags.profile } : {}), rows: checked, warnings, loaded };
+  return { home, file, ...(flags.profile !== undefined ? { profile: flags.profile } : {}), rows: checked, warnings, loaded, flagged, ...(flags.overridePolicy ? { overridePolicy: true } : {}) };
 }
 
 const asUsage = (err: unknown) => (err instanceof Error && err.name === 'CompositionError' ? new UsageError(err.message) : err);

@@ -6,6 +6,7 @@
 import type { Entry } from '../log/entries.js';
 import type { Totals } from '../log/verify.js';
 import { visible } from './visible.js';
+import { describePolicy } from '../safety/policy-order.js';
 
 const clip = (s: string, n = 60) => {
   const one = s.replace(/\s+/g, ' ').trim();
@@ -71,6 +72,8 @@ export function summarize(e: Entry): string {
       return `${e.hook} ${e.listener}: ${clip(e.problem, 60)}`;
     case 'log/not-durable':
       return `entries up to seq ${e.upTo} not saved: ${clip(e.detail, 70)}`;
+    case 'session/policy':
+      return `policy ${describePolicy(e.from)} → ${describePolicy(e.to)} (${e.by})`;
     case 'session/takeover':
       return `pid ${e.by.pid} on ${e.by.host} took over from pid ${e.stale.pid} on ${e.stale.host} (gone; held since ${e.stale.since})`;
     case 'compaction/start':

@@ -146,6 +146,21 @@ export const SessionConfig = z.strictObject({
 });
 export type SessionConfig = z.infer<typeof SessionConfig>;
 
+/**
+ * What a session may do without asking, as it was started (ADR 0027): the approval policy, the sandbox provider
+ * (`off` confines nothing), what a confined command may reach, and the allow rules. A sandbox that confines nothing is logged
+ * as it acts: `mode: 'full'`, `network: true`. `resume` and `run --session` keep it; a widening is refused.
+ */
+export const SessionPolicy = z.strictObject({
+  approval: z.enum(['never', 'ask', 'auto']),
+  sandbox: z.string().min(1),
+  mode: z.enum(['read-only', 'workspace-write', 'full']),
+  network: z.boolean(),
+  /** The allow rules it started with (flags, config): calls they match run unasked, whatever the policy. */
+  allow: z.array(z.strictObject({ tool: z.string().min(1), pattern: z.string() })),
+});
+export type SessionPolicy = z.infer<typeof SessionPolicy>;
+
 export const SessionStart = z.strictObject({
   ...envelope,
   kind: z.literal('session/start'),
@@ -161,6 +176,21 @@ export const SessionStart = z.strictObject({
    * line after this one up to `seq` is the original's, byte for byte.
    */
   forkOf: z.strictObject({ session: z.string().min(1), seq: z.int().positive() }).optional(),
+  /** Optional: logs written before ADR 0027 lack it, and their policy is whatever the flags say. */
+  policy: SessionPolicy.optional(),
+});
+
+/**
+ * A process went on with the session under another policy than the one it had (ADR 0027): a narrowing its
+ * flags asked for (`by: 'flags'`), or a widening `--override-policy` allowed (`by: 'override-policy'`). Logged
+ * after the reopening, before anything runs; the session's policy is the last such `to`, else `session/start`'s.
+ */
+export const SessionPolicyChange = z.strictObject({
+  ...envelope,
+  kind: z.literal('session/policy'),
+  from: SessionPolicy,
+  to: SessionPolicy,
+  by: z.enum(['flags', 'override-policy']),
 });
 
 export const TurnStart = z.strictObject({
@@ -591,6 +621,7 @@ export const Entry = z.discriminatedUnion('kind', [
   SessionCompact,
   SessionEnd,
   SessionReopen,
+  SessionPolicyChange,
   HookReport,
   CompactionStart,
   CompactionSummary,

@@ -9,6 +9,7 @@
  */
 import { draftToolResult } from './draft-tool-result.js';
 import type { Draft, DraftOf, Entry, RepairFound, TurnEndReason } from './entries.js';
+import { resumableTurn } from './resumable.js';
 import { verifyLog, type OpenCall, type OpenTail, type Violation } from './verify.js';
 
 export interface RepairReport {
@@ -22,6 +23,8 @@ export interface RepairReport {
   outcomeUnknown: { callId: string; name: string; idempotent: boolean }[];
   /** Calls of the open answer that had no `tool/call` entry yet; repair logged them. */
   unlogged: string[];
+  /** With `keepPending`: calls asked and never answered, left pending in the open turn, which is left open (ADR 0027). */
+  pending?: string[];
   /** Calls whose result the store refused, logged as the tool gave it (`known`). */
   kept?: string[];
   compaction: boolean;
@@ -51,6 +54,11 @@ export interface RepairOptions {
    * them as the tool gave them, marked `uncertain`, instead of calling a finished call's outcome unknown (ADR 0017).
    */
   known?: readonly DraftOf<'tool/result'>[];
+  /**
+   * Resume (ADR 0027): a turn that stopped waiting on an approval — nothing of its step dispatched — is left open,
+   * its calls pending, for the session to go on with (`resumableTurn`); nothing is appended for it.
+   */
+  keepPending?: boolean;
 }
 
 export const notStartedText = (name: string) =>
@@ -77,6 +85,11 @@ export function planRepair(entries: readonly Entry[], opts: RepairOptions = {}):
     drafts.push({ kind: 'repair', found: 'torn-tail', detail: `line ${opts.torn.line} was cut off mid-write (${bytes} bytes); it was removed, every earlier line is kept`, line: opts.torn.line, bytes });
   }
   const open = verdict.open;
+  const resumable = opts.keepPending && !opts.torn ? resumableTurn(entries) : undefined;
+  if (resumable) {
+    report.pending = resumable.pending;
+    return { ok: true, drafts, report };
+  }
   if (open) drafts.push(...closeOpen(open, report, opts.closeAs ?? { reason: 'interrupted', cause: 'crash' }, opts.because, opts.known ?? []));
   return { ok: true, drafts, report };
 }

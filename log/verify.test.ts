@@ -7,7 +7,7 @@ const names = (entries: Entry[]) => verifyLog(entries).violations.map((v) => `${
 /** Numbers the entries 1, 2, …, and moves the input links (`from`) with them. */
 function reseq(entries: Entry[], shift = 0): Entry[] {
   const to = new Map(entries.map((e, i) => [e.seq, i + 1 + shift]));
-  return entries.map((e, i) => ({ ...e, seq: i + 1 + shift, ...('from' in e && e.from !== undefined ? { from: to.get(e.from) ?? e.from } : {}) }) as Entry);
+  return entries.map((e, i) => ({ ...e, seq: i + 1 + shift, ...('from' in e && typeof e.from === 'number' ? { from: to.get(e.from) ?? e.from } : {}) }) as Entry);
 }
 const seqOf = (entries: Entry[], pred: (e: Entry) => boolean) => entries.find(pred)!.seq;
 

@@ -51,6 +51,8 @@ export interface OpenCall {
   idempotent: boolean;
   /** Asked for approval and never answered. */
   awaitingApproval: boolean;
+  /** Asked and answered (an allow: a denial settles the call), not dispatched yet: it waited for an earlier call. */
+  answered?: boolean;
 }
 
 /** What the end of the log leaves open (a crash, or a process that exited at once). */
@@ -83,6 +85,8 @@ interface CallState {
   call: EntryOf<'tool/call'>;
   dispatch?: EntryOf<'tool/dispatch'>;
   asked: boolean;
+  /** How many reopenings the log held when it was asked: a process that goes on with it asks again (ADR 0027). */
+  askedAt?: number;
   decided: boolean;
   settled: boolean;
 }
@@ -198,8 +202,10 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
     t.step = undefined;
   };
 
+  let reopens = 0;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!;
+    if (e.kind === 'session/reopen') reopens++;
     if (i === 0 && e.seq !== 1) flag('seq-gap', e, `the log starts at seq ${e.seq}, not 1`);
     else if (i > 0 && e.seq > prevSeq + 1) flag('seq-gap', e, `seq jumps from ${prevSeq} to ${e.seq}`);
     else if (i > 0 && e.seq <= prevSeq) flag('seq-reorder', e, `seq ${e.seq} comes after seq ${prevSeq}`);
@@ -293,8 +299,13 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
       }
       case 'approval/asked': {
         const c = callIn(e);
-        if (c && (c.asked || c.dispatch || c.settled)) flag('forged-entry', e, `approval asked for ${e.callId} after it was already asked, dispatched or settled`);
-        else if (c) c.asked = true;
+        // Asked again, unanswered, by a process that went on with the log after the one that asked stopped (ADR 0027).
+        const again = c !== undefined && c.asked && !c.decided && c.askedAt !== undefined && reopens > c.askedAt;
+        if (c && ((c.asked && !again) || c.dispatch || c.settled)) flag('forged-entry', e, `approval asked for ${e.callId} after it was already asked, dispatched or settled`);
+        else if (c) {
+          c.asked = true;
+          c.askedAt = reopens;
+        }
         break;
       }
       case 'approval/decided': {
@@ -393,6 +404,12 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
       case 'session/takeover':
         // A writer that took over from one that is gone (ADR 0017): the log goes on as it was.
         break;
+      case 'session/policy': {
+        // Logged as a process opens the log (ADR 0027): right after its reopening (and takeover), before anything runs.
+        const before = entries[i - 1]?.kind;
+        if (before !== 'session/reopen' && before !== 'session/takeover') flag('forged-entry', e, 'session/policy not right after a session/reopen: a policy changes only as a session is reopened');
+        break;
+      }
       case 'ralph/start':
         if (ralph.started) flag('forged-entry', e, 'a second ralph/start');
         ralph.started = true;
@@ -441,7 +458,7 @@ function describeOpen(turn: TurnState | undefined, compaction: EntryOf<'compacti
   for (const c of s.calls) {
     if (c.settled) continue;
     const { turn: t, step, callId, toolCallId, name } = c.call;
-    open.calls.push({ turn: t, step, callId, toolCallId, name, dispatched: c.dispatch !== undefined, idempotent: c.dispatch?.idempotent ?? false, awaitingApproval: c.asked && !c.decided });
+    open.calls.push({ turn: t, step, callId, toolCallId, name, dispatched: c.dispatch !== undefined, idempotent: c.dispatch?.idempotent ?? false, awaitingApproval: c.asked && !c.decided, ...(c.decided ? { answered: true } : {}) });
   }
   if (s.answer?.finish.kind === 'ok') {
     s.blocks

@@ -13,6 +13,7 @@
 import { createActor, fromPromise, initialTransition, type AnyActorScope, type SnapshotFrom } from 'xstate';
 import { z } from 'zod';
 import type { Entry } from '../log/entries.js';
+import { resumableTurn } from '../log/resumable.js';
 import { isSaveFailureCode, LogNotDurableError } from '../log/errors.js';
 import type { Violation } from '../log/verify.js';
 import { sessionMachine, type SessionContext, type SessionEvent, type SessionInput } from './session.machine.js';
@@ -151,9 +152,13 @@ export function checkCheckpoints(entries: readonly Entry[]): Violation[] {
  * the fold of the whole log.
  * Contract: pure; equals `foldSession(entries, input)` on the durable view
  * for any log whose checkpoints verify; throws only if the log ends mid-turn
- * (repair it first).
+ * (repair it first), unless that turn waits on an approval (`resumableTurn`):
+ * then the snapshot is the session's just before that turn began.
  */
-export function restoreSessionSnapshot(entries: readonly Entry[], input: SessionInput = {}) {
+export function restoreSessionSnapshot(all: readonly Entry[], input: SessionInput = {}) {
+  // A turn left waiting on an approval is gone on with (ADR 0027): the session is restored to just before it.
+  const resumable = resumableTurn(all);
+  const entries = resumable ? all.slice(0, resumable.at) : all;
   let s: SessionSnapshot | undefined;
   let from = 0;
   for (let i = entries.length - 1; i >= 0 && !s; i--) {

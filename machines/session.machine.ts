@@ -7,7 +7,7 @@ import { assign, enqueueActions, setup } from 'xstate';
 import { notProvided } from './not-provided.js';
 import type { Origin } from '../log/entries.js';
 import { compactionMachine, type CompactionOutput } from './compaction.machine.js';
-import { turnMachine, type TurnOutput } from './turn.machine.js';
+import { turnMachine, type TurnInput, type TurnOutput } from './turn.machine.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
 
 export type { InputMode } from '../log/entries.js';
@@ -39,6 +39,8 @@ export interface SessionContext {
   /** Manual compactions finished, and the newest one's outcome (for whoever asked). */
   compactions?: number;
   lastCompaction?: CompactionOutput;
+  /** The running turn is one a process left waiting on an approval, gone on with (ADR 0027). */
+  resuming?: NonNullable<TurnInput['resume']>;
 }
 
 export type SessionEvent =
@@ -47,7 +49,12 @@ export type SessionEvent =
   | { type: 'session.cancel.requested'; cause?: string }
   | { type: 'session.wake.requested' }
   | { type: 'session.compact.requested' }
-  | { type: 'session.close.requested' };
+  | { type: 'session.close.requested' }
+  /**
+   * Sent by the host first, before any queued input, when the log ends inside a turn that waits on an approval
+   * (ADR 0027): that turn goes on, from its input (`seq`, `text`) and its open step.
+   */
+  | { type: 'session.turn.resumed'; seq: number; text: string; origin?: Origin; resume: NonNullable<TurnInput['resume']> };
 
 const queued = (e: { seq: number; text: string; origin?: Origin }): Queued => (e.origin && e.origin !== 'user' ? { seq: e.seq, text: e.text, origin: e.origin } : { seq: e.seq, text: e.text });
 
@@ -88,6 +95,9 @@ export const sessionMachine = setup({
       followups: context.followups.slice(1),
       injects: [],
     })),
+    resumeTurn: assign(({ context, event }) =>
+      event.type === 'session.turn.resumed' ? { followups: [queued(event), ...context.followups], resuming: event.resume } : {},
+    ),
     settleTurn: assign({
       last: ({ event }) => (event as unknown as { output: TurnOutput }).output,
       // A steer the turn never took becomes the next turn's input; an inject waits for the next step.
@@ -118,6 +128,7 @@ export const sessionMachine = setup({
           { target: 'running', actions: 'queueFollowup' },
         ],
         'session.wake.requested': { guard: 'hasFollowup', target: 'running' },
+        'session.turn.resumed': { target: 'running', actions: 'resumeTurn' },
         'session.compact.requested': { target: 'compacting', actions: assign({ compactPending: false }) },
         'session.close.requested': 'closed',
       },
@@ -148,9 +159,10 @@ export const sessionMachine = setup({
           injected: context.claimed?.injects ?? [],
           origin: context.claimed?.input.origin,
           maxSteps: context.maxSteps,
+          ...(context.resuming ? { resume: context.resuming } : {}),
         }),
-        onDone: { target: 'idle', actions: ['settleTurn', assign({ claimed: undefined })] },
-        onError: 'faulted',
+        onDone: { target: 'idle', actions: ['settleTurn', assign({ claimed: undefined, resuming: undefined })] },
+        onError: { target: 'faulted', actions: assign({ resuming: undefined }) },
       },
       on: { 'session.compact.requested': { actions: assign({ compactPending: true }) } },
       initial: 'active',

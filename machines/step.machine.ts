@@ -12,9 +12,21 @@ import type { Recovery, RequestErrorPayload } from '../ports/hooks.js';
 import { releasable, type CallSlot } from './schedule-calls.js';
 import { toolCallMachine } from './tool-call.machine.js';
 
+/**
+ * A step a process left waiting on an approval, gone on with after a restart (ADR 0027): its answer as logged,
+ * and the calls of it that already have their result. The step/start, the answer and the tool/call entries are
+ * in the log already; the calls without a result are decided again (the pending question asked again).
+ */
+export interface StepResume {
+  blocks: Block[];
+  finish: Finish;
+  settled: string[];
+}
+
 export interface StepInput {
   turn: string;
   step: string;
+  resume?: StepResume;
   /** The turn already compacted once for an overflow: the request-error listeners see it, so they do not loop. */
   overflowRetried?: boolean;
 }
@@ -47,6 +59,8 @@ export interface StepContext {
   /** A call's dispatch or result could not be saved: the first such failure. */
   unsaved?: string;
   output?: StepOutput;
+  /** Gone on with after a restart: the calls that have their result already (ADR 0027). */
+  resumed?: string[];
 }
 
 export type StepEvent =
@@ -105,7 +119,9 @@ export const stepMachine = setup({
     spawnCalls: enqueueActions(({ context, enqueue }) => {
       toolCalls(context.assembly).forEach((b, i) => {
         const ref = callRef(context, b, i);
-        enqueue(recordAction(draftToolCall(ref, b.arguments)));
+        // A resumed step's calls are logged already; those with a result are done.
+        if (context.resumed?.includes(ref.callId)) return;
+        if (!context.resumed) enqueue(recordAction(draftToolCall(ref, b.arguments)));
         enqueue.spawnChild('toolCall', { id: ref.callId, input: { ...ref, arguments: b.arguments } });
       });
     }),
@@ -130,6 +146,7 @@ export const stepMachine = setup({
     hasToolCalls: ({ context }) => toolCalls(context.assembly).length > 0,
     isAllSettled: ({ context }) => context.calls.every((s) => s.phase === 'settled'),
     hasPartialText: ({ context }) => withoutCalls(context.assembly).some((b) => b.type === 'text' && b.text.length > 0),
+    isResumed: ({ context }) => context.resumed !== undefined,
   },
 }).createMachine({
   id: 'step',
@@ -137,14 +154,19 @@ export const stepMachine = setup({
     turn: input.turn,
     step: input.step,
     overflowRetried: input.overflowRetried ?? false,
-    assembly: emptyAssembly(),
+    assembly: input.resume ? { ...emptyAssembly(), blocks: input.resume.blocks, finish: input.resume.finish } : emptyAssembly(),
     failures: 0,
     calls: [],
     cancelled: false,
+    ...(input.resume ? { resumed: input.resume.settled } : {}),
   }),
-  initial: 'preparing',
+  initial: 'opening',
   output: ({ context }) => context.output ?? { reason: 'error', code: 'UNKNOWN' },
   states: {
+    opening: {
+      description: 'A step gone on with after a restart (its answer logged, a call waiting on an approval) goes straight to its calls (ADR 0027).',
+      always: [{ guard: 'isResumed', target: 'calling' }, { target: 'preparing' }],
+    },
     preparing: {
       description: 'Builds the request from the log alone (I1), right after step/start, and records the request header when it changed.',
       entry: [
@@ -261,7 +283,13 @@ export const stepMachine = setup({
       description: 'Tool calls validate and ask in parallel, dispatch in order; results are logged as they settle.',
       entry: [
         'spawnCalls',
-        assign({ calls: ({ context }) => toolCalls(context.assembly).map((b, i) => ({ callId: callRef(context, b, i).callId, phase: 'pending' as const, readOnly: false })) }),
+        assign({
+          calls: ({ context }) =>
+            toolCalls(context.assembly).map((b, i) => {
+              const callId = callRef(context, b, i).callId;
+              return { callId, phase: context.resumed?.includes(callId) ? ('settled' as const) : ('pending' as const), readOnly: false };
+            }),
+        }),
       ],
       on: {
         'tool.call.ready': {

@@ -9,7 +9,7 @@ import { notDurableCause } from '../log/not-durable.js';
 import { compactionMachine, type CompactionOutput, type CompactionTrigger } from './compaction.machine.js';
 import { draftTurnEnd, draftTurnStart, draftUnsaved, draftUserMessage } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
-import { stepMachine, type StepOutput } from './step.machine.js';
+import { stepMachine, type StepOutput, type StepResume } from './step.machine.js';
 import type { Queued } from './queued.js';
 import type { PreStepDecision } from '../ports/hooks.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
@@ -26,6 +26,11 @@ export interface TurnInput {
   /** Who the input is from: the user (default), or the harness (a resume note). */
   origin?: Origin;
   maxSteps?: number;
+  /**
+   * A turn a process left waiting on an approval, gone on with after a restart (ADR 0027): its `turn/start` is
+   * logged already, and it goes on with step number `steps` (logged too) from that step's calls.
+   */
+  resume?: { steps: number; step: StepResume };
 }
 
 export interface TurnOutput {
@@ -56,6 +61,8 @@ export interface TurnContext {
   trigger?: CompactionTrigger;
   /** An overflowed request is retried once after compaction; set until a step gets past it. */
   overflowRetried?: boolean;
+  /** The step to go on with, until its step starts (ADR 0027). */
+  resume?: StepResume;
 }
 
 export type TurnEvent =
@@ -82,8 +89,9 @@ export const turnMachine = setup({
     },
     end: assign((_, end: { reason: TurnEndReason; cause?: string; code?: string }) => ({ end })),
     deliverQueued: enqueueActions(({ context, enqueue }) => {
-      // Nothing queued (most steps): no assign, so no snapshot copy (ADR 0007).
-      if (context.steer.length === 0 && context.inject.length === 0) return;
+      // Nothing queued (most steps): no assign, so no snapshot copy (ADR 0007). A resumed step is mid-way: its
+      // calls owe results before anything else reaches the model, so queued input waits for the next step.
+      if ((context.steer.length === 0 && context.inject.length === 0) || context.resume) return;
       for (const q of context.steer) enqueue(recordAction(draftUserMessage(context.turn, q.text, 'steer', q.seq)));
       for (const q of context.inject) enqueue(recordAction(draftUserMessage(context.turn, q.text, 'inject', q.seq)));
       enqueue.assign({ steer: [], inject: [] });
@@ -111,6 +119,7 @@ export const turnMachine = setup({
     isRecoverableOverflow: ({ context }) => context.last?.recovery === 'compact',
     isUnshrunkOverflow: ({ context }, out: CompactionOutput | undefined) => context.trigger === 'reactive' && !out?.shrank,
     isUnsavedCompaction: (_, out: CompactionOutput | undefined) => out?.unsaved !== undefined,
+    isResumed: ({ context }) => context.resume !== undefined,
   },
 }).createMachine({
   id: 'turn',
@@ -121,13 +130,17 @@ export const turnMachine = setup({
     text: input.input,
     origin: input.origin ?? 'user',
     maxSteps: input.maxSteps ?? DEFAULT_MAX_STEPS,
-    steps: 0,
+    // A resumed turn's step is counted again as it is re-entered.
+    steps: input.resume ? input.resume.steps - 1 : 0,
     steer: [],
     inject: input.injected ?? [],
     cancelled: false,
+    ...(input.resume ? { resume: input.resume.step } : {}),
   }),
-  initial: 'preStep',
-  entry: { type: 'record', params: ({ context }) => draftTurnStart(context.turn, context.input, context.from) },
+  initial: 'opening',
+  entry: enqueueActions(({ context, enqueue, check }) => {
+    if (!check('isResumed')) enqueue(recordAction(draftTurnStart(context.turn, context.input, context.from)));
+  }),
   output: ({ context }) => ({
     turn: context.turn,
     reason: context.end?.reason ?? 'error',
@@ -142,6 +155,10 @@ export const turnMachine = setup({
     'turn.input.injected': { actions: 'queueInject' },
   },
   states: {
+    opening: {
+      description: 'A turn gone on with after a restart (a call of its open step waiting on an approval) goes straight back to that step (ADR 0027).',
+      always: [{ guard: 'isResumed', target: 'stepping' }, { target: 'preStep' }],
+    },
     preStep: {
       description: 'The pre-step waterfall may reject the claimed input (the turn still closes, with zero steps) or rewrite it.',
       invoke: {
@@ -199,10 +216,11 @@ export const turnMachine = setup({
       invoke: {
         id: 'step',
         src: 'step',
-        input: ({ context }) => ({ turn: context.turn, step: `${context.turn}.s${context.steps}`, overflowRetried: context.overflowRetried === true }),
+        input: ({ context }) => ({ turn: context.turn, step: `${context.turn}.s${context.steps}`, overflowRetried: context.overflowRetried === true, ...(context.resume ? { resume: context.resume } : {}) }),
         onDone: {
           target: 'deciding',
           actions: assign({
+            resume: undefined,
             last: ({ event }) => event.output,
             overflowRetried: ({ context, event }) => event.output?.code === 'CONTEXT_WINDOW_EXCEEDED' && context.overflowRetried === true,
           }),

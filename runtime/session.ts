@@ -28,6 +28,7 @@ import { composeEntries, enabledRows, type ComposedRow, type HostFacts, type Pat
 import type { LoadedPlugins } from './catalogue.js';
 import { buildHost, type ServiceOverride } from './host.js';
 import { applySettings, type SettingsLayer } from './settings.js';
+import { policyOf, settlePolicy } from './session-policy.js';
 import { wireSession, type BridleSession, type SessionDuties } from './wiring.js';
 
 export type { BridleSession, SessionDuties } from './wiring.js';
@@ -94,6 +95,11 @@ export interface SessionOptions extends SessionDuties {
   lockLogged?: boolean;
   /** A child's: the budget of the tree it belongs to, which every one of its entries draws from. */
   budget?: TreeBudget;
+  /**
+   * Going on with a log under a wider policy than it logged (ADR 0027): allowed, and logged as `session/policy`,
+   * only with this set, and never for a subagent's session. Without it a widening throws `PolicyWidenedError`.
+   */
+  overridePolicy?: boolean;
   /** A child's: the tools it sees at most (by intersection), and tools of its own that are never hidden. */
   toolFilter?: { only?: readonly string[]; scoped?: readonly ToolDefinition[] };
 }
@@ -216,6 +222,16 @@ export function createSession(o: SessionOptions): BridleSession {
     return asChild(child);
   }
 
+  // What the session may do, logged at its start; going on with a log under another is settled before the log opens.
+  const policy = host.has(APPROVAL) && host.has(SANDBOX) ? policyOf(host.get(APPROVAL), host.get(SANDBOX)) : undefined;
+  let policyChange: DraftOf<'session/policy'> | undefined;
+  try {
+    const continuing = (o.existing?.length ?? 0) > 0 && o.opened === undefined;
+    policyChange = continuing && policy ? settlePolicy(o.existing!, policy, { override: o.overridePolicy === true }) : undefined;
+  } catch (err) {
+    host.dispose();
+    throw err;
+  }
   const log = store.open(id, o.lock ? { lock: o.lock } : {});
   try {
     session = wireSession({
@@ -234,6 +250,7 @@ export function createSession(o: SessionOptions): BridleSession {
     approval: host.get(APPROVAL),
     loop,
     context,
+    ...(policy ? { policy } : {}),
     configured: {
       maxSteps: loop.maxSteps,
       ...retryConfigured(rows),
@@ -247,6 +264,7 @@ export function createSession(o: SessionOptions): BridleSession {
     opening: [
       ...((o.existing?.length ?? 0) > 0 && o.opened === undefined ? [reopenDraft(log.lock)] : []),
       ...(log.lock && !o.lockLogged ? takeoverDraft(log.lock) : []),
+      ...(policyChange ? [policyChange] : []),
     ],
     onClose: async () => {
       // A cancel still reaching a child, and the child's close, finish before the host goes.

@@ -6,10 +6,11 @@
  * resolves them, from composed rows.
  */
 import { createActor, fromPromise, type Actor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
-import { type ApprovalRule, type Draft, type Entry, LOG_FORMAT, type Origin, type ToolSpec } from '../log/entries.js';
+import { type ApprovalRule, type Draft, type Entry, LOG_FORMAT, type Origin, type SessionPolicy, type ToolSpec } from '../log/entries.js';
 import { LogFormatError, LogNotDurableError } from '../log/errors.js';
 import { draftNotDurable } from '../log/not-durable.js';
 import { formatOf, pendingInputs } from '../log/inputs.js';
+import { resumableTurn } from '../log/resumable.js';
 import { closeOrphanCompaction, findOrphanCompaction } from '../log/context/orphan.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import { Recorder, type EntryListener } from '../log/recorder.js';
@@ -66,6 +67,8 @@ export interface Wiring extends SessionDuties {
   context: ContextSettings;
   /** What `session/start` records of the settings (only what was set). */
   configured: Configured;
+  /** What the session may do without asking, as `session/start` records it (ADR 0027). */
+  policy?: SessionPolicy;
   /** Lets the `session` service's `inject` reach the actor once it exists. */
   bindInject: (inject: (text: string) => void) => void;
   /** Appended as the session opens, before any queued input is handed to it (a writer's `session/takeover`). */
@@ -187,7 +190,7 @@ export function wireSession(o: Wiring): BridleSession {
   const recorder = new Recorder(o.store, o.clock, o.existing ?? []);
   if (o.onEntry) recorder.onEntry(o.onEntry);
   if (recorder.entries.length === 0) {
-    recorder.append({ kind: 'session/start', id: o.id, cwd: o.cwd, model: o.modelName, depth: o.depth ?? 0, parent: o.parent ?? null, format: LOG_FORMAT, ...sessionConfig(o.configured) });
+    recorder.append({ kind: 'session/start', id: o.id, cwd: o.cwd, model: o.modelName, depth: o.depth ?? 0, parent: o.parent ?? null, format: LOG_FORMAT, ...sessionConfig(o.configured), ...(o.policy ? { policy: o.policy } : {}) });
   } else if (formatOf(recorder.entries) < LOG_FORMAT) {
     // An older log has no inputs in it: what it had queued cannot be told from what it took (ADR 0021).
     throw new LogFormatError(formatOf(recorder.entries), LOG_FORMAT, 'continuing it');
@@ -312,7 +315,9 @@ export function wireSession(o: Wiring): BridleSession {
   const machine = sessionMachine.provide({
     actors: { turn, compaction, closeFaultedTurn: fromPromise(({ input }) => closeFaultedTurn(recorder, input.turn, input.error, new Set(input.held))) },
   });
-  const priorTurns = recorder.entries.filter((e) => e.kind === 'turn/start').length;
+  // A log that ends inside a turn waiting on an approval: that turn goes on, before anything queued (ADR 0027).
+  const resumed = (o.existing?.length ?? 0) > 0 && o.opened !== 'fresh' ? resumableTurn(o.existing!) : undefined;
+  const priorTurns = recorder.entries.filter((e) => e.kind === 'turn/start').length - (resumed ? 1 : 0);
   const actor = createActor(machine, { input: { maxSteps: o.loop.maxSteps, turns: priorTurns }, inspect: o.inspect, ...(o.snapshot ? { snapshot: o.snapshot } : {}) });
   // A plugin's advisory is input like any other: logged, then admitted (its own turn's failures report a failed save).
   o.bindInject((text) => void send(text, 'inject', 'system').catch(() => undefined));
@@ -388,6 +393,10 @@ export function wireSession(o: Wiring): BridleSession {
   // A session that goes on from a log is handed, once and in log order, every input it logged and no turn took (ADR 0021).
   if ((o.existing?.length ?? 0) > 0 && o.opened !== 'fresh') {
     void afterStart(() => {
+      if (resumed) {
+        const { from, input, origin, steps, blocks, finish, settled } = resumed;
+        actor.send({ type: 'session.turn.resumed', seq: from ?? 0, text: input, ...(origin ? { origin } : {}), resume: { steps, step: { blocks, finish, settled } } });
+      }
       for (const e of pendingInputs(recorder.entries)) actor.send(admitted(e.seq, e.text, e.mode, e.origin));
     });
   }

@@ -103,12 +103,13 @@ const isPlainName = (id: string) => id.length > 0 && id !== '.' && id !== '..' &
  * The caller holds the session's writer lock (`jsonl-lock.ts`); a child is
  * written only by its parent's process, so the parent's lock covers it.
  * `opts.first`: drafts appended before the repair's own, whatever it finds
- * (the `session/takeover` of a stale lock), and only if the log is not refused.
+ * (the `session/takeover` of a stale lock), and only if the log is not refused. `opts.keepPending`: a turn that
+ * stopped waiting on an approval is left open for the session to go on with (ADR 0027; `planRepair`).
  */
-export async function repairJsonlLog(path: string, clock: Clock, opts: { first?: readonly Draft[] } = {}, visiting: ReadonlySet<string> = new Set()): Promise<FileRepair> {
+export async function repairJsonlLog(path: string, clock: Clock, opts: { first?: readonly Draft[]; keepPending?: boolean } = {}, visiting: ReadonlySet<string> = new Set()): Promise<FileRepair> {
   const read = readLogFile(path);
   if (!read.ok) return { ok: false, violations: read.violations };
-  const plan = planRepair(read.entries, read.torn ? { torn: read.torn } : {});
+  const plan = planRepair(read.entries, { ...(read.torn ? { torn: read.torn } : {}), ...(opts.keepPending ? { keepPending: true } : {}) });
   if (!plan.ok) return plan;
   const children: ChildRepair[] = [];
   const seen = new Set([...visiting, path]);

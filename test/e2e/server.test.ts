@@ -258,6 +258,33 @@ describe('approvals over the wire', () => {
     expect(kinds).not.toContain('turn/end');
     expect(session.recorder.durableUpTo).toBe(session.recorder.lastSeq);
   });
+
+  it('a server that goes on with that log asks the same question again of the clients that attach; the call runs once on approval (ADR 0027)', async () => {
+    t = await startTestServer(writes, { approval: 'ask' });
+    const a = await connect();
+    const { sessionId } = await a.call('session/create', {});
+    await a.call('session/attach', { sessionId });
+    await a.call('session/input', { sessionId, text: 'write a file' });
+    const first = (await a.waitFor((m) => m.method === 'approval/request')).params;
+    const left = t.sessions[0]!.recorder.entries.slice();
+    await t.stop();
+    // The next server's session is handed the log as resume's repair leaves it (nothing appended: the turn waits on the approval).
+    t = await startTestServer((_req, i) => (i === 0 ? { text: 'wrote it' } : { text: 'more' }), { approval: 'ask', continueFrom: left });
+    const b = await connect();
+    const again = await b.call('session/create', {});
+    expect(again.sessionId).toBe(sessionId);
+    await b.call('session/attach', { sessionId });
+    const req = (await b.waitFor((m) => m.method === 'approval/request')).params;
+    expect({ callId: req.callId, name: req.name, arguments: req.arguments }).toEqual({ callId: first.callId, name: first.name, arguments: first.arguments });
+    expect(await b.call('approval/respond', { sessionId, callId: req.callId, outcome: 'allowed-once' })).toEqual({ accepted: true });
+    await b.waitFor(turnEnded(sessionId));
+    const log = t.sessions[0]!.recorder.entries;
+    expect(log.filter((e) => e.kind === 'approval/asked')).toHaveLength(2);
+    expect(log.filter((e) => e.kind === 'tool/dispatch')).toHaveLength(1);
+    expect(log.find((e) => e.kind === 'tool/result')).toMatchObject({ callId: first.callId, status: 'ok' });
+    expect(log.filter((e) => e.kind === 'turn/start')).toHaveLength(1);
+    expect(verifyLog([...log]).violations).toEqual([]);
+  });
 });
 
 describe('closing sessions and the session limit', () => {

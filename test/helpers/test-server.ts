@@ -16,6 +16,8 @@ import { forkSession } from '../../runtime/fork.js';
 import { parseLog } from '../../log/parse.js';
 import type { LogStore } from '../../ports/store.js';
 import { steppingClock } from './harness.js';
+import type { Entry } from '../../log/entries.js';
+import { restoreSessionSnapshot } from '../../machines/session-fold.js';
 
 export interface TestServer {
   server: BridleServer;
@@ -35,6 +37,8 @@ export interface TestServerOptions extends Partial<Omit<ServerOptions, 'open' | 
   store?: () => LogStore;
   /** One store of every session, which `session/fork` forks in (forks are named `f1`, `f2`, …). */
   sessions?: MemorySessionStore;
+  /** The first session goes on with this log (a predecessor's, left open by resume's repair), restored as resume does. */
+  continueFrom?: readonly Entry[];
 }
 
 export async function startTestServer(respond: ResponseFunction, o: TestServerOptions = {}): Promise<TestServer> {
@@ -73,6 +77,7 @@ export async function startTestServer(respond: ResponseFunction, o: TestServerOp
         settings: { approval: o.approval ?? 'auto', sandbox: 'off' },
         services: { model: { ...createScriptedProviderFromFunction(respond, o.scripted), name: params.model ?? 'scripted-test' }, store: all ?? o.store?.() ?? createMemoryStore(), clock: steppingClock() },
         sleep: async () => {},
+        ...(o.continueFrom && n === 1 ? { existing: o.continueFrom, snapshot: restoreSessionSnapshot(o.continueFrom) } : {}),
         ...hooks,
       });
       sessions.push(s);

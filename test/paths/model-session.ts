@@ -14,7 +14,9 @@ import type { AnyEventObject, AnyMachineSnapshot } from 'xstate';
 import { childAt, type PathModel, type PathRun } from './path-model.js';
 
 /** Each payload's input as the host logged it: the seq of its `session/input` (ADR 0021). */
-const SEQ: Record<string, number> = { f: 11, s: 12, i: 13, 'resume note': 14, 'late steer': 15, 'late inject': 16 };
+const SEQ: Record<string, number> = { f: 11, s: 12, i: 13, 'resume note': 14, 'late steer': 15, 'late inject': 16, 'waiting turn': 17 };
+/** A turn a process left waiting on an approval (ADR 0027): the host hands it back first, to go on with. */
+const RESUME = { steps: 2, step: { blocks: [{ type: 'tool-call', id: 'call_a', name: 'write', arguments: '{}' }], finish: { kind: 'ok', reason: 'tool-calls' }, settled: [] } };
 
 const TURN_OUTPUTS = [
   { turn: 't1', reason: 'completed', steps: 1, leftoverSteer: [], leftoverInject: [] },
@@ -48,6 +50,8 @@ function check(run: PathRun): string[] {
       tally(followups, e.output.leftoverSteer, 1);
       tally(injects, e.output.leftoverInject, 1);
     }
+    // The turn handed back is input admitted once: it is claimed by the turn that goes on with it.
+    if (e.type === 'session.turn.resumed') return void tally(followups, [e], 1);
     if (e.type !== 'session.input.received') return;
     const active = run.before[i]!.matches({ running: 'active' });
     if (active && e.mode !== 'followup') toRunningTurn++;
@@ -80,6 +84,8 @@ function check(run: PathRun): string[] {
     // A turn names the input it takes (its turn/start's `from`), and so does the context it starts with.
     if (t.from !== SEQ[t.input]) problems.push(`turn ${i + 1} took ${JSON.stringify(t.input)} (seq ${SEQ[t.input]}) but names seq ${t.from}`);
     for (const q of t.injected) if (q.seq !== SEQ[q.text]) problems.push(`turn ${i + 1} starts with ${JSON.stringify(q.text)} as seq ${q.seq}, logged as ${SEQ[q.text]}`);
+    // Only the turn handed back goes on with its step, and it keeps its id (the count of turns before it, plus one).
+    if (((t as { resume?: unknown }).resume !== undefined) !== (t.input === 'waiting turn')) problems.push(`turn ${i + 1} (${JSON.stringify(t.input)}) was ${t.input === 'waiting turn' ? 'not ' : ''}handed the step to go on with`);
     // Harness input keeps its origin, so the model never reads a resume note as the user's words.
     if ((t.input === 'resume note') !== (t.origin === 'resume')) problems.push(`turn ${i + 1} claimed ${JSON.stringify(t.input)} with origin ${t.origin ?? 'user'}`);
   });
@@ -110,6 +116,7 @@ export const sessionModel: PathModel = {
       { type: 'session.input.received', seq: SEQ['resume note']!, text: 'resume note', mode: 'followup', origin: 'resume' },
     ],
     'session.cancel.requested': [{ type: 'session.cancel.requested', cause: 'user' }],
+    'session.turn.resumed': [{ type: 'session.turn.resumed', seq: SEQ['waiting turn']!, text: 'waiting turn', resume: RESUME }],
   },
   outputs: {
     turn: TURN_OUTPUTS,

@@ -13,7 +13,9 @@
  * reaches every unsettled call; the request is prepared once, right after
  * step/start; a call whose dispatch or result could not be saved ends the
  * step `error` LOG_NOT_DURABLE (`aborted` when a cancel came first), so the
- * model is not asked again (ADR 0017).
+ * model is not asked again (ADR 0017). A step gone on with after a restart
+ * (ADR 0027) logs no step/start, answer or tool/call again, prepares no
+ * request, and gives a result exactly to each call that had none.
  */
 import type { AnyEventObject, AnyMachineSnapshot } from 'xstate';
 import { deriveMessages } from '../../log/derive-messages.js';
@@ -76,11 +78,27 @@ function abstract(s: AnyMachineSnapshot) {
   };
 }
 
+/** A step a process left waiting on an approval of its second call, the first one settled (ADR 0027). */
+const RESUMED_BLOCKS: Block[] = [
+  { type: 'text', text: 'two calls' },
+  { type: 'tool-call', id: 'call_a', name: 'read', arguments: '{}' },
+  { type: 'tool-call', id: 'call_b', name: 'write', arguments: '{}' },
+];
+const RESUMED_CALLS = [
+  { turn: 't1', step: 't1.s2', callId: 't1.s2.c1', toolCallId: 'call_a', name: 'read' },
+  { turn: 't1', step: 't1.s2', callId: 't1.s2.c2', toolCallId: 'call_b', name: 'write' },
+];
+const RESUMED_SETTLED = ['t1.s2.c1'];
+const isResumedRun = (run: PathRun) => (run.input as { resume?: unknown }).resume !== undefined;
+
+/** The calls of the step: as it logged them, or (gone on with) as the log before it held them. */
+const callsOfRun = (run: PathRun) => (isResumedRun(run) ? RESUMED_CALLS : draftsOf(run, 'tool/call').map((d) => d.draft));
+
 /** The driver plays the child: its tool/result is recorded (and durable) before its done event. */
 function beforeSend(run: PathRun, event: AnyEventObject): void {
   const m = /^xstate\.done\.actor\.(t\d+\.s\d+\.c\d+)$/.exec(event.type);
   if (!m) return;
-  const call = draftsOf(run, 'tool/call').find((d) => d.draft.callId === m[1])!.draft;
+  const call = callsOfRun(run).find((d) => d.callId === m[1])!;
   const { turn, step, callId, toolCallId, name } = call;
   run.drafts.push({ draft: { kind: 'tool/result', turn, step, callId, toolCallId, name, status: 'ok', content: `result of ${callId}`, surfaceOp: 'append' }, at: run.sent.length });
 }
@@ -91,9 +109,9 @@ const sentAt = (run: PathRun, pred: (e: AnyEventObject) => boolean) => {
 };
 
 function checkOrder(run: PathRun, problems: string[]): void {
-  const calls = draftsOf(run, 'tool/call').map((d) => d.draft.callId);
+  const calls = callsOfRun(run).map((d) => d.callId);
   const readyAt = (id: string) => sentAt(run, (e) => e.type === 'tool.call.ready' && e.callId === id);
-  const settledAt = (id: string) => sentAt(run, (e) => e.type === `xstate.done.actor.${id}`);
+  const settledAt = (id: string) => (isResumedRun(run) && RESUMED_SETTLED.includes(id) ? 0 : sentAt(run, (e) => e.type === `xstate.done.actor.${id}`));
   const readOnly = (id: string) => run.sent.find((e) => e.type === 'tool.call.ready' && e.callId === id)?.readOnly === true;
   for (const child of run.children.filter((c) => c.src === 'toolCall')) {
     const k = calls.indexOf(child.id);
@@ -127,7 +145,25 @@ function checkProjection(run: PathRun, problems: string[]): void {
   }
 }
 
+/** A step gone on with: nothing it logged before is logged again; each call without a result gets one, once. */
+function checkResumed(run: PathRun): string[] {
+  const problems: string[] = [];
+  for (const kind of ['step/start', 'assistant/message', 'tool/call'] as const) if (countKind(run, kind) !== 0) problems.push(`a resumed step logged ${kind} again`);
+  if (countKind(run, 'step/end') !== (run.done ? 1 : 0)) problems.push(`${countKind(run, 'step/end')} step/end entries on a path that is ${run.done ? '' : 'not '}final`);
+  if (run.effects.some((e) => e.action === 'prepareRequest')) problems.push('a resumed step prepared a request: its answer is logged already');
+  if (run.children.some((c) => RESUMED_SETTLED.includes(c.id))) problems.push('a call that had its result ran again');
+  const results = draftsOf(run, 'tool/result');
+  for (const c of RESUMED_CALLS) {
+    const n = results.filter((r) => r.draft.callId === c.callId).length;
+    const owed = RESUMED_SETTLED.includes(c.callId) ? 0 : 1;
+    if (n > owed || (run.done && n !== owed)) problems.push(`${c.callId} has ${n} results after the resume on a path that is ${run.done ? '' : 'not '}final`);
+  }
+  checkOrder(run, problems);
+  return problems;
+}
+
 function check(run: PathRun): string[] {
+  if (isResumedRun(run)) return checkResumed(run);
   const problems: string[] = [];
   if (countKind(run, 'step/start') !== 1) problems.push(`${countKind(run, 'step/start')} step/start entries`);
   if (countKind(run, 'step/end') !== (run.done ? 1 : 0)) problems.push(`${countKind(run, 'step/end')} step/end entries on a path that is ${run.done ? '' : 'not '}final`);
@@ -171,6 +207,7 @@ function check(run: PathRun): string[] {
 export const stepModel: PathModel = {
   generator: 'shortest',
   input: { turn: 't1', step: 't1.s1' },
+  inputs: [{ name: 'resumed', input: { turn: 't1', step: 't1.s2', resume: { blocks: RESUMED_BLOCKS, finish: { kind: 'ok', reason: 'tool-calls' }, settled: RESUMED_SETTLED } } }],
   // The request-error listeners' every answer: another attempt, compaction first, or giving up.
   outputs: { recoverRequest: [{ kind: 'retry', delayMs: 1 }, { kind: 'compact' }, { kind: 'give-up' }] },
   payloads: {

@@ -9,7 +9,10 @@
  * the output, never lost or doubled, and each logged message names the
  * input it delivers (`from`, ADR 0021); a turn whose end, or whose step's or
  * compaction's entries, could not be saved reports `error` LOG_NOT_DURABLE
- * and asks the model nothing more (ADR 0017).
+ * and asks the model nothing more (ADR 0017). A turn gone on with after a
+ * restart (ADR 0027) logs no turn/start and no input again, goes on with the
+ * step it stopped in (numbered as logged, handed its calls), delivers no
+ * queued input into that step, and counts its steps from the log's.
  */
 import type { AnyMachineSnapshot } from 'xstate';
 import { childAt, countKind, draftsOf, type PathModel, type PathRun } from './path-model.js';
@@ -30,12 +33,16 @@ function abstract(s: AnyMachineSnapshot) {
   };
 }
 
+const RESUMED_STEPS = 1;
+const RESUMED_STEP = { blocks: [{ type: 'tool-call', id: 'call_a', name: 'write', arguments: '{}' }], finish: { kind: 'ok', reason: 'tool-calls' }, settled: [] };
+
 function check(run: PathRun): string[] {
   const problems: string[] = [];
+  const resumed = (run.input as { resume?: unknown }).resume !== undefined;
   const starts = countKind(run, 'turn/start');
   const ends = countKind(run, 'turn/end');
-  if (starts !== 1) problems.push(`I3: ${starts} turn/start entries`);
-  if (run.drafts[0]?.draft.kind !== 'turn/start') problems.push('I3: turn/start is not the first entry');
+  if (starts !== (resumed ? 0 : 1)) problems.push(`I3: ${starts} turn/start entries${resumed ? ' in a turn gone on with' : ''}`);
+  if (!resumed && run.drafts[0]?.draft.kind !== 'turn/start') problems.push('I3: turn/start is not the first entry');
   if (run.done && ends !== 1) problems.push(`I3: a path to final recorded ${ends} turn/end entries`);
   if (ends > 1) problems.push(`I3: ${ends} turn/end entries`);
   // Only the note of its failed flush may follow turn/end (ADR 0017); a failed flush is noted exactly once.
@@ -45,11 +52,19 @@ function check(run: PathRun): string[] {
   if (endFlushFailed !== (countKind(run, 'log/not-durable') === 1)) problems.push(`turn/end's flush ${endFlushFailed ? 'failed' : 'did not fail'}, and ${countKind(run, 'log/not-durable')} notes say it did`);
 
   const steps = run.children.filter((c) => c.src === 'step');
+  const first = resumed ? RESUMED_STEPS : 1;
   steps.forEach((c, i) => {
-    if ((c.input as { step: string }).step !== `t1.s${i + 1}`) problems.push(`step ${i + 1} was numbered ${(c.input as { step: string }).step}`);
+    if ((c.input as { step: string }).step !== `t1.s${first + i}`) problems.push(`step ${i + 1} was numbered ${(c.input as { step: string }).step}`);
+    // Only the step gone on with is handed its logged calls; the steps after it ask the model.
+    if (((c.input as { resume?: unknown }).resume !== undefined) !== (resumed && i === 0)) problems.push(`step ${(c.input as { step: string }).step} was ${resumed && i === 0 ? 'not ' : ''}handed a resumed step`);
   });
   const end = draftsOf(run, 'turn/end')[0]?.draft;
-  if (end && end.steps !== steps.length) problems.push(`turn/end says ${end.steps} steps, ${steps.length} ran`);
+  if (end && end.steps !== first - 1 + steps.length) problems.push(`turn/end says ${end.steps} steps, ${first - 1 + steps.length} ran`);
+  // Nothing reaches the model between a resumed step's calls and their results: queued input waits for the next step.
+  if (resumed && steps[0]) {
+    const firstDone = run.sent.findIndex((e) => e.type === 'xstate.done.actor.step' || e.type === 'xstate.done.actor.0.turn.stepping');
+    if (draftsOf(run, 'user/message').some((d) => firstDone < 0 || d.at <= firstDone)) problems.push('a user/message was logged inside the resumed step');
+  }
 
   // A cancel reaches whatever child is running: the step, or the compaction.
   run.sent.forEach((e, i) => {
@@ -94,6 +109,7 @@ function check(run: PathRun): string[] {
 export const turnModel: PathModel = {
   generator: 'shortest',
   input: { turn: 't1', input: 'fix the test', from: 7, injected: [{ seq: 6, text: 'context' }], maxSteps: MAX_STEPS },
+  inputs: [{ name: 'resumed', input: { turn: 't1', input: 'fix the test', from: 7, injected: [{ seq: 6, text: 'context' }], maxSteps: MAX_STEPS, resume: { steps: RESUMED_STEPS, step: RESUMED_STEP } } }],
   // The pressure guard measures the next request: under the threshold, or at/over it (compaction before each step).
   worlds: [{ isOverThreshold: false }, { isOverThreshold: true }],
   payloads: {

@@ -29,6 +29,8 @@ export interface EffectCall {
 
 /** One generated path, run against the real machine. */
 export interface PathRun {
+  /** The input the machine was started with. */
+  input: unknown;
   /** The path's events as delivered, init excluded. */
   sent: AnyEventObject[];
   /** The machine's snapshot just before each sent event. */
@@ -47,6 +49,11 @@ export interface PathRun {
 
 export interface PathModel {
   input?: unknown;
+  /**
+   * More inputs the machine starts from, each generated and run like a world of its own (a turn or step gone on
+   * with after a restart, ADR 0027); the coverage is the union. Default: `input` alone.
+   */
+  inputs?: { name: string; input: unknown }[];
   /** Payload variants per event type; an event type absent here is sent bare. */
   payloads?: Record<string, AnyEventObject[]>;
   /**

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { MachinePath } from './generate.js';
 import { runPath, type PathResult } from './run-path.js';
-import { describePath, discoverMachines, machineFor, pathsOf, runMachine } from './suite.js';
+import { describePath, discoverMachines, machineFor, modelFor, pathsOf, runMachine } from './suite.js';
 
 const machines = await discoverMachines();
 const NAME_CHARS = 240;
@@ -41,7 +41,7 @@ for (const m of machines) {
 
     // Each path runs once; the coverage test reuses the results (and runs any path a filter skipped).
     const results = new Map<MachinePath, PathResult>();
-    const run = (p: MachinePath) => results.get(p) ?? results.set(p, runPath(machineFor(m, p), m.model, p)).get(p)!;
+    const run = (p: MachinePath) => results.get(p) ?? results.set(p, runPath(machineFor(m, p), modelFor(m, p), p)).get(p)!;
 
     it.each(paths.map((p, i) => ({ p, name: `${i + 1}/${paths.length}: ${describePath(p).slice(0, NAME_CHARS)}` })))('path $name', ({ p }) => {
       expect(run(p).problems).toEqual([]);

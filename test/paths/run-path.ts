@@ -86,7 +86,7 @@ function noteStates(snapshot: AnyMachineSnapshot, into: Set<string>, rootId: str
 
 /** Contract: never throws for a machine failure or a broken invariant; both come back in `problems`. */
 export function runPath(machine: AnyStateMachine, model: PathModel, path: MachinePath): PathResult {
-  const run: PathRun = { sent: [], before: [], drafts: [], children: [], effects: [], toParent: [], final: undefined as unknown as AnyMachineSnapshot, done: false };
+  const run: PathRun = { input: model.input, sent: [], before: [], drafts: [], children: [], effects: [], toParent: [], final: undefined as unknown as AnyMachineSnapshot, done: false };
   const coverage: Coverage = { states: new Set(), transitions: new Set() };
   const mismatches: string[] = [];
   const { machine: faked, holder } = withFakes(machine);
@@ -95,21 +95,26 @@ export function runPath(machine: AnyStateMachine, model: PathModel, path: Machin
 
   let subject: AnyActorRef | undefined;
   const inspect = (e: InspectionEvent) => {
-    if (subject === undefined || e.actorRef !== subject) return;
+    // Before `createActor` returns, its initial macrostep (a transient initial state's transitions) is already being inspected.
+    if (subject === undefined ? parentRef === undefined || e.actorRef === parentRef : e.actorRef !== subject) return;
     if (e.type === '@xstate.microstep') {
       noteStates(e.snapshot as AnyMachineSnapshot, coverage.states, rootId);
       for (const t of e._transitions) {
         const key = transitionKey(t);
         if (key) coverage.transitions.add(key);
+        // A state a transition leaves was active, even a transient initial one no snapshot ever shows.
+        if (t.source.id !== rootId) coverage.states.add(t.source.id);
       }
     } else if (e.type === '@xstate.snapshot') {
       noteStates(e.snapshot as AnyMachineSnapshot, coverage.states, rootId);
     }
   };
+  let parentRef: AnyActorRef | undefined;
   const parent = createActor(
     fromCallback<AnyEventObject>(({ receive }) => receive((event) => run.toParent.push({ event, at: run.sent.length }))),
     { inspect },
   );
+  parentRef = parent;
   parent.start();
   const actor = createActor(faked, { parent, input: model.input } as never);
   subject = actor;

@@ -78,7 +78,7 @@ export const describePath = (p: MachinePath): string => {
 };
 
 /** The machine each generated path belongs to: the machine itself, or its copy with one world's guards provided. */
-const machineOfPath = new WeakMap<MachinePath, { machine: AnyStateMachine; world: string }>();
+const machineOfPath = new WeakMap<MachinePath, { machine: AnyStateMachine; world: string; model: PathModel }>();
 
 const worldName = (w: Record<string, boolean>) =>
   Object.entries(w)
@@ -94,16 +94,23 @@ export const machineFor = (m: MachineUnderTest, p: MachinePath): AnyStateMachine
  */
 export function pathsOf(m: MachineUnderTest): MachinePath[] {
   const worlds = m.model.worlds ?? [undefined];
-  return worlds.flatMap((w) => {
-    const machine = w ? m.machine.provide({ guards: Object.fromEntries(Object.entries(w).map(([g, v]) => [g, () => v])) } as never) : m.machine;
-    const paths = withoutPrefixes(generatePaths(machine, m.model));
-    for (const p of paths) machineOfPath.set(p, { machine, world: w ? worldName(w) : '' });
-    return paths;
-  });
+  const starts = [{ name: '', model: m.model }, ...(m.model.inputs ?? []).map((i) => ({ name: i.name, model: { ...m.model, input: i.input } }))];
+  return starts.flatMap((start) =>
+    worlds.flatMap((w) => {
+      const machine = w ? m.machine.provide({ guards: Object.fromEntries(Object.entries(w).map(([g, v]) => [g, () => v])) } as never) : m.machine;
+      const paths = withoutPrefixes(generatePaths(machine, start.model));
+      const world = [start.name, w ? worldName(w) : ''].filter(Boolean).join(' ');
+      for (const p of paths) machineOfPath.set(p, { machine, world, model: start.model });
+      return paths;
+    }),
+  );
 }
 
+/** The model to run `p` with (its input, when the model has several). */
+export const modelFor = (m: MachineUnderTest, p: MachinePath): PathModel => machineOfPath.get(p)?.model ?? m.model;
+
 /** Runs every path of one machine (through `run`, which may hand back a result it already has) and measures coverage against the definition. */
-export function runMachine(m: MachineUnderTest, paths = pathsOf(m), run = (p: MachinePath) => runPath(machineFor(m, p), m.model, p)): MachineReport {
+export function runMachine(m: MachineUnderTest, paths = pathsOf(m), run = (p: MachinePath) => runPath(machineFor(m, p), modelFor(m, p), p)): MachineReport {
   const states = statesOf(m.machine);
   const transitions = transitionsOf(m.machine);
   const seenStates = new Set<string>();

@@ -1,0 +1,61 @@
+/**
+ * A turn a process left waiting on an approval (ADR 0027): the log ends
+ * inside a step whose answer is logged whole, and every call of it without a
+ * result was never dispatched — at least one of them asked and not answered.
+ * No call of it was answered yet either (an answered call would be asked a
+ * second time). Nothing of that step ran, so nothing is lost by going on with it: resume
+ * keeps the turn open (repair does not cancel the calls), and the session
+ * continues it from its calls — each is decided again, the pending question
+ * asked again, and a call runs only on an allow, once.
+ */
+import type { Block, Entry, EntryOf, Finish, Origin } from './entries.js';
+import { verifyLog } from './verify.js';
+
+export interface ResumableTurn {
+  /** 0-based index of the turn's `turn/start`: the session's state before it is what resume restores. */
+  at: number;
+  turn: string;
+  /** The `session/input` it was started by, its text, who sent it. */
+  from?: number;
+  input: string;
+  origin?: Origin;
+  /** The open step and its number in the turn (t3.s2 → 2). */
+  step: string;
+  steps: number;
+  /** The step's answer as logged: its blocks give the calls, in order. */
+  blocks: Block[];
+  finish: Finish;
+  /** Calls of the step that have their result already. */
+  settled: string[];
+  /** Calls asked and never answered: asked again. */
+  pending: string[];
+}
+
+/** Contract: pure; the open turn when the log ends as described above, else undefined (repair closes it the ordinary way). */
+export function resumableTurn(entries: readonly Entry[]): ResumableTurn | undefined {
+  const verdict = verifyLog(entries, { allowOpenTail: true });
+  const open = verdict.open;
+  if (!verdict.ok || !open?.turn || !open.step || open.compaction || open.subagents.length > 0 || open.unloggedCalls.length > 0) return undefined;
+  // A call already answered would be asked again, and its answer is the person's: such a log is closed as before.
+  if (open.calls.length === 0 || open.calls.some((c) => c.dispatched || c.answered) || !open.calls.some((c) => c.awaitingApproval)) return undefined;
+  const at = entries.findIndex((e) => e.kind === 'turn/start' && e.turn === open.turn!.id && e.seq === open.turn!.seq);
+  const answer = entries.find((e): e is EntryOf<'assistant/message'> => e.kind === 'assistant/message' && e.step === open.step!.id);
+  if (at < 0 || !answer || answer.finish.kind !== 'ok') return undefined;
+  const start = entries[at] as EntryOf<'turn/start'>;
+  const first = entries.slice(at).find((e): e is EntryOf<'user/message'> => e.kind === 'user/message' && e.turn === start.turn);
+  const openIds = new Set(open.calls.map((c) => c.callId));
+  const settled = entries.filter((e): e is EntryOf<'tool/call'> => e.kind === 'tool/call' && e.step === open.step!.id && !openIds.has(e.callId)).map((e) => e.callId);
+  return {
+    at,
+    turn: start.turn,
+    ...(start.from !== undefined ? { from: start.from } : {}),
+    input: start.input,
+    ...(first && first.origin !== 'user' ? { origin: first.origin } : {}),
+    step: open.step.id,
+    steps: Number(open.step.id.slice(open.step.id.lastIndexOf('.s') + 2)),
+    blocks: answer.blocks,
+    finish: answer.finish,
+    settled,
+    pending: open.calls.filter((c) => c.awaitingApproval).map((c) => c.callId),
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * What a session was started with, it keeps (ADR 0027), through the built CLI: `resume` and `run --session`
+ * run under the logged policy, not the config file's; a flag that widens it is refused with exit 2 and one line,
+ * unless `--override-policy` is given, which is logged; a narrowing is logged and runs.
+ */
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Entry, EntryOf } from '../../log/entries.js';
+import { readSessionLog, tempWorld, type CliWorld } from '../helpers/cli-world.js';
+import { runCli } from '../helpers/cli.js';
+import { cliBuilt } from '../fault/cli-world.js';
+
+let w: CliWorld;
+beforeEach(() => {
+  w = tempWorld('bridle-e2e-policy-');
+});
+afterEach(() => rmSync(w.root, { recursive: true, force: true }));
+
+/** A model that runs one bash writing a marker line, then says done. */
+const marking = (label: string) => {
+  const file = join(w.root, `${label}.json`);
+  writeFileSync(file, JSON.stringify({ label: `scripted: ${label}`, responses: [{ toolCalls: [{ name: 'bash', arguments: { command: `echo ${label} >> marker` } }] }, { text: 'done' }] }));
+  return `scripted:${file}`;
+};
+const env = () => ({ BRIDLE_HOME: w.home });
+const sessionId = () => (readSessionLog(w.home)[0] as EntryOf<'session/start'>).id;
+const logText = () => readFileSync(join(w.home, 'sessions', `${sessionId()}.jsonl`), 'utf8');
+const results = (log: Entry[]) => log.filter((e): e is EntryOf<'tool/result'> => e.kind === 'tool/result').map((r) => r.status);
+const marks = () => {
+  try {
+    return readFileSync(join(w.ws, 'marker'), 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+};
+
+describe.skipIf(!cliBuilt)('a session keeps its policy across processes (ADR 0027)', () => {
+  it('`resume --approval auto` on a `never` session is refused', async () => {
+    const first = await runCli(['run', 'one', '--model', marking('one'), '--cwd', w.ws, '--approval', 'never', '--sandbox', 'off'], { env: env() });
+    expect(first.code, first.stderr).toBe(0);
+    expect(readSessionLog(w.home)[0]).toMatchObject({ kind: 'session/start', policy: { approval: 'never', sandbox: 'off', mode: 'full', network: true, allow: [] } });
+    const before = logText();
+    const r = await runCli(['resume', sessionId(), 'two', '--model', marking('two'), '--approval', 'auto'], { env: env() });
+    expect(r.code).toBe(2);
+    const refusal = r.stderr.split('\n').filter((l) => l.startsWith('bridle:'));
+    expect(refusal).toEqual([`bridle: session ${sessionId()} was started with approval never, sandbox off, network; approval never → auto would widen it (pass --override-policy to allow it)`]);
+    // Refused before anything was written: the log is as the first run left it, and nothing ran.
+    expect(logText()).toBe(before);
+    expect(marks()).toEqual([]);
+    // The same through `run --session`.
+    const again = await runCli(['run', 'two', '--session', sessionId(), '--model', marking('two'), '--approval', 'auto'], { env: env() });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/approval never → auto would widen it/);
+    expect(logText()).toBe(before);
+  });
+
+  it('with --override-policy the widening is logged before the turn, and the call runs unasked', async () => {
+    await runCli(['run', 'one', '--model', marking('one'), '--cwd', w.ws, '--approval', 'never', '--sandbox', 'off'], { env: env() });
+    const r = await runCli(['resume', sessionId(), 'two', '--model', marking('two'), '--approval', 'auto', '--override-policy'], { env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    const log = readSessionLog(w.home);
+    const at = log.findIndex((e) => e.kind === 'session/policy');
+    expect(log[at]).toMatchObject({ by: 'override-policy', from: { approval: 'never' }, to: { approval: 'auto' } });
+    expect(log[at - 1]!.kind).toBe('session/reopen');
+    expect(log.findIndex((e, i) => i > at && e.kind === 'turn/start')).toBeGreaterThan(at);
+    expect(results(log)).toEqual(['denied', 'ok']);
+    expect(marks()).toEqual(['two']);
+  });
+
+  it('without a flag the logged policy wins over the config file; a narrowing flag is logged and runs', async () => {
+    await runCli(['run', 'one', '--model', marking('one'), '--cwd', w.ws, '--approval', 'never', '--sandbox', 'off'], { env: env() });
+    writeFileSync(join(w.home, 'config.yaml'), 'approval: auto\n');
+    const kept = await runCli(['run', 'two', '--session', sessionId(), '--cwd', w.ws, '--model', marking('two')], { env: env() });
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(kept.stderr).toMatch(/approval: never/);
+    expect(marks()).toEqual([]);
+    const narrowed = await runCli(['run', 'three', '--session', sessionId(), '--cwd', w.ws, '--model', marking('three'), '--sandbox', 'bwrap', '--sandbox-mode', 'read-only', '--no-allow-network'], { env: env() });
+    expect(narrowed.code, narrowed.stderr).toBe(0);
+    const change = readSessionLog(w.home).filter((e) => e.kind === 'session/policy');
+    expect(change).toEqual([expect.objectContaining({ by: 'flags', from: expect.objectContaining({ sandbox: 'off' }), to: expect.objectContaining({ sandbox: 'bwrap', mode: 'read-only', network: false }) })]);
+    expect(results(readSessionLog(w.home))).toEqual(['denied', 'denied', 'denied']);
+    const replay = await runCli(['replay', sessionId(), '--machines'], { env: env() });
+    expect(replay.code, replay.stdout + replay.stderr).toBe(0);
+  });
+});
