@@ -95,3 +95,70 @@ describeWithPostgres('bridle serve after a restart (Postgres)', (db) => {
     await restartAfterKill(['--store', await db.fresh(), '--lease-ms', '500'], 500);
   }, 60_000);
 });
+
+/**
+ * Issue #11's done-when: an approval pending at a server kill is asked again
+ * after restart and the call runs once on approval — through real `bridle serve`
+ * processes: the first is SIGKILLed while its client has the question and has
+ * not answered; the second reopens the session on attach, asks its client the
+ * same question, and runs the call once when allowed.
+ */
+async function approvalAfterKill(store: string[], leaseMs = 0): Promise<void> {
+  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-approval-')));
+  const ws = join(root, 'ws');
+  mkdirSync(ws);
+  const ask = { responses: [{ text: 'writing the marker', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker' } }] }] };
+  writeFileSync(join(root, 'ask.json'), JSON.stringify(ask));
+  writeFileSync(join(root, 'after.json'), JSON.stringify({ responses: [{ text: 'marker written' }] }));
+  const env = { BRIDLE_HOME: join(root, 'home') };
+  const common = [...store, '--cwd', ws, '--approval', 'ask', '--sandbox', 'off'];
+  const a = await startServeProcess([...common, '--model', `scripted:${join(root, 'ask.json')}`], env);
+  servers.push(a);
+  const ca = await RpcClient.connect(a.url, { token: a.token });
+  clients.push(ca);
+  const { sessionId } = await ca.call('session/create', {});
+  await ca.call('session/attach', { sessionId });
+  await ca.call('session/input', { sessionId, text: 'write the marker' });
+  const first = await ca.waitFor((m) => m.method === 'approval/request', 15_000, 'the question');
+  // The question is durable in the log before it is sent (approval/asked): kill the server while it waits.
+  a.proc.kill('SIGKILL');
+  await a.exit;
+  expect(existsSync(join(ws, 'marker'))).toBe(false);
+
+  const b = await startServeProcess([...common, '--model', `scripted:${join(root, 'after.json')}`], env);
+  servers.push(b);
+  const cb = await RpcClient.connect(b.url, { token: b.token });
+  clients.push(cb);
+  const killedAt = Date.now();
+  let attached = await cb.request('session/attach', { sessionId });
+  while (attached.error && Date.now() - killedAt < leaseMs + 3000) {
+    expect(attached.error).toMatchObject({ data: { reason: 'SESSION_LOCKED' } });
+    await new Promise((r) => setTimeout(r, 100));
+    attached = await cb.request('session/attach', { sessionId });
+  }
+  expect(attached.result).toMatchObject({ sessionId });
+  const again = await cb.waitFor((m) => m.method === 'approval/request', 15_000, 'the same question, asked again');
+  expect(again.params).toMatchObject({ sessionId, callId: first.params.callId, tool: 'bash' });
+  await cb.call('approval/respond', { sessionId, callId: again.params.callId, outcome: 'allowed-once' });
+  await cb.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'turn/end', 15_000, 'the turn to end');
+  expect(readFileSync(join(ws, 'marker'), 'utf8')).toBe('ran\n');
+  const got = cb.entries(sessionId);
+  expect(verifyLog(got).violations).toEqual([]);
+  expect(got.filter((e) => e.kind === 'approval/asked')).toHaveLength(2);
+  expect(got.filter((e) => e.kind === 'approval/decided')).toEqual([expect.objectContaining({ outcome: 'allowed-once' })]);
+  expect(got.filter((e) => e.kind === 'tool/result')).toEqual([expect.objectContaining({ status: 'ok' })]);
+  expect(got.filter((e) => e.kind === 'turn/end')).toEqual([expect.objectContaining({ reason: 'completed' })]);
+  expect(await b.stop(), b.stderr()).toBe(0);
+}
+
+describe.runIf(cliBuilt)('an approval pending at a server kill (JSONL)', () => {
+  it('an approval pending at a server kill is asked again after restart and the call runs once on approval', async () => {
+    await approvalAfterKill([]);
+  }, 60_000);
+});
+
+describeWithPostgres('an approval pending at a server kill (Postgres)', (db) => {
+  it.runIf(cliBuilt)('an approval pending at a server kill is asked again after restart and the call runs once on approval', async () => {
+    await approvalAfterKill(['--store', await db.fresh(), '--lease-ms', '500'], 500);
+  }, 60_000);
+});
