@@ -188,6 +188,8 @@ describe('bridle serve (the CLI)', () => {
     // The other two, never attached, go after a second of idleness.
     for (let i = 0; i < 150 && (await c.call('session/list', {})).sessions.length > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(await c.call('session/list', {})).toEqual({ sessions: [] });
+    // A released log's descriptor is closed asynchronously (the store's close is awaited off the reply): give it a moment.
+    for (let i = 0; i < 100 && fds() !== before; i++) await new Promise((r) => setTimeout(r, 20));
     expect(fds()).toBe(before);
     // A slot is free again.
     expect(await c.call('session/create', {})).toHaveProperty('sessionId');
