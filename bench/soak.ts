@@ -16,6 +16,7 @@
  * The process helpers are the fault suite's (test/fault/cli-world.ts); the
  * server is the test helpers' (test/helpers/openai-sse-server.ts).
  */
+import { readFileSync, statSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { SUMMARY_REQUEST_MARK } from '../log/context/summary-prompt.js';
 import type { Entry, EntryOf } from '../log/entries.js';
@@ -37,20 +38,38 @@ export interface SoakOptions {
   onTrial?: (t: TrialResult) => void;
 }
 
-export interface TrialResult {
+export interface Judged {
+  ranTwice: number;
+  ranUndispatched: number;
+  inputsLost: number;
+  /** Marker lines and acknowledged inputs checked (so a soak that checked nothing can be told from a clean one). */
+  marks: number;
+  inputs: number;
+  problems: string[];
+}
+
+export interface TrialResult extends Judged {
   trial: number;
   moment: Moment;
   /** Whether the child was still running when it was killed (a trial whose run finished first is a miss, not a kill). */
   killed: boolean;
   resumed: boolean;
   verifies: boolean;
-  ranTwice: number;
-  ranUndispatched: number;
-  inputsLost: number;
-  marks: number;
-  inputs: number;
-  problems: string[];
 }
+
+const emptyResult = (t: { id: number; moment: Moment }, problems: string[] = []): TrialResult => ({
+  trial: t.id,
+  moment: t.moment,
+  killed: false,
+  resumed: false,
+  verifies: false,
+  ranTwice: 0,
+  ranUndispatched: 0,
+  inputsLost: 0,
+  marks: 0,
+  inputs: 0,
+  problems,
+});
 
 export interface SoakReport {
   kills: number;
@@ -127,8 +146,22 @@ const trialOf = (body: { messages?: { role: string; content?: unknown }[] }) => 
   return undefined;
 };
 
+/** The log's text as the kill moments poll it (every 2 ms): read again only when the file has grown. */
+function growingLog(w: World): () => string {
+  let path: string | undefined;
+  let size = -1;
+  let text = '';
+  return () => {
+    path ??= w.logPath();
+    if (!path) return '';
+    const now = statSync(path).size;
+    if (now !== size) [size, text] = [now, readFileSync(path, 'utf8')];
+    return text;
+  };
+}
+
 /** Waits for the trial's kill moment; resolves early when the child exits on its own. */
-async function killMoment(t: Trial, w: World, child: Child, stdinLine: (line: string) => void): Promise<string[]> {
+async function killMoment(t: Trial, log: () => string, child: Child, stdinLine: (line: string) => void): Promise<string[]> {
   const exited = () => child.proc.exitCode !== null || child.proc.signalCode !== null;
   const until = (cond: () => boolean, what: string) => waitFor(() => cond() || exited(), 20_000, `trial ${t.id}: ${what}`);
   const acked: string[] = [];
@@ -138,7 +171,7 @@ async function killMoment(t: Trial, w: World, child: Child, stdinLine: (line: st
       await sleep(t.rng() * 350);
       break;
     case 'dispatch':
-      await until(() => logHas(w.log(), 'tool/dispatch'), 'a dispatch');
+      await until(() => logHas(log(), 'tool/dispatch'), 'a dispatch');
       await sleep(t.rng() * 700);
       break;
     case 'flush': {
@@ -146,19 +179,19 @@ async function killMoment(t: Trial, w: World, child: Child, stdinLine: (line: st
       const kinds = ['tool/dispatch', 'tool/result', 'turn/end'] as const;
       const kind = kinds[Math.floor(t.rng() * kinds.length)]!;
       const nth = kind === 'turn/end' ? 1 : 1 + Math.floor(t.rng() * 5);
-      await until(() => w.log().split(`"kind":"${kind}"`).length > nth, `${kind} #${nth}`);
+      await until(() => log().split(`"kind":"${kind}"`).length > nth, `${kind} #${nth}`);
       if (t.rng() < 0.5) await sleep(t.rng() * 2);
       break;
     }
     case 'compaction': {
       // One of the four: at its first line (the quick ones) or inside it (the summary request streams for ~300 ms).
       const nth = 1 + Math.floor(t.rng() * 4);
-      await until(() => w.log().split('"kind":"compaction/start"').length > nth, `compaction #${nth}`);
+      await until(() => log().split('"kind":"compaction/start"').length > nth, `compaction #${nth}`);
       await sleep(nth === 4 ? t.rng() * 300 : t.rng() * 2);
       break;
     }
     case 'queued': {
-      await until(() => logHas(w.log(), 'tool/dispatch'), 'the first turn to run its command');
+      await until(() => logHas(log(), 'tool/dispatch'), 'the first turn to run its command');
       const text = `soak trial ${t.id}: then the second thing`;
       stdinLine(text);
       await until(() => child.stdout().includes('(queued: it runs after the current turn)'), 'the queued line to be acknowledged');
@@ -174,16 +207,6 @@ const isEntry =
   <K extends Entry['kind']>(kind: K) =>
   (e: Entry): e is EntryOf<K> =>
     e.kind === kind;
-
-export interface Judged {
-  ranTwice: number;
-  ranUndispatched: number;
-  inputsLost: number;
-  /** Marker lines and acknowledged inputs checked (so a soak that checked nothing can be told from a clean one). */
-  marks: number;
-  inputs: number;
-  problems: string[];
-}
 
 /**
  * Contract: pure. What a trial's final log and marker file say: each body that ran (a marker line names its
@@ -217,7 +240,7 @@ export function judge(o: { entries: readonly Entry[]; marks: readonly string[]; 
 
 async function runTrial(t: Trial, url: string): Promise<TrialResult> {
   const w = createWorld();
-  const r: TrialResult = { trial: t.id, moment: t.moment, killed: false, resumed: false, verifies: false, ranTwice: 0, ranUndispatched: 0, inputsLost: 0, marks: 0, inputs: 0, problems: [] };
+  const r = emptyResult(t);
   const problem = (s: string) => r.problems.push(`trial ${t.id} (${t.moment}): ${s}`);
   const env = { OPENAI_API_KEY: 'soak' };
   const common = ['--base-url', url, '--model', 'soak-model', '--cwd', w.workspace, '--approval', 'auto', '--sandbox', 'off', '--context-window', String(WINDOW)];
@@ -227,7 +250,7 @@ async function runTrial(t: Trial, url: string): Promise<TrialResult> {
       t.moment === 'queued' ? w.spawn(['chat', ...common], { env, stdin: true }) : w.spawn(['run', prompt, ...common], { env });
     const line = (s: string) => child.proc.stdin?.write(`${s}\n`);
     if (t.moment === 'queued') line(prompt);
-    const acked = await killMoment(t, w, child, line);
+    const acked = await killMoment(t, growingLog(w), child, line);
     const before = w.log();
     r.killed = child.proc.exitCode === null && child.proc.signalCode === null;
     child.proc.kill('SIGKILL');
@@ -308,7 +331,7 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
       try {
         r = await runTrial(t, srv.url);
       } catch (err) {
-        r = { trial: id, moment: t.moment, killed: false, resumed: false, verifies: false, ranTwice: 0, ranUndispatched: 0, inputsLost: 0, marks: 0, inputs: 0, problems: [`trial ${id} (${t.moment}): ${(err as Error).message}`] };
+        r = emptyResult(t, [`trial ${id} (${t.moment}): ${(err as Error).message}`]);
       }
       trials.delete(id);
       running--;
