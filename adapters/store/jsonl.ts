@@ -1,7 +1,9 @@
 /**
  * The JSONL store: one entry per line, appended with synchronous writes (so a
  * line is in the file in seq order before `append` returns) and fsynced by
- * `flush` at the durability points.
+ * `flush` at the durability points. A sync starts a microtask after it is
+ * asked for, so the flushes asked for in one run of the machines (the
+ * dispatches of parallel calls released together) share it (ADR 0028).
  *
  * A new file is only durable once its directory entry is: the first flush
  * after creating the log (and any directory above it, such as `sessions/`)
