@@ -3,17 +3,19 @@
  * times and then answers, a memory store (or a JSONL file), a stepping clock.
  * What is left is the cost of the machines, the log and the projection.
  */
+import * as nodeFs from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createJsonlStore, type JsonlFs } from '../adapters/store/jsonl.js';
 import { benchSession } from './session.js';
 
-/** Runs one turn of `steps` steps; returns microseconds per step. */
-export async function runSteps(steps: number, store: 'memory' | 'jsonl'): Promise<number> {
+/** Runs one turn of `steps` steps, each of `calls` no-op calls released together; returns microseconds per step. */
+export async function runSteps(steps: number, store: 'memory' | 'jsonl', calls = 1): Promise<number> {
   const dir = store === 'jsonl' ? mkdtempSync(join(tmpdir(), 'bridle-bench-')) : undefined;
   const session = benchSession({
     id: 'bench',
-    respond: (_r, i) => (i < steps - 1 ? { toolCalls: [{ name: 'noop', arguments: { n: i } }] } : { text: 'done' }),
+    respond: (_r, i) => (i < steps - 1 ? { toolCalls: Array.from({ length: calls }, (_, c) => ({ name: 'noop', arguments: { n: i * calls + c } })) } : { text: 'done' }),
     maxSteps: steps + 1,
     ...(dir ? { dir } : {}),
   });
@@ -24,4 +26,21 @@ export async function runSteps(steps: number, store: 'memory' | 'jsonl'): Promis
   if (dir) rmSync(dir, { recursive: true, force: true });
   if (out.steps !== steps || out.reason !== 'completed') throw new Error(`bench turn ended ${out.reason} after ${out.steps} steps`);
   return ns / 1000 / steps;
+}
+
+/** The fdatasyncs a step of `calls` no-op calls released together costs on the JSONL store (group fsync, ADR 0028). */
+export async function fsyncsPerStep(calls: number, steps = 200): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'bridle-bench-'));
+  let syncs = 0;
+  const fs: JsonlFs = { ...nodeFs, fdatasync: (fd, done) => (syncs++, nodeFs.fdatasync(fd, done)) };
+  const session = benchSession({
+    id: 'bench',
+    respond: (_r, i) => (i < steps - 1 ? { toolCalls: Array.from({ length: calls }, (_, c) => ({ name: 'noop', arguments: { n: i * calls + c } })) } : { text: 'done' }),
+    maxSteps: steps + 1,
+    store: createJsonlStore(join(dir, 'bench.jsonl'), { fs }),
+  });
+  await session.run('go');
+  await session.close();
+  rmSync(dir, { recursive: true, force: true });
+  return syncs / steps;
 }

@@ -1,6 +1,6 @@
 /** `npm run bench`: every target of DESIGN §8 that has a benchmark, medians and ratios from this one run. */
 import { coldStartMs } from './cold-start.js';
-import { runSteps } from './overhead.js';
+import { fsyncsPerStep, runSteps } from './overhead.js';
 import { median, repeat } from './stats.js';
 
 const fmt = (n: number, d = 1) => n.toFixed(d);
@@ -27,6 +27,13 @@ async function main() {
   const durable = median(await repeat(3, () => runSteps(2000, 'jsonl')));
   rows.durableUsPerStep = durable;
   say(`harness overhead, JSONL store (fsync at dispatch/result/turn end), 2000 steps: median ${fmt(durable)} µs/step`);
+  const paired = median(await repeat(3, () => runSteps(1000, 'jsonl', 2)));
+  rows.durableUsPerStepTwoCalls = paired;
+  say(`  the same, two read-only calls released together per step (their dispatches share one fsync), 1000 steps: median ${fmt(paired)} µs/step`);
+  const syncs: Record<number, number> = {};
+  for (const c of [1, 2, 4]) syncs[c] = await fsyncsPerStep(c);
+  rows.fdatasyncsPerStep = syncs;
+  say(`  fdatasyncs per step with 1 / 2 / 4 read-only calls released together: ${[1, 2, 4].map((c) => fmt(syncs[c]!, 2)).join(' / ')}`);
 
   const cold = median(await repeat(15, coldStartMs));
   rows.coldStartMs = cold;

@@ -1,7 +1,9 @@
 /**
  * The JSONL store: one entry per line, appended with synchronous writes (so a
  * line is in the file in seq order before `append` returns) and fsynced by
- * `flush` at the durability points.
+ * `flush` at the durability points. A sync starts a microtask after it is
+ * asked for, so the flushes asked for in one run of the machines (the
+ * dispatches of parallel calls released together) share it (ADR 0028).
  *
  * A new file is only durable once its directory entry is: the first flush
  * after creating the log (and any directory above it, such as `sessions/`)
@@ -91,6 +93,8 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
   let closed = false;
   let dirty = false;
   let inflight: Promise<void> | undefined;
+  /** A sync asked for that has not started yet: a flush asked for before it starts joins it. */
+  let queued: Promise<void> | undefined;
   /** The first sync that failed: no later flush may report success (see above). */
   let syncFailed: Error | undefined;
   /** A cut-short write that could not be cut back off: a later line would follow half a line. */
@@ -122,12 +126,19 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
     flush() {
       if (closed) return Promise.resolve();
       if (syncFailed) return Promise.reject(syncFailed);
+      // A sync asked for but not yet started covers every line appended before it starts: join it (group fsync).
+      if (queued) return queued;
       // Nothing new: the caller still must not hear "durable" before a sync already under way has finished.
       if (!dirty && pendingDirs.length === 0) return inflight ?? Promise.resolve();
-      // Cleared now, so lines appended while this sync runs ask for one of their own; a failure is final (syncFailed).
-      dirty = false;
+      // The sync starts a microtask from now (or after the one under way): the flushes of calls released together,
+      // each asked for in the same run of the machines, share it. `dirty` is cleared as it starts, so a line
+      // appended while it runs asks for one of its own; a failure is final (syncFailed).
       const sync = (inflight ?? Promise.resolve())
-        .then(() => new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve()))))
+        .then(() => {
+          queued = undefined;
+          dirty = false;
+          return new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+        })
         .then(async () => {
           // The new entries are only durable once the directory entries that lead to the file are.
           for (const d of pendingDirs.slice()) {
@@ -136,9 +147,11 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
           }
         })
         .catch((err: unknown) => {
+          queued = undefined;
           syncFailed ??= err instanceof Error ? err : new Error(String(err));
           throw syncFailed;
         });
+      queued = sync;
       inflight = sync;
       void sync.then(
         () => {

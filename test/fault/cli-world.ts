@@ -10,8 +10,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mulberry32 } from '../sweep/prng.js';
 
-/** The compiled CLI (`npm test` builds it first); `BRIDLE_CLI` points elsewhere. */
-export const CLI = process.env.BRIDLE_CLI ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli/main.js');
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** The compiled CLI (`npm test` builds it first; from `dist/test/fault/`, as the soak runs it, the CLI is beside it); `BRIDLE_CLI` points elsewhere. */
+export const CLI =
+  process.env.BRIDLE_CLI ?? [path.resolve(here, '../../dist/cli/main.js'), path.resolve(here, '../../cli/main.js')].find((p) => fs.existsSync(p)) ?? path.resolve(here, '../../dist/cli/main.js');
 export const cliBuilt = fs.existsSync(CLI);
 
 export interface World {
@@ -24,13 +26,14 @@ export interface World {
   log(): string;
   marker(): string[];
   /** `as`: run the CLI as another user (a root test can then meet permissions root would bypass); `env`: more variables, or other values. */
-  spawn(args: string[], opts?: { as?: { uid: number; gid: number }; env?: NodeJS.ProcessEnv }): Child;
+  spawn(args: string[], opts?: { as?: { uid: number; gid: number }; env?: NodeJS.ProcessEnv; stdin?: boolean }): Child;
   cleanup(): void;
 }
 
 export interface Child {
   proc: ChildProcess;
   stderr(): string;
+  stdout(): string;
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -67,14 +70,15 @@ export function createWorld(): World {
       const proc = spawn(process.execPath, [CLI, ...args], {
         cwd: root,
         env: { ...withoutModel(process.env), BRIDLE_HOME: home, ...opts.env },
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
         ...(opts.as ? { uid: opts.as.uid, gid: opts.as.gid } : {}),
       });
       let err = '';
+      let out = '';
       proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-      proc.stdout!.resume();
+      proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
-      return { proc, stderr: () => err, exit };
+      return { proc, stderr: () => err, stdout: () => out, exit };
     },
     cleanup: () => fs.rmSync(root, { recursive: true, force: true }),
   };

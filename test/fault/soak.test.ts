@@ -1,0 +1,43 @@
+/**
+ * The crash soak, short (ADR 0028): 30 real `bridle run`/`bridle chat`
+ * processes killed with SIGKILL at seeded moments, each resumed, verified and
+ * replayed through the machines. `npm run soak` is the long version.
+ */
+import { describe, expect, it } from 'vitest';
+import { formatReport, judge, MOMENTS, soak } from '../../bench/soak.js';
+import type { Entry, EntryOf } from '../../log/entries.js';
+import { cliBuilt } from './cli-world.js';
+
+const at = '2026-01-01T00:00:00.000Z';
+const input = (seq: number, text: string): EntryOf<'session/input'> => ({ seq, at, kind: 'session/input', mode: 'followup', text, origin: 'user' });
+const call = (seq: number, callId: string, label: string) => ({ seq, at, kind: 'tool/call', turn: 't1', step: 1, callId, name: 'bash', arguments: JSON.stringify({ command: `echo ${label} >> marker` }) }) as unknown as Entry;
+const dispatch = (seq: number, callId: string) => ({ seq, at, kind: 'tool/dispatch', turn: 't1', step: 1, callId }) as unknown as Entry;
+const start = (seq: number, from: number) => ({ seq, at, kind: 'turn/start', turn: `t${seq}`, input: 'x', from }) as unknown as Entry;
+
+describe('the soak judges what a killed and resumed session left', () => {
+  it('a body whose marker line is there twice ran twice; one with no dispatch logged ran undispatched', () => {
+    const entries = [input(1, 'go'), start(2, 1), call(3, 't1.s1.c1', 't0k1'), dispatch(4, 't1.s1.c1'), call(5, 't1.s1.c2', 't0k2')];
+    const j = judge({ entries, marks: ['t0k1', 't0k2', 't0k1'], saved: [input(1, 'go')], acked: [] });
+    expect(j).toMatchObject({ ranTwice: 1, ranUndispatched: 1, inputsLost: 0, marks: 3 });
+  });
+
+  it('an acknowledged input that no turn took, or that two took, or that the log lacks, is lost', () => {
+    const entries = [input(1, 'go'), start(2, 1), input(3, 'then this'), input(4, 'and this'), start(5, 4), start(6, 4)];
+    expect(judge({ entries, marks: [], saved: [input(1, 'go'), input(3, 'then this')], acked: ['and this', 'never logged'] })).toMatchObject({ inputsLost: 3, inputs: 4 });
+    expect(judge({ entries: [...entries.slice(0, 5), start(6, 3)], marks: [], saved: [input(1, 'go'), input(3, 'then this')], acked: ['and this'] }).inputsLost).toBe(0);
+  });
+});
+
+describe.skipIf(!cliBuilt)('crash soak (30 kills)', () => {
+  it('30 SIGKILLs at seeded moments: every log verifies and replays, no body ran twice, no acknowledged input is lost', async () => {
+    const r = await soak({ kills: 30, concurrency: 3, seed: 1 });
+    const summary = [...formatReport(r), ...r.problems].join('\n');
+    expect(r.kills, summary).toBe(30);
+    for (const m of MOMENTS) expect(r.byMoment[m], `${m}\n${summary}`).toBeGreaterThan(0);
+    expect({ unverified: r.unverified, ranTwice: r.ranTwice, inputsLost: r.inputsLost }, summary).toEqual({ unverified: 0, ranTwice: 0, inputsLost: 0 });
+    expect({ ranUndispatched: r.ranUndispatched, resumesFailed: r.resumesFailed }, summary).toEqual({ ranUndispatched: 0, resumesFailed: 0 });
+    // The checks had something to check.
+    expect(r.marks).toBeGreaterThan(0);
+    expect(r.inputs).toBeGreaterThan(30);
+  }, 120_000);
+});
