@@ -31,6 +31,18 @@ afterEach(() => {
   root = undefined;
 });
 
+/** Attaches to a session a killed server held: its lease is refused, naming it, until it expires (then taken over), so a client retries. */
+async function attachAfterKill(c: RpcClient, sessionId: string, leaseMs: number): Promise<unknown> {
+  const killedAt = Date.now();
+  let attached = await c.request('session/attach', { sessionId });
+  while (attached.error && Date.now() - killedAt < leaseMs + 3000) {
+    expect(attached.error).toMatchObject({ data: { reason: 'SESSION_LOCKED' } });
+    await new Promise((r) => setTimeout(r, 100));
+    attached = await c.request('session/attach', { sessionId });
+  }
+  return attached.result;
+}
+
 async function restartAfterKill(store: string[], leaseMs = 0): Promise<void> {
   root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-restart-')));
   const ws = join(root, 'ws');
@@ -57,15 +69,7 @@ async function restartAfterKill(store: string[], leaseMs = 0): Promise<void> {
   servers.push(b);
   const cb = await RpcClient.connect(b.url, { token: b.token });
   clients.push(cb);
-  // A lease the killed server held is refused, naming it, until it expires (then taken over): a client retries.
-  const killedAt = Date.now();
-  let attached = await cb.request('session/attach', { sessionId });
-  while (attached.error && Date.now() - killedAt < leaseMs + 3000) {
-    expect(attached.error).toMatchObject({ data: { reason: 'SESSION_LOCKED' } });
-    await new Promise((r) => setTimeout(r, 100));
-    attached = await cb.request('session/attach', { sessionId });
-  }
-  expect(attached.result).toMatchObject({ sessionId, fromSeq: 1 });
+  expect(await attachAfterKill(cb, sessionId, leaseMs)).toMatchObject({ sessionId, fromSeq: 1 });
   const seq = (await cb.call('session/input', { sessionId, text: 'and now?' })).seq as number;
   expect(seq).toBeGreaterThan(0);
   await cb.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'turn/end' && m.params.entry.seq > seq, 15_000, 'the new turn to end');
@@ -129,14 +133,7 @@ async function approvalAfterKill(store: string[], leaseMs = 0): Promise<void> {
   servers.push(b);
   const cb = await RpcClient.connect(b.url, { token: b.token });
   clients.push(cb);
-  const killedAt = Date.now();
-  let attached = await cb.request('session/attach', { sessionId });
-  while (attached.error && Date.now() - killedAt < leaseMs + 3000) {
-    expect(attached.error).toMatchObject({ data: { reason: 'SESSION_LOCKED' } });
-    await new Promise((r) => setTimeout(r, 100));
-    attached = await cb.request('session/attach', { sessionId });
-  }
-  expect(attached.result).toMatchObject({ sessionId });
+  expect(await attachAfterKill(cb, sessionId, leaseMs)).toMatchObject({ sessionId });
   const again = await cb.waitFor((m) => m.method === 'approval/request', 15_000, 'the same question, asked again');
   expect(again.params).toMatchObject({ sessionId, callId: first.params.callId, tool: 'bash' });
   await cb.call('approval/respond', { sessionId, callId: again.params.callId, outcome: 'allowed-once' });
