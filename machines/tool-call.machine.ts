@@ -17,6 +17,11 @@ import { draftApprovalAsked, draftApprovalDecided, draftDispatch, draftResult, d
 export interface ToolCallInput extends CallRef {
   name: string;
   arguments: string;
+  /**
+   * The approval answer the log holds already (a step gone on with after a restart, or a fork that answered anew):
+   * when the call is decided `ask` again, this answer stands in for the question, which is not asked again (ADR 0031).
+   */
+  answered?: ApprovalAnswer;
 }
 
 export type Validation =
@@ -92,6 +97,10 @@ export const toolCallMachine = setup({
     isAllowed: (_, d: Decision) => d.kind === 'allow',
     isAsked: (_, d: Decision) => d.kind === 'ask',
     isApproved: (_, a: ApprovalAnswer) => a.outcome === 'allowed-once' || a.outcome === 'allowed-always',
+    /** Asked, and the log holds an answer that allowed it: the answer is used, nothing is asked or logged again. */
+    isAnsweredYes: ({ context }, d: Decision) => d.kind === 'ask' && context.answered !== undefined && /^allowed-/.test(context.answered.outcome),
+    /** Asked, and the log holds an answer that did not allow it: denied with that answer. */
+    isAnsweredNo: ({ context }, d: Decision) => d.kind === 'ask' && context.answered !== undefined && !/^allowed-/.test(context.answered.outcome),
   },
 }).createMachine({
   id: 'tool-call',
@@ -115,12 +124,18 @@ export const toolCallMachine = setup({
       },
     },
     checking: {
-      description: 'Pre-execute hooks and guards: allow, deny, or ask. A throwing policy denies (I6).',
+      description: 'Pre-execute hooks and guards: allow, deny, or ask. A throwing policy denies (I6). An ask the log holds the answer of takes that answer (ADR 0031).',
       invoke: {
         src: 'decideCall',
         input: ({ context }) => context,
         onDone: [
           { guard: { type: 'isAllowed', params: ({ event }) => event.output }, target: 'ready' },
+          { guard: { type: 'isAnsweredYes', params: ({ event }) => event.output }, target: 'ready' },
+          {
+            guard: { type: 'isAnsweredNo', params: ({ event }) => event.output },
+            target: 'denied',
+            actions: assign({ reason: ({ context }) => `approval ${context.answered!.outcome}` }),
+          },
           {
             guard: { type: 'isAsked', params: ({ event }) => event.output },
             target: 'asking',
