@@ -9,9 +9,11 @@
  * that answer is used (ADR 0031; a crash between an answer and its dispatch,
  * or a fork that answered anew, ADR 0029). A call runs only on an allow, once.
  */
-import type { ApprovalAnswer } from '../ports/approval.js';
 import type { Block, Entry, EntryOf, Finish, Origin } from './entries.js';
-import { verifyLog } from './verify.js';
+import { verifyLog, type OpenCall } from './verify.js';
+
+/** An approval answer as the log holds it: outcome, who gave it, and the rule of an "always". */
+export type LoggedAnswer = NonNullable<OpenCall['answer']>;
 
 export interface ResumableTurn {
   /** 0-based index of the turn's `turn/start`: the session's state before it is what resume restores. */
@@ -32,7 +34,7 @@ export interface ResumableTurn {
   /** Calls asked and never answered: asked again. */
   pending: string[];
   /** Calls asked and answered, not dispatched: the logged answer stands in for the question (ADR 0031). */
-  decided: { callId: string; answer: ApprovalAnswer }[];
+  decided: { callId: string; answer: LoggedAnswer }[];
 }
 
 /** Contract: pure; the open turn when the log ends as described above, else undefined (repair closes it the ordinary way). */
