@@ -143,4 +143,25 @@ describe('bridle fork --answer, then bridle resume: the re-answered turn goes on
     expect(replay.stdout).toMatch(/machines: replays byte for byte/);
     expect(replay.code).toBe(0);
   });
+
+  it('bridle run --session <fork> goes on with the answered turn first, then runs its prompt as the next turn', async () => {
+    const { root, home, ws } = tempWorld('bridle-whatif-run-');
+    const env = { BRIDLE_HOME: home };
+    const original = join(root, 'approvals.jsonl');
+    copyFileSync(join(import.meta.dirname, '../golden/approvals.jsonl'), original);
+    // seq 18: `touch note.txt` (t1.s2.c1) was rejected; approved in the fork.
+    const forked = await runCli(['fork', original, '--at', '18', '--answer', 'approve'], { env });
+    const fork = /^log: (.*)$/m.exec(forked.stdout)![1]!;
+    const script = join(root, 'run.json');
+    writeFileSync(script, JSON.stringify({ responses: [{ text: 'note.txt is touched.' }, { text: 'Nothing else to do.' }] }));
+    const ran = await runCli(['run', '--session', fork, '--cwd', ws, '--model', `scripted:${script}`, '--approval', 'ask', '--sandbox', 'off', 'anything else?'], { env });
+    expect(ran.code).toBe(0);
+    expect(readdirSync(ws)).toEqual(['note.txt']);
+    const entries = parseLog(readFileSync(fork, 'utf8')).entries;
+    expect(entries.filter((e) => e.kind === 'turn/end').map((e) => [e.turn, e.reason])).toEqual([['t1', 'completed'], ['t2', 'completed']]);
+    expect(entries.find((e) => e.kind === 'tool/result' && e.callId === 't1.s2.c1')).toMatchObject({ status: 'ok' });
+    expect(entries.find((e) => e.kind === 'turn/start' && e.turn === 't2')).toMatchObject({ input: 'anything else?' });
+    const replay = await runCli(['replay', fork, '--machines'], { env });
+    expect(replay.stdout).toMatch(/machines: replays byte for byte/);
+  });
 });
