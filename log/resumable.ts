@@ -44,6 +44,8 @@ export function resumableTurn(entries: readonly Entry[]): ResumableTurn | undefi
   if (!verdict.ok || !open?.turn || !open.step || open.compaction || open.subagents.length > 0 || open.unloggedCalls.length > 0) return undefined;
   // Anything dispatched may have run (I5: its outcome is unknown, never re-run): such a step is closed as before.
   if (open.calls.length === 0 || open.calls.some((c) => c.dispatched) || !open.calls.some((c) => c.awaitingApproval || c.answer)) return undefined;
+  // A question cancelled by a cancel of the turn: the person stopped the turn, so it is closed, not gone on with.
+  if (open.calls.some((c) => c.answer?.outcome === 'cancelled')) return undefined;
   const at = entries.findIndex((e) => e.kind === 'turn/start' && e.turn === open.turn!.id && e.seq === open.turn!.seq);
   const answer = entries.find((e): e is EntryOf<'assistant/message'> => e.kind === 'assistant/message' && e.step === open.step!.id);
   if (at < 0 || !answer || answer.finish.kind !== 'ok') return undefined;

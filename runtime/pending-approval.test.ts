@@ -231,6 +231,16 @@ describe('an approval pending when the process stopped', () => {
     expect((await replayThroughMachines(s.recorder.entries, [reader, marking([])])).identical).toBe(true);
   });
 
+  it('a question the turn\'s cancel answered (cancelled) is not gone on with: the turn is closed as before', async () => {
+    const left = await stoppedWhileAsking([], []);
+    const asked = left.findLast((e): e is EntryOf<'approval/asked'> => e.kind === 'approval/asked')!;
+    const cancelled: Entry = { seq: left.at(-1)!.seq + 1, at: asked.at, kind: 'approval/decided', turn: asked.turn, step: asked.step, callId: asked.callId, outcome: 'cancelled', by: 'cancel' };
+    const withCancel = [...left, cancelled];
+    expect(resumableTurn(withCancel)).toBeUndefined();
+    const plan = planRepair(withCancel, { keepPending: true });
+    expect(plan.ok && plan.report.notStarted).toEqual(['t1.s1.c2']);
+  });
+
   it('a dispatched call is never re-run: a step with a dispatch logged is closed as before (outcome unknown)', async () => {
     const runs: string[] = [];
     h = createHarness((_r, i) => (i === 0 ? { toolCalls: [{ name: 'mark', arguments: { label: 'once' } }] } : { text: 'done' }), {
