@@ -51,7 +51,7 @@ export interface OpenCall {
   idempotent: boolean;
   /** Asked for approval and never answered. */
   awaitingApproval: boolean;
-  /** Asked and answered (an allow: a denial settles the call), not dispatched yet: it waited for an earlier call. */
+  /** Asked and answered, not dispatched yet: an allow that waited for an earlier call, or an answer whose dispatch or denied result a crash cut off (a fork's new answer ends its log so). */
   answered?: boolean;
   /** With `answered`: the logged answer, which a process going on with the log uses instead of asking again (ADR 0031). */
   answer?: { outcome: EntryOf<'approval/decided'>['outcome']; by: string; rule?: EntryOf<'approval/decided'>['rule'] };

@@ -18,8 +18,9 @@ export interface ToolCallInput extends CallRef {
   name: string;
   arguments: string;
   /**
-   * The approval answer the log holds already (a step gone on with after a restart, or a fork that answered anew):
-   * when the call is decided `ask` again, this answer stands in for the question, which is not asked again (ADR 0031).
+   * The approval answer the log holds already (a step gone on with after a restart, or a fork that answered anew),
+   * never asked for again (ADR 0031): an allow stands in for the question when the call is decided `ask` again; any
+   * other answer denies the call unless the policy denies it first.
    */
   answered?: ApprovalAnswer;
 }
