@@ -5,6 +5,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseLog } from '../log/parse.js';
 import { forkPoints } from '../log/fork.js';
 import { verifyLog } from '../log/verify.js';
+import { planRepair } from '../log/repair.js';
+import { resumableTurn } from '../log/resumable.js';
 import { forkCommand } from './fork.js';
 import { replayCommand } from './replay.js';
 import { continueNote, resumeCommand } from './resume.js';
@@ -71,22 +73,23 @@ describe('bridle fork', () => {
     expect(err).toMatch(/FORK_EXISTS/);
   });
 
-  it('--answer re-answers one logged approval; resume closes the open turn without running anything', async () => {
+  it('--answer re-answers one logged approval; the fork\'s turn stays open for resume to go on with, and closed where it cannot go on, the note names the answer', async () => {
     const file = copyGolden('approvals');
     expect(await forkCommand(file, { at: '18', answer: 'approve' }, io, { clock, id: 'yes' })).toBe(0);
     const fork = logLine();
     expect(err).toMatch(/seq 18 answered anew/);
+    expect(err).toContain(`go on: bridle resume ${fork} (the answered turn goes on with this answer)`);
     const entries = parseLog(fs.readFileSync(fork, 'utf8')).entries;
-    // Approved for exactly that call, so that the resumed fork runs it when the model asks again.
+    // Approved for exactly that call: the answer resume goes on with (ADR 0031), and the rule for the model's later calls of it.
     expect(entries.at(-1)).toMatchObject({ seq: 18, kind: 'approval/decided', callId: 't1.s2.c1', outcome: 'allowed-always', by: 'fork', rule: { tool: 'bash', pattern: '^touch note\\.txt$' } });
     expect(verifyLog(entries, { allowOpenTail: true }).ok).toBe(true);
-    let said = '';
-    expect(await resumeCommand(fork, undefined, {}, { write: (s: string) => (said += s) })).toBe(0);
-    const repaired = parseLog(fs.readFileSync(fork, 'utf8')).entries;
-    expect(verifyLog(repaired).violations).toEqual([]);
-    expect(repaired.find((e) => e.kind === 'tool/result' && e.callId === 't1.s2.c1')).toMatchObject({ code: 'TOOL_NOT_STARTED' });
-    // What --continue tells the model: the fork's answer, and that nothing ran.
-    expect(continueNote({ turn: 't1', notStarted: ['t1.s2.c1'], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [], linked: [] }, repaired)).toContain(
+    // Repair for resume leaves the turn open, the call to go on with its logged answer; any other repair closes it, nothing run.
+    expect(resumableTurn(entries)).toMatchObject({ turn: 't1', step: 't1.s2', pending: [], decided: [{ callId: 't1.s2.c1', answer: { outcome: 'allowed-always', by: 'fork' } }] });
+    expect(planRepair(entries, { keepPending: true })).toMatchObject({ ok: true, drafts: [], report: { decided: [{ callId: 't1.s2.c1', outcome: 'allowed-always' }] } });
+    const closed = planRepair(entries);
+    expect(closed.ok && closed.report.notStarted).toEqual(['t1.s2.c1']);
+    // Where the turn cannot go on (another call of its step was dispatched), resume closes it, and --continue tells the model the fork's answer.
+    expect(continueNote({ turn: 't1', notStarted: ['t1.s2.c1'], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [], linked: [] }, entries)).toContain(
       'This session is a fork in which t1.s2.c1 (bash {"command":"touch note.txt"}) is approved: it has not run yet; call it again to run it.',
     );
     // The other way round: seq 25 allowed `echo` always, and it ran; denied in a fork, it did not.

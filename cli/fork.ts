@@ -15,6 +15,7 @@ import type { SessionStore } from '../ports/store.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { applySettings } from '../runtime/settings.js';
 import { forkSession, ForkRefusedError } from '../runtime/fork.js';
+import { resumableTurn } from '../log/resumable.js';
 import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage } from './home.js';
 import { targetOf } from './session-store.js';
@@ -73,7 +74,9 @@ export async function forkCommand(
     logAccessAsUsage(err);
   }
   io.err.write(`forked: ${forked.forkOf.session} up to seq ${forked.forkOf.seq} as ${forked.id}${flags.answer !== undefined ? `, seq ${forked.forkOf.seq + 1} answered anew` : ''}; nothing was re-run\n`);
-  if (forked.open) io.err.write(`go on: bridle resume ${forked.location} --continue (the answered turn is open; resume closes it)\n`);
+  // A re-answered approval whose step ran nothing else goes on in its own turn with the new answer (ADR 0031); otherwise resume closes it.
+  if (forked.open && resumableTurn(forked.entries)) io.err.write(`go on: bridle resume ${forked.location} (the answered turn goes on with this answer)\n`);
+  else if (forked.open) io.err.write(`go on: bridle resume ${forked.location} --continue (the answered turn is open; resume closes it)\n`);
   else if (forked.entries.at(-1)?.kind === 'session/input') io.err.write(`go on: bridle resume ${forked.location} (runs the new input)\n`);
   else io.err.write(`go on: bridle run --session ${forked.location} "what if …"\n`);
   io.out.write(`log: ${forked.location}\n`);

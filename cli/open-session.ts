@@ -25,6 +25,7 @@ import type { Product } from './settings.js';
 import { applySettings, type Settings } from '../runtime/settings.js';
 import { loggedPolicy, PolicyWidenedError } from '../runtime/session-policy.js';
 import { resumableTurn } from '../log/resumable.js';
+import { restoreSessionSnapshot } from '../machines/session-fold.js';
 
 /**
  * Going on with a session, its logged policy takes the place of what bundles, profiles and the config file say;
@@ -171,8 +172,8 @@ function openFileSession(o: OpenOptions, given: ComposedRow[], path: string | un
       const start = existing[0];
       if (start?.kind !== 'session/start') throw new UsageError(`${logPath}: does not begin with session/start`);
       id = start.id;
-      // Resume hands over a turn left waiting on an approval, to go on with (ADR 0027); any other open turn is repair's.
-      if (isOpen(existing) && !(o.existing && resumableTurn(existing))) throw new UsageError(`${logPath}: the last turn never ended (a crash?); run \`bridle resume ${o.session}\` to repair it first`);
+      // A turn left waiting on an approval, or answered and not dispatched (a fork's new answer), is gone on with (ADR 0027, 0031); any other open turn is repair's.
+      if (isOpen(existing) && !resumableTurn(existing)) throw new UsageError(`${logPath}: the last turn never ended (a crash?); run \`bridle resume ${o.session}\` to repair it first`);
     } catch (err) {
       if (!o.lock) lock.release();
       throw err;
@@ -220,12 +221,19 @@ async function openStoredSession(o: OpenOptions, rows: ComposedRow[], target: { 
     }
     const start = existing[0];
     if (start?.kind !== 'session/start') throw new UsageError(`${where}: does not begin with session/start`);
-    if (isOpen(existing) && !(o.existing && resumableTurn(existing))) throw new UsageError(`${where}: the last turn never ended (a crash?); run \`bridle resume ${where}\` to repair it first`);
+    if (isOpen(existing) && !resumableTurn(existing)) throw new UsageError(`${where}: the last turn never ended (a crash?); run \`bridle resume ${where}\` to repair it first`);
   } catch (err) {
     if (!o.lock) lock.release();
     throw err;
   }
   return startSession({ ...o, store }, { workspace, rows: keepLoggedPolicy(rows, existing, o.product.flagged), existing, id: (existing[0] as { id: string }).id, lock });
+}
+
+/** A log whose last turn is gone on with, opened without a snapshot (`run --session`): the session as it stood before that turn, as resume restores it. */
+function resumedSnapshot(existing: readonly Entry[], rows: readonly ComposedRow[]): { snapshot?: SessionOptions['snapshot'] } {
+  if (!isOpen(existing)) return {};
+  const maxSteps = (rows.find((r) => r.id === 'turn')?.config as { maxSteps?: number } | undefined)?.maxSteps;
+  return { snapshot: restoreSessionSnapshot(existing, maxSteps !== undefined ? { maxSteps } : {}) };
 }
 
 function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[]; existing: Entry[]; id?: string; lock?: WriterLock }): OpenedSession {
@@ -245,7 +253,7 @@ function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[
       ...(!o.session && o.lineage ? { parent: o.lineage.parent } : {}),
       existing,
       ...(lock ? { lock, lockLogged: o.lock !== undefined } : {}),
-      ...(o.snapshot ? { snapshot: o.snapshot } : {}),
+      ...(o.snapshot ? { snapshot: o.snapshot } : resumedSnapshot(existing, rows)),
       ...(o.answerer ? { answerer: o.answerer } : {}),
       ...(o.onChunk ? { onChunk: o.onChunk } : {}),
       ...(o.onEntry ? { onEntry: o.onEntry } : {}),

@@ -276,7 +276,10 @@ async function carryOn(r: RepairedSession, prompt: string | undefined, flags: Re
   // A call left waiting on an approval is asked again as the session opens, before anything queued (ADR 0027).
   const pending = report.pending ?? [];
   if (pending.length > 0) err.write(`pending: ${pending.length === 1 ? 'a call' : `${pending.length} calls`} waiting on an approval when the session stopped (${pending.join(', ')}), asked again now; nothing of it ran\n`);
-  if (prompt === undefined && !flags.continue && queued.length === 0 && pending.length === 0) {
+  // A call answered and not dispatched goes on with its logged answer, not asked again (ADR 0031): a fork's new answer, or a crash after the answer.
+  const decided = report.decided ?? [];
+  if (decided.length > 0) err.write(`decided: ${decided.map((d) => `${d.callId} ${d.outcome}`).join(', ')} — answered when the log stopped, not dispatched; the turn goes on with ${decided.length === 1 ? 'that answer' : 'those answers'}\n`);
+  if (prompt === undefined && !flags.continue && queued.length === 0 && pending.length === 0 && decided.length === 0) {
     err.write(`resume with a prompt, or with --continue to let the model carry on: bridle resume ${target} --continue\n`);
     return 0;
   }

@@ -24,6 +24,7 @@ import { applySettings } from '../runtime/settings.js';
 import { openSession, resolveWorkspace, SessionExistsError } from './open-session.js';
 import { storeOfRef } from './fork.js';
 import { forkSession } from '../runtime/fork.js';
+import { resumableTurn } from '../log/resumable.js';
 import { newSessionId } from '../adapters/ids/random.js';
 import { policyOf, type RunFlags } from './run.js';
 import { repairForResume } from './resume.js';
@@ -185,7 +186,7 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
     fork: async (p) => {
       const { store, id } = storeOfRef(p.sessionId, product.rows, product.home);
       const f = await forkSession({ store, session: id, id: newSessionId(), clock: Date.now, ...(p.at !== undefined ? { at: p.at } : {}), ...(p.answer !== undefined ? { answer: p.answer } : {}) });
-      return { id: f.id, forkOf: f.forkOf, open: f.open };
+      return { id: f.id, forkOf: f.forkOf, open: f.open, resumable: f.open && resumableTurn(f.entries) !== undefined };
     },
     open: async (params, hooks) => {
       if (params.model?.startsWith('scripted:')) checkClientScript(params.model, problem);

@@ -25,6 +25,8 @@ export interface RepairReport {
   unlogged: string[];
   /** With `keepPending`: calls asked and never answered, left pending in the open turn, which is left open (ADR 0027). */
   pending?: string[];
+  /** With `keepPending`: calls answered and never dispatched, left in the open turn to go on with their logged answer (ADR 0031). */
+  decided?: { callId: string; outcome: string }[];
   /** Calls whose result the store refused, logged as the tool gave it (`known`). */
   kept?: string[];
   compaction: boolean;
@@ -88,6 +90,7 @@ export function planRepair(entries: readonly Entry[], opts: RepairOptions = {}):
   const resumable = opts.keepPending && !opts.torn ? resumableTurn(entries) : undefined;
   if (resumable) {
     report.pending = resumable.pending;
+    if (resumable.decided.length > 0) report.decided = resumable.decided.map((d) => ({ callId: d.callId, outcome: d.answer.outcome }));
     return { ok: true, drafts, report };
   }
   if (open) drafts.push(...closeOpen(open, report, opts.closeAs ?? { reason: 'interrupted', cause: 'crash' }, opts.because, opts.known ?? []));

@@ -1,15 +1,19 @@
 /**
  * A turn a process left waiting on an approval (ADR 0027): the log ends
  * inside a step whose answer is logged whole, and every call of it without a
- * result was never dispatched — at least one of them asked and not answered.
- * No call of it was answered yet either (an answered call would be asked a
- * second time). Nothing of that step ran, so nothing is lost by going on with it: resume
+ * result was never dispatched — at least one of them asked, answered or not.
+ * Nothing of that step ran, so nothing is lost by going on with it: resume
  * keeps the turn open (repair does not cancel the calls), and the session
- * continues it from its calls — each is decided again, the pending question
- * asked again, and a call runs only on an allow, once.
+ * continues it from its calls — each is decided again, a pending question
+ * asked again, and a question the log holds the answer of is not asked again:
+ * that answer is used (ADR 0031; a crash between an answer and its dispatch,
+ * or a fork that answered anew, ADR 0029). A call runs only on an allow, once.
  */
 import type { Block, Entry, EntryOf, Finish, Origin } from './entries.js';
-import { verifyLog } from './verify.js';
+import { verifyLog, type OpenCall } from './verify.js';
+
+/** An approval answer as the log holds it: outcome, who gave it, and the rule of an "always". */
+export type LoggedAnswer = NonNullable<OpenCall['answer']>;
 
 export interface ResumableTurn {
   /** 0-based index of the turn's `turn/start`: the session's state before it is what resume restores. */
@@ -29,6 +33,8 @@ export interface ResumableTurn {
   settled: string[];
   /** Calls asked and never answered: asked again. */
   pending: string[];
+  /** Calls asked and answered, not dispatched: the logged answer stands in for the question (ADR 0031). */
+  decided: { callId: string; answer: LoggedAnswer }[];
 }
 
 /** Contract: pure; the open turn when the log ends as described above, else undefined (repair closes it the ordinary way). */
@@ -36,8 +42,10 @@ export function resumableTurn(entries: readonly Entry[]): ResumableTurn | undefi
   const verdict = verifyLog(entries, { allowOpenTail: true });
   const open = verdict.open;
   if (!verdict.ok || !open?.turn || !open.step || open.compaction || open.subagents.length > 0 || open.unloggedCalls.length > 0) return undefined;
-  // A call already answered would be asked again, and its answer is the person's: such a log is closed as before.
-  if (open.calls.length === 0 || open.calls.some((c) => c.dispatched || c.answered) || !open.calls.some((c) => c.awaitingApproval)) return undefined;
+  // Anything dispatched may have run (I5: its outcome is unknown, never re-run): such a step is closed as before.
+  if (open.calls.length === 0 || open.calls.some((c) => c.dispatched) || !open.calls.some((c) => c.awaitingApproval || c.answer)) return undefined;
+  // A question cancelled by a cancel of the turn: the person stopped the turn, so it is closed, not gone on with.
+  if (open.calls.some((c) => c.answer?.outcome === 'cancelled')) return undefined;
   const at = entries.findIndex((e) => e.kind === 'turn/start' && e.turn === open.turn!.id && e.seq === open.turn!.seq);
   const answer = entries.find((e): e is EntryOf<'assistant/message'> => e.kind === 'assistant/message' && e.step === open.step!.id);
   if (at < 0 || !answer || answer.finish.kind !== 'ok') return undefined;
@@ -57,5 +65,6 @@ export function resumableTurn(entries: readonly Entry[]): ResumableTurn | undefi
     finish: answer.finish,
     settled,
     pending: open.calls.filter((c) => c.awaitingApproval).map((c) => c.callId),
+    decided: open.calls.flatMap((c) => (c.answer ? [{ callId: c.callId, answer: c.answer }] : [])),
   };
 }

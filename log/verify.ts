@@ -51,8 +51,10 @@ export interface OpenCall {
   idempotent: boolean;
   /** Asked for approval and never answered. */
   awaitingApproval: boolean;
-  /** Asked and answered (an allow: a denial settles the call), not dispatched yet: it waited for an earlier call. */
+  /** Asked and answered, not dispatched yet: an allow that waited for an earlier call, or an answer whose dispatch or denied result a crash cut off (a fork's new answer ends its log so). */
   answered?: boolean;
+  /** With `answered`: the logged answer, which a process going on with the log uses instead of asking again (ADR 0031). */
+  answer?: { outcome: EntryOf<'approval/decided'>['outcome']; by: string; rule?: EntryOf<'approval/decided'>['rule'] };
 }
 
 /** What the end of the log leaves open (a crash, or a process that exited at once). */
@@ -88,6 +90,8 @@ interface CallState {
   /** How many reopenings the log held when it was asked: a process that goes on with it asks again (ADR 0027). */
   askedAt?: number;
   decided: boolean;
+  /** The `approval/decided` that answered it. */
+  answer?: EntryOf<'approval/decided'>;
   settled: boolean;
 }
 interface StepState {
@@ -311,7 +315,10 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
       case 'approval/decided': {
         const c = callIn(e);
         if (c && (!c.asked || c.decided)) flag('forged-entry', e, `approval decided for ${e.callId}, which was ${c.decided ? 'already decided' : 'never asked'}`);
-        else if (c) c.decided = true;
+        else if (c) {
+          c.decided = true;
+          c.answer = e;
+        }
         break;
       }
       case 'tool/dispatch': {
@@ -447,6 +454,8 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
   return verdict;
 }
 
+const answerOf = (e: EntryOf<'approval/decided'>): NonNullable<OpenCall['answer']> => ({ outcome: e.outcome, by: e.by, ...(e.rule ? { rule: e.rule } : {}) });
+
 function describeOpen(turn: TurnState | undefined, compaction: EntryOf<'compaction/start'> | undefined, subagents: OpenTail['subagents']): OpenTail {
   const open: OpenTail = { unloggedCalls: [], calls: [], subagents };
   if (compaction) open.compaction = { seq: compaction.seq, estimatedTokens: compaction.estimatedTokens };
@@ -458,7 +467,7 @@ function describeOpen(turn: TurnState | undefined, compaction: EntryOf<'compacti
   for (const c of s.calls) {
     if (c.settled) continue;
     const { turn: t, step, callId, toolCallId, name } = c.call;
-    open.calls.push({ turn: t, step, callId, toolCallId, name, dispatched: c.dispatch !== undefined, idempotent: c.dispatch?.idempotent ?? false, awaitingApproval: c.asked && !c.decided, ...(c.decided ? { answered: true } : {}) });
+    open.calls.push({ turn: t, step, callId, toolCallId, name, dispatched: c.dispatch !== undefined, idempotent: c.dispatch?.idempotent ?? false, awaitingApproval: c.asked && !c.decided, ...(c.decided ? { answered: true } : {}), ...(c.answer ? { answer: answerOf(c.answer) } : {}) });
   }
   if (s.answer?.finish.kind === 'ok') {
     s.blocks

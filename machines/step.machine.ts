@@ -9,6 +9,7 @@ import type { ModelRequest } from '../log/messages.js';
 import { draftAssistant, draftRetry, draftStepEnd, draftStepStart, draftToolCall, type StepRef } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
 import type { Recovery, RequestErrorPayload } from '../ports/hooks.js';
+import type { ApprovalAnswer } from '../ports/approval.js';
 import { releasable, type CallSlot } from './schedule-calls.js';
 import { toolCallMachine } from './tool-call.machine.js';
 
@@ -21,6 +22,8 @@ export interface StepResume {
   blocks: Block[];
   finish: Finish;
   settled: string[];
+  /** Calls asked and answered, not dispatched, by call id: the logged answer is used, not asked for again (ADR 0031). */
+  answered?: Record<string, ApprovalAnswer>;
 }
 
 export interface StepInput {
@@ -61,6 +64,8 @@ export interface StepContext {
   output?: StepOutput;
   /** Gone on with after a restart: the calls that have their result already (ADR 0027). */
   resumed?: string[];
+  /** Gone on with after a restart: the calls the log holds an answer for (ADR 0031). */
+  answered?: Record<string, ApprovalAnswer>;
 }
 
 export type StepEvent =
@@ -122,7 +127,8 @@ export const stepMachine = setup({
         // A resumed step's calls are logged already; those with a result are done.
         if (context.resumed?.includes(ref.callId)) return;
         if (!context.resumed) enqueue(recordAction(draftToolCall(ref, b.arguments)));
-        enqueue.spawnChild('toolCall', { id: ref.callId, input: { ...ref, arguments: b.arguments } });
+        const answered = context.answered?.[ref.callId];
+        enqueue.spawnChild('toolCall', { id: ref.callId, input: { ...ref, arguments: b.arguments, ...(answered ? { answered } : {}) } });
       });
     }),
     releaseCalls: enqueueActions(({ context, enqueue }) => {
@@ -159,6 +165,7 @@ export const stepMachine = setup({
     calls: [],
     cancelled: false,
     ...(input.resume ? { resumed: input.resume.settled } : {}),
+    ...(input.resume?.answered ? { answered: input.resume.answered } : {}),
   }),
   initial: 'opening',
   output: ({ context }) => context.output ?? { reason: 'error', code: 'UNKNOWN' },

@@ -17,6 +17,12 @@ import { draftApprovalAsked, draftApprovalDecided, draftDispatch, draftResult, d
 export interface ToolCallInput extends CallRef {
   name: string;
   arguments: string;
+  /**
+   * The approval answer the log holds already (a step gone on with after a restart, or a fork that answered anew),
+   * never asked for again (ADR 0031): an allow stands in for the question when the call is decided `ask` again; any
+   * other answer denies the call unless the policy denies it first.
+   */
+  answered?: ApprovalAnswer;
 }
 
 export type Validation =
@@ -92,6 +98,10 @@ export const toolCallMachine = setup({
     isAllowed: (_, d: Decision) => d.kind === 'allow',
     isAsked: (_, d: Decision) => d.kind === 'ask',
     isApproved: (_, a: ApprovalAnswer) => a.outcome === 'allowed-once' || a.outcome === 'allowed-always',
+    /** Asked, and the log holds an answer that allowed it: the answer is used, nothing is asked or logged again. */
+    isAnsweredYes: ({ context }, d: Decision) => d.kind === 'ask' && context.answered !== undefined && /^allowed-/.test(context.answered.outcome),
+    /** The log holds an answer that did not allow it: denied with that answer, unless the policy denies it first (a person's no stands over a policy's yes). */
+    isAnsweredNo: ({ context }, d: Decision) => d.kind !== 'deny' && context.answered !== undefined && !/^allowed-/.test(context.answered.outcome),
   },
 }).createMachine({
   id: 'tool-call',
@@ -115,12 +125,18 @@ export const toolCallMachine = setup({
       },
     },
     checking: {
-      description: 'Pre-execute hooks and guards: allow, deny, or ask. A throwing policy denies (I6).',
+      description: 'Pre-execute hooks and guards: allow, deny, or ask. A throwing policy denies (I6). An ask the log holds an allow for takes it; a logged no denies whatever the policy says now (ADR 0031).',
       invoke: {
         src: 'decideCall',
         input: ({ context }) => context,
         onDone: [
+          {
+            guard: { type: 'isAnsweredNo', params: ({ event }) => event.output },
+            target: 'denied',
+            actions: assign({ reason: ({ context }) => `approval ${context.answered!.outcome}` }),
+          },
           { guard: { type: 'isAllowed', params: ({ event }) => event.output }, target: 'ready' },
+          { guard: { type: 'isAnsweredYes', params: ({ event }) => event.output }, target: 'ready' },
           {
             guard: { type: 'isAsked', params: ({ event }) => event.output },
             target: 'asking',

@@ -94,7 +94,10 @@ export function replayPlugin(script: ReplayScript, gates: Gates): Plugin {
         const d = script.calls.get(call.callId)?.decision ?? (script.faulted.has(call.step) ? ({ kind: 'allow' } as const) : undefined);
         if (!d) return never();
         const id = call.callId;
-        if (d.kind === 'ask') return gates.wait({ leadsTo: (e) => e.kind === 'approval/asked' && e.callId === id }, () => d);
+        // An ask the log answered before a restart is not asked again by the process that went on (ADR 0031): it leads
+        // to the call's dispatch (an allow) or its denied result, not to a second question.
+        const answered = script.calls.get(id)?.answer !== undefined;
+        if (d.kind === 'ask') return gates.wait({ leadsTo: (e) => (e.kind === 'approval/asked' || (answered && (e.kind === 'tool/dispatch' || e.kind === 'tool/result'))) && e.callId === id }, () => d);
         if (d.kind === 'deny') return gates.wait({ leadsTo: resultOf(id) }, () => d);
         // An allow writes nothing until the step releases the call: silent, or named by its dispatch.
         return gates.wait({ leadsTo: (e) => e.kind === 'tool/dispatch' && e.callId === id, silent: true }, () => d);

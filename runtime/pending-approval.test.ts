@@ -147,23 +147,116 @@ describe('an approval pending when the process stopped', () => {
     expect(verifyLog([...s.recorder.entries]).violations).toEqual([]);
   });
 
-  it('a step with a call answered but not yet dispatched is not gone on with (it would be asked twice): repair closes it as before', async () => {
+  it("a crash between an approval's answer and its dispatch resumes with the logged answer: asked once, run once", async () => {
     const runs: string[] = [];
+    const asks: AnswerRequest[] = [];
+    h = createHarness((_r, i) => (i === 0 ? { toolCalls: [{ name: 'mark', arguments: { label: 'once' } }] } : { text: 'done' }), {
+      tools: [reader, marking(runs)],
+      approval: 'ask',
+      answerer: async (req) => (asks.push(req), { outcome: 'allowed-once', by: 'terminal' }),
+    });
+    h.session.send('mark it');
+    while (!h.entries().some((e) => e.kind === 'approval/decided')) await tick();
+    h.session.actor.stop();
+    // The process died with the answer on disk and its dispatch not: the log ends at the answer.
+    const all = h.entries();
+    const left = all.slice(0, all.findIndex((e) => e.kind === 'approval/decided') + 1);
+    expect(runs.length).toBeLessThanOrEqual(1);
+    runs.length = 0;
+    expect(resumableTurn(left)).toMatchObject({ pending: [], decided: [{ callId: 't1.s1.c1', answer: { outcome: 'allowed-once', by: 'terminal' } }] });
+    const kept = planRepair(left, { keepPending: true });
+    expect(kept).toMatchObject({ ok: true, drafts: [], report: { pending: [], decided: [{ callId: 't1.s1.c1', outcome: 'allowed-once' }] } });
+    const again: AnswerRequest[] = [];
+    const s = later({ existing: left, runs, answer: async (req) => (again.push(req), { outcome: 'rejected', by: 'terminal' }) });
+    const out = await s.idle();
+    await s.close();
+    // Asked once (by the first process), never again; run once, by the second.
+    expect(asks.map((a) => a.callId)).toEqual(['t1.s1.c1']);
+    expect(again).toEqual([]);
+    expect(runs).toEqual(['once']);
+    expect(out).toMatchObject({ turn: 't1', reason: 'completed', steps: 2 });
+    const es = s.recorder.entries;
+    expect(es.slice(left.length).map((e) => e.kind)).toEqual(['session/reopen', 'tool/dispatch', 'tool/result', 'step/end', 'step/start', 'assistant/message', 'step/end', 'turn/end', 'checkpoint']);
+    expect(es.filter((e) => e.kind === 'approval/asked')).toHaveLength(1);
+    expect(verifyLog([...es], { checkpoints: checkCheckpoints }).violations).toEqual([]);
+    const r = await replayThroughMachines(es, [reader, marking([])]);
+    expect({ identical: r.identical, note: r.note, line: r.firstDifference }).toEqual({ identical: true, note: undefined, line: undefined });
+  });
+
+  it('a step with one call answered and one still asking goes on: the answered one is not asked twice, the other is asked again; each runs once', async () => {
+    const runs: string[] = [];
+    const asks: AnswerRequest[] = [];
     h = createHarness((_r, i) => (i === 0 ? { toolCalls: [{ name: 'mark', arguments: { label: 'a' } }, { name: 'mark', arguments: { label: 'b' } }] } : { text: 'done' }), {
-      tools: [marking(runs)],
+      tools: [reader, marking(runs)],
       approval: 'ask',
       // The second is allowed at once; it waits for the first, whose question stays open.
-      answerer: (req) => (req.callId.endsWith('c2') ? Promise.resolve({ outcome: 'allowed-once' as const, by: 'terminal' }) : new Promise<ApprovalAnswer>(() => {})),
+      answerer: (req) => (asks.push(req), req.callId.endsWith('c2') ? Promise.resolve({ outcome: 'allowed-once' as const, by: 'terminal' }) : new Promise<ApprovalAnswer>(() => {})),
     });
     h.session.send('mark both');
     while (!h.entries().some((e) => e.kind === 'approval/decided')) await tick();
     const left = h.entries().slice();
     h.session.actor.stop();
     expect(runs).toEqual([]);
+    expect(resumableTurn(left)).toMatchObject({ pending: ['t1.s1.c1'], decided: [{ callId: 't1.s1.c2' }] });
+    const again: AnswerRequest[] = [];
+    const s = later({ existing: left, runs, answer: async (req) => (again.push(req), { outcome: 'allowed-once', by: 'terminal' }) });
+    await s.idle();
+    await s.close();
+    expect(asks.map((a) => a.callId).sort()).toEqual(['t1.s1.c1', 't1.s1.c2']);
+    expect(again.map((a) => a.callId)).toEqual(['t1.s1.c1']);
+    expect(runs).toEqual(['a', 'b']);
+    const es = s.recorder.entries;
+    expect(es.filter((e) => e.kind === 'approval/asked' && e.callId === 't1.s1.c2')).toHaveLength(1);
+    expect(verifyLog([...es], { checkpoints: checkCheckpoints }).violations).toEqual([]);
+    expect((await replayThroughMachines(es, [reader, marking([])])).identical).toBe(true);
+  });
+
+  it('a logged rejection not yet settled gives the model the denial: nothing runs, nothing is asked', async () => {
+    const runs: string[] = [];
+    const left = await stoppedWhileAsking(runs, []);
+    const asked = left.findLast((e): e is EntryOf<'approval/asked'> => e.kind === 'approval/asked')!;
+    const denied: Entry = { seq: left.at(-1)!.seq + 1, at: asked.at, kind: 'approval/decided', turn: asked.turn, step: asked.step, callId: asked.callId, outcome: 'rejected', by: 'fork' };
+    const withAnswer = [...left, denied];
+    const seen: string[] = [];
+    const model = createScriptedProviderFromFunction((req) => (seen.push(JSON.stringify(req.messages.at(-1))), { text: 'understood' }));
+    const again: AnswerRequest[] = [];
+    const s = later({ existing: withAnswer, runs, model, answer: async (req) => (again.push(req), { outcome: 'allowed-once', by: 'terminal' }) });
+    await s.idle();
+    await s.close();
+    expect(runs).toEqual([]);
+    expect(again).toEqual([]);
+    expect(s.recorder.entries.find((e) => e.kind === 'tool/result' && e.callId === 't1.s1.c2')).toMatchObject({ status: 'denied', content: 'Denied: approval rejected. The call did not run.' });
+    expect(seen.at(-1)).toContain('Denied: approval rejected');
+    expect(verifyLog([...s.recorder.entries], { checkpoints: checkCheckpoints }).violations).toEqual([]);
+    expect((await replayThroughMachines(s.recorder.entries, [reader, marking([])])).identical).toBe(true);
+  });
+
+  it('a question the turn\'s cancel answered (cancelled) is not gone on with: the turn is closed as before', async () => {
+    const left = await stoppedWhileAsking([], []);
+    const asked = left.findLast((e): e is EntryOf<'approval/asked'> => e.kind === 'approval/asked')!;
+    const cancelled: Entry = { seq: left.at(-1)!.seq + 1, at: asked.at, kind: 'approval/decided', turn: asked.turn, step: asked.step, callId: asked.callId, outcome: 'cancelled', by: 'cancel' };
+    const withCancel = [...left, cancelled];
+    expect(resumableTurn(withCancel)).toBeUndefined();
+    const plan = planRepair(withCancel, { keepPending: true });
+    expect(plan.ok && plan.report.notStarted).toEqual(['t1.s1.c2']);
+  });
+
+  it('a dispatched call is never re-run: a step with a dispatch logged is closed as before (outcome unknown)', async () => {
+    const runs: string[] = [];
+    h = createHarness((_r, i) => (i === 0 ? { toolCalls: [{ name: 'mark', arguments: { label: 'once' } }] } : { text: 'done' }), {
+      tools: [marking(runs)],
+      approval: 'ask',
+      answerer: async () => ({ outcome: 'allowed-once', by: 'terminal' }),
+    });
+    h.session.send('mark it');
+    while (!h.entries().some((e) => e.kind === 'tool/dispatch')) await tick();
+    h.session.actor.stop();
+    const all = h.entries();
+    const left = all.slice(0, all.findIndex((e) => e.kind === 'tool/dispatch') + 1);
     expect(resumableTurn(left)).toBeUndefined();
     const plan = planRepair(left, { keepPending: true });
-    expect(plan.ok && plan.report.pending).toBeUndefined();
-    expect(plan.ok && plan.report.notStarted).toEqual(['t1.s1.c1', 't1.s1.c2']);
+    expect(plan.ok && plan.report.decided).toBeUndefined();
+    expect(plan.ok && plan.report.outcomeUnknown.map((c) => c.callId)).toEqual(['t1.s1.c1']);
   });
 
   it('a rejection after resume denies the call: it never runs', async () => {

@@ -394,8 +394,10 @@ export function wireSession(o: Wiring): BridleSession {
   if ((o.existing?.length ?? 0) > 0 && o.opened !== 'fresh') {
     void afterStart(() => {
       if (resumed) {
-        const { from, input, origin, steps, blocks, finish, settled } = resumed;
-        actor.send({ type: 'session.turn.resumed', seq: from ?? 0, text: input, ...(origin ? { origin } : {}), resume: { steps, step: { blocks, finish, settled } } });
+        const { from, input, origin, steps, blocks, finish, settled, decided } = resumed;
+        // A call the log holds the answer of goes on with that answer, not asked again (ADR 0031).
+        const answered = decided.length > 0 ? { answered: Object.fromEntries(decided.map((d) => [d.callId, d.answer])) } : {};
+        actor.send({ type: 'session.turn.resumed', seq: from ?? 0, text: input, ...(origin ? { origin } : {}), resume: { steps, step: { blocks, finish, settled, ...answered } } });
       }
       for (const e of pendingInputs(recorder.entries)) actor.send(admitted(e.seq, e.text, e.mode, e.origin));
     });

@@ -19,7 +19,13 @@ export type Served = HostedSession | RelayedSession;
  * Writes a fork of a session's log (`forkSession` over the server's store) and says what it wrote. Contract:
  * throws `ForkRefusedError` for a fork that cannot be made as asked; writes nothing then.
  */
-export type ForkLog = (p: ParamsOf<'session/fork'>) => Promise<{ id: string; forkOf: { session: string; seq: number }; open: boolean }>;
+export type ForkLog = (p: ParamsOf<'session/fork'>) => Promise<{
+  id: string;
+  forkOf: { session: string; seq: number };
+  open: boolean;
+  /** The open turn goes on as the fork is opened (a re-answered approval whose step ran nothing else, ADR 0031). */
+  resumable?: boolean;
+}>;
 
 export interface HubLimits {
   /** Most sessions open at once, those being opened or ended included. */
@@ -115,7 +121,7 @@ export class Hub {
 
   /**
    * `session/fork` of a hosted session: the fork written, then hosted like a created one (it counts toward
-   * the limit), unless its turn is open. Contract: refuses with `UNKNOWN_SESSION`, `FORK_UNAVAILABLE` (a
+   * the limit), unless its turn is open and cannot go on. Contract: refuses with `UNKNOWN_SESSION`, `FORK_UNAVAILABLE` (a
    * server without a store to fork in) or `FORK_REFUSED` (the fork's own code in the message), or as `create`.
    */
   async fork(p: ParamsOf<'session/fork'>): Promise<ResultOf<'session/fork'>> {
@@ -129,8 +135,10 @@ export class Hub {
       this.onProblem(`session/fork failed: ${(err as Error)?.stack ?? String(err)}`);
       throw refusal(ErrorCode.ForkRefused, 'FORK_UNAVAILABLE', "could not fork the session (the server's log says why)");
     }
-    if (!forked.open) await this.create({ fork: forked.id });
-    return { sessionId: forked.id, forkOf: forked.forkOf, hosted: !forked.open };
+    // A re-answered approval's turn goes on inside the fork as it is hosted (ADR 0031): the approved call runs, or the model hears of the denial.
+    const hosted = !forked.open || forked.resumable === true;
+    if (hosted) await this.create({ fork: forked.id });
+    return { sessionId: forked.id, forkOf: forked.forkOf, hosted };
   }
 
   /** A session this server runs. Contract: `UNKNOWN_SESSION` when it runs none by that id; `SESSION_ELSEWHERE` when it only relays it. */

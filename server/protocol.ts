@@ -177,7 +177,7 @@ export const MethodResults = {
   'session/snapshot': Snapshot,
   'session/close': z.strictObject({ closed: z.literal(true) }),
   'approval/respond': z.strictObject({ accepted: z.literal(true) }),
-  /** The fork, hosted (attach to it) unless a re-answered approval left its turn open (`hosted: false`: `bridle resume` closes it). */
+  /** The fork, hosted (attach to it); a re-answered approval's turn goes on in it (ADR 0031), unless it cannot go on (`hosted: false`: `bridle resume` closes it). */
   'session/fork': z.strictObject({ sessionId: z.string(), forkOf: z.strictObject({ session: z.string(), seq: z.int().positive() }), hosted: z.boolean() }),
 } as const;
 export type ResultOf<M extends Method> = z.infer<(typeof MethodResults)[M]>;

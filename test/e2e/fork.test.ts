@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
+import { deriveMessages } from '../../log/derive-messages.js';
 import { runCli } from '../helpers/cli.js';
 import { tempWorld } from '../helpers/cli-world.js';
 
@@ -53,40 +54,114 @@ describe('bridle fork, then bridle run --session <fork>', () => {
   });
 });
 
-describe('bridle fork --answer, then bridle resume --continue', () => {
-  it('--answer re-answers one logged approval: rejected → approved, the call runs once in the fork and never in the original', async () => {
-    const { root, home, ws } = tempWorld('bridle-whatif-e2e-');
+describe('bridle fork --answer, then bridle resume: the re-answered turn goes on (ADR 0031)', () => {
+  const kinds = (es: readonly Entry[]) => es.map((e) => e.kind);
+
+  it('bridle fork --answer approve continues the turn: the call runs once in the fork and the model goes on', async () => {
+    const { root, home, ws } = tempWorld('bridle-whatif-approve-');
+    const env = { BRIDLE_HOME: home };
+    // The original: the model asks to append to a marker; with no terminal the question is answered unavailable, so it never runs.
+    const first = join(root, 'first.json');
+    writeFileSync(first, JSON.stringify({ responses: [{ text: 'Marking.', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker.txt' } }] }, { text: 'It was not allowed.' }] }));
+    const ran = await runCli(['run', '--cwd', ws, '--model', `scripted:${first}`, '--approval', 'ask', '--sandbox', 'off', 'mark the workspace'], { env });
+    expect(ran.code).toBe(0);
+    const original = /log: (\S+)/.exec(ran.stderr)![1]!;
+    const before = readFileSync(original, 'utf8');
+    const decided = parseLog(before).entries.find((e): e is Extract<Entry, { kind: 'approval/decided' }> => e.kind === 'approval/decided')!;
+    expect(decided).toMatchObject({ callId: 't1.s1.c1', outcome: 'unavailable' });
+    expect(readdirSync(ws)).toEqual([]);
+
+    const forked = await runCli(['fork', original, '--at', String(decided.seq), '--answer', 'approve'], { env });
+    expect(forked.code).toBe(0);
+    const fork = /^log: (.*)$/m.exec(forked.stdout)![1]!;
+    expect(forked.stderr).toContain(`go on: bridle resume ${fork} (the answered turn goes on with this answer)`);
+
+    // One answer: the model's next step after the call. A second request would exhaust the script; a question would be denied (no terminal).
+    const next = join(root, 'next.json');
+    writeFileSync(next, JSON.stringify({ responses: [{ text: 'The marker is written.' }] }));
+    const resumed = await runCli(['resume', fork, '--cwd', ws, '--model', `scripted:${next}`, '--approval', 'ask', '--sandbox', 'off'], { env });
+    expect(resumed.stderr).toContain('decided: t1.s1.c1 allowed-always');
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('The marker is written.');
+    expect(readFileSync(join(ws, 'marker.txt'), 'utf8')).toBe('ran\n');
+
+    const entries = parseLog(readFileSync(fork, 'utf8')).entries;
+    const added = entries.slice(decided.seq);
+    expect(kinds(added)).toEqual(['session/reopen', 'tool/dispatch', 'tool/result', 'step/end', 'step/start', 'request/header', 'assistant/message', 'step/end', 'turn/end', 'checkpoint']);
+    expect(added[2]).toMatchObject({ kind: 'tool/result', callId: 't1.s1.c1', status: 'ok' });
+    // The fork's own turn: one turn/start, one turn/end counting both steps; no question asked after the fork's answer, nothing closed by repair.
+    expect(entries.filter((e) => e.kind === 'turn/start')).toHaveLength(1);
+    expect(entries.find((e) => e.kind === 'turn/end')).toMatchObject({ turn: 't1', reason: 'completed', steps: 2 });
+    expect(entries.filter((e) => e.kind === 'approval/asked')).toHaveLength(1);
+    expect(entries.some((e) => e.kind === 'repair')).toBe(false);
+    // The original: as it was, byte for byte; its call never dispatched.
+    expect(readFileSync(original, 'utf8')).toBe(before);
+    expect(parseLog(before).entries.some((e) => e.kind === 'tool/dispatch')).toBe(false);
+    const replay = await runCli(['replay', fork, '--machines'], { env });
+    expect(replay.stdout).toMatch(/machines: replays byte for byte/);
+    expect(replay.code).toBe(0);
+    // Resumed again, the fork is at rest: nothing runs twice.
+    const again = await runCli(['resume', fork, '--cwd', ws, '--model', `scripted:${next}`, '--approval', 'ask', '--sandbox', 'off'], { env });
+    expect(again.code).toBe(0);
+    expect(readFileSync(join(ws, 'marker.txt'), 'utf8')).toBe('ran\n');
+  });
+
+  it('--answer deny continues the turn with the denial the model sees', async () => {
+    const { root, home, ws } = tempWorld('bridle-whatif-deny-');
     const env = { BRIDLE_HOME: home };
     const original = join(root, 'approvals.jsonl');
     copyFileSync(join(import.meta.dirname, '../golden/approvals.jsonl'), original);
     const before = readFileSync(original, 'utf8');
-    // seq 18: a person answered no to `touch note.txt` (t1.s2.c1); it never ran.
-    expect(before.split('\n')[17]).toContain('"outcome":"rejected"');
+    // seq 25: a person allowed `echo hello` (t1.s3.c1) always; it ran.
+    expect(before.split('\n')[24]).toContain('"outcome":"allowed-always"');
 
-    const forked = await runCli(['fork', original, '--at', '18', '--answer', 'approve'], { env });
+    const forked = await runCli(['fork', original, '--at', '25', '--answer', 'deny'], { env });
     expect(forked.code).toBe(0);
     const fork = /^log: (.*)$/m.exec(forked.stdout)![1]!;
-    expect(forked.stderr).toContain(`go on: bridle resume ${fork} --continue`);
+    expect(forked.stderr).toContain(`go on: bridle resume ${fork} (the answered turn goes on with this answer)`);
 
-    const script = join(root, 'continue.json');
-    writeFileSync(script, JSON.stringify({ responses: [{ text: 'Running the approved call.', toolCalls: [{ name: 'bash', arguments: { command: 'touch note.txt' } }] }, { text: 'note.txt is there now.' }] }));
-    // No terminal, so a call that asked would be denied: the fork's answer is what lets it run.
-    const resumed = await runCli(['resume', fork, '--continue', '--cwd', ws, '--model', `scripted:${script}`, '--approval', 'ask', '--sandbox', 'off'], { env });
-    expect(resumed.stderr).toMatch(/repaired: .*never started: t1\.s2\.c1/i);
+    const next = join(root, 'next.json');
+    writeFileSync(next, JSON.stringify({ responses: [{ text: 'Understood: echo was denied, so I stop here.' }] }));
+    // No terminal: were the call asked again, it would be denied as unavailable, not rejected — the logged no is what the model is told.
+    const resumed = await runCli(['resume', fork, '--cwd', ws, '--model', `scripted:${next}`, '--approval', 'ask', '--sandbox', 'off'], { env });
+    expect(resumed.stderr).toContain('decided: t1.s3.c1 rejected');
     expect(resumed.code).toBe(0);
-    expect(readdirSync(ws)).toEqual(['note.txt']);
+    expect(resumed.stdout).toContain('Understood: echo was denied');
 
     const entries = parseLog(readFileSync(fork, 'utf8')).entries;
-    const note = entries.find((e): e is Extract<Entry, { kind: 'user/message' }> => e.kind === 'user/message' && e.origin === 'resume');
-    expect(note?.text).toContain('t1.s2.c1 (bash {"command":"touch note.txt"}) is approved: it has not run yet');
-    const touches = entries.filter((e) => e.kind === 'tool/call' && e.arguments.includes('touch note.txt'));
-    const dispatched = entries.filter((e) => e.kind === 'tool/dispatch' && touches.some((t) => t.kind === 'tool/call' && t.callId === e.callId));
-    expect(dispatched.map((e) => (e as { callId: string }).callId)).toEqual(['t2.s1.c1']);
-    expect(entries.some((e) => e.kind === 'approval/asked' && e.callId === 't2.s1.c1')).toBe(false);
-    // The original: still rejected, never dispatched, byte for byte as it was.
+    const added = entries.slice(25);
+    expect(kinds(added)).toEqual(['session/reopen', 'tool/result', 'step/end', 'step/start', 'request/header', 'assistant/message', 'step/end', 'turn/end', 'checkpoint']);
+    expect(added[1]).toMatchObject({ kind: 'tool/result', callId: 't1.s3.c1', status: 'denied', content: 'Denied: approval rejected. The call did not run.' });
+    expect(entries.some((e) => e.kind === 'tool/dispatch' && e.callId === 't1.s3.c1')).toBe(false);
+    // What the model was sent for its next step (built from the log alone, I1): the denial, right after its call.
+    const step = entries.findIndex((e) => e.kind === 'step/start' && e.step === 't1.s4');
+    const seen = deriveMessages(entries.slice(0, step + 1));
+    expect(seen.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('Denied: approval rejected') });
+    expect(entries.find((e) => e.kind === 'turn/end')).toMatchObject({ turn: 't1', reason: 'completed', steps: 4 });
     expect(readFileSync(original, 'utf8')).toBe(before);
-    expect(parseLog(before).entries.some((e) => e.kind === 'tool/dispatch' && e.callId === 't1.s2.c1')).toBe(false);
-    const replay = await runCli(['replay', fork], { env });
+    const replay = await runCli(['replay', fork, '--machines'], { env });
+    expect(replay.stdout).toMatch(/machines: replays byte for byte/);
     expect(replay.code).toBe(0);
+  });
+
+  it('bridle run --session <fork> goes on with the answered turn first, then runs its prompt as the next turn', async () => {
+    const { root, home, ws } = tempWorld('bridle-whatif-run-');
+    const env = { BRIDLE_HOME: home };
+    const original = join(root, 'approvals.jsonl');
+    copyFileSync(join(import.meta.dirname, '../golden/approvals.jsonl'), original);
+    // seq 18: `touch note.txt` (t1.s2.c1) was rejected; approved in the fork.
+    const forked = await runCli(['fork', original, '--at', '18', '--answer', 'approve'], { env });
+    const fork = /^log: (.*)$/m.exec(forked.stdout)![1]!;
+    const script = join(root, 'run.json');
+    writeFileSync(script, JSON.stringify({ responses: [{ text: 'note.txt is touched.' }, { text: 'Nothing else to do.' }] }));
+    const ran = await runCli(['run', '--session', fork, '--cwd', ws, '--model', `scripted:${script}`, '--approval', 'ask', '--sandbox', 'off', 'anything else?'], { env });
+    expect(ran.code).toBe(0);
+    expect(readdirSync(ws)).toEqual(['note.txt']);
+    const entries = parseLog(readFileSync(fork, 'utf8')).entries;
+    expect(entries.filter((e) => e.kind === 'turn/end').map((e) => [e.turn, e.reason])).toEqual([['t1', 'completed'], ['t2', 'completed']]);
+    expect(entries.find((e) => e.kind === 'tool/result' && e.callId === 't1.s2.c1')).toMatchObject({ status: 'ok' });
+    expect(entries.find((e) => e.kind === 'turn/start' && e.turn === 't2')).toMatchObject({ input: 'anything else?' });
+    const replay = await runCli(['replay', fork, '--machines'], { env });
+    expect(replay.stdout).toMatch(/machines: replays byte for byte/);
   });
 });

@@ -1,4 +1,6 @@
 /** `session/fork` over the wire (ADR 0029): the fork is written from the hosted session's log and hosted, then runs like any session. */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemorySessionStore } from '../../adapters/store/memory.js';
 import { MethodResults } from '../../server/protocol.js';
@@ -55,6 +57,40 @@ describe('session/fork over WebSocket', () => {
     expect(seen[2]!.filter((m) => m !== 'assistant' && m !== 'tool')).toEqual(['what is here?', 'what if it were not?']);
     const fork = sessions.get('f1')!.lines.map((l) => JSON.parse(l) as { kind: string; seq: number });
     expect(fork.filter((e) => e.seq > original.length && e.kind === 'tool/dispatch')).toEqual([]);
+    expect(sessions.get(sessionId)!.lines).toEqual(original);
+  });
+
+  it('a fork that re-answers an approval is hosted and goes on inside the answered turn: the approved call runs once, the model carries on', async () => {
+    const sessions = createMemorySessionStore();
+    let calls = 0;
+    t = await startTestServer(
+      () => (calls++ === 0 ? { text: 'Writing.', toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'forked\n' } }] } : { text: `answer ${calls}` }),
+      { sessions, approval: 'ask' },
+    );
+    c = await RpcClient.connect(t.server.url, { token: t.token });
+    const { sessionId } = await c.call('session/create', {});
+    await c.call('session/attach', { sessionId });
+    await c.call('session/input', { sessionId, text: 'write out.txt' });
+    const req = (await c.waitFor((m) => m.method === 'approval/request')).params;
+    await c.call('approval/respond', { sessionId, callId: req.callId, outcome: 'rejected' });
+    await c.waitFor(turnEnded(sessionId, 't1'));
+    expect(fs.existsSync(path.join(t.workspace, 'out.txt'))).toBe(false);
+    const original = sessions.get(sessionId)!.lines.slice();
+    const decided = original.map((l) => JSON.parse(l) as { kind: string; seq: number }).find((e) => e.kind === 'approval/decided')!;
+
+    const forked = MethodResults['session/fork'].parse(await c.call('session/fork', { sessionId, at: decided.seq, answer: 'approve' }));
+    expect(forked).toEqual({ sessionId: 'f1', forkOf: { session: sessionId, seq: decided.seq - 1 }, hosted: true });
+    await c.call('session/attach', { sessionId: 'f1' });
+    const fork = () => sessions.get('f1')!.lines.map((l) => JSON.parse(l) as { kind: string; seq: number; callId?: string; status?: string; turn?: string });
+    while (!fork().some((e) => e.kind === 'checkpoint')) await new Promise((r) => setTimeout(r, 5));
+    expect(fs.readFileSync(path.join(t.workspace, 'out.txt'), 'utf8')).toBe('forked\n');
+    const added = fork().filter((e) => e.seq > decided.seq);
+    expect(added.filter((e) => e.kind === 'tool/dispatch').map((e) => e.callId)).toEqual([req.callId]);
+    expect(added.find((e) => e.kind === 'tool/result')).toMatchObject({ callId: req.callId, status: 'ok' });
+    expect(added.filter((e) => e.kind === 'approval/asked')).toEqual([]);
+    expect(added.find((e) => e.kind === 'turn/end')).toMatchObject({ turn: 't1' });
+    // Two model calls in the original, one in the fork (its step after the call).
+    expect(calls).toBe(3);
     expect(sessions.get(sessionId)!.lines).toEqual(original);
   });
 });

@@ -13,6 +13,7 @@ import type { CreateParams } from '../../server/hosted-session.js';
 import { startServer, type BridleServer, type ServerOptions } from '../../server/server.js';
 import { createMemoryStore, type MemorySessionStore } from '../../adapters/store/memory.js';
 import { forkSession } from '../../runtime/fork.js';
+import { resumableTurn } from '../../log/resumable.js';
 import { parseLog } from '../../log/parse.js';
 import type { LogStore } from '../../ports/store.js';
 import { steppingClock } from './harness.js';
@@ -41,6 +42,9 @@ export interface TestServerOptions extends Partial<Omit<ServerOptions, 'open' | 
   continueFrom?: readonly Entry[];
 }
 
+/** A fork's log, and when its turn goes on (ADR 0031), the session as it stood before that turn, as `openSession` restores it. */
+const forkOpening = (existing: Entry[]) => (resumableTurn(existing) ? { existing, snapshot: restoreSessionSnapshot(existing) } : { existing });
+
 export async function startTestServer(respond: ResponseFunction, o: TestServerOptions = {}): Promise<TestServer> {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-srv-')));
   const workspace = path.join(root, 'ws');
@@ -58,7 +62,7 @@ export async function startTestServer(respond: ResponseFunction, o: TestServerOp
           fork: async (p) => {
             const f = await forkSession({ store: all, session: p.sessionId, id: `f${forks + 1}`, clock: steppingClock(Date.UTC(2026, 5, 1)), ...(p.at !== undefined ? { at: p.at } : {}), ...(p.answer !== undefined ? { answer: p.answer } : {}) });
             forks++;
-            return { id: f.id, forkOf: f.forkOf, open: f.open };
+            return { id: f.id, forkOf: f.forkOf, open: f.open, resumable: f.open && resumableTurn(f.entries) !== undefined };
           },
         }
       : {}),
@@ -71,7 +75,7 @@ export async function startTestServer(respond: ResponseFunction, o: TestServerOp
       o.beforeOpen?.(params);
       const s = createSession({
         id: params.fork ?? `s${++n}`,
-        ...(params.fork !== undefined && all ? { existing: parseLog(all.get(params.fork)!.text()).entries } : {}),
+        ...(params.fork !== undefined && all ? forkOpening(parseLog(all.get(params.fork)!.text()).entries) : {}),
         cwd: params.cwd ?? workspace,
         bridleHome,
         settings: { approval: o.approval ?? 'auto', sandbox: 'off' },

@@ -152,6 +152,12 @@ function checkResumed(run: PathRun): string[] {
   if (countKind(run, 'step/end') !== (run.done ? 1 : 0)) problems.push(`${countKind(run, 'step/end')} step/end entries on a path that is ${run.done ? '' : 'not '}final`);
   if (run.effects.some((e) => e.action === 'prepareRequest')) problems.push('a resumed step prepared a request: its answer is logged already');
   if (run.children.some((c) => RESUMED_SETTLED.includes(c.id))) problems.push('a call that had its result ran again');
+  // A call the log holds the answer of is handed that answer, and only that call (ADR 0031).
+  const answered = (run.input as { resume: { answered?: Record<string, unknown> } }).resume.answered ?? {};
+  for (const c of run.children.filter((x) => x.src === 'toolCall')) {
+    const got = JSON.stringify((c.input as { answered?: unknown }).answered);
+    if (got !== JSON.stringify(answered[c.id])) problems.push(`${c.id} was spawned with answer ${got}, the log holds ${JSON.stringify(answered[c.id])}`);
+  }
   const results = draftsOf(run, 'tool/result');
   for (const c of RESUMED_CALLS) {
     const n = results.filter((r) => r.draft.callId === c.callId).length;
@@ -207,7 +213,14 @@ function check(run: PathRun): string[] {
 export const stepModel: PathModel = {
   generator: 'shortest',
   input: { turn: 't1', step: 't1.s1' },
-  inputs: [{ name: 'resumed', input: { turn: 't1', step: 't1.s2', resume: { blocks: RESUMED_BLOCKS, finish: { kind: 'ok', reason: 'tool-calls' }, settled: RESUMED_SETTLED } } }],
+  inputs: [
+    { name: 'resumed', input: { turn: 't1', step: 't1.s2', resume: { blocks: RESUMED_BLOCKS, finish: { kind: 'ok', reason: 'tool-calls' }, settled: RESUMED_SETTLED } } },
+    // Its open call answered in the log (a crash before the dispatch, a fork's new answer): handed that answer.
+    {
+      name: 'resumed, answered',
+      input: { turn: 't1', step: 't1.s2', resume: { blocks: RESUMED_BLOCKS, finish: { kind: 'ok', reason: 'tool-calls' }, settled: RESUMED_SETTLED, answered: { 't1.s2.c2': { outcome: 'allowed-once', by: 'fork' } } } },
+    },
+  ],
   // The request-error listeners' every answer: another attempt, compaction first, or giving up.
   outputs: { recoverRequest: [{ kind: 'retry', delayMs: 1 }, { kind: 'compact' }, { kind: 'give-up' }] },
   payloads: {

@@ -8,6 +8,9 @@
  * dispatch), in both worlds: a log durable on append, and one that is not;
  * a flush that fails never runs the tool after it and is reported in the
  * output (`unsaved`), so the step stops (ADR 0017).
+ * Started with an answer the log holds (a step gone on with, ADR 0031): it
+ * never asks nor logs an answer again; it dispatches only when that answer
+ * allowed it (or the policy did), and a logged no is a denied result.
  */
 import type { AnyEventObject } from 'xstate';
 import { countKind, draftsOf, type PathModel, type PathRun } from './path-model.js';
@@ -27,10 +30,14 @@ function check(run: PathRun): string[] {
   if (run.done && results.length !== 1) problems.push(`I2: a path to done recorded ${results.length} tool/result entries`);
   if (results.length > 1) problems.push(`I2: ${results.length} tool/result entries for one call`);
 
+  const answered = (run.input as { answered?: { outcome: string } }).answered;
+  const answeredYes = answered !== undefined && /^allowed-/.test(answered.outcome);
   const validAt = firstAt(run, (e) => e.type === 'tool.call.validated' && (e.validation as { ok?: boolean }).ok === true);
   const allowAt = Math.min(
     firstAt(run, (e) => isOk(e, 'checking') && (e.output as { kind?: string }).kind === 'allow'),
     firstAt(run, (e) => isOk(e, 'asking') && /^allowed-/.test(String((e.output as { outcome?: string }).outcome))),
+    // A logged allow stands in for the question the decision asks.
+    answeredYes ? firstAt(run, (e) => isOk(e, 'checking') && (e.output as { kind?: string }).kind === 'ask') : Infinity,
   );
   const releasedAt = firstAt(run, (e) => e.type === 'tool.call.released');
   const dispatches = draftsOf(run, 'tool/dispatch');
@@ -53,6 +60,15 @@ function check(run: PathRun): string[] {
   }
   const asked = countKind(run, 'approval/asked');
   const decided = countKind(run, 'approval/decided');
+  if (answered !== undefined) {
+    if (asked + decided > 0) problems.push(`a call the log holds the answer of logged ${asked} asked, ${decided} decided again`);
+    if (run.children.some((c) => c.src === 'askApproval')) problems.push('a call the log holds the answer of asked again');
+    // A logged no denies whatever the policy decides now; it never dispatches.
+    const decidedAt = firstAt(run, (e) => isOk(e, 'checking'));
+    const r = results[0];
+    if (!answeredYes && decidedAt !== Infinity && cancelAt > decidedAt && r?.draft.status !== 'denied') problems.push(`a logged ${answered.outcome} gave ${r?.draft.status ?? 'no result'}, not denied`);
+    if (!answeredYes && dispatches.length > 0) problems.push(`a logged ${answered.outcome} was dispatched`);
+  }
   if (decided > asked || asked > 1) problems.push(`approval: ${asked} asked, ${decided} decided`);
   if (run.done && decided !== asked) problems.push('approval asked but never decided on a path to done');
   const body = run.children.find((c) => c.src === 'executeTool');
@@ -80,6 +96,11 @@ export const toolCallModel: PathModel = {
   // The whole context that guards and drafts read; finite because every output is.
   abstract: (s) => ({ validation: s.context.validation ?? null, reason: s.context.reason ?? null, unsaved: s.context.unsaved !== undefined }),
   input: { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'call_1', name: 'probe', arguments: '{}' },
+  // A step gone on with hands a call the answer its log holds (ADR 0031): a yes, and a no.
+  inputs: [
+    { name: 'answered yes', input: { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'call_1', name: 'probe', arguments: '{}', answered: { outcome: 'allowed-once', by: 'fork' } } },
+    { name: 'answered no', input: { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'call_1', name: 'probe', arguments: '{}', answered: { outcome: 'rejected', by: 'fork' } } },
+  ],
   // A store durable on append skips both flushes; any other store flushes at dispatch and at the result.
   worlds: [{ isLogDurable: false }, { isLogDurable: true }],
   payloads: {
