@@ -1,12 +1,13 @@
 /**
- * The session machine with every seam provided — the model, the tools, the
- * log, the clock, approvals — and the host duties the machine cannot do
- * itself: the header, checkpoints at turn boundaries, and the wake. It takes
- * services already resolved; `createSession` (runtime/session.ts) is what
- * resolves them, from composed rows.
+ * A running session: the machine `provideMachines` gave every seam to, and
+ * the host duties the machine cannot do itself — the header, the opening of
+ * a log it goes on with, checkpoints at turn boundaries, the wake, inputs
+ * logged then admitted, the session's own hooks, close. It takes services
+ * already resolved; `createSession` (runtime/session.ts) is what resolves
+ * them, from composed rows.
  */
-import { createActor, fromPromise, type Actor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
-import { type ApprovalRule, type Draft, type Entry, LOG_FORMAT, type Origin, type SessionPolicy, type ToolSpec } from '../log/entries.js';
+import { createActor, type Actor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
+import { type Draft, type Entry, LOG_FORMAT, type Origin, type SessionPolicy } from '../log/entries.js';
 import { LogFormatError, LogNotDurableError } from '../log/errors.js';
 import { draftNotDurable } from '../log/not-durable.js';
 import { formatOf, pendingInputs } from '../log/inputs.js';
@@ -14,37 +15,26 @@ import { resumableTurn } from '../log/resumable.js';
 import { closeOrphanCompaction, findOrphanCompaction } from '../log/context/orphan.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import { Recorder, type EntryListener } from '../log/recorder.js';
-import { compactionMachine, type CompactionOutput } from '../machines/compaction.machine.js';
+import type { CompactionOutput } from '../machines/compaction.machine.js';
 import { sessionMachine, type InputMode } from '../machines/session.machine.js';
-import { stepMachine } from '../machines/step.machine.js';
-import { toolCallMachine, type ToolCallContext } from '../machines/tool-call.machine.js';
-import { turnMachine, type PreStepDecision, type TurnOutput } from '../machines/turn.machine.js';
-import { toolSpec } from '../tools/index.js';
+import type { PreStepDecision, TurnOutput } from '../machines/turn.machine.js';
 import type { FileSystem } from '../ports/fs.js';
 import type { Subprocess } from '../ports/subprocess.js';
-import type { ToolDefinition } from '../ports/tools.js';
 import type { ToolRegistry } from '../ports/tool-registry.js';
 import type { Answerer, ApprovalService } from '../ports/approval.js';
 import type { ContextSettings, LoopSettings } from '../ports/loop.js';
-import { decideByPolicy } from '../safety/approval.js';
-import { exactRule, rulesFromLog } from '../safety/approval-rules.js';
-import { askApproval } from './ask-approval.js';
-import { renderForRules } from '../plugins/hooks/canonical.js';
-import { createToolPipeline, type HookProblem } from '../plugins/hooks/pipeline.js';
 import type { HookRegistry } from '../plugins/hooks/registry.js';
 import type { Host } from '../plugins/host.js';
-import type { CallFacts, Recovery, RequestErrorPayload, TurnEndPayload } from '../ports/hooks.js';
-import { createContextEngine } from './context/engine.js';
+import type { TurnEndPayload } from '../ports/hooks.js';
 import type { ContextMeter } from './context/meter.js';
 import type { ModelProvider } from '../ports/model.js';
 import type { Clock } from '../ports/clock.js';
 import type { LogStore } from '../ports/store.js';
 import type { PromptRegistry } from './prompt/registry.js';
-import { prepareRequestAction } from './prepare-request.js';
 import { sessionConfig, type Configured } from './session-config.js';
-import { closeFaultedTurn, SessionCrashedError } from './session-fault.js';
-import { streamModelActor, type DeltaSink } from './stream-model.js';
-import { validateCallAction } from './validate-call.js';
+import { SessionCrashedError } from './session-fault.js';
+import type { DeltaSink } from './stream-model.js';
+import { provideMachines } from './provide-machines.js';
 
 /** Everything a session is wired from: the host's services, resolved, and the duties of whoever opened it. */
 export interface Wiring extends SessionDuties {
@@ -162,11 +152,6 @@ export interface BridleSession {
   end(by?: string, o?: { keepOpen?: boolean }): Promise<void>;
 }
 
-const isRecovery = (v: unknown): v is Recovery => {
-  const r = v as Recovery | null | undefined;
-  return r?.kind === 'compact' || r?.kind === 'give-up' || (r?.kind === 'retry' && typeof r.delayMs === 'number' && Number.isFinite(r.delayMs) && r.delayMs >= 0);
-};
-
 /** The event that admits a logged input (`session/input` at `seq`). */
 const admitted = (seq: number, text: string, mode: InputMode, origin: Origin) =>
   ({ type: 'session.input.received', seq, text, mode, ...(origin !== 'user' ? { origin } : {}) }) as const;
@@ -180,12 +165,6 @@ export class SessionClosedError extends Error {
   }
 }
 
-const defaultSleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
-
 export function wireSession(o: Wiring): BridleSession {
   const recorder = new Recorder(o.store, o.clock, o.existing ?? []);
   if (o.onEntry) recorder.onEntry(o.onEntry);
@@ -195,16 +174,6 @@ export function wireSession(o: Wiring): BridleSession {
     // An older log has no inputs in it: what it had queued cannot be told from what it took (ADR 0021).
     throw new LogFormatError(formatOf(recorder.entries), LOG_FORMAT, 'continuing it');
   }
-  // What the registry holds, derived again only when it changes (a plugin mounted or unmounted a tool).
-  let derived: { version: number; byName: Map<string, ToolDefinition>; specs: ToolSpec[] } | undefined;
-  const current = () => {
-    if (derived?.version !== o.tools.version) {
-      const list = o.tools.list();
-      derived = { version: o.tools.version, byName: new Map(list.map((t) => [t.name, t])), specs: list.map(toolSpec) };
-    }
-    return derived;
-  };
-  const byName = { get: (name: string) => current().byName.get(name) };
   // Going on with a log is said first (`session/reopen`, a takeover), then what loading it found to close.
   for (const d of o.opening ?? []) recorder.append(d);
   // A compaction a crash left open between turns is closed on load (I9); inside an open turn it is repair's to close.
@@ -212,20 +181,8 @@ export function wireSession(o: Wiring): BridleSession {
   if (findOrphanCompaction(all) && all.findLastIndex((e) => e.kind === 'turn/start') <= all.findLastIndex((e) => e.kind === 'turn/end')) {
     for (const d of closeOrphanCompaction(all)) recorder.append(d);
   }
-  const context = createContextEngine({ recorder, id: o.id, cwd: o.cwd, modelName: o.modelName, depth: o.depth ?? 0, prompt: o.prompt, tools: () => current().specs, model: o.model, context: o.context, ...(o.system !== undefined ? { system: o.system } : {}) });
-  // A flush that fails rejects with LogNotDurableError: the machine waiting on it notes it in the log and ends the turn LOG_NOT_DURABLE (ADR 0017).
-  const flushLog = fromPromise<void, void>(() => recorder.flush());
-  const record = (_: unknown, draft: Parameters<Recorder['append']>[0]) => void recorder.append(draft);
-  const compaction = compactionMachine.provide({ actions: { record, ...context.actors.actions }, actors: { ...context.actors.actors, flushLog } });
-  const sleep = o.sleep ?? defaultSleep;
-  const policy = o.approval.policy;
+  const { machine, context, reportHook } = provideMachines(o, recorder);
   const hooks = o.hooks;
-  const reportHook = (p: HookProblem) => {
-    const d: Parameters<Recorder['append']>[0] = { kind: 'hook/report', hook: p.hook, listener: p.listener, problem: p.problem };
-    for (const k of ['turn', 'step', 'callId'] as const) if (p[k] !== undefined) d[k] = p[k];
-    recorder.append(d);
-  };
-  const pipeline = createToolPipeline(hooks, reportHook);
   // Every entry as it is appended (the `session/entry` hook). A listener's throw is reported after the append that
   // caused it returns, so other listeners see entries in log order; a report about this hook is not emitted again.
   recorder.onEntry((entry) => {
@@ -237,83 +194,6 @@ export function wireSession(o: Wiring): BridleSession {
         } catch {}
       }),
     );
-  });
-  const rules: ApprovalRule[] = [...o.approval.rules, ...rulesFromLog(recorder.entries)];
-  const argsOf = (c: ToolCallContext) => (c.validation?.ok ? c.validation.args : {});
-  const facts = (c: ToolCallContext): CallFacts => ({
-    turn: c.turn,
-    step: c.step,
-    callId: c.callId,
-    name: c.name,
-    arguments: c.arguments,
-    args: argsOf(c),
-    // What the tool says of itself: the validation's `readOnly` is the scheduler's (a delegation may overlap too).
-    readOnly: c.validation?.ok === true && byName.get(c.name)?.readOnly === true,
-    idempotent: c.validation?.ok === true && c.validation.idempotent,
-    delegates: c.validation?.ok === true && byName.get(c.name)?.delegates === true,
-    rendered: renderForRules(argsOf(c), o.cwd),
-  });
-  const present = (c: ToolCallContext): string => {
-    try {
-      return byName.get(c.name)!.present(argsOf(c));
-    } catch {
-      return `${c.name} ${c.arguments}`;
-    }
-  };
-
-  const toolCall = toolCallMachine.provide({
-    actions: { record, validateCall: validateCallAction(() => current().byName) },
-    // A store durable on append (memory) has nothing to flush: the call skips its two flushLog actors (ADR 0007).
-    guards: { isLogDurable: () => recorder.isDurable },
-    actors: {
-      flushLog,
-      decideCall: fromPromise(async ({ input }) => {
-        const call = facts(input);
-        return pipeline.decide(call, decideByPolicy(policy, call, rules));
-      }),
-      askApproval: fromPromise(async ({ input, signal }) => {
-        const call = facts(input);
-        const request = { callId: call.callId, name: call.name, arguments: call.arguments, reason: input.reason ?? '', presented: present(input), always: exactRule(call.name, call.rendered) };
-        const answer = await askApproval({ answerer: o.answerer, timeoutMs: o.approval.answerTimeoutMs }, request, signal);
-        if (answer.outcome === 'allowed-always' && answer.rule) rules.push(answer.rule);
-        return answer;
-      }),
-      executeTool: fromPromise(async ({ input, signal }) => {
-        const tool = byName.get(input.name)!;
-        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { fs: o.fs, subprocess: o.subprocess, signal, callId: input.callId } });
-      }),
-    },
-  });
-  const step = stepMachine.provide({
-    actions: { record, prepareRequest: prepareRequestAction(recorder, context.header) },
-    actors: {
-      toolCall,
-      streamModel: streamModelActor(o.model, o.onChunk, hooks, reportHook),
-      wait: fromPromise<void, { ms: number }>(({ input, signal }) => sleep(input.ms, signal)),
-      // The request-error waterfall (ADR 0020): the built-in retry and overflow policies are listeners (rows); none answering gives up.
-      recoverRequest: fromPromise<Recovery, RequestErrorPayload>(({ input }) =>
-        hooks.waterfall('request-error', input, async () => ({ kind: 'give-up' }), {
-          accepts: isRecovery,
-          onThrow: () => ({ kind: 'give-up' }),
-          report: (listener, problem) => reportHook({ hook: 'request-error', listener, problem, turn: input.turn, step: input.step }),
-        }),
-      ),
-    },
-  });
-  const turn = turnMachine.provide({
-    actions: { record },
-    guards: { isOverThreshold: context.isOverThreshold },
-    actors: {
-      step,
-      flushLog,
-      compaction,
-      runPreStep: fromPromise(async ({ input }) =>
-        pipeline.preStep(input, async (p) => (o.preStep ? o.preStep(p) : { kind: 'enter' as const, text: p.text })),
-      ),
-    },
-  });
-  const machine = sessionMachine.provide({
-    actors: { turn, compaction, closeFaultedTurn: fromPromise(({ input }) => closeFaultedTurn(recorder, input.turn, input.error, new Set(input.held))) },
   });
   // A log that ends inside a turn waiting on an approval: that turn goes on, before anything queued (ADR 0027).
   const resumed = (o.existing?.length ?? 0) > 0 && o.opened !== 'fresh' ? resumableTurn(o.existing!) : undefined;

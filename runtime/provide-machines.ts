@@ -1,0 +1,183 @@
+/**
+ * The session machine with every seam provided: the model and its recovery policies, the tools and their
+ * pipeline (decide, ask, execute), the log's record and flush, compaction, the pre-step hook. Nothing here
+ * runs: `wireSession` (wiring.ts) starts the actor and does the host's duties around it.
+ */
+import { fromPromise } from 'xstate';
+import type { ApprovalRule, ToolSpec } from '../log/entries.js';
+import type { Recorder } from '../log/recorder.js';
+import { compactionMachine } from '../machines/compaction.machine.js';
+import { sessionMachine } from '../machines/session.machine.js';
+import { stepMachine } from '../machines/step.machine.js';
+import { toolCallMachine, type ToolCallContext } from '../machines/tool-call.machine.js';
+import { turnMachine } from '../machines/turn.machine.js';
+import { renderForRules } from '../plugins/hooks/canonical.js';
+import { createToolPipeline, type HookProblem } from '../plugins/hooks/pipeline.js';
+import type { CallFacts, Recovery, RequestErrorPayload } from '../ports/hooks.js';
+import type { ToolDefinition } from '../ports/tools.js';
+import { decideByPolicy } from '../safety/approval.js';
+import { exactRule, rulesFromLog } from '../safety/approval-rules.js';
+import { toolSpec } from '../tools/index.js';
+import { askApproval } from './ask-approval.js';
+import { createContextEngine } from './context/engine.js';
+import { prepareRequestAction } from './prepare-request.js';
+import { closeFaultedTurn } from './session-fault.js';
+import { streamModelActor } from './stream-model.js';
+import { validateCallAction } from './validate-call.js';
+import type { Answerer, ApprovalService } from '../ports/approval.js';
+import type { FileSystem } from '../ports/fs.js';
+import type { ContextSettings } from '../ports/loop.js';
+import type { ModelProvider } from '../ports/model.js';
+import type { Subprocess } from '../ports/subprocess.js';
+import type { ToolRegistry } from '../ports/tool-registry.js';
+import type { HookRegistry } from '../plugins/hooks/registry.js';
+import type { PreStepDecision } from '../machines/turn.machine.js';
+import type { PromptRegistry } from './prompt/registry.js';
+import type { DeltaSink } from './stream-model.js';
+
+const isRecovery = (v: unknown): v is Recovery => {
+  const r = v as Recovery | null | undefined;
+  return r?.kind === 'compact' || r?.kind === 'give-up' || (r?.kind === 'retry' && typeof r.delayMs === 'number' && Number.isFinite(r.delayMs) && r.delayMs >= 0);
+};
+
+const defaultSleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+/** What the machines are provided from: the part of a session's wiring (`Wiring`, wiring.ts) they use. */
+export interface MachineSeams {
+  id: string;
+  cwd: string;
+  depth?: number;
+  modelName: string;
+  model: ModelProvider;
+  tools: ToolRegistry;
+  fs: FileSystem;
+  subprocess: Subprocess;
+  hooks: HookRegistry;
+  prompt: PromptRegistry;
+  approval: ApprovalService;
+  context: ContextSettings;
+  answerer?: Answerer;
+  system?: string;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  onChunk?: DeltaSink;
+  preStep?: (input: { turn: string; text: string }) => Promise<PreStepDecision>;
+}
+
+export interface ProvidedMachines {
+  /** The session machine, every actor, action and guard of its tree provided. */
+  machine: ReturnType<typeof sessionMachine.provide>;
+  /** The context engine the step reads its request from (the prompt, the meter, the pressure guard). */
+  context: ReturnType<typeof createContextEngine>;
+  /** Logs a hook listener's problem as `hook/report`. */
+  reportHook: (p: HookProblem) => void;
+}
+
+/** Contract: appends nothing and starts nothing; the returned machine writes through `recorder` once run. */
+export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMachines {
+  // What the registry holds, derived again only when it changes (a plugin mounted or unmounted a tool).
+  let derived: { version: number; byName: Map<string, ToolDefinition>; specs: ToolSpec[] } | undefined;
+  const current = () => {
+    if (derived?.version !== o.tools.version) {
+      const list = o.tools.list();
+      derived = { version: o.tools.version, byName: new Map(list.map((t) => [t.name, t])), specs: list.map(toolSpec) };
+    }
+    return derived;
+  };
+  const byName = { get: (name: string) => current().byName.get(name) };
+  const context = createContextEngine({ recorder, id: o.id, cwd: o.cwd, modelName: o.modelName, depth: o.depth ?? 0, prompt: o.prompt, tools: () => current().specs, model: o.model, context: o.context, ...(o.system !== undefined ? { system: o.system } : {}) });
+  // A flush that fails rejects with LogNotDurableError: the machine waiting on it notes it in the log and ends the turn LOG_NOT_DURABLE (ADR 0017).
+  const flushLog = fromPromise<void, void>(() => recorder.flush());
+  const record = (_: unknown, draft: Parameters<Recorder['append']>[0]) => void recorder.append(draft);
+  const compaction = compactionMachine.provide({ actions: { record, ...context.actors.actions }, actors: { ...context.actors.actors, flushLog } });
+  const sleep = o.sleep ?? defaultSleep;
+  const policy = o.approval.policy;
+  const hooks = o.hooks;
+  const reportHook = (p: HookProblem) => {
+    const d: Parameters<Recorder['append']>[0] = { kind: 'hook/report', hook: p.hook, listener: p.listener, problem: p.problem };
+    for (const k of ['turn', 'step', 'callId'] as const) if (p[k] !== undefined) d[k] = p[k];
+    recorder.append(d);
+  };
+  const pipeline = createToolPipeline(hooks, reportHook);
+  const rules: ApprovalRule[] = [...o.approval.rules, ...rulesFromLog(recorder.entries)];
+  const argsOf = (c: ToolCallContext) => (c.validation?.ok ? c.validation.args : {});
+  const facts = (c: ToolCallContext): CallFacts => ({
+    turn: c.turn,
+    step: c.step,
+    callId: c.callId,
+    name: c.name,
+    arguments: c.arguments,
+    args: argsOf(c),
+    // What the tool says of itself: the validation's `readOnly` is the scheduler's (a delegation may overlap too).
+    readOnly: c.validation?.ok === true && byName.get(c.name)?.readOnly === true,
+    idempotent: c.validation?.ok === true && c.validation.idempotent,
+    delegates: c.validation?.ok === true && byName.get(c.name)?.delegates === true,
+    rendered: renderForRules(argsOf(c), o.cwd),
+  });
+  const present = (c: ToolCallContext): string => {
+    try {
+      return byName.get(c.name)!.present(argsOf(c));
+    } catch {
+      return `${c.name} ${c.arguments}`;
+    }
+  };
+
+  const toolCall = toolCallMachine.provide({
+    actions: { record, validateCall: validateCallAction(() => current().byName) },
+    // A store durable on append (memory) has nothing to flush: the call skips its two flushLog actors (ADR 0007).
+    guards: { isLogDurable: () => recorder.isDurable },
+    actors: {
+      flushLog,
+      decideCall: fromPromise(async ({ input }) => {
+        const call = facts(input);
+        return pipeline.decide(call, decideByPolicy(policy, call, rules));
+      }),
+      askApproval: fromPromise(async ({ input, signal }) => {
+        const call = facts(input);
+        const request = { callId: call.callId, name: call.name, arguments: call.arguments, reason: input.reason ?? '', presented: present(input), always: exactRule(call.name, call.rendered) };
+        const answer = await askApproval({ answerer: o.answerer, timeoutMs: o.approval.answerTimeoutMs }, request, signal);
+        if (answer.outcome === 'allowed-always' && answer.rule) rules.push(answer.rule);
+        return answer;
+      }),
+      executeTool: fromPromise(async ({ input, signal }) => {
+        const tool = byName.get(input.name)!;
+        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { fs: o.fs, subprocess: o.subprocess, signal, callId: input.callId } });
+      }),
+    },
+  });
+  const step = stepMachine.provide({
+    actions: { record, prepareRequest: prepareRequestAction(recorder, context.header) },
+    actors: {
+      toolCall,
+      streamModel: streamModelActor(o.model, o.onChunk, hooks, reportHook),
+      wait: fromPromise<void, { ms: number }>(({ input, signal }) => sleep(input.ms, signal)),
+      // The request-error waterfall (ADR 0020): the built-in retry and overflow policies are listeners (rows); none answering gives up.
+      recoverRequest: fromPromise<Recovery, RequestErrorPayload>(({ input }) =>
+        hooks.waterfall('request-error', input, async () => ({ kind: 'give-up' }), {
+          accepts: isRecovery,
+          onThrow: () => ({ kind: 'give-up' }),
+          report: (listener, problem) => reportHook({ hook: 'request-error', listener, problem, turn: input.turn, step: input.step }),
+        }),
+      ),
+    },
+  });
+  const turn = turnMachine.provide({
+    actions: { record },
+    guards: { isOverThreshold: context.isOverThreshold },
+    actors: {
+      step,
+      flushLog,
+      compaction,
+      runPreStep: fromPromise(async ({ input }) =>
+        pipeline.preStep(input, async (p) => (o.preStep ? o.preStep(p) : { kind: 'enter' as const, text: p.text })),
+      ),
+    },
+  });
+  const machine = sessionMachine.provide({
+    actors: { turn, compaction, closeFaultedTurn: fromPromise(({ input }) => closeFaultedTurn(recorder, input.turn, input.error, new Set(input.held))) },
+  });
+  return { machine, context, reportHook };
+}
