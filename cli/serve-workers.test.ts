@@ -42,7 +42,7 @@ describeWithPostgres('the inbox pump', (db) => {
       await sql(url, `INSERT INTO bridle_inbox (session, mode, text, taken_epoch, after_seq) VALUES ($1, 'followup', 'taken, never logged', 0, $2)`, [id, before]);
       const fresh = await forwardInput(await store.pool(), id, 'followup', 'fresh');
       const source = (await relaySource(store, id))!;
-      const stop = startInboxPump(store, h.session, (m) => {
+      const stop = startInboxPump(store, { bridle: h.session, desk: { respond: () => false } }, (m) => {
         throw new Error(m);
       });
       try {

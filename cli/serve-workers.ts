@@ -1,22 +1,31 @@
 /**
- * `bridle serve` as one of many workers on a Postgres store (ADR 0030): the
- * store's side of relaying a session another worker runs (`RelaySource`), and
- * the owner's inbox pump, which logs the input other workers forwarded to a
- * session this worker runs.
+ * `bridle serve` as one of many workers on a Postgres store (ADR 0030, 0032):
+ * the store's side of relaying a session another worker runs (`RelaySource`),
+ * and the owner's inbox pump, which applies what other workers forwarded to a
+ * session this worker runs — input, approval answers, cancels, compactions —
+ * as its own clients' would be, and settles each with the seq it was logged at.
  */
 import type { Pool } from '../adapters/store/postgres-pool.js';
 import type { PostgresSessionStore } from '../adapters/store/postgres.js';
 import type { Lease } from '../adapters/store/postgres-lease.js';
-import { busFor, ENTRIES_CHANNEL, forwardInput, inboxSeq, INBOX_CHANNEL, leaseStatus, openInbox, settleInbox, takeInbox } from '../adapters/store/postgres-workers.js';
+import { busFor, ENTRIES_CHANNEL, forward, inboxSettled, INBOX_CHANNEL, leaseStatus, openInbox, refuseInbox, settleInbox, takeInbox, type InboxRow } from '../adapters/store/postgres-workers.js';
+import type { Entry } from '../log/entries.js';
+import { builtinTools } from '../tools/index.js';
+import { presentCall, type ToolLookup } from './render.js';
 import type { OpenedLog } from '../ports/store.js';
 import type { BridleSession } from '../runtime/session.js';
+import { ErrorCode } from '../server/protocol.js';
 import type { RelaySource } from '../server/relayed-session.js';
 
-/** How often a forwarding worker looks for its input's seq, and how long it waits in all. */
+/** How often a forwarding worker looks for its row's settlement, and how long it waits in all. */
 const LOGGED_POLL_MS = 20;
 const LOGGED_WAIT_MS = 60_000;
 /** Every how long the owner looks in the inbox without a wake-up. */
 export const INBOX_POLL_MS = 1000;
+
+/** A relayed call is presented by this worker's built-in tools; any other (an MCP server's the owner runs) as `name arguments`, the owner's own fallback. */
+let builtins: ToolLookup | undefined;
+const present = (name: string, args: string) => presentCall((builtins ??= new Map(builtinTools().map((t) => [t.name, t]))), name, args);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -28,7 +37,8 @@ export async function relaySource(store: PostgresSessionStore, id: string): Prom
   return {
     tail: async (fromSeq) => (await store.tail(id, fromSeq)) ?? [],
     subscribe: (wake) => bus.on(ENTRIES_CHANNEL, (payload) => payload === id && wake()),
-    forward: (text, mode) => forwardInput(pool, id, mode, text),
+    forward: (f) => forward(pool, id, f),
+    present,
     ownerLive: async () => (await leaseStatus(pool, id))?.live ?? false,
     ownerGone: async () => {
       const l = await leaseStatus(pool, id);
@@ -37,35 +47,92 @@ export async function relaySource(store: PostgresSessionStore, id: string): Prom
     logged: async (handle) => {
       const end = Date.now() + LOGGED_WAIT_MS;
       for (let i = 0; ; i++) {
-        const seq = await inboxSeq(pool, handle);
-        if (seq !== undefined) return { seq };
+        const settled = await inboxSettled(pool, handle);
+        if (settled) return settled;
         // Every tenth look: is anyone still there to log it?
         if (i % 10 === 9 && !(await leaseStatus(pool, id))?.live) return { gone: true };
-        if (Date.now() > end) throw new Error(`the worker running session ${id} did not log the forwarded input within ${LOGGED_WAIT_MS / 1000} s`);
+        if (Date.now() > end) throw new Error(`the worker running session ${id} did not settle what was forwarded to it within ${LOGGED_WAIT_MS / 1000} s`);
         await sleep(LOGGED_POLL_MS);
       }
     },
   };
 }
 
+/** What the pump needs of a session this worker runs: the session, and the desk its attached clients answer approvals at. */
+export interface AdoptedSession {
+  readonly bridle: BridleSession;
+  readonly desk: { respond(callId: string, outcome: 'allowed-once' | 'rejected', by: string): boolean };
+}
+
+/** How long the pump waits for the entry an applied row logs (an approval's decision, a cancel) before it settles it as logging nothing. */
+const EFFECT_WAIT_MS = 5000;
+
 /**
- * Logs, as this session's own input, what other workers forwarded to it: on a wake-up, on a timer, and at once
- * (a session taken over delivers what its dead owner left). Each row is marked taken under this lease before it
- * is logged, and settled with its seq after; a row taken by an earlier owner and not settled is settled from the
- * log when a `session/input` past its mark has its mode and text, and delivered otherwise. Returns the stop.
+ * Applies what other workers forwarded to this session, in the inbox's order, as its own clients' would be:
+ * an input is logged as the session's input; an approval answer goes to the desk the attached clients answer at
+ * (refused `NOT_PENDING` as theirs would be); a cancel or compaction is asked of the session as `session/cancel`
+ * asks it. On a wake-up, on a timer, and at once (a session taken over delivers what its dead owner left). Each
+ * row is marked taken under this lease before it is applied, and settled with the seq of the entry it logged
+ * after (0: it logged nothing, as a cancel with nothing running); a row taken by an earlier owner and not
+ * settled is settled from the log when an entry past its mark is its effect, and applied otherwise. Returns the stop.
  */
-export function startInboxPump(store: PostgresSessionStore, session: BridleSession, onProblem: (m: string) => void): () => void {
+export function startInboxPump(store: PostgresSessionStore, hosted: AdoptedSession, onProblem: (m: string) => void): () => void {
+  const session = hosted.bridle;
   const id = session.id;
   const log = session.recorder.store as OpenedLog;
   let stopped = false;
   let running: Promise<void> | undefined;
   let again = false;
   const matched = new Set<number>();
+  /** The entry that is a row's effect: its input, its approval's decision, its cancel or compaction. */
+  const effectOf = (row: InboxRow) => (x: Entry): boolean => {
+    if (matched.has(x.seq)) return false;
+    switch (row.kind) {
+      case 'input':
+        return x.kind === 'session/input' && x.mode === row.mode && x.text === row.text;
+      case 'approval':
+        return x.kind === 'approval/decided' && x.callId === row.callId;
+      case 'cancel':
+        return x.kind === 'session/cancel' && x.by === row.by;
+      case 'compact':
+        return x.kind === 'session/compact' && x.by === row.by;
+    }
+  };
+  /** Applies a row; the seq of the entry it logged (durable), 0 for none, or the refusal a local client would get. */
+  const apply = async (row: InboxRow): Promise<number | { code: number; reason: string; message: string }> => {
+    if (row.kind === 'input') return session.send(row.text, row.mode);
+    const rec = session.recorder;
+    const isEffect = effectOf(row);
+    let off = () => undefined as void;
+    const logged = new Promise<number>((resolve) => {
+      off = rec.onEntry((e) => isEffect(e) && resolve(e.seq));
+    });
+    try {
+      let done: Promise<unknown>;
+      if (row.kind === 'approval') {
+        // The client answered on the worker it is attached to there (that worker checked it): answered as an attached client here.
+        if (!row.attached) return { code: ErrorCode.NotAttached, reason: 'NOT_ATTACHED', message: `attach to session ${JSON.stringify(id)} (session/attach) before answering its approvals` };
+        if (!hosted.desk.respond(row.callId, row.outcome, row.by)) {
+          return { code: ErrorCode.NotPending, reason: 'NOT_PENDING', message: `no approval is waiting for ${JSON.stringify(row.callId)} (already answered, cancelled, or never asked)` };
+        }
+        done = new Promise((r) => setTimeout(r, EFFECT_WAIT_MS).unref?.());
+      } else {
+        // Resolves once the session is idle again (cancel) or the compaction is done, or at once when nothing was asked of it.
+        done = row.kind === 'cancel' ? session.cancel(row.by) : session.compact(row.by);
+      }
+      const seq = await Promise.race([logged, done.then(() => 0, () => 0)]);
+      if (seq > 0) await rec.flush();
+      return seq;
+    } finally {
+      off();
+    }
+  };
   const once = async (pool: Pool, lease: Lease) => {
     for (const row of await openInbox(pool, id)) {
       if (stopped || lease.lost) return;
       if (row.takenEpoch !== null && row.afterSeq !== null) {
-        const e = session.recorder.entries.find((x) => x.kind === 'session/input' && x.seq > row.afterSeq! && x.mode === row.mode && x.text === row.text && !matched.has(x.seq));
+        const isEffect = effectOf(row);
+        const e = session.recorder.entries.find((x) => x.seq > row.afterSeq! && isEffect(x));
         if (e) {
           matched.add(e.seq);
           await settleInbox(pool, row.id, e.seq);
@@ -74,9 +141,11 @@ export function startInboxPump(store: PostgresSessionStore, session: BridleSessi
       }
       await session.recorder.flush();
       if (!(await takeInbox(pool, id, row.id, lease.epoch, session.recorder.lastSeq))) return;
-      const seq = await session.send(row.text, row.mode);
-      matched.add(seq);
-      await settleInbox(pool, row.id, seq);
+      const r = await apply(row);
+      if (typeof r === 'number') {
+        if (r > 0) matched.add(r);
+        await settleInbox(pool, row.id, r);
+      } else await refuseInbox(pool, row.id, r);
     }
   };
   const kick = () => {

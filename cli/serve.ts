@@ -180,7 +180,7 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
     ...(shared
       ? {
           relay: (sessionId: string) => (SESSION_ID.test(sessionId) ? relaySource(shared, sessionId) : Promise.resolve(undefined)),
-          adopt: (session: BridleSession) => startInboxPump(shared, session, problem),
+          adopt: (hosted) => startInboxPump(shared, hosted, problem),
         }
       : {}),
     fork: async (p) => {

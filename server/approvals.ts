@@ -15,7 +15,8 @@ export interface DeskHooks {
   announce(request: ApprovalRequest): void;
 }
 
-const parseArgs = (raw: string): unknown => {
+/** A call's arguments as an `approval/request` carries them: parsed, or the raw text when it is not JSON. */
+export const parseArgs = (raw: string): unknown => {
   try {
     return JSON.parse(raw);
   } catch {

@@ -7,10 +7,9 @@ import type { InspectionEvent, Observer } from 'xstate';
 import { checkCwd } from './allowed-cwd.js';
 import { ForkRefusedError } from '../runtime/fork.js';
 import { HostedSession, type CreateParams, type OpenSession, type ReopenSession } from './hosted-session.js';
-import { ErrorCode, refusal, RpcFailure, type ParamsOf, type ResultOf, type SessionSummary } from './protocol.js';
+import { ErrorCode, refusal, RpcFailure, type ErrorReason, type ParamsOf, type ResultOf, type SessionSummary } from './protocol.js';
 import type { Peer } from './attachment.js';
-import { RelayedSession, type RelaySource } from './relayed-session.js';
-import type { BridleSession } from '../runtime/session.js';
+import { RelayedSession, type Forwardable, type RelaySource } from './relayed-session.js';
 
 /** A session as a client reaches it here: run by this worker, or relayed from the one that runs it. */
 export type Served = HostedSession | RelayedSession;
@@ -45,13 +44,15 @@ export interface HubLimits {
    */
   relay?: (sessionId: string) => Promise<RelaySource | undefined>;
   /** Runs for every session this server comes to run (created or opened); what it returns runs when the session stops here. The owner's inbox pump. */
-  adopt?: (session: BridleSession) => () => void;
+  adopt?: (session: HostedSession) => () => void;
 }
 
 export const DEFAULT_MAX_SESSIONS = 64;
 export const DEFAULT_IDLE_TIMEOUT_MS = 15 * 60 * 1000;
 
 const DEFAULT_LIMITS: HubLimits = { maxSessions: DEFAULT_MAX_SESSIONS, idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS, cwdRoots: [] };
+
+const notPending = (callId: string) => refusal(ErrorCode.NotPending, 'NOT_PENDING', `no approval is waiting for ${JSON.stringify(callId)} (already answered, cancelled, or never asked)`);
 
 export class Hub {
   private readonly sessions = new Map<string, HostedSession>();
@@ -116,7 +117,7 @@ export class Hub {
 
   private host(hosted: HostedSession): void {
     this.sessions.set(hosted.id, hosted);
-    if (this.limits.adopt) hosted.onStop(this.limits.adopt(hosted.bridle));
+    if (this.limits.adopt) hosted.onStop(this.limits.adopt(hosted));
   }
 
   /**
@@ -145,7 +146,7 @@ export class Hub {
   get(sessionId: string): HostedSession {
     const s = this.sessions.get(sessionId);
     if (s) return s;
-    if (this.relays.has(sessionId)) throw refusal(ErrorCode.Elsewhere, 'SESSION_ELSEWHERE', `session ${JSON.stringify(sessionId)} runs on another worker; this one relays its entries and forwards its input only (attach and input here, the rest on the worker that runs it)`);
+    if (this.relays.has(sessionId)) throw refusal(ErrorCode.Elsewhere, 'SESSION_ELSEWHERE', `session ${JSON.stringify(sessionId)} runs on another worker; this one relays its entries and approval questions and forwards input, approval answers, cancels and compactions (snapshot and close on the worker that runs it)`);
     throw refusal(ErrorCode.UnknownSession, 'UNKNOWN_SESSION', `no session ${JSON.stringify(sessionId)} in this server`);
   }
 
@@ -160,15 +161,60 @@ export class Hub {
    * worker's lease expires meanwhile, this one takes the session over and logs the input itself.
    */
   async input(sessionId: string, text: string, mode: 'followup' | 'steer' | 'inject' = 'followup'): Promise<number> {
-    let s = await this.find(sessionId);
+    const s = await this.find(sessionId);
     if (s instanceof HostedSession) return s.send(text, mode);
-    const source = s.source;
-    const handle = await source.forward(text, mode);
+    return this.forwarded(s, { kind: 'input', mode, text });
+  }
+
+  /**
+   * `session/cancel` (`compact`: `session/compact`): asked of the session here, or forwarded to the worker that
+   * runs it and answered once that worker has logged it (nothing logged: nothing ran to cancel, as here).
+   * Contract: `UNKNOWN_SESSION` as `get`.
+   */
+  async cancel(sessionId: string, compact = false): Promise<void> {
+    const relayed = this.sessions.has(sessionId) ? undefined : this.relays.get(sessionId);
+    if (!relayed) {
+      const s = this.get(sessionId);
+      if (compact) s.compact();
+      else s.cancel();
+      return;
+    }
+    await this.forwarded(relayed, { kind: compact ? 'compact' : 'cancel', by: 'client' });
+  }
+
+  /**
+   * `approval/respond` from `peer`: answered at the session's desk here, or forwarded to the worker that runs it
+   * and answered once that worker has logged the decision. Contract: refuses `NOT_ATTACHED` for a peer not
+   * attached to the session on this worker, `NOT_PENDING` (here or from the owner) for a call not waiting.
+   */
+  async respond(sessionId: string, peer: Peer, callId: string, outcome: 'allowed-once' | 'rejected'): Promise<void> {
+    const relayed = this.sessions.has(sessionId) ? undefined : this.relays.get(sessionId);
+    const s = relayed ?? this.get(sessionId);
+    // Only a client that watches the session (and so was asked) may answer for it.
+    if (!s.isAttached(peer)) throw refusal(ErrorCode.NotAttached, 'NOT_ATTACHED', `attach to session ${JSON.stringify(s.id)} (session/attach) before answering its approvals`);
+    const by = `ws:${peer.label}`;
+    if (relayed) {
+      await this.forwarded(relayed, { kind: 'approval', callId, outcome, by, attached: true });
+      return;
+    }
+    if (!(s as HostedSession).desk.respond(callId, outcome, by)) throw notPending(callId);
+  }
+
+  /**
+   * Forwards to the worker that runs a relayed session and waits for its settlement: the seq it logged, or its
+   * refusal (thrown as this worker's). When that worker's lease expires meanwhile, this one takes the session
+   * over and its own inbox pump applies the row.
+   */
+  private async forwarded(relay: RelayedSession, f: Forwardable): Promise<number> {
+    let s: Served = relay;
+    const source = relay.source;
+    const handle = await source.forward(f);
     for (;;) {
       const r = await source.logged(handle);
       if ('seq' in r) return r.seq;
+      if ('refused' in r) throw refusal(r.refused.code, r.refused.reason as ErrorReason, r.refused.message);
       s = await this.promote(s);
-      // Run here now: this worker's inbox pump logs the input; a relay again: another worker took it over.
+      // Run here now: this worker's inbox pump applies it; a relay again: another worker took it over.
       if (s instanceof HostedSession) continue;
     }
   }

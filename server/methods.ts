@@ -40,12 +40,13 @@ export const methods: Methods = {
       throw err;
     }
   },
-  'session/cancel': (p, { hub }) => {
-    hub.get(p.sessionId).cancel();
+  // On a worker that relays the session: forwarded to the one that runs it, answered once it has logged it (ADR 0032).
+  'session/cancel': async (p, { hub }) => {
+    await hub.cancel(p.sessionId);
     return { requested: true };
   },
-  'session/compact': (p, { hub }) => {
-    hub.get(p.sessionId).compact();
+  'session/compact': async (p, { hub }) => {
+    await hub.cancel(p.sessionId, true);
     return { requested: true };
   },
   'session/snapshot': (p, { hub }) => hub.get(p.sessionId).snapshot(),
@@ -54,12 +55,8 @@ export const methods: Methods = {
     return { closed: true };
   },
   'session/fork': (p, { hub }) => hub.fork(p),
-  'approval/respond': (p, { hub, peer }) => {
-    const s = hub.get(p.sessionId);
-    // Only a client that watches the session (and so was asked) may answer for it.
-    if (!s.isAttached(peer)) throw refusal(ErrorCode.NotAttached, 'NOT_ATTACHED', `attach to session ${JSON.stringify(s.id)} (session/attach) before answering its approvals`);
-    const ok = s.desk.respond(p.callId, p.outcome, `ws:${peer.label}`);
-    if (!ok) throw refusal(ErrorCode.NotPending, 'NOT_PENDING', `no approval is waiting for ${JSON.stringify(p.callId)} (already answered, cancelled, or never asked)`);
+  'approval/respond': async (p, { hub, peer }) => {
+    await hub.respond(p.sessionId, peer, p.callId, p.outcome);
     return { accepted: true };
   },
 };

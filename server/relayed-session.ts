@@ -1,8 +1,10 @@
 /**
  * A session another worker runs, as this worker serves it to its own clients
  * (ADR 0030): every durable entry relayed from the shared store, in order and
- * once per client, and input forwarded to the owner through the store. It
- * runs nothing and appends nothing: only the lease holder does.
+ * once per client; the approval questions the log shows asked and not yet
+ * decided (ADR 0032); and input, approval answers, cancels and compactions
+ * forwarded to the owner through the store. It runs nothing and appends
+ * nothing: only the lease holder does.
  *
  * The relay reads by seq: on every wake-up (a notification after the owner's
  * commit) and on a timer, it reads the entries past the last one it read and
@@ -11,8 +13,20 @@
  * latency, never an entry.
  */
 import type { Entry } from '../log/entries.js';
+import { parseArgs } from './approvals.js';
 import { Attachment, type Peer } from './attachment.js';
-import { notification, type SessionSummary, type Snapshot } from './protocol.js';
+import { notification, type ApprovalRequest, type SessionSummary, type Snapshot } from './protocol.js';
+
+/** What a relaying worker forwards to the session's owner, who applies it as its own client's (ADR 0030, 0032). */
+export type Forwardable =
+  | { kind: 'input'; mode: 'followup' | 'steer' | 'inject'; text: string }
+  /** Sent only for a client attached here: the owner answers it as an attached client's. */
+  | { kind: 'approval'; callId: string; outcome: 'allowed-once' | 'rejected'; by: string; attached: true }
+  | { kind: 'cancel'; by: string }
+  | { kind: 'compact'; by: string };
+
+/** How the owner settled what was forwarded: the seq of the entry it logged (0: none), its refusal, or `gone` once its lease expired with it not settled. */
+export type ForwardSettled = { seq: number } | { refused: { code: number; reason: string; message: string } } | { gone: true };
 
 /** What a relay needs of the store: the server is told nothing of which store it is. */
 export interface RelaySource {
@@ -20,10 +34,12 @@ export interface RelaySource {
   tail(fromSeq: number): Promise<string[]>;
   /** Calls `wake` when the owner may have committed more; returns the unsubscribe. */
   subscribe(wake: () => void): () => void;
-  /** Puts an input in the owner's inbox (durable when this resolves); the forwarded input's handle. */
-  forward(text: string, mode: 'followup' | 'steer' | 'inject'): Promise<number>;
-  /** The seq the owner logged a forwarded input at; `gone` once the owner's lease has expired with it not logged. */
-  logged(handle: number, signal?: AbortSignal): Promise<{ seq: number } | { gone: true }>;
+  /** Puts what a client asked in the owner's inbox (durable when this resolves); its handle. */
+  forward(f: Forwardable): Promise<number>;
+  /** How the owner settled a forwarded row. */
+  logged(handle: number, signal?: AbortSignal): Promise<ForwardSettled>;
+  /** A call as this worker's tools render it for people (`approval/request.presented`). */
+  present(tool: string, args: string): string;
   /** Whether a live worker other than this one holds the session's lease. */
   ownerLive(): Promise<boolean>;
   /** Whether the session's lease was held and has expired: its holder died or stalled (a lease released at rest is not). */
@@ -45,6 +61,10 @@ export class RelayedSession {
   private readonly stopWake: () => void;
   private readonly timer: ReturnType<typeof setInterval>;
   private start?: { cwd: string; model: string };
+  /** The tool calls the log shows, by call id (`<step>.c<n>`, as the step machine names them): what a question shows of its call. */
+  private readonly calls = new Map<string, { name: string; arguments: string }>();
+  /** Questions the log shows asked and not yet decided, oldest first. */
+  private readonly asked = new Map<string, ApprovalRequest>();
 
   constructor(
     readonly id: string,
@@ -86,9 +106,11 @@ export class RelayedSession {
             const entry = JSON.parse(line) as Entry;
             if (entry.seq <= this.cursor) continue;
             this.cursor = entry.seq;
-            this.note(entry);
+            const ask = this.note(entry);
             const text = this.serialize(entry);
             for (const a of this.attachments.values()) a.offer(entry, text);
+            // After its `approval/asked`, as the owner asks: to the clients that are live; the others get it when they go live.
+            if (ask) this.announce(ask);
           }
         } while (this.again && !this.closed);
       } catch (err) {
@@ -100,8 +122,45 @@ export class RelayedSession {
     return this.pulling;
   }
 
-  private note(entry: Entry): void {
-    if (entry.kind === 'session/start') this.start = { cwd: entry.cwd, model: entry.model };
+  /** Keeps what the relay must know of the log; returns the question an `approval/asked` opens. */
+  private note(entry: Entry): ApprovalRequest | undefined {
+    switch (entry.kind) {
+      case 'session/start':
+        this.start = { cwd: entry.cwd, model: entry.model };
+        return undefined;
+      case 'assistant/message': {
+        let i = 0;
+        for (const b of entry.blocks) if (b.type === 'tool-call') this.calls.set(`${entry.step}.c${++i}`, { name: b.name, arguments: b.arguments });
+        return undefined;
+      }
+      case 'approval/asked': {
+        const raw = this.calls.get(entry.callId)?.arguments ?? '';
+        const request: ApprovalRequest = { sessionId: this.id, callId: entry.callId, tool: entry.name, args: parseArgs(raw), reason: entry.reason, presented: this.source.present(entry.name, raw) };
+        this.asked.set(entry.callId, request);
+        return request;
+      }
+      case 'approval/decided':
+        this.asked.delete(entry.callId);
+        return undefined;
+      // A question no decision closed is not answerable past its turn's end or the session changing hands (a resume asks again).
+      case 'turn/end':
+      case 'session/takeover':
+      case 'session/reopen':
+        this.asked.clear();
+        return undefined;
+      default:
+        return undefined;
+    }
+  }
+
+  private announce(request: ApprovalRequest): void {
+    const text = JSON.stringify(notification('approval/request', request));
+    for (const a of this.attachments.values()) if (a.isLive) a.peer.send(text);
+  }
+
+  /** The questions open now, oldest first. */
+  openApprovals(): ApprovalRequest[] {
+    return [...this.asked.values()];
   }
 
   attach(peer: Peer, fromSeq: number): { durableSeq: number; start: () => Promise<void> } {
@@ -113,8 +172,10 @@ export class RelayedSession {
         if (this.attachments.get(peer) !== a) return;
         // Subscribed above: what the relay reads from now on is buffered, the backlog read after it.
         const backlog = (await this.source.tail(fromSeq)).map((l) => JSON.parse(l) as Entry);
-        for (const e of backlog) if (e.kind === 'session/start') this.note(e);
+        for (const e of backlog) if (e.kind === 'session/start') this.start = { cwd: e.cwd, model: e.model };
         await a.start(backlog, () => peer.room(), () => {
+          // Every entry the relay has read reached this client before now: so has each open question's `approval/asked`.
+          for (const req of this.asked.values()) peer.send(JSON.stringify(notification('approval/request', req)));
           peer.send(JSON.stringify(notification('session/state', { sessionId: this.id, value: 'elsewhere', actors: [] })));
         });
         void this.pull();

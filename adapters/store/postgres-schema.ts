@@ -9,11 +9,14 @@
  *                    entry), the lease (owner, epoch, expiry) and the last
  *                    committed seq
  *   bridle_entries   the log: (session, seq) → the canonical line, append-only
+ *   bridle_inbox     what a worker that does not own a session forwards to its
+ *                    owner (ADR 0030, 0032): inputs, approval answers, cancels
+ *                    and compactions, each settled with the seq it was logged at
  */
 import type { Pool } from './postgres-pool.js';
 
 /** The version this bridle writes; every step up to it is in `MIGRATIONS`. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** A database whose bridle tables this bridle cannot use. Code `STORE_SCHEMA_TOO_NEW`. */
 export class StoreSchemaError extends Error {
@@ -61,6 +64,14 @@ const MIGRATIONS: readonly string[][] = [
        seq         bigint
      )`,
     `CREATE INDEX bridle_inbox_open ON bridle_inbox (session, id) WHERE seq IS NULL`,
+  ],
+  // 3 (ADR 0032): the inbox carries approval answers, cancels and compactions too, and the owner's answer to each.
+  // A bridle at 2 would log such a row as input, so it must refuse this schema (the newer-schema rule above).
+  [
+    `ALTER TABLE bridle_inbox ADD COLUMN kind text NOT NULL DEFAULT 'input'`,
+    `ALTER TABLE bridle_inbox ALTER COLUMN mode DROP NOT NULL`,
+    `ALTER TABLE bridle_inbox ADD COLUMN body jsonb`,
+    `ALTER TABLE bridle_inbox ADD COLUMN answer jsonb`,
   ],
 ];
 

@@ -19,19 +19,44 @@
  *   is logged, so a taker that dies between the two leaves a row a later owner
  *   can settle from the log: a `session/input` past `after_seq` with its mode
  *   and text is the row's entry; none, and the row is delivered again.
+ * - **Forwarded answers and cancels** (ADR 0032, schema 3). A row has a kind:
+ *   `input` as above, or `approval` (an attached client's answer: call id,
+ *   outcome, by), `cancel` or `compact`, with what it needs in `body`. The
+ *   owner settles each with the seq of the entry it logged for it
+ *   (`approval/decided`, `session/cancel`, `session/compact`; 0 when it logged
+ *   nothing, as for a cancel with nothing running) or with its refusal in
+ *   `answer` (`NOT_PENDING`: the approval was decided or never asked).
  */
 import type { PgClient, Pool } from './postgres-pool.js';
 
 export const ENTRIES_CHANNEL = 'bridle_entries';
 export const INBOX_CHANNEL = 'bridle_inbox';
 
-export interface InboxRow {
+export type InputMode = 'followup' | 'steer' | 'inject';
+
+/** What a row asks of the session's owner. */
+export type Forwarded =
+  | { kind: 'input'; mode: InputMode; text: string }
+  /** An answer from a client attached to the session on the forwarding worker (only such a client may answer). */
+  | { kind: 'approval'; callId: string; outcome: 'allowed-once' | 'rejected'; by: string; attached: true }
+  | { kind: 'cancel'; by: string }
+  | { kind: 'compact'; by: string };
+
+export type InboxRow = Forwarded & {
   id: number;
-  mode: 'followup' | 'steer' | 'inject';
-  text: string;
   takenEpoch: number | null;
   afterSeq: number | null;
+};
+
+/** The owner's refusal of a forwarded row, as its own client would have been refused. */
+export interface InboxRefusal {
+  code: number;
+  reason: string;
+  message: string;
 }
+
+/** How the owner settled a row: the seq it logged it at (0: nothing logged), or its refusal. */
+export type InboxSettled = { seq: number } | { refused: InboxRefusal };
 
 /** A session's lease as the database sees it now. */
 export interface LeaseStatus {
@@ -52,27 +77,51 @@ export async function notify(pool: Pool, channel: string, payload: string): Prom
 }
 
 /** Puts a client's input in the session's inbox (durable once this resolves) and wakes the owner; the row's id. */
-export async function forwardInput(pool: Pool, session: string, mode: InboxRow['mode'], text: string): Promise<number> {
-  const r = await pool.query<{ id: string }>('INSERT INTO bridle_inbox (session, mode, text) VALUES ($1, $2, $3) RETURNING id', [session, mode, text]);
+export function forwardInput(pool: Pool, session: string, mode: InputMode, text: string): Promise<number> {
+  return forward(pool, session, { kind: 'input', mode, text });
+}
+
+/** Puts what a client asked of a session another worker runs in its inbox (durable once this resolves) and wakes the owner; the row's id. */
+export async function forward(pool: Pool, session: string, f: Forwarded): Promise<number> {
+  const r =
+    f.kind === 'input'
+      ? await pool.query<{ id: string }>("INSERT INTO bridle_inbox (session, kind, mode, text) VALUES ($1, 'input', $2, $3) RETURNING id", [session, f.mode, f.text])
+      : await pool.query<{ id: string }>("INSERT INTO bridle_inbox (session, kind, text, body) VALUES ($1, $2, '', $3) RETURNING id", [session, f.kind, JSON.stringify(bodyOf(f))]);
   const id = Number(r.rows[0]!.id);
   await notify(pool, INBOX_CHANNEL, session).catch(() => undefined);
   return id;
 }
 
+const bodyOf = (f: Exclude<Forwarded, { kind: 'input' }>): object => {
+  const { kind: _kind, ...body } = f;
+  return body;
+};
+
 /** The seq of the `session/input` entry an inbox row became, once its owner has logged it. */
 export async function inboxSeq(pool: Pool, id: number): Promise<number | undefined> {
-  const r = await pool.query<{ seq: string | null }>('SELECT seq FROM bridle_inbox WHERE id = $1', [id]);
-  const seq = r.rows[0]?.seq;
-  return seq === null || seq === undefined ? undefined : Number(seq);
+  const s = await inboxSettled(pool, id);
+  return s && 'seq' in s ? s.seq : undefined;
 }
 
-/** The session's rows not yet logged, oldest first. */
+/** How the owner settled a row; undefined while it is open. */
+export async function inboxSettled(pool: Pool, id: number): Promise<InboxSettled | undefined> {
+  const r = await pool.query<{ seq: string | null; answer: { refused?: InboxRefusal } | null }>('SELECT seq, answer FROM bridle_inbox WHERE id = $1', [id]);
+  const row = r.rows[0];
+  if (!row || row.seq === null) return undefined;
+  return row.answer?.refused ? { refused: row.answer.refused } : { seq: Number(row.seq) };
+}
+
+/** The session's rows not yet settled, oldest first. */
 export async function openInbox(pool: Pool, session: string): Promise<InboxRow[]> {
-  const r = await pool.query<{ id: string; mode: InboxRow['mode']; text: string; taken_epoch: string | null; after_seq: string | null }>(
-    'SELECT id, mode, text, taken_epoch, after_seq FROM bridle_inbox WHERE session = $1 AND seq IS NULL ORDER BY id',
+  const r = await pool.query<{ id: string; kind: string; mode: InputMode | null; text: string; body: Record<string, unknown> | null; taken_epoch: string | null; after_seq: string | null }>(
+    'SELECT id, kind, mode, text, body, taken_epoch, after_seq FROM bridle_inbox WHERE session = $1 AND seq IS NULL ORDER BY id',
     [session],
   );
-  return r.rows.map((x) => ({ id: Number(x.id), mode: x.mode, text: x.text, takenEpoch: x.taken_epoch === null ? null : Number(x.taken_epoch), afterSeq: x.after_seq === null ? null : Number(x.after_seq) }));
+  return r.rows.map((x) => {
+    const common = { id: Number(x.id), takenEpoch: x.taken_epoch === null ? null : Number(x.taken_epoch), afterSeq: x.after_seq === null ? null : Number(x.after_seq) };
+    const f: Forwarded = x.kind === 'input' ? { kind: 'input', mode: x.mode ?? 'followup', text: x.text } : ({ kind: x.kind, ...x.body } as Forwarded);
+    return { ...f, ...common } as InboxRow;
+  });
 }
 
 /**
@@ -89,8 +138,14 @@ export async function takeInbox(pool: Pool, session: string, id: number, epoch: 
   return r.rowCount === 1;
 }
 
+/** Settles a row with the seq its entry was logged at (0: the owner logged nothing for it). */
 export async function settleInbox(pool: Pool, id: number, seq: number): Promise<void> {
   await pool.query('UPDATE bridle_inbox SET seq = $2 WHERE id = $1 AND seq IS NULL', [id, seq]);
+}
+
+/** Settles a row with the owner's refusal (its seq set to 0, so it is no longer open). */
+export async function refuseInbox(pool: Pool, id: number, refused: InboxRefusal): Promise<void> {
+  await pool.query('UPDATE bridle_inbox SET seq = 0, answer = $2 WHERE id = $1 AND seq IS NULL', [id, JSON.stringify({ refused })]);
 }
 
 /**

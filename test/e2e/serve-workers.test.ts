@@ -5,7 +5,9 @@
  * B's client, in order and once; input sent on B is forwarded to A, which
  * runs it; when A is SIGKILLed during a non-idempotent bash call, B takes the
  * session over once A's lease has expired, repairs it (the call closed as
- * outcome unknown, never run again) and runs the input itself.
+ * outcome unknown, never run again) and runs the input itself. ADR 0032: a
+ * client on B is asked A's approvals and its answer, and its cancel, are
+ * forwarded to A and applied there.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,13 +36,13 @@ afterEach(() => {
 
 const isEntry = (kind: string, after = 0) => (m: { method?: string; params?: any }) => m.method === 'session/entry' && m.params.entry.kind === kind && m.params.entry.seq > after;
 
-async function twoWorkers(url: string, scriptA: object, scriptB: object, leaseMs: number) {
+async function twoWorkers(url: string, scriptA: object, scriptB: object, leaseMs: number, approval = 'auto') {
   root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-workers-')));
   const ws = join(root, 'ws');
   mkdirSync(ws);
   writeFileSync(join(root, 'a.json'), JSON.stringify(scriptA));
   writeFileSync(join(root, 'b.json'), JSON.stringify(scriptB));
-  const common = ['--store', url, '--lease-ms', String(leaseMs), '--cwd', ws, '--approval', 'auto', '--sandbox', 'off'];
+  const common = ['--store', url, '--lease-ms', String(leaseMs), '--cwd', ws, '--approval', approval, '--sandbox', 'off'];
   const token = 'two-workers-token';
   const [a, b] = await Promise.all([
     startServeProcess([...common, '--model', `scripted:${join(root, 'a.json')}`], { BRIDLE_TOKEN: token, BRIDLE_HOME: join(root, 'home-a') }),
@@ -49,7 +51,7 @@ async function twoWorkers(url: string, scriptA: object, scriptB: object, leaseMs
   servers.push(a, b);
   const [ca, cb] = await Promise.all([RpcClient.connect(a.url, { token }), RpcClient.connect(b.url, { token })]);
   clients.push(ca, cb);
-  return { ws, a, b, ca, cb };
+  return { ws, a, b, ca, cb, token };
 }
 
 describeWithPostgres('two bridle serve workers on one Postgres', (db) => {
@@ -73,7 +75,8 @@ describeWithPostgres('two bridle serve workers on one Postgres', (db) => {
     expect(onB.filter((e) => e.kind === 'turn/end')).toEqual([expect.objectContaining({ reason: 'completed' })]);
     expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('from A\n');
     // A method only the runner serves is refused on B, naming why.
-    expect((await cb.request('session/cancel', { sessionId })).error).toMatchObject({ code: -32008, data: { reason: 'SESSION_ELSEWHERE' } });
+    expect((await cb.request('session/snapshot', { sessionId })).error).toMatchObject({ code: -32008, data: { reason: 'SESSION_ELSEWHERE' } });
+    expect((await cb.request('session/close', { sessionId })).error).toMatchObject({ code: -32008, data: { reason: 'SESSION_ELSEWHERE' } });
   }, 60_000);
 
   it.runIf(cliBuilt)('two workers and a SIGKILL of the owner during a non-idempotent bash call: the other takes over, the log verifies, the marker file shows one run', async () => {
@@ -132,5 +135,76 @@ describeWithPostgres('two bridle serve workers on one Postgres', (db) => {
     expect(got.filter((e) => e.kind === 'tool/result')).toEqual([expect.objectContaining({ code: 'TOOL_OUTCOME_UNKNOWN' })]);
     expect(readFileSync(join(ws, 'marker'), 'utf8')).toBe('ran\n');
     expect((await cb.call('session/snapshot', { sessionId })).value).not.toBe('elsewhere');
+  }, 60_000);
+
+  it.runIf(cliBuilt)('a client on worker B answers an approval of a session worker A runs: asked on B, the call runs once on A', async () => {
+    const url = await db.fresh();
+    const ask = { responses: [{ text: 'writing the marker', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker' } }] }, { text: 'marker written' }] };
+    const { ws, b, ca, cb, token } = await twoWorkers(url, ask, { responses: [] }, 15_000, 'ask');
+    const { sessionId } = await ca.call('session/create', {});
+    await ca.call('session/attach', { sessionId });
+    await cb.call('session/attach', { sessionId });
+    await cb.call('session/input', { sessionId, text: 'write the marker' });
+    const onA = await ca.waitFor((m) => m.method === 'approval/request', 15_000, 'the question on A');
+    const onB = await cb.waitFor((m) => m.method === 'approval/request', 15_000, 'the question relayed to B');
+    expect(onB.params).toEqual(onA.params);
+    expect(onB.params).toMatchObject({ sessionId, tool: 'bash', args: { command: 'echo ran >> marker' }, presented: expect.stringContaining('echo ran >> marker') });
+    // A client that attaches on B while the question is open is asked too; one not attached may not answer.
+    const [late, stranger] = await Promise.all([RpcClient.connect(b.url, { token }), RpcClient.connect(b.url, { token })]);
+    clients.push(late, stranger);
+    await late.call('session/attach', { sessionId });
+    expect((await late.waitFor((m) => m.method === 'approval/request', 10_000, 'the question, to a late client')).params).toEqual(onA.params);
+    expect((await stranger.request('approval/respond', { sessionId, callId: onB.params.callId, outcome: 'allowed-once' })).error).toMatchObject({ code: -32004, data: { reason: 'NOT_ATTACHED' } });
+    expect(existsSync(join(ws, 'marker'))).toBe(false);
+
+    expect(await cb.call('approval/respond', { sessionId, callId: onB.params.callId, outcome: 'allowed-once' })).toEqual({ accepted: true });
+    // Answered once A has logged the decision.
+    const stored = (await createPostgresSessionStore({ url }).tail(sessionId))!.map((l) => JSON.parse(l));
+    expect(stored.filter((e) => e.kind === 'approval/decided')).toEqual([expect.objectContaining({ callId: onB.params.callId, outcome: 'allowed-once', by: expect.stringMatching(/^ws:/) })]);
+    // A second answer is the owner's refusal, as a local client's would be.
+    expect((await late.request('approval/respond', { sessionId, callId: onB.params.callId, outcome: 'rejected' })).error).toMatchObject({ code: -32002, data: { reason: 'NOT_PENDING' } });
+    await cb.waitFor(isEntry('turn/end'), 15_000, 'the turn to end on B');
+    expect(readFileSync(join(ws, 'marker'), 'utf8')).toBe('ran\n');
+    const got = cb.entries(sessionId);
+    expect(verifyLog(got).violations).toEqual([]);
+    expect(got.filter((e) => e.kind === 'tool/result')).toEqual([expect.objectContaining({ status: 'ok' })]);
+    expect(got.filter((e) => e.kind === 'turn/end')).toEqual([expect.objectContaining({ reason: 'completed' })]);
+    // Nothing more is asked once it is decided, here or of a client attaching now.
+    const after = await RpcClient.connect(b.url, { token });
+    clients.push(after);
+    await after.call('session/attach', { sessionId });
+    await after.waitFor(isEntry('turn/end'), 10_000, 'the backlog, to a client attaching after');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(after.notifications('approval/request')).toEqual([]);
+    expect(cb.notifications('approval/request')).toHaveLength(1);
+    expect(late.notifications('approval/request')).toHaveLength(1);
+  }, 60_000);
+
+  it.runIf(cliBuilt)('a cancel sent on worker B ends the turn running on worker A', async () => {
+    const url = await db.fresh();
+    const slow = { responses: [{ text: 'working', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker; sleep 30' } }] }] };
+    const { ws, ca, cb } = await twoWorkers(url, slow, { responses: [] }, 15_000);
+    const { sessionId } = await ca.call('session/create', {});
+    await cb.call('session/attach', { sessionId });
+    await cb.call('session/input', { sessionId, text: 'do the work' });
+    await cb.waitFor(isEntry('tool/dispatch'), 20_000, 'the dispatch, relayed to B');
+    for (let i = 0; !existsSync(join(ws, 'marker')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
+    const sent = Date.now();
+    expect(await cb.call('session/cancel', { sessionId })).toEqual({ requested: true });
+    // Answered once A has logged the cancel.
+    const stored = (await createPostgresSessionStore({ url }).tail(sessionId))!.map((l) => JSON.parse(l));
+    expect(stored.filter((e) => e.kind === 'session/cancel')).toEqual([expect.objectContaining({ by: 'client' })]);
+    const end = await cb.waitFor(isEntry('turn/end'), 10_000, 'the turn to end');
+    expect(end.params.entry.reason).toBe('aborted');
+    expect(Date.now() - sent).toBeLessThan(5000);
+    const got = cb.entries(sessionId);
+    expect(got.map((e) => e.seq)).toEqual(got.map((_e, i) => i + 1));
+    expect(verifyLog(got).violations).toEqual([]);
+    expect(got.filter((e) => e.kind === 'tool/result')).toEqual([expect.objectContaining({ status: 'aborted' })]);
+    // Nothing runs now: a cancel is answered, and nothing is logged for it.
+    expect(await cb.call('session/cancel', { sessionId })).toEqual({ requested: true });
+    const again = (await createPostgresSessionStore({ url }).tail(sessionId))!.map((l) => JSON.parse(l));
+    expect(again.filter((e) => e.kind === 'session/cancel')).toHaveLength(1);
+    expect(readFileSync(join(ws, 'marker'), 'utf8')).toBe('ran\n');
   }, 60_000);
 });
