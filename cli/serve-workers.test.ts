@@ -4,13 +4,19 @@
  * also when an earlier owner died between taking a row and writing its seq
  * back: a row whose input is in the log already is settled from the log, a
  * row whose input is not is delivered again. A forwarding worker's wait ends
- * with the seq the owner logged.
+ * with the seq the owner logged. ADR 0032: an approval answer, a cancel or a
+ * compaction forwarded by another worker is applied as a local client's
+ * would be and settled with the seq of the entry it logged (0: none), or with
+ * the owner's refusal.
  */
 import pg from 'pg';
 import { expect, it } from 'vitest';
 import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
 import { createPostgresSessionStore } from '../adapters/store/postgres.js';
-import { closeBuses, forwardInput } from '../adapters/store/postgres-workers.js';
+import { closeBuses, forward, forwardInput, openInbox } from '../adapters/store/postgres-workers.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../adapters/store/postgres-schema.js';
+import { ApprovalDesk } from '../server/approvals.js';
+import type { Entry } from '../log/entries.js';
 import type { OpenedLog } from '../ports/store.js';
 import { createHarness } from '../test/helpers/harness.js';
 import { describeWithPostgres } from '../test/helpers/postgres.js';
@@ -64,5 +70,84 @@ describeWithPostgres('the inbox pump', (db) => {
       h.cleanup();
       await closeBuses();
     }
+  });
+
+  it('an approval answer, a cancel and a compaction forwarded by another worker are applied as a local client\'s and settled with the seq they were logged at, or the owner\'s refusal', async () => {
+    const url = await db.fresh();
+    const store = createPostgresSessionStore({ url, leaseMs: 5000, notify: true });
+    let flush = async () => undefined as void;
+    const desk = new ApprovalDesk(() => 'test-session', { beforeAsk: () => flush(), announce: () => undefined });
+    let answered = 0;
+    const counted = { respond: (callId: string, outcome: 'allowed-once' | 'rejected', by: string) => (answered++, desk.respond(callId, outcome, by)) };
+    const script = [{ text: 'asking', toolCalls: [{ name: 'bash', arguments: { command: 'echo hi' } }] }, { text: 'done' }];
+    let n = 0;
+    const h = createHarness(createScriptedProviderFromFunction(() => script[n++] ?? { text: 'more' }), { services: { store }, approval: 'ask', answerer: desk.answerer });
+    flush = () => h.session.recorder.flush();
+    try {
+      await (h.session.recorder.store as OpenedLog).ready;
+      const id = h.session.id;
+      const pool = await store.pool();
+      const source = (await relaySource(store, id))!;
+      const stop = startInboxPump(store, { bridle: h.session, desk: counted }, (m) => {
+        throw new Error(m);
+      });
+      let callId = '';
+      let decided!: Entry;
+      try {
+        await h.session.send('run it');
+        for (let i = 0; desk.open().length === 0 && i < 200; i++) await new Promise((r) => setTimeout(r, 10));
+        callId = desk.open()[0]!.callId;
+        const answer = await source.logged(await forward(pool, id, { kind: 'approval', callId, outcome: 'allowed-once', by: 'ws:on-b', attached: true }));
+        decided = h.session.recorder.entries.find((e) => e.kind === 'approval/decided')!;
+        expect(decided).toMatchObject({ callId, outcome: 'allowed-once', by: 'ws:on-b' });
+        expect(answer).toEqual({ seq: decided.seq });
+        expect(h.session.recorder.durableUpTo).toBeGreaterThanOrEqual(decided.seq);
+        // A second answer is refused as a local client's would be; a cancel with nothing running logs nothing.
+        expect(await source.logged(await forward(pool, id, { kind: 'approval', callId, outcome: 'rejected', by: 'ws:on-b', attached: true }))).toEqual({ refused: expect.objectContaining({ code: -32002, reason: 'NOT_PENDING' }) });
+        await h.session.idle();
+        expect(await source.logged(await forward(pool, id, { kind: 'cancel', by: 'client' }))).toEqual({ seq: 0 });
+        expect(h.session.recorder.entries.filter((e) => e.kind === 'session/cancel')).toEqual([]);
+        const compacted = await source.logged(await forward(pool, id, { kind: 'compact', by: 'client' }));
+        const compact = h.session.recorder.entries.find((e) => e.kind === 'session/compact')!;
+        expect(compact).toMatchObject({ by: 'client' });
+        expect(compacted).toEqual({ seq: compact.seq });
+      } finally {
+        stop();
+      }
+      // What an earlier owner left: this answer taken and its decision logged, then it died before settling. The next owner's
+      // pump settles it from the log and does not apply it again.
+      const before = answered;
+      await sql(url, `INSERT INTO bridle_inbox (session, kind, text, body, taken_epoch, after_seq) VALUES ($1, 'approval', '', $2, 0, $3)`, [id, JSON.stringify({ callId, outcome: 'allowed-once', by: 'ws:dead', attached: true }), decided.seq - 1]);
+      const [row] = await sql<{ id: string }>(url, `SELECT id FROM bridle_inbox WHERE session = $1 AND seq IS NULL`, [id]);
+      const next = startInboxPump(store, { bridle: h.session, desk: counted }, (m) => {
+        throw new Error(m);
+      });
+      try {
+        expect(await source.logged(Number(row!.id))).toEqual({ seq: decided.seq });
+        expect(answered).toBe(before);
+        expect(h.session.recorder.entries.filter((e) => e.kind === 'tool/result')).toEqual([expect.objectContaining({ status: 'ok' })]);
+      } finally {
+        next();
+      }
+    } finally {
+      await h.session.close();
+      h.cleanup();
+      await closeBuses();
+    }
+  });
+
+  it('a store at schema 2 is migrated to 3: an input row left in its inbox reads as an input', async () => {
+    const url = await db.fresh();
+    await sql(url, 'CREATE TABLE bridle_schema (version integer NOT NULL)');
+    for (const v of [1, 2]) {
+      for (const statement of MIGRATIONS[v]!) await sql(url, statement);
+      await sql(url, 'INSERT INTO bridle_schema (version) VALUES ($1)', [v]);
+    }
+    await sql(url, `INSERT INTO bridle_sessions (id) VALUES ('old')`);
+    await sql(url, `INSERT INTO bridle_inbox (session, mode, text) VALUES ('old', 'steer', 'left at 2')`);
+    const pool = await createPostgresSessionStore({ url }).pool();
+    expect(await sql(url, 'SELECT max(version) AS version FROM bridle_schema')).toEqual([{ version: SCHEMA_VERSION }]);
+    expect(SCHEMA_VERSION).toBe(3);
+    expect(await openInbox(pool, 'old')).toEqual([expect.objectContaining({ kind: 'input', mode: 'steer', text: 'left at 2', takenEpoch: null })]);
   });
 });

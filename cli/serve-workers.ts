@@ -116,9 +116,12 @@ export function startInboxPump(store: PostgresSessionStore, hosted: AdoptedSessi
           return { code: ErrorCode.NotPending, reason: 'NOT_PENDING', message: `no approval is waiting for ${JSON.stringify(row.callId)} (already answered, cancelled, or never asked)` };
         }
         done = new Promise((r) => setTimeout(r, EFFECT_WAIT_MS).unref?.());
+      } else if (row.kind === 'cancel') {
+        // Resolves once the session is idle again, at once when nothing runs (nothing is logged then).
+        done = session.cancel(row.by);
       } else {
-        // Resolves once the session is idle again (cancel) or the compaction is done, or at once when nothing was asked of it.
-        done = row.kind === 'cancel' ? session.cancel(row.by) : session.compact(row.by);
+        // Resolves once the compaction is done (one asked while one runs joins it, and is not logged).
+        done = session.compact(row.by);
       }
       const seq = await Promise.race([logged, done.then(() => 0, () => 0)]);
       if (seq > 0) await rec.flush();

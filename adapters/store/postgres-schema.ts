@@ -32,7 +32,7 @@ export class StoreSchemaError extends Error {
 }
 
 /** Migration n takes the schema from version n - 1 to n. Never edited once released: a change is a new step. */
-const MIGRATIONS: readonly string[][] = [
+export const MIGRATIONS: readonly (readonly string[])[] = [
   [],
   [
     `CREATE TABLE bridle_sessions (
