@@ -25,7 +25,7 @@ import type { SessionStore } from '../ports/store.js';
 import { findPostgresBin, startThrowawayPostgres, withDatabase } from '../test/helpers/postgres-cluster.js';
 import { benchSession } from './session.js';
 import { median, repeat } from './stats.js';
-import { crossWorkerFanout } from './workers.js';
+import { crossWorkerFanout, forwardedRoundTrips } from './workers.js';
 
 let made = 0;
 
@@ -124,6 +124,7 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
     const takeovers = [];
     for (let i = 0; i < 3; i++) takeovers.push(await takeover(db, 500));
     const fanout = await crossWorkerFanout(db);
+    const forwarded = await forwardedRoundTrips(db);
     const round = (n: number) => Math.round(n);
     return {
       label: 'postgres',
@@ -134,6 +135,7 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
         bridleCpuUsPerStep64: { postgres: round(pg64.cpuUsPerStep), jsonl: round(js64.cpuUsPerStep) },
         takeoverMs: { leaseMs: 500, afterExpiry: Number(median(takeovers.map((t) => t.afterExpiryMs)).toFixed(1)), expiryIncluded: round(median(takeovers.map((t) => t.totalMs))) },
         fanoutToAnotherWorkerMs: { entries: fanout.entries, p50: fanout.p50Ms, p99: fanout.p99Ms },
+        forwardedRoundTripMs: { rounds: forwarded.rounds, answerLocal: forwarded.answerLocalMs, answerForwarded: forwarded.answerForwardedMs, cancelForwarded: forwarded.cancelForwardedMs },
       },
     };
   } finally {

@@ -91,3 +91,80 @@ export async function crossWorkerFanout(url: string, o: { turns?: number; steps?
     rmSync(root, { recursive: true, force: true });
   }
 }
+
+/**
+ * Forwarded answers and cancels (ADR 0032): two `bridle serve` workers in this process on one Postgres store,
+ * `--approval ask`, a session run on A with a client attached on each. Per round, the time from sending to the
+ * response: `approval/respond` on A (the desk, local), on B (forwarded through the inbox, answered once A has
+ * logged `approval/decided`), and `session/cancel` on B during an open question (answered once A has logged
+ * `session/cancel`).
+ */
+export async function forwardedRoundTrips(url: string, o: { rounds?: number } = {}): Promise<{ rounds: number; answerLocalMs: number; answerForwardedMs: number; cancelForwardedMs: number }> {
+  const rounds = o.rounds ?? 10;
+  const root = mkdtempSync(join(tmpdir(), 'bridle-bench-forward-'));
+  const ws = join(root, 'ws');
+  mkdirSync(ws);
+  const ask = { toolCalls: [{ name: 'bash', arguments: { command: 'true' } }] };
+  const responses = [];
+  // Answer rounds take the call and a closing text; cancel rounds end at the question.
+  for (let i = 0; i < 2 * rounds; i++) responses.push(ask, { text: 'ok' });
+  for (let i = 0; i < rounds; i++) responses.push(ask);
+  writeFileSync(join(root, 'script.json'), JSON.stringify({ responses }));
+  const flags = { store: url, model: `scripted:${join(root, 'script.json')}`, approval: 'ask', sandbox: 'off', cwd: ws, port: '0' };
+  const env = { ...process.env, BRIDLE_HOME: join(root, 'home'), BRIDLE_TOKEN: 'bench-token' };
+  const saved = { home: process.env.BRIDLE_HOME, token: process.env.BRIDLE_TOKEN };
+  process.env.BRIDLE_HOME = env.BRIDLE_HOME;
+  process.env.BRIDLE_TOKEN = env.BRIDLE_TOKEN;
+  const product = await composeProduct(flags, { env });
+  const a = await startServe(product, flags, quiet(), quiet());
+  const b = await startServe(product, flags, quiet(), quiet());
+  const ca = await RpcClient.connect(a.server.url, { token: 'bench-token' });
+  const cb = await RpcClient.connect(b.server.url, { token: 'bench-token' });
+  try {
+    const { sessionId } = await ca.call('session/create', {});
+    await ca.call('session/attach', { sessionId });
+    await cb.call('session/attach', { sessionId });
+    const asked = new Set<string>();
+    const question = async () => {
+      const q = await cb.waitFor((m) => m.method === 'approval/request' && !asked.has(m.params.callId), 10_000, 'the question on B');
+      await ca.waitFor((m) => m.method === 'approval/request' && m.params.callId === q.params.callId, 10_000, 'the question on A');
+      asked.add(q.params.callId);
+      return q.params.callId as string;
+    };
+    const turnEnd = (after: number) => ca.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'checkpoint' && m.params.entry.seq > after, 10_000, 'the turn to end');
+    const timed = async (f: () => Promise<unknown>) => {
+      const t0 = process.hrtime.bigint();
+      await f();
+      return Number(process.hrtime.bigint() - t0) / 1e6;
+    };
+    const local: number[] = [];
+    const forwarded: number[] = [];
+    const cancels: number[] = [];
+    for (let i = 0; i < 2 * rounds; i++) {
+      const { seq } = await ca.call('session/input', { sessionId, text: `round ${i}` });
+      const callId = await question();
+      const via = i % 2 === 0 ? ca : cb;
+      (i % 2 === 0 ? local : forwarded).push(await timed(() => via.call('approval/respond', { sessionId, callId, outcome: 'allowed-once' })));
+      await turnEnd(seq);
+    }
+    for (let i = 0; i < rounds; i++) {
+      const { seq } = await ca.call('session/input', { sessionId, text: `cancel ${i}` });
+      await question();
+      cancels.push(await timed(() => cb.call('session/cancel', { sessionId })));
+      await turnEnd(seq);
+    }
+    const med = (xs: number[]) => Number(median(xs).toFixed(1));
+    return { rounds, answerLocalMs: med(local), answerForwardedMs: med(forwarded), cancelForwardedMs: med(cancels) };
+  } finally {
+    ca.close();
+    cb.close();
+    await a.server.close();
+    await b.server.close();
+    await closeBuses();
+    if (saved.home === undefined) delete process.env.BRIDLE_HOME;
+    else process.env.BRIDLE_HOME = saved.home;
+    if (saved.token === undefined) delete process.env.BRIDLE_TOKEN;
+    else process.env.BRIDLE_TOKEN = saved.token;
+    rmSync(root, { recursive: true, force: true });
+  }
+}

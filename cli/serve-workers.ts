@@ -8,7 +8,7 @@
 import type { Pool } from '../adapters/store/postgres-pool.js';
 import type { PostgresSessionStore } from '../adapters/store/postgres.js';
 import type { Lease } from '../adapters/store/postgres-lease.js';
-import { busFor, ENTRIES_CHANNEL, forward, inboxSettled, INBOX_CHANNEL, leaseStatus, openInbox, refuseInbox, settleInbox, takeInbox, type InboxRow } from '../adapters/store/postgres-workers.js';
+import { busFor, ENTRIES_CHANNEL, forward, inboxSettled, INBOX_CHANNEL, leaseStatus, SETTLED_CHANNEL, openInbox, refuseInbox, settleInbox, takeInbox, type InboxRow } from '../adapters/store/postgres-workers.js';
 import type { Entry } from '../log/entries.js';
 import { builtinTools } from '../tools/index.js';
 import { presentCall, type ToolLookup } from './render.js';
@@ -46,13 +46,21 @@ export async function relaySource(store: PostgresSessionStore, id: string): Prom
     },
     logged: async (handle) => {
       const end = Date.now() + LOGGED_WAIT_MS;
-      for (let i = 0; ; i++) {
-        const settled = await inboxSettled(pool, handle);
-        if (settled) return settled;
-        // Every tenth look: is anyone still there to log it?
-        if (i % 10 === 9 && !(await leaseStatus(pool, id))?.live) return { gone: true };
-        if (Date.now() > end) throw new Error(`the worker running session ${id} did not settle what was forwarded to it within ${LOGGED_WAIT_MS / 1000} s`);
-        await sleep(LOGGED_POLL_MS);
+      // The owner's notification after it settles the row wakes this wait; the poll is the net under a missed one.
+      let wake = () => undefined as void;
+      const off = bus.on(SETTLED_CHANNEL, (payload) => payload === String(handle) && wake());
+      try {
+        for (let i = 0; ; i++) {
+          const woken = new Promise<void>((r) => (wake = r));
+          const settled = await inboxSettled(pool, handle);
+          if (settled) return settled;
+          // Every tenth look: is anyone still there to log it?
+          if (i % 10 === 9 && !(await leaseStatus(pool, id))?.live) return { gone: true };
+          if (Date.now() > end) throw new Error(`the worker running session ${id} did not settle what was forwarded to it within ${LOGGED_WAIT_MS / 1000} s`);
+          await Promise.race([sleep(LOGGED_POLL_MS), woken]);
+        }
+      } finally {
+        off();
       }
     },
   };

@@ -31,6 +31,8 @@ import type { PgClient, Pool } from './postgres-pool.js';
 
 export const ENTRIES_CHANNEL = 'bridle_entries';
 export const INBOX_CHANNEL = 'bridle_inbox';
+/** Notified with a row's id once its owner has settled it: the forwarding worker's wake-up (its poll is the net). */
+export const SETTLED_CHANNEL = 'bridle_settled';
 
 export type InputMode = 'followup' | 'steer' | 'inject';
 
@@ -141,11 +143,13 @@ export async function takeInbox(pool: Pool, session: string, id: number, epoch: 
 /** Settles a row with the seq its entry was logged at (0: the owner logged nothing for it). */
 export async function settleInbox(pool: Pool, id: number, seq: number): Promise<void> {
   await pool.query('UPDATE bridle_inbox SET seq = $2 WHERE id = $1 AND seq IS NULL', [id, seq]);
+  await notify(pool, SETTLED_CHANNEL, String(id)).catch(() => undefined);
 }
 
 /** Settles a row with the owner's refusal (its seq set to 0, so it is no longer open). */
 export async function refuseInbox(pool: Pool, id: number, refused: InboxRefusal): Promise<void> {
   await pool.query('UPDATE bridle_inbox SET seq = 0, answer = $2 WHERE id = $1 AND seq IS NULL', [id, JSON.stringify({ refused })]);
+  await notify(pool, SETTLED_CHANNEL, String(id)).catch(() => undefined);
 }
 
 /**
