@@ -78,7 +78,9 @@ describeWithPostgres('the inbox pump', (db) => {
     let flush = async () => undefined as void;
     const desk = new ApprovalDesk(() => 'test-session', { beforeAsk: () => flush(), announce: () => undefined });
     let answered = 0;
-    const counted = { respond: (callId: string, outcome: 'allowed-once' | 'rejected', by: string) => (answered++, desk.respond(callId, outcome, by)) };
+    // The first two tries find the desk not holding the question yet (an answer that outran the owner's ask): the pump tries again.
+    let outrun = 2;
+    const counted = { respond: (callId: string, outcome: 'allowed-once' | 'rejected', by: string) => (answered++, outrun-- > 0 ? false : desk.respond(callId, outcome, by)) };
     const script = [{ text: 'asking', toolCalls: [{ name: 'bash', arguments: { command: 'echo hi' } }] }, { text: 'done' }];
     let n = 0;
     const h = createHarness(createScriptedProviderFromFunction(() => script[n++] ?? { text: 'more' }), { services: { store }, approval: 'ask', answerer: desk.answerer });
@@ -101,6 +103,7 @@ describeWithPostgres('the inbox pump', (db) => {
         decided = h.session.recorder.entries.find((e) => e.kind === 'approval/decided')!;
         expect(decided).toMatchObject({ callId, outcome: 'allowed-once', by: 'ws:on-b' });
         expect(answer).toEqual({ seq: decided.seq });
+        expect(answered).toBe(3);
         expect(h.session.recorder.durableUpTo).toBeGreaterThanOrEqual(decided.seq);
         // A second answer is refused as a local client's would be; a cancel with nothing running logs nothing.
         expect(await source.logged(await forward(pool, id, { kind: 'approval', callId, outcome: 'rejected', by: 'ws:on-b', attached: true }))).toEqual({ refused: expect.objectContaining({ code: -32002, reason: 'NOT_PENDING' }) });

@@ -72,6 +72,10 @@ export interface AdoptedSession {
   readonly desk: { respond(callId: string, outcome: 'allowed-once' | 'rejected', by: string): boolean };
 }
 
+/** How often, and how many times, the pump tries again an answer to a question the log shows open and the desk does not hold yet. */
+const DESK_WAIT_MS = 10;
+const DESK_WAIT_TRIES = 100;
+
 /** How long the pump waits for the entry an applied row logs (an approval's decision, a cancel) before it settles it as logging nothing. */
 const EFFECT_WAIT_MS = 5000;
 
@@ -106,6 +110,12 @@ export function startInboxPump(store: PostgresSessionStore, hosted: AdoptedSessi
         return x.kind === 'session/compact' && x.by === row.by;
     }
   };
+  /** Whether the log shows the call asked and neither decided nor left behind by its turn's end. */
+  const openInLog = (callId: string): boolean => {
+    const entries = session.recorder.entries;
+    const asked = entries.findLastIndex((e) => e.kind === 'approval/asked' && e.callId === callId);
+    return asked >= 0 && !entries.slice(asked + 1).some((e) => (e.kind === 'approval/decided' && e.callId === callId) || e.kind === 'turn/end');
+  };
   /** Applies a row; the seq of the entry it logged (durable), 0 for none, or the refusal a local client would get. */
   const apply = async (row: InboxRow): Promise<number | { code: number; reason: string; message: string }> => {
     if (row.kind === 'input') return session.send(row.text, row.mode);
@@ -120,8 +130,12 @@ export function startInboxPump(store: PostgresSessionStore, hosted: AdoptedSessi
       if (row.kind === 'approval') {
         // The client answered on the worker it is attached to there (that worker checked it): answered as an attached client here.
         if (!row.attached) return { code: ErrorCode.NotAttached, reason: 'NOT_ATTACHED', message: `attach to session ${JSON.stringify(id)} (session/attach) before answering its approvals` };
-        if (!hosted.desk.respond(row.callId, row.outcome, row.by)) {
-          return { code: ErrorCode.NotPending, reason: 'NOT_PENDING', message: `no approval is waiting for ${JSON.stringify(row.callId)} (already answered, cancelled, or never asked)` };
+        // The question is durable before the desk holds it (the desk flushes, then waits): an answer that outran it waits a little.
+        for (let i = 0; !hosted.desk.respond(row.callId, row.outcome, row.by); i++) {
+          if (i >= DESK_WAIT_TRIES || !openInLog(row.callId)) {
+            return { code: ErrorCode.NotPending, reason: 'NOT_PENDING', message: `no approval is waiting for ${JSON.stringify(row.callId)} (already answered, cancelled, or never asked)` };
+          }
+          await sleep(DESK_WAIT_MS);
         }
         done = new Promise((r) => setTimeout(r, EFFECT_WAIT_MS).unref?.());
       } else if (row.kind === 'cancel') {
