@@ -102,16 +102,19 @@ export class RelayedSession {
         do {
           this.again = false;
           const lines = await this.source.tail(this.cursor + 1);
+          const asked: ApprovalRequest[] = [];
           for (const line of lines) {
             const entry = JSON.parse(line) as Entry;
             if (entry.seq <= this.cursor) continue;
             this.cursor = entry.seq;
             const ask = this.note(entry);
+            if (ask) asked.push(ask);
             const text = this.serialize(entry);
             for (const a of this.attachments.values()) a.offer(entry, text);
-            // After its `approval/asked`, as the owner asks: to the clients that are live; the others get it when they go live.
-            if (ask) this.announce(ask);
           }
+          // After their `approval/asked`, as the owner asks, those this read left open (a read catching up may also hold the decision):
+          // to the clients that are live; the others get them when they go live.
+          for (const ask of asked) if (this.asked.get(ask.callId) === ask) this.announce(ask);
         } while (this.again && !this.closed);
       } catch (err) {
         this.onProblem(`relaying session ${this.id}: ${String(err)}`);

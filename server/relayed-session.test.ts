@@ -1,0 +1,77 @@
+/**
+ * A relay's approval questions (ADR 0032): derived from the log it relays — an
+ * `approval/asked` with no `approval/decided` — sent with the owner's params
+ * after the entry, to a client that attaches while one is open, and never once
+ * it is decided or its turn has ended.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Peer } from './attachment.js';
+import { RelayedSession, type RelaySource } from './relayed-session.js';
+
+const lines: string[] = [];
+let wake = () => undefined as void;
+const source: RelaySource = {
+  tail: async (fromSeq) => lines.filter((l) => (JSON.parse(l) as { seq: number }).seq >= fromSeq),
+  subscribe: (w) => ((wake = w), () => undefined),
+  forward: async () => 1,
+  logged: async () => ({ seq: 0 }),
+  present: (tool, args) => `${tool}: ${JSON.parse(args).command}`,
+  ownerLive: async () => true,
+  ownerGone: async () => false,
+};
+const log = (e: Record<string, unknown>) => lines.push(JSON.stringify({ seq: lines.length + 1, at: 'now', ...e }));
+
+function peer(label: string) {
+  const got: { method: string; params: any }[] = [];
+  const p: Peer = { label, send: (t) => (got.push(JSON.parse(t)), true), room: async () => true };
+  return { p, got, questions: () => got.filter((m) => m.method === 'approval/request').map((m) => m.params) };
+}
+
+let relay: RelayedSession | undefined;
+afterEach(async () => {
+  await relay?.close();
+  lines.length = 0;
+});
+
+describe('a relay asks the approvals its log shows open', () => {
+  it('asks after approval/asked with the owner\'s params, asks a client that attaches while it is open, and asks nothing once it is decided', async () => {
+    log({ kind: 'session/start', cwd: '/w', model: 'm' });
+    log({ kind: 'session/input', mode: 'followup', text: 'go' });
+    log({ kind: 'assistant/message', turn: 't1', step: 't1.s1', blocks: [{ type: 'text', text: 'x' }, { type: 'tool-call', id: 'a', name: 'read_file', arguments: '{"path":"p"}' }, { type: 'tool-call', id: 'b', name: 'bash', arguments: '{"command":"rm -r x"}' }] });
+    log({ kind: 'approval/asked', turn: 't1', step: 't1.s1', callId: 't1.s1.c2', name: 'bash', reason: 'runs commands' });
+    relay = new RelayedSession('s1', source, (m) => {
+      throw new Error(m);
+    }, () => undefined);
+    const first = peer('client-1');
+    await relay.attach(first.p, 1).start();
+    await relay.pull();
+    const want = { sessionId: 's1', callId: 't1.s1.c2', tool: 'bash', args: { command: 'rm -r x' }, reason: 'runs commands', presented: 'bash: rm -r x' };
+    expect(first.questions()).toEqual([want]);
+    // After the entry that asked it.
+    const asked = first.got.findIndex((m) => m.method === 'session/entry' && m.params.entry.kind === 'approval/asked');
+    expect(first.got.findIndex((m) => m.method === 'approval/request')).toBeGreaterThan(asked);
+    const late = peer('client-2');
+    await relay.attach(late.p, 3).start();
+    expect(late.questions()).toEqual([want]);
+    log({ kind: 'approval/decided', turn: 't1', step: 't1.s1', callId: 't1.s1.c2', outcome: 'allowed-once', by: 'ws:client-1' });
+    wake();
+    await relay.pull();
+    const after = peer('client-3');
+    await relay.attach(after.p, 1).start();
+    expect(after.questions()).toEqual([]);
+    expect(first.questions()).toHaveLength(1);
+    expect(relay.openApprovals()).toEqual([]);
+  });
+
+  it('a question its turn ended without deciding is not asked', async () => {
+    log({ kind: 'session/start', cwd: '/w', model: 'm' });
+    log({ kind: 'assistant/message', turn: 't1', step: 't1.s1', blocks: [{ type: 'tool-call', id: 'b', name: 'bash', arguments: '{"command":"ls"}' }] });
+    log({ kind: 'approval/asked', turn: 't1', step: 't1.s1', callId: 't1.s1.c1', name: 'bash', reason: 'r' });
+    log({ kind: 'turn/end', turn: 't1', reason: 'interrupted' });
+    relay = new RelayedSession('s1', source, () => undefined, () => undefined);
+    const c = peer('client-1');
+    await relay.attach(c.p, 1).start();
+    await relay.pull();
+    expect(c.questions()).toEqual([]);
+  });
+});
