@@ -23,13 +23,25 @@ export interface ParsedLog {
 }
 
 const known = new Set<string>(ENTRY_KINDS);
-/** Per kind, a check that can say yes without zod's copy (`log/entry-check.ts`); no entry for a kind it cannot judge. */
+/**
+ * Per kind, a check that can say yes without zod's copy (`log/entry-check.ts`); no entry for a kind it cannot judge.
+ * The recorder asks it too, before its own `Entry.safeParse` (ADR 0033).
+ */
 const fast = new Map<string, FastCheck>();
 for (const option of Entry.options) {
   const check = compileCheck(option);
   if (check) fast.set(option.shape.kind.value, check);
 }
 const CR = 13;
+
+/**
+ * Contract: true only when zod would accept `value` as an entry *and* hand back an equal value with the same keys
+ * in the same order at every depth, so `value` may be kept as the entry; false says nothing (ask zod).
+ */
+export function isCanonicalEntry(value: { kind?: unknown }): boolean {
+  const check = typeof value.kind === 'string' ? fast.get(value.kind) : undefined;
+  return check !== undefined && check(value);
+}
 
 const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : `a ${typeof v}`);
 

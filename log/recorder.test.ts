@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../adapters/store/memory.js';
 import { Recorder } from './recorder.js';
+import { Entry, type Draft } from './entries.js';
+import { isCanonicalEntry } from './parse.js';
 
 const start = { kind: 'session/start', id: 's', cwd: '/w', model: 'm', depth: 0, parent: null, format: 1 } as const;
 
@@ -31,5 +33,37 @@ describe('a recorder over a store durable on append', () => {
     await r.flush();
     expect(r.isDurable).toBe(true);
     expect(durable).toEqual([1]);
+  });
+});
+
+describe('a recorder writing canonical lines without zod where it can (ADR 0033)', () => {
+  const stampedAt = new Date(0).toISOString();
+
+  it("writes a draft whose keys come in another order in the schema's order, the bytes zod's copy gives", () => {
+    const store = createMemoryStore();
+    const r = new Recorder(store, () => 0);
+    r.append(start);
+    const entry = r.append({ input: 'x', turn: 't1', kind: 'turn/start' } as unknown as Draft);
+    const zods = Entry.parse({ seq: 2, at: stampedAt, input: 'x', turn: 't1', kind: 'turn/start' });
+    expect(store.lines[1]).toBe(JSON.stringify(zods));
+    expect(Object.keys(entry)).toEqual(Object.keys(zods));
+  });
+
+  it('keeps a draft already in canonical order as its entry, byte for byte what zod would have written', () => {
+    const store = createMemoryStore();
+    const r = new Recorder(store, () => 0);
+    const entry = r.append(start);
+    expect(store.lines[0]).toBe(JSON.stringify(Entry.parse({ seq: 1, at: stampedAt, ...start })));
+    expect(isCanonicalEntry(entry)).toBe(true);
+  });
+
+  it('still rejects a bad draft by its schema (LOG_ENTRY_REJECTED) and records nothing', () => {
+    const store = createMemoryStore();
+    const r = new Recorder(store, () => 0);
+    r.append(start);
+    const bad = { kind: 'turn/start', turn: 't1', input: 42 } as unknown as Draft;
+    expect(() => r.append(bad)).toThrow(expect.objectContaining({ code: 'LOG_ENTRY_REJECTED' }));
+    expect(r.entries).toHaveLength(1);
+    expect(store.lines).toHaveLength(1);
   });
 });

@@ -43,8 +43,6 @@ export interface ToolCallContext extends ToolCallInput {
 }
 
 export type ToolCallEvent =
-  /** The host's answer to the `validateCall` action, sent before any other event reaches the call. */
-  | { type: 'tool.call.validated'; validation: Validation }
   | { type: 'tool.call.released' }
   | { type: 'tool.cancel.requested' };
 
@@ -72,8 +70,9 @@ export const toolCallMachine = setup({
       throw new Error('record: not provided');
     },
     /**
-     * Pure and synchronous, so an action, not an actor (ADR 0007): the host checks the call against the tool's
-     * schema and answers with `tool.call.validated`. It must not throw; a validator that fails answers a rejection.
+     * Pure and synchronous, so an action, not an actor (ADR 0007), and one that only computes: the host provides it
+     * as an `assign` of `validation` (the call checked against its tool's schema), so the call goes on in the same
+     * macrostep, with no event to answer it (ADR 0033). It must not throw; a validator that fails assigns a rejection.
      */
     validateCall: (_, _call: { name: string; arguments: string }) => {
       throw new Error('validateCall: not provided');
@@ -92,7 +91,7 @@ export const toolCallMachine = setup({
     })),
   },
   guards: {
-    isValid: (_, v: Validation) => v.ok,
+    isValid: (_, v: Validation | undefined) => v?.ok === true,
     /** Provided by the host: every appended entry is durable already (a store durable on append), so a flush would wait for nothing. */
     isLogDurable: (_) => false,
     isAllowed: (_, d: Decision) => d.kind === 'allow',
@@ -110,19 +109,9 @@ export const toolCallMachine = setup({
   output: ({ context }) => (context.unsaved === undefined ? { callId: context.callId } : { callId: context.callId, unsaved: context.unsaved }),
   states: {
     validating: {
-      description: 'Unknown tools and arguments that fail the schema stop here (I4).',
+      description: 'Unknown tools and arguments that fail the schema stop here (I4). Transient: the call is validated as it is created.',
       entry: { type: 'validateCall', params: ({ context }) => ({ name: context.name, arguments: context.arguments }) },
-      on: {
-        'tool.call.validated': [
-          {
-            guard: { type: 'isValid', params: ({ event }) => event.validation },
-            target: 'checking',
-            actions: assign({ validation: ({ event }) => event.validation }),
-          },
-          { target: 'rejected', actions: assign({ validation: ({ event }) => event.validation }) },
-        ],
-        'tool.cancel.requested': 'abortedBeforeDispatch',
-      },
+      always: [{ guard: { type: 'isValid', params: ({ context }) => context.validation }, target: 'checking' }, { target: 'rejected' }],
     },
     checking: {
       description: 'Pre-execute hooks and guards: allow, deny, or ask. A throwing policy denies (I6). An ask the log holds an allow for takes it; a logged no denies whatever the policy says now (ADR 0031).',
@@ -221,6 +210,7 @@ export const toolCallMachine = setup({
       on: { 'tool.cancel.requested': 'aborted' },
     },
     rejected: {
+      description: 'Only ever entered as the call is created, before its entry actions have run: its result is always flushed, since whether the log is durable cannot be asked before the result is in it.',
       entry: {
         type: 'record',
         params: ({ context }) => {
@@ -229,7 +219,7 @@ export const toolCallMachine = setup({
           return draftResult(context, 'rejected', `Rejected before dispatch (${code}): ${v && !v.ok ? v.message : 'invalid call'}`, code);
         },
       },
-      always: 'settling',
+      always: 'flushingResult',
     },
     denied: {
       entry: {

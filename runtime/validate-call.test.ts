@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { ToolCallEvent } from '../machines/tool-call.machine.js';
+import { createActor, fromPromise } from 'xstate';
+import { toolCallMachine } from '../machines/tool-call.machine.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { validateCallAction, validationOf } from './validate-call.js';
 
@@ -21,10 +22,20 @@ describe('the validateCall action', () => {
     ],
   ]);
 
-  it('answers the call once with its validation', () => {
-    const sent: ToolCallEvent[] = [];
-    validateCallAction(() => tools)({ self: { send: (e) => void sent.push(e) } }, { name: 'echo', arguments: '{"text":"hi"}' });
-    expect(sent).toEqual([{ type: 'tool.call.validated', validation: { ok: true, readOnly: true, idempotent: true, args: { text: 'hi' } } }]);
+  // No event answers it (ADR 0033): a call is validated as it is created, and is past `validating` before it starts.
+  it('assigns the call its validation as it is created: valid goes on to checking, invalid to its flushed rejection', () => {
+    const never = fromPromise(() => new Promise<never>(() => undefined)) as never;
+    const machine = toolCallMachine.provide({
+      actions: { validateCall: validateCallAction(() => tools), record: () => undefined },
+      actors: { decideCall: never, askApproval: never, executeTool: never, flushLog: never },
+    });
+    const input = { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'call_1', name: 'echo' };
+    const valid = createActor(machine, { input: { ...input, arguments: '{"text":"hi"}' } });
+    expect(valid.getSnapshot().value).toBe('checking');
+    expect(valid.getSnapshot().context.validation).toEqual({ ok: true, readOnly: true, idempotent: true, args: { text: 'hi' } });
+    const invalid = createActor(machine, { input: { ...input, arguments: '{"text":1}' } });
+    expect(invalid.getSnapshot().value).toBe('flushingResult');
+    expect(invalid.getSnapshot().context.validation).toMatchObject({ ok: false, code: 'INVALID_ARGUMENTS' });
   });
 
   it('rejects unknown tools and bad arguments (I4), and a schema that throws, without throwing', () => {

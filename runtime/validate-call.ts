@@ -1,10 +1,12 @@
 /**
  * The `validateCall` action of the tool-call machine: the call is checked
- * against its tool's schema (I4) and the answer goes back to the call as
- * `tool.call.validated`. Validation is pure and synchronous, so it is an
- * action rather than an invoked actor (ADR 0007).
+ * against its tool's schema (I4) as the call is created, and the answer is
+ * assigned to its context. Validation is pure and synchronous, so it is an
+ * action rather than an invoked actor (ADR 0007), and an `assign` rather than
+ * an action answered by an event (ADR 0033).
  */
-import type { ToolCallEvent, Validation } from '../machines/tool-call.machine.js';
+import { assign } from 'xstate';
+import type { ToolCallContext, ToolCallEvent, Validation } from '../machines/tool-call.machine.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { validateCall } from '../tools/validate-call.js';
 
@@ -20,9 +22,12 @@ export function validationOf(tools: ReadonlyMap<string, ToolDefinition>, name: s
   }
 }
 
-/** Contract: never throws; answers the call exactly once, synchronously. */
+/**
+ * Contract: never throws; an `assign` of the call's `validation`, run once as the call is created (ADR 0033).
+ * `tools` is asked at that moment, so a catalogue that changed since the session began is the one checked.
+ */
 export function validateCallAction(tools: () => ReadonlyMap<string, ToolDefinition>) {
-  return ({ self }: { self: { send(event: ToolCallEvent): void } }, call: { name: string; arguments: string }): void => {
-    self.send({ type: 'tool.call.validated', validation: validationOf(tools(), call.name, call.arguments) });
-  };
+  return assign<ToolCallContext, ToolCallEvent, { name: string; arguments: string }, ToolCallEvent, never>({
+    validation: (_, call) => validationOf(tools(), call.name, call.arguments),
+  });
 }

@@ -10,9 +10,9 @@ describe('what a machine definition contains', () => {
   it('lists every nested state and every candidate: guarded branches, always, invoke done/error, targetless', () => {
     expect(statesOf(toolCallMachine)).toHaveLength(15);
     const labels = transitionsOf(toolCallMachine).map((t) => t.label);
-    expect(labels).toContain('tool-call.rejected -[always]-> tool-call.settling');
-    expect(labels).toContain('tool-call.validating -[tool.call.validated if isValid]-> tool-call.checking');
-    expect(labels).toContain('tool-call.validating -[tool.call.validated]-> tool-call.rejected');
+    expect(labels).toContain('tool-call.rejected -[always]-> tool-call.flushingResult');
+    expect(labels).toContain('tool-call.validating -[always if isValid]-> tool-call.checking');
+    expect(labels).toContain('tool-call.validating -[always]-> tool-call.rejected');
     expect(labels).toContain('tool-call.settling -[always if isLogDurable]-> tool-call.done');
     expect(labels).toContain('tool-call.flushingResult -[xstate.error.actor.0.tool-call.flushingResult]-> tool-call.done');
     const m = setup({}).createMachine({ initial: 'a', on: { poke: { actions: [] } }, states: { a: { on: { go: 'b' } }, b: {} } });

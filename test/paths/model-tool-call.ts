@@ -12,7 +12,7 @@
  * never asks nor logs an answer again; it dispatches only when that answer
  * allowed it (or the policy did), and a logged no is a denied result.
  */
-import type { AnyEventObject } from 'xstate';
+import { assign, type AnyEventObject } from 'xstate';
 import { countKind, draftsOf, type PathModel, type PathRun } from './path-model.js';
 
 const isOk = (e: AnyEventObject, state: string) => e.type === `xstate.done.actor.0.tool-call.${state}`;
@@ -32,7 +32,8 @@ function check(run: PathRun): string[] {
 
   const answered = (run.input as { answered?: { outcome: string } }).answered;
   const answeredYes = answered !== undefined && /^allowed-/.test(answered.outcome);
-  const validAt = firstAt(run, (e) => e.type === 'tool.call.validated' && (e.validation as { ok?: boolean }).ok === true);
+  // Validated as it is created (ADR 0033): before any event, or never.
+  const validAt = (run.final.context as { validation?: { ok?: boolean } }).validation?.ok === true ? 0 : Infinity;
   const allowAt = Math.min(
     firstAt(run, (e) => isOk(e, 'checking') && (e.output as { kind?: string }).kind === 'allow'),
     firstAt(run, (e) => isOk(e, 'asking') && /^allowed-/.test(String((e.output as { outcome?: string }).outcome))),
@@ -86,8 +87,8 @@ function check(run: PathRun): string[] {
   // Each failed flush is noted in the log, in the same transition, right after what it was to save.
   const failures = run.sent.filter((e) => isFailed(e, 'flushingDispatch') || isFailed(e, 'flushingResult')).length;
   if (countKind(run, 'log/not-durable') !== failures) problems.push(`${failures} flushes failed, ${countKind(run, 'log/not-durable')} notes say so`);
-  const validations = run.effects.filter((e) => e.action === 'validateCall');
-  if (validations.length !== 1 || validations[0]!.at !== 0) problems.push(`validateCall ran ${validations.length} times, not once at the start`);
+  if (run.before[0] !== undefined && run.before[0].context.validation === undefined) problems.push('the call was not validated as it was created');
+  if (run.before.some((s) => s.value === 'validating')) problems.push('a call waited in validating: it is validated as it is created');
   return problems;
 }
 
@@ -103,13 +104,14 @@ export const toolCallModel: PathModel = {
   ],
   // A store durable on append skips both flushes; any other store flushes at dispatch and at the result.
   worlds: [{ isLogDurable: false }, { isLogDurable: true }],
-  payloads: {
-    'tool.call.validated': [
-      { type: 'tool.call.validated', validation: { ok: true, readOnly: true, idempotent: true, args: {} } },
-      { type: 'tool.call.validated', validation: { ok: true, readOnly: false, idempotent: false, args: {} } },
-      { type: 'tool.call.validated', validation: { ok: false, code: 'INVALID_ARGUMENTS', message: 'bad arguments' } },
-    ],
-  },
+  // The host's validateCall assigns the validation as the call is created: read-only, writing, or rejected.
+  assigns: (
+    [
+      ['valid read-only', { ok: true, readOnly: true, idempotent: true, args: {} }],
+      ['valid writing', { ok: true, readOnly: false, idempotent: false, args: {} }],
+      ['invalid', { ok: false, code: 'INVALID_ARGUMENTS', message: 'bad arguments' }],
+    ] as const
+  ).map(([name, validation]) => ({ name, actions: { validateCall: assign({ validation: () => validation }) } })),
   outputs: {
     decideCall: [{ kind: 'allow' }, { kind: 'ask', reason: 'it writes' }, { kind: 'deny', reason: 'policy says no' }],
     askApproval: [

@@ -62,6 +62,12 @@ export interface PathModel {
    * coverage is the union over the worlds. Default: one world, the machine's own guards.
    */
   worlds?: Record<string, boolean>[];
+  /**
+   * Actions the host provides as an `assign` because they only compute (the call's validation, ADR 0033): each
+   * entry is one more world, crossed with `worlds`, named by `name`. The path runner keeps them (they are not
+   * effects to fake). Default: none.
+   */
+  assigns?: { name: string; actions: Record<string, unknown> }[];
   /** Output variants per actor slot; its invoke's done events carry each one. */
   outputs?: Record<string, unknown[]>;
   /** Concrete events for a descriptor the generic rules cannot fill (wildcards, payloads that depend on context). */

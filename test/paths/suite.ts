@@ -94,15 +94,19 @@ export const machineFor = (m: MachineUnderTest, p: MachinePath): AnyStateMachine
  */
 export function pathsOf(m: MachineUnderTest): MachinePath[] {
   const worlds = m.model.worlds ?? [undefined];
+  const assigns = m.model.assigns ?? [undefined];
   const starts = [{ name: '', model: m.model }, ...(m.model.inputs ?? []).map((i) => ({ name: i.name, model: { ...m.model, input: i.input } }))];
   return starts.flatMap((start) =>
-    worlds.flatMap((w) => {
-      const machine = w ? m.machine.provide({ guards: Object.fromEntries(Object.entries(w).map(([g, v]) => [g, () => v])) } as never) : m.machine;
-      const paths = withoutPrefixes(generatePaths(machine, start.model));
-      const world = [start.name, w ? worldName(w) : ''].filter(Boolean).join(' ');
-      for (const p of paths) machineOfPath.set(p, { machine, world, model: start.model });
-      return paths;
-    }),
+    assigns.flatMap((a) =>
+      worlds.flatMap((w) => {
+        const guards = w ? { guards: Object.fromEntries(Object.entries(w).map(([g, v]) => [g, () => v])) } : {};
+        const machine = w || a ? m.machine.provide({ ...guards, ...(a ? { actions: a.actions } : {}) } as never) : m.machine;
+        const paths = withoutPrefixes(generatePaths(machine, start.model));
+        const world = [start.name, a?.name ?? '', w ? worldName(w) : ''].filter(Boolean).join(' ');
+        for (const p of paths) machineOfPath.set(p, { machine, world, model: start.model });
+        return paths;
+      }),
+    ),
   );
 }
 
