@@ -113,7 +113,9 @@ export async function replayCommand(target: string, flags: ReplayFlags, out: { w
   const { verdict, entries } = read;
   const start = entries[0];
   const from = forkOfLog(entries);
-  const lineage: Lineage = { ...(from ? { forkedFrom: from } : {}), forks: stored.kind === 'jsonl' && start?.kind === 'session/start' ? forksIn(dirname(path), start.id) : [] };
+  // Forks of this session: the logs beside it whose header names it (JSONL), or the store's sessions that do (Postgres).
+  const forks = start?.kind !== 'session/start' ? [] : stored.kind === 'jsonl' ? forksIn(dirname(path), start.id) : await stored.store.forks(start.id);
+  const lineage: Lineage = { ...(from ? { forkedFrom: from } : {}), forks };
   if (flags.html) {
     writeFileSync(flags.html, renderReplayHtml(entries, lineage));
     process.stderr.write(`html: ${flags.html}\n`);
