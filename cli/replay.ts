@@ -14,9 +14,8 @@ import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage } from './home.js';
 import { parseStoredLines, targetOf } from './session-store.js';
 import { isPostgresUrl, redactUrl } from '../adapters/store/postgres-pool.js';
-import { applySettings } from '../runtime/settings.js';
 import type { ComposedRow } from '../plugins/rows.js';
-import { resolve } from 'node:path';
+import { composeStoreRows } from './settings.js';
 import { formatMachineVerdict, replayMachines, type MachineVerdict } from './replay-machines.js';
 import { formatTotals, timelineLine } from './timeline.js';
 import { renderReplayHtml } from '../visualizations/replay-html.js';
@@ -84,14 +83,17 @@ export function verifyLines(lines: readonly string[]): { verdict: ReplayVerdict;
   return { verdict: { ok: violations.length === 0, violations, totals: v.totals }, entries: read.entries };
 }
 
+/** A log named by its file (`./x.jsonl`, `/a/b`), not by a session id of the store. */
+const looksLikePath = (ref: string) => !isPostgresUrl(ref) && (ref.includes('/') || ref.endsWith('.jsonl'));
+
 /** What a crash leaves: `bridle resume` closes it. */
 const REPAIRABLE = new Set(['torn-tail', 'open-turn']);
 const where = (v: Violation) => (v.seq !== null ? `seq ${v.seq}` : v.line !== undefined ? `line ${v.line}` : 'log');
 
 export async function replayCommand(target: string, flags: ReplayFlags, out: { write(s: string): unknown } = process.stdout): Promise<number> {
   const home = bridleHome();
-  // Only the store: replay composes no product (a reader needs no model, tools or config).
-  const rows: ComposedRow[] = flags.store ? applySettings([{ id: 'store', use: 'jsonl', from: 'flag' }], [{ from: 'flag', settings: { store: isPostgresUrl(flags.store) ? flags.store : resolve(flags.store) } }]).rows : [];
+  // Only the store row, composed as `run` composes it (config.yaml's `store:` among it); a log named by its path is that file.
+  const rows: ComposedRow[] = flags.store === undefined && looksLikePath(target) ? [] : await composeStoreRows(flags);
   const stored = targetOf(rows, home, target);
   let path: string;
   let read: ReturnType<typeof verifyFile>;
