@@ -12,8 +12,8 @@ import { verifyLog, type Totals, type Violation } from '../log/verify.js';
 import { checkCheckpoints } from '../machines/session-fold.js';
 import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage } from './home.js';
-import { parseStoredLines, targetOf } from './session-store.js';
-import { isPostgresUrl, redactUrl } from '../adapters/store/postgres-pool.js';
+import { looksLikePath, parseStoredLines, targetOf } from './session-store.js';
+import { redactUrl } from '../adapters/store/postgres-pool.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { composeStoreRows } from './settings.js';
 import { formatMachineVerdict, replayMachines, type MachineVerdict } from './replay-machines.js';
@@ -82,9 +82,6 @@ export function verifyLines(lines: readonly string[]): { verdict: ReplayVerdict;
   const violations = read.ok ? v.violations : read.violations;
   return { verdict: { ok: violations.length === 0, violations, totals: v.totals }, entries: read.entries };
 }
-
-/** A log named by its file (`./x.jsonl`, `/a/b`), not by a session id of the store. */
-const looksLikePath = (ref: string) => !isPostgresUrl(ref) && (ref.includes('/') || ref.endsWith('.jsonl'));
 
 /** What a crash leaves: `bridle resume` closes it. */
 const REPAIRABLE = new Set(['torn-tail', 'open-turn']);

@@ -13,6 +13,7 @@ import { LogBuilder, logText } from '../test/helpers/log-builder.js';
 import { describeWithPostgres } from '../test/helpers/postgres.js';
 import { listJsonl, sessionsCommand, stateOf } from './sessions.js';
 import { replayCommand } from './replay.js';
+import { forkCommand } from './fork.js';
 import { mkdirSync } from 'node:fs';
 
 const named = (id: string, b: LogBuilder) => b.entries.map((e) => (e.kind === 'session/start' ? { ...e, id } : e));
@@ -101,7 +102,7 @@ describeWithPostgres('bridle sessions on Postgres', (db) => {
     expect(out).toMatch(/^b-running\s+interrupted\s+-\s+seq/m);
   });
 
-  it('bridle sessions and bridle replay use the store: a home config.yaml names, composed as for run', async () => {
+  it('bridle sessions, bridle replay and bridle fork use the store a home config.yaml names, composed as for run', async () => {
     const url = await db.fresh();
     const store = createPostgresSessionStore({ url });
     const lock = await store.claim('from-config');
@@ -124,6 +125,13 @@ describeWithPostgres('bridle sessions on Postgres', (db) => {
       out = '';
       expect(await replayCommand('from-config', {}, { write: (s: string) => (out += s) })).toBe(0);
       expect(out).toMatch(/^ok: postgres.*#from-config verifies/m);
+      // bridle fork too: the fork is written to that store, and replay of the original names it.
+      const io = { out: { write: () => true }, err: { write: () => true } };
+      expect(await forkCommand('from-config', {}, io, { clock: () => 0, id: 'fork-of-config' })).toBe(0);
+      expect((await store.tail('fork-of-config'))?.length).toBeGreaterThan(0);
+      out = '';
+      expect(await replayCommand('from-config', {}, { write: (s: string) => (out += s) })).toBe(0);
+      expect(out).toMatch(/^forks of this session: fork-of-config \(at seq \d+\)$/m);
       // --store still wins over the file.
       out = '';
       expect(await sessionsCommand({ store: join(dir, 'sessions'), json: true }, { write: (s: string) => (out += s) })).toBe(0);
