@@ -6,7 +6,7 @@
  * worker could not open is left out until its log grows.
  */
 import pg from 'pg';
-import { expect, it } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { createPostgresSessionStore } from '../adapters/store/postgres.js';
 import { describeWithPostgres } from '../test/helpers/postgres.js';
 import { sweepSource } from './serve-workers.js';
@@ -60,5 +60,26 @@ describeWithPostgres('the lease sweep\'s candidates', (db) => {
     await sql(url, "INSERT INTO bridle_entries (session, seq, line) VALUES ('open-turn', 4, '{\"seq\":4,\"at\":\"x\",\"kind\":\"session/input\"}')");
     await sql(url, "UPDATE bridle_sessions SET last_seq = 4 WHERE id = 'open-turn'");
     expect((await sweep.candidates(10)).sort()).toEqual(['inboxed', 'open-turn', 'queued']);
+  });
+
+  it('a session the sweep could not open is not asked for again while its log stays as it was', async () => {
+    const url = await db.fresh();
+    const store = createPostgresSessionStore({ url });
+    await store.pool();
+    await put(url, 'ralph-ish', 'expired', [start, input(), turn(2)]);
+    const sweep = sweepSource(store);
+    expect(await sweep.candidates(10)).toEqual(['ralph-ish']);
+    sweep.seen('ralph-ish', 'refused');
+    vi.useFakeTimers({ now: Date.now() + 10 * 60_000, toFake: ['Date'] });
+    try {
+      expect(await sweep.candidates(10)).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+    // Lost to another worker: nothing remembered, asked again if it is still there.
+    await put(url, 'lost', 'expired', [start, input(), turn(2)]);
+    expect(await sweep.candidates(10)).toEqual(['lost']);
+    sweep.seen('lost', 'lost');
+    expect(await sweep.candidates(10)).toEqual(['lost']);
   });
 });

@@ -208,14 +208,14 @@ export function startInboxPump(store: PostgresSessionStore, hosted: AdoptedSessi
 
 /** Most sessions one sweep asks for (ADR 0034): a worker that finds many takes them a few at a time. */
 export const SWEEP_BATCH = 4;
-/** How long a session the sweep found nothing to do for, or could not open, is left out while its log stays as it was. */
+/** How long a session the sweep found nothing to do for is left out while its log stays as it was (an inbox row may come meanwhile). */
 const SWEEP_FORGET_MS = 60_000;
 
 /**
  * The store's side of the lease sweep (ADR 0034): the sessions whose owner's lease expired while they had work
  * left (`expiredWithWork`). A candidate whose only sign of work is an input past its last marker is read, and
- * kept only if `pendingInputs` names one (a steer a `user/message` took is no work). One found without work,
- * or that this worker could not open, is left out until its log grows or a minute has passed.
+ * kept only if `pendingInputs` names one (a steer a `user/message` took is no work). One found without work
+ * is left out until its log grows or a minute has passed; one this worker could not open, until its log grows.
  */
 export function sweepSource(store: PostgresSessionStore): { candidates(limit: number): Promise<string[]>; seen(id: string, outcome: string): void } {
   const skip = new Map<string, { seq: number; until: number }>();
@@ -243,7 +243,8 @@ export function sweepSource(store: PostgresSessionStore): { candidates(limit: nu
     seen(id, outcome) {
       const seq = last.get(id);
       last.delete(id);
-      if (outcome === 'refused' && seq !== undefined) skip.set(id, { seq, until: Date.now() + SWEEP_FORGET_MS });
+      // Not resumable here (its directory, a Ralph run, a corrupt log) stays so until its log changes: said once, not every minute.
+      if (outcome === 'refused' && seq !== undefined) skip.set(id, { seq, until: Number.POSITIVE_INFINITY });
     },
   };
 }
