@@ -76,6 +76,18 @@ describeWithPostgres('the lease sweep\'s candidates', (db) => {
     } finally {
       vi.useRealTimers();
     }
+    // Failed otherwise (the store out of reach): asked again a minute later.
+    await put(url, 'unreachable', 'expired', [start, input(), turn(2)]);
+    expect(await sweep.candidates(10)).toEqual(['unreachable']);
+    sweep.seen('unreachable', 'failed');
+    expect(await sweep.candidates(10)).toEqual([]);
+    vi.useFakeTimers({ now: Date.now() + 61_000, toFake: ['Date'] });
+    try {
+      expect(await sweep.candidates(10)).toEqual(['unreachable']);
+    } finally {
+      vi.useRealTimers();
+    }
+    await sql(url, "UPDATE bridle_sessions SET owner = NULL, lease_expires = NULL WHERE id = 'unreachable'");
     // Lost to another worker: nothing remembered, asked again if it is still there.
     await put(url, 'lost', 'expired', [start, input(), turn(2)]);
     expect(await sweep.candidates(10)).toEqual(['lost']);

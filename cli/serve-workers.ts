@@ -245,6 +245,8 @@ export function sweepSource(store: PostgresSessionStore): { candidates(limit: nu
       last.delete(id);
       // Not resumable here (its directory, a Ralph run, a corrupt log) stays so until its log changes: said once, not every minute.
       if (outcome === 'refused' && seq !== undefined) skip.set(id, { seq, until: Number.POSITIVE_INFINITY });
+      // Failed otherwise (the store out of reach, …): tried again in a minute.
+      if (outcome === 'failed' && seq !== undefined) skip.set(id, { seq, until: Date.now() + SWEEP_FORGET_MS });
     },
   };
 }

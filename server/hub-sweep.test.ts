@@ -48,6 +48,14 @@ it('a sweep of a session that cannot be opened here says why once and rejects no
   expect(problems).toEqual([expect.stringContaining('sweep: session s-2 not taken over: session s-2 cannot be resumed here')]);
 });
 
+it('a sweep whose opening failed otherwise (the store out of reach) says so and is tried again later', async () => {
+  const { hub, problems } = hubWith(async () => {
+    throw new Error('connect ECONNREFUSED');
+  });
+  expect(await hub.sweep('s-5')).toBe('failed');
+  expect(problems.some((m) => m.includes('ECONNREFUSED'))).toBe(true);
+});
+
 it('a sweep at the session limit opens nothing', async () => {
   const asked: string[] = [];
   let release = () => undefined as void;

@@ -48,7 +48,7 @@ export interface HubLimits {
 }
 
 /** What a sweep's ask for one session came to (`Hub.sweep`). */
-export type SweepOutcome = 'taken' | 'here' | 'lost' | 'full' | 'refused';
+export type SweepOutcome = 'taken' | 'here' | 'lost' | 'full' | 'refused' | 'failed';
 
 export const DEFAULT_MAX_SESSIONS = 64;
 export const DEFAULT_IDLE_TIMEOUT_MS = 15 * 60 * 1000;
@@ -280,7 +280,8 @@ export class Hub {
    * an attach would (taken over, repaired, resumed, its queued input run), with no client attached. Never
    * relays and never rejects: `taken` (run here now), `here` (hosted, relayed or being opened here already),
    * `lost` (another worker holds it: it took it first), `full` (at `maxSessions`), `refused` (it cannot be
-   * opened here; the reason to `onProblem`).
+   * opened here: not resumable, or gone), `failed` (opening it failed otherwise: the store out of reach, …);
+   * the reason of the last two to `onProblem`.
    */
   async sweep(sessionId: string): Promise<SweepOutcome> {
     if (!this.limits.reopen) return 'refused';
@@ -295,7 +296,8 @@ export class Hub {
       if (isLocked(err)) return 'lost';
       const why = err instanceof RpcFailure ? err.message : String(err);
       this.onProblem(`sweep: session ${sessionId} not taken over: ${why}`);
-      return 'refused';
+      const reason = err instanceof RpcFailure ? (err.data as { reason?: string } | undefined)?.reason : undefined;
+      return reason === 'SESSION_NOT_RESUMABLE' || reason === 'UNKNOWN_SESSION' ? 'refused' : 'failed';
     } finally {
       this.swept.delete(opening);
     }
