@@ -8,6 +8,8 @@ import { verifyLog } from '../log/verify.js';
 import { planRepair } from '../log/repair.js';
 import { resumableTurn } from '../log/resumable.js';
 import { forkCommand } from './fork.js';
+import { createPostgresSessionStore } from '../adapters/store/postgres.js';
+import { describeWithPostgres } from '../test/helpers/postgres.js';
 import { replayCommand } from './replay.js';
 import { continueNote, resumeCommand } from './resume.js';
 
@@ -144,6 +146,29 @@ describe('lineage', () => {
     said = '';
     expect(await replayCommand(path.join(dir, 'a-fork.jsonl'), { json: true }, { write: (s: string) => (said += s) })).toBe(0);
     expect(JSON.parse(said)).toMatchObject({ ok: true, lineage: { forkedFrom: { session: id, seq: 39 }, forks: [] } });
+  });
+});
+
+describeWithPostgres('lineage on Postgres', (db) => {
+  it('replay of a Postgres session prints its forks: the store\'s sessions whose header names it', async () => {
+    const url = await db.fresh();
+    const golden = lines(copyGolden('compaction'));
+    const id = JSON.parse(golden[0]!).id as string;
+    const store = createPostgresSessionStore({ url });
+    const log = store.open(id);
+    for (const l of golden) log.append(JSON.parse(l), l);
+    await log.close();
+    expect(await forkCommand(id, { at: '21', store: url }, io, { clock, id: 'b-fork' })).toBe(0);
+    expect(await forkCommand(id, { at: '39', store: url }, io, { clock, id: 'a-fork' })).toBe(0);
+    // A session of another lineage is no fork of this one.
+    expect(await forkCommand('b-fork', { store: url }, io, { clock, id: 'grandchild' })).toBe(0);
+    let said = '';
+    expect(await replayCommand(id, { store: url }, { write: (s: string) => (said += s) })).toBe(0);
+    expect(said).toContain('forks of this session: b-fork (at seq 21), a-fork (at seq 39)\n');
+    said = '';
+    expect(await replayCommand('b-fork', { store: url, json: true }, { write: (s: string) => (said += s) })).toBe(0);
+    expect(JSON.parse(said)).toMatchObject({ ok: true, lineage: { forkedFrom: { session: id, seq: 21 }, forks: [{ id: 'grandchild' }] } });
+    expect((await store.forks(id)).map((f) => f.location)).toEqual([expect.stringMatching(/#b-fork$/), expect.stringMatching(/#a-fork$/)]);
   });
 });
 

@@ -6,19 +6,18 @@
  * with `log: <path>` of the fork. Exit 0 forked, 2 refused (a point inside a
  * turn, named with the nearest valid ones) or a usage error.
  */
-import { basename, dirname, resolve } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { jsonlStore } from '../adapters/store/jsonl.js';
-import { isPostgresUrl } from '../adapters/store/postgres-pool.js';
 import { newSessionId } from '../adapters/ids/random.js';
 import type { Clock } from '../ports/clock.js';
 import type { SessionStore } from '../ports/store.js';
 import type { ComposedRow } from '../plugins/rows.js';
-import { applySettings } from '../runtime/settings.js';
 import { forkSession, ForkRefusedError } from '../runtime/fork.js';
 import { resumableTurn } from '../log/resumable.js';
 import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage } from './home.js';
-import { targetOf } from './session-store.js';
+import { looksLikePath, targetOf } from './session-store.js';
+import { composeStoreRows } from './settings.js';
 import { visible } from './visible.js';
 
 export interface ForkFlags {
@@ -59,8 +58,8 @@ export async function forkCommand(
   o: { clock?: Clock; id?: string } = {},
 ): Promise<number> {
   const at = parseAt(flags.at);
-  // Only the store: fork composes no product (it calls no model and runs no tool).
-  const rows: ComposedRow[] = flags.store ? applySettings([{ id: 'store', use: 'jsonl', from: 'flag' }], [{ from: 'flag', settings: { store: isPostgresUrl(flags.store) ? flags.store : resolve(flags.store) } }]).rows : [];
+  // Only the store row, composed as `run` composes it (it calls no model and runs no tool); a log named by its path is that file.
+  const rows: ComposedRow[] = flags.store === undefined && looksLikePath(ref) ? [] : await composeStoreRows(flags);
   const { store, id } = storeOfRef(ref, rows, bridleHome());
   const forkId = o.id ?? newSessionId();
   let forked;

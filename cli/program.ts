@@ -156,6 +156,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--allow-cwd <dir>', 'let clients put sessions here too (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .option('--max-sessions <n>', 'most sessions open at once (default: 64)')
     .option('--idle-timeout <seconds>', 'close idle sessions after (default: 900; 0: never)')
+    .option('--sweep-ms <ms>', 'take over dead owners\' work (default: 5000; 0: off)')
     .option('--inspect [url]', 'send actors to an inspector (ws://localhost:8080)')
     .option('--exit-with-stdin', 'exit when stdin ends (a parent driving this server)')
     .action(async (flags: import('./serve.js').ServeFlags) => {

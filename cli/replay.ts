@@ -12,11 +12,10 @@ import { verifyLog, type Totals, type Violation } from '../log/verify.js';
 import { checkCheckpoints } from '../machines/session-fold.js';
 import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage } from './home.js';
-import { parseStoredLines, targetOf } from './session-store.js';
-import { isPostgresUrl, redactUrl } from '../adapters/store/postgres-pool.js';
-import { applySettings } from '../runtime/settings.js';
+import { looksLikePath, parseStoredLines, targetOf } from './session-store.js';
+import { redactUrl } from '../adapters/store/postgres-pool.js';
 import type { ComposedRow } from '../plugins/rows.js';
-import { resolve } from 'node:path';
+import { composeStoreRows } from './settings.js';
 import { formatMachineVerdict, replayMachines, type MachineVerdict } from './replay-machines.js';
 import { formatTotals, timelineLine } from './timeline.js';
 import { renderReplayHtml } from '../visualizations/replay-html.js';
@@ -90,8 +89,8 @@ const where = (v: Violation) => (v.seq !== null ? `seq ${v.seq}` : v.line !== un
 
 export async function replayCommand(target: string, flags: ReplayFlags, out: { write(s: string): unknown } = process.stdout): Promise<number> {
   const home = bridleHome();
-  // Only the store: replay composes no product (a reader needs no model, tools or config).
-  const rows: ComposedRow[] = flags.store ? applySettings([{ id: 'store', use: 'jsonl', from: 'flag' }], [{ from: 'flag', settings: { store: isPostgresUrl(flags.store) ? flags.store : resolve(flags.store) } }]).rows : [];
+  // Only the store row, composed as `run` composes it (config.yaml's `store:` among it); a log named by its path is that file.
+  const rows: ComposedRow[] = flags.store === undefined && looksLikePath(target) ? [] : await composeStoreRows(flags);
   const stored = targetOf(rows, home, target);
   let path: string;
   let read: ReturnType<typeof verifyFile>;
@@ -113,7 +112,9 @@ export async function replayCommand(target: string, flags: ReplayFlags, out: { w
   const { verdict, entries } = read;
   const start = entries[0];
   const from = forkOfLog(entries);
-  const lineage: Lineage = { ...(from ? { forkedFrom: from } : {}), forks: stored.kind === 'jsonl' && start?.kind === 'session/start' ? forksIn(dirname(path), start.id) : [] };
+  // Forks of this session: the logs beside it whose header names it (JSONL), or the store's sessions that do (Postgres).
+  const forks = start?.kind !== 'session/start' ? [] : stored.kind === 'jsonl' ? forksIn(dirname(path), start.id) : await stored.store.forks(start.id);
+  const lineage: Lineage = { ...(from ? { forkedFrom: from } : {}), forks };
   if (flags.html) {
     writeFileSync(flags.html, renderReplayHtml(entries, lineage));
     process.stderr.write(`html: ${flags.html}\n`);

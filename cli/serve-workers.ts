@@ -6,10 +6,11 @@
  * as its own clients' would be, and settles each with the seq it was logged at.
  */
 import type { Pool } from '../adapters/store/postgres-pool.js';
-import type { PostgresSessionStore } from '../adapters/store/postgres.js';
+import { MARKER_LINE, type PostgresSessionStore } from '../adapters/store/postgres.js';
 import type { Lease } from '../adapters/store/postgres-lease.js';
-import { busFor, ENTRIES_CHANNEL, forward, inboxSettled, INBOX_CHANNEL, leaseStatus, SETTLED_CHANNEL, openInbox, refuseInbox, settleInbox, takeInbox, type InboxRow } from '../adapters/store/postgres-workers.js';
+import { busFor, ENTRIES_CHANNEL, expiredWithWork, forward, inboxSettled, INBOX_CHANNEL, leaseStatus, SETTLED_CHANNEL, openInbox, refuseInbox, settleInbox, takeInbox, type InboxRow } from '../adapters/store/postgres-workers.js';
 import type { Entry } from '../log/entries.js';
+import { pendingInputs } from '../log/inputs.js';
 import { builtinTools } from '../tools/index.js';
 import { presentCall, type ToolLookup } from './render.js';
 import type { OpenedLog } from '../ports/store.js';
@@ -202,5 +203,50 @@ export function startInboxPump(store: PostgresSessionStore, hosted: AdoptedSessi
     stopped = true;
     off();
     clearInterval(timer);
+  };
+}
+
+/** Most sessions one sweep asks for (ADR 0034): a worker that finds many takes them a few at a time. */
+export const SWEEP_BATCH = 4;
+/** How long a session the sweep found nothing to do for is left out while its log stays as it was (an inbox row may come meanwhile). */
+const SWEEP_FORGET_MS = 60_000;
+
+/**
+ * The store's side of the lease sweep (ADR 0034): the sessions whose owner's lease expired while they had work
+ * left (`expiredWithWork`). A candidate whose only sign of work is an input past its last marker is read, and
+ * kept only if `pendingInputs` names one (a steer a `user/message` took is no work). One found without work
+ * is left out until its log grows or a minute has passed; one this worker could not open, until its log grows.
+ */
+export function sweepSource(store: PostgresSessionStore): { candidates(limit: number): Promise<string[]>; seen(id: string, outcome: string): void } {
+  const skip = new Map<string, { seq: number; until: number }>();
+  const last = new Map<string, number>();
+  return {
+    async candidates(limit) {
+      const now = Date.now();
+      for (const [id, s] of skip) if (s.until <= now) skip.delete(id);
+      const pool = await store.pool();
+      const rows = await expiredWithWork(pool, MARKER_LINE.source, limit, new Map([...skip].map(([id, s]) => [id, s.seq])));
+      const out: string[] = [];
+      for (const r of rows) {
+        last.set(r.id, r.lastSeq);
+        if (!r.turnOpen && !r.inbox) {
+          const lines = (await store.tail(r.id)) ?? [];
+          if (pendingInputs(lines.map((l) => JSON.parse(l) as Entry)).length === 0) {
+            skip.set(r.id, { seq: r.lastSeq, until: now + SWEEP_FORGET_MS });
+            continue;
+          }
+        }
+        out.push(r.id);
+      }
+      return out;
+    },
+    seen(id, outcome) {
+      const seq = last.get(id);
+      last.delete(id);
+      // Not resumable here (its directory, a Ralph run, a corrupt log) stays so until its log changes: said once, not every minute.
+      if (outcome === 'refused' && seq !== undefined) skip.set(id, { seq, until: Number.POSITIVE_INFINITY });
+      // Failed otherwise (the store out of reach, …): tried again in a minute.
+      if (outcome === 'failed' && seq !== undefined) skip.set(id, { seq, until: Date.now() + SWEEP_FORGET_MS });
+    },
   };
 }

@@ -29,7 +29,7 @@ import { newSessionId } from '../adapters/ids/random.js';
 import { policyOf, type RunFlags } from './run.js';
 import { repairForResume } from './resume.js';
 import { postgresStoreOf, targetOf } from './session-store.js';
-import { relaySource, startInboxPump } from './serve-workers.js';
+import { relaySource, startInboxPump, sweepSource, SWEEP_BATCH } from './serve-workers.js';
 import { closeBuses } from '../adapters/store/postgres-workers.js';
 import type { Entry } from '../log/entries.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
@@ -45,6 +45,8 @@ export interface ServeFlags extends RunFlags {
   allowCwd?: string[];
   maxSessions?: string;
   idleTimeout?: string;
+  /** Every how many ms to sweep the store for sessions a dead owner left with work (Postgres only; 0: never). */
+  sweepMs?: string;
   inspect?: string | boolean;
   /** Exit (as on SIGTERM) when stdin ends: a parent that drives this server over a pipe takes it down with it, even when killed. */
   exitWithStdin?: boolean;
@@ -54,6 +56,16 @@ export function parseMaxSessions(v: string | undefined): number {
   if (v === undefined) return DEFAULT_MAX_SESSIONS;
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1 || n > 100_000) throw new UsageError(`--max-sessions must be a whole number from 1 to 100000 (got ${JSON.stringify(v)})`);
+  return n;
+}
+
+export const DEFAULT_SWEEP_MS = 5000;
+
+/** `--sweep-ms`: milliseconds from 0 (no sweep) to an hour. */
+export function parseSweepMs(v: string | undefined): number {
+  if (v === undefined) return DEFAULT_SWEEP_MS;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 3_600_000 || v.trim() === '' || (n > 0 && n < 50)) throw new UsageError(`--sweep-ms must be 0 (no sweep) or a whole number of milliseconds from 50 to 3600000 (got ${JSON.stringify(v)})`);
   return n;
 }
 
@@ -147,6 +159,9 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
   for (const w of product.warnings) err.write(`bridle serve: warning: ${w}\n`);
   const maxSessions = parseMaxSessions(flags.maxSessions);
   const idleTimeoutMs = parseIdleTimeout(flags.idleTimeout);
+  // The lease sweep is Postgres's: a JSONL store's sessions have no lease to expire (ADR 0034).
+  const sweepMs = shared ? parseSweepMs(flags.sweepMs) : 0;
+  if (!shared && flags.sweepMs !== undefined) parseSweepMs(flags.sweepMs);
   // Fail at start, not at the first session/create, when the defaults are wrong.
   const workspace = resolveWorkspace(flags.cwd);
   const allowCwd = [
@@ -181,6 +196,7 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
       ? {
           relay: (sessionId: string) => (SESSION_ID.test(sessionId) ? relaySource(shared, sessionId) : Promise.resolve(undefined)),
           adopt: (hosted) => startInboxPump(shared, hosted, problem),
+          ...(sweepMs > 0 ? { sweep: { everyMs: sweepMs, perSweep: SWEEP_BATCH, ...sweepSource(shared) } } : {}),
         }
       : {}),
     fork: async (p) => {
@@ -223,6 +239,7 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
   if (inspector) err.write(`inspect: reporting every actor to ${inspector.url}\n`);
   err.write(`approval: ${approval}${approval === 'ask' ? ' (asked of attached clients)' : ''}\n`);
   err.write(`sessions: at most ${maxSessions}; an idle one is released ${idleTimeoutMs > 0 ? `after ${idleTimeoutMs / 1000} s` : 'never'}; cwd: ${allowCwd.join(', ')} or below\n`);
+  if (shared) err.write(`sweep: ${sweepMs > 0 ? `every ${sweepMs} ms, sessions whose owner's lease expired with work left are taken over` : 'off'}\n`);
   return { server, token, inspector };
 }
 

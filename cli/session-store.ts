@@ -19,6 +19,9 @@ export type StoreTarget = { kind: 'jsonl'; path: string } | { kind: 'postgres'; 
 
 export const storeRowOf = (rows: readonly ComposedRow[]): ComposedRow | undefined => rows.find((r) => r.id === 'store');
 
+/** A log named by its file (`./x.jsonl`, `/a/b`), not by a session id of the store: a reader opens that file, whatever store is configured. */
+export const looksLikePath = (ref: string): boolean => !isPostgresUrl(ref) && (ref.includes('/') || ref.endsWith('.jsonl'));
+
 /** The product's Postgres store, when its `store` row is one. */
 export function postgresStoreOf(rows: readonly ComposedRow[]): PostgresSessionStore | undefined {
   const row = storeRowOf(rows);

@@ -6,12 +6,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { createPostgresSessionStore } from '../adapters/store/postgres.js';
 import { Recorder } from '../log/recorder.js';
 import { LogBuilder, logText } from '../test/helpers/log-builder.js';
 import { describeWithPostgres } from '../test/helpers/postgres.js';
 import { listJsonl, sessionsCommand, stateOf } from './sessions.js';
+import { replayCommand } from './replay.js';
+import { forkCommand } from './fork.js';
+import { mkdirSync } from 'node:fs';
 
 const named = (id: string, b: LogBuilder) => b.entries.map((e) => (e.kind === 'session/start' ? { ...e, id } : e));
 
@@ -97,5 +100,44 @@ describeWithPostgres('bridle sessions on Postgres', (db) => {
     out = '';
     await sessionsCommand({ store: url }, { write: (s: string) => (out += s) });
     expect(out).toMatch(/^b-running\s+interrupted\s+-\s+seq/m);
+  });
+
+  it('bridle sessions, bridle replay and bridle fork use the store a home config.yaml names, composed as for run', async () => {
+    const url = await db.fresh();
+    const store = createPostgresSessionStore({ url });
+    const lock = await store.claim('from-config');
+    const log = store.open('from-config', { lock });
+    const rec = new Recorder(log, () => 0);
+    for (const e of named('from-config', new LogBuilder().cleanTurn())) {
+      const { seq: _s, at: _a, ...draft } = e;
+      rec.append(draft as never);
+    }
+    await rec.flush();
+    await log.close();
+    dir = mkdtempSync(join(tmpdir(), 'bridle-sessions-home-'));
+    mkdirSync(join(dir, 'sessions'));
+    writeFileSync(join(dir, 'config.yaml'), `store: ${JSON.stringify(url)}\n`);
+    vi.stubEnv('BRIDLE_HOME', dir);
+    try {
+      let out = '';
+      expect(await sessionsCommand({ json: true }, { write: (s: string) => (out += s) })).toBe(0);
+      expect((JSON.parse(out) as { sessions: { id: string }[] }).sessions.map((s) => s.id)).toEqual(['from-config']);
+      out = '';
+      expect(await replayCommand('from-config', {}, { write: (s: string) => (out += s) })).toBe(0);
+      expect(out).toMatch(/^ok: postgres.*#from-config verifies/m);
+      // bridle fork too: the fork is written to that store, and replay of the original names it.
+      const io = { out: { write: () => true }, err: { write: () => true } };
+      expect(await forkCommand('from-config', {}, io, { clock: () => 0, id: 'fork-of-config' })).toBe(0);
+      expect((await store.tail('fork-of-config'))?.length).toBeGreaterThan(0);
+      out = '';
+      expect(await replayCommand('from-config', {}, { write: (s: string) => (out += s) })).toBe(0);
+      expect(out).toMatch(/^forks of this session: fork-of-config \(at seq \d+\)$/m);
+      // --store still wins over the file.
+      out = '';
+      expect(await sessionsCommand({ store: join(dir, 'sessions'), json: true }, { write: (s: string) => (out += s) })).toBe(0);
+      expect(JSON.parse(out)).toMatchObject({ sessions: [] });
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

@@ -16,6 +16,7 @@ import { createPostgresSessionStore, MARKER_LINE } from '../adapters/store/postg
 import { isPostgresUrl, redactUrl } from '../adapters/store/postgres-pool.js';
 import { bridleHome, sessionsDir } from './home.js';
 import { UsageError } from './errors.js';
+import { composeStoreRows } from './settings.js';
 import { jsonLine, visible } from './visible.js';
 
 export interface SessionsFlags {
@@ -134,8 +135,19 @@ export async function listStore(store: string | undefined): Promise<{ where: str
 
 const ownerText = (o: SessionLine['owner']) => (o ? `pid ${o.pid} on ${o.host}${o.epoch !== undefined ? ` (epoch ${o.epoch})` : ''}` : '-');
 
+/**
+ * The store `bridle sessions` lists: `--store`, else the `store` row composed as `run` composes it (a `store:`
+ * in `$BRIDLE_HOME/config.yaml`, a profile's), else `$BRIDLE_HOME/sessions`.
+ */
+async function storeOf(flags: SessionsFlags): Promise<string | undefined> {
+  if (flags.store !== undefined) return flags.store;
+  const row = (await composeStoreRows({})).find((r) => r.id === 'store');
+  const c = row?.config as { url?: string; dir?: string } | undefined;
+  return row?.use === 'postgres' ? c?.url : row?.use === 'jsonl' ? c?.dir : undefined;
+}
+
 export async function sessionsCommand(flags: SessionsFlags, out: { write(s: string): unknown } = process.stdout): Promise<number> {
-  const { where, sessions } = await listStore(flags.store);
+  const { where, sessions } = await listStore(await storeOf(flags));
   if (flags.json) {
     out.write(`${jsonLine({ store: where, sessions })}\n`);
     return 0;

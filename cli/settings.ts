@@ -226,6 +226,16 @@ export async function composeProduct(flags: SettingFlags, o: ComposeOptions = {}
   return { home, file, ...(flags.profile !== undefined ? { profile: flags.profile } : {}), rows: checked, warnings, loaded, flagged, ...(flags.overridePolicy ? { overridePolicy: true } : {}) };
 }
 
+/**
+ * The `store` row a reader command (`replay`, `sessions`, `fork`) works from: composed exactly as for `run` —
+ * bundle, `$BRIDLE_HOME/config.yaml` (its `store:` setting or a `store` row), profile, environment, `--store` —
+ * and only that row kept (a reader runs no model and no tool). Contract: throws `UsageError` as `composeProduct`.
+ */
+export async function composeStoreRows(flags: Pick<SettingFlags, 'store' | 'leaseMs' | 'profile'>, o: ComposeOptions = {}): Promise<ComposedRow[]> {
+  const product = await composeProduct({ ...(flags.store !== undefined ? { store: flags.store } : {}), ...(flags.leaseMs !== undefined ? { leaseMs: flags.leaseMs } : {}), ...(flags.profile !== undefined ? { profile: flags.profile } : {}) }, o);
+  return product.rows.filter((r) => r.id === 'store');
+}
+
 const asUsage = (err: unknown) => (err instanceof Error && err.name === 'CompositionError' ? new UsageError(err.message) : err);
 
 /** The settings flags' help lines, for the commands that take them. */

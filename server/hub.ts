@@ -47,10 +47,15 @@ export interface HubLimits {
   adopt?: (session: HostedSession) => () => void;
 }
 
+/** What a sweep's ask for one session came to (`Hub.sweep`). */
+export type SweepOutcome = 'taken' | 'here' | 'lost' | 'full' | 'refused' | 'failed';
+
 export const DEFAULT_MAX_SESSIONS = 64;
 export const DEFAULT_IDLE_TIMEOUT_MS = 15 * 60 * 1000;
 
 const DEFAULT_LIMITS: HubLimits = { maxSessions: DEFAULT_MAX_SESSIONS, idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS, cwdRoots: [] };
+
+const isLocked = (err: unknown): boolean => err instanceof RpcFailure && (err.data as { reason?: string } | undefined)?.reason === 'SESSION_LOCKED';
 
 const notPending = (callId: string) => refusal(ErrorCode.NotPending, 'NOT_PENDING', `no approval is waiting for ${JSON.stringify(callId)} (already answered, cancelled, or never asked)`);
 
@@ -61,6 +66,8 @@ export class Hub {
   private readonly reopening = new Map<string, Promise<Served>>();
   private readonly relays = new Map<string, RelayedSession>();
   private readonly promoting = new Map<string, Promise<Served>>();
+  /** Openings a sweep started: a client that joins one and meets another worker's claim asks again (and is relayed). */
+  private readonly swept = new Set<Promise<Served>>();
   private opening = 0;
   private readonly limits: HubLimits;
 
@@ -260,11 +267,48 @@ export class Hub {
     const relayed = this.relays.get(sessionId);
     if (relayed) return (await relayed.source.ownerLive()) ? relayed : this.promote(relayed);
     const pending = this.reopening.get(sessionId);
-    if (pending) return pending;
-    if (this.held >= this.limits.maxSessions) {
-      throw refusal(ErrorCode.SessionLimit, 'SESSION_LIMIT', `this server holds its limit of ${this.limits.maxSessions} sessions: close one (session/close) or wait for an idle one to be released`);
+    if (pending) {
+      if (!this.swept.has(pending)) return pending;
+      // A sweep's opening relays nothing: one that lost the claim to another worker is asked again, as a client's.
+      return pending.catch((err: unknown) => (isLocked(err) ? this.find(sessionId) : Promise.reject(err)));
     }
-    const reopen = this.limits.reopen;
+    return this.reopenHere(sessionId, true);
+  }
+
+  /**
+   * The lease sweep's ask (ADR 0034): opens a session of the store whose owner's lease has expired exactly as
+   * an attach would (taken over, repaired, resumed, its queued input run), with no client attached. Never
+   * relays and never rejects: `taken` (run here now), `here` (hosted, relayed or being opened here already),
+   * `lost` (another worker holds it: it took it first), `full` (at `maxSessions`), `refused` (it cannot be
+   * opened here: not resumable, or gone), `failed` (opening it failed otherwise: the store out of reach, …);
+   * the reason of the last two to `onProblem`.
+   */
+  async sweep(sessionId: string): Promise<SweepOutcome> {
+    if (!this.limits.reopen) return 'refused';
+    if (this.sessions.has(sessionId) || this.relays.has(sessionId) || this.reopening.has(sessionId) || this.promoting.has(sessionId)) return 'here';
+    if (this.held >= this.limits.maxSessions) return 'full';
+    const opening = this.reopenHere(sessionId, false);
+    this.swept.add(opening);
+    try {
+      await opening;
+      return 'taken';
+    } catch (err) {
+      if (isLocked(err)) return 'lost';
+      const why = err instanceof RpcFailure ? err.message : String(err);
+      this.onProblem(`sweep: session ${sessionId} not taken over: ${why}`);
+      const reason = err instanceof RpcFailure ? (err.data as { reason?: string } | undefined)?.reason : undefined;
+      return reason === 'SESSION_NOT_RESUMABLE' || reason === 'UNKNOWN_SESSION' ? 'refused' : 'failed';
+    } finally {
+      this.swept.delete(opening);
+    }
+  }
+
+  /** Opens a session of the store here; `relay`: a session another live worker holds is relayed, else its refusal stands. */
+  private reopenHere(sessionId: string, relay: boolean): Promise<Served> {
+    if (this.held >= this.limits.maxSessions) {
+      return Promise.reject(refusal(ErrorCode.SessionLimit, 'SESSION_LIMIT', `this server holds its limit of ${this.limits.maxSessions} sessions: close one (session/close) or wait for an idle one to be released`));
+    }
+    const reopen = this.limits.reopen!;
     this.opening++;
     const opening = (async () => {
       try {
@@ -282,7 +326,7 @@ export class Hub {
         this.host(hosted);
         return hosted as Served;
       } catch (err) {
-        if (err instanceof RpcFailure && (err.data as { reason?: string } | undefined)?.reason === 'SESSION_LOCKED' && this.limits.relay) {
+        if (relay && isLocked(err) && this.limits.relay) {
           // Another live worker runs it: relay it from the store instead.
           const source = await this.limits.relay(sessionId);
           if (!source) throw err;

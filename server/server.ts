@@ -15,6 +15,7 @@ import type { OpenSession, ReopenSession } from './hosted-session.js';
 import { allowedRoots } from './allowed-cwd.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, Hub, type ForkLog, type HubLimits } from './hub.js';
 import { serveStatic, type ViewerFiles } from './static.js';
+import { startSweep, type SweepOptions } from './sweep.js';
 
 export interface ServerOptions {
   open: OpenSession;
@@ -50,6 +51,8 @@ export interface ServerOptions {
   onProblem?: (message: string) => void;
   /** Writes a fork for `session/fork` (ADR 0029); without it the method is refused (`FORK_UNAVAILABLE`). */
   fork?: ForkLog;
+  /** The lease sweep (ADR 0034): sessions whose dead owner left work are taken over with nobody asking. Absent: none. */
+  sweep?: SweepOptions;
 }
 
 export interface BridleServer {
@@ -117,6 +120,7 @@ export async function startServer(o: ServerOptions): Promise<BridleServer> {
   const origins = [...ownOrigins(host, port), ...(o.allowOrigins ?? [])];
   policy.current = { token: o.token, origins: new Set(origins) };
 
+  const stopSweep = o.sweep ? startSweep(hub, o.sweep, onProblem) : () => undefined;
   let closing: Promise<void> | undefined;
   return {
     host,
@@ -127,6 +131,7 @@ export async function startServer(o: ServerOptions): Promise<BridleServer> {
     hub,
     close: () =>
       (closing ??= (async () => {
+        stopSweep();
         for (const c of connections) c.drop('server stopping', CloseCode.GoingAway);
         await hub.close();
         await new Promise<void>((r) => wss.close(() => r()));

@@ -220,3 +220,43 @@ export function busFor(url: string): Bus {
 export async function closeBuses(): Promise<void> {
   await Promise.all([...buses.values()].map((b) => b.close()));
 }
+
+/** A session whose owner's lease has expired while it had work left (ADR 0034), as the sweep's query finds it. */
+export interface ExpiredWithWork {
+  id: string;
+  lastSeq: number;
+  /** Its last turn-or-session marker is a `turn/start`: a turn open (a call, an approval, a step under way). */
+  turnOpen: boolean;
+  /** Rows forwarded to it that no owner settled. */
+  inbox: boolean;
+}
+
+const SESSION_INPUT_LINE = '^\\{"seq":[0-9]+,"at":"[^"]*","kind":"session/input"';
+
+/**
+ * Sessions held once and expired since (by the database's clock; a lease released at rest is no candidate),
+ * with a turn open, a `session/input` past their last marker, or an open inbox row — oldest expiry first, at most
+ * `limit`, none of `skip` at the seq given for it. From the sessions table and, per expired session, two reads
+ * backwards along the entries' key and one of the inbox: the logs themselves are not read. An input past the
+ * marker may have been taken by a `user/message` (a steer at rest): the caller reads the log to tell.
+ */
+export async function expiredWithWork(pool: Pool, markerLine: string, limit: number, skip: ReadonlyMap<string, number> = new Map()): Promise<ExpiredWithWork[]> {
+  const r = await pool.query<{ id: string; last_seq: string; kind: string | null; inbox: boolean }>(
+    `SELECT s.id, s.last_seq, m.kind,
+            EXISTS (SELECT 1 FROM bridle_inbox b WHERE b.session = s.id AND b.seq IS NULL) AS inbox
+       FROM bridle_sessions s
+       LEFT JOIN LATERAL (SELECT e.seq, substring(e.line from $1) AS kind FROM bridle_entries e
+                           WHERE e.session = s.id AND e.line ~ $1 ORDER BY e.seq DESC LIMIT 1) m ON true
+       LEFT JOIN LATERAL (SELECT e.seq FROM bridle_entries e
+                           WHERE e.session = s.id AND e.line ~ $2 ORDER BY e.seq DESC LIMIT 1) i ON true
+      WHERE s.header IS NOT NULL AND s.owner IS NOT NULL AND s.lease_expires <= now()
+        AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::bigint[]) AS x (id, seq) WHERE x.id = s.id AND x.seq = s.last_seq)
+        AND (m.kind = 'turn/start'
+             OR (i.seq IS NOT NULL AND (m.seq IS NULL OR (i.seq > m.seq AND m.kind <> 'session/end')))
+             OR EXISTS (SELECT 1 FROM bridle_inbox b WHERE b.session = s.id AND b.seq IS NULL))
+      ORDER BY s.lease_expires
+      LIMIT $5`,
+    [markerLine, SESSION_INPUT_LINE, [...skip.keys()], [...skip.values()], limit],
+  );
+  return r.rows.map((x) => ({ id: x.id, lastSeq: Number(x.last_seq), turnOpen: x.kind === 'turn/start', inbox: x.inbox }));
+}

@@ -31,6 +31,7 @@ import type { Entry } from '../../log/entries.js';
 import { claimLease, type Lease, type LeaseOptions } from './postgres-lease.js';
 import { asUnavailable, isPostgresUrl, poolFor, redactUrl } from './postgres-pool.js';
 import { ensureSchema } from './postgres-schema.js';
+import type { ForkRef } from './jsonl-forks.js';
 import { ENTRIES_CHANNEL, notify } from './postgres-workers.js';
 
 export const DEFAULT_LEASE_MS = 15_000;
@@ -56,6 +57,8 @@ export interface PostgresSessionStore extends SessionStore {
   pool(): Promise<Pool>;
   /** Every session the store holds (those with a `session/start` committed), by id: the listing `bridle sessions` prints. A reader. */
   list(): Promise<StoredSession[]>;
+  /** The sessions whose header names `id` in `forkOf` (ADR 0029), by fork point then id, as `forksIn` lists a JSONL directory's. A reader. */
+  forks(id: string): Promise<ForkRef[]>;
 }
 
 /** One session as the store knows it: its lease, and the kind of its last turn-or-session marker entry (`MARKER_KINDS`). */
@@ -159,6 +162,17 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
           ...(marker ? { marker } : {}),
         };
       });
+    },
+    async forks(id) {
+      const p = await ready();
+      let rows: { id: string; seq: string }[];
+      try {
+        // The header is the session/start entry as committed: its forkOf names the original and the seq shared.
+        rows = (await p.query<{ id: string; seq: string }>("SELECT id, header->'forkOf'->>'seq' AS seq FROM bridle_sessions WHERE header->'forkOf'->>'session' = $1 AND jsonb_typeof(header->'forkOf'->'seq') = 'number'", [id])).rows;
+      } catch (err) {
+        throw asUnavailable(err, where);
+      }
+      return rows.map((r) => ({ id: r.id, seq: Number(r.seq), location: locationOf(r.id) })).sort((a, b) => a.seq - b.seq || a.id.localeCompare(b.id));
     },
     async tail(id, fromSeq = 1) {
       const p = await ready();
