@@ -5,8 +5,8 @@
  * `--continue`, ask the model to carry on with the interrupted work. With
  * neither, it only repairs.
  */
-import { closeSync, existsSync, readSync } from 'node:fs';
-import { openLogForReading } from '../adapters/store/jsonl-read.js';
+import { existsSync } from 'node:fs';
+import { readLogHeader } from '../adapters/store/jsonl-read.js';
 import { LogFormatError } from '../log/errors.js';
 import { repairJsonlLog, type ChildRepair, type FileRepair } from '../adapters/store/jsonl-repair.js';
 import { acquireJsonlLock } from '../adapters/store/jsonl-lock.js';
@@ -129,24 +129,9 @@ export async function repairForResume(where: StoreTarget, target: string, err: {
 
 /** The format its `session/start` names, read from the first line alone; undefined when that line is not one (repair says why). */
 function headerFormat(path: string): number | undefined {
-  let fd: number;
-  try {
-    // Only a regular file, opened without blocking (a FIFO is refused here, and by repair after, naming it).
-    fd = openLogForReading(path);
-  } catch {
-    return undefined;
-  }
-  try {
-    const buf = Buffer.alloc(64 * 1024);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    const line = buf.subarray(0, n).toString('utf8').split('\n', 1)[0]!;
-    const head = JSON.parse(line) as { kind?: unknown; format?: unknown };
-    return head.kind === 'session/start' && typeof head.format === 'number' ? head.format : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
+  // Only a regular file, opened without blocking (a FIFO is refused here, and by repair after, naming it).
+  const head = readLogHeader(path);
+  return head?.kind === 'session/start' && typeof head.format === 'number' ? head.format : undefined;
 }
 
 async function resumeLocked(path: string, target: string, err: { write(s: string): unknown }, lock: WriterLock): Promise<RepairedSession | number> {

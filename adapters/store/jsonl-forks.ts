@@ -3,9 +3,9 @@
  * names it in `forkOf`. Each log's first line alone is read, so a directory
  * of large logs is scanned in one small read per file.
  */
-import { closeSync, readdirSync, readSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { openLogForReading } from './jsonl-read.js';
+import { readLogHeader } from './jsonl-read.js';
 
 export interface ForkRef {
   id: string;
@@ -13,26 +13,6 @@ export interface ForkRef {
   seq: number;
   /** The fork's log. */
   location: string;
-}
-
-/** The first line of the log at `path`, parsed; undefined when it is not a readable JSON object. */
-function header(path: string): Record<string, unknown> | undefined {
-  let fd: number;
-  try {
-    fd = openLogForReading(path);
-  } catch {
-    return undefined;
-  }
-  try {
-    const buf = Buffer.alloc(64 * 1024);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    const v: unknown = JSON.parse(buf.subarray(0, n).toString('utf8').split('\n', 1)[0]!);
-    return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** Contract: never throws; the forks of session `id` among the logs of `dir`, by fork point then id (none when `dir` cannot be read). */
@@ -45,7 +25,7 @@ export function forksIn(dir: string, id: string): ForkRef[] {
   }
   const out: ForkRef[] = [];
   for (const n of names) {
-    const h = header(join(dir, n));
+    const h = readLogHeader(join(dir, n));
     const of = h?.kind === 'session/start' ? (h.forkOf as { session?: unknown; seq?: unknown } | undefined) : undefined;
     if (of?.session === id && typeof of.seq === 'number' && typeof h!.id === 'string') out.push({ id: h!.id, seq: of.seq, location: join(dir, n) });
   }

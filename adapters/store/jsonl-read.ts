@@ -200,3 +200,26 @@ export function readLogLines(path: string, opts: LineReadOptions = {}): string[]
     closeSync(fd);
   }
 }
+
+/**
+ * The first line of the log at `path`, parsed, from one small read (a directory of large logs is scanned
+ * cheaply). Contract: never throws; undefined when it is not a regular readable file whose first line is a JSON object.
+ */
+export function readLogHeader(path: string): Record<string, unknown> | undefined {
+  let fd: number;
+  try {
+    fd = openLogForReading(path);
+  } catch {
+    return undefined;
+  }
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const v: unknown = JSON.parse(buf.subarray(0, n).toString('utf8').split('\n', 1)[0]!);
+    return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
