@@ -6,30 +6,21 @@
  * repairs the log as `bridle resume` would (the call closed as outcome
  * unknown, never run again), and a `session/input` then gets a turn.
  */
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyLog } from '../../log/verify.js';
 import { describeWithPostgres } from '../helpers/postgres.js';
 import { RpcClient } from '../helpers/rpc-client.js';
-import { startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
+import { startServeProcess, useServeWorld } from '../helpers/serve-process.js';
 import { cliBuilt } from '../fault/cli-world.js';
 
 const SLOW = { responses: [{ text: 'working', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker; for i in $(seq 400); do [ -f go ] && break; sleep 0.05; done' } }] }] };
 const AFTER = { responses: [{ text: 'served again' }] };
 
-let servers: ServeProcess[] = [];
-let clients: RpcClient[] = [];
-let root: string | undefined;
-afterEach(() => {
-  for (const c of clients) c.close();
-  for (const s of servers) s.proc.kill('SIGKILL');
-  clients = [];
-  servers = [];
-  if (root) rmSync(root, { recursive: true, force: true });
-  root = undefined;
-});
+const world = useServeWorld();
+const { servers, clients } = world;
+let root: string;
 
 /** Attaches to a session a killed server held: its lease is refused, naming it, until it expires (then taken over), so a client retries. */
 async function attachAfterKill(c: RpcClient, sessionId: string, leaseMs: number): Promise<unknown> {
@@ -44,7 +35,7 @@ async function attachAfterKill(c: RpcClient, sessionId: string, leaseMs: number)
 }
 
 async function restartAfterKill(store: string[], leaseMs = 0): Promise<void> {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-restart-')));
+  root = world.tempDir('bridle-serve-restart-');
   const ws = join(root, 'ws');
   mkdirSync(ws);
   writeFileSync(join(root, 'slow.json'), JSON.stringify(SLOW));
@@ -108,7 +99,7 @@ describeWithPostgres('bridle serve after a restart (Postgres)', (db) => {
  * same question, and runs the call once when allowed.
  */
 async function approvalAfterKill(store: string[], leaseMs = 0): Promise<void> {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-approval-')));
+  root = world.tempDir('bridle-serve-approval-');
   const ws = join(root, 'ws');
   mkdirSync(ws);
   const ask = { responses: [{ text: 'writing the marker', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker' } }] }] };

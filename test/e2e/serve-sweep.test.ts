@@ -8,29 +8,20 @@
  * as outcome unknown, never run again) and runs the queued input once; the
  * other lets go quietly. A session A left at rest is nobody's work.
  */
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createPostgresSessionStore } from '../../adapters/store/postgres.js';
 import type { Entry } from '../../log/entries.js';
 import { verifyLog } from '../../log/verify.js';
 import { describeWithPostgres } from '../helpers/postgres.js';
 import { RpcClient } from '../helpers/rpc-client.js';
-import { startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
+import { startServeProcess, useServeWorld } from '../helpers/serve-process.js';
 import { cliBuilt } from '../fault/cli-world.js';
 
-let servers: ServeProcess[] = [];
-let clients: RpcClient[] = [];
-let root: string | undefined;
-afterEach(() => {
-  for (const c of clients) c.close();
-  for (const s of servers) s.proc.kill('SIGKILL');
-  clients = [];
-  servers = [];
-  if (root) rmSync(root, { recursive: true, force: true });
-  root = undefined;
-});
+const world = useServeWorld();
+const { servers, clients } = world;
+let root: string;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const isEntry = (kind: string) => (m: { method?: string; params?: any }) => m.method === 'session/entry' && m.params.entry.kind === kind;
@@ -40,7 +31,7 @@ describeWithPostgres('the lease sweep of bridle serve on Postgres', (db) => {
     const url = await db.fresh();
     const leaseMs = 1000;
     const sweepMs = 300;
-    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-sweep-')));
+    root = world.tempDir('bridle-sweep-');
     const ws = join(root, 'ws');
     mkdirSync(ws);
     const slow = { responses: [{ text: 'working', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker; for i in $(seq 400); do [ -f go ] && break; sleep 0.05; done' } }] }] };

@@ -10,34 +10,25 @@
  * forwarded to A and applied there.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createPostgresSessionStore } from '../../adapters/store/postgres.js';
 import { verifyLog } from '../../log/verify.js';
 import { CLI } from '../helpers/cli.js';
 import { describeWithPostgres } from '../helpers/postgres.js';
 import { RpcClient } from '../helpers/rpc-client.js';
-import { startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
+import { startServeProcess, useServeWorld } from '../helpers/serve-process.js';
 import { cliBuilt } from '../fault/cli-world.js';
 
-let servers: ServeProcess[] = [];
-let clients: RpcClient[] = [];
-let root: string | undefined;
-afterEach(() => {
-  for (const c of clients) c.close();
-  for (const s of servers) s.proc.kill('SIGKILL');
-  clients = [];
-  servers = [];
-  if (root) rmSync(root, { recursive: true, force: true });
-  root = undefined;
-});
+const world = useServeWorld();
+const { servers, clients } = world;
+let root: string;
 
 const isEntry = (kind: string, after = 0) => (m: { method?: string; params?: any }) => m.method === 'session/entry' && m.params.entry.kind === kind && m.params.entry.seq > after;
 
 async function twoWorkers(url: string, scriptA: object, scriptB: object, leaseMs: number, approval = 'auto') {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-workers-')));
+  root = world.tempDir('bridle-workers-');
   const ws = join(root, 'ws');
   mkdirSync(ws);
   writeFileSync(join(root, 'a.json'), JSON.stringify(scriptA));

@@ -4,6 +4,11 @@
  * test (`stop`: SIGINT and the exit code; or `proc.kill('SIGKILL')`).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import type { RpcClient } from './rpc-client.js';
 import { CLI } from './cli.js';
 
 export interface ServeProcess {
@@ -51,4 +56,32 @@ export function startServeProcess(args: string[], env: NodeJS.ProcessEnv): Promi
       }
     });
   });
+}
+
+/** The `bridle serve` processes, clients and temporary directories of a test file's tests: after each test the clients are closed, the servers SIGKILLed, the directories removed. */
+export interface ServeWorld {
+  servers: ServeProcess[];
+  clients: RpcClient[];
+  /** A new directory (its real path) removed after the test. */
+  tempDir(prefix: string): string;
+}
+
+/** Contract: call once at a test file's top level; it registers its own `afterEach`. */
+export function useServeWorld(): ServeWorld {
+  const dirs: string[] = [];
+  const world: ServeWorld = {
+    servers: [],
+    clients: [],
+    tempDir: (prefix) => {
+      const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+      dirs.push(dir);
+      return dir;
+    },
+  };
+  afterEach(() => {
+    for (const c of world.clients.splice(0)) c.close();
+    for (const s of world.servers.splice(0)) s.proc.kill('SIGKILL');
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  return world;
 }
