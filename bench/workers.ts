@@ -19,6 +19,35 @@ import { median, percentile } from './stats.js';
 
 const quiet = () => new Writable({ write: (_c, _e, cb) => cb() });
 
+/**
+ * Two `bridle serve` workers in this process on one store, composed from `flags` with `$BRIDLE_HOME` in `root`,
+ * and a client on each; `run` gets the clients. Everything is stopped, the environment put back and `root`
+ * removed afterwards, whatever `run` did.
+ */
+async function withTwoWorkers<T>(root: string, flags: Record<string, string>, run: (ca: RpcClient, cb: RpcClient) => Promise<T>): Promise<T> {
+  const env = { ...process.env, BRIDLE_HOME: join(root, 'home'), BRIDLE_TOKEN: 'bench-token' };
+  const saved = { home: process.env.BRIDLE_HOME, token: process.env.BRIDLE_TOKEN };
+  process.env.BRIDLE_HOME = env.BRIDLE_HOME;
+  process.env.BRIDLE_TOKEN = env.BRIDLE_TOKEN;
+  const started: Awaited<ReturnType<typeof startServe>>[] = [];
+  const clients: RpcClient[] = [];
+  try {
+    const product = await composeProduct(flags, { env });
+    for (let i = 0; i < 2; i++) started.push(await startServe(product, flags, quiet(), quiet()));
+    for (const w of started) clients.push(await RpcClient.connect(w.server.url, { token: 'bench-token' }));
+    return await run(clients[0]!, clients[1]!);
+  } finally {
+    for (const c of clients) c.close();
+    for (const w of started) await w.server.close();
+    await closeBuses();
+    if (saved.home === undefined) delete process.env.BRIDLE_HOME;
+    else process.env.BRIDLE_HOME = saved.home;
+    if (saved.token === undefined) delete process.env.BRIDLE_TOKEN;
+    else process.env.BRIDLE_TOKEN = saved.token;
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
 export async function crossWorkerFanout(url: string, o: { turns?: number; steps?: number } = {}): Promise<{ entries: number; p50Ms: number; p99Ms: number; sameWorkerTurnMs: number }> {
   const turns = o.turns ?? 3;
   const steps = o.steps ?? 20;
@@ -33,16 +62,7 @@ export async function crossWorkerFanout(url: string, o: { turns?: number; steps?
   }
   writeFileSync(join(root, 'script.json'), JSON.stringify({ responses }));
   const flags = { store: url, model: `scripted:${join(root, 'script.json')}`, approval: 'auto', sandbox: 'off', cwd: ws, port: '0', maxSteps: String(steps + 1) };
-  const env = { ...process.env, BRIDLE_HOME: join(root, 'home'), BRIDLE_TOKEN: 'bench-token' };
-  const saved = { home: process.env.BRIDLE_HOME, token: process.env.BRIDLE_TOKEN };
-  process.env.BRIDLE_HOME = env.BRIDLE_HOME;
-  process.env.BRIDLE_TOKEN = env.BRIDLE_TOKEN;
-  const product = await composeProduct(flags, { env });
-  const a = await startServe(product, flags, quiet(), quiet());
-  const b = await startServe(product, flags, quiet(), quiet());
-  const ca = await RpcClient.connect(a.server.url, { token: 'bench-token' });
-  const cb = await RpcClient.connect(b.server.url, { token: 'bench-token' });
-  try {
+  return withTwoWorkers(root, flags, async (ca, cb) => {
     const seenA = new Map<number, bigint>();
     const seenB = new Map<number, bigint>();
     let lastB = 0;
@@ -78,18 +98,7 @@ export async function crossWorkerFanout(url: string, o: { turns?: number; steps?
       lat.push(Number(atB - at) / 1e6);
     }
     return { entries: lat.length, p50Ms: Number(percentile(lat, 50).toFixed(2)), p99Ms: Number(percentile(lat, 99).toFixed(2)), sameWorkerTurnMs: Math.round(median(turnMs)) };
-  } finally {
-    ca.close();
-    cb.close();
-    await a.server.close();
-    await b.server.close();
-    await closeBuses();
-    if (saved.home === undefined) delete process.env.BRIDLE_HOME;
-    else process.env.BRIDLE_HOME = saved.home;
-    if (saved.token === undefined) delete process.env.BRIDLE_TOKEN;
-    else process.env.BRIDLE_TOKEN = saved.token;
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 }
 
 /**
@@ -111,16 +120,7 @@ export async function forwardedRoundTrips(url: string, o: { rounds?: number } = 
   for (let i = 0; i < rounds; i++) responses.push(ask);
   writeFileSync(join(root, 'script.json'), JSON.stringify({ responses }));
   const flags = { store: url, model: `scripted:${join(root, 'script.json')}`, approval: 'ask', sandbox: 'off', cwd: ws, port: '0' };
-  const env = { ...process.env, BRIDLE_HOME: join(root, 'home'), BRIDLE_TOKEN: 'bench-token' };
-  const saved = { home: process.env.BRIDLE_HOME, token: process.env.BRIDLE_TOKEN };
-  process.env.BRIDLE_HOME = env.BRIDLE_HOME;
-  process.env.BRIDLE_TOKEN = env.BRIDLE_TOKEN;
-  const product = await composeProduct(flags, { env });
-  const a = await startServe(product, flags, quiet(), quiet());
-  const b = await startServe(product, flags, quiet(), quiet());
-  const ca = await RpcClient.connect(a.server.url, { token: 'bench-token' });
-  const cb = await RpcClient.connect(b.server.url, { token: 'bench-token' });
-  try {
+  return withTwoWorkers(root, flags, async (ca, cb) => {
     const { sessionId } = await ca.call('session/create', {});
     await ca.call('session/attach', { sessionId });
     await cb.call('session/attach', { sessionId });
@@ -155,16 +155,5 @@ export async function forwardedRoundTrips(url: string, o: { rounds?: number } = 
     }
     const med = (xs: number[]) => Number(median(xs).toFixed(1));
     return { rounds, answerLocalMs: med(local), answerForwardedMs: med(forwarded), cancelForwardedMs: med(cancels) };
-  } finally {
-    ca.close();
-    cb.close();
-    await a.server.close();
-    await b.server.close();
-    await closeBuses();
-    if (saved.home === undefined) delete process.env.BRIDLE_HOME;
-    else process.env.BRIDLE_HOME = saved.home;
-    if (saved.token === undefined) delete process.env.BRIDLE_TOKEN;
-    else process.env.BRIDLE_TOKEN = saved.token;
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 }
