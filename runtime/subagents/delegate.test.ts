@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { crashyProvider } from '../../test/sweep/delegation.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemorySessionStore, type MemorySessionStore } from '../../adapters/store/memory.js';
 import type { ScriptedResponse } from '../../adapters/model/scripted.js';
@@ -15,7 +16,7 @@ import type { ModelRequest } from '../../log/messages.js';
 import { verifyLog } from '../../log/verify.js';
 import type { ModelProvider } from '../../ports/model.js';
 import { SANDBOX, SESSION, SUBAGENTS } from '../../ports/index.js';
-import type { ChildSession, SubagentProvider } from '../../ports/subagents.js';
+import type { SubagentProvider } from '../../ports/subagents.js';
 import type { Plugin } from '../../plugins/host.js';
 import { replayThroughMachines } from '../../replay/replay.js';
 import { toolsOfLog } from '../../replay/setup.js';
@@ -298,29 +299,7 @@ describe('subagents: parallel delegation, budgets, cancel, crashes, filters', ()
   });
 
   it('a child crash is a failed result with a named code (SUBAGENT_CRASHED), never a hang; the parent carries on', async () => {
-    const crashy: Plugin = {
-      name: 'crashy-provider',
-      inject: [SUBAGENTS],
-      apply: (ctx) =>
-        void ctx.effect(() =>
-          ctx.get(SUBAGENTS).register(
-            {
-              name: 'crashy',
-              advertised: {},
-              open: async (req): Promise<ChildSession> => ({
-                id: req.id,
-                location: `memory:${req.id}`,
-                entries: () => [],
-                send: async () => undefined,
-                run: () => Promise.reject(new Error('the child process died (SIGKILL)')),
-                cancel: async () => undefined,
-                close: async () => undefined,
-              }),
-            },
-            'crashy',
-          ),
-        ),
-    };
+    const crashy = crashyProvider('the child process died (SIGKILL)');
     tree((_who, req, n) => (n === 0 ? delegate('anything', { provider: 'crashy' }) : { text: `parent read: ${toolResults(req)[0]}` }), { plugins: [crashy] });
     const out = await h!.session.run('go');
     expect(out.reason).toBe('completed');

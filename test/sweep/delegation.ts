@@ -30,8 +30,8 @@ import { sweepTools } from './tools.js';
 
 export const PROVIDERS = ['spawn', 'spawn', 'fork', 'mock-remote', 'crashy', 'nope'] as const;
 
-/** A provider whose every child dies before its turn ends (a process killed under it). */
-const crashy: Plugin = {
+/** A provider whose every child dies before its turn ends (a process killed under it), with `why`. */
+export const crashyProvider = (why = 'sweep: the child died'): Plugin => ({
   name: 'crashy-provider',
   inject: [SUBAGENTS],
   apply: (ctx) =>
@@ -45,7 +45,7 @@ const crashy: Plugin = {
             location: `crashy:${req.id}`,
             entries: () => [],
             send: async () => undefined,
-            run: () => new Promise((_, reject) => queueMicrotask(() => reject(new Error('sweep: the child died')))),
+            run: () => new Promise((_, reject) => queueMicrotask(() => reject(new Error(why)))),
             cancel: async () => undefined,
             close: async () => undefined,
           }),
@@ -53,7 +53,8 @@ const crashy: Plugin = {
         'crashy',
       ),
     ),
-};
+});
+const crashy = crashyProvider();
 
 /** The delegation world of a seed: its depth limit, and how often its answers delegate. Pure in `seed`. */
 export function delegationWorld(seed: number) {
