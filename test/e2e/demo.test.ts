@@ -3,31 +3,22 @@
  * (no `dist/`; `npm ci` builds nothing), it builds, then the demo ends with a
  * fixed, passing test on its throwaway copy.
  */
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { EntryOf } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
-import { runCommand, userEnv } from '../helpers/npm.js';
+import { freshCheckout, runCommand, userEnv } from '../helpers/npm.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-demo-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** The working tree as a fresh clone has it after `npm ci`: sources and node_modules, no build output. */
-function freshCheckout(): string {
-  const dir = join(root, 'checkout');
-  const left = new Set(['node_modules', 'dist', '.git', '.bridle', '.vitest-report.json']);
-  cpSync(repo, dir, { recursive: true, filter: (src) => !left.has(src.slice(repo.length).split('/')[0]!) });
-  symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
-  return dir;
-}
-
 describe('the demo', () => {
   it('npm start in an unbuilt checkout builds, investigates, fixes, and proves the fix with 30 clean runs', { timeout: 240_000 }, async () => {
-    const checkout = freshCheckout();
+    const checkout = freshCheckout(repo, join(root, 'checkout'));
     expect(existsSync(join(checkout, 'dist'))).toBe(false);
     const home = join(root, 'home');
     const r = await runCommand('npm', ['start'], { cwd: checkout, env: userEnv({ BRIDLE_HOME: home }), timeoutMs: 200_000 });

@@ -5,7 +5,7 @@
  * suite run 20 times) rejects it; round 4 is told what failed, fixes it, and
  * the run ends verified. The example in the repo is unchanged.
  */
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,23 +13,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
-import { runCommand, userEnv } from '../helpers/npm.js';
+import { freshCheckout, runCommand, userEnv } from '../helpers/npm.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-ralph-demo-test-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function freshCheckout(): string {
-  const dir = join(root, 'checkout');
-  const left = new Set(['node_modules', 'dist', '.git', '.bridle', '.vitest-report.json']);
-  cpSync(repo, dir, { recursive: true, filter: (src) => !left.has(src.slice(repo.length).split('/')[0]!) });
-  symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
-  return dir;
-}
-
 describe('the Ralph demo', () => {
   it('npm run demo:ralph from a fresh clone: one fix per round, a false complete rejected by the verifier running the suite 20 times, then verified (exit 0)', { timeout: 400_000 }, async () => {
-    const checkout = freshCheckout();
+    const checkout = freshCheckout(repo, join(root, 'checkout'));
     expect(existsSync(join(checkout, 'dist'))).toBe(false);
     const home = join(root, 'home');
     const r = await runCommand('npm', ['run', 'demo:ralph'], { cwd: checkout, env: userEnv({ BRIDLE_HOME: home }), timeoutMs: 380_000 });
