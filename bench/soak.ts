@@ -87,10 +87,12 @@ export interface SoakReport {
   problems: string[];
 }
 
+/** The longest wait of a kill after its moment begins: the slow replies must outlast it, or the run ends first. */
+export const KILL_WITHIN_MS = { streaming: 350, summary: 300 } as const;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const WINDOW = 16_000;
 
-interface Trial {
+export interface Trial {
   id: number;
   moment: Moment;
   rng: () => number;
@@ -108,15 +110,16 @@ const marking = (t: Trial, sleepS: number, then?: string) => {
   return { id: `call_${label}`, name: 'bash', arguments: JSON.stringify({ command }) };
 };
 const usage = (promptTokens = 100) => usageChunk({ prompt_tokens: promptTokens, completion_tokens: 5 });
-const slowly = (text: string, ms: number): StreamItem[] => textChunks(text).flatMap((c) => [pause(ms), c]);
+/** `text` in `parts` deltas, `ms` apart: a stream that lasts about parts × ms, long enough for a kill to land inside it. */
+const slowly = (text: string, parts: number, ms: number): StreamItem[] => textChunks(text, { parts }).flatMap((c) => [pause(ms), c]);
 const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i} `).join('');
 
 /** The model's side of each trial: answers follow from the trial's moment and how far its turn has come. */
-function reply(t: Trial, body: { messages: { role: string; content?: unknown }[] }): Reply {
+export function reply(t: Trial, body: { messages: { role: string; content?: unknown }[] }): Reply {
   const last = body.messages.at(-1);
   if (last?.role === 'user' && typeof last.content === 'string' && last.content.startsWith(SUMMARY_REQUEST_MARK)) {
     // Slow, so the kill lands inside the compaction.
-    return streamReply([...slowly('## Request and intent\nsoak\n## Current work\nmarking\n## Next step\ngo on', 25), usage(300)]);
+    return streamReply([...slowly('## Request and intent\nsoak\n## Current work\nmarking\n## Next step\ngo on', 12, 25), usage(300)]);
   }
   if (t.phase === 'resume') return streamReply([...textChunks('carried on after the crash'), usage()]);
   t.requests++;
@@ -124,7 +127,7 @@ function reply(t: Trial, body: { messages: { role: string; content?: unknown }[]
   const step = body.messages.length - 1 - body.messages.findLastIndex((m) => m.role === 'user');
   switch (t.moment) {
     case 'streaming':
-      return streamReply([...slowly(words(60), 8), usage()]);
+      return streamReply([...slowly(words(60), 60, 8), usage()]);
     case 'dispatch':
       return step === 0 ? streamReply([...toolCallChunks([marking(t, 0.3), marking(t, 0.3)]), usage()]) : streamReply([...textChunks('both ran'), usage()]);
     case 'flush':
@@ -168,7 +171,7 @@ async function killMoment(t: Trial, log: () => string, child: Child, stdinLine: 
   switch (t.moment) {
     case 'streaming':
       await until(() => t.requests > 0, 'the first model request');
-      await sleep(t.rng() * 350);
+      await sleep(t.rng() * KILL_WITHIN_MS.streaming);
       break;
     case 'dispatch':
       await until(() => logHas(log(), 'tool/dispatch'), 'a dispatch');
@@ -187,7 +190,7 @@ async function killMoment(t: Trial, log: () => string, child: Child, stdinLine: 
       // One of the four: at its first line (the quick ones) or inside it (the summary request streams for ~300 ms).
       const nth = 1 + Math.floor(t.rng() * 4);
       await until(() => log().split('"kind":"compaction/start"').length > nth, `compaction #${nth}`);
-      await sleep(nth === 4 ? t.rng() * 300 : t.rng() * 2);
+      await sleep(nth === 4 ? t.rng() * KILL_WITHIN_MS.summary : t.rng() * 2);
       break;
     }
     case 'queued': {

@@ -4,7 +4,9 @@
  * replayed through the machines. `npm run soak` is the long version.
  */
 import { describe, expect, it } from 'vitest';
-import { formatReport, judge, MOMENTS, soak } from '../../bench/soak.js';
+import { formatReport, judge, KILL_WITHIN_MS, MOMENTS, reply, soak, type Trial } from '../../bench/soak.js';
+import { SUMMARY_REQUEST_MARK } from '../../log/context/summary-prompt.js';
+import { pausedMs, type Reply } from '../helpers/openai-sse-server.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { cliBuilt } from './cli-world.js';
 
@@ -25,6 +27,16 @@ describe('the soak judges what a killed and resumed session left', () => {
     const entries = [input(1, 'go'), start(2, 1), input(3, 'then this'), input(4, 'and this'), start(5, 4), start(6, 4)];
     expect(judge({ entries, marks: [], saved: [input(1, 'go'), input(3, 'then this')], acked: ['and this', 'never logged'] })).toMatchObject({ inputsLost: 3, inputs: 4 });
     expect(judge({ entries: [...entries.slice(0, 5), start(6, 3)], marks: [], saved: [input(1, 'go'), input(3, 'then this')], acked: ['and this'] }).inputsLost).toBe(0);
+  });
+});
+
+describe('the soak\'s slow replies outlast the kill that waits inside them', () => {
+  const trial = (moment: Trial['moment']): Trial => ({ id: 0, moment, rng: () => 0.5, phase: 'run', calls: 0, requests: 0 });
+  const streamMs = (r: Reply) => (r.type === 'stream' ? pausedMs(r.chunks) : 0);
+  it('a streaming answer streams longer than a streaming kill waits, and a summary longer than a compaction kill waits', () => {
+    // Both once streamed in three deltas (about 25 and 75 ms): on an idle machine every streaming run ended before its kill.
+    expect(streamMs(reply(trial('streaming'), { messages: [{ role: 'user', content: 'soak trial 0: go' }] }))).toBeGreaterThan(KILL_WITHIN_MS.streaming);
+    expect(streamMs(reply(trial('compaction'), { messages: [{ role: 'user', content: `${SUMMARY_REQUEST_MARK} now` }] }))).toBeGreaterThanOrEqual(KILL_WITHIN_MS.summary);
   });
 });
 

@@ -27,6 +27,9 @@ export type StreamItem = WireChunk | Pause | Raw;
 
 export const pause = (ms: number): Pause => ({ [PAUSE]: ms });
 export const raw = (text: string | Uint8Array): Raw => ({ [RAW]: text });
+/** How long a stream's pauses add up to: the least time it takes to send. */
+export const pausedMs = (items: readonly StreamItem[]): number =>
+  items.reduce((ms, item) => ms + (PAUSE in (item as object) ? ((item as Pause)[PAUSE] as number) : 0), 0);
 
 export type Reply =
   /** 200 + SSE: each item as `data: …\n\n`, then `data: [DONE]` unless `done: false`. */
