@@ -8,80 +8,12 @@
  * `allowOpenTail`, that open end is not a violation but is described in
  * `open`, for repair; everything before it must still be clean.
  */
-import type { Entry, EntryOf, ToolCallBlock, TurnEndReason } from './entries.js';
+import type { Entry, EntryOf, ToolCallBlock } from './entries.js';
+import type { OpenCall, OpenTail, Totals, Verdict, VerifyOptions, Violation } from './verdict.js';
+import { ralphStep, type RalphState } from './verify-ralph.js';
 import { isVisible, SurfaceTracker } from './verify-surface.js';
 
-/**
- * One problem. `violation` is a stable name: `missing-session-start`,
- * `seq-gap`, `seq-reorder`, `bad-turn-id`, `bad-step-id`, `missing-turn-end`,
- * `missing-step-end`, `step-outside-turn`, `turn-step-count`, `duplicate-call`,
- * `missing-call`, `orphan-result`, `duplicate-result`, `missing-result`,
- * `forged-entry`, `unmatched-compaction`, `bad-replace`,
- * `misplaced-checkpoint`, `checkpoint-mismatch`, `open-turn`, `bad-input-link` — and, from
- * reading the file, `bad-json`, `bad-utf8`, `bad-line-end`, `line-too-long`,
- * `bad-entry`, `unknown-kind`, `torn-tail`.
- */
-export interface Violation {
-  violation: string;
-  seq: number | null;
-  message: string;
-  /** The file line, when the problem is in the bytes rather than an entry. */
-  line?: number;
-}
-
-export interface Totals {
-  entries: number;
-  turns: number;
-  turnEnds: Partial<Record<TurnEndReason, number>>;
-  steps: number;
-  /** Calls by the status of their result; `pending` for calls with none. */
-  calls: Record<string, number>;
-  retries: number;
-  repairs: number;
-  checkpoints: number;
-}
-
-export interface OpenCall {
-  turn: string;
-  step: string;
-  callId: string;
-  toolCallId: string;
-  name: string;
-  dispatched: boolean;
-  idempotent: boolean;
-  /** Asked for approval and never answered. */
-  awaitingApproval: boolean;
-  /** Asked and answered, not dispatched yet: an allow that waited for an earlier call, or an answer whose dispatch or denied result a crash cut off (a fork's new answer ends its log so). */
-  answered?: boolean;
-  /** With `answered`: the logged answer, which a process going on with the log uses instead of asking again (ADR 0031). */
-  answer?: { outcome: EntryOf<'approval/decided'>['outcome']; by: string; rule?: EntryOf<'approval/decided'>['rule'] };
-}
-
-/** What the end of the log leaves open (a crash, or a process that exited at once). */
-export interface OpenTail {
-  turn?: { id: string; seq: number; steps: number };
-  step?: { id: string; turn: string; seq: number };
-  /** Tool-call blocks of the open step's answer with no `tool/call` entry yet, in order. */
-  unloggedCalls: { turn: string; step: string; callId: string; toolCallId: string; name: string; arguments: string }[];
-  /** Calls of the open step with no result, in call order. */
-  calls: OpenCall[];
-  subagents: { callId: string; child: string }[];
-  compaction?: { seq: number; estimatedTokens: number };
-}
-
-export interface Verdict {
-  ok: boolean;
-  violations: Violation[];
-  totals: Totals;
-  /** Set when `allowOpenTail` and the log ends with something open. */
-  open?: OpenTail;
-}
-
-export interface VerifyOptions {
-  allowOpenTail?: boolean;
-  /** Checks checkpoints against a replay of the session machine (injected: the fold lives with the machines). */
-  checkpoints?: (entries: readonly Entry[]) => Violation[];
-}
+export type { OpenCall, OpenTail, Totals, Verdict, VerifyOptions, Violation } from './verdict.js';
 
 interface CallState {
   call: EntryOf<'tool/call'>;
@@ -114,41 +46,6 @@ const callBlocks = (a: EntryOf<'assistant/message'> | undefined): ToolCallBlock[
 const RAN = new Set(['ok', 'error', 'unknown']);
 const NOT_RUN_CODES = new Set(['ABORTED_BEFORE_DISPATCH', 'TOOL_NOT_STARTED']);
 
-interface RalphState {
-  started: boolean;
-  ended: boolean;
-  /** The round whose child runs (no `ralph/handoff` yet). */
-  round?: EntryOf<'ralph/round'>;
-  /** The check that runs (no `ralph/verdict` yet). */
-  verify?: EntryOf<'ralph/verify'>;
-}
-
-/** One Ralph entry against the run so far; returns what is wrong with it, if anything. */
-function ralphStep(s: RalphState, e: EntryOf<'ralph/round' | 'ralph/handoff' | 'ralph/verify' | 'ralph/verdict' | 'ralph/end'>): string | undefined {
-  switch (e.kind) {
-    case 'ralph/round':
-      if (s.round || s.verify) return `round ${e.round} begins while ${s.round ? `round ${s.round.round}` : `the check of round ${s.verify!.round}`} is open`;
-      s.round = e;
-      return undefined;
-    case 'ralph/handoff':
-      if (!s.round || s.round.round !== e.round || s.round.child !== e.child) return `a handoff of round ${e.round} (${e.child}), which is not the open round`;
-      s.round = undefined;
-      return undefined;
-    case 'ralph/verify':
-      if (s.round || s.verify) return `a check of round ${e.round} while ${s.round ? 'a round' : 'another check'} is open`;
-      s.verify = e;
-      return undefined;
-    case 'ralph/verdict':
-      if (!s.verify || s.verify.round !== e.round || s.verify.by !== e.by) return `a verdict on round ${e.round} (${e.by}) with no such check open`;
-      s.verify = undefined;
-      return undefined;
-    case 'ralph/end':
-      if (s.round || s.verify) return 'ralph/end while a round or a check is open';
-      // A cancelled run may be resumed: more rounds may follow it.
-      s.ended = e.outcome !== 'cancelled';
-      return undefined;
-  }
-}
 
 /** Contract: pure and linear in the log; never throws for any list of schema-valid entries. */
 export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): Verdict {
