@@ -5,63 +5,23 @@
  * `@agentclientprotocol/sdk`), connected app to app. Every log it leaves
  * verifies.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { methods, RequestError, type ClientContext } from '@agentclientprotocol/sdk';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseLog } from '../log/parse.js';
+import { methods, RequestError } from '@agentclientprotocol/sdk';
+import { describe, expect, it } from 'vitest';
 import { verifyLog } from '../log/verify.js';
 import type { Entry, EntryOf } from '../log/entries.js';
-import { createAcpAgent, type AcpAgent } from '../server/acp/agent.js';
+import { createAcpAgent } from '../server/acp/agent.js';
 import { choose, recordingClient, streamedText, until, updatesOf, type PermissionAnswer } from '../test/helpers/acp.js';
+import { useAcpWorld, writeCall } from '../test/helpers/acp-world.js';
 import { acpOpener, authMethodsOf, mcpRowsMount } from './acp.js';
 import { composeProduct, type SettingFlags } from './settings.js';
 
-let root: string;
-let home: string;
-let ws: string;
-const agents: AcpAgent[] = [];
-beforeEach(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-acp-')));
-  home = join(root, 'home');
-  ws = join(root, 'ws');
-  mkdirSync(ws);
-});
-afterEach(async () => {
-  for (const a of agents.splice(0)) await a.close();
-  rmSync(root, { recursive: true, force: true });
-});
-
-function script(responses: unknown[]): string {
-  const file = join(root, `script-${Math.random().toString(36).slice(2)}.json`);
-  writeFileSync(file, JSON.stringify({ responses }));
-  return file;
-}
-
-const problems: string[] = [];
-async function agentWith(flags: SettingFlags): Promise<AcpAgent> {
-  const product = await composeProduct({ sandbox: 'off', approval: 'ask', ...flags }, { env: { BRIDLE_HOME: home } });
-  const a = createAcpAgent({ open: acpOpener(product, (m) => problems.push(m)), info: { name: 'bridle', version: '0' }, authMethods: authMethodsOf(product, {}) });
-  agents.push(a);
-  return a;
-}
-
-const logOf = (id: string): Entry[] => parseLog(readFileSync(join(home, 'sessions', `${id}.jsonl`), 'utf8')).entries;
-
-async function start(ctx: ClientContext, capabilities = {}) {
-  await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: capabilities, clientInfo: { name: 'test-client', version: '1' } });
-  return (await ctx.request(methods.agent.session.new, { cwd: ws, mcpServers: [] })).sessionId;
-}
-
-const prompt = (ctx: ClientContext, sessionId: string, text: string) => ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] });
-
-const writeCall = (path: string, content: string) => ({ name: 'write_file', arguments: { path, content } });
+const w = useAcpWorld();
 
 describe('bridle acp, in process, through the SDK client', () => {
   it('initialize: protocol version 1, loadSession, text and embedded context, no auth for a scripted model', async () => {
-    const agent = await agentWith({ model: `scripted:${script([])}` });
+    const agent = await w.agentWith({ model: `scripted:${w.script([])}` });
     const { app } = recordingClient();
     const init = await app.connectWith(agent.app, (ctx) => ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} }));
     expect(init).toMatchObject({
@@ -73,30 +33,30 @@ describe('bridle acp, in process, through the SDK client', () => {
   });
 
   it('names OPENAI_API_KEY as the auth method when the model needs a key the environment lacks, and none for a loopback server', async () => {
-    const remote = await composeProduct({ model: 'gpt-4o-mini' }, { env: { BRIDLE_HOME: home } });
+    const remote = await composeProduct({ model: 'gpt-4o-mini' }, { env: { BRIDLE_HOME: w.home } });
     expect(authMethodsOf(remote, {})).toEqual([expect.objectContaining({ id: 'openai-api-key', name: 'OPENAI_API_KEY' })]);
     expect(authMethodsOf(remote, { OPENAI_API_KEY: 'sk-x' })).toEqual([]);
-    const local = await composeProduct({ model: 'qwen', baseUrl: 'http://127.0.0.1:11434/v1' }, { env: { BRIDLE_HOME: home } });
+    const local = await composeProduct({ model: 'qwen', baseUrl: 'http://127.0.0.1:11434/v1' }, { env: { BRIDLE_HOME: w.home } });
     expect(authMethodsOf(local, {})).toEqual([]);
   });
 
   it('new + prompt: thought and message chunks stream, a tool call goes pending → in_progress → completed with a diff, the stop reason is end_turn, the log verifies', async () => {
-    const agent = await agentWith({ model: `scripted:${script([{ reasoning: 'Plan: write.', text: 'Writing it.', toolCalls: [writeCall('out.txt', 'hello\n')] }, { text: 'Done.' }])}` });
+    const agent = await w.agentWith({ model: `scripted:${w.script([{ reasoning: 'Plan: write.', text: 'Writing it.', toolCalls: [writeCall('out.txt', 'hello\n')] }, { text: 'Done.' }])}` });
     const { app, record } = recordingClient();
     const { sessionId, res } = await app.connectWith(agent.app, async (ctx) => {
-      const sessionId = await start(ctx);
-      return { sessionId, res: await prompt(ctx, sessionId, 'write out.txt') };
+      const sessionId = await w.start(ctx);
+      return { sessionId, res: await w.prompt(ctx, sessionId, 'write out.txt') };
     });
     expect(res).toEqual({ stopReason: 'end_turn' });
     expect(streamedText(record, 'agent_thought_chunk')).toBe('Plan: write.');
     expect(streamedText(record)).toBe('Writing it.Done.');
     const call = updatesOf(record, 'tool_call')[0]!;
-    expect(call).toMatchObject({ toolCallId: 't1.s1.c1', title: 'write_file out.txt (6 bytes)', kind: 'edit', status: 'pending', locations: [{ path: join(ws, 'out.txt') }] });
+    expect(call).toMatchObject({ toolCallId: 't1.s1.c1', title: 'write_file out.txt (6 bytes)', kind: 'edit', status: 'pending', locations: [{ path: join(w.ws, 'out.txt') }] });
     const statuses = updatesOf(record, 'tool_call_update').map((u) => u.status);
     expect(statuses).toEqual(['in_progress', 'completed']);
     expect(updatesOf(record, 'tool_call_update')[1]!.content).toEqual([
       { type: 'content', content: { type: 'text', text: 'Created out.txt (6 bytes written).' } },
-      { type: 'diff', path: join(ws, 'out.txt'), newText: 'hello\n' },
+      { type: 'diff', path: join(w.ws, 'out.txt'), newText: 'hello\n' },
     ]);
     // The order the client saw: text, then the call, its question, its result, then the answer's text.
     const kinds = record.updates.map((n) => n.update.sessionUpdate);
@@ -105,8 +65,8 @@ describe('bridle acp, in process, through the SDK client', () => {
     expect(record.permissions).toHaveLength(1);
     expect(record.permissions[0]).toMatchObject({ sessionId, toolCall: { toolCallId: 't1.s1.c1', kind: 'edit' } });
     expect(record.permissions[0]!.options.map((o) => o.kind)).toEqual(['allow_once', 'allow_always', 'reject_once', 'reject_always']);
-    expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('hello\n');
-    const log = logOf(sessionId);
+    expect(readFileSync(join(w.ws, 'out.txt'), 'utf8')).toBe('hello\n');
+    const log = w.logOf(sessionId);
     expect(verifyLog(log).violations).toEqual([]);
     expect(log.find((e) => e.kind === 'approval/decided')).toMatchObject({ outcome: 'allowed-once', by: 'acp:test-client' });
   });
@@ -117,24 +77,24 @@ describe('bridle acp, in process, through the SDK client', () => {
     ['an option it was not offered', () => choose('yes-please'), 'unavailable', 'failed'],
     ['a cancelled question', () => ({ outcome: { outcome: 'cancelled' } }), 'cancelled', 'failed'],
   ])('a permission request answered by %s denies the call: nothing dispatched, nothing written, the log verifies', async (_, answer, outcome, status) => {
-    const agent = await agentWith({ model: `scripted:${script([{ toolCalls: [writeCall('no.txt', 'x')] }, { text: 'ok.' }])}` });
+    const agent = await w.agentWith({ model: `scripted:${w.script([{ toolCalls: [writeCall('no.txt', 'x')] }, { text: 'ok.' }])}` });
     const { app, record } = recordingClient(answer);
     const { sessionId, res } = await app.connectWith(agent.app, async (ctx) => {
-      const sessionId = await start(ctx);
-      return { sessionId, res: await prompt(ctx, sessionId, 'go') };
+      const sessionId = await w.start(ctx);
+      return { sessionId, res: await w.prompt(ctx, sessionId, 'go') };
     });
     expect(res.stopReason).toBe('end_turn');
     expect(updatesOf(record, 'tool_call_update').at(-1)).toMatchObject({ toolCallId: 't1.s1.c1', status });
-    const log = logOf(sessionId);
+    const log = w.logOf(sessionId);
     expect(log.find((e) => e.kind === 'approval/decided')).toMatchObject({ outcome });
     expect(log.find((e) => e.kind === 'tool/dispatch')).toBeUndefined();
-    expect(() => readFileSync(join(ws, 'no.txt'))).toThrow();
+    expect(() => readFileSync(join(w.ws, 'no.txt'))).toThrow();
     expect(verifyLog(log).violations).toEqual([]);
   });
 
   it('allow always: the second identical call is not asked, the rule is logged; reject always: the second identical call is rejected unasked', async () => {
-    const agent = await agentWith({
-      model: `scripted:${script([
+    const agent = await w.agentWith({
+      model: `scripted:${w.script([
         { toolCalls: [writeCall('a.txt', '1')] },
         { toolCalls: [writeCall('a.txt', '2')] },
         { toolCalls: [writeCall('b.txt', '1')] },
@@ -144,91 +104,91 @@ describe('bridle acp, in process, through the SDK client', () => {
     });
     const { app, record } = recordingClient((req) => choose(req.toolCall.rawInput && (req.toolCall.rawInput as { path: string }).path === 'a.txt' ? 'allow-always' : 'reject-always'));
     const sessionId = await app.connectWith(agent.app, async (ctx) => {
-      const sessionId = await start(ctx);
-      await prompt(ctx, sessionId, 'go');
+      const sessionId = await w.start(ctx);
+      await w.prompt(ctx, sessionId, 'go');
       return sessionId;
     });
     expect(record.permissions.map((p) => (p.toolCall.rawInput as { path: string }).path)).toEqual(['a.txt', 'b.txt']);
-    expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('2');
-    expect(() => readFileSync(join(ws, 'b.txt'))).toThrow();
-    const decided = logOf(sessionId).filter((e) => e.kind === 'approval/decided');
+    expect(readFileSync(join(w.ws, 'a.txt'), 'utf8')).toBe('2');
+    expect(() => readFileSync(join(w.ws, 'b.txt'))).toThrow();
+    const decided = w.logOf(sessionId).filter((e) => e.kind === 'approval/decided');
     expect(decided.map((d) => [d.outcome, d.by])).toEqual([
       ['allowed-always', 'acp:test-client'],
       ['rejected', 'acp:test-client (rejected always)'],
       ['rejected', 'acp:test-client (rejected always)'],
     ]);
     expect(decided[0]).toMatchObject({ rule: { tool: 'write_file' } });
-    expect(verifyLog(logOf(sessionId)).violations).toEqual([]);
+    expect(verifyLog(w.logOf(sessionId)).violations).toEqual([]);
   });
 
   it('session/cancel mid-tool: the running call ends ABORTED, the one never dispatched ABORTED_BEFORE_DISPATCH, the stop reason is cancelled, the log verifies', async () => {
-    const agent = await agentWith({ approval: 'auto', model: `scripted:${script([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 30' } }, writeCall('late.txt', 'x')] }, { text: 'never' }])}` });
+    const agent = await w.agentWith({ approval: 'auto', model: `scripted:${w.script([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 30' } }, writeCall('late.txt', 'x')] }, { text: 'never' }])}` });
     const { app, record } = recordingClient();
     const { sessionId, res } = await app.connectWith(agent.app, async (ctx) => {
-      const sessionId = await start(ctx);
-      const running = prompt(ctx, sessionId, 'go');
+      const sessionId = await w.start(ctx);
+      const running = w.prompt(ctx, sessionId, 'go');
       await until(() => updatesOf(record, 'tool_call_update').some((u) => u.status === 'in_progress'), 10_000, 'bash to start');
       await ctx.notify(methods.agent.session.cancel, { sessionId });
       return { sessionId, res: await running };
     });
     expect(res).toEqual({ stopReason: 'cancelled' });
-    const results = logOf(sessionId).filter((e) => e.kind === 'tool/result');
+    const results = w.logOf(sessionId).filter((e) => e.kind === 'tool/result');
     expect(results.map((r) => [r.name, r.status, r.code])).toEqual([
       ['bash', 'aborted', 'ABORTED'],
       ['write_file', 'aborted', 'ABORTED_BEFORE_DISPATCH'],
     ]);
     expect(updatesOf(record, 'tool_call_update').filter((u) => u.status === 'failed')).toHaveLength(2);
-    expect(logOf(sessionId).find((e) => e.kind === 'turn/end')).toMatchObject({ reason: 'aborted' });
-    expect(verifyLog(logOf(sessionId)).violations).toEqual([]);
+    expect(w.logOf(sessionId).find((e) => e.kind === 'turn/end')).toMatchObject({ reason: 'aborted' });
+    expect(verifyLog(w.logOf(sessionId)).violations).toEqual([]);
   });
 
   it('a client that disconnects mid-turn: the turn is cancelled, the log is closed and verifies', async () => {
-    const agent = await agentWith({ approval: 'auto', model: `scripted:${script([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 30' } }] }, { text: 'never' }])}` });
+    const agent = await w.agentWith({ approval: 'auto', model: `scripted:${w.script([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 30' } }] }, { text: 'never' }])}` });
     const { app, record } = recordingClient();
     const conn = app.connect(agent.app);
-    const sessionId = await start(conn.agent);
-    void prompt(conn.agent, sessionId, 'go').catch(() => undefined);
+    const sessionId = await w.start(conn.agent);
+    void w.prompt(conn.agent, sessionId, 'go').catch(() => undefined);
     await until(() => updatesOf(record, 'tool_call_update').some((u) => u.status === 'in_progress'), 10_000, 'bash to start');
     conn.close();
     await agent.closed;
-    const log = logOf(sessionId);
+    const log = w.logOf(sessionId);
     expect(log.find((e) => e.kind === 'turn/end')).toMatchObject({ reason: 'aborted' });
     expect(log.find((e) => e.kind === 'tool/result')).toMatchObject({ status: 'aborted', code: 'ABORTED' });
     expect(verifyLog(log).violations).toEqual([]);
   });
 
   it('a client that disconnects while asked: the question denies, the turn ends, the log verifies', async () => {
-    const agent = await agentWith({ model: `scripted:${script([{ toolCalls: [writeCall('x.txt', 'x')] }, { text: 'never' }])}` });
+    const agent = await w.agentWith({ model: `scripted:${w.script([{ toolCalls: [writeCall('x.txt', 'x')] }, { text: 'never' }])}` });
     const { app, record } = recordingClient(() => new Promise(() => undefined));
     const conn = app.connect(agent.app);
-    const sessionId = await start(conn.agent);
-    void prompt(conn.agent, sessionId, 'go').catch(() => undefined);
+    const sessionId = await w.start(conn.agent);
+    void w.prompt(conn.agent, sessionId, 'go').catch(() => undefined);
     await until(() => record.permissions.length === 1, 10_000, 'the question');
     conn.close();
     await agent.closed;
-    const log = logOf(sessionId);
+    const log = w.logOf(sessionId);
     expect(log.find((e) => e.kind === 'approval/decided')?.outcome).toMatch(/^(cancelled|unavailable)$/);
     expect(log.find((e) => e.kind === 'tool/dispatch')).toBeUndefined();
     expect(verifyLog(log).violations).toEqual([]);
   });
 
   it('session/load of an existing session streams its history from the log, then a prompt continues it', async () => {
-    const file = script([{ reasoning: 'Hmm.', text: 'Writing.', toolCalls: [writeCall('h.txt', 'v1\n')] }, { text: 'First done.' }, { text: 'Second answer.' }]);
-    const first = await agentWith({ approval: 'auto', model: `scripted:${file}` });
+    const file = w.script([{ reasoning: 'Hmm.', text: 'Writing.', toolCalls: [writeCall('h.txt', 'v1\n')] }, { text: 'First done.' }, { text: 'Second answer.' }]);
+    const first = await w.agentWith({ approval: 'auto', model: `scripted:${file}` });
     const sessionId = await recordingClient().app.connectWith(first.app, async (ctx) => {
-      const id = await start(ctx);
-      await prompt(ctx, id, 'first prompt');
+      const id = await w.start(ctx);
+      await w.prompt(ctx, id, 'first prompt');
       return id;
     });
     await first.close();
 
     // A new agent (a restarted editor) loads it; the script's third answer is the next prompt's.
-    const second = await agentWith({ approval: 'auto', model: `scripted:${script([{ text: 'Second answer.' }])}` });
+    const second = await w.agentWith({ approval: 'auto', model: `scripted:${w.script([{ text: 'Second answer.' }])}` });
     const { app, record } = recordingClient();
     const res = await app.connectWith(second.app, async (ctx) => {
       await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-      expect(await ctx.request(methods.agent.session.load, { sessionId, cwd: ws, mcpServers: [] })).toEqual({});
-      return prompt(ctx, sessionId, 'second prompt');
+      expect(await ctx.request(methods.agent.session.load, { sessionId, cwd: w.ws, mcpServers: [] })).toEqual({});
+      return w.prompt(ctx, sessionId, 'second prompt');
     });
     expect(res.stopReason).toBe('end_turn');
     const kinds = record.updates.map((n) => n.update.sessionUpdate);
@@ -237,7 +197,7 @@ describe('bridle acp, in process, through the SDK client', () => {
     expect(updatesOf(record, 'tool_call')[0]).toMatchObject({ toolCallId: 't1.s1.c1', title: 'write_file h.txt (3 bytes)', status: 'pending' });
     expect(updatesOf(record, 'tool_call_update').map((u) => u.status)).toEqual(['in_progress', 'completed']);
     expect(streamedText(record)).toBe('Writing.First done.Second answer.');
-    const log = logOf(sessionId);
+    const log = w.logOf(sessionId);
     expect(log.filter((e) => e.kind === 'turn/end')).toHaveLength(2);
     expect(verifyLog(log).violations).toEqual([]);
   });
@@ -249,165 +209,66 @@ describe('bridle acp, in process, through the SDK client', () => {
       [{}, [{ text: 'I cannot help with that.', finish: 'refusal' }], { stopReason: 'refusal' }],
     ];
     for (const [flags, responses, want] of cases) {
-      const agent = await agentWith({ ...flags, model: `scripted:${script(responses)}` });
-      const res = await recordingClient().app.connectWith(agent.app, async (ctx) => prompt(ctx, await start(ctx), 'go'));
+      const agent = await w.agentWith({ ...flags, model: `scripted:${w.script(responses)}` });
+      const res = await recordingClient().app.connectWith(agent.app, async (ctx) => w.prompt(ctx, await w.start(ctx), 'go'));
       expect(res).toEqual(want);
     }
-    const failing = await agentWith({ model: `scripted:${script([{ error: { code: 'BAD_REQUEST', message: 'nope' } }])}` });
-    const err = await recordingClient().app.connectWith(failing.app, async (ctx) => prompt(ctx, await start(ctx), 'go').then(() => undefined, (e: unknown) => e));
+    const failing = await w.agentWith({ model: `scripted:${w.script([{ error: { code: 'BAD_REQUEST', message: 'nope' } }])}` });
+    const err = await recordingClient().app.connectWith(failing.app, async (ctx) => w.prompt(ctx, await w.start(ctx), 'go').then(() => undefined, (e: unknown) => e));
     expect(err).toMatchObject({ code: -32603, data: { reason: 'TURN_FAILED', code: 'BAD_REQUEST' } });
   });
 
   it('MCP servers from the client are mounted as mcp:<name> rows: one that cannot start is a warning in the log (mcp/server failed), and the session opens', async () => {
     expect(mcpRowsMount()).toBe(true);
-    problems.length = 0;
+    w.problems.length = 0;
     let entries: readonly Entry[] = [];
-    const agent = await agentWith({ model: `scripted:${script([{ text: 'hi' }])}` });
+    const agent = await w.agentWith({ model: `scripted:${w.script([{ text: 'hi' }])}` });
     const res = await recordingClient().app.connectWith(agent.app, async (ctx) => {
       await ctx.request(methods.agent.initialize, { protocolVersion: 1 });
-      const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: ws, mcpServers: [{ name: 'files', command: 'bridle-no-such-mcp-server', args: [], env: [] }, { type: 'http', name: 'docs', url: 'http://127.0.0.1:1/mcp', headers: [] }] });
-      const r = await prompt(ctx, sessionId, 'hello');
-      entries = logOf(sessionId);
+      const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: w.ws, mcpServers: [{ name: 'files', command: 'bridle-no-such-mcp-server', args: [], env: [] }, { type: 'http', name: 'docs', url: 'http://127.0.0.1:1/mcp', headers: [] }] });
+      const r = await w.prompt(ctx, sessionId, 'hello');
+      entries = w.logOf(sessionId);
       return r;
     });
     expect(res.stopReason).toBe('end_turn');
     const starts = entries.filter((e): e is EntryOf<'mcp/server'> => e.kind === 'mcp/server');
     expect(starts.map((e) => [e.server, e.outcome]).sort()).toEqual([['mcp:docs', 'failed'], ['mcp:files', 'failed']]);
-    expect(problems).toEqual([]);
+    expect(w.problems).toEqual([]);
   });
 
   it('a client that sends an empty cwd gets the --cwd workspace', async () => {
-    const product = await composeProduct({ sandbox: 'off', model: `scripted:${script([])}` }, { env: { BRIDLE_HOME: home } });
-    const agent = createAcpAgent({ open: acpOpener(product, () => undefined), info: { name: 'bridle', version: '0' }, defaultCwd: ws });
-    agents.push(agent);
+    const product = await composeProduct({ sandbox: 'off', model: `scripted:${w.script([])}` }, { env: { BRIDLE_HOME: w.home } });
+    const agent = createAcpAgent({ open: acpOpener(product, () => undefined), info: { name: 'bridle', version: '0' }, defaultCwd: w.ws });
+    w.closeAfter(agent);
     const sessionId = await recordingClient().app.connectWith(agent.app, async (ctx) => {
       await ctx.request(methods.agent.initialize, { protocolVersion: 1 });
       return (await ctx.request(methods.agent.session.new, { cwd: '', mcpServers: [] })).sessionId;
     });
-    expect(logOf(sessionId)[0]).toMatchObject({ kind: 'session/start', cwd: ws });
+    expect(w.logOf(sessionId)[0]).toMatchObject({ kind: 'session/start', cwd: w.ws });
   });
 
   it('refuses what it cannot do with named JSON-RPC errors, and goes on serving', async () => {
-    const agent = await agentWith({ model: `scripted:${script([{ text: 'still here' }])}` });
+    const agent = await w.agentWith({ model: `scripted:${w.script([{ text: 'still here' }])}` });
     const { app } = recordingClient();
     const fail = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
     await app.connectWith(agent.app, async (ctx) => {
       // Before initialize, nothing else is taken.
-      expect(await fail(ctx.request(methods.agent.session.new, { cwd: ws, mcpServers: [] }))).toMatchObject({ code: -32600 });
-      const sessionId = await start(ctx);
-      expect(await fail(prompt(ctx, 'no-such-session', 'x'))).toMatchObject({ code: -32002 });
+      expect(await fail(ctx.request(methods.agent.session.new, { cwd: w.ws, mcpServers: [] }))).toMatchObject({ code: -32600 });
+      const sessionId = await w.start(ctx);
+      expect(await fail(w.prompt(ctx, 'no-such-session', 'x'))).toMatchObject({ code: -32002 });
       expect(await fail(ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'image', data: 'AA==', mimeType: 'image/png' }] }))).toMatchObject({ code: -32602, data: { reason: 'BAD_PROMPT' } });
-      expect(await fail(ctx.request(methods.agent.session.load, { sessionId: '../../etc/passwd', cwd: ws, mcpServers: [] }))).toMatchObject({ code: -32602, data: { reason: 'BAD_SESSION_ID' } });
-      expect(await fail(ctx.request(methods.agent.session.load, { sessionId: 'never-was', cwd: ws, mcpServers: [] }))).toMatchObject({ code: -32002, data: { reason: 'NO_SUCH_SESSION' } });
+      expect(await fail(ctx.request(methods.agent.session.load, { sessionId: '../../etc/passwd', cwd: w.ws, mcpServers: [] }))).toMatchObject({ code: -32602, data: { reason: 'BAD_SESSION_ID' } });
+      expect(await fail(ctx.request(methods.agent.session.load, { sessionId: 'never-was', cwd: w.ws, mcpServers: [] }))).toMatchObject({ code: -32002, data: { reason: 'NO_SUCH_SESSION' } });
       expect(await fail(ctx.request(methods.agent.session.new, { cwd: 'relative/dir', mcpServers: [] }))).toMatchObject({ code: -32602, data: { reason: 'BAD_CWD' } });
-      expect(await fail(ctx.request(methods.agent.session.new, { cwd: join(ws, 'missing'), mcpServers: [] }))).toMatchObject({ code: -32602, message: expect.stringContaining('no such directory') });
+      expect(await fail(ctx.request(methods.agent.session.new, { cwd: join(w.ws, 'missing'), mcpServers: [] }))).toMatchObject({ code: -32602, message: expect.stringContaining('no such directory') });
       const dup = { name: 'x', command: 'true', args: [], env: [] };
-      expect(await fail(ctx.request(methods.agent.session.new, { cwd: ws, mcpServers: [dup, dup] }))).toMatchObject({ code: -32602, data: { reason: 'BAD_MCP_SERVER' } });
+      expect(await fail(ctx.request(methods.agent.session.new, { cwd: w.ws, mcpServers: [dup, dup] }))).toMatchObject({ code: -32602, data: { reason: 'BAD_MCP_SERVER' } });
       // Params the schemas refuse, and a method bridle does not have.
       expect(await fail(ctx.request(methods.agent.session.prompt, { sessionId } as never))).toMatchObject({ code: -32602 });
       expect(await fail(ctx.request('session/fly', {}))).toMatchObject({ code: -32601 });
-      expect(await prompt(ctx, sessionId, 'are you there?')).toEqual({ stopReason: 'end_turn' });
+      expect(await w.prompt(ctx, sessionId, 'are you there?')).toEqual({ stopReason: 'end_turn' });
     });
   });
 });
 
 /** A client with an editor's buffers (fs) and terminals (real processes), as an editor would offer them. */
-function editorClient(buffers: Map<string, string>, answer?: PermissionAnswer) {
-  const { app, record } = recordingClient(answer ?? (() => choose('allow-once')));
-  const terminals = new Map<string, { child: ChildProcess; output: string; exit: Promise<{ exitCode: number | null; signal: string | null }> }>();
-  const asked: { method: string; params: unknown }[] = [];
-  app
-    .onRequest(methods.client.fs.readTextFile, ({ params }) => {
-      asked.push({ method: 'read', params });
-      const text = buffers.get(params.path);
-      if (text === undefined) throw RequestError.resourceNotFound(params.path);
-      return { content: text };
-    })
-    .onRequest(methods.client.fs.writeTextFile, ({ params }) => {
-      asked.push({ method: 'write', params });
-      buffers.set(params.path, params.content);
-      return {};
-    })
-    .onRequest(methods.client.terminal.create, ({ params }) => {
-      asked.push({ method: 'terminal', params });
-      const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, env: { PATH: process.env.PATH, EDITOR_SECRET: 'leak' } });
-      const t = { child, output: '', exit: new Promise<{ exitCode: number | null; signal: string | null }>((r) => child.on('close', (exitCode, signal) => r({ exitCode, signal }))) };
-      child.stdout.on('data', (d) => (t.output += d));
-      child.stderr.on('data', (d) => (t.output += d));
-      const id = `term-${terminals.size + 1}`;
-      terminals.set(id, t);
-      return { terminalId: id };
-    })
-    .onRequest(methods.client.terminal.waitForExit, ({ params }) => terminals.get(params.terminalId)!.exit)
-    .onRequest(methods.client.terminal.output, ({ params }) => ({ output: terminals.get(params.terminalId)!.output, truncated: false }))
-    .onRequest(methods.client.terminal.kill, ({ params }) => void terminals.get(params.terminalId)!.child.kill('SIGKILL'))
-    .onRequest(methods.client.terminal.release, ({ params }) => {
-      terminals.get(params.terminalId)?.child.kill('SIGKILL');
-      terminals.delete(params.terminalId);
-    });
-  return { app, record, asked, terminals };
-}
-
-describe('the client\'s files and terminals (rows fs and subprocess: acp-client)', () => {
-  const patchFile = () => {
-    const file = join(root, 'acp-client.yaml');
-    writeFileSync(file, 'patch:\n  - { id: fs, use: acp-client }\n  - { id: subprocess, use: acp-client }\n');
-    return file;
-  };
-  const fsCaps = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
-
-  it('read_file reads the editor\'s buffer, write_file and edit_file write through the editor, bash runs in its terminal with bridle\'s environment only', async () => {
-    writeFileSync(join(ws, 'a.txt'), 'on disk\n');
-    const buffers = new Map([[join(ws, 'a.txt'), 'unsaved edit\n']]);
-    const agent = await agentWith({
-      approval: 'auto',
-      patch: patchFile(),
-      model: `scripted:${script([
-        { toolCalls: [{ name: 'read_file', arguments: { path: 'a.txt' } }] },
-        { toolCalls: [{ name: 'edit_file', arguments: { path: 'a.txt', old_text: 'unsaved', new_text: 'edited' } }] },
-        { toolCalls: [writeCall('sub/new.txt', 'brand new\n')] },
-        { toolCalls: [{ name: 'bash', arguments: { command: 'echo from-terminal; echo "secret=${EDITOR_SECRET:-none}"' } }] },
-        { text: 'done' },
-      ])}`,
-    });
-    const { app, record, asked } = editorClient(buffers);
-    const sessionId = await app.connectWith(agent.app, async (ctx) => {
-      const id = await start(ctx, fsCaps);
-      await prompt(ctx, id, 'go');
-      return id;
-    });
-    const results = logOf(sessionId).filter((e) => e.kind === 'tool/result');
-    expect(results.map((r) => r.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
-    expect(results[0]!.content).toContain('unsaved edit');
-    expect(buffers.get(join(ws, 'a.txt'))).toBe('edited edit\n');
-    expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('on disk\n');
-    expect(buffers.get(join(ws, 'sub', 'new.txt'))).toBe('brand new\n');
-    expect(results[3]!.content).toContain('from-terminal');
-    expect(results[3]!.content).toContain('secret=none');
-    const terminal = asked.find((a) => a.method === 'terminal')!.params as { command: string; args: string[]; cwd: string };
-    expect([terminal.command, terminal.args[0]]).toEqual(['env', '-i']);
-    expect(terminal.cwd).toBe(ws);
-    expect(updatesOf(record, 'tool_call_update').filter((u) => u.status === 'completed')).toHaveLength(4);
-    expect(verifyLog(logOf(sessionId)).violations).toEqual([]);
-  });
-
-  it('confinement still applies: a path outside the workspace is refused before the editor is asked anything', async () => {
-    writeFileSync(join(root, 'outside.txt'), 'secret');
-    const agent = await agentWith({ approval: 'auto', patch: patchFile(), model: `scripted:${script([{ toolCalls: [{ name: 'read_file', arguments: { path: '../outside.txt' } }, writeCall('../escape.txt', 'x'), writeCall('.git/hooks/pre-commit', 'x')] }, { text: 'ok' }])}` });
-    const { app, asked } = editorClient(new Map([[join(root, 'outside.txt'), 'secret']]));
-    const sessionId = await app.connectWith(agent.app, async (ctx) => {
-      const id = await start(ctx, fsCaps);
-      await prompt(ctx, id, 'go');
-      return id;
-    });
-    expect(logOf(sessionId).filter((e) => e.kind === 'tool/result').map((r) => r.code)).toEqual(['OUTSIDE_WORKSPACE', 'OUTSIDE_WORKSPACE', 'PROTECTED_PATH']);
-    expect(asked).toEqual([]);
-  });
-
-  it('a client that offers no fs cannot back the fs row: session/new fails naming why', async () => {
-    const agent = await agentWith({ patch: patchFile(), model: `scripted:${script([])}` });
-    const { app } = editorClient(new Map());
-    const err = await app.connectWith(agent.app, (ctx) => start(ctx, {}).then(() => undefined, (e: unknown) => e));
-    expect(err).toMatchObject({ code: -32000, message: expect.stringContaining('offers neither fs/read_text_file nor fs/write_text_file') });
-  });
-});
