@@ -5,7 +5,9 @@
  * B's client receives it after A's client did — what relaying through the
  * store (commit, NOTIFY, a read by seq, the send) adds for a client attached
  * to another worker. A lost, repeated or reordered entry on B fails the
- * benchmark instead of being timed.
+ * benchmark instead of being timed. The live chunks (`session/delta`, ADR
+ * 0035) are timed the same way, matched by position; they are best effort, so
+ * the ones B never got are counted instead (their latency is then not given).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,7 +50,10 @@ async function withTwoWorkers<T>(root: string, flags: Record<string, string>, ru
   }
 }
 
-export async function crossWorkerFanout(url: string, o: { turns?: number; steps?: number } = {}): Promise<{ entries: number; p50Ms: number; p99Ms: number; sameWorkerTurnMs: number }> {
+export async function crossWorkerFanout(
+  url: string,
+  o: { turns?: number; steps?: number } = {},
+): Promise<{ entries: number; p50Ms: number; p99Ms: number; sameWorkerTurnMs: number; liveChunks: number; liveLost: number; liveP50Ms: number; liveP99Ms: number }> {
   const turns = o.turns ?? 3;
   const steps = o.steps ?? 20;
   const root = mkdtempSync(join(tmpdir(), 'bridle-bench-workers-'));
@@ -65,14 +70,19 @@ export async function crossWorkerFanout(url: string, o: { turns?: number; steps?
   return withTwoWorkers(root, flags, async (ca, cb) => {
     const seenA = new Map<number, bigint>();
     const seenB = new Map<number, bigint>();
+    // Live chunks (ADR 0035) in the order each client got them: not logged, so matched by position.
+    const liveA: bigint[] = [];
+    const liveB: bigint[] = [];
     let lastB = 0;
     let problem: string | undefined;
     ca.ws.on('message', (d) => {
       const m = JSON.parse(d.toString()) as { method?: string; params?: { entry?: { seq: number } } };
       if (m.method === 'session/entry') seenA.set(m.params!.entry!.seq, process.hrtime.bigint());
+      else if (m.method === 'session/delta') liveA.push(process.hrtime.bigint());
     });
     cb.ws.on('message', (d) => {
       const m = JSON.parse(d.toString()) as { method?: string; params?: { entry?: { seq: number } } };
+      if (m.method === 'session/delta') liveB.push(process.hrtime.bigint());
       if (m.method !== 'session/entry') return;
       const seq = m.params!.entry!.seq;
       if (seq !== lastB + 1) problem ??= `worker B's client expected seq ${lastB + 1}, got ${seq}`;
@@ -97,7 +107,20 @@ export async function crossWorkerFanout(url: string, o: { turns?: number; steps?
       if (atB === undefined) throw new Error(`cross-worker fan-out: worker B's client never got seq ${seq}`);
       lat.push(Number(atB - at) / 1e6);
     }
-    return { entries: lat.length, p50Ms: Number(percentile(lat, 50).toFixed(2)), p99Ms: Number(percentile(lat, 99).toFixed(2)), sameWorkerTurnMs: Math.round(median(turnMs)) };
+    // The last chunks may still be on their way to B (gathered for DELTA_BATCH_MS before they are sent).
+    for (let i = 0; liveB.length < liveA.length && i < 100; i++) await new Promise((r) => setTimeout(r, 10));
+    const live = liveB.length === liveA.length ? liveA.map((at, i) => Number(liveB[i]! - at) / 1e6) : [];
+    const ms = (xs: number[], p: number) => (xs.length ? Number(percentile(xs, p).toFixed(2)) : Number.NaN);
+    return {
+      entries: lat.length,
+      p50Ms: ms(lat, 50),
+      p99Ms: ms(lat, 99),
+      sameWorkerTurnMs: Math.round(median(turnMs)),
+      liveChunks: liveA.length,
+      liveLost: liveA.length - liveB.length,
+      liveP50Ms: ms(live, 50),
+      liveP99Ms: ms(live, 99),
+    };
   });
 }
 

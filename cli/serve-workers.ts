@@ -8,7 +8,7 @@
 import type { Pool } from '../adapters/store/postgres-pool.js';
 import { MARKER_LINE, type PostgresSessionStore } from '../adapters/store/postgres.js';
 import type { Lease } from '../adapters/store/postgres-lease.js';
-import { busFor, ENTRIES_CHANNEL, expiredWithWork, forward, inboxSettled, INBOX_CHANNEL, leaseStatus, SETTLED_CHANNEL, openInbox, refuseInbox, settleInbox, takeInbox, type InboxRow } from '../adapters/store/postgres-workers.js';
+import { busFor, DELTAS_CHANNEL, ENTRIES_CHANNEL, notify, expiredWithWork, forward, inboxSettled, INBOX_CHANNEL, leaseStatus, SETTLED_CHANNEL, openInbox, refuseInbox, settleInbox, takeInbox, type InboxRow } from '../adapters/store/postgres-workers.js';
 import type { Entry } from '../log/entries.js';
 import { pendingInputs } from '../log/inputs.js';
 import { builtinTools } from '../tools/index.js';
@@ -17,6 +17,8 @@ import type { OpenedLog } from '../ports/store.js';
 import type { BridleSession } from '../runtime/session.js';
 import { ErrorCode } from '../server/protocol.js';
 import type { RelaySource } from '../server/relayed-session.js';
+import { packDeltas, unpackDeltas, type Delta } from '../server/delta-wire.js';
+import type { DeltaSink } from '../runtime/stream-model.js';
 
 /** How often a forwarding worker looks for its row's settlement, and how long it waits in all. */
 const LOGGED_POLL_MS = 20;
@@ -38,6 +40,10 @@ export async function relaySource(store: PostgresSessionStore, id: string): Prom
   return {
     tail: async (fromSeq) => (await store.tail(id, fromSeq)) ?? [],
     subscribe: (wake) => bus.on(ENTRIES_CHANNEL, (payload) => payload === id && wake()),
+    deltas: (live) =>
+      bus.on(DELTAS_CHANNEL, (payload) => {
+        for (const d of unpackDeltas(id, payload)) live(d);
+      }),
     forward: (f) => forward(pool, id, f),
     present,
     ownerLive: async () => (await leaseStatus(pool, id))?.live ?? false,
@@ -71,6 +77,56 @@ export async function relaySource(store: PostgresSessionStore, id: string): Prom
 export interface AdoptedSession {
   readonly bridle: BridleSession;
   readonly desk: { respond(callId: string, outcome: 'allowed-once' | 'rejected', by: string): boolean };
+}
+
+/** What the delta publisher needs of a session this worker runs: its id, and its live chunks. */
+export interface StreamingSession {
+  readonly bridle: { readonly id: string };
+  tapDeltas(tap: DeltaSink): () => void;
+}
+
+/** How long the owner gathers a session's live chunks before it sends them on to the other workers (ADR 0035). */
+export const DELTA_BATCH_MS = 15;
+/** Most batches of one session on their way at once; past that, live text to other workers is left out until they drain. */
+const DELTA_BATCHES_IN_FLIGHT = 32;
+
+/**
+ * Sends a session's live model chunks to the workers relaying it (ADR 0035): gathered for `DELTA_BATCH_MS`,
+ * then one NOTIFY per payload, one batch after another (so they arrive in order). Best effort: a store that is
+ * slow or out of reach costs live text on other workers, said once, never the session's own work. Returns the stop.
+ */
+export function startDeltaPublisher(store: PostgresSessionStore, hosted: StreamingSession, onProblem: (m: string) => void): () => void {
+  const id = hosted.bridle.id;
+  let pending: Delta[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let chain: Promise<void> = Promise.resolve();
+  let inFlight = 0;
+  let warned = false;
+  const send = () => {
+    timer = undefined;
+    const { payloads } = packDeltas(id, pending);
+    pending = [];
+    if (inFlight >= DELTA_BATCHES_IN_FLIGHT) return;
+    inFlight++;
+    chain = chain
+      .then(async () => {
+        const pool = await store.pool();
+        for (const p of payloads) await notify(pool, DELTAS_CHANNEL, p);
+      })
+      .catch((err: unknown) => {
+        if (!warned) onProblem(`session ${id}: live text to other workers: ${String(err)}`);
+        warned = true;
+      })
+      .finally(() => void inFlight--);
+  };
+  const off = hosted.tapDeltas((chunk, step) => {
+    pending.push({ step, chunk });
+    timer ??= setTimeout(send, DELTA_BATCH_MS);
+  });
+  return () => {
+    off();
+    if (timer) (clearTimeout(timer), send());
+  };
 }
 
 /** How often, and how many times, the pump tries again an answer to a question the log shows open and the desk does not hold yet. */

@@ -29,7 +29,7 @@ import { newSessionId } from '../adapters/ids/random.js';
 import { policyOf, type RunFlags } from './run.js';
 import { repairForResume } from './resume.js';
 import { postgresStoreOf, targetOf } from './session-store.js';
-import { relaySource, startInboxPump, sweepSource, SWEEP_BATCH } from './serve-workers.js';
+import { relaySource, startDeltaPublisher, startInboxPump, sweepSource, SWEEP_BATCH } from './serve-workers.js';
 import { closeBuses } from '../adapters/store/postgres-workers.js';
 import type { Entry } from '../log/entries.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
@@ -195,7 +195,10 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
     ...(shared
       ? {
           relay: (sessionId: string) => (SESSION_ID.test(sessionId) ? relaySource(shared, sessionId) : Promise.resolve(undefined)),
-          adopt: (hosted) => startInboxPump(shared, hosted, problem),
+          adopt: (hosted) => {
+            const stops = [startInboxPump(shared, hosted, problem), startDeltaPublisher(shared, hosted, problem)];
+            return () => stops.forEach((stop) => stop());
+          },
           ...(sweepMs > 0 ? { sweep: { everyMs: sweepMs, perSweep: SWEEP_BATCH, ...sweepSource(shared) } } : {}),
         }
       : {}),

@@ -68,6 +68,8 @@ export class HostedSession {
   private ending?: Promise<void>;
   private idleTimer?: ReturnType<typeof setTimeout>;
   private readonly disposers: (() => void)[] = [];
+  /** Who else takes the live chunks (a worker's relay to other workers, ADR 0035). */
+  private readonly deltaTaps = new Set<DeltaSink>();
 
   private constructor(
     private readonly onProblem: (message: string) => void,
@@ -84,7 +86,16 @@ export class HostedSession {
     const h = new HostedSession(onProblem, idle);
     const hooks: SessionHooks = {
       answerer: h.desk.answerer,
-      onChunk: (chunk, step) => h.broadcast(JSON.stringify(notification('session/delta', { sessionId: h.id, step, chunk }))),
+      onChunk: (chunk, step) => {
+        if (h.attachments.size > 0) h.broadcast(JSON.stringify(notification('session/delta', { sessionId: h.id, step, chunk })));
+        for (const tap of h.deltaTaps) {
+          try {
+            tap(chunk, step);
+          } catch {
+            // A tap's failure never reaches the stream it watches.
+          }
+        }
+      },
       inspect: {
         next: (ev) => {
           try {
@@ -103,6 +114,12 @@ export class HostedSession {
 
   get id(): string {
     return this.session.id;
+  }
+
+  /** Hands `tap` every live chunk from now on, as the attached clients get them; returns the stop. */
+  tapDeltas(tap: DeltaSink): () => void {
+    this.deltaTaps.add(tap);
+    return () => this.deltaTaps.delete(tap);
   }
 
   /** The session itself (the server's inbox pump gives it forwarded input). */

@@ -2,15 +2,19 @@
  * A relay's approval questions (ADR 0032): derived from the log it relays — an
  * `approval/asked` with no `approval/decided` — sent with the owner's params
  * after the entry, to a client that attaches while one is open, and never once
- * it is decided or its turn has ended.
+ * it is decided or its turn has ended. And the owner's live chunks, to the
+ * clients that are live (ADR 0035).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Peer } from './attachment.js';
+import type { Delta } from './delta-wire.js';
 import { RelayedSession, type RelaySource } from './relayed-session.js';
 
 const lines: string[] = [];
 let wake = () => undefined as void;
+let live: (d: Delta) => void = () => undefined;
 const source: RelaySource = {
+  deltas: (fn) => ((live = fn), () => (live = () => undefined)),
   tail: async (fromSeq) => lines.filter((l) => (JSON.parse(l) as { seq: number }).seq >= fromSeq),
   subscribe: (w) => ((wake = w), () => undefined),
   forward: async () => 1,
@@ -73,5 +77,26 @@ describe('a relay asks the approvals its log shows open', () => {
     await relay.attach(c.p, 1).start();
     await relay.pull();
     expect(c.questions()).toEqual([]);
+  });
+});
+
+describe('a relay hands on the owner\'s live chunks (ADR 0035)', () => {
+  it('to each live client as session/delta, and nothing once it is closed', async () => {
+    log({ kind: 'session/start', cwd: '/w', model: 'm' });
+    relay = new RelayedSession('s1', source, () => undefined, () => undefined);
+    const chunk = { type: 'text-delta', index: 0, text: 'hel' } as const;
+    live({ step: 't1.s1', chunk });
+    const c = peer('client-1');
+    await relay.attach(c.p, 1).start();
+    live({ step: 't1.s1', chunk });
+    live({ step: 't1.s1', chunk: { ...chunk, text: 'lo' } });
+    const deltas = () => c.got.filter((m) => m.method === 'session/delta').map((m) => m.params);
+    expect(deltas()).toEqual([
+      { sessionId: 's1', step: 't1.s1', chunk },
+      { sessionId: 's1', step: 't1.s1', chunk: { ...chunk, text: 'lo' } },
+    ]);
+    await relay.close();
+    live({ step: 't1.s1', chunk });
+    expect(deltas()).toHaveLength(2);
   });
 });

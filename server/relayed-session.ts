@@ -3,8 +3,9 @@
  * (ADR 0030): every durable entry relayed from the shared store, in order and
  * once per client; the approval questions the log shows asked and not yet
  * decided (ADR 0032); and input, approval answers, cancels and compactions
- * forwarded to the owner through the store. It runs nothing and appends
- * nothing: only the lease holder does.
+ * forwarded to the owner through the store; and the owner's live model
+ * chunks, as they come (ADR 0035). It runs nothing and appends nothing: only
+ * the lease holder does.
  *
  * The relay reads by seq: on every wake-up (a notification after the owner's
  * commit) and on a timer, it reads the entries past the last one it read and
@@ -13,6 +14,7 @@
  * latency, never an entry.
  */
 import type { Entry } from '../log/entries.js';
+import type { Delta } from './delta-wire.js';
 import { parseArgs } from './approvals.js';
 import { Attachment, type Peer } from './attachment.js';
 import { notification, type ApprovalRequest, type SessionSummary, type Snapshot } from './protocol.js';
@@ -32,6 +34,8 @@ export type ForwardSettled = { seq: number } | { refused: { code: number; reason
 export interface RelaySource {
   /** The session's lines from `fromSeq` on, as far as they are durable. */
   tail(fromSeq: number): Promise<string[]>;
+  /** Hands `live` the owner's live model chunks as they come (best effort: not logged, not durable); returns the unsubscribe. */
+  deltas?(live: (d: Delta) => void): () => void;
   /** Calls `wake` when the owner may have committed more; returns the unsubscribe. */
   subscribe(wake: () => void): () => void;
   /** Puts what a client asked in the owner's inbox (durable when this resolves); its handle. */
@@ -59,6 +63,7 @@ export class RelayedSession {
   private again = false;
   private closed = false;
   private readonly stopWake: () => void;
+  private readonly stopDeltas: () => void;
   private readonly timer: ReturnType<typeof setInterval>;
   private start?: { cwd: string; model: string };
   /** The tool calls the log shows, by call id (`<step>.c<n>`, as the step machine names them): what a question shows of its call. */
@@ -75,6 +80,7 @@ export class RelayedSession {
     private readonly onOwnerGone: (s: RelayedSession) => void = () => undefined,
   ) {
     this.stopWake = source.subscribe(() => this.pull());
+    this.stopDeltas = source.deltas?.((d) => this.attachments.size > 0 && this.broadcast(JSON.stringify(notification('session/delta', { sessionId: this.id, step: d.step, chunk: d.chunk })))) ?? (() => undefined);
     let ticks = 0;
     this.timer = setInterval(() => {
       void this.pull();
@@ -157,7 +163,11 @@ export class RelayedSession {
   }
 
   private announce(request: ApprovalRequest): void {
-    const text = JSON.stringify(notification('approval/request', request));
+    this.broadcast(JSON.stringify(notification('approval/request', request)));
+  }
+
+  /** To the clients that are live (one still sending its backlog gets what it is sent after). */
+  private broadcast(text: string): void {
     for (const a of this.attachments.values()) if (a.isLive) a.peer.send(text);
   }
 
@@ -214,6 +224,7 @@ export class RelayedSession {
     this.closed = true;
     clearInterval(this.timer);
     this.stopWake();
+    this.stopDeltas();
     this.attachments.clear();
     return Promise.resolve();
   }

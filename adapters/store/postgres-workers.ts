@@ -33,6 +33,8 @@ export const ENTRIES_CHANNEL = 'bridle_entries';
 export const INBOX_CHANNEL = 'bridle_inbox';
 /** Notified with a row's id once its owner has settled it: the forwarding worker's wake-up (its poll is the net). */
 export const SETTLED_CHANNEL = 'bridle_settled';
+/** Live model chunks of a session, from its owner to the workers relaying it (ADR 0035): `<session>\n<deltas>`. */
+export const DELTAS_CHANNEL = 'bridle_deltas';
 
 export type InputMode = 'followup' | 'steer' | 'inject';
 

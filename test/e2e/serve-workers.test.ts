@@ -7,7 +7,8 @@
  * session over once A's lease has expired, repairs it (the call closed as
  * outcome unknown, never run again) and runs the input itself. ADR 0032: a
  * client on B is asked A's approvals and its answer, and its cancel, are
- * forwarded to A and applied there.
+ * forwarded to A and applied there. ADR 0035: B's client gets the live text
+ * of A's model too.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -46,7 +47,7 @@ async function twoWorkers(url: string, scriptA: object, scriptB: object, leaseMs
 }
 
 describeWithPostgres('two bridle serve workers on one Postgres', (db) => {
-  it.runIf(cliBuilt)('an attach on worker B sees every entry of a turn run on worker A in order', async () => {
+  it.runIf(cliBuilt)('an attach on worker B sees every entry of a turn run on worker A in order, and its live text', async () => {
     const url = await db.fresh();
     const script = { responses: [{ text: 'Writing it.', toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'from A\n' } }] }, { text: 'Done on A.' }] };
     const { ws, ca, cb } = await twoWorkers(url, script, { responses: [] }, 15_000);
@@ -65,6 +66,10 @@ describeWithPostgres('two bridle serve workers on one Postgres', (db) => {
     expect(onB.find((e) => e.seq === seq)).toMatchObject({ kind: 'session/input', text: 'write out.txt' });
     expect(onB.filter((e) => e.kind === 'turn/end')).toEqual([expect.objectContaining({ reason: 'completed' })]);
     expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('from A\n');
+    // The live text A's model streamed reached B's client too (ADR 0035), whole, for each step.
+    const liveText = (step: string) => cb.notifications('session/delta', sessionId).filter((d) => d.step === step && d.chunk.type === 'text-delta').map((d) => d.chunk.text).join('');
+    await cb.waitFor(() => liveText('t1.s2') === 'Done on A.', 10_000, 'the live text of A\'s second step on B');
+    expect(liveText('t1.s1')).toBe('Writing it.');
     // A method only the runner serves is refused on B, naming why.
     expect((await cb.request('session/snapshot', { sessionId })).error).toMatchObject({ code: -32008, data: { reason: 'SESSION_ELSEWHERE' } });
     expect((await cb.request('session/close', { sessionId })).error).toMatchObject({ code: -32008, data: { reason: 'SESSION_ELSEWHERE' } });
