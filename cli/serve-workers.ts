@@ -121,7 +121,11 @@ export function startDeltaPublisher(store: PostgresSessionStore, hosted: Streami
   };
   const off = hosted.tapDeltas((chunk, step) => {
     pending.push({ step, chunk });
-    timer ??= setTimeout(send, DELTA_BATCH_MS);
+    // The stream's end goes at once: its message is about to be logged, and a relay drops chunks that come after it.
+    if (chunk.type === 'finish') {
+      if (timer) clearTimeout(timer);
+      send();
+    } else timer ??= setTimeout(send, DELTA_BATCH_MS);
   });
   return () => {
     off();

@@ -81,7 +81,7 @@ describe('a relay asks the approvals its log shows open', () => {
 });
 
 describe('a relay hands on the owner\'s live chunks (ADR 0035)', () => {
-  it('to each live client as session/delta, and nothing once it is closed', async () => {
+  it('to each live client as session/delta, none of a step whose message the relay has read, and nothing once it is closed', async () => {
     log({ kind: 'session/start', cwd: '/w', model: 'm' });
     relay = new RelayedSession('s1', source, () => undefined, () => undefined);
     const chunk = { type: 'text-delta', index: 0, text: 'hel' } as const;
@@ -95,8 +95,15 @@ describe('a relay hands on the owner\'s live chunks (ADR 0035)', () => {
       { sessionId: 's1', step: 't1.s1', chunk },
       { sessionId: 's1', step: 't1.s1', chunk: { ...chunk, text: 'lo' } },
     ]);
+    // Once the step's message is in the log, a chunk of it that comes late is stale: dropped; the next step's pass.
+    log({ kind: 'assistant/message', turn: 't1', step: 't1.s1', blocks: [{ type: 'text', text: 'hello' }] });
+    wake();
+    await relay.pull();
+    live({ step: 't1.s1', chunk: { ...chunk, text: 'late' } });
+    live({ step: 't1.s2', chunk: { ...chunk, text: 'next' } });
+    expect(deltas().map((d) => d.chunk.text)).toEqual(['hel', 'lo', 'next']);
     await relay.close();
-    live({ step: 't1.s1', chunk });
-    expect(deltas()).toHaveLength(2);
+    live({ step: 't1.s3', chunk });
+    expect(deltas()).toHaveLength(3);
   });
 });

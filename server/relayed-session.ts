@@ -53,6 +53,9 @@ export interface RelaySource {
 /** Every how many reads a relay with clients checks whether the owner's lease has expired (a sweep of the sessions it relays). */
 export const OWNER_CHECK_EVERY = 4;
 
+/** How many answered steps a relay remembers, to drop their late chunks (steps run one at a time: a few suffice). */
+const ANSWERED_KEPT = 16;
+
 /** Every how long a relay reads again without a wake-up (the net under a missed notification). */
 export const RELAY_POLL_MS = 500;
 
@@ -68,6 +71,8 @@ export class RelayedSession {
   private start?: { cwd: string; model: string };
   /** The tool calls the log shows, by call id (`<step>.c<n>`, as the step machine names them): what a question shows of its call. */
   private readonly calls = new Map<string, { name: string; arguments: string }>();
+  /** The last steps whose `assistant/message` this relay has read: a chunk of one of them that comes later is stale (ADR 0035). */
+  private readonly answered = new Set<string>();
   /** Questions the log shows asked and not yet decided, oldest first. */
   private readonly asked = new Map<string, ApprovalRequest>();
 
@@ -80,7 +85,7 @@ export class RelayedSession {
     private readonly onOwnerGone: (s: RelayedSession) => void = () => undefined,
   ) {
     this.stopWake = source.subscribe(() => this.pull());
-    this.stopDeltas = source.deltas?.((d) => this.attachments.size > 0 && this.broadcast(JSON.stringify(notification('session/delta', { sessionId: this.id, step: d.step, chunk: d.chunk })))) ?? (() => undefined);
+    this.stopDeltas = source.deltas?.((d) => this.live(d)) ?? (() => undefined);
     let ticks = 0;
     this.timer = setInterval(() => {
       void this.pull();
@@ -138,6 +143,8 @@ export class RelayedSession {
         this.start = { cwd: entry.cwd, model: entry.model };
         return undefined;
       case 'assistant/message': {
+        this.answered.add(entry.step);
+        if (this.answered.size > ANSWERED_KEPT) this.answered.delete(this.answered.values().next().value!);
         let i = 0;
         for (const b of entry.blocks) if (b.type === 'tool-call') this.calls.set(`${entry.step}.c${++i}`, { name: b.name, arguments: b.arguments });
         return undefined;
@@ -160,6 +167,15 @@ export class RelayedSession {
       default:
         return undefined;
     }
+  }
+
+  /**
+   * An owner's live chunk, to the live clients — unless the step's answer is in the log already: chunks travel
+   * apart from entries, and one that arrives after its message would show text the message has replaced.
+   */
+  private live(d: Delta): void {
+    if (this.attachments.size === 0 || this.answered.has(d.step)) return;
+    this.broadcast(JSON.stringify(notification('session/delta', { sessionId: this.id, step: d.step, chunk: d.chunk })));
   }
 
   private announce(request: ApprovalRequest): void {
