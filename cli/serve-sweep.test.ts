@@ -5,21 +5,11 @@
  * which do not: at rest, released, live, a steer a message took; one the
  * worker could not open is left out until its log grows.
  */
-import pg from 'pg';
 import { expect, it, vi } from 'vitest';
 import { createPostgresSessionStore } from '../adapters/store/postgres.js';
-import { describeWithPostgres } from '../test/helpers/postgres.js';
+import { describeWithPostgres, sqlRows } from '../test/helpers/postgres.js';
 import { sweepSource } from './serve-workers.js';
 
-async function sql(url: string, text: string, values: unknown[] = []): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(text, values);
-  } finally {
-    await c.end();
-  }
-}
 
 type Lease = 'expired' | 'released' | 'live';
 
@@ -28,8 +18,8 @@ async function put(url: string, id: string, lease: Lease, entries: object[]): Pr
   const lines = entries.map((e, i) => JSON.stringify({ seq: i + 1, at: '2026-12-01T00:00:00.000Z', ...e }));
   const owner = lease === 'released' ? null : JSON.stringify({ pid: 4242, host: 'gone', since: '2026-12-01T00:00:00.000Z' });
   const expires = lease === 'live' ? "now() + interval '1 hour'" : lease === 'expired' ? "now() - interval '1 second'" : 'NULL';
-  await sql(url, `INSERT INTO bridle_sessions (id, header, owner, epoch, lease_expires, last_seq) VALUES ($1, $2, $3, 1, ${expires}, $4)`, [id, JSON.stringify({ cwd: '/w', model: 'm' }), owner, lines.length]);
-  for (const [i, line] of lines.entries()) await sql(url, 'INSERT INTO bridle_entries (session, seq, line) VALUES ($1, $2, $3)', [id, i + 1, line]);
+  await sqlRows(url, `INSERT INTO bridle_sessions (id, header, owner, epoch, lease_expires, last_seq) VALUES ($1, $2, $3, 1, ${expires}, $4)`, [id, JSON.stringify({ cwd: '/w', model: 'm' }), owner, lines.length]);
+  for (const [i, line] of lines.entries()) await sqlRows(url, 'INSERT INTO bridle_entries (session, seq, line) VALUES ($1, $2, $3)', [id, i + 1, line]);
 }
 
 const start = { kind: 'session/start' };
@@ -45,7 +35,7 @@ describeWithPostgres('the lease sweep\'s candidates', (db) => {
     await put(url, 'open-turn', 'expired', [start, input(), turn(2)]);
     await put(url, 'queued', 'expired', [start, input(), turn(2), end, input()]);
     await put(url, 'inboxed', 'expired', [start, input(), turn(2), end]);
-    await sql(url, "INSERT INTO bridle_inbox (session, kind, mode, text) VALUES ('inboxed', 'input', 'followup', 'forwarded')");
+    await sqlRows(url, "INSERT INTO bridle_inbox (session, kind, mode, text) VALUES ('inboxed', 'input', 'followup', 'forwarded')");
     await put(url, 'at-rest', 'expired', [start, input(), turn(2), end]);
     await put(url, 'steered', 'expired', [start, input(), turn(2), end, input('inject'), { kind: 'user/message', from: 5 }]);
     await put(url, 'ended', 'expired', [start, { kind: 'session/end' }]);
@@ -57,8 +47,8 @@ describeWithPostgres('the lease sweep\'s candidates', (db) => {
     // One this worker could not open is not asked again while its log stays as it was; once it grows, it is.
     sweep.seen('open-turn', 'refused');
     expect((await sweep.candidates(10)).sort()).toEqual(['inboxed', 'queued']);
-    await sql(url, "INSERT INTO bridle_entries (session, seq, line) VALUES ('open-turn', 4, '{\"seq\":4,\"at\":\"x\",\"kind\":\"session/input\"}')");
-    await sql(url, "UPDATE bridle_sessions SET last_seq = 4 WHERE id = 'open-turn'");
+    await sqlRows(url, "INSERT INTO bridle_entries (session, seq, line) VALUES ('open-turn', 4, '{\"seq\":4,\"at\":\"x\",\"kind\":\"session/input\"}')");
+    await sqlRows(url, "UPDATE bridle_sessions SET last_seq = 4 WHERE id = 'open-turn'");
     expect((await sweep.candidates(10)).sort()).toEqual(['inboxed', 'open-turn', 'queued']);
   });
 
@@ -87,7 +77,7 @@ describeWithPostgres('the lease sweep\'s candidates', (db) => {
     } finally {
       vi.useRealTimers();
     }
-    await sql(url, "UPDATE bridle_sessions SET owner = NULL, lease_expires = NULL WHERE id = 'unreachable'");
+    await sqlRows(url, "UPDATE bridle_sessions SET owner = NULL, lease_expires = NULL WHERE id = 'unreachable'");
     // Lost to another worker: nothing remembered, asked again if it is still there.
     await put(url, 'lost', 'expired', [start, input(), turn(2)]);
     expect(await sweep.candidates(10)).toEqual(['lost']);

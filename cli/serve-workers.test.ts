@@ -9,7 +9,6 @@
  * would be and settled with the seq of the entry it logged (0: none), or with
  * the owner's refusal.
  */
-import pg from 'pg';
 import { expect, it } from 'vitest';
 import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
 import { createPostgresSessionStore } from '../adapters/store/postgres.js';
@@ -19,18 +18,9 @@ import { ApprovalDesk } from '../server/approvals.js';
 import type { Entry } from '../log/entries.js';
 import type { OpenedLog } from '../ports/store.js';
 import { createHarness } from '../test/helpers/harness.js';
-import { describeWithPostgres } from '../test/helpers/postgres.js';
+import { describeWithPostgres, sqlRows } from '../test/helpers/postgres.js';
 import { relaySource, startInboxPump } from './serve-workers.js';
 
-async function sql<T>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(text, values)).rows as T[];
-  } finally {
-    await c.end();
-  }
-}
 
 describeWithPostgres('the inbox pump', (db) => {
   it('forwarded input is logged once each by the owner, in order, across an owner that died between taking a row and settling it', async () => {
@@ -43,9 +33,9 @@ describeWithPostgres('the inbox pump', (db) => {
       // What an owner that died left: one row taken and logged but not settled, one taken and never logged.
       const logged = await h.session.send('logged before the crash');
       await h.session.idle();
-      const before = Number((await sql<{ last: string }>(url, 'SELECT last_seq AS last FROM bridle_sessions WHERE id = $1', [id]))[0]!.last);
-      await sql(url, `INSERT INTO bridle_inbox (session, mode, text, taken_epoch, after_seq) VALUES ($1, 'followup', 'logged before the crash', 0, $2)`, [id, logged - 1]);
-      await sql(url, `INSERT INTO bridle_inbox (session, mode, text, taken_epoch, after_seq) VALUES ($1, 'followup', 'taken, never logged', 0, $2)`, [id, before]);
+      const before = Number((await sqlRows<{ last: string }>(url, 'SELECT last_seq AS last FROM bridle_sessions WHERE id = $1', [id]))[0]!.last);
+      await sqlRows(url, `INSERT INTO bridle_inbox (session, mode, text, taken_epoch, after_seq) VALUES ($1, 'followup', 'logged before the crash', 0, $2)`, [id, logged - 1]);
+      await sqlRows(url, `INSERT INTO bridle_inbox (session, mode, text, taken_epoch, after_seq) VALUES ($1, 'followup', 'taken, never logged', 0, $2)`, [id, before]);
       const fresh = await forwardInput(await store.pool(), id, 'followup', 'fresh');
       const source = (await relaySource(store, id))!;
       const stop = startInboxPump(store, { bridle: h.session, desk: { respond: () => false } }, (m) => {
@@ -55,7 +45,7 @@ describeWithPostgres('the inbox pump', (db) => {
         const r = await source.logged(fresh);
         expect(r).toHaveProperty('seq');
         await h.session.idle();
-        const rows = await sql<{ text: string; seq: string }>(url, 'SELECT text, seq FROM bridle_inbox WHERE session = $1 ORDER BY id', [id]);
+        const rows = await sqlRows<{ text: string; seq: string }>(url, 'SELECT text, seq FROM bridle_inbox WHERE session = $1 ORDER BY id', [id]);
         const inputs = h.session.recorder.entries.filter((e) => e.kind === 'session/input');
         expect(inputs.map((e) => (e as { text: string }).text)).toEqual(['logged before the crash', 'taken, never logged', 'fresh']);
         expect(rows.map((x) => [x.text, Number(x.seq)])).toEqual(inputs.map((e) => [(e as { text: string }).text, e.seq]));
@@ -120,8 +110,8 @@ describeWithPostgres('the inbox pump', (db) => {
       // What an earlier owner left: this answer taken and its decision logged, then it died before settling. The next owner's
       // pump settles it from the log and does not apply it again.
       const before = answered;
-      await sql(url, `INSERT INTO bridle_inbox (session, kind, text, body, taken_epoch, after_seq) VALUES ($1, 'approval', '', $2, 0, $3)`, [id, JSON.stringify({ callId, outcome: 'allowed-once', by: 'ws:dead', attached: true }), decided.seq - 1]);
-      const [row] = await sql<{ id: string }>(url, `SELECT id FROM bridle_inbox WHERE session = $1 AND seq IS NULL`, [id]);
+      await sqlRows(url, `INSERT INTO bridle_inbox (session, kind, text, body, taken_epoch, after_seq) VALUES ($1, 'approval', '', $2, 0, $3)`, [id, JSON.stringify({ callId, outcome: 'allowed-once', by: 'ws:dead', attached: true }), decided.seq - 1]);
+      const [row] = await sqlRows<{ id: string }>(url, `SELECT id FROM bridle_inbox WHERE session = $1 AND seq IS NULL`, [id]);
       const next = startInboxPump(store, { bridle: h.session, desk: counted }, (m) => {
         throw new Error(m);
       });
@@ -141,15 +131,15 @@ describeWithPostgres('the inbox pump', (db) => {
 
   it('a store at schema 2 is migrated to 3: an input row left in its inbox reads as an input', async () => {
     const url = await db.fresh();
-    await sql(url, 'CREATE TABLE bridle_schema (version integer NOT NULL)');
+    await sqlRows(url, 'CREATE TABLE bridle_schema (version integer NOT NULL)');
     for (const v of [1, 2]) {
-      for (const statement of MIGRATIONS[v]!) await sql(url, statement);
-      await sql(url, 'INSERT INTO bridle_schema (version) VALUES ($1)', [v]);
+      for (const statement of MIGRATIONS[v]!) await sqlRows(url, statement);
+      await sqlRows(url, 'INSERT INTO bridle_schema (version) VALUES ($1)', [v]);
     }
-    await sql(url, `INSERT INTO bridle_sessions (id) VALUES ('old')`);
-    await sql(url, `INSERT INTO bridle_inbox (session, mode, text) VALUES ('old', 'steer', 'left at 2')`);
+    await sqlRows(url, `INSERT INTO bridle_sessions (id) VALUES ('old')`);
+    await sqlRows(url, `INSERT INTO bridle_inbox (session, mode, text) VALUES ('old', 'steer', 'left at 2')`);
     const pool = await createPostgresSessionStore({ url }).pool();
-    expect(await sql(url, 'SELECT max(version) AS version FROM bridle_schema')).toEqual([{ version: SCHEMA_VERSION }]);
+    expect(await sqlRows(url, 'SELECT max(version) AS version FROM bridle_schema')).toEqual([{ version: SCHEMA_VERSION }]);
     expect(SCHEMA_VERSION).toBe(3);
     expect(await openInbox(pool, 'old')).toEqual([expect.objectContaining({ kind: 'input', mode: 'steer', text: 'left at 2', takenEpoch: null })]);
   });

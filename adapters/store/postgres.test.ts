@@ -7,14 +7,13 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { expect, it } from 'vitest';
 import { createScriptedProviderFromFunction } from '../model/scripted.js';
 import { LOG_FORMAT, type Draft } from '../../log/entries.js';
 import { LogNotDurableError, SessionLockedError } from '../../log/errors.js';
 import { Recorder } from '../../log/recorder.js';
 import { createHarness, steppingClock } from '../../test/helpers/harness.js';
-import { describeWithPostgres } from '../../test/helpers/postgres.js';
+import { describeWithPostgres, sqlRows } from '../../test/helpers/postgres.js';
 import { createPostgresSessionStore } from './postgres.js';
 import { StoreUnavailableError } from './postgres-pool.js';
 import { SCHEMA_VERSION, StoreSchemaError } from './postgres-schema.js';
@@ -23,23 +22,14 @@ const start = (id: string): Draft => ({ kind: 'session/start', id, cwd: '/w', mo
 const turnStart = (k: number): Draft => ({ kind: 'turn/start', turn: `t${k}`, input: `turn ${k}` });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function query(url: string, text: string, values: unknown[] = []) {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(text, values)).rows;
-  } finally {
-    await c.end();
-  }
-}
 
 describeWithPostgres('the Postgres store', (db) => {
   it('creates its tables on first use at its schema version, and refuses a newer schema by name', async () => {
     const url = await db.fresh();
     const store = createPostgresSessionStore({ url });
     (await store.claim('a')).release();
-    expect(await query(url, 'SELECT max(version) AS version FROM bridle_schema')).toEqual([{ version: SCHEMA_VERSION }]);
-    await query(url, 'INSERT INTO bridle_schema (version) VALUES ($1)', [SCHEMA_VERSION + 1]);
+    expect(await sqlRows(url, 'SELECT max(version) AS version FROM bridle_schema')).toEqual([{ version: SCHEMA_VERSION }]);
+    await sqlRows(url, 'INSERT INTO bridle_schema (version) VALUES ($1)', [SCHEMA_VERSION + 1]);
     // A new pool meets the schema afresh, as an older bridle started after an upgrade would.
     const older = createPostgresSessionStore({ url: `${url}&application_name=older` });
     const err = await older.claim('b').catch((e: unknown) => e);
@@ -82,7 +72,7 @@ describeWithPostgres('the Postgres store', (db) => {
     expect(kinds.map((e) => e.kind)).toEqual(['session/start', 'session/takeover', 'turn/start']);
     // B's turn/start, not A's: A's entries were stamped on the first day.
     expect(kinds[2]!.at.startsWith('2026-01-02')).toBe(true);
-    expect(await query(db.url(), 'SELECT epoch, owner FROM bridle_sessions WHERE id = $1', ['fenced'])).toEqual([{ epoch: '2', owner: null }]);
+    expect(await sqlRows(db.url(), 'SELECT epoch, owner FROM bridle_sessions WHERE id = $1', ['fenced'])).toEqual([{ epoch: '2', owner: null }]);
   });
 
   it('renews a lease while its writer runs, so nobody takes it over', async () => {

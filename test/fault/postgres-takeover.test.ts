@@ -9,9 +9,8 @@
  */
 import fs from 'node:fs';
 import { hostname } from 'node:os';
-import pg from 'pg';
 import { expect, it } from 'vitest';
-import { describeWithPostgres } from '../helpers/postgres.js';
+import { describeWithPostgres, sqlRows } from '../helpers/postgres.js';
 import { cliBuilt, createWorld, waitFor } from './cli-world.js';
 
 /** The tool runs until the test creates `go` in the workspace (at most 20 s). */
@@ -22,16 +21,7 @@ const SLOW = {
 const common = (ws: string) => ['--cwd', ws, '--approval', 'auto', '--sandbox', 'off'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function rows<T>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(text, values)).rows as T[];
-  } finally {
-    await c.end();
-  }
-}
-const kinds = async (url: string, id: string) => (await rows<{ line: string }>(url, 'SELECT line FROM bridle_entries WHERE session = $1 ORDER BY seq', [id])).map((r) => JSON.parse(r.line) as { kind: string; [k: string]: unknown });
+const kinds = async (url: string, id: string) => (await sqlRows<{ line: string }>(url, 'SELECT line FROM bridle_entries WHERE session = $1 ORDER BY seq', [id])).map((r) => JSON.parse(r.line) as { kind: string; [k: string]: unknown });
 /** The one session in a fresh database, once its dispatch is committed. */
 async function dispatched(url: string, child: { proc: { exitCode: number | null } }): Promise<string> {
   let id: string | undefined;
@@ -39,7 +29,7 @@ async function dispatched(url: string, child: { proc: { exitCode: number | null 
   while (!id) {
     if (child.proc.exitCode !== null) throw new Error('the worker exited before dispatching');
     if (Date.now() > end) throw new Error('timed out waiting for the dispatch to be committed');
-    const r = await rows<{ session: string }>(url, `SELECT session FROM bridle_entries WHERE line LIKE '%"kind":"tool/dispatch"%'`).catch(() => []);
+    const r = await sqlRows<{ session: string }>(url, `SELECT session FROM bridle_entries WHERE line LIKE '%"kind":"tool/dispatch"%'`).catch(() => []);
     id = r[0]?.session;
     if (!id) await sleep(20);
   }
@@ -122,7 +112,7 @@ describeWithPostgres('sessions on Postgres, with real processes', (db) => {
       expect(w.marker()).toEqual(['ran']);
       const check = w.spawn(['replay', id, '--store', url, '--machines']);
       expect((await check.exit).code, check.stderr()).toBe(0);
-      expect((await rows(url, 'SELECT owner FROM bridle_sessions WHERE id = $1', [id]))[0]).toEqual({ owner: null });
+      expect((await sqlRows(url, 'SELECT owner FROM bridle_sessions WHERE id = $1', [id]))[0]).toEqual({ owner: null });
     } finally {
       w.cleanup();
     }

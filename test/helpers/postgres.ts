@@ -20,17 +20,18 @@ export { findPostgresBin, startThrowawayPostgres, withDatabase, type ThrowawayPo
 
 export const POSTGRES_DEP = { command: 'initdb', package: 'postgresql' } as const;
 
-/** Runs one SQL statement (CREATE or DROP DATABASE) on its own connection. */
-async function sql(url: string, text: string): Promise<void> {
+/** Runs one SQL statement on a connection of its own (a test's look at the tables, CREATE or DROP DATABASE); its rows. */
+export async function sqlRows<T = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
   const { default: pg } = await import('pg');
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    await c.query(text);
+    return (await c.query(text, values)).rows as T[];
   } finally {
     await c.end();
   }
 }
+const sql = (url: string, text: string) => sqlRows(url, text).then(() => undefined);
 
 export type PostgresVerdict = { kind: 'url'; url: string } | { kind: 'start'; bin: string } | { kind: 'skip'; line: string } | { kind: 'fail'; line: string };
 
