@@ -46,6 +46,27 @@ async function twoWorkers(url: string, scriptA: object, scriptB: object, leaseMs
   return { ws, a, b, ca, cb, token };
 }
 
+/**
+ * Two workers with a 1000 ms lease; a session created on A and attached on B; its input, sent on `inputOn`,
+ * starts a non-idempotent bash call on A that marks the workspace and waits; A is SIGKILLed once the mark is
+ * there, and the call is let go (`go`), so a re-run would mark twice.
+ */
+async function ownerKilledMidBash(url: string, scriptB: object, inputOn: 'a' | 'b') {
+  const slow = { responses: [{ text: 'working', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker; for i in $(seq 400); do [ -f go ] && break; sleep 0.05; done' } }] }] };
+  const leaseMs = 1000;
+  const { ws, a, ca, cb } = await twoWorkers(url, slow, scriptB, leaseMs);
+  const { sessionId } = await ca.call('session/create', {});
+  await cb.call('session/attach', { sessionId });
+  await (inputOn === 'a' ? ca : cb).call('session/input', { sessionId, text: 'do the work' });
+  await cb.waitFor(isEntry('tool/dispatch'), 20_000, 'the dispatch, relayed to B');
+  for (let i = 0; !existsSync(join(ws, 'marker')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
+  a.proc.kill('SIGKILL');
+  const killed = Date.now();
+  await a.exit;
+  writeFileSync(join(ws, 'go'), '');
+  return { ws, a, ca, cb, sessionId, killed, leaseMs };
+}
+
 describeWithPostgres('two bridle serve workers on one Postgres', (db) => {
   it.runIf(cliBuilt)('an attach on worker B sees every entry of a turn run on worker A in order, and its live text', async () => {
     const url = await db.fresh();
@@ -77,18 +98,7 @@ describeWithPostgres('two bridle serve workers on one Postgres', (db) => {
 
   it.runIf(cliBuilt)('two workers and a SIGKILL of the owner during a non-idempotent bash call: the other takes over, the log verifies, the marker file shows one run', async () => {
     const url = await db.fresh();
-    const slow = { responses: [{ text: 'working', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker; for i in $(seq 400); do [ -f go ] && break; sleep 0.05; done' } }] }] };
-    const leaseMs = 1000;
-    const { ws, a, ca, cb } = await twoWorkers(url, slow, { responses: [{ text: 'taken over on B' }] }, leaseMs);
-    const { sessionId } = await ca.call('session/create', {});
-    await cb.call('session/attach', { sessionId });
-    await cb.call('session/input', { sessionId, text: 'do the work' });
-    await cb.waitFor(isEntry('tool/dispatch'), 20_000, 'the dispatch, relayed to B');
-    for (let i = 0; !existsSync(join(ws, 'marker')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
-    a.proc.kill('SIGKILL');
-    const killed = Date.now();
-    await a.exit;
-    writeFileSync(join(ws, 'go'), '');
+    const { ws, a, cb, sessionId, killed, leaseMs } = await ownerKilledMidBash(url, { responses: [{ text: 'taken over on B' }] }, 'b');
     // Forwarded while A's lease still runs; answered once B has taken the session over and logged it itself.
     const { seq } = await cb.call('session/input', { sessionId, text: 'and now?' });
     const tookMs = Date.now() - killed;
@@ -109,19 +119,7 @@ describeWithPostgres('two bridle serve workers on one Postgres', (db) => {
   }, 60_000);
 
   it.runIf(cliBuilt)('a client watching on worker B, sending nothing: B takes the session over once the killed owner\'s lease has expired', async () => {
-    const url = await db.fresh();
-    const slow = { responses: [{ text: 'working', toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> marker; for i in $(seq 400); do [ -f go ] && break; sleep 0.05; done' } }] }] };
-    const leaseMs = 1000;
-    const { ws, a, ca, cb } = await twoWorkers(url, slow, { responses: [] }, leaseMs);
-    const { sessionId } = await ca.call('session/create', {});
-    await cb.call('session/attach', { sessionId });
-    await ca.call('session/input', { sessionId, text: 'do the work' });
-    await cb.waitFor(isEntry('tool/dispatch'), 20_000, 'the dispatch, relayed to B');
-    for (let i = 0; !existsSync(join(ws, 'marker')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
-    a.proc.kill('SIGKILL');
-    const killed = Date.now();
-    await a.exit;
-    writeFileSync(join(ws, 'go'), '');
+    const { ws, a, cb, sessionId, killed, leaseMs } = await ownerKilledMidBash(await db.fresh(), { responses: [] }, 'a');
     await cb.waitFor(isEntry('session/takeover'), leaseMs + 5000, 'B to take the session over');
     // The lease's expiry, then B's check of the sessions it relays (every 2 s).
     expect(Date.now() - killed).toBeLessThan(leaseMs + 3500);
