@@ -68,6 +68,9 @@ export class HostedSession {
   private ending?: Promise<void>;
   private idleTimer?: ReturnType<typeof setTimeout>;
   private readonly disposers: (() => void)[] = [];
+  /** Settles once `open` has returned the session (or failed): what the desk waits for before it asks. */
+  private readonly opened: Promise<void>;
+  private markOpened!: { resolve: () => void; reject: (err: unknown) => void };
   /** Who else takes the live chunks (a worker's relay to other workers, ADR 0035). */
   private readonly deltaTaps = new Set<DeltaSink>();
 
@@ -75,8 +78,14 @@ export class HostedSession {
     private readonly onProblem: (message: string) => void,
     private readonly idle: IdleWatch,
   ) {
+    this.opened = new Promise<void>((resolve, reject) => (this.markOpened = { resolve, reject }));
+    this.opened.catch(() => undefined);
     this.desk = new ApprovalDesk(() => this.id, {
-      beforeAsk: () => this.session.recorder.flush(),
+      // A session going on with its log may ask (a pending approval, ADR 0027) before `open` has returned it.
+      beforeAsk: async () => {
+        await this.opened;
+        await this.session.recorder.flush();
+      },
       announce: (req) => this.announce(req),
     });
   }
@@ -107,8 +116,14 @@ export class HostedSession {
         },
       },
     };
-    h.session = await open(params, hooks);
+    try {
+      h.session = await open(params, hooks);
+    } catch (err) {
+      h.markOpened.reject(err);
+      throw err;
+    }
     h.wire();
+    h.markOpened.resolve();
     return h;
   }
 
