@@ -37,8 +37,6 @@ export interface ToolOutcome {
 
 export interface ToolCallContext extends ToolCallInput {
   validation?: Validation;
-  /** The pre-execute verdict (policy, guards, hooks), once there is one: decided as the call is created, or by `decideCall` (ADR 0036). */
-  decision?: Decision;
   reason?: string;
   /** Why a flush of this call's entries failed (its dispatch or its result could not be saved). */
   unsaved?: string;
@@ -79,14 +77,6 @@ export const toolCallMachine = setup({
     validateCall: (_, _call: { name: string; arguments: string }) => {
       throw new Error('validateCall: not provided');
     },
-    /**
-     * The verdict when it can be had without waiting (ADR 0036): the host provides it as an `assign` of `decision`
-     * when nothing it asks answers with a promise, and leaves `decision` unset otherwise, so `decideCall` waits for
-     * it. It must not throw.
-     */
-    decideNow: (_, _call: ToolCallContext) => {
-      throw new Error('decideNow: not provided');
-    },
     /** A flush failed: the log says so (`log/not-durable`), and the first failure is the one the output reports. */
     markUnsaved: enqueueActions(({ context, event, enqueue }) => {
       const error = (event as { error?: unknown }).error;
@@ -104,7 +94,6 @@ export const toolCallMachine = setup({
     isValid: (_, v: Validation | undefined) => v?.ok === true,
     /** Provided by the host: every appended entry is durable already (a store durable on append), so a flush would wait for nothing. */
     isLogDurable: (_) => false,
-    isDecided: (_, d: Decision | undefined) => d !== undefined,
     isAllowed: (_, d: Decision) => d.kind === 'allow',
     isAsked: (_, d: Decision) => d.kind === 'ask',
     isApproved: (_, a: ApprovalAnswer) => a.outcome === 'allowed-once' || a.outcome === 'allowed-always',
@@ -125,37 +114,28 @@ export const toolCallMachine = setup({
       always: [{ guard: { type: 'isValid', params: ({ context }) => context.validation }, target: 'checking' }, { target: 'rejected' }],
     },
     checking: {
-      description: 'Pre-execute hooks and guards: allow, deny, or ask (I6). Transient: decided at once when nothing has to be awaited (ADR 0036), else in deciding.',
-      entry: { type: 'decideNow', params: ({ context }) => context },
-      always: [{ guard: { type: 'isDecided', params: ({ context }) => context.decision }, target: 'decided' }, { target: 'deciding' }],
-    },
-    deciding: {
-      description: 'Waiting for a guard or pre-execute hook that answers later. A throwing policy denies (I6).',
+      description: 'Pre-execute hooks and guards: allow, deny, or ask. A throwing policy denies (I6). An ask the log holds an allow for takes it; a logged no denies whatever the policy says now (ADR 0031).',
       invoke: {
         src: 'decideCall',
         input: ({ context }) => context,
-        onDone: { target: 'decided', actions: assign({ decision: ({ event }) => event.output }) },
+        onDone: [
+          {
+            guard: { type: 'isAnsweredNo', params: ({ event }) => event.output },
+            target: 'denied',
+            actions: assign({ reason: ({ context }) => `approval ${context.answered!.outcome}` }),
+          },
+          { guard: { type: 'isAllowed', params: ({ event }) => event.output }, target: 'ready' },
+          { guard: { type: 'isAnsweredYes', params: ({ event }) => event.output }, target: 'ready' },
+          {
+            guard: { type: 'isAsked', params: ({ event }) => event.output },
+            target: 'asking',
+            actions: assign({ reason: ({ event }) => (event.output.kind === 'ask' ? event.output.reason : '') }),
+          },
+          { target: 'denied', actions: assign({ reason: ({ event }) => (event.output.kind === 'deny' ? event.output.reason : 'denied') }) },
+        ],
         onError: { target: 'denied', actions: assign({ reason: ({ event }) => `policy failed: ${String(event.error)}` }) },
       },
       on: { 'tool.cancel.requested': 'abortedBeforeDispatch' },
-    },
-    decided: {
-      description: 'The verdict taken: an ask the log holds an allow for takes it; a logged no denies whatever the policy says now (ADR 0031). Transient.',
-      always: [
-        {
-          guard: { type: 'isAnsweredNo', params: ({ context }) => context.decision! },
-          target: 'denied',
-          actions: assign({ reason: ({ context }) => `approval ${context.answered!.outcome}` }),
-        },
-        { guard: { type: 'isAllowed', params: ({ context }) => context.decision! }, target: 'ready' },
-        { guard: { type: 'isAnsweredYes', params: ({ context }) => context.decision! }, target: 'ready' },
-        {
-          guard: { type: 'isAsked', params: ({ context }) => context.decision! },
-          target: 'asking',
-          actions: assign({ reason: ({ context }) => (context.decision!.kind === 'ask' ? context.decision!.reason : '') }),
-        },
-        { target: 'denied', actions: assign({ reason: ({ context }) => (context.decision!.kind === 'deny' ? context.decision!.reason : 'denied') }) },
-      ],
     },
     asking: {
       description: 'Waiting for a person or policy to answer. A missing, throwing or timed-out answerer denies (I6).',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { stricter } from './hooks/decisions.js';
 import type { Decision } from '../machines/tool-call.machine.js';
-import { runWaterfall, runWaterfallNow, type Listener, type Registered } from './waterfall.js';
+import { runWaterfall, type Listener, type Registered } from './waterfall.js';
 
 const reg = <P, R>(owner: string, listener: Listener<P, R>): Registered<P, R> => ({ owner, listener });
 
@@ -86,26 +86,3 @@ describe('runWaterfall', () => {
     await expect(runWaterfall<null, number>([reg<null, number>('boom', () => { throw new Error('kaput'); })], null, async () => 1, { hook: 'h', report: () => undefined })).rejects.toThrow('kaput');
   });
 });
-
-describe('runWaterfallNow (ADR 0036)', () => {
-  const reg = (owner: string, listener: Listener<number, string>): Registered<number, string> => ({ owner, listener });
-  const o = { hook: 'h', report: () => undefined };
-  it('answers at once when every listener it reaches and the terminal answer at once, skipping a silent one', () => {
-    const r = runWaterfallNow([reg('silent', () => undefined), reg('answers', (p) => `got ${p}`), reg('unreached', () => 'no')], 1, () => 'terminal', o);
-    expect(r).toBe('got 1');
-    expect(runWaterfallNow([], 2, (p) => `terminal ${p}`, o)).toBe('terminal 2');
-  });
-  it('gives a promise when a listener waits (an async one, or one that calls next), with the same verdict runWaterfall gives', async () => {
-    const chains: Registered<number, string>[][] = [
-      [reg('async', async (p) => `later ${p}`)],
-      [reg('wraps', async (p, next) => `${await next(p + 1)}!`)],
-      [reg('sync next', (p, next) => void next(p * 10))],
-    ];
-    for (const chain of chains) {
-      const now = runWaterfallNow(chain, 1, (p) => `terminal ${p}`, o);
-      expect(now).toBeInstanceOf(Promise);
-      expect(await now).toBe(await runWaterfall(chain, 1, async (p) => `terminal ${p}`, o));
-    }
-  });
-});
-

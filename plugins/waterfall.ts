@@ -29,27 +29,25 @@ export interface WaterfallOptions<R> {
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-const isThenable = <T>(v: unknown): v is PromiseLike<T> => typeof (v as PromiseLike<T> | null)?.then === 'function';
-
 /**
- * Contract: the chain's verdict — at once when every listener it reaches (and the terminal) answers without a
- * promise, else a promise of it (ADR 0036). A listener that neither calls `next()` nor returns a verdict is
- * reported and skipped (the chain goes on as if it had called `next()`); a throw or a malformed verdict is
- * reported and answered by `onThrow` (or rethrown when there is none). Each listener is called once.
+ * Contract: resolves with the chain's verdict. A listener that neither calls
+ * `next()` nor returns a verdict is reported and skipped (the chain goes on as
+ * if it had called `next()`); a throw or a malformed verdict is reported and
+ * answered by `onThrow` (or rethrown when there is none).
  */
-export function runWaterfallNow<P, R>(
+export async function runWaterfall<P, R>(
   listeners: readonly Registered<P, R>[],
   payload: P,
-  terminal: (payload: P) => R | Promise<R>,
+  terminal: (payload: P) => Promise<R>,
   o: WaterfallOptions<R>,
-): R | Promise<R> {
-  const at = (i: number, p: P): R | Promise<R> => {
+): Promise<R> {
+  const at = async (i: number, p: P): Promise<R> => {
     const entry = listeners[i];
     if (!entry) return terminal(p);
     let pending: Promise<R> | undefined;
     let downstream: { value: R } | undefined;
     const next: Next<P, R> = (q) => {
-      pending = Promise.resolve(at(i + 1, q === undefined ? p : q)).then((value) => {
+      pending = at(i + 1, q === undefined ? p : q).then((value) => {
         downstream = { value };
         return value;
       });
@@ -60,35 +58,20 @@ export function runWaterfallNow<P, R>(
       if (o.onThrow) return o.onThrow(entry.owner, err);
       throw err;
     };
-    const clamped = (own: R): R => (downstream && o.clamp ? o.clamp(own, downstream.value) : own);
-    const answered = (own: R | void): R | Promise<R> => {
-      if (own === undefined) {
-        if (pending) return pending;
-        o.report(entry.owner, 'neither called next() nor returned a decision; skipped');
-        return at(i + 1, p);
-      }
-      if (o.accepts && !o.accepts(own)) return fail(`returned an invalid decision: ${JSON.stringify(own)}`, new Error('invalid decision'));
-      if (pending && !downstream) return pending.catch(() => undefined).then(() => clamped(own as R));
-      return clamped(own as R);
-    };
-    let own: R | void | Promise<R | void>;
+    let own: R | void;
     try {
-      own = entry.listener(p, next);
+      own = await entry.listener(p, next);
     } catch (err) {
       return fail(`threw: ${describe(err)}`, err);
     }
-    if (isThenable<R | void>(own)) return Promise.resolve(own).then(answered, (err: unknown) => fail(`threw: ${describe(err)}`, err));
-    return answered(own);
+    if (own === undefined) {
+      if (pending) return pending;
+      o.report(entry.owner, 'neither called next() nor returned a decision; skipped');
+      return at(i + 1, p);
+    }
+    if (o.accepts && !o.accepts(own)) return fail(`returned an invalid decision: ${JSON.stringify(own)}`, new Error('invalid decision'));
+    if (pending && !downstream) await pending.catch(() => undefined);
+    return downstream && o.clamp ? o.clamp(own as R, downstream.value) : (own as R);
   };
   return at(0, payload);
-}
-
-/** Contract: resolves with the chain's verdict, as `runWaterfallNow` gives it (rejects where that throws). */
-export async function runWaterfall<P, R>(
-  listeners: readonly Registered<P, R>[],
-  payload: P,
-  terminal: (payload: P) => Promise<R>,
-  o: WaterfallOptions<R>,
-): Promise<R> {
-  return runWaterfallNow(listeners, payload, terminal, o);
 }

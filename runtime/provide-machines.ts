@@ -3,13 +3,13 @@
  * pipeline (decide, ask, execute), the log's record and flush, compaction, the pre-step hook. Nothing here
  * runs: `wireSession` (wiring.ts) starts the actor and does the host's duties around it.
  */
-import { assign, fromPromise } from 'xstate';
+import { fromPromise } from 'xstate';
 import type { ApprovalRule, ToolSpec } from '../log/entries.js';
 import type { Recorder } from '../log/recorder.js';
 import { compactionMachine } from '../machines/compaction.machine.js';
 import { sessionMachine } from '../machines/session.machine.js';
 import { stepMachine } from '../machines/step.machine.js';
-import { toolCallMachine, type Decision, type ToolCallContext, type ToolCallEvent } from '../machines/tool-call.machine.js';
+import { toolCallMachine, type ToolCallContext } from '../machines/tool-call.machine.js';
 import { turnMachine } from '../machines/turn.machine.js';
 import { renderForRules } from '../plugins/hooks/canonical.js';
 import { createToolPipeline, type HookProblem } from '../plugins/hooks/pipeline.js';
@@ -125,44 +125,13 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
     }
   };
 
-  /** Whether a verdict takes the call to `ready` (an allow, or an ask the log holds a yes for) rather than to a result or a question. */
-  const goesStraightToReady = (d: Decision, c: ToolCallContext) => {
-    const yes = c.answered !== undefined && /^allowed-/.test(c.answered.outcome);
-    return (d.kind === 'allow' && (c.answered === undefined || yes)) || (d.kind === 'ask' && yes);
-  };
-  // A verdict `decideNow` did not take at once, asked already, by call: `decideCall` hands it back (ADR 0036).
-  const pendingDecisions = new Map<string, Promise<Decision>>();
   const toolCall = toolCallMachine.provide({
-    actions: {
-      record,
-      validateCall: validateCallAction(() => current().byName),
-      // An `assign` that only computes, as validateCall's (ADR 0033): the guards and hooks it asks are the ones decideCall would.
-      decideNow: assign<ToolCallContext, ToolCallEvent, ToolCallContext, ToolCallEvent, never>({
-        decision: (_, c): Decision | undefined => {
-          let now: ReturnType<typeof pipeline.decideNow>;
-          try {
-            const call = facts(c);
-            now = pipeline.decideNow(call, decideByPolicy(policy, call, rules));
-          } catch (err) {
-            // What decideCall's rejection would have said: a policy that cannot decide denies (I6).
-            return { kind: 'deny', reason: `policy failed: ${String(err)}` };
-          }
-          // Taken at once only when it leads straight to `ready`, which writes nothing: a verdict that writes at once (a
-          // denied result, an approval asked) waits as before, so the log's order does not depend on whether a guard or
-          // hook answered at once — replay hands every verdict back later, behind its gate.
-          if ('decision' in now && goesStraightToReady(now.decision, c)) return now.decision;
-          pendingDecisions.set(c.callId, 'decision' in now ? Promise.resolve(now.decision) : now.pending);
-          return undefined;
-        },
-      }),
-    },
+    actions: { record, validateCall: validateCallAction(() => current().byName) },
     // A store durable on append (memory) has nothing to flush: the call skips its two flushLog actors (ADR 0007).
     guards: { isLogDurable: () => recorder.isDurable },
     actors: {
       flushLog,
       decideCall: fromPromise(async ({ input }) => {
-        const asked = pendingDecisions.get(input.callId);
-        if (asked) return asked.finally(() => pendingDecisions.delete(input.callId));
         const call = facts(input);
         return pipeline.decide(call, decideByPolicy(policy, call, rules));
       }),

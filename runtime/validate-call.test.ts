@@ -23,16 +23,15 @@ describe('the validateCall action', () => {
   ]);
 
   // No event answers it (ADR 0033): a call is validated as it is created, and is past `validating` before it starts.
-  it('assigns the call its validation as it is created: valid goes on to its decision, invalid to its flushed rejection', () => {
+  it('assigns the call its validation as it is created: valid goes on to checking, invalid to its flushed rejection', () => {
     const never = fromPromise(() => new Promise<never>(() => undefined)) as never;
     const machine = toolCallMachine.provide({
-      actions: { validateCall: validateCallAction(() => tools), decideNow: () => undefined, record: () => undefined },
+      actions: { validateCall: validateCallAction(() => tools), record: () => undefined },
       actors: { decideCall: never, askApproval: never, executeTool: never, flushLog: never },
     });
     const input = { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'call_1', name: 'echo' };
     const valid = createActor(machine, { input: { ...input, arguments: '{"text":"hi"}' } });
-    // No verdict at once here (decideNow assigns none): it waits for decideCall.
-    expect(valid.getSnapshot().value).toBe('deciding');
+    expect(valid.getSnapshot().value).toBe('checking');
     expect(valid.getSnapshot().context.validation).toEqual({ ok: true, readOnly: true, idempotent: true, args: { text: 'hi' } });
     const invalid = createActor(machine, { input: { ...input, arguments: '{"text":1}' } });
     expect(invalid.getSnapshot().value).toBe('flushingResult');

@@ -11,7 +11,7 @@ import type { ToolOutput } from '../../ports/tools.js';
 import { combineDecisions, isDecision, isPostDecision, isPreStepDecision, stricter, stricterPost, stricterPreStep } from './decisions.js';
 import type { HookRegistry } from './registry.js';
 import type { CallFacts, ExecutePayload, PreStepPayload } from '../../ports/hooks.js';
-import { runWaterfall, runWaterfallNow } from '../waterfall.js';
+import { runWaterfall } from '../waterfall.js';
 
 export interface HookProblem {
   hook: string;
@@ -25,13 +25,6 @@ export interface HookProblem {
 export interface ToolPipeline {
   /** Contract: never rejects; the verdict is at least as strict as `policy`, every guard's deny and every pre-execute deny (I6). */
   decide(call: CallFacts, policy: Decision): Promise<Decision>;
-  /**
-   * `decide`'s verdict without waiting when nothing it asks answers with a promise (ADR 0036): every guard and
-   * every `tool/pre-execute` listener it reaches answered at once. Otherwise `pending`, the verdict to come. Either
-   * way each guard and listener has been asked once, and is not asked again. Contract: never throws; `pending`
-   * never rejects.
-   */
-  decideNow(call: CallFacts, policy: Decision): { decision: Decision } | { pending: Promise<Decision> };
   /** Contract: never rejects; runs the execute chain (ending in `executeTool`, with its deadline) and then post-execute. */
   execute(payload: Omit<ExecutePayload, 'timeoutMs'> & { timeoutMs?: number }): Promise<ToolOutput>;
   /** Contract: rejects only when a listener throws (the turn then ends with `PRE_STEP_FAILED`). */
@@ -47,66 +40,37 @@ const isToolOutput = (v: unknown): v is ToolOutput => {
 export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem) => void): ToolPipeline {
   const at = (call: CallFacts) => ({ turn: call.turn, step: call.step, callId: call.callId });
 
-  /** A guard's answer as a decision: anything but a deny with a reason allows. */
-  const guardDecision = (d: Decision | void): Decision => (d?.kind === 'deny' && typeof d.reason === 'string' ? d : { kind: 'allow' });
-  /** A guard that threw or rejected denies, and is reported. */
-  const guardFailed = (owner: string, call: CallFacts, err: unknown): Decision => {
-    report({ hook: 'tool/guard', listener: owner, problem: `threw: ${describe(err)}`, ...at(call) });
-    return { kind: 'deny', reason: `guard ${owner} failed: ${describe(err)}` };
-  };
-
-  /**
-   * Every guard, each invoked once and before anything is awaited (so guards see calls in the order they were
-   * decided): their decisions, or the promise of them when one answered with a promise.
-   */
-  function askGuards(call: CallFacts): Decision[] | Promise<Decision[]> {
-    const answers: (Decision | Promise<Decision>)[] = [];
-    let waits = false;
-    for (const { owner, guard } of hooks.guardList()) {
+  async function runGuards(call: CallFacts): Promise<Decision[]> {
+    // Every guard is invoked before anything is awaited, so guards see calls in the order they were decided.
+    const pending = hooks.guardList().map(async ({ owner, guard }): Promise<Decision> => {
       try {
-        const d = guard(call);
-        if (d && typeof (d as Promise<Decision | void>).then === 'function') {
-          waits = true;
-          answers.push(Promise.resolve(d as Promise<Decision | void>).then(guardDecision, (err: unknown) => guardFailed(owner, call, err)));
-        } else answers.push(guardDecision(d as Decision | void));
+        const d = await guard(call);
+        return d?.kind === 'deny' && typeof d.reason === 'string' ? d : { kind: 'allow' };
       } catch (err) {
-        answers.push(guardFailed(owner, call, err));
+        report({ hook: 'tool/guard', listener: owner, problem: `threw: ${describe(err)}`, ...at(call) });
+        return { kind: 'deny', reason: `guard ${owner} failed: ${describe(err)}` };
       }
-    }
-    return waits ? Promise.all(answers) : (answers as Decision[]);
-  }
-
-  /** The pre-execute chain's verdict, at once or to come; a chain that fails denies. */
-  function askHooks(call: CallFacts, policy: Decision): Decision | Promise<Decision> {
-    const failed = (err: unknown): Decision => ({ kind: 'deny', reason: `pre-execute failed: ${describe(err)}` });
-    try {
-      const r = runWaterfallNow<{ call: CallFacts; policy: Decision }, Decision>(hooks.listeners('tool/pre-execute'), { call, policy }, (p) => p.policy, {
-        hook: 'tool/pre-execute',
-        clamp: stricter,
-        accepts: isDecision,
-        onThrow: (owner, err) => ({ kind: 'deny', reason: `pre-execute hook ${owner} failed: ${describe(err)}` }),
-        report: (listener, problem) => report({ hook: 'tool/pre-execute', listener, problem, ...at(call) }),
-      });
-      return r instanceof Promise ? r.catch(failed) : r;
-    } catch (err) {
-      return failed(err);
-    }
-  }
-
-  function decideNow(call: CallFacts, policy: Decision): { decision: Decision } | { pending: Promise<Decision> } {
-    const guards = askGuards(call);
-    const hooked = askHooks(call, policy);
-    if (Array.isArray(guards) && !(hooked instanceof Promise)) return { decision: combineDecisions([policy, ...guards, hooked]) };
-    return { pending: Promise.all([guards, hooked]).then(([g, h]) => combineDecisions([policy, ...g, h])) };
+    });
+    return Promise.all(pending);
   }
 
   return {
     async decide(call, policy) {
-      const now = decideNow(call, policy);
-      return 'decision' in now ? now.decision : now.pending;
+      const guards = runGuards(call);
+      let hooked: Decision;
+      try {
+        hooked = await runWaterfall(hooks.listeners('tool/pre-execute'), { call, policy }, async (p) => p.policy, {
+          hook: 'tool/pre-execute',
+          clamp: stricter,
+          accepts: isDecision,
+          onThrow: (owner, err) => ({ kind: 'deny', reason: `pre-execute hook ${owner} failed: ${describe(err)}` }),
+          report: (listener, problem) => report({ hook: 'tool/pre-execute', listener, problem, ...at(call) }),
+        });
+      } catch (err) {
+        hooked = { kind: 'deny', reason: `pre-execute failed: ${describe(err)}` };
+      }
+      return combineDecisions([policy, ...(await guards), hooked]);
     },
-
-    decideNow,
 
     async execute(payload) {
       const { call } = payload;

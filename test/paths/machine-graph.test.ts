@@ -8,7 +8,7 @@ import type { PathModel } from './path-model.js';
 
 describe('what a machine definition contains', () => {
   it('lists every nested state and every candidate: guarded branches, always, invoke done/error, targetless', () => {
-    expect(statesOf(toolCallMachine)).toHaveLength(17);
+    expect(statesOf(toolCallMachine)).toHaveLength(15);
     const labels = transitionsOf(toolCallMachine).map((t) => t.label);
     expect(labels).toContain('tool-call.rejected -[always]-> tool-call.flushingResult');
     expect(labels).toContain('tool-call.validating -[always if isValid]-> tool-call.checking');

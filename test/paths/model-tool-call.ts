@@ -31,18 +31,14 @@ function check(run: PathRun): string[] {
   if (results.length > 1) problems.push(`I2: ${results.length} tool/result entries for one call`);
 
   const answered = (run.input as { answered?: { outcome: string } }).answered;
-  // The verdict: decided as the call was created (ADR 0036), or by decideCall's answer.
-  const decidedNow = run.before[0]?.context.decision as { kind?: string } | undefined;
-  const verdictAt = (kind: string) =>
-    Math.min(decidedNow?.kind === kind ? 0 : Infinity, firstAt(run, (e) => isOk(e, 'deciding') && (e.output as { kind?: string }).kind === kind));
   const answeredYes = answered !== undefined && /^allowed-/.test(answered.outcome);
   // Validated as it is created (ADR 0033): before any event, or never.
   const validAt = (run.final.context as { validation?: { ok?: boolean } }).validation?.ok === true ? 0 : Infinity;
   const allowAt = Math.min(
-    verdictAt('allow'),
+    firstAt(run, (e) => isOk(e, 'checking') && (e.output as { kind?: string }).kind === 'allow'),
     firstAt(run, (e) => isOk(e, 'asking') && /^allowed-/.test(String((e.output as { outcome?: string }).outcome))),
     // A logged allow stands in for the question the decision asks.
-    answeredYes ? verdictAt('ask') : Infinity,
+    answeredYes ? firstAt(run, (e) => isOk(e, 'checking') && (e.output as { kind?: string }).kind === 'ask') : Infinity,
   );
   const releasedAt = firstAt(run, (e) => e.type === 'tool.call.released');
   const dispatches = draftsOf(run, 'tool/dispatch');
@@ -69,7 +65,7 @@ function check(run: PathRun): string[] {
     if (asked + decided > 0) problems.push(`a call the log holds the answer of logged ${asked} asked, ${decided} decided again`);
     if (run.children.some((c) => c.src === 'askApproval')) problems.push('a call the log holds the answer of asked again');
     // A logged no denies whatever the policy decides now; it never dispatches.
-    const decidedAt = decidedNow ? 0 : firstAt(run, (e) => isOk(e, 'deciding'));
+    const decidedAt = firstAt(run, (e) => isOk(e, 'checking'));
     const r = results[0];
     if (!answeredYes && decidedAt !== Infinity && cancelAt > decidedAt && r?.draft.status !== 'denied') problems.push(`a logged ${answered.outcome} gave ${r?.draft.status ?? 'no result'}, not denied`);
     if (!answeredYes && dispatches.length > 0) problems.push(`a logged ${answered.outcome} was dispatched`);
@@ -93,9 +89,6 @@ function check(run: PathRun): string[] {
   if (countKind(run, 'log/not-durable') !== failures) problems.push(`${failures} flushes failed, ${countKind(run, 'log/not-durable')} notes say so`);
   if (run.before[0] !== undefined && run.before[0].context.validation === undefined) problems.push('the call was not validated as it was created');
   if (run.before.some((s) => s.value === 'validating')) problems.push('a call waited in validating: it is validated as it is created');
-  // Decided at once when it can be (ADR 0036): then nothing waits for decideCall.
-  if (decidedNow && run.children.some((c) => c.src === 'decideCall')) problems.push('a call decided as it was created waited for decideCall too');
-  if (run.before.some((s) => s.value === 'checking' || s.value === 'decided')) problems.push('a call waited in a transient decision state');
   return problems;
 }
 
@@ -111,27 +104,14 @@ export const toolCallModel: PathModel = {
   ],
   // A store durable on append skips both flushes; any other store flushes at dispatch and at the result.
   worlds: [{ isLogDurable: false }, { isLogDurable: true }],
-  // The host's validateCall assigns the validation as the call is created: read-only, writing, or rejected; its
-  // decideNow assigns the verdict when it has one at once (ADR 0036), or leaves it to decideCall (a guard that waits).
+  // The host's validateCall assigns the validation as the call is created: read-only, writing, or rejected.
   assigns: (
     [
       ['valid read-only', { ok: true, readOnly: true, idempotent: true, args: {} }],
       ['valid writing', { ok: true, readOnly: false, idempotent: false, args: {} }],
       ['invalid', { ok: false, code: 'INVALID_ARGUMENTS', message: 'bad arguments' }],
     ] as const
-  ).flatMap(([name, validation]) =>
-    (
-      [
-        ['decided later', undefined],
-        ['allowed now', { kind: 'allow' }],
-        ['asked now', { kind: 'ask', reason: 'it writes' }],
-        ['denied now', { kind: 'deny', reason: 'policy says no' }],
-      ] as const
-    ).map(([when, decision]) => ({
-      name: `${name}, ${when}`,
-      actions: { validateCall: assign({ validation: () => validation }), decideNow: assign({ decision: () => decision }) },
-    })),
-  ),
+  ).map(([name, validation]) => ({ name, actions: { validateCall: assign({ validation: () => validation }) } })),
   outputs: {
     decideCall: [{ kind: 'allow' }, { kind: 'ask', reason: 'it writes' }, { kind: 'deny', reason: 'policy says no' }],
     askApproval: [
