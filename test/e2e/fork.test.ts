@@ -57,6 +57,18 @@ describe('bridle fork, then bridle run --session <fork>', () => {
 describe('bridle fork --answer, then bridle resume: the re-answered turn goes on (ADR 0031)', () => {
   const kinds = (es: readonly Entry[]) => es.map((e) => e.kind);
 
+  /** `bridle fork <original> --at <seq> --answer <answer>`, then `bridle resume <fork>` with one scripted reply, `--approval ask` and no terminal. */
+  async function forkAnswerResume(w: { root: string; ws: string; env: NodeJS.ProcessEnv }, original: string, at: number, answer: string, reply: string) {
+    const forked = await runCli(['fork', original, '--at', String(at), '--answer', answer], { env: w.env });
+    expect(forked.code).toBe(0);
+    const fork = /^log: (.*)$/m.exec(forked.stdout)![1]!;
+    expect(forked.stderr).toContain(`go on: bridle resume ${fork} (the answered turn goes on with this answer)`);
+    const next = join(w.root, 'next.json');
+    writeFileSync(next, JSON.stringify({ responses: [{ text: reply }] }));
+    const resumed = await runCli(['resume', fork, '--cwd', w.ws, '--model', `scripted:${next}`, '--approval', 'ask', '--sandbox', 'off'], { env: w.env });
+    return { fork, next, resumed };
+  }
+
   it('bridle fork --answer approve continues the turn: the call runs once in the fork and the model goes on', async () => {
     const { root, home, ws } = tempWorld('bridle-whatif-approve-');
     const env = { BRIDLE_HOME: home };
@@ -71,15 +83,8 @@ describe('bridle fork --answer, then bridle resume: the re-answered turn goes on
     expect(decided).toMatchObject({ callId: 't1.s1.c1', outcome: 'unavailable' });
     expect(readdirSync(ws)).toEqual([]);
 
-    const forked = await runCli(['fork', original, '--at', String(decided.seq), '--answer', 'approve'], { env });
-    expect(forked.code).toBe(0);
-    const fork = /^log: (.*)$/m.exec(forked.stdout)![1]!;
-    expect(forked.stderr).toContain(`go on: bridle resume ${fork} (the answered turn goes on with this answer)`);
-
     // One answer: the model's next step after the call. A second request would exhaust the script; a question would be denied (no terminal).
-    const next = join(root, 'next.json');
-    writeFileSync(next, JSON.stringify({ responses: [{ text: 'The marker is written.' }] }));
-    const resumed = await runCli(['resume', fork, '--cwd', ws, '--model', `scripted:${next}`, '--approval', 'ask', '--sandbox', 'off'], { env });
+    const { fork, next, resumed } = await forkAnswerResume({ root, ws, env }, original, decided.seq, 'approve', 'The marker is written.');
     expect(resumed.stderr).toContain('decided: t1.s1.c1 allowed-always');
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('The marker is written.');
@@ -115,15 +120,8 @@ describe('bridle fork --answer, then bridle resume: the re-answered turn goes on
     // seq 25: a person allowed `echo hello` (t1.s3.c1) always; it ran.
     expect(before.split('\n')[24]).toContain('"outcome":"allowed-always"');
 
-    const forked = await runCli(['fork', original, '--at', '25', '--answer', 'deny'], { env });
-    expect(forked.code).toBe(0);
-    const fork = /^log: (.*)$/m.exec(forked.stdout)![1]!;
-    expect(forked.stderr).toContain(`go on: bridle resume ${fork} (the answered turn goes on with this answer)`);
-
-    const next = join(root, 'next.json');
-    writeFileSync(next, JSON.stringify({ responses: [{ text: 'Understood: echo was denied, so I stop here.' }] }));
     // No terminal: were the call asked again, it would be denied as unavailable, not rejected — the logged no is what the model is told.
-    const resumed = await runCli(['resume', fork, '--cwd', ws, '--model', `scripted:${next}`, '--approval', 'ask', '--sandbox', 'off'], { env });
+    const { fork, resumed } = await forkAnswerResume({ root, ws, env }, original, 25, 'deny', 'Understood: echo was denied, so I stop here.');
     expect(resumed.stderr).toContain('decided: t1.s3.c1 rejected');
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('Understood: echo was denied');
