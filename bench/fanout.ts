@@ -1,5 +1,5 @@
 /**
- * WebSocket fan-out (DESIGN §8): 100 clients attached to one session each
+ * WebSocket fan-out (docs/design.md §8): 100 clients attached to one session each
  * receive every entry of a turn, in order, none lost. The time is from the
  * input to the last client holding the turn's last entry; a lost, repeated or
  * reordered entry fails the benchmark instead of being timed.

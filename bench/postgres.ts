@@ -1,5 +1,5 @@
 /**
- * Durable steps on Postgres (DESIGN §8, ADR 0025), beside the JSONL store's:
+ * Durable steps on Postgres (docs/design.md §8, ADR 0025), beside the JSONL store's:
  * one session alone, then 64 at once in this process sharing one pool (their
  * commits share the database's group commit), each step a no-op tool call
  * whose dispatch and result are committed before it goes on. Throughput is

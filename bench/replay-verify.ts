@@ -1,6 +1,6 @@
 /**
  * Replay + verify of a 100,000-entry log against plain `JSON.parse` of the
- * same lines (DESIGN §8: within 2×, streamed). The log is a real one: a
+ * same lines (docs/design.md §8: within 2×, streamed). The log is a real one: a
  * scripted session of many short turns on a memory store, its lines kept as
  * written to a file; replay reads that file the way `bridle replay` does,
  * line by line (no whole-file string), while the baseline parses lines

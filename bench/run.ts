@@ -1,4 +1,4 @@
-/** `npm run bench`: every target of DESIGN §8 that has a benchmark, medians and ratios from this one run. */
+/** `npm run bench`: every target of docs/design.md §8 that has a benchmark, medians and ratios from this one run. */
 import { coldStartMs } from './cold-start.js';
 import { fsyncsPerStep, runSteps } from './overhead.js';
 import { median, repeat } from './stats.js';

@@ -1,5 +1,5 @@
 /**
- * The crash soak (ADR 0028, DESIGN §8): `npm run soak -- --kills N` runs N
+ * The crash soak (ADR 0028, docs/design.md §8): `npm run soak -- --kills N` runs N
  * real `bridle run` (or `bridle chat`, for queued input) processes against a
  * local OpenAI-wire server, kills each with SIGKILL at a seeded moment —
  * while the answer streams, between a tool's dispatch and its result, as a

@@ -59,7 +59,7 @@ interface AdapterState {
 /** Contract: resolves connected (or throws `SetupError` naming the URL); events are buffered until the socket opens, none dropped. */
 export async function openInspector(url: string): Promise<OpenInspector> {
   const problem = await reachable(url, 3000);
-  if (problem) throw new SetupError(`--inspect: no inspector listening at ${url} (${problem}); start one first (see README, "Inspection")`);
+  if (problem) throw new SetupError(`--inspect: no inspector listening at ${url} (${problem}); start one first (see docs/inspection.md)`);
   const inspector = createWebSocketInspector({ url, maxDeferredEvents: 1_000_000 });
   const state = inspector.adapter as unknown as AdapterState;
   const settled = () => state.status === 'open' && (state.ws?.bufferedAmount ?? 0) === 0;

@@ -82,7 +82,7 @@ export interface LockHolder {
 }
 
 /**
- * A session another writer holds (DESIGN §3, one writer per session). Code `SESSION_LOCKED`; who is at fault:
+ * A session another writer holds (docs/design.md §3, one writer per session). Code `SESSION_LOCKED`; who is at fault:
  * the caller, who asked for a session that is in use. `lock` is where the claim lives (a lock file, a lease row).
  */
 export class SessionLockedError extends Error {
@@ -119,7 +119,7 @@ export class LogFormatError extends Error {
 }
 
 /**
- * A writer whose lease on a session was taken by another (DESIGN §3, §10: it paused or was cut off past its
+ * A writer whose lease on a session was taken by another (docs/design.md §3, §10: it paused or was cut off past its
  * lease, and the session was taken over). Code `LEASE_LOST`. The store refuses every later append and flush of
  * that writer: the epoch its commits carry is no longer the session's, so nothing it does now reaches the log.
  */

@@ -5,7 +5,7 @@ export type { LogStore } from '../log/store.js';
 export type { LockHolder } from '../log/errors.js';
 
 /**
- * One writer per session (DESIGN §3): the claim a process holds on a session
+ * One writer per session (docs/design.md §3): the claim a process holds on a session
  * while it appends to it. The JSONL provider keeps it in a lock file beside
  * the log (`adapters/store/jsonl-lock.ts`); a Postgres provider keeps a lease
  * whose epoch every append checks (a later issue). Readers (replay, the
@@ -69,7 +69,7 @@ export interface SessionStore {
   /**
    * Session `id`'s lines from `fromSeq` (default 1) on, in seq order, exactly as the recorder wrote them (each
    * without its newline), as far as they are durable; undefined when the store has no such session. A reader:
-   * takes no claim. The seam a client attached on another worker catches up through (DESIGN §10).
+   * takes no claim. The seam a client attached on another worker catches up through (docs/design.md §10).
    */
   tail?(id: string, fromSeq?: number): Promise<string[] | undefined>;
 }

@@ -1,5 +1,5 @@
 /**
- * Save before notify, when the save fails (DESIGN §3, ADR 0017): a flush that
+ * Save before notify, when the save fails (docs/design.md §3, ADR 0017): a flush that
  * fails at any durability point — tool/dispatch, tool/result, turn/end, a
  * compaction's end, the directory entry of a new log — ends the turn `error`
  * with `LOG_NOT_DURABLE` naming the store's error; the log says so in a

@@ -1,5 +1,5 @@
 /**
- * The store contract (DESIGN §3: one suite runs against every store): memory,
+ * The store contract (docs/design.md §3: one suite runs against every store): memory,
  * JSONL and Postgres alike. What the recorder appends comes back from `tail`
  * as the same lines, in seq order, from any seq; a log reopened goes on
  * where it ended; sessions are apart; a store with writer claims refuses a

@@ -209,7 +209,7 @@ export const jsonlStore = defineProvider({
       async tail(id, fromSeq = 1) {
         const path = join(dir, `${id}.jsonl`);
         if (!nodeFs.existsSync(path)) return undefined;
-        // Gapless from seq 1 (DESIGN §3): line n holds seq n.
+        // Gapless from seq 1 (docs/design.md §3): line n holds seq n.
         return readLogLines(path).slice(Math.max(0, fromSeq - 1));
       },
     };

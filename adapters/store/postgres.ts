@@ -1,6 +1,6 @@
 /**
  * The Postgres store (ADR 0025): many workers sharing one database
- * (DESIGN §10). Each session's log is rows of `bridle_entries`, keyed by
+ * (docs/design.md §10). Each session's log is rows of `bridle_entries`, keyed by
  * (session, seq), each holding the canonical line the recorder wrote, so a
  * session read back is byte for byte what the JSONL store would hold; its
  * row in `bridle_sessions` holds the header, the lease and the last

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkLayering, cycles, LAYERS } from './layering.js';
 
-describe('the layering of DESIGN §1', () => {
+describe('the layering of docs/design.md §1', () => {
   it('no file imports against the layering: machines import no I/O, nothing below imports from above, no import circle', () => {
     expect(checkLayering(process.cwd())).toEqual([]);
   });
@@ -24,7 +24,7 @@ describe('the layering of DESIGN §1', () => {
       expect(checkLayering(root).map((v) => `${v.file}: ${v.problem}`)).toEqual([
         'log/recorder.ts: imports upward: log (0) → runtime (4) via runtime/session.ts',
         'machines/turn.machine.ts: a machine imports the I/O module node:fs',
-        `stray/x.ts: lies in no layer of DESIGN §1 (${Object.keys(LAYERS).join(', ')})`,
+        `stray/x.ts: lies in no layer of docs/design.md §1 (${Object.keys(LAYERS).join(', ')})`,
         'machines/b.ts: import circle: machines/b.ts → machines/turn.machine.ts → machines/b.ts',
       ]);
     } finally {

@@ -1,6 +1,6 @@
 /**
  * The import graph of bridle's own sources, and the rules it must keep
- * (DESIGN §1): `cli, server → replay → runtime, bundles → plugins, safety,
+ * (docs/design.md §1): `cli, server → replay → runtime, bundles → plugins, safety,
  * tools, adapters → machines → ports → log`. A file may import from its own
  * layer or any below; never from above. Machines import no I/O. No import
  * circle anywhere.
@@ -26,7 +26,7 @@ export const LAYERS: Record<string, number> = {
   'index.ts': 8,
 };
 
-/** Modules a machine must never import (DESIGN §1). */
+/** Modules a machine must never import (docs/design.md §1). */
 export const IO_MODULES = /^(node:)?(fs|fs\/promises|child_process|net|http|https|worker_threads|dgram|tls)$|^(ws|openai|pg|@modelcontextprotocol\/.*|@agentclientprotocol\/.*)$/;
 
 const SKIP_DIRS = new Set(['node_modules', 'dist', 'test', 'bench', 'examples', '.git', 'docs']);
@@ -84,7 +84,7 @@ export function checkLayering(root: string): Violation[] {
   for (const file of files) {
     const layer = layerOf(file);
     if (!layer) {
-      violations.push({ file, problem: `lies in no layer of DESIGN §1 (${Object.keys(LAYERS).join(', ')})` });
+      violations.push({ file, problem: `lies in no layer of docs/design.md §1 (${Object.keys(LAYERS).join(', ')})` });
       continue;
     }
     const edges: string[] = [];

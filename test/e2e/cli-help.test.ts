@@ -1,7 +1,8 @@
 /**
- * The CLI's surface as the README states it: every command in the README's
- * table exists and its `--help` exits 0, listing each flag on one line; every
- * flag in the README's flag table is a real flag; mistakes are one line, exit 2.
+ * The CLI's surface as the docs state it: every command in the README's
+ * table (and docs/cli.md's) exists and its `--help` exits 0, listing each flag
+ * on one line; every flag in docs/cli.md's flag table is a real flag, and
+ * every real flag is there; mistakes are one line, exit 2.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,10 +11,11 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const section = readme.slice(readme.indexOf('## The CLI'), readme.indexOf('### Configuration'));
-const rows = section.split('\n').filter((l) => l.startsWith('| `'));
-const commands = [...new Set(rows.flatMap((l) => [...l.split('|')[1]!.matchAll(/`bridle ([a-z]+)/g)].map((m) => m[1]!)))];
-const flags = [...new Set(rows.flatMap((l) => [...l.split('|')[1]!.matchAll(/`(--[a-z-]+)/g)].map((m) => m[1]!)))];
+const cliDoc = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
+const tableRows = (text: string) => text.split('\n').filter((l) => l.startsWith('| `'));
+const commandsOf = (text: string) => [...new Set(tableRows(text).flatMap((l) => [...l.split('|')[1]!.matchAll(/`bridle ([a-z]+)/g)].map((m) => m[1]!)))];
+const commands = commandsOf(readme.slice(readme.indexOf('## The commands'), readme.indexOf('## Where everything is')));
+const flags = [...new Set(tableRows(cliDoc).flatMap((l) => [...l.split('|')[1]!.matchAll(/`(--[a-z-]+)/g)].map((m) => m[1]!)))];
 const SESSION_COMMANDS = ['run', 'chat', 'resume', 'serve', 'acp'];
 const env = () => ({ BRIDLE_HOME: mkdtempSync(join(tmpdir(), 'bridle-help-')) });
 
@@ -25,8 +27,12 @@ function optionLines(help: string): string[] {
 }
 
 describe('the README table is the CLI', () => {
-  it('the README names every command DESIGN §6 lists, and ralph (DESIGN §2), eval, fork and sessions (issues #14, #15)', () => {
+  it('the README names every command docs/design.md §6 lists, and ralph (docs/design.md §2), eval, fork and sessions (issues #14, #15)', () => {
     expect(commands.sort()).toEqual(['acp', 'chat', 'config', 'eval', 'fork', 'ralph', 'replay', 'resume', 'run', 'serve', 'sessions', 'viz']);
+  });
+
+  it('docs/cli.md describes the same commands as the README', () => {
+    expect(commandsOf(cliDoc).sort()).toEqual([...commands].sort());
   });
 
   it('bridle --help lists every command, and nothing the README does not', async () => {
@@ -47,18 +53,18 @@ describe('the README table is the CLI', () => {
     for (const l of lines) expect(l).toMatch(/^ {2}-/);
   });
 
-  it('every flag in the README table is a flag of a session command', async () => {
+  it('every flag in the docs/cli.md table is a flag of a session command', async () => {
     const helps = await Promise.all(SESSION_COMMANDS.map(async (c) => (await runCli([c, '--help'], { env: env() })).stdout));
     const all = helps.join('\n');
     expect(flags.length).toBeGreaterThan(10);
     for (const f of flags) expect(all, f).toMatch(new RegExp(`^ {2}(-\\w, )?${f}\\b`, 'm'));
   });
 
-  it('every flag of every command is in the README', async () => {
+  it('every flag of every command is in docs/cli.md', async () => {
     for (const c of commands) {
       const help = (await runCli([c, '--help'], { env: env() })).stdout;
       const own = optionLines(help).map((l) => /--[a-z-]+/.exec(l)![0]).filter((f) => f !== '--help');
-      for (const f of own) expect(readme, `${c} ${f}`).toMatch(new RegExp(`\`(bridle [a-z]+ [^\`]*)?${f}\\b`));
+      for (const f of own) expect(cliDoc, `${c} ${f}`).toMatch(new RegExp(`\`(bridle [a-z]+ [^\`]*)?${f}\\b`));
     }
   });
 });

@@ -3,7 +3,7 @@
  * their scripted answers, one log per run, the table labelled scripted, the
  * checks telling a fixed workspace from an untouched one, `--replay`
  * re-scoring the same logs to the same figures without a model, and the
- * README's table being what the command prints.
+ * table in docs/evals.md being what the command prints.
  */
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import { runCli } from '../helpers/cli.js';
 import { describeWithSystemDep, findCommand, SYSTEM_DEPS } from '../helpers/system-deps.js';
 
 const tasksDir = fileURLToPath(new URL('../../examples/evals', import.meta.url));
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const readme = readFileSync(new URL('../../docs/evals.md', import.meta.url), 'utf8');
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-eval-e2e-')));
 /** Workspaces `--keep` left beside root. */
 const kept: string[] = [];
@@ -41,14 +41,14 @@ interface EvalJson {
   runs: RunRecord[];
 }
 
-/** The README's table rows (between its eval markers), less the time column, which is wall time. */
+/** docs/evals.md's table rows (between its eval markers), less the time column, which is wall time. */
 function readmeRows(): string[] {
   const block = readme.slice(readme.indexOf('<!-- eval:table -->'), readme.indexOf('<!-- /eval:table -->'));
   return block.split('\n').filter((l) => /^(task|cart-remove|flaky-checkout) /.test(l)).map((l) => l.replace(/\s+\S+ s$|\s+time$/, ''));
 }
 
 describe('bridle eval', () => {
-  it('bridle eval prints its table for the shipped tasks: labelled scripted, one log per run, the README’s figures', { timeout: 120_000 }, async () => {
+  it('bridle eval prints its table for the shipped tasks: labelled scripted, one log per run, the figures of docs/evals.md', { timeout: 120_000 }, async () => {
     const h = home();
     const r = await evalCli([tasksDir, '--model', 'scripted', '--runs', '3'], h);
     expect(r.code, r.stderr).toBe(0);
@@ -60,7 +60,7 @@ describe('bridle eval', () => {
       ['flaky-checkout', 'scripted', '3/3'],
     ]);
     expect(r.stdout).toContain('scripted: canned answers from a script file, not a model');
-    // Every number the README shows but time (wall time) is this command's.
+    // Every number docs/evals.md shows but time (wall time) is this command's.
     expect(table.map((l) => l.replace(/\s+\S+ s$|\s+time$/, ''))).toEqual(readmeRows());
     const logs = readdirSync(join(h, 'sessions')).filter((f) => f.endsWith('.jsonl')).sort();
     expect(logs.map((f) => f.split('.').slice(1, 3).join('.'))).toEqual(['cart-remove.1', 'cart-remove.2', 'cart-remove.3', 'flaky-checkout.1', 'flaky-checkout.2', 'flaky-checkout.3']);

@@ -1,5 +1,5 @@
 /**
- * Sessions on Postgres with real processes (ADR 0025, DESIGN §10): a worker
+ * Sessions on Postgres with real processes (ADR 0025, docs/design.md §10): a worker
  * paused past its lease (SIGSTOP) is taken over; resumed (SIGCONT), its next
  * append fails `LEASE_LOST` and nothing it did after losing the lease is in
  * the log. A worker killed outright (SIGKILL) during a non-idempotent bash
@@ -103,7 +103,7 @@ describeWithPostgres('sessions on Postgres, with real processes', (db) => {
       fs.writeFileSync(`${w.workspace}/go`, '');
       const entries = await kinds(url, id);
       const takeover = entries.findIndex((e) => e.kind === 'session/takeover');
-      // Taken over within the lease plus a second (DESIGN §10), and the start-up of the process that took it (slow on a loaded machine).
+      // Taken over within the lease plus a second (docs/design.md §10), and the start-up of the process that took it (slow on a loaded machine).
       expect(Date.parse(entries[takeover]!.at as string) - killed).toBeLessThan(1500 + 1000 + 3000);
       expect(tookMs).toBeGreaterThan(0);
       expect(entries[takeover + 1]).toMatchObject({ kind: 'repair', found: 'open-turn' });
