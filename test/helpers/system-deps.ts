@@ -10,6 +10,7 @@
  * `BRIDLE_SYSTEM_DEPS_PATH` when set, else `PATH`: pointing it at an empty
  * directory shows what a machine without the packages sees.
  */
+import { spawnSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'vitest';
@@ -85,4 +86,26 @@ export function describeWithSystemDep(title: string, dep: SystemDep, body: (exec
       });
     });
   }
+}
+
+/** What a test that runs a command as another user needs that user to reach: the node binary and the files it runs. */
+export type ReachVerdict = { kind: 'run' } | { kind: 'skip'; line: string } | { kind: 'fail'; line: string };
+
+/**
+ * Whether `user` can run `node <file>` for each file — every directory on the
+ * way searchable, the files readable — asked of the kernel by running node as
+ * that user. A checkout in a private directory (a container's `/root`, any
+ * `mktemp -d`) cannot be reached by `nobody`: such a test is skipped with one
+ * line saying why, or fails with that line where system dependencies are
+ * required (CI), so CI cannot pass by skipping it.
+ * Contract: never throws.
+ */
+export function reachableAs(what: string, user: { uid: number; gid: number }, files: string[], env: NodeJS.ProcessEnv = process.env): ReachVerdict {
+  const probe = `for (const f of JSON.parse(process.argv[1])) require('node:fs').accessSync(f, require('node:fs').constants.R_OK)`;
+  const r = spawnSync(process.execPath, ['-e', probe, JSON.stringify(files)], { uid: user.uid, gid: user.gid, encoding: 'utf8', timeout: 10_000 });
+  if (r.status === 0) return { kind: 'run' };
+  const why = `uid ${user.uid} cannot reach ${r.error ? process.execPath : files.join(', ')} (a directory on the way is private to its owner; ${(r.error?.message ?? r.stderr.split('\n').find((l) => /^Error|EACCES/.test(l)) ?? `exit ${r.status}`).trim()})`;
+  return systemDepsRequired(env)
+    ? { kind: 'fail', line: `"${what}" runs bridle as another user, and ${why}; move the checkout somewhere that user can read` }
+    : { kind: 'skip', line: `skipped "${what}": ${why}` };
 }
