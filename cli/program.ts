@@ -124,6 +124,19 @@ export async function main(argv: string[]): Promise<number> {
     });
 
   program
+    .command('trace')
+    .argument('<session>', 'session id or log path')
+    .summary('a stored session as an OpenTelemetry trace')
+    .description('a stored session and its subagents as an OpenTelemetry trace (GenAI conventions): a tree of spans, OTLP/JSON on stdout (--json), or sent to an OTLP/HTTP endpoint (--otlp); the same log always gives the same trace; message content only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true')
+    .option('--json', 'print the trace as OTLP/JSON (an ExportTraceServiceRequest)')
+    .option('--otlp <url>', 'send it to this OTLP/HTTP endpoint (…/v1/traces)')
+    .option('--store <url|dir>', 'read it from Postgres (postgres://…) or a JSONL dir')
+    .action(async (session: string, flags: import('./trace.js').TraceFlags) => {
+      const { traceCommand } = await import('./trace.js');
+      code = await traceCommand(session, flags, version);
+    });
+
+  program
     .command('sessions')
     .summary('list the sessions of a store, with owner and state')
     .description('list the sessions of a store, one line each: id, state (idle, running, interrupted: a turn open and no writer, ended), owner (the writer holding its lock or lease), last seq, workspace; reads only')

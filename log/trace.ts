@@ -1,0 +1,284 @@
+/**
+ * A trace is a projection of the log (docs/design.md §12), as the model's
+ * messages are: `traceOf(entries)` maps a session's entries — and, through
+ * `children`, its subagents' — to spans named and attributed after the
+ * OpenTelemetry GenAI conventions: `invoke_agent bridle` for the session,
+ * `turn tN` for each turn, `chat {model}` for each step's model request,
+ * `execute_tool {name}` for each call, `compaction` for each compaction;
+ * approvals, dispatches, retries, cancels, inputs and repairs are events.
+ *
+ * Times come from the entries' `at`, and trace and span ids are hashed from
+ * the root session's id and the seq of the entry that opened the span, so
+ * the same log always gives the same trace, byte for byte once encoded.
+ * Message content (`gen_ai.input.messages`, tool arguments and results) is
+ * there only when `content` is asked for.
+ */
+import type { Entry, EntryOf } from './entries.js';
+import { Projection } from './derive-messages.js';
+import type { ModelMessage } from './messages.js';
+
+export type TraceValue = string | number | boolean | string[];
+export type TraceAttributes = Record<string, TraceValue>;
+export interface TraceEvent {
+  name: string;
+  timeUnixNano: string;
+  attributes: TraceAttributes;
+}
+export interface TraceSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  /** `client` for a request to a model; `internal` for the rest (the agent, turns and tools run in-process). */
+  kind: 'internal' | 'client';
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  attributes: TraceAttributes;
+  events: TraceEvent[];
+  status: { code: 'unset' | 'ok' | 'error'; message?: string };
+  links: { traceId: string; spanId: string; attributes: TraceAttributes }[];
+}
+
+export interface TraceOptions {
+  /** Record message content (the conventions' opt-in); off by default. */
+  content?: boolean;
+  /** A subagent's entries by its session id (`subagent/start`'s `child`), when the caller can read them. */
+  children?: (child: string) => readonly Entry[] | undefined;
+  /** Set for a subagent's own spans: the tree's trace and the span they hang under. */
+  traceId?: string;
+  parentSpanId?: string;
+}
+
+/** FNV-1a, 64 bits: a pure, stable hash (the ids only need to be stable and well spread, not secret). */
+function fnv64(text: string): bigint {
+  let h = 0xcbf29ce484222325n;
+  for (let i = 0; i < text.length; i++) {
+    h ^= BigInt(text.charCodeAt(i));
+    h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return h === 0n ? 1n : h;
+}
+const hex64 = (text: string) => fnv64(text).toString(16).padStart(16, '0');
+export const traceIdOf = (sessionId: string) => hex64(`trace:${sessionId}`) + hex64(`trace/2:${sessionId}`);
+const spanIdOf = (sessionId: string, seq: number, role: string) => hex64(`${sessionId}#${seq}#${role}`);
+const nanosOf = (at: string) => `${BigInt(Date.parse(at)) * 1_000_000n}`;
+
+/** The provider as the conventions name it: bridle's scripted model is no provider's. */
+const providerOf = (model: string) => (model.startsWith('scripted') ? 'bridle.scripted' : 'openai');
+
+/** The conventions' message shape (`gen_ai.input.messages`): a role and its parts. */
+function conventionMessages(messages: readonly ModelMessage[]): unknown[] {
+  return messages.map((m) => {
+    if (m.role === 'user') return { role: 'user', parts: [{ type: 'text', content: m.content }] };
+    if (m.role === 'tool') return { role: 'tool', parts: [{ type: 'tool_call_response', id: m.toolCallId, response: m.content }] };
+    const parts: unknown[] = [];
+    if (m.reasoning) parts.push({ type: 'reasoning', content: m.reasoning });
+    if (m.content) parts.push({ type: 'text', content: m.content });
+    for (const c of m.toolCalls ?? []) parts.push({ type: 'tool_call', id: c.id, name: c.name, arguments: c.arguments });
+    return { role: 'assistant', parts };
+  });
+}
+
+const FINISH: Record<string, string> = { stop: 'stop', 'tool-calls': 'tool_call', length: 'length', 'content-filter': 'content_filter', refusal: 'refusal' };
+
+function outputMessage(e: EntryOf<'assistant/message'>): unknown {
+  const parts: unknown[] = [];
+  for (const b of e.blocks) {
+    if (b.type === 'text') parts.push({ type: 'text', content: b.text });
+    else if (b.type === 'reasoning') parts.push({ type: 'reasoning', content: b.text });
+    else parts.push({ type: 'tool_call', id: b.id, name: b.name, arguments: b.arguments });
+  }
+  return { role: 'assistant', parts, finish_reason: e.finish.kind === 'ok' ? FINISH[e.finish.reason] : e.finish.kind === 'error' ? 'error' : 'aborted' };
+}
+
+/** The events every entry kind that is not a span of its own becomes, on the span it belongs to. */
+function eventOf(e: Entry): TraceEvent | undefined {
+  const at = nanosOf(e.at);
+  const ev = (name: string, attributes: TraceAttributes = {}): TraceEvent => ({ name, timeUnixNano: at, attributes: { 'bridle.seq': e.seq, ...attributes } });
+  switch (e.kind) {
+    case 'approval/asked':
+      return ev('bridle.approval.asked');
+    case 'approval/decided':
+      return ev('bridle.approval.decided', { 'bridle.approval.outcome': e.outcome, 'bridle.approval.by': e.by });
+    case 'tool/dispatch':
+      return ev('bridle.tool.dispatched', { 'bridle.tool.idempotent': e.idempotent });
+    case 'model/retry':
+      return ev('bridle.model.retry', { 'bridle.retry.attempt': e.attempt, 'error.type': e.code, 'bridle.retry.delay_ms': e.delayMs });
+    case 'session/input':
+      return ev('bridle.session.input', { 'bridle.input.mode': e.mode });
+    case 'session/cancel':
+      return ev('bridle.session.cancel');
+    case 'session/compact':
+      return ev('bridle.session.compact');
+    case 'session/takeover':
+      return ev('bridle.session.takeover');
+    case 'session/policy':
+      return ev('bridle.session.policy', { 'bridle.policy.by': e.by });
+    case 'repair':
+      return ev('bridle.repair', { 'bridle.repair.found': e.found });
+    case 'log/not-durable':
+      return ev('bridle.log.not_durable');
+    case 'hook/report':
+      return ev('bridle.hook.report', { 'bridle.hook.name': e.hook, 'bridle.hook.listener': e.listener });
+    case 'subagent/start':
+      return ev('bridle.subagent.start', { 'bridle.subagent.child': e.child, 'bridle.subagent.mode': e.mode });
+    case 'subagent/end':
+      return ev('bridle.subagent.end', { 'bridle.subagent.child': e.child, 'bridle.subagent.reason': e.reason, ...(e.code ? { 'error.type': e.code } : {}) });
+    case 'mcp/server':
+      return ev('bridle.mcp.server', { 'bridle.mcp.server': e.server, 'bridle.mcp.outcome': e.outcome });
+    default:
+      return undefined;
+  }
+}
+
+/** Contract: pure and total over a log that parsed; the same entries (and children) give the same spans, in the same order. */
+export function traceOf(entries: readonly Entry[], options: TraceOptions = {}): TraceSpan[] {
+  const start = entries[0];
+  if (!start || start.kind !== 'session/start') return [];
+  const id = start.id;
+  const traceId = options.traceId ?? traceIdOf(id);
+  const lastAt = nanosOf(entries[entries.length - 1]!.at);
+  const spans: TraceSpan[] = [];
+  const open = (e: Entry, role: string, name: string, kind: TraceSpan['kind'], parent: TraceSpan | undefined, attributes: TraceAttributes): TraceSpan => {
+    const s: TraceSpan = {
+      traceId,
+      spanId: spanIdOf(id, e.seq, role),
+      ...(parent ? { parentSpanId: parent.spanId } : options.parentSpanId ? { parentSpanId: options.parentSpanId } : {}),
+      name,
+      kind,
+      startTimeUnixNano: nanosOf(e.at),
+      endTimeUnixNano: lastAt,
+      attributes: { 'bridle.seq': e.seq, ...attributes },
+      events: [],
+      status: { code: 'unset' },
+      links: [],
+    };
+    spans.push(s);
+    return s;
+  };
+  const close = (s: TraceSpan, e: Entry, error?: string, message?: string) => {
+    s.endTimeUnixNano = nanosOf(e.at);
+    s.status = error ? { code: 'error', ...(message ? { message } : {}) } : { code: 'ok' };
+    if (error) s.attributes['error.type'] = error;
+  };
+
+  const root = open(start, 'session', 'invoke_agent bridle', 'internal', undefined, {
+    'gen_ai.operation.name': 'invoke_agent',
+    'gen_ai.agent.name': 'bridle',
+    'gen_ai.conversation.id': id,
+    'gen_ai.provider.name': providerOf(start.model),
+    'gen_ai.request.model': start.model,
+    'bridle.depth': start.depth,
+    ...(start.parent ? { 'bridle.parent': start.parent } : {}),
+  });
+  const turns = new Map<string, TraceSpan>();
+  const chats = new Map<string, TraceSpan>();
+  const calls = new Map<string, TraceSpan>();
+  let compaction: TraceSpan | undefined;
+  let model = start.model;
+  let header: EntryOf<'request/header'> | undefined;
+  const projection = options.content ? new Projection() : undefined;
+
+  for (const e of entries) {
+    const turn = 'turn' in e && typeof e.turn === 'string' ? turns.get(e.turn) : undefined;
+    switch (e.kind) {
+      case 'turn/start':
+        turns.set(e.turn, open(e, 'turn', `turn ${e.turn}`, 'internal', root, { 'bridle.turn.id': e.turn }));
+        break;
+      case 'turn/end': {
+        if (!turn) break;
+        turn.attributes['bridle.turn.reason'] = e.reason;
+        turn.attributes['bridle.turn.steps'] = e.steps;
+        close(turn, e, e.reason === 'error' ? (e.code ?? 'error') : undefined, e.cause);
+        break;
+      }
+      case 'request/header':
+        header = e;
+        model = e.params.model;
+        {
+          const chat = chats.get(e.step);
+          if (chat) Object.assign(chat.attributes, requestAttributes(e, model), options.content ? { 'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: e.system }]) } : {});
+          if (chat) chat.name = `chat ${model}`;
+        }
+        break;
+      case 'step/start': {
+        const chat = open(e, 'chat', `chat ${model}`, 'client', turn, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': providerOf(model), 'bridle.step.id': e.step, ...(header ? requestAttributes(header, model) : { 'gen_ai.request.model': model }) });
+        if (projection) chat.attributes['gen_ai.input.messages'] = JSON.stringify(conventionMessages(projection.messages));
+        chats.set(e.step, chat);
+        break;
+      }
+      case 'assistant/message': {
+        const chat = chats.get(e.step);
+        if (chat) {
+          const u = e.usage;
+          if (u) {
+            chat.attributes['gen_ai.usage.input_tokens'] = u.inputTokens;
+            chat.attributes['gen_ai.usage.output_tokens'] = u.outputTokens;
+            if (u.cachedTokens !== undefined) chat.attributes['gen_ai.usage.cache_read.input_tokens'] = u.cachedTokens;
+            if (u.reasoningTokens !== undefined) chat.attributes['gen_ai.usage.reasoning.output_tokens'] = u.reasoningTokens;
+          }
+          if (e.finish.kind === 'ok') chat.attributes['gen_ai.response.finish_reasons'] = [FINISH[e.finish.reason] ?? e.finish.reason];
+          if (options.content) chat.attributes['gen_ai.output.messages'] = JSON.stringify([outputMessage(e)]);
+          if (e.interrupted) chat.attributes['bridle.interrupted'] = true;
+          close(chat, e, e.finish.kind === 'error' ? e.finish.code : e.finish.kind === 'aborted' ? 'ABORTED' : undefined, e.finish.kind === 'error' ? e.finish.message : undefined);
+        }
+        break;
+      }
+      case 'tool/call': {
+        const call = open(e, 'tool', `execute_tool ${e.name}`, 'internal', turn, {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': e.name,
+          'gen_ai.tool.call.id': e.toolCallId,
+          'gen_ai.tool.type': 'function',
+          'bridle.call.id': e.callId,
+          ...(options.content ? { 'gen_ai.tool.call.arguments': e.arguments } : {}),
+        });
+        calls.set(e.callId, call);
+        break;
+      }
+      case 'tool/result': {
+        const call = calls.get(e.callId);
+        if (!call) break;
+        const outcome = e.verdict === 'uncertain' ? 'uncertain' : e.status;
+        call.attributes['bridle.tool.outcome'] = outcome;
+        if (options.content) call.attributes['gen_ai.tool.call.result'] = e.content;
+        close(call, e, outcome === 'ok' ? undefined : (e.code ?? outcome));
+        break;
+      }
+      case 'compaction/start':
+        compaction = open(e, 'compaction', 'compaction', 'internal', turn ?? root, { 'bridle.compaction.trigger': e.trigger, 'bridle.compaction.estimated_tokens': e.estimatedTokens, 'bridle.compaction.window': e.window });
+        break;
+      case 'compaction/end':
+        if (compaction) {
+          Object.assign(compaction.attributes, { 'bridle.compaction.outcome': e.outcome, 'bridle.compaction.tokens_before': e.tokensBefore, 'bridle.compaction.tokens_after': e.tokensAfter });
+          close(compaction, e, e.outcome === 'failed' ? 'COMPACTION_FAILED' : undefined);
+          compaction = undefined;
+        }
+        break;
+      default: {
+        const ev = eventOf(e);
+        if (!ev) break;
+        const on = 'callId' in e && typeof e.callId === 'string' ? (calls.get(e.callId) ?? turn ?? root) : (turn ?? root);
+        on.events.push(ev);
+        if (e.kind === 'subagent/start') {
+          const child = options.children?.(e.child);
+          if (child && child.length > 0) {
+            const sub = traceOf(child, { ...options, traceId, parentSpanId: on.spanId });
+            if (sub[0]) sub[0].links.push({ traceId, spanId: on.spanId, attributes: { 'bridle.link': 'subagent/start', 'bridle.seq': e.seq } });
+            spans.push(...sub);
+          }
+        }
+      }
+    }
+    projection?.apply(e);
+  }
+  return spans;
+}
+
+function requestAttributes(h: EntryOf<'request/header'>, model: string): TraceAttributes {
+  return {
+    'gen_ai.request.model': model,
+    ...(h.params.maxTokens !== undefined ? { 'gen_ai.request.max_tokens': h.params.maxTokens } : {}),
+    ...(h.params.temperature !== undefined ? { 'gen_ai.request.temperature': h.params.temperature } : {}),
+  };
+}
