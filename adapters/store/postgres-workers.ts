@@ -223,7 +223,7 @@ export async function closeBuses(): Promise<void> {
   await Promise.all([...buses.values()].map((b) => b.close()));
 }
 
-/** A session whose owner's lease has expired while it had work left (ADR 0034), as the sweep's query finds it. */
+/** A session whose lease has expired or was released while it had work left (ADR 0034, 0042), as the sweep's query finds it. */
 export interface ExpiredWithWork {
   id: string;
   lastSeq: number;
@@ -236,8 +236,8 @@ export interface ExpiredWithWork {
 const SESSION_INPUT_LINE = '^\\{"seq":[0-9]+,"at":"[^"]*","kind":"session/input"';
 
 /**
- * Sessions held once and expired since (by the database's clock; a lease released at rest is no candidate),
- * with a turn open, a `session/input` past their last marker, or an open inbox row — oldest expiry first, at most
+ * Sessions whose lease has expired (by the database's clock) or was released (ADR 0042: a worker that stopped, or
+ * took the session and could not run it, may release it with work left; one released at rest has none), with a turn open, a `session/input` past their last marker, or an open inbox row — oldest expiry first, at most
  * `limit`, none of `skip` at the seq given for it. From the sessions table and, per expired session, two reads
  * backwards along the entries' key and one of the inbox: the logs themselves are not read. An input past the
  * marker may have been taken by a `user/message` (a steer at rest): the caller reads the log to tell.
@@ -251,7 +251,7 @@ export async function expiredWithWork(pool: Pool, markerLine: string, limit: num
                            WHERE e.session = s.id AND e.line ~ $1 ORDER BY e.seq DESC LIMIT 1) m ON true
        LEFT JOIN LATERAL (SELECT e.seq FROM bridle_entries e
                            WHERE e.session = s.id AND e.line ~ $2 ORDER BY e.seq DESC LIMIT 1) i ON true
-      WHERE s.header IS NOT NULL AND s.owner IS NOT NULL AND s.lease_expires <= now()
+      WHERE s.header IS NOT NULL AND (s.owner IS NULL OR s.lease_expires <= now())
         AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::bigint[]) AS x (id, seq) WHERE x.id = s.id AND x.seq = s.last_seq)
         AND (m.kind = 'turn/start'
              OR (i.seq IS NOT NULL AND (m.seq IS NULL OR (i.seq > m.seq AND m.kind <> 'session/end')))
