@@ -26,6 +26,7 @@ import { applySettings, type Settings } from '../runtime/settings.js';
 import { loggedPolicy, PolicyWidenedError } from '../runtime/session-policy.js';
 import { resumableTurn } from '../log/resumable.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
+import { preflightSession } from '../runtime/session-preflight.js';
 
 /**
  * Going on with a session, its logged policy takes the place of what bundles, profiles and the config file say;
@@ -46,6 +47,23 @@ export function keepLoggedPolicy(rows: ComposedRow[], existing: readonly Entry[]
     if (flagged.allowNetwork === undefined) s.allowNetwork = logged.network;
   }
   return applySettings(rows, [{ from: 'log', settings: s }]).rows;
+}
+
+/**
+ * What `openSession` would refuse going on with a session for — its logged policy widened by this process's
+ * flags, a model (or approval, sandbox) row that cannot be built here — from its entries as read without its
+ * claim, so a server that cannot run a session leaves its lease alone (ADR 0042). Contract: throws
+ * `PolicyWidenedError` or a `CompositionError`; writes nothing and claims nothing.
+ */
+export function preflightContinued(product: Product, cwd: string, existing: readonly Entry[]): void {
+  preflightSession({
+    cwd,
+    bridleHome: product.home,
+    rows: keepLoggedPolicy(product.rows, existing, product.flagged),
+    existing,
+    ...(product.loaded ? { loaded: product.loaded } : {}),
+    ...(product.overridePolicy ? { overridePolicy: true } : {}),
+  });
 }
 
 export interface OpenOptions {
@@ -264,7 +282,7 @@ function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[
   } catch (err) {
     if (lock && !o.lock) lock.release();
     // One line naming the logged and the requested policy; nothing was written (exit 2).
-    if (err instanceof PolicyWidenedError) throw new UsageError(err.message);
+    if (err instanceof PolicyWidenedError) throw new UsageError(err.message, { cause: err });
     // The disk refused the session's first entry (full, read-only): a problem outside bridle, said in one line.
     if (err instanceof LogAppendError && err.code === 'LOG_APPEND_FAILED') throw new SessionNotSavedError(`the session could not be saved (${err.code}: ${err.message})`);
     if (err instanceof LogAccessError) accessFailure(err);

@@ -39,7 +39,7 @@ describeWithPostgres('the lease sweep\'s candidates', (db) => {
     await put(url, 'at-rest', 'expired', [start, input(), turn(2), end]);
     await put(url, 'steered', 'expired', [start, input(), turn(2), end, input('inject'), { kind: 'user/message', from: 5 }]);
     await put(url, 'ended', 'expired', [start, { kind: 'session/end' }]);
-    await put(url, 'released', 'released', [start, input(), turn(2)]);
+    await put(url, 'released', 'released', [start, input(), turn(2), end]);
     await put(url, 'live', 'live', [start, input(), turn(2)]);
     const sweep = sweepSource(store);
     expect((await sweep.candidates(10)).sort()).toEqual(['inboxed', 'open-turn', 'queued']);
@@ -77,11 +77,27 @@ describeWithPostgres('the lease sweep\'s candidates', (db) => {
     } finally {
       vi.useRealTimers();
     }
-    await sqlRows(url, "UPDATE bridle_sessions SET owner = NULL, lease_expires = NULL WHERE id = 'unreachable'");
+    // Out of the way: another worker holds it now.
+    await sqlRows(url, "UPDATE bridle_sessions SET lease_expires = now() + interval '1 hour' WHERE id = 'unreachable'");
     // Lost to another worker: nothing remembered, asked again if it is still there.
     await put(url, 'lost', 'expired', [start, input(), turn(2)]);
     expect(await sweep.candidates(10)).toEqual(['lost']);
     sweep.seen('lost', 'lost');
     expect(await sweep.candidates(10)).toEqual(['lost']);
+  });
+
+  it('a lease released to nobody while its session still has work (a turn open, queued input, an unsettled inbox row) is still a sweep candidate; released at rest it is not', async () => {
+    // A worker that took the session and could not run it, or one that stopped mid-turn, released it with owner NULL:
+    // no sweep looked at it again, and its open turn and pending question were stranded (issue 20 item 15).
+    const url = await db.fresh();
+    const store = createPostgresSessionStore({ url });
+    await store.pool();
+    await put(url, 'open-turn', 'released', [start, input(), turn(2)]);
+    await put(url, 'queued', 'released', [start, input(), turn(2), end, input()]);
+    await put(url, 'inboxed', 'released', [start, input(), turn(2), end]);
+    await sqlRows(url, "INSERT INTO bridle_inbox (session, kind, mode, text) VALUES ('inboxed', 'input', 'followup', 'forwarded')");
+    await put(url, 'at-rest', 'released', [start, input(), turn(2), end]);
+    await put(url, 'ended', 'released', [start, input(), turn(2), end, { kind: 'session/end' }, input()]);
+    expect((await sweepSource(store).candidates(10)).sort()).toEqual(['inboxed', 'open-turn', 'queued']);
   });
 });

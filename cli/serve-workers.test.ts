@@ -45,7 +45,7 @@ describeWithPostgres('the inbox pump', (db) => {
         const r = await source.logged(fresh);
         expect(r).toHaveProperty('seq');
         await h.session.idle();
-        const rows = await sqlRows<{ text: string; seq: string }>(url, 'SELECT text, seq FROM bridle_inbox WHERE session = $1 ORDER BY id', [id]);
+        const rows = await sqlRows<{ text: string; seq: string }>(url, "SELECT COALESCE(forwarded::jsonb->>'text', text) AS text, seq FROM bridle_inbox WHERE session = $1 ORDER BY id", [id]);
         const inputs = h.session.recorder.entries.filter((e) => e.kind === 'session/input');
         expect(inputs.map((e) => (e as { text: string }).text)).toEqual(['logged before the crash', 'taken, never logged', 'fresh']);
         expect(rows.map((x) => [x.text, Number(x.seq)])).toEqual(inputs.map((e) => [(e as { text: string }).text, e.seq]));
@@ -140,7 +140,28 @@ describeWithPostgres('the inbox pump', (db) => {
     await sqlRows(url, `INSERT INTO bridle_inbox (session, mode, text) VALUES ('old', 'steer', 'left at 2')`);
     const pool = await createPostgresSessionStore({ url }).pool();
     expect(await sqlRows(url, 'SELECT max(version) AS version FROM bridle_schema')).toEqual([{ version: SCHEMA_VERSION }]);
-    expect(SCHEMA_VERSION).toBe(3);
+    expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(3);
     expect(await openInbox(pool, 'old')).toEqual([expect.objectContaining({ kind: 'input', mode: 'steer', text: 'left at 2', takenEpoch: null })]);
+  });
+
+  it('a store at schema 3 is migrated to 4: rows left in its inbox read as they were written, and new rows keep a NUL and a lone surrogate', async () => {
+    const url = await db.fresh();
+    await sqlRows(url, 'CREATE TABLE bridle_schema (version integer NOT NULL)');
+    for (const v of [1, 2, 3]) {
+      for (const statement of MIGRATIONS[v]!) await sqlRows(url, statement);
+      await sqlRows(url, 'INSERT INTO bridle_schema (version) VALUES ($1)', [v]);
+    }
+    await sqlRows(url, `INSERT INTO bridle_sessions (id) VALUES ('old')`);
+    await sqlRows(url, `INSERT INTO bridle_inbox (session, kind, mode, text) VALUES ('old', 'input', 'steer', 'left at 3')`);
+    await sqlRows(url, `INSERT INTO bridle_inbox (session, kind, text, body) VALUES ('old', 'cancel', '', '{"by":"ws:c1"}')`);
+    const pool = await createPostgresSessionStore({ url }).pool();
+    expect(await sqlRows(url, 'SELECT max(version) AS version FROM bridle_schema')).toEqual([{ version: 4 }]);
+    const odd = 'a \u0000 and a lone \ud800';
+    await forwardInput(pool, 'old', 'followup', odd);
+    expect(await openInbox(pool, 'old')).toEqual([
+      expect.objectContaining({ kind: 'input', mode: 'steer', text: 'left at 3' }),
+      expect.objectContaining({ kind: 'cancel', by: 'ws:c1' }),
+      expect.objectContaining({ kind: 'input', mode: 'followup', text: odd }),
+    ]);
   });
 });

@@ -18,6 +18,7 @@ import { DEFAULT_PORT, startServer, type BridleServer } from '../server/server.j
 import { viewerDir, visualizationsDir } from '../visualizations/paths.js';
 import { SessionNotSavedError, SetupError, UsageError } from './errors.js';
 import { SessionLockedError } from '../log/errors.js';
+import { PolicyWidenedError } from '../runtime/session-policy.js';
 import { inspectUrl, openInspector, type OpenInspector } from './inspect.js';
 import { CompositionError, type ComposedRow } from '../plugins/rows.js';
 import { applySettings } from '../runtime/settings.js';
@@ -29,6 +30,7 @@ import { newSessionId } from '../adapters/ids/random.js';
 import { policyOf, type RunFlags } from './run.js';
 import { repairForResume } from './resume.js';
 import { postgresStoreOf, targetOf } from './session-store.js';
+import { refuseBeforeClaim } from './serve-preflight.js';
 import { relaySource, startDeltaPublisher, startInboxPump, sweepSource, SWEEP_BATCH } from './serve-workers.js';
 import { closeBuses } from '../adapters/store/postgres-workers.js';
 import type { Entry } from '../log/entries.js';
@@ -110,13 +112,15 @@ function checkClientScript(model: string, problem: (m: string) => void): void {
  * model's load errors quote the file (JSON.parse and zod show what they
  * read), and a client may name any file: only the server's log gets those.
  */
-function openRefusal(err: unknown, model: string | undefined, problem: (m: string) => void): unknown {
+function openRefusal(err: unknown, model: string | undefined, problem: (m: string) => void, what = 'session/create'): unknown {
   // Another process writes that session, or its log cannot be saved: said as such, not as a model problem.
-  if (err instanceof SessionLockedError) return (problem(`session/create: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_LOCKED', err.message));
-  if (err instanceof SessionNotSavedError) return (problem(`session/create: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_NOT_SAVED', err.message));
-  if (err instanceof SessionExistsError) return (problem(`session/create: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_EXISTS', 'a session with that id exists already'));
+  if (err instanceof SessionLockedError) return (problem(`${what}: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_LOCKED', err.message));
+  if (err instanceof SessionNotSavedError) return (problem(`${what}: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_NOT_SAVED', err.message));
+  if (err instanceof SessionExistsError) return (problem(`${what}: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_EXISTS', 'a session with that id exists already'));
   if (!(err instanceof UsageError || err instanceof SetupError || err instanceof CompositionError)) return err;
-  problem(`session/create: ${err.message}`);
+  problem(`${what}: ${err.message}`);
+  // A logged policy this server's flags would widen (ADR 0027): said as such, not as a model problem.
+  if (err.cause instanceof PolicyWidenedError) return refusal(ErrorCode.CreateFailed, 'POLICY_WIDENED', err.message);
   if (model?.startsWith('scripted:')) return unusableScript(model);
   return refusal(ErrorCode.CreateFailed, 'MODEL_UNAVAILABLE', err.message);
 }
@@ -286,6 +290,8 @@ async function reopenStored(product: Product, sessionId: string, hooks: SessionH
   if (!SESSION_ID.test(sessionId) || sessionId.endsWith('.jsonl')) return undefined;
   const where = targetOf(product.rows, product.home, sessionId);
   if (where.kind === 'jsonl' ? !existsSync(where.path) : (await where.store.tail(sessionId, Number.MAX_SAFE_INTEGER)) === undefined) return undefined;
+  // A session this server could not run is refused before its claim, its lease left to a worker that can (ADR 0042).
+  await refuseBeforeClaim(product, where, sessionId, roots);
   const said: string[] = [];
   const notes = { write: (l: string) => (said.push(l.trimEnd()), true) };
   const notResumable = (why: string) => refusal(ErrorCode.CreateFailed, 'SESSION_NOT_RESUMABLE', `session ${sessionId} cannot be resumed here: ${why}`);
@@ -322,7 +328,7 @@ async function reopenStored(product: Product, sessionId: string, hooks: SessionH
     })).session;
   } catch (e) {
     open.lock.release();
-    throw openRefusal(e, modelOf(product), problem);
+    throw openRefusal(e, modelOf(product), problem, `session ${sessionId}: opening it from the store (an attach, an input or a takeover)`);
   }
 }
 

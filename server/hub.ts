@@ -55,6 +55,9 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 15 * 60 * 1000;
 
 const DEFAULT_LIMITS: HubLimits = { maxSessions: DEFAULT_MAX_SESSIONS, idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS, cwdRoots: [] };
 
+/** Refusals that hold for this worker until the session's log changes. */
+const NOT_RUNNABLE_HERE = new Set(['SESSION_NOT_RESUMABLE', 'UNKNOWN_SESSION', 'POLICY_WIDENED', 'MODEL_UNAVAILABLE']);
+
 const isLocked = (err: unknown): boolean => err instanceof RpcFailure && (err.data as { reason?: string } | undefined)?.reason === 'SESSION_LOCKED';
 
 const notPending = (callId: string) => refusal(ErrorCode.NotPending, 'NOT_PENDING', `no approval is waiting for ${JSON.stringify(callId)} (already answered, cancelled, or never asked)`);
@@ -294,10 +297,11 @@ export class Hub {
       return 'taken';
     } catch (err) {
       if (isLocked(err)) return 'lost';
-      const why = err instanceof RpcFailure ? err.message : String(err);
-      this.onProblem(`sweep: session ${sessionId} not taken over: ${why}`);
       const reason = err instanceof RpcFailure ? (err.data as { reason?: string } | undefined)?.reason : undefined;
-      return reason === 'SESSION_NOT_RESUMABLE' || reason === 'UNKNOWN_SESSION' ? 'refused' : 'failed';
+      const why = err instanceof RpcFailure ? `${err.message}${reason ? ` (${reason})` : ''}` : String(err);
+      this.onProblem(`sweep: session ${sessionId} not taken over: ${why}`);
+      // Not this worker's to run until its log changes (its lease left alone for a worker that can, ADR 0042).
+      return reason !== undefined && NOT_RUNNABLE_HERE.has(reason) ? 'refused' : 'failed';
     } finally {
       this.swept.delete(opening);
     }

@@ -50,6 +50,7 @@ export const ErrorReason = z.enum([
   'CWD_NOT_FOUND',
   'CWD_NOT_A_DIRECTORY',
   'MODEL_UNAVAILABLE',
+  'POLICY_WIDENED',
   'OPEN_FAILED',
   'SESSION_CRASHED',
   'SESSION_LOCKED',

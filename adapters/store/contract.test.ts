@@ -61,6 +61,22 @@ function storeContract(name: string, make: () => SessionStore, o: { claims: bool
       expect(await store.tail!('no-such-session')).toBeUndefined();
     });
 
+    it('holds a NUL and lone surrogates byte for byte, in an entry and in the header, as the JSONL store does (issue 20 item 14)', async () => {
+      const store = make();
+      const id = freshId();
+      const odd = 'nul \u0000 here, a lone high \ud800 and a lone low \udfff, a pair \ud83d\ude42, \u0000\u0000 twice';
+      const header: Draft = { ...start(id), cwd: `/w/\u0000\ud800` } as Draft;
+      const r = await write(store, id, [header, { kind: 'session/input', mode: 'followup', text: odd, origin: 'user' }, ...turn(1, odd)]);
+      const lines = r.entries.map((e) => JSON.stringify(e));
+      expect(await store.tail!(id)).toEqual(lines);
+      const back = (await store.tail!(id))!.map((l) => JSON.parse(l) as { text?: string; cwd?: string });
+      expect(back[1]!.text).toBe(odd);
+      expect(back[0]!.cwd).toBe('/w/\u0000\ud800');
+      // Reopened, it goes on after them.
+      const again = await write(store, id, turn(2, odd), lines);
+      expect(await store.tail!(id)).toEqual(again.entries.map((e) => JSON.stringify(e)));
+    });
+
     it('goes on where a reopened log ended; sessions are kept apart', async () => {
       const store = make();
       const a = freshId();

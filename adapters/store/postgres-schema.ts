@@ -8,15 +8,18 @@
  *   bridle_sessions  one row per session: its header (the `session/start`
  *                    entry), the lease (owner, epoch, expiry) and the last
  *                    committed seq
- *   bridle_entries   the log: (session, seq) → the canonical line, append-only
+ *   bridle_entries   the log: (session, seq) → the canonical line, append-only;
+ *                    a line is JSON text, whose escapes (`\u0000`, a lone
+ *                    `\ud800`) a text column keeps as written (ADR 0042)
  *   bridle_inbox     what a worker that does not own a session forwards to its
  *                    owner (ADR 0030, 0032): inputs, approval answers, cancels
- *                    and compactions, each settled with the seq it was logged at
+ *                    and compactions, each settled with the seq it was logged at;
+ *                    since 4 the request is the row's `forwarded` JSON text
  */
 import type { Pool } from './postgres-pool.js';
 
 /** The version this bridle writes; every step up to it is in `MIGRATIONS`. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** A database whose bridle tables this bridle cannot use. Code `STORE_SCHEMA_TOO_NEW`. */
 export class StoreSchemaError extends Error {
@@ -73,6 +76,10 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     `ALTER TABLE bridle_inbox ADD COLUMN body jsonb`,
     `ALTER TABLE bridle_inbox ADD COLUMN answer jsonb`,
   ],
+  // 4 (ADR 0042): a row's request as its JSON text, escapes kept, in place of mode, text and body: a text column
+  // cannot hold a NUL and the driver replaces a lone surrogate, so a forwarded input holding either was refused
+  // or changed. A bridle at 3 would read such a row's empty text as the input, so it must refuse this schema.
+  [`ALTER TABLE bridle_inbox ADD COLUMN forwarded text`],
 ];
 
 /** Any constant both workers agree on: the advisory lock that serializes migrations. */

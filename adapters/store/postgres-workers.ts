@@ -26,6 +26,9 @@
  *   (`approval/decided`, `session/cancel`, `session/compact`; 0 when it logged
  *   nothing, as for a cancel with nothing running) or with its refusal in
  *   `answer` (`NOT_PENDING`: the approval was decided or never asked).
+ * - **Byte for byte** (ADR 0042, schema 4). What a row asks is its `forwarded`
+ *   column: the request as JSON text, so a NUL or a lone surrogate in an
+ *   input arrives at the owner as the client sent it.
  */
 import type { PgClient, Pool } from './postgres-pool.js';
 
@@ -87,19 +90,17 @@ export function forwardInput(pool: Pool, session: string, mode: InputMode, text:
 
 /** Puts what a client asked of a session another worker runs in its inbox (durable once this resolves) and wakes the owner; the row's id. */
 export async function forward(pool: Pool, session: string, f: Forwarded): Promise<number> {
-  const r =
-    f.kind === 'input'
-      ? await pool.query<{ id: string }>("INSERT INTO bridle_inbox (session, kind, mode, text) VALUES ($1, 'input', $2, $3) RETURNING id", [session, f.mode, f.text])
-      : await pool.query<{ id: string }>("INSERT INTO bridle_inbox (session, kind, text, body) VALUES ($1, $2, '', $3) RETURNING id", [session, f.kind, JSON.stringify(bodyOf(f))]);
+  // As JSON text (schema 4): its escapes keep a NUL or a lone surrogate that a text parameter would refuse or replace.
+  const r = await pool.query<{ id: string }>("INSERT INTO bridle_inbox (session, kind, mode, text, forwarded) VALUES ($1, $2, $3, '', $4) RETURNING id", [
+    session,
+    f.kind,
+    f.kind === 'input' ? f.mode : null,
+    JSON.stringify(f),
+  ]);
   const id = Number(r.rows[0]!.id);
   await notify(pool, INBOX_CHANNEL, session).catch(() => undefined);
   return id;
 }
-
-const bodyOf = (f: Exclude<Forwarded, { kind: 'input' }>): object => {
-  const { kind: _kind, ...body } = f;
-  return body;
-};
 
 /** The seq of the `session/input` entry an inbox row became, once its owner has logged it. */
 export async function inboxSeq(pool: Pool, id: number): Promise<number | undefined> {
@@ -117,13 +118,19 @@ export async function inboxSettled(pool: Pool, id: number): Promise<InboxSettled
 
 /** The session's rows not yet settled, oldest first. */
 export async function openInbox(pool: Pool, session: string): Promise<InboxRow[]> {
-  const r = await pool.query<{ id: string; kind: string; mode: InputMode | null; text: string; body: Record<string, unknown> | null; taken_epoch: string | null; after_seq: string | null }>(
-    'SELECT id, kind, mode, text, body, taken_epoch, after_seq FROM bridle_inbox WHERE session = $1 AND seq IS NULL ORDER BY id',
+  const r = await pool.query<{ id: string; kind: string; mode: InputMode | null; text: string; body: Record<string, unknown> | null; forwarded: string | null; taken_epoch: string | null; after_seq: string | null }>(
+    'SELECT id, kind, mode, text, body, forwarded, taken_epoch, after_seq FROM bridle_inbox WHERE session = $1 AND seq IS NULL ORDER BY id',
     [session],
   );
   return r.rows.map((x) => {
     const common = { id: Number(x.id), takenEpoch: x.taken_epoch === null ? null : Number(x.taken_epoch), afterSeq: x.after_seq === null ? null : Number(x.after_seq) };
-    const f: Forwarded = x.kind === 'input' ? { kind: 'input', mode: x.mode ?? 'followup', text: x.text } : ({ kind: x.kind, ...x.body } as Forwarded);
+    // A row written before schema 4 has no `forwarded`: its columns say what it asks.
+    const f: Forwarded =
+      x.forwarded !== null
+        ? (JSON.parse(x.forwarded) as Forwarded)
+        : x.kind === 'input'
+          ? { kind: 'input', mode: x.mode ?? 'followup', text: x.text }
+          : ({ kind: x.kind, ...x.body } as Forwarded);
     return { ...f, ...common } as InboxRow;
   });
 }
@@ -223,7 +230,7 @@ export async function closeBuses(): Promise<void> {
   await Promise.all([...buses.values()].map((b) => b.close()));
 }
 
-/** A session whose owner's lease has expired while it had work left (ADR 0034), as the sweep's query finds it. */
+/** A session whose lease has expired or was released while it had work left (ADR 0034, 0042), as the sweep's query finds it. */
 export interface ExpiredWithWork {
   id: string;
   lastSeq: number;
@@ -236,8 +243,8 @@ export interface ExpiredWithWork {
 const SESSION_INPUT_LINE = '^\\{"seq":[0-9]+,"at":"[^"]*","kind":"session/input"';
 
 /**
- * Sessions held once and expired since (by the database's clock; a lease released at rest is no candidate),
- * with a turn open, a `session/input` past their last marker, or an open inbox row — oldest expiry first, at most
+ * Sessions whose lease has expired (by the database's clock) or was released (ADR 0042: a worker that stopped, or
+ * took the session and could not run it, may release it with work left; one released at rest has none), with a turn open, a `session/input` past their last marker, or an open inbox row — oldest expiry first, at most
  * `limit`, none of `skip` at the seq given for it. From the sessions table and, per expired session, two reads
  * backwards along the entries' key and one of the inbox: the logs themselves are not read. An input past the
  * marker may have been taken by a `user/message` (a steer at rest): the caller reads the log to tell.
@@ -251,7 +258,7 @@ export async function expiredWithWork(pool: Pool, markerLine: string, limit: num
                            WHERE e.session = s.id AND e.line ~ $1 ORDER BY e.seq DESC LIMIT 1) m ON true
        LEFT JOIN LATERAL (SELECT e.seq FROM bridle_entries e
                            WHERE e.session = s.id AND e.line ~ $2 ORDER BY e.seq DESC LIMIT 1) i ON true
-      WHERE s.header IS NOT NULL AND s.owner IS NOT NULL AND s.lease_expires <= now()
+      WHERE s.header IS NOT NULL AND (s.owner IS NULL OR s.lease_expires <= now())
         AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::bigint[]) AS x (id, seq) WHERE x.id = s.id AND x.seq = s.last_seq)
         AND (m.kind = 'turn/start'
              OR (i.seq IS NOT NULL AND (m.seq IS NULL OR (i.seq > m.seq AND m.kind <> 'session/end')))

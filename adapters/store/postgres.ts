@@ -100,6 +100,21 @@ SELECT s.id, s.owner, s.epoch, s.last_seq, s.header->>'cwd' AS cwd, s.header->>'
  WHERE s.header IS NOT NULL
  ORDER BY s.id`;
 
+/** A JSON escape of U+0000 or of a surrogate (paired or not), after an even run of backslashes: the ones `jsonb` may refuse. */
+const JSONB_REFUSES = /(?<!\\)(?:\\\\)*\\u(?:0000|[dD][89a-fA-F])/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * The header as `bridle_sessions.header` (jsonb) holds it: the line itself, unless it holds a NUL or a lone
+ * surrogate, which jsonb refuses — then with each replaced by U+FFFD. The column only serves the store's queries
+ * (a listing's cwd and model, a fork's origin); the session/start entry itself is its line in `bridle_entries`,
+ * byte for byte (ADR 0042). Contract: pure; valid JSON out for valid JSON in.
+ */
+export function headerJson(line: string): string {
+  if (!JSONB_REFUSES.test(line)) return line;
+  return JSON.stringify(JSON.parse(line), (_k, v: unknown) => (typeof v === 'string' ? v.replaceAll('\u0000', '\ufffd').replace(LONE_SURROGATE, '\ufffd') : v));
+}
+
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
 /** Contract: never connects by itself; `claim`, `tail` and the first flush do, creating the tables if need be. */
@@ -203,7 +218,8 @@ function createPgLog(pool: () => Promise<Pool>, id: string, location: string, le
   lease.catch(() => undefined);
   let held: Lease | undefined = known;
   void lease.then((l) => (held = l), () => undefined);
-  let pending: { seq: number; line: string; header: boolean }[] = [];
+  /** `header`: the session/start line as the sessions row's `header` column can hold it (`headerJson`). */
+  let pending: { seq: number; line: string; header?: string }[] = [];
   let inflight: Promise<void> | undefined;
   /** The first commit that failed: no later flush may report success (see above). */
   let failed: Error | undefined;
@@ -215,7 +231,7 @@ function createPgLog(pool: () => Promise<Pool>, id: string, location: string, le
     const p = await pool();
     const first = batch[0]!.seq;
     const last = batch.at(-1)!.seq;
-    const header = batch.find((b) => b.header)?.line ?? null;
+    const header = batch.find((b) => b.header !== undefined)?.header ?? null;
     const r = await p.query(COMMIT, [id, l.epoch, first - 1, last, batch.map((b) => b.seq), batch.map((b) => b.line), header, l.leaseMs]);
     if (r.rowCount === batch.length) {
       // A hint, after the commit and outside its transaction (notifying commits serialize): relays read by seq anyway.
@@ -237,7 +253,7 @@ function createPgLog(pool: () => Promise<Pool>, id: string, location: string, le
     append(entry: Entry, line: string) {
       if (closed) throw new Error(`log store ${location} is closed`);
       if (held?.lost) throw held.lost;
-      pending.push({ seq: entry.seq, line, header: entry.kind === 'session/start' });
+      pending.push(entry.kind === 'session/start' ? { seq: entry.seq, line, header: headerJson(line) } : { seq: entry.seq, line });
     },
     flush() {
       if (closed) return Promise.resolve();
