@@ -202,6 +202,30 @@ describe('bridle acp, in process, through the SDK client', () => {
     expect(verifyLog(log).violations).toEqual([]);
   });
 
+  it('session/load of a session another agent holds is refused SESSION_LOCKED naming the holder, not -32603 Internal error; the holder goes on', async () => {
+    const holder = await w.agentWith({ approval: 'auto', model: `scripted:${w.script([{ text: 'first' }, { text: 'still mine' }])}` });
+    let sessionId = '';
+    let letGo!: () => void;
+    const tried = new Promise<void>((r) => (letGo = r));
+    // The holder keeps its connection (and so the session's writer lock) open until the second agent has tried.
+    const holding = recordingClient().app.connectWith(holder.app, async (ctx) => {
+      sessionId = await w.start(ctx);
+      await w.prompt(ctx, sessionId, 'first');
+      await tried;
+      return w.prompt(ctx, sessionId, 'again');
+    });
+    await until(() => sessionId !== '' && holder.sessions.get(sessionId)?.prompting === false && w.logOf(sessionId).some((e) => e.kind === 'turn/end'));
+    const other = await w.agentWith({ approval: 'auto', model: `scripted:${w.script([])}` });
+    const refused = await recordingClient().app.connectWith(other.app, async (ctx) => {
+      await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+      return ctx.request(methods.agent.session.load, { sessionId, cwd: w.ws, mcpServers: [] }).then(() => undefined, (e: unknown) => e);
+    });
+    letGo();
+    expect(refused).toMatchObject({ code: -32003, data: { reason: 'SESSION_LOCKED' }, message: expect.stringContaining(`session is being written by pid ${process.pid}`) });
+    expect(await holding).toEqual({ stopReason: 'end_turn' });
+    expect(verifyLog(w.logOf(sessionId)).violations).toEqual([]);
+  });
+
   it('stop reasons: max_turn_requests, max_tokens, refusal; a failed turn is a JSON-RPC error naming its code', async () => {
     const cases: [SettingFlags, unknown[], unknown][] = [
       [{ maxSteps: '1' }, [{ toolCalls: [{ name: 'list_dir', arguments: {} }] }, { text: 'x' }], { stopReason: 'max_turn_requests' }],
