@@ -102,6 +102,14 @@ describe('bridle fork', () => {
     expect(continueNote({ turn: 't1', notStarted: ['t1.s3.c1'], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [], linked: [] }, denied)).toMatch(/fork in which t1\.s3\.c1 \(bash .*\) was denied: it did not run\./);
   });
 
+  it('--answer approve at a seq that is not an approval/decided is refused (exit 2, what the entry is), and no fork is written', async () => {
+    const file = copyGolden('schedule');
+    expect(await forkCommand(file, { at: '2', answer: 'approve' }, io, { clock, id: 'mistaken' })).toBe(2);
+    expect(err).toBe('bridle: FORK_NOT_AN_ANSWER: seq 2 is a session/input ("total the cart into total.txt"), not an approval/decided: --answer approve re-answers an approval (this log has none); to replace an input with that word, write it otherwise (e.g. "approve.")\n');
+    expect(out).toBe('');
+    expect(fs.existsSync(path.join(dir, 'mistaken.jsonl'))).toBe(false);
+  });
+
   it('--answer replaces one logged input; resume runs the new one', async () => {
     const file = copyGolden('schedule');
     expect(await forkCommand(file, { at: '2', answer: 'only read' }, io, { clock, id: 'other' })).toBe(0);

@@ -78,6 +78,18 @@ describe('planFork', () => {
     expect(plan('compaction.jsonl', { at: 4, answer: 'x' }).p).toMatchObject({ code: 'FORK_INSIDE_TURN' });
   });
 
+  it('--answer approve or deny at a seq that is not an approval/decided is refused saying what is there, not written as an input "approve"', () => {
+    for (const [at, what] of [[2, 'a session/input ("write a note")'], [3, 'a turn/start (t1, "write a note")'], [4, 'a user/message ("write a note")']] as const) {
+      for (const answer of ['approve', 'deny', 'Yes']) {
+        const p = plan('approvals.jsonl', { at, answer }).p as ForkRefusal;
+        expect(p.code).toBe('FORK_NOT_AN_ANSWER');
+        expect(p.message).toBe(`seq ${at} is ${what}, not an approval/decided: --answer ${answer} re-answers an approval (this log's approval answers are at seq 18, 25); to replace an input with that word, write it otherwise (e.g. "${answer}.")`);
+      }
+    }
+    // The same word written otherwise is input text, as any other.
+    expect(ok(plan('approvals.jsonl', { at: 2, answer: 'approve.' }).p).entries[1]).toMatchObject({ kind: 'session/input', text: 'approve.' });
+  });
+
   it('a fork of a fork names its own parent', () => {
     const f = ok(plan('schedule.jsonl').p);
     const again = ok(planFork(f.entries, f.lines, { id: 'fork-2', now: NOW }));

@@ -95,6 +95,20 @@ function insideTurn(entries: readonly Entry[], seq: number, turn: { turn: string
 const APPROVE = new Set(['approve', 'allow', 'allowed-once', 'yes']);
 const DENY = new Set(['deny', 'reject', 'rejected', 'no']);
 
+const clip = (t: string) => JSON.stringify(t.length > 60 ? `${t.slice(0, 60)}…` : t);
+
+/** What `e` is, for a refusal: its kind, and for an input its text. */
+const whatIs = (e: Entry) => (e.kind === 'session/input' || e.kind === 'user/message' ? `a ${e.kind} (${clip(e.text)})` : e.kind === 'turn/start' ? `a turn/start (${e.turn}, ${clip(e.input)})` : `a ${e.kind}`);
+
+function notAnApproval(entries: readonly Entry[], e: Entry, answer: string): ForkRefusal {
+  const decided = entries.filter((x) => x.kind === 'approval/decided').map((x) => x.seq);
+  const where = decided.length > 0 ? `this log's approval answers are at seq ${decided.join(', ')}` : 'this log has none';
+  return {
+    code: 'FORK_NOT_AN_ANSWER',
+    message: `seq ${e.seq} is ${whatIs(e)}, not an approval/decided: --answer ${answer} re-answers an approval (${where}); to replace an input with that word, write it otherwise (e.g. ${clip(`${answer}.`)})`,
+  };
+}
+
 /** The entry written in place of `e`, or a refusal. */
 function replacementFor(entries: readonly Entry[], e: Entry, answer: string, ruleFor: ForkRequest['ruleFor']): { at: Entry; draft: Draft } | ForkRefusal {
   if (e.kind === 'approval/decided') {
@@ -107,6 +121,8 @@ function replacementFor(entries: readonly Entry[], e: Entry, answer: string, rul
     const draft: DraftOf<'approval/decided'> = rule ? { ...base, outcome: 'allowed-always', rule } : { ...base, outcome: 'allowed-once' };
     return { at: e, draft };
   }
+  // An approval's answer at anything else is a mistaken seq, not new input text: never replace an input with "approve".
+  if (APPROVE.has(answer.toLowerCase()) || DENY.has(answer.toLowerCase())) return notAnApproval(entries, e, answer);
   // A turn's input is the `session/input` its `turn/start` names: that is the entry replaced.
   const turnStart = e.kind === 'turn/start' ? e : e.kind === 'user/message' && e.origin === 'user' ? entries.find((t): t is EntryOf<'turn/start'> => t.kind === 'turn/start' && t.turn === e.turn) : undefined;
   const input = e.kind === 'session/input' ? e : entries.find((x): x is EntryOf<'session/input'> => x.kind === 'session/input' && turnStart?.from !== undefined && x.seq === turnStart.from);
