@@ -53,17 +53,32 @@ describe('planFork', () => {
     expect(plan('approvals.jsonl', { at: 99 }).p).toMatchObject({ code: 'FORK_NO_SUCH_SEQ' });
   });
 
-  it('--answer re-answers one logged approval: cut just before it, the new answer at its seq', () => {
-    // approvals.jsonl seq 18: a person said no to `touch` (t1.s2.c1).
+  it('--answer deny re-answers one logged approval: cut just before it, the denial at its seq', () => {
+    // approvals.jsonl seq 25: a person allowed `echo hello` (t1.s3.c1) always.
+    const { g, p } = plan('approvals.jsonl', { at: 25, answer: 'deny' });
+    const f = ok(p);
+    expect(f.lines.slice(1, -1)).toEqual(g.lines.slice(1, 24));
+    expect(f.entries.at(-1)).toMatchObject({ seq: 25, kind: 'approval/decided', callId: 't1.s3.c1', outcome: 'rejected', by: 'fork' });
+    expect(f.forkOf.seq).toBe(24);
+    expect(f).not.toHaveProperty('asks');
+    expect(verifyLog(f.entries, { allowOpenTail: true }).open?.calls).toMatchObject([{ callId: 't1.s3.c1', dispatched: false, awaitingApproval: false }]);
+  });
+
+  it('a what-if approve at the owner\'s rejection is never an approval by itself: the fork ends with the call asked and unanswered (ADR 0038)', () => {
+    // approvals.jsonl seq 18: a person said no to `touch` (t1.s2.c1); seq 17 asked it.
     const { g, p } = plan('approvals.jsonl', { at: 18, answer: 'approve' });
     const f = ok(p);
-    expect(f.lines.slice(1, -1)).toEqual(g.lines.slice(1, 17));
-    expect(f.entries.at(-1)).toMatchObject({ seq: 18, kind: 'approval/decided', callId: 't1.s2.c1', outcome: 'allowed-once', by: 'fork' });
+    expect(f.lines.slice(1)).toEqual(g.lines.slice(1, 17));
+    expect(f.entries.at(-1)).toMatchObject({ seq: 17, kind: 'approval/asked', callId: 't1.s2.c1' });
+    expect(f.entries.some((e) => e.kind === 'approval/decided' && e.callId === 't1.s2.c1')).toBe(false);
     expect(f.forkOf.seq).toBe(17);
+    expect(f.asks).toBe('t1.s2.c1');
     const v = verifyLog(f.entries, { allowOpenTail: true });
     expect(v.ok).toBe(true);
-    expect(v.open?.calls).toMatchObject([{ callId: 't1.s2.c1', dispatched: false, awaitingApproval: false }]);
-    expect(plan('approvals.jsonl', { at: 25, answer: 'deny' }).p).toMatchObject({ ok: true });
+    // Open and waiting on its question: whoever may approve where the fork goes on is asked.
+    expect(v.open?.calls).toMatchObject([{ callId: 't1.s2.c1', dispatched: false, awaitingApproval: true }]);
+    expect(v.open?.calls[0]).not.toHaveProperty('answer');
+    for (const yes of ['allow', 'Yes', 'allowed-once']) expect(ok(plan('approvals.jsonl', { at: 18, answer: yes }).p).lines).toEqual(f.lines);
     expect(plan('approvals.jsonl', { at: 18, answer: 'maybe' }).p).toMatchObject({ code: 'FORK_BAD_ANSWER' });
     expect(plan('approvals.jsonl', { at: 19, answer: 'approve' }).p).toMatchObject({ code: 'FORK_NOT_AN_ANSWER' });
   });
