@@ -5,7 +5,7 @@
  * `@agentclientprotocol/sdk`), connected app to app. Every log it leaves
  * verifies.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { methods, RequestError } from '@agentclientprotocol/sdk';
 import { describe, expect, it } from 'vitest';
@@ -200,6 +200,49 @@ describe('bridle acp, in process, through the SDK client', () => {
     const log = w.logOf(sessionId);
     expect(log.filter((e) => e.kind === 'turn/end')).toHaveLength(2);
     expect(verifyLog(log).violations).toEqual([]);
+  });
+
+  it('session/load of a session another agent holds is refused SESSION_LOCKED naming the holder, not -32603 Internal error; the holder goes on', async () => {
+    const holder = await w.agentWith({ approval: 'auto', model: `scripted:${w.script([{ text: 'first' }, { text: 'still mine' }])}` });
+    let sessionId = '';
+    let letGo!: () => void;
+    const tried = new Promise<void>((r) => (letGo = r));
+    // The holder keeps its connection (and so the session's writer lock) open until the second agent has tried.
+    const holding = recordingClient().app.connectWith(holder.app, async (ctx) => {
+      sessionId = await w.start(ctx);
+      await w.prompt(ctx, sessionId, 'first');
+      await tried;
+      return w.prompt(ctx, sessionId, 'again');
+    });
+    await until(() => sessionId !== '' && holder.sessions.get(sessionId)?.prompting === false && w.logOf(sessionId).some((e) => e.kind === 'turn/end'));
+    const other = await w.agentWith({ approval: 'auto', model: `scripted:${w.script([])}` });
+    const refused = await recordingClient().app.connectWith(other.app, async (ctx) => {
+      await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+      return ctx.request(methods.agent.session.load, { sessionId, cwd: w.ws, mcpServers: [] }).then(() => undefined, (e: unknown) => e);
+    });
+    letGo();
+    expect(refused).toMatchObject({ code: -32003, data: { reason: 'SESSION_LOCKED' }, message: expect.stringContaining(`session is being written by pid ${process.pid}`) });
+    expect(await holding).toEqual({ stopReason: 'end_turn' });
+    expect(verifyLog(w.logOf(sessionId)).violations).toEqual([]);
+  });
+
+  it('a refused read_file of /root/.ssh/id_rsa sends the editor no location; one through a link out of the workspace has its location taken back', async () => {
+    mkdirSync(join(w.root, 'outside'));
+    writeFileSync(join(w.root, 'outside', 'secret.txt'), 'secret\n');
+    symlinkSync(join(w.root, 'outside'), join(w.ws, 'link'));
+    const agent = await w.agentWith({ model: `scripted:${w.script([{ toolCalls: [{ name: 'read_file', arguments: { path: '/root/.ssh/id_rsa' } }, { name: 'read_file', arguments: { path: 'link/secret.txt' } }] }, { text: 'Could not.' }])}` });
+    const { app, record } = recordingClient();
+    const res = await app.connectWith(agent.app, async (ctx) => w.prompt(ctx, await w.start(ctx), 'read the keys'));
+    expect(res.stopReason).toBe('end_turn');
+    const [direct, linked] = updatesOf(record, 'tool_call');
+    expect(direct).toMatchObject({ toolCallId: 't1.s1.c1', locations: [] });
+    expect(linked).toMatchObject({ toolCallId: 't1.s1.c2', locations: [{ path: join(w.ws, 'link', 'secret.txt') }] });
+    const failed = updatesOf(record, 'tool_call_update').filter((u) => u.status === 'failed');
+    expect(failed.map((u) => [u.toolCallId, (u.rawOutput as { code?: string }).code])).toEqual([['t1.s1.c1', 'OUTSIDE_WORKSPACE'], ['t1.s1.c2', 'OUTSIDE_WORKSPACE']]);
+    expect(failed.find((u) => u.toolCallId === 't1.s1.c2')).toMatchObject({ locations: [] });
+    // Nothing that names a path outside the workspace reached the editor as a location.
+    const sent = record.updates.flatMap((n) => ('locations' in n.update ? (n.update.locations ?? []) : []));
+    expect(sent.every((l) => l.path.startsWith(`${w.ws}/`))).toBe(true);
   });
 
   it('stop reasons: max_turn_requests, max_tokens, refusal; a failed turn is a JSON-RPC error naming its code', async () => {

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { Readable, Writable } from 'node:stream';
 import type { AuthMethod } from '@agentclientprotocol/sdk';
 import { isLoopback } from '../adapters/model/openai.js';
-import { LogAccessError } from '../log/errors.js';
+import { LogAccessError, SessionLockedError } from '../log/errors.js';
 import { CompositionError, type ComposedRow } from '../plugins/rows.js';
 import { ProviderSetupError } from '../ports/provider.js';
 import { resolveUse } from '../runtime/catalogue.js';
@@ -53,9 +53,13 @@ export function authMethodsOf(product: Product, env: NodeJS.ProcessEnv = process
 const INVALID_PARAMS = -32602;
 const NOT_FOUND = -32002;
 const AUTH_REQUIRED = -32000;
+/** `bridle serve`'s code for a session it cannot open (`ErrorCode.CreateFailed`): the same refusal reads the same on both hosts. */
+const CANNOT_OPEN = -32003;
 
 /** Why a session could not be opened, in words for the client (over stdio the client is the user's own editor). */
 function openRefusal(err: unknown): unknown {
+  // Another process (an editor's agent, a `bridle run`) writes that session: said as `bridle serve` says it, naming the holder.
+  if (err instanceof SessionLockedError) return acpRefusal(CANNOT_OPEN, 'SESSION_LOCKED', err.message);
   if (err instanceof CompositionError && err.cause instanceof ProviderSetupError) return acpRefusal(AUTH_REQUIRED, 'SETUP', err.cause.message);
   if (err instanceof UsageError && /^no session log at /.test(err.message)) return acpRefusal(NOT_FOUND, 'NO_SUCH_SESSION', err.message);
   if (err instanceof UsageError || err instanceof CompositionError) return acpRefusal(INVALID_PARAMS, 'CANNOT_OPEN', err.message);

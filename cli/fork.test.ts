@@ -75,31 +75,40 @@ describe('bridle fork', () => {
     expect(err).toMatch(/FORK_EXISTS/);
   });
 
-  it('--answer re-answers one logged approval; the fork\'s turn stays open for resume to go on with, and closed where it cannot go on, the note names the answer', async () => {
+  it('--answer approve leaves the approval unanswered: the fork\'s turn stays open with the question for resume to ask again (ADR 0038); where it cannot go on, nothing is said approved', async () => {
     const file = copyGolden('approvals');
     expect(await forkCommand(file, { at: '18', answer: 'approve' }, io, { clock, id: 'yes' })).toBe(0);
     const fork = logLine();
-    expect(err).toMatch(/seq 18 answered anew/);
-    expect(err).toContain(`go on: bridle resume ${fork} (the answered turn goes on with this answer)`);
+    expect(err).toContain('up to seq 17 as yes; the approval at seq 18 is left unanswered: t1.s2.c1 is asked again when the fork goes on, not approved by the fork; nothing was re-run\n');
+    expect(err).toContain(`go on: bridle resume ${fork} (asks for t1.s2.c1 again: answer it at the terminal under --approval ask; --approval never refuses it)`);
     const entries = parseLog(fs.readFileSync(fork, 'utf8')).entries;
-    // Approved for exactly that call: the answer resume goes on with (ADR 0031), and the rule for the model's later calls of it.
-    expect(entries.at(-1)).toMatchObject({ seq: 18, kind: 'approval/decided', callId: 't1.s2.c1', outcome: 'allowed-always', by: 'fork', rule: { tool: 'bash', pattern: '^touch note\\.txt$' } });
+    // No answer and no rule: the last entry is the original's question.
+    expect(entries.at(-1)).toMatchObject({ seq: 17, kind: 'approval/asked', callId: 't1.s2.c1' });
+    expect(entries.some((e) => e.kind === 'approval/decided' && e.callId === 't1.s2.c1')).toBe(false);
     expect(verifyLog(entries, { allowOpenTail: true }).ok).toBe(true);
-    // Repair for resume leaves the turn open, the call to go on with its logged answer; any other repair closes it, nothing run.
-    expect(resumableTurn(entries)).toMatchObject({ turn: 't1', step: 't1.s2', pending: [], decided: [{ callId: 't1.s2.c1', answer: { outcome: 'allowed-always', by: 'fork' } }] });
-    expect(planRepair(entries, { keepPending: true })).toMatchObject({ ok: true, drafts: [], report: { decided: [{ callId: 't1.s2.c1', outcome: 'allowed-always' }] } });
+    // Repair for resume leaves the turn open with the call pending, to be asked again; any other repair closes it, nothing run.
+    expect(resumableTurn(entries)).toMatchObject({ turn: 't1', step: 't1.s2', pending: ['t1.s2.c1'], decided: [] });
+    expect(planRepair(entries, { keepPending: true })).toMatchObject({ ok: true, drafts: [], report: { pending: ['t1.s2.c1'] } });
     const closed = planRepair(entries);
     expect(closed.ok && closed.report.notStarted).toEqual(['t1.s2.c1']);
-    // Where the turn cannot go on (another call of its step was dispatched), resume closes it, and --continue tells the model the fork's answer.
-    expect(continueNote({ turn: 't1', notStarted: ['t1.s2.c1'], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [], linked: [] }, entries)).toContain(
-      'This session is a fork in which t1.s2.c1 (bash {"command":"touch note.txt"}) is approved: it has not run yet; call it again to run it.',
-    );
+    // Where the turn cannot go on, --continue tells the model the call never started, and nothing about it being approved.
+    const note = continueNote({ turn: 't1', notStarted: ['t1.s2.c1'], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [], linked: [] }, entries);
+    expect(note).toContain('Never started (they did not run): t1.s2.c1.');
+    expect(note).not.toContain('approved');
     // The other way round: seq 25 allowed `echo` always, and it ran; denied in a fork, it did not.
     out = err = '';
     expect(await forkCommand(file, { at: '25', answer: 'deny' }, io, { clock, id: 'no' })).toBe(0);
     const denied = parseLog(fs.readFileSync(logLine(), 'utf8')).entries;
     expect(denied.at(-1)).toMatchObject({ seq: 25, kind: 'approval/decided', callId: 't1.s3.c1', outcome: 'rejected', by: 'fork' });
     expect(continueNote({ turn: 't1', notStarted: ['t1.s3.c1'], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [], linked: [] }, denied)).toMatch(/fork in which t1\.s3\.c1 \(bash .*\) was denied: it did not run\./);
+  });
+
+  it('--answer approve at a seq that is not an approval/decided is refused (exit 2, what the entry is), and no fork is written', async () => {
+    const file = copyGolden('schedule');
+    expect(await forkCommand(file, { at: '2', answer: 'approve' }, io, { clock, id: 'mistaken' })).toBe(2);
+    expect(err).toBe('bridle: FORK_NOT_AN_ANSWER: seq 2 is a session/input ("total the cart into total.txt"), not an approval/decided: --answer approve re-answers an approval (this log has none); to replace an input with that word, write it otherwise (e.g. "approve.")\n');
+    expect(out).toBe('');
+    expect(fs.existsSync(path.join(dir, 'mistaken.jsonl'))).toBe(false);
   });
 
   it('--answer replaces one logged input; resume runs the new one', async () => {

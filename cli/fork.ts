@@ -2,7 +2,8 @@
  * `bridle fork <session> [--at <seq>] [--answer <approval|input>]`: a new
  * session whose log begins with the original's, up to the last completed
  * turn at or before `--at` (ADR 0029); with `--answer`, one logged approval
- * answered anew or one input replaced. Runs no tool and calls no model; ends
+ * answered anew (`deny`; `approve` leaves it to be asked again, ADR 0038) or
+ * one input replaced. Runs no tool and calls no model; ends
  * with `log: <path>` of the fork. Exit 0 forked, 2 refused (a point inside a
  * turn, named with the nearest valid ones) or a usage error.
  */
@@ -72,9 +73,16 @@ export async function forkCommand(
     }
     logAccessAsUsage(err);
   }
-  io.err.write(`forked: ${forked.forkOf.session} up to seq ${forked.forkOf.seq} as ${forked.id}${flags.answer !== undefined ? `, seq ${forked.forkOf.seq + 1} answered anew` : ''}; nothing was re-run\n`);
-  // A re-answered approval whose step ran nothing else goes on in its own turn with the new answer (ADR 0031); otherwise resume closes it.
-  if (forked.open && resumableTurn(forked.entries)) io.err.write(`go on: bridle resume ${forked.location} (the answered turn goes on with this answer)\n`);
+  if (forked.asks !== undefined) {
+    // A what-if approve is a question, not an approval (ADR 0038): even the user's own fork asks before the call runs.
+    io.err.write(`forked: ${forked.forkOf.session} up to seq ${forked.forkOf.seq} as ${forked.id}; the approval at seq ${forked.forkOf.seq + 1} is left unanswered: ${forked.asks} is asked again when the fork goes on, not approved by the fork; nothing was re-run\n`);
+  } else {
+    io.err.write(`forked: ${forked.forkOf.session} up to seq ${forked.forkOf.seq} as ${forked.id}${flags.answer !== undefined ? `, seq ${forked.forkOf.seq + 1} answered anew` : ''}; nothing was re-run\n`);
+  }
+  const turn = forked.open ? resumableTurn(forked.entries) : undefined;
+  // A re-answered approval whose step ran nothing else goes on in its own turn (ADR 0031): asked again for an approve (ADR 0038); otherwise resume closes it.
+  if (turn && forked.asks !== undefined) io.err.write(`go on: bridle resume ${forked.location} (asks for ${forked.asks} again: answer it at the terminal under --approval ask; --approval never refuses it)\n`);
+  else if (turn) io.err.write(`go on: bridle resume ${forked.location} (the answered turn goes on with this answer)\n`);
   else if (forked.open) io.err.write(`go on: bridle resume ${forked.location} --continue (the answered turn is open; resume closes it)\n`);
   else if (forked.entries.at(-1)?.kind === 'session/input') io.err.write(`go on: bridle resume ${forked.location} (runs the new input)\n`);
   else io.err.write(`go on: bridle run --session ${forked.location} "what if …"\n`);

@@ -145,6 +145,21 @@ export function parseOrigins(list: string[] | undefined): string[] {
   });
 }
 
+/** The server could not listen where it was told (`--port`, `--host`): one line for the user, exit 2. */
+export class ListenError extends Error {
+  override name = 'ListenError';
+}
+
+/** Contract: pure; the line for a failed listen, naming the port or host and the system's code; undefined for an error that is not one. */
+export function listenFailure(err: unknown, host: string, port: number): string | undefined {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code !== 'string' || (err as { syscall?: string }).syscall !== 'listen') return undefined;
+  if (code === 'EADDRINUSE') return `port ${port} is in use (EADDRINUSE): stop what listens there, or pick another with --port (0: any free port)`;
+  if (code === 'EACCES') return `port ${port} on ${host} may not be bound by this user (EACCES): pick one above 1023 with --port`;
+  if (code === 'EADDRNOTAVAIL') return `${host} is not an address of this machine (EADDRNOTAVAIL): pick another with --host`;
+  return `cannot listen on ${host}:${port} (${code})`;
+}
+
 export interface Started {
   server: BridleServer;
   token: string;
@@ -184,56 +199,64 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
   const fromEnv = process.env.BRIDLE_TOKEN;
   const token = fromEnv || newToken();
 
-  const server = await startServer({
-    host,
-    port,
-    token,
-    allowOrigins,
-    viewer: { dir: viewerDir(), diagrams: visualizationsDir() },
-    maxSessions,
-    idleTimeoutMs,
-    allowCwd,
-    inspect: inspector?.inspect as Observer<InspectionEvent> | undefined,
-    onProblem: problem,
-    reopen: (sessionId, hooks) => reopenStored(product, sessionId, hooks, allowedRoots(allowCwd), problem),
-    ...(shared
-      ? {
-          relay: (sessionId: string) => (SESSION_ID.test(sessionId) ? relaySource(shared, sessionId) : Promise.resolve(undefined)),
-          adopt: (hosted) => {
-            const stops = [startInboxPump(shared, hosted, problem), startDeltaPublisher(shared, hosted, problem)];
-            return () => stops.forEach((stop) => stop());
-          },
-          ...(sweepMs > 0 ? { sweep: { everyMs: sweepMs, perSweep: SWEEP_BATCH, ...sweepSource(shared) } } : {}),
+  let server: BridleServer;
+  try {
+    server = await startServer({
+      host,
+      port,
+      token,
+      allowOrigins,
+      viewer: { dir: viewerDir(), diagrams: visualizationsDir() },
+      maxSessions,
+      idleTimeoutMs,
+      allowCwd,
+      inspect: inspector?.inspect as Observer<InspectionEvent> | undefined,
+      onProblem: problem,
+      reopen: (sessionId, hooks) => reopenStored(product, sessionId, hooks, allowedRoots(allowCwd), problem),
+      ...(shared
+        ? {
+            relay: (sessionId: string) => (SESSION_ID.test(sessionId) ? relaySource(shared, sessionId) : Promise.resolve(undefined)),
+            adopt: (hosted) => {
+              const stops = [startInboxPump(shared, hosted, problem), startDeltaPublisher(shared, hosted, problem)];
+              return () => stops.forEach((stop) => stop());
+            },
+            ...(sweepMs > 0 ? { sweep: { everyMs: sweepMs, perSweep: SWEEP_BATCH, ...sweepSource(shared) } } : {}),
+          }
+        : {}),
+      fork: async (p) => {
+        const { store, id } = storeOfRef(p.sessionId, product.rows, product.home);
+        const f = await forkSession({ store, session: id, id: newSessionId(), clock: Date.now, ...(p.at !== undefined ? { at: p.at } : {}), ...(p.answer !== undefined ? { answer: p.answer } : {}) });
+        return { id: f.id, forkOf: f.forkOf, open: f.open, resumable: f.open && resumableTurn(f.entries) !== undefined };
+      },
+      open: async (params, hooks) => {
+        if (params.model?.startsWith('scripted:')) checkClientScript(params.model, problem);
+        const model = params.model;
+        try {
+          return (await openSession({
+            product,
+            cwd: params.cwd ?? workspace,
+            // A fork `session/fork` just wrote is opened as the session it is.
+            ...(params.fork !== undefined ? { session: params.fork } : {}),
+            answerer: hooks.answerer,
+            onChunk: hooks.onChunk,
+            inspect: hooks.inspect,
+            ...(params.id !== undefined || params.depth !== undefined || params.parent !== undefined
+              ? { lineage: { ...(params.id !== undefined ? { id: params.id } : {}), depth: params.depth ?? 0, parent: params.parent ?? null } }
+              : {}),
+            // A client's model is sugar over the model row, as a flag's would be.
+            ...(model ? { rows: (rows: ComposedRow[]) => applySettings(rows, [{ from: 'client', settings: { model } }]).rows } : {}),
+          })).session;
+        } catch (e) {
+          throw openRefusal(e, model ?? modelOf(product), problem);
         }
-      : {}),
-    fork: async (p) => {
-      const { store, id } = storeOfRef(p.sessionId, product.rows, product.home);
-      const f = await forkSession({ store, session: id, id: newSessionId(), clock: Date.now, ...(p.at !== undefined ? { at: p.at } : {}), ...(p.answer !== undefined ? { answer: p.answer } : {}) });
-      return { id: f.id, forkOf: f.forkOf, open: f.open, resumable: f.open && resumableTurn(f.entries) !== undefined };
-    },
-    open: async (params, hooks) => {
-      if (params.model?.startsWith('scripted:')) checkClientScript(params.model, problem);
-      const model = params.model;
-      try {
-        return (await openSession({
-          product,
-          cwd: params.cwd ?? workspace,
-          // A fork `session/fork` just wrote is opened as the session it is.
-          ...(params.fork !== undefined ? { session: params.fork } : {}),
-          answerer: hooks.answerer,
-          onChunk: hooks.onChunk,
-          inspect: hooks.inspect,
-          ...(params.id !== undefined || params.depth !== undefined || params.parent !== undefined
-            ? { lineage: { ...(params.id !== undefined ? { id: params.id } : {}), depth: params.depth ?? 0, parent: params.parent ?? null } }
-            : {}),
-          // A client's model is sugar over the model row, as a flag's would be.
-          ...(model ? { rows: (rows: ComposedRow[]) => applySettings(rows, [{ from: 'client', settings: { model } }]).rows } : {}),
-        })).session;
-      } catch (e) {
-        throw openRefusal(e, model ?? modelOf(product), problem);
-      }
-    },
-  });
+      },
+    });
+  } catch (e) {
+    const line = listenFailure(e, host, port);
+    if (line === undefined) throw e;
+    await inspector?.close();
+    throw new ListenError(line);
+  }
 
   if (!isLoopbackHost(host)) {
     err.write(`bridle serve: WARNING: listening on ${host}, not loopback: anyone who can reach this address and has the token can run tools in your workspace.\n`);
@@ -252,7 +275,16 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
 
 /** Runs until SIGINT or SIGTERM: then closes sessions (logs flushed; open approvals stay open for resume) and exits 0. */
 export async function serveCommand(product: Product, flags: ServeFlags): Promise<number> {
-  const { server, inspector } = await startServe(product, flags);
+  let started: Started;
+  try {
+    started = await startServe(product, flags);
+  } catch (e) {
+    if (!(e instanceof ListenError)) throw e;
+    process.stderr.write(`bridle serve: ${e.message}\n`);
+    await closeBuses();
+    return 2;
+  }
+  const { server, inspector } = started;
   await new Promise<void>((resolve) => {
     let signals = 0;
     const stop = () => {

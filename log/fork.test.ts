@@ -53,17 +53,32 @@ describe('planFork', () => {
     expect(plan('approvals.jsonl', { at: 99 }).p).toMatchObject({ code: 'FORK_NO_SUCH_SEQ' });
   });
 
-  it('--answer re-answers one logged approval: cut just before it, the new answer at its seq', () => {
-    // approvals.jsonl seq 18: a person said no to `touch` (t1.s2.c1).
+  it('--answer deny re-answers one logged approval: cut just before it, the denial at its seq', () => {
+    // approvals.jsonl seq 25: a person allowed `echo hello` (t1.s3.c1) always.
+    const { g, p } = plan('approvals.jsonl', { at: 25, answer: 'deny' });
+    const f = ok(p);
+    expect(f.lines.slice(1, -1)).toEqual(g.lines.slice(1, 24));
+    expect(f.entries.at(-1)).toMatchObject({ seq: 25, kind: 'approval/decided', callId: 't1.s3.c1', outcome: 'rejected', by: 'fork' });
+    expect(f.forkOf.seq).toBe(24);
+    expect(f).not.toHaveProperty('asks');
+    expect(verifyLog(f.entries, { allowOpenTail: true }).open?.calls).toMatchObject([{ callId: 't1.s3.c1', dispatched: false, awaitingApproval: false }]);
+  });
+
+  it('a what-if approve at the owner\'s rejection is never an approval by itself: the fork ends with the call asked and unanswered (ADR 0038)', () => {
+    // approvals.jsonl seq 18: a person said no to `touch` (t1.s2.c1); seq 17 asked it.
     const { g, p } = plan('approvals.jsonl', { at: 18, answer: 'approve' });
     const f = ok(p);
-    expect(f.lines.slice(1, -1)).toEqual(g.lines.slice(1, 17));
-    expect(f.entries.at(-1)).toMatchObject({ seq: 18, kind: 'approval/decided', callId: 't1.s2.c1', outcome: 'allowed-once', by: 'fork' });
+    expect(f.lines.slice(1)).toEqual(g.lines.slice(1, 17));
+    expect(f.entries.at(-1)).toMatchObject({ seq: 17, kind: 'approval/asked', callId: 't1.s2.c1' });
+    expect(f.entries.some((e) => e.kind === 'approval/decided' && e.callId === 't1.s2.c1')).toBe(false);
     expect(f.forkOf.seq).toBe(17);
+    expect(f.asks).toBe('t1.s2.c1');
     const v = verifyLog(f.entries, { allowOpenTail: true });
     expect(v.ok).toBe(true);
-    expect(v.open?.calls).toMatchObject([{ callId: 't1.s2.c1', dispatched: false, awaitingApproval: false }]);
-    expect(plan('approvals.jsonl', { at: 25, answer: 'deny' }).p).toMatchObject({ ok: true });
+    // Open and waiting on its question: whoever may approve where the fork goes on is asked.
+    expect(v.open?.calls).toMatchObject([{ callId: 't1.s2.c1', dispatched: false, awaitingApproval: true }]);
+    expect(v.open?.calls[0]).not.toHaveProperty('answer');
+    for (const yes of ['allow', 'Yes', 'allowed-once']) expect(ok(plan('approvals.jsonl', { at: 18, answer: yes }).p).lines).toEqual(f.lines);
     expect(plan('approvals.jsonl', { at: 18, answer: 'maybe' }).p).toMatchObject({ code: 'FORK_BAD_ANSWER' });
     expect(plan('approvals.jsonl', { at: 19, answer: 'approve' }).p).toMatchObject({ code: 'FORK_NOT_AN_ANSWER' });
   });
@@ -76,6 +91,18 @@ describe('planFork', () => {
     }
     // compaction.jsonl seq 4: a followup that arrived while t1 ran.
     expect(plan('compaction.jsonl', { at: 4, answer: 'x' }).p).toMatchObject({ code: 'FORK_INSIDE_TURN' });
+  });
+
+  it('--answer approve or deny at a seq that is not an approval/decided is refused saying what is there, not written as an input "approve"', () => {
+    for (const [at, what] of [[2, 'a session/input ("write a note")'], [3, 'a turn/start (t1, "write a note")'], [4, 'a user/message ("write a note")']] as const) {
+      for (const answer of ['approve', 'deny', 'Yes']) {
+        const p = plan('approvals.jsonl', { at, answer }).p as ForkRefusal;
+        expect(p.code).toBe('FORK_NOT_AN_ANSWER');
+        expect(p.message).toBe(`seq ${at} is ${what}, not an approval/decided: --answer ${answer} re-answers an approval (this log's approval answers are at seq 18, 25); to replace an input with that word, write it otherwise (e.g. "${answer}.")`);
+      }
+    }
+    // The same word written otherwise is input text, as any other.
+    expect(ok(plan('approvals.jsonl', { at: 2, answer: 'approve.' }).p).entries[1]).toMatchObject({ kind: 'session/input', text: 'approve.' });
   });
 
   it('a fork of a fork names its own parent', () => {

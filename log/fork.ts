@@ -7,9 +7,13 @@
  *
  * A what-if (`answer`) replaces one logged decision instead: the fork is cut
  * just before an `approval/decided` or a `session/input`, and the other
- * answer is written in its place, at the same seq.
+ * answer is written in its place, at the same seq — except an approval's
+ * "approve": a what-if that would run a call is a question for whoever may
+ * approve in the fork, never an approval by itself (ADR 0038), so nothing is
+ * written in its place and the fork ends with the call asked, unanswered,
+ * for the fork's own approval path to ask again.
  */
-import { Entry, type ApprovalRule, type Draft, type DraftOf, type EntryOf } from './entries.js';
+import { Entry, type Draft, type DraftOf, type EntryOf } from './entries.js';
 import { verifyLog } from './verify.js';
 
 /** A seq a fork can end at: the header, or the end of a turn (its checkpoint's seq when it has one). */
@@ -39,11 +43,6 @@ export interface ForkRequest {
   answer?: string;
   /** The `at` of the entries the fork writes itself (its header, the new answer). */
   now: string;
-  /**
-   * The rule an approval answered `approve` carries: exactly that call (`exactRule` over its rendering), so the
-   * resumed fork runs the call when the model asks for it again. Without it the answer is `allowed-once`.
-   */
-  ruleFor?: (call: { name: string; arguments: string }) => ApprovalRule | undefined;
 }
 
 export interface ForkPlan {
@@ -52,6 +51,8 @@ export interface ForkPlan {
   entries: Entry[];
   lines: string[];
   forkOf: { session: string; seq: number };
+  /** An approval answered `approve`: the call whose question the fork leaves open, to be asked again where it goes on (ADR 0038). */
+  asks?: string;
 }
 
 type Start = EntryOf<'session/start'>;
@@ -95,18 +96,34 @@ function insideTurn(entries: readonly Entry[], seq: number, turn: { turn: string
 const APPROVE = new Set(['approve', 'allow', 'allowed-once', 'yes']);
 const DENY = new Set(['deny', 'reject', 'rejected', 'no']);
 
-/** The entry written in place of `e`, or a refusal. */
-function replacementFor(entries: readonly Entry[], e: Entry, answer: string, ruleFor: ForkRequest['ruleFor']): { at: Entry; draft: Draft } | ForkRefusal {
+const clip = (t: string) => JSON.stringify(t.length > 60 ? `${t.slice(0, 60)}…` : t);
+
+/** What `e` is, for a refusal: its kind, and for an input its text. */
+const whatIs = (e: Entry) => (e.kind === 'session/input' || e.kind === 'user/message' ? `a ${e.kind} (${clip(e.text)})` : e.kind === 'turn/start' ? `a turn/start (${e.turn}, ${clip(e.input)})` : `a ${e.kind}`);
+
+function notAnApproval(entries: readonly Entry[], e: Entry, answer: string): ForkRefusal {
+  const decided = entries.filter((x) => x.kind === 'approval/decided').map((x) => x.seq);
+  const where = decided.length > 0 ? `this log's approval answers are at seq ${decided.join(', ')}` : 'this log has none';
+  return {
+    code: 'FORK_NOT_AN_ANSWER',
+    message: `seq ${e.seq} is ${whatIs(e)}, not an approval/decided: --answer ${answer} re-answers an approval (${where}); to replace an input with that word, write it otherwise (e.g. ${clip(`${answer}.`)})`,
+  };
+}
+
+/**
+ * The entry written in place of `e` (none for an approval answered `approve`: its question is left open), or a
+ * refusal.
+ */
+function replacementFor(entries: readonly Entry[], e: Entry, answer: string): { at: Entry; draft?: Draft } | ForkRefusal {
   if (e.kind === 'approval/decided') {
     const a = answer.toLowerCase();
     if (!APPROVE.has(a) && !DENY.has(a)) return { code: 'FORK_BAD_ANSWER', message: `seq ${e.seq} is an approval answer: --answer approve or --answer deny, not ${JSON.stringify(answer)}` };
-    const base = { kind: 'approval/decided' as const, turn: e.turn, step: e.step, callId: e.callId, by: 'fork' };
-    if (DENY.has(a)) return { at: e, draft: { ...base, outcome: 'rejected' } };
-    const call = entries.find((x): x is EntryOf<'tool/call'> => x.kind === 'tool/call' && x.callId === e.callId);
-    const rule = call ? ruleFor?.({ name: call.name, arguments: call.arguments }) : undefined;
-    const draft: DraftOf<'approval/decided'> = rule ? { ...base, outcome: 'allowed-always', rule } : { ...base, outcome: 'allowed-once' };
-    return { at: e, draft };
+    // A no stays a no: it runs nothing. A yes is asked again of whoever may approve where the fork goes on.
+    if (DENY.has(a)) return { at: e, draft: { kind: 'approval/decided', turn: e.turn, step: e.step, callId: e.callId, by: 'fork', outcome: 'rejected' } };
+    return { at: e };
   }
+  // An approval's answer at anything else is a mistaken seq, not new input text: never replace an input with "approve".
+  if (APPROVE.has(answer.toLowerCase()) || DENY.has(answer.toLowerCase())) return notAnApproval(entries, e, answer);
   // A turn's input is the `session/input` its `turn/start` names: that is the entry replaced.
   const turnStart = e.kind === 'turn/start' ? e : e.kind === 'user/message' && e.origin === 'user' ? entries.find((t): t is EntryOf<'turn/start'> => t.kind === 'turn/start' && t.turn === e.turn) : undefined;
   const input = e.kind === 'session/input' ? e : entries.find((x): x is EntryOf<'session/input'> => x.kind === 'session/input' && turnStart?.from !== undefined && x.seq === turnStart.from);
@@ -124,10 +141,10 @@ function stamp(draft: Draft, seq: number, at: string): { entry: Entry; line: str
 }
 
 /**
- * Contract: pure; never throws for a schema-valid log whose `lines` are its entries' own lines, a non-empty
- * `id` and a `ruleFor` that gives valid rules (a caller's mistake in those throws a zod error). The plan's
- * log verifies (a what-if of an approval leaves its turn open, as a crash would: repairable by resume);
- * anything else is a refusal naming why.
+ * Contract: pure; never throws for a schema-valid log whose `lines` are its entries' own lines and a non-empty
+ * `id` (a caller's mistake in those throws a zod error). The plan's log verifies (a what-if of an approval
+ * leaves its turn open, as a crash would: repairable by resume; an approve leaves the question itself open,
+ * as a crash while it was asked would); anything else is a refusal naming why.
  */
 export function planFork(entries: readonly Entry[], lines: readonly string[], req: ForkRequest): ForkPlan | ForkRefusal {
   const start = entries[0];
@@ -137,15 +154,17 @@ export function planFork(entries: readonly Entry[], lines: readonly string[], re
 
   let keep: number;
   let replacement: Draft | undefined;
+  let asks: string | undefined;
   if (req.answer !== undefined) {
     if (req.at === undefined) return { code: 'FORK_NOT_AN_ANSWER', message: '--answer needs --at: the seq of the approval answer or input it replaces' };
-    const target = replacementFor(entries, entries.find((e) => e.seq === req.at)!, req.answer, req.ruleFor);
+    const target = replacementFor(entries, entries.find((e) => e.seq === req.at)!, req.answer);
     if ('code' in target) return target;
     keep = target.at.seq - 1;
     replacement = target.draft;
+    if (!target.draft && target.at.kind === 'approval/decided') asks = target.at.callId;
     // An input is replaced only where the session was at rest; a decision is re-answered inside its turn.
     const open = openTurnAt(entries, keep);
-    if (target.draft.kind === 'session/input' && open) return insideTurn(entries, target.at.seq, open, 'the input at ');
+    if (target.draft?.kind === 'session/input' && open) return insideTurn(entries, target.at.seq, open, 'the input at ');
   } else {
     const at = req.at ?? last;
     const open = openTurnAt(entries, at);
@@ -170,7 +189,7 @@ export function planFork(entries: readonly Entry[], lines: readonly string[], re
     const v = verdict.violations[0]!;
     return { code: 'FORK_CORRUPT', message: `the fork would not verify: ${v.violation} at seq ${v.seq ?? '?'}: ${v.message}` };
   }
-  return { ok: true, entries: out, lines: outLines, forkOf };
+  return { ok: true, entries: out, lines: outLines, forkOf, ...(asks !== undefined ? { asks } : {}) };
 }
 
 /** A log's lineage as its header states it: the session it was forked from, and where. */

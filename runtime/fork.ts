@@ -13,8 +13,6 @@ import { LogCorruptError } from '../log/errors.js';
 import { planFork, type ForkPoint, type ForkRefusalCode } from '../log/fork.js';
 import { LogParser } from '../log/parse.js';
 import type { SessionStore } from '../ports/store.js';
-import { renderForRules } from '../plugins/hooks/canonical.js';
-import { exactRule } from '../safety/approval-rules.js';
 
 export interface ForkOptions {
   /** Where both logs live: the original is read from it, the fork written to it. */
@@ -25,7 +23,10 @@ export interface ForkOptions {
   id: string;
   /** The fork point: the last completed turn at or before this seq (default: the end); with `answer`, the entry answered anew. */
   at?: number;
-  /** What-if: `approve` / `deny` at an `approval/decided`, new text at a `session/input`. */
+  /**
+   * What-if: `deny` at an `approval/decided` (logged as the fork's answer), new text at a `session/input`; `approve`
+   * at an `approval/decided` leaves its question open, asked again where the fork goes on (ADR 0038).
+   */
   answer?: string;
   /** Stamps the entries the fork writes itself (its header, the new answer). */
   clock: Clock;
@@ -39,6 +40,8 @@ export interface ForkedSession {
   entries: Entry[];
   /** Set for a what-if of an approval: the fork ends inside that turn, to be closed by resume's repair. */
   open: boolean;
+  /** A what-if `approve`: the call whose question the fork leaves open, asked again where the fork goes on (ADR 0038). */
+  asks?: string;
 }
 
 /** A fork that cannot be made as asked; `code` is stable, `nearest` the valid points next to a refused one. */
@@ -80,17 +83,7 @@ export async function forkSession(o: ForkOptions): Promise<ForkedSession> {
   const read = parseLines(raw);
   // A line of a kind this bridle skips (ignorable) has a seq of its own: copying around it would leave a gap.
   if (read.skipped > 0) throw new ForkRefusedError('FORK_CORRUPT', `the log holds ${read.skipped} entr${read.skipped > 1 ? 'ies' : 'y'} of kinds this bridle does not know; a fork would not copy ${read.skipped > 1 ? 'them' : 'it'}`);
-  const start = read.entries[0];
-  const cwd = start?.kind === 'session/start' ? start.cwd : undefined;
-  // What an approval rule matches for this call, as the session that asked rendered it.
-  const ruleFor = (c: { name: string; arguments: string }) => {
-    try {
-      return exactRule(c.name, renderForRules(JSON.parse(c.arguments), cwd));
-    } catch {
-      return undefined;
-    }
-  };
-  const plan = planFork(read.entries, read.lines, { id: o.id, now: new Date(o.clock()).toISOString(), ruleFor, ...(o.at !== undefined ? { at: o.at } : {}), ...(o.answer !== undefined ? { answer: o.answer } : {}) });
+  const plan = planFork(read.entries, read.lines, { id: o.id, now: new Date(o.clock()).toISOString(), ...(o.at !== undefined ? { at: o.at } : {}), ...(o.answer !== undefined ? { answer: o.answer } : {}) });
   if (!('ok' in plan)) throw new ForkRefusedError(plan.code, plan.message, plan.nearest);
   const existing = await o.store.tail(o.id);
   if (existing && existing.length > 0) throw new ForkRefusedError('FORK_EXISTS', `a session ${o.id} exists already; a fork needs an id of its own`);
@@ -103,5 +96,5 @@ export async function forkSession(o: ForkOptions): Promise<ForkedSession> {
     await log.close();
   }
   const open = plan.entries.filter((e) => e.kind === 'turn/start').length > plan.entries.filter((e) => e.kind === 'turn/end').length;
-  return { id: o.id, location: log.location, forkOf: plan.forkOf, entries: plan.entries, open };
+  return { id: o.id, location: log.location, forkOf: plan.forkOf, entries: plan.entries, open, ...(plan.asks !== undefined ? { asks: plan.asks } : {}) };
 }

@@ -193,15 +193,28 @@ export class Hub {
   }
 
   /**
+   * The gate of every method that acts on a session (issue 20, item 2): only a client attached to it on this
+   * worker, that is one that watches what it does, may drive it. Contract: refuses `NOT_ATTACHED` (naming
+   * `what`) when `peer` is not attached to it here — `UNKNOWN_SESSION` instead on a server that cannot open
+   * sessions of a store and runs none by that id; opens nothing from the store (only `session/attach` does).
+   */
+  attachedTo(sessionId: string, peer: Peer, what: string): void {
+    const s = this.sessions.get(sessionId) ?? this.relays.get(sessionId);
+    // A session of the store that is not open here: attaching opens it (or says why not).
+    if (!s && !this.limits.reopen) this.get(sessionId);
+    if (!s?.isAttached(peer)) throw refusal(ErrorCode.NotAttached, 'NOT_ATTACHED', `attach to session ${JSON.stringify(sessionId)} (session/attach) before ${what}`);
+  }
+
+  /**
    * `approval/respond` from `peer`: answered at the session's desk here, or forwarded to the worker that runs it
    * and answered once that worker has logged the decision. Contract: refuses `NOT_ATTACHED` for a peer not
    * attached to the session on this worker, `NOT_PENDING` (here or from the owner) for a call not waiting.
    */
   async respond(sessionId: string, peer: Peer, callId: string, outcome: 'allowed-once' | 'rejected'): Promise<void> {
     const relayed = this.sessions.has(sessionId) ? undefined : this.relays.get(sessionId);
-    const s = relayed ?? this.get(sessionId);
     // Only a client that watches the session (and so was asked) may answer for it.
-    if (!s.isAttached(peer)) throw refusal(ErrorCode.NotAttached, 'NOT_ATTACHED', `attach to session ${JSON.stringify(s.id)} (session/attach) before answering its approvals`);
+    this.attachedTo(sessionId, peer, 'answering its approvals');
+    const s = relayed ?? this.get(sessionId);
     const by = `ws:${peer.label}`;
     if (relayed) {
       await this.forwarded(relayed, { kind: 'approval', callId, outcome, by, attached: true });

@@ -1,4 +1,8 @@
-/** What each JSON-RPC method does. Params arrive parsed (protocol.ts); results follow `MethodResults`. */
+/**
+ * What each JSON-RPC method does. Params arrive parsed (protocol.ts); results follow `MethodResults`. Every
+ * method that names a session but `session/attach` acts on it, and is open only to a client attached to it
+ * (`Hub.attachedTo`, `NOT_ATTACHED`): a token lets a client in, attaching is what lets it drive a session.
+ */
 import { LogAppendError, LogNotDurableError } from '../log/errors.js';
 import { SessionCrashedError } from '../runtime/session.js';
 import type { Peer } from './attachment.js';
@@ -30,7 +34,8 @@ export const methods: Methods = {
     after(start);
     return { sessionId: s.id, fromSeq, durableSeq };
   },
-  'session/input': async (p, { hub }) => {
+  'session/input': async (p, { hub, peer }) => {
+    hub.attachedTo(p.sessionId, peer, 'sending it input');
     try {
       // Answered only once the input is in the log, durably: a client told `accepted` can lose it to no crash.
       return { accepted: true, seq: await hub.input(p.sessionId, p.text, p.mode) };
@@ -41,20 +46,29 @@ export const methods: Methods = {
     }
   },
   // On a worker that relays the session: forwarded to the one that runs it, answered once it has logged it (ADR 0032).
-  'session/cancel': async (p, { hub }) => {
+  'session/cancel': async (p, { hub, peer }) => {
+    hub.attachedTo(p.sessionId, peer, 'cancelling its turn');
     await hub.cancel(p.sessionId);
     return { requested: true };
   },
-  'session/compact': async (p, { hub }) => {
+  'session/compact': async (p, { hub, peer }) => {
+    hub.attachedTo(p.sessionId, peer, 'compacting it');
     await hub.cancel(p.sessionId, true);
     return { requested: true };
   },
-  'session/snapshot': (p, { hub }) => hub.get(p.sessionId).snapshot(),
-  'session/close': async (p, { hub }) => {
+  'session/snapshot': (p, { hub, peer }) => {
+    hub.attachedTo(p.sessionId, peer, 'reading its snapshot');
+    return hub.get(p.sessionId).snapshot();
+  },
+  'session/close': async (p, { hub, peer }) => {
+    hub.attachedTo(p.sessionId, peer, 'closing it');
     await hub.end(p.sessionId);
     return { closed: true };
   },
-  'session/fork': (p, { hub }) => hub.fork(p),
+  'session/fork': (p, { hub, peer }) => {
+    hub.attachedTo(p.sessionId, peer, 'forking it');
+    return hub.fork(p);
+  },
   'approval/respond': async (p, { hub, peer }) => {
     await hub.respond(p.sessionId, peer, p.callId, p.outcome);
     return { accepted: true };

@@ -24,6 +24,23 @@ describe('the log as ACP updates', () => {
     expect(toolLocations('glob', 'not json', '/ws')).toEqual([]);
   });
 
+  it('locations only inside the workspace: a path the file tools refuse (/root/.ssh/id_rsa, ../x) is never sent to the editor', () => {
+    expect(toolLocations('read_file', { path: '/root/.ssh/id_rsa' }, '/ws')).toEqual([]);
+    expect(toolLocations('read_file', { path: '../ws-other/x' }, '/ws')).toEqual([]);
+    expect(toolLocations('write_file', { path: 'a/../../etc/passwd' }, '/ws')).toEqual([]);
+    expect(toolLocations('read_file', { path: 'a/../b' }, '/ws/')).toEqual([{ path: '/ws/b' }]);
+    expect(toolLocations('list_dir', { path: '.' }, '/ws')).toEqual([{ path: '/ws' }]);
+  });
+
+  it('a call refused because its path leads out (a link) takes its location back; other failures leave it', () => {
+    const s = state();
+    const live = { kind: 'live' as const, streamed: new Set<string>() };
+    expect(entryUpdates(call('t1.s1.c1', 'read_file', { path: 'link/id_rsa' }), s, live)[0]).toMatchObject({ locations: [{ path: '/ws/link/id_rsa' }] });
+    expect(entryUpdates(result('t1.s1.c1', 'read_file', 'error', 'outside', 'OUTSIDE_WORKSPACE'), s, live)[0]).toMatchObject({ status: 'failed', locations: [] });
+    entryUpdates(call('t1.s1.c2', 'read_file', { path: 'gone.txt' }), s, live);
+    expect(entryUpdates(result('t1.s1.c2', 'read_file', 'error', 'no such file', 'NOT_FOUND'), s, live)[0]).not.toHaveProperty('locations');
+  });
+
   it('titles come from the presenter; a missing tool or a throwing presenter gives the name', () => {
     const s = state();
     expect(toolTitle(s.tools, 'read_file', { path: 'a' })).toBe('read_file a');

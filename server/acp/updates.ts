@@ -53,11 +53,24 @@ const parseArgs = (raw: string): unknown => {
 
 const record = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
-/** Contract: pure. The files a call touches, absolute (`path` arguments; read_file's `offset` as the line). */
+const isInside = (root: string, p: string) => {
+  const rel = path.relative(root, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+};
+
+/**
+ * Contract: pure. The files a call touches, absolute (`path` arguments; read_file's `offset` as the line), and
+ * only those inside the workspace: an editor follows a location (opens the file, shows it beside the call), so a
+ * path the call is refused for (`/root/.ssh/id_rsa`) is never sent (issue 20, item 16). Lexical: a link inside
+ * the workspace that leads out is refused by the file tools, and its result takes the location back.
+ */
 export function toolLocations(name: string, args: unknown, cwd: string): ToolCallLocation[] {
   const a = record(args);
-  if (typeof a.path !== 'string' || a.path === '' || name === 'bash') return [];
-  const at: ToolCallLocation = { path: path.resolve(cwd, a.path) };
+  if (typeof a.path !== 'string' || a.path === '' || a.path.includes('\0') || name === 'bash') return [];
+  const root = path.resolve(cwd);
+  const resolved = path.resolve(root, a.path);
+  if (!isInside(root, resolved)) return [];
+  const at: ToolCallLocation = { path: resolved };
   if (name === 'read_file' && typeof a.offset === 'number') at.line = a.offset;
   return [at];
 }
@@ -98,15 +111,20 @@ function callUpdate(e: EntryOf<'tool/call'>, s: FeedState): SessionUpdate {
   };
 }
 
+/** The file tools' refusals of a path that leads out of bounds (through a link, say): its location is taken back. */
+const ESCAPED = new Set(['OUTSIDE_WORKSPACE', 'INSIDE_BRIDLE_HOME', 'PATH_CHANGED']);
+
 function resultUpdate(e: EntryOf<'tool/result'>, s: FeedState): SessionUpdate {
   const ok = e.status === 'ok';
   const call = s.calls.get(e.callId);
   const diff = ok && call ? diffOf(call, s.cwd) : undefined;
+  const escaped = !ok && e.code !== undefined && ESCAPED.has(e.code) && call !== undefined && toolLocations(call.name, call.args, s.cwd).length > 0;
   return {
     sessionUpdate: 'tool_call_update',
     toolCallId: e.callId,
     status: ok ? 'completed' : 'failed',
     content: [text(e.content), ...(diff ? [diff] : [])],
+    ...(escaped ? { locations: [] } : {}),
     rawOutput: { status: e.status, ...(e.code !== undefined ? { code: e.code } : {}) },
   };
 }

@@ -6,6 +6,7 @@
  */
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -227,6 +228,21 @@ describe('bridle serve (the CLI)', () => {
       expect(r.stderr).toContain(bad[0]);
     }
     expect((await runCli(['run', 'hi', '--model', 'scripted:/nope.json', '--inspect', 'http://x'])).code).toBe(2);
+  });
+
+  it('--port that is in use: one line naming the port and EADDRINUSE, exit 2, no stack trace', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const r = await runCli(['serve', '--port', String(port)]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toEqual([`bridle serve: port ${port} is in use (EADDRINUSE): stop what listens there, or pick another with --port (0: any free port)`]);
+      expect(r.stderr).not.toMatch(/\n\s+at |unexpected failure/);
+      expect(r.stdout).toBe('');
+    } finally {
+      taken.close();
+    }
   });
 
   it('`bridle viz --check` compares the checked-in diagrams with the machines (freshness itself: visualizations/generate.test.ts)', async () => {

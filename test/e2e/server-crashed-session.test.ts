@@ -19,6 +19,7 @@ it('session/input to a crashed session answers -32006 (session crashed), not acc
   t = await startTestServer(() => ({ text: 'hi' }));
   c = await RpcClient.connect(t.server.url, { token: t.token });
   const { sessionId } = (await c.call('session/create', {})) as { sessionId: string };
+  await c.call('session/attach', { sessionId });
   const doomed = t.sessions[0]!;
   // The input itself is saved (it is logged first, ADR 0021); everything after it fails.
   const store = doomed.recorder.store as { append: (...a: unknown[]) => unknown };
@@ -35,6 +36,7 @@ it('session/input to a crashed session answers -32006 (session crashed), not acc
   expect(refused.error).toMatchObject({ code: -32006, message: expect.stringContaining('EIO'), data: { reason: 'SESSION_CRASHED' } });
 
   const other = (await c.call('session/create', {})) as { sessionId: string };
+  await c.call('session/attach', { sessionId: other.sessionId });
   expect(await c.call('session/input', { sessionId: other.sessionId, text: 'hello' })).toMatchObject({ accepted: true });
   await expect.poll(() => t!.sessions[1]!.recorder.entries.some((e) => e.kind === 'turn/end')).toBe(true);
 });
@@ -43,6 +45,7 @@ it('session/input whose entry cannot be saved answers -32007 (not saved), not ac
   t = await startTestServer(() => ({ text: 'hi' }));
   c = await RpcClient.connect(t.server.url, { token: t.token });
   const { sessionId } = (await c.call('session/create', {})) as { sessionId: string };
+  await c.call('session/attach', { sessionId });
   const s = t.sessions[0]!;
   const store = s.recorder.store as { append: (...a: unknown[]) => unknown };
   const append = store.append.bind(store);

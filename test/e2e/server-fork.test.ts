@@ -60,7 +60,7 @@ describe('session/fork over WebSocket', () => {
     expect(sessions.get(sessionId)!.lines).toEqual(original);
   });
 
-  it('a fork that re-answers an approval is hosted and goes on inside the answered turn: the approved call runs once, the model carries on', async () => {
+  it('a what-if approve at the owner\'s rejection runs nothing by itself: the hosted fork asks the call again of its attached clients, and runs it once on their yes (ADR 0038)', async () => {
     const sessions = createMemorySessionStore();
     let calls = 0;
     t = await startTestServer(
@@ -74,23 +74,58 @@ describe('session/fork over WebSocket', () => {
     const req = (await c.waitFor((m) => m.method === 'approval/request')).params;
     await c.call('approval/respond', { sessionId, callId: req.callId, outcome: 'rejected' });
     await c.waitFor(turnEnded(sessionId, 't1'));
-    expect(fs.existsSync(path.join(t.workspace, 'out.txt'))).toBe(false);
     const original = sessions.get(sessionId)!.lines.slice();
     const decided = original.map((l) => JSON.parse(l) as { kind: string; seq: number }).find((e) => e.kind === 'approval/decided')!;
 
     const forked = MethodResults['session/fork'].parse(await c.call('session/fork', { sessionId, at: decided.seq, answer: 'approve' }));
     expect(forked).toEqual({ sessionId: 'f1', forkOf: { session: sessionId, seq: decided.seq - 1 }, hosted: true });
+    const fork = () => sessions.get('f1')!.lines.map((l) => JSON.parse(l) as { kind: string; seq: number; callId?: string; status?: string; turn?: string; outcome?: string; by?: string });
+    // Hosted and going on, yet waiting on the question, asked anew: nothing dispatched, nothing written, no answer logged.
+    while (fork().length < decided.seq + 1) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fork().filter((e) => e.seq >= decided.seq).map((e) => [e.kind, e.callId])).toEqual([['session/reopen', undefined], ['approval/asked', req.callId]]);
+    expect(fs.existsSync(path.join(t.workspace, 'out.txt'))).toBe(false);
+
+    // Whoever attaches to the fork is asked, through the ordinary approval path.
     await c.call('session/attach', { sessionId: 'f1' });
-    const fork = () => sessions.get('f1')!.lines.map((l) => JSON.parse(l) as { kind: string; seq: number; callId?: string; status?: string; turn?: string });
+    const again = (await c.waitFor((m) => m.method === 'approval/request' && m.params.sessionId === 'f1')).params;
+    expect(again).toMatchObject({ callId: req.callId, tool: 'write_file' });
+    expect(fs.existsSync(path.join(t.workspace, 'out.txt'))).toBe(false);
+    await c.call('approval/respond', { sessionId: 'f1', callId: req.callId, outcome: 'allowed-once' });
     while (!fork().some((e) => e.kind === 'checkpoint')) await new Promise((r) => setTimeout(r, 5));
     expect(fs.readFileSync(path.join(t.workspace, 'out.txt'), 'utf8')).toBe('forked\n');
-    const added = fork().filter((e) => e.seq > decided.seq);
+    const added = fork().filter((e) => e.seq >= decided.seq);
+    expect(added.find((e) => e.kind === 'approval/decided')).toMatchObject({ callId: req.callId, outcome: 'allowed-once', by: expect.stringMatching(/^ws:client-/) });
     expect(added.filter((e) => e.kind === 'tool/dispatch').map((e) => e.callId)).toEqual([req.callId]);
     expect(added.find((e) => e.kind === 'tool/result')).toMatchObject({ callId: req.callId, status: 'ok' });
-    expect(added.filter((e) => e.kind === 'approval/asked')).toEqual([]);
     expect(added.find((e) => e.kind === 'turn/end')).toMatchObject({ turn: 't1' });
     // Two model calls in the original, one in the fork (its step after the call).
     expect(calls).toBe(3);
     expect(sessions.get(sessionId)!.lines).toEqual(original);
+  });
+
+  it('a what-if deny is the fork\'s answer: hosted, the model hears of the denial, nothing runs', async () => {
+    const sessions = createMemorySessionStore();
+    let calls = 0;
+    t = await startTestServer(
+      () => (calls++ === 0 ? { text: 'Writing.', toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'x' } }] } : { text: `answer ${calls}` }),
+      { sessions, approval: 'ask' },
+    );
+    c = await RpcClient.connect(t.server.url, { token: t.token });
+    const { sessionId } = await c.call('session/create', {});
+    await c.call('session/attach', { sessionId });
+    await c.call('session/input', { sessionId, text: 'write out.txt' });
+    const req = (await c.waitFor((m) => m.method === 'approval/request')).params;
+    await c.call('approval/respond', { sessionId, callId: req.callId, outcome: 'allowed-once' });
+    await c.waitFor(turnEnded(sessionId, 't1'));
+    fs.rmSync(path.join(t.workspace, 'out.txt'));
+    const decided = sessions.get(sessionId)!.lines.map((l) => JSON.parse(l) as { kind: string; seq: number }).find((e) => e.kind === 'approval/decided')!;
+    expect(MethodResults['session/fork'].parse(await c.call('session/fork', { sessionId, at: decided.seq, answer: 'deny' }))).toMatchObject({ sessionId: 'f1', hosted: true });
+    const fork = () => sessions.get('f1')!.lines.map((l) => JSON.parse(l) as { kind: string; callId?: string; status?: string; outcome?: string; by?: string });
+    while (!fork().some((e) => e.kind === 'checkpoint')) await new Promise((r) => setTimeout(r, 5));
+    expect(fork().find((e) => e.kind === 'approval/decided')).toMatchObject({ outcome: 'rejected', by: 'fork' });
+    expect(fork().find((e) => e.kind === 'tool/result')).toMatchObject({ callId: req.callId, status: 'denied' });
+    expect(fork().some((e) => e.kind === 'tool/dispatch')).toBe(false);
+    expect(fs.existsSync(path.join(t.workspace, 'out.txt'))).toBe(false);
   });
 });

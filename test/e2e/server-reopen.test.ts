@@ -1,9 +1,9 @@
 /**
  * The hub's side of serving a store's sessions (issue #11 item 5): a session
- * the server does not host is opened through `reopen` on `session/attach` or
- * `session/input`, once however many clients ask at the same time; an id the
- * store does not have is `UNKNOWN_SESSION`; a refusal reaches the client by
- * its reason.
+ * the server does not host is opened through `reopen` on `session/attach`,
+ * once however many clients ask at the same time; an id the store does not
+ * have is `UNKNOWN_SESSION`; a refusal reaches the client by its reason.
+ * `session/input` opens nothing: it needs attaching first (issue 20, item 2).
  */
 import { dirname, join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -21,7 +21,7 @@ afterEach(async () => {
   t = undefined;
 });
 
-it('a session the server does not host is opened on attach or input, once for a burst of clients; one the store lacks is UNKNOWN_SESSION', async () => {
+it('a session the server does not host is opened on attach, once for a burst of clients; one the store lacks is UNKNOWN_SESSION', async () => {
   const asked: string[] = [];
   t = await startTestServer(() => ({ text: 'hello again' }), {
     reopen: async (id, hooks) => {
@@ -50,8 +50,11 @@ it('a session the server does not host is opened on attach or input, once for a 
     await a.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'turn/end');
     expect((await a.call('session/list', {})).sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual(['old']);
     expect((await a.request('session/attach', { sessionId: 'nope' })).error).toMatchObject({ code: ErrorCode.UnknownSession, data: { reason: 'UNKNOWN_SESSION' } });
-    expect((await a.request('session/input', { sessionId: 'nope', text: 'x' })).error).toMatchObject({ code: ErrorCode.UnknownSession, data: { reason: 'UNKNOWN_SESSION' } });
-    expect((await a.request('session/input', { sessionId: 'held', text: 'x' })).error).toMatchObject({ code: ErrorCode.CreateFailed, data: { reason: 'SESSION_LOCKED' } });
+    expect((await a.request('session/attach', { sessionId: 'held' })).error).toMatchObject({ code: ErrorCode.CreateFailed, data: { reason: 'SESSION_LOCKED' } });
+    // Input to a session this client is not attached to opens nothing and reaches nothing.
+    expect((await a.request('session/input', { sessionId: 'nope', text: 'x' })).error).toMatchObject({ code: ErrorCode.NotAttached, data: { reason: 'NOT_ATTACHED' } });
+    expect((await a.request('session/input', { sessionId: 'held', text: 'x' })).error).toMatchObject({ code: ErrorCode.NotAttached, data: { reason: 'NOT_ATTACHED' } });
+    expect(asked.filter((x) => x === 'held')).toHaveLength(1);
     // Closed here, it is opened again on the next attach.
     await a.call('session/close', { sessionId: 'old' });
     await a.call('session/attach', { sessionId: 'old' });

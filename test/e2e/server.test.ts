@@ -92,6 +92,7 @@ describe('bridle serve, over the wire', () => {
     });
     const c = await connect();
     const { sessionId } = await c.call('session/create', {});
+    await c.call('session/attach', { sessionId });
     await c.call('session/input', { sessionId, text: 'go' });
     let snap: any;
     for (let i = 0; i < 200; i++) {
@@ -340,6 +341,7 @@ describe('closing sessions and the session limit', () => {
     expect(verifyLog(t.sessions[0]!.recorder.entries).violations).toEqual([]);
 
     const idle = (await a.call('session/create', {})).sessionId;
+    await a.call('session/attach', { sessionId: idle });
     expect(await a.call('session/close', { sessionId: idle })).toEqual({ closed: true });
     expect(t.sessions[1]!.recorder.entries.map((e) => e.kind)).toEqual(['session/start', 'session/end']);
   });
@@ -353,7 +355,11 @@ describe('closing sessions and the session limit', () => {
     const watched = (await watcher.call('session/create', {})).sessionId;
     const busy = (await watcher.call('session/create', {})).sessionId;
     await watcher.call('session/attach', { sessionId: watched });
-    await watcher.call('session/input', { sessionId: busy, text: 'slow' });
+    // Input needs attaching (issue 20, item 2): the sender attaches, sends, and goes, leaving the turn running unwatched.
+    const sender = await connect();
+    await sender.call('session/attach', { sessionId: busy });
+    await sender.call('session/input', { sessionId: busy, text: 'slow' });
+    sender.close();
     const listed = async () => ((await watcher.call('session/list', {})).sessions as { sessionId: string }[]).map((s) => s.sessionId).sort();
     const until = async (want: string[]) => {
       for (let i = 0; i < 200 && JSON.stringify(await listed()) !== JSON.stringify([...want].sort()); i++) await new Promise((r) => setTimeout(r, 20));
@@ -386,6 +392,7 @@ describe('closing sessions and the session limit', () => {
     expect(refused).toHaveLength(43);
     for (const r of refused) expect(r.error).toMatchObject({ code: -32005, data: { reason: 'SESSION_LIMIT' }, message: expect.stringContaining('limit of 5') });
     expect((await cs[0]!.call('session/list', {})).sessions).toHaveLength(5);
+    await cs[0]!.call('session/attach', { sessionId: made[0] });
     await cs[0]!.call('session/close', { sessionId: made[0] });
     expect(await cs[1]!.call('session/create', {})).toHaveProperty('sessionId');
     expect((await cs[2]!.request('session/create', {})).error?.code).toBe(-32005);
