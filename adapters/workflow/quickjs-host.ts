@@ -147,10 +147,7 @@ export async function quickjsHost(port: HostPort, data: HostData, engine: HostEn
   const drain = () => {
     if (finished || !rt) return;
     const r = rt.executePendingJobs(-1);
-    if (r.error) {
-      settle({ error: r.error });
-      return;
-    }
+    if (r.error) settle({ error: r.error });
   };
   /** Enters the VM through one of the glue's functions, with a string argument. */
   const enter = (fn: QuickJSHandle | undefined, arg: string | number) => {
