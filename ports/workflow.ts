@@ -4,8 +4,16 @@
  * and `pipeline(items, ...stages)`. Each `agent()` is answered by the host
  * (a logged subagent of the calling session); the runner only runs the
  * script, away from the host's event loop, and hands back its result as
- * plain JSON, or a named, categorized error. Providers: `adapters/workflow/`
- * (`worker`: a worker thread — host-loop isolation, not a security boundary).
+ * plain JSON, or a named, categorized error.
+ *
+ * The runner is a security boundary: a provider must give the script no
+ * power but `agent`, `parallel`, `pipeline`, `fatal`, `recoverable` and
+ * plain JavaScript (no host objects, modules, files, network or
+ * environment), bound all of its memory and its time, and enforce
+ * `maxAgents` and `concurrency` on its own side of the channel, whatever
+ * the script posts. The `workflow` tool is allowed without a question
+ * (`delegates`) only because of this (ADR 0037). Providers:
+ * `adapters/workflow/` (`worker`: a QuickJS VM hosted by a worker thread).
  */
 
 /** A JSON value: what a workflow's result must be. */
@@ -32,6 +40,10 @@ export const WORKFLOW_CODES = {
   notSerializable: 'WORKFLOW_RESULT_NOT_SERIALIZABLE',
   tooLarge: 'WORKFLOW_RESULT_TOO_LARGE',
   deadline: 'WORKFLOW_DEADLINE',
+  /** The script used more memory than its limit (ArrayBuffers included); the process stays up. */
+  memory: 'WORKFLOW_MEMORY_LIMIT',
+  /** More `agent()` requests than `maxAgents`: answered by the host, never run. */
+  tooManyAgents: 'WORKFLOW_TOO_MANY_AGENTS',
   crashed: 'WORKFLOW_WORKER_CRASHED',
   aborted: 'ABORTED',
 } as const;

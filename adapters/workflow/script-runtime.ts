@@ -2,9 +2,11 @@
  * What a workflow script runs inside: `agent`, `parallel`, `pipeline`,
  * `fatal` and `recoverable`, and the check that its result is plain JSON.
  * `scriptRuntime` is self-contained — it refers to nothing outside its own
- * body — because its source text is what a worker thread evaluates
- * (`worker.ts`); the same function runs in-process over any port, which is
- * how its combinators are tested without a worker.
+ * body — because its source text is what the QuickJS VM evaluates, as the
+ * prelude of every script (`quickjs-host.ts`); the same function runs
+ * in-process over any port, which is how its combinators are tested
+ * without a VM. Its counter of `agent()` calls is a courtesy (the error
+ * comes early); the limit is the host's (`agent-gate.ts`).
  *
  * The messages: the runtime posts `{ type: 'agent', id, prompt, options }`
  * and expects `{ type: 'agent-result', id, ok, value | category, code,

@@ -1,19 +1,27 @@
 /**
- * The `worker` provider of the workflow seam: each script runs in a worker
- * thread of its own, so a script that loops, blocks or allocates does not
- * stall the session's event loop, and one that runs past `deadlineMs` is
- * terminated (a busy loop included). This is host-loop isolation, not a
- * security boundary: the script runs with this process's privileges (it
- * can reach `process`); it gets an empty environment (no API keys), no
- * `require`, and its console output is dropped rather than mixed into the
- * CLI's. Its `agent()` calls come back here and are answered by the host,
- * at most `concurrency` at once.
+ * The `worker` provider of the workflow seam: each script runs in a QuickJS
+ * VM (a WebAssembly JS engine, `quickjs-host.ts`) hosted by a worker thread
+ * of its own. The VM is the security boundary: the script's only powers are
+ * `agent`, `parallel`, `pipeline`, `fatal`, `recoverable`, a delay-only
+ * `setTimeout`, and plain JavaScript — no `process`, no modules, no files,
+ * no network, no environment. The VM's memory (all of it) is bounded by
+ * `memoryMb`, its time by `deadlineMs` (an interrupt inside the VM, and this
+ * thread's timer with `worker.terminate()` as the backstop). The worker
+ * thread keeps a script that loops or allocates off the session's event
+ * loop. Its `agent()` requests come back here, where the host's own count
+ * (`agent-gate.ts`) holds `maxAgents` and `concurrency` whatever the worker
+ * posts. ADR 0037.
  */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { WORKFLOW } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
-import { WORKFLOW_CODES, type AgentAnswer, type AgentCall, type Json, type WorkflowOutcome, type WorkflowRequest, type WorkflowRunner } from '../../ports/workflow.js';
+import { WORKFLOW_CODES, type Json, type WorkflowOutcome, type WorkflowRequest, type WorkflowRunner } from '../../ports/workflow.js';
+import { createAgentGate } from './agent-gate.js';
+import { GLUE, quickjsHost, type HostData, type WasmApi, type WasmModule } from './quickjs-host.js';
 import { scriptRuntime } from './script-runtime.js';
 
 export const WorkerConfig = z.strictObject({
@@ -23,30 +31,69 @@ export const WorkerConfig = z.strictObject({
   maxAgents: z.int().positive().max(1000).default(64),
   /** Most agents running at once; the rest wait their turn. */
   concurrency: z.int().positive().max(64).default(8),
-  /** The worker's heap, in MiB. */
-  memoryMb: z.int().min(16).max(8192).default(256),
+  /** The script's whole memory (the VM's linear memory, ArrayBuffers included), in MiB; the engine itself starts at 16. */
+  memoryMb: z.int().min(32).max(2048).default(256),
   /** Longest result, in characters of its JSON text. */
   maxResultChars: z.int().positive().default(100_000),
 });
 export type WorkerConfig = z.infer<typeof WorkerConfig>;
 
-/** What the worker evaluates: the runtime's own source, over the worker's port, with `require` and friends out of the script's reach. */
+/** QuickJS's stack: small enough that QuickJS's own check fires before the engine's wasm frames exhaust the thread's native stack. */
+const STACK_BYTES = 256 * 1024;
+/** Starting a worker and instantiating the engine: tens of ms on an idle machine, far more on a loaded one. */
+const STARTUP_MS = 30_000;
+
+declare const WebAssembly: WasmApi;
+const require = createRequire(import.meta.url);
+const PATHS = { core: require.resolve('quickjs-emscripten-core'), variant: require.resolve('@jitl/quickjs-wasmfile-release-sync') };
+
+/** The engine is compiled once per process; each worker instantiates the same Module with a memory of its own. */
+let compiled: Promise<WasmModule> | undefined;
+const engine = () => (compiled ??= WebAssembly.compile(readFileSync(join(dirname(PATHS.variant), 'emscripten-module.wasm'))));
+
+/** What the worker evaluates: the VM host's own source, given the engine's packages by absolute path. */
 const SOURCE = `'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
-for (const k of ['require', 'module', 'exports', '__filename', '__dirname']) { try { delete globalThis[k]; } catch {} }
-(${scriptRuntime.toString()})(parentPort, workerData);
+const core = require(workerData.paths.core);
+const variant = require(workerData.paths.variant).default;
+(${quickjsHost.toString()})(parentPort, workerData.host, core, variant);
 `;
+
+const Done = z.union([
+  z.object({ type: z.literal('done'), ok: z.literal(true), json: z.string() }),
+  z.object({ type: z.literal('done'), ok: z.literal(false), category: z.string(), code: z.string(), message: z.string() }),
+]);
 
 export function createWorkerRunner(c: WorkerConfig): WorkflowRunner {
   return {
-    run: (req: WorkflowRequest) =>
-      new Promise<WorkflowOutcome>((resolve) => {
+    run: async (req: WorkflowRequest): Promise<WorkflowOutcome> => {
+      let wasmModule: WasmModule;
+      try {
+        wasmModule = await engine();
+      } catch (err) {
+        compiled = undefined;
+        return { ok: false, category: 'fatal', code: WORKFLOW_CODES.crashed, message: `the script engine could not load: ${(err as Error).message}` };
+      }
+      return new Promise<WorkflowOutcome>((resolve) => {
+        if (req.signal.aborted) return resolve({ ok: false, category: 'fatal', code: WORKFLOW_CODES.aborted, message: 'the workflow was cancelled' });
+        const host: HostData = {
+          script: req.script,
+          maxAgents: c.maxAgents,
+          maxResultChars: c.maxResultChars,
+          memoryBytes: c.memoryMb * 1024 * 1024,
+          stackBytes: STACK_BYTES,
+          deadlineMs: c.deadlineMs,
+          runtimeSource: scriptRuntime.toString(),
+          glueSource: GLUE,
+          wasmModule,
+        };
         let worker: Worker;
         try {
           worker = new Worker(SOURCE, {
             eval: true,
-            workerData: { script: req.script, maxAgents: c.maxAgents, maxResultChars: c.maxResultChars },
-            resourceLimits: { maxOldGenerationSizeMb: c.memoryMb },
+            workerData: { paths: PATHS, host },
+            // The host side of the VM holds little: its messages and the copies of the strings it relays.
+            resourceLimits: { maxOldGenerationSizeMb: Math.max(64, c.memoryMb) },
             env: {},
             stdout: true,
             stderr: true,
@@ -57,49 +104,51 @@ export function createWorkerRunner(c: WorkerConfig): WorkflowRunner {
         worker.stdout.resume();
         worker.stderr.resume();
         let settled = false;
+        const gate = createAgentGate(c, req.agent, (id, answer) => {
+          if (!settled) worker.postMessage({ type: 'agent-result', id, ...answer });
+        });
         const finish = (o: WorkflowOutcome) => {
           if (settled) return;
           settled = true;
+          gate.stop();
           clearTimeout(timer);
           req.signal.removeEventListener('abort', onAbort);
           void worker.terminate().then(() => resolve(o), () => resolve(o));
         };
-        const timer = setTimeout(() => finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.deadline, message: `the script ran past its deadline of ${c.deadlineMs} ms and was stopped` }), c.deadlineMs);
+        // Until the VM is ready the clock is the start-up's; then the script's own deadline, the backstop of the VM's interrupt.
+        let timer = setTimeout(() => finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.crashed, message: `the script runtime did not start within ${STARTUP_MS} ms` }), STARTUP_MS);
+        const armDeadline = () => {
+          clearTimeout(timer);
+          timer = setTimeout(() => finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.deadline, message: `the script ran past its deadline of ${c.deadlineMs} ms and was stopped` }), c.deadlineMs);
+        };
         const onAbort = () => finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.aborted, message: 'the workflow was cancelled' });
-        if (req.signal.aborted) return onAbort();
         req.signal.addEventListener('abort', onAbort, { once: true });
 
-        let active = 0;
-        const queue: { id: number; call: AgentCall }[] = [];
-        const pump = () => {
-          while (!settled && active < c.concurrency && queue.length > 0) {
-            const { id, call } = queue.shift()!;
-            active++;
-            void req.agent(call).then((answer: AgentAnswer) => {
-              active--;
-              if (!settled) worker.postMessage({ type: 'agent-result', id, ...answer });
-              pump();
-            });
-          }
-        };
-        worker.on('message', (m: { type?: string; id?: number; prompt?: string; options?: AgentCall['options']; ok?: boolean; json?: string; category?: string; code?: string; message?: string }) => {
-          if (m.type === 'agent' && typeof m.id === 'number' && typeof m.prompt === 'string') {
-            queue.push({ id: m.id, call: { prompt: m.prompt, options: m.options ?? {} } });
-            return pump();
-          }
-          if (m.type !== 'done') return;
-          if (m.ok) {
+        worker.on('message', (m: { type?: unknown }) => {
+          if (m?.type === 'agent') return gate.request(m);
+          if (m?.type === 'ready') return armDeadline();
+          const d = Done.safeParse(m);
+          if (!d.success) return;
+          if (d.data.ok) {
+            if (d.data.json.length > c.maxResultChars) return finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.tooLarge, message: `the result is ${d.data.json.length} characters of JSON, more than ${c.maxResultChars}` });
             try {
-              return finish({ ok: true, value: JSON.parse(m.json ?? 'null') as Json });
+              return finish({ ok: true, value: JSON.parse(d.data.json) as Json });
             } catch {
               return finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.notSerializable, message: 'the result did not arrive as JSON' });
             }
           }
-          finish({ ok: false, category: m.category === 'recoverable' ? 'recoverable' : 'fatal', code: String(m.code ?? WORKFLOW_CODES.thrown), message: String(m.message ?? '') });
+          finish({ ok: false, category: d.data.category === 'recoverable' ? 'recoverable' : 'fatal', code: d.data.code, message: d.data.message });
         });
-        worker.on('error', (err) => finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.crashed, message: `the worker failed: ${err.message}` }));
+        worker.on('error', (err: Error & { code?: string }) =>
+          finish(
+            err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+              ? { ok: false, category: 'fatal', code: WORKFLOW_CODES.memory, message: `the script's host ran out of memory (${err.message})` }
+              : { ok: false, category: 'fatal', code: WORKFLOW_CODES.crashed, message: `the worker failed: ${err.message}` },
+          ),
+        );
         worker.on('exit', (code) => finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.crashed, message: `the worker exited (code ${code}) before the script finished` }));
-      }),
+      });
+    },
   };
 }
 

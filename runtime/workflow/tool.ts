@@ -1,6 +1,7 @@
 /**
  * The `workflow` tool (`{ script }`): runs an orchestration script the model
- * writes at call time through the `workflow` seam (a worker thread), where
+ * writes at call time through the `workflow` seam (an isolated QuickJS VM:
+ * the script can do nothing but compute and call `agent()`), where
  * each `agent(prompt, { provider?, tools? })` is a logged subagent of this
  * session — the same delegation as `delegate`'s, bracketed in this call,
  * under approval `never`, at this session's depth + 1 — and its report comes
@@ -54,6 +55,8 @@ export function workflowTool(cfg: WorkflowToolConfig): ToolDefinition<WorkflowAr
     parameters,
     readOnly: false,
     idempotent: false,
+    // Allowed without a question, as `delegate` is: the runner gives the script no power but agent() (ports/workflow.ts), and each
+    // agent is a subagent under `never` in this session's sandbox, with at most this session's tools (ADR 0037).
     delegates: true,
     present: (a) => `workflow (${a.script.length} characters of script)`,
     async execute(args, ctx): Promise<ToolOutput> {

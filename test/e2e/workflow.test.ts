@@ -4,7 +4,7 @@
  * beside the parent's), then a script that returns a function, which fails
  * with WORKFLOW_RESULT_NOT_SERIALIZABLE while the session carries on.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -59,5 +59,39 @@ describe('bridle run with the workflow tool', () => {
     for (const f of files.slice(1)) expect(read(f)[0]).toMatchObject({ kind: 'session/start', depth: 1, parent: id });
     const replay = await runCli(['replay', join(dir, files[0]!), '--machines'], { env: { BRIDLE_HOME: home } });
     expect(replay.code, replay.stdout + replay.stderr).toBe(0);
+  }, 60_000);
+
+  it('a script that reaches for child_process, import(), process.binding or /proc/self/environ under --approval never gets no such power: nothing runs, no file outside the workspace, no API key in any log', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'bridle-wf-iso-'));
+    const home = join(root, 'home');
+    const ws = join(root, 'ws');
+    mkdirSync(ws);
+    const marker = join(root, 'outside-the-workspace');
+    const key = 'sk-fake-workflow-isolation-0123456789';
+    const attempts = [
+      `process.getBuiltinModule('child_process').execSync('id > ${marker}'); return 'ran';`,
+      `const cp = await import('node:child_process'); cp.execSync('id > ${marker}'); return 'ran';`,
+      `process.binding('spawn_sync').spawn({ file: '/bin/sh', args: ['/bin/sh', '-c', 'id > ${marker}'], envPairs: [], stdio: [{ type: 'ignore' }, { type: 'ignore' }, { type: 'ignore' }] }); return 'spawned';`,
+      `return process.getBuiltinModule('fs').readFileSync('/proc/self/environ', 'latin1');`,
+    ];
+    const script = join(root, 'script.json');
+    writeFileSync(
+      script,
+      JSON.stringify({
+        label: 'scripted: a model whose workflows reach for the host',
+        responses: [...attempts.map((a) => ({ toolCalls: [{ name: 'workflow', arguments: { script: a } }] })), { text: 'none of that worked' }],
+      }),
+    );
+    const r = await runCli(['run', '--model', `scripted:${script}`, '--cwd', ws, '--sandbox', 'off', '--approval', 'never', '--max-depth', '1', 'break out'], { env: { BRIDLE_HOME: home, OPENAI_API_KEY: key } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(marker)).toBe(false);
+    const dir = join(home, 'sessions');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
+    expect(files).toHaveLength(1);
+    const text = readFileSync(join(dir, files[0]!), 'utf8');
+    expect(text).not.toContain(key);
+    expect(r.stdout + r.stderr).not.toContain(key);
+    const results = parseLog(text).entries.filter((e): e is EntryOf<'tool/result'> => e.kind === 'tool/result');
+    expect(results.map((x) => [x.status, x.code])).toEqual(attempts.map(() => ['error', 'WORKFLOW_SCRIPT_ERROR']));
   }, 60_000);
 });
