@@ -32,4 +32,6 @@ export interface ModelRequest {
   messages: readonly ModelMessage[];
   temperature?: number;
   maxTokens?: number;
+  /** A key the provider's prompt cache may group requests by: the session's id, the same for all its requests. */
+  cacheKey?: string;
 }

@@ -51,6 +51,8 @@ export function prepareRequestAction(recorder: Recorder, header: () => HeaderPar
     const req: ModelRequest = { model: h.params.model, system: h.system, tools: h.tools, messages: recorder.projection.messages };
     if (h.params.temperature !== undefined) req.temperature = h.params.temperature;
     if (h.params.maxTokens !== undefined) req.maxTokens = h.params.maxTokens;
+    const start = recorder.entries[0];
+    if (start?.kind === 'session/start') req.cacheKey = start.id;
     return req;
   };
   /** Contract: never throws; a header source that throws answers `step.request.failed`. */
