@@ -47,10 +47,14 @@ const summaryOf = (item: Json): string =>
 
 interface Slot {
   block: number;
-  /** Text or arguments streamed into the block so far (a done item fills in what never streamed). */
+  /** Whether anything streamed into the block (a done item fills in what never did). */
   streamed: boolean;
+  /** The text or arguments streamed so far. */
+  sent: string;
   /** For reasoning: the summary part the last delta belonged to. */
   part?: number;
+  /** For reasoning: the item as received, handed over when the block closes. */
+  item?: Json;
 }
 
 export function createResponsesStreamMapper(): ResponsesStreamMapper {
@@ -70,7 +74,7 @@ export function createResponsesStreamMapper(): ResponsesStreamMapper {
     const index = next++;
     open.add(index);
     out.push({ type: 'block-start', index, block });
-    return { block: index, streamed: false };
+    return { block: index, streamed: false, sent: '' };
   };
   const close = (out: Chunk[], slot: Slot | undefined, opaque?: Extract<Chunk, { type: 'block-end' }>['opaque']) => {
     if (!slot || !open.has(slot.block)) return;
@@ -84,23 +88,35 @@ export function createResponsesStreamMapper(): ResponsesStreamMapper {
   };
   const callBlock = (item: Json, at: number) => ({ type: 'tool-call' as const, id: str(item.call_id) || str(item.id) || `call_${at}`, name: str(item.name) });
 
+  /** What `full` has beyond what streamed; nothing where the two disagree (what streamed is what the user saw, and stays). */
+  const remainder = (s: Slot, full: string): string => (full.startsWith(s.sent) ? full.slice(s.sent.length) : '');
+  const fill = (out: Chunk[], s: Slot, full: string) => {
+    const rest = remainder(s, full);
+    if (!rest) return;
+    s.sent += rest;
+    out.push({ type: 'text-delta', index: s.block, text: rest });
+  };
+
   function onItemDone(out: Chunk[], item: Json, at: number) {
     if (item.type === 'reasoning') {
       const s = slot(out, reasoning, at, { type: 'reasoning' });
       const summary = summaryOf(item);
       if (!s.streamed && summary) out.push({ type: 'reasoning-delta', index: s.block, text: summary });
-      close(out, s, { provider: 'openai-responses', data: item });
+      s.streamed = true;
+      // Held open until the terminal event: its response's `output` is the final word on the item (the SDK's accumulator keeps that one).
+      s.item = item;
     } else if (item.type === 'function_call') {
       const s = slot(out, calls, at, callBlock(item, at));
-      if (!s.streamed && str(item.arguments)) out.push({ type: 'tool-call-delta', index: s.block, argumentsDelta: str(item.arguments) });
+      const rest = remainder(s, str(item.arguments));
+      if (rest) out.push({ type: 'tool-call-delta', index: s.block, argumentsDelta: rest });
       close(out, s);
     } else if (item.type === 'message') {
-      // A server that sends the message whole, with no deltas, still gets its text read.
-      for (const part of Array.isArray(item.content) ? item.content : []) {
-        if (!isObject(part)) continue;
-        if (part.type === 'output_text' && str(part.text) && !texts.get(at)?.streamed) out.push({ type: 'text-delta', index: slot(out, texts, at, { type: 'text' }).block, text: str(part.text) });
-        if (part.type === 'refusal' && str(part.refusal) && !refusals.get(at)?.streamed) out.push({ type: 'text-delta', index: slot(out, refusals, at, { type: 'text', refusal: true }).block, text: str(part.refusal) });
-      }
+      // The done item is the whole message: what never streamed (a server that sends it whole, a stream that skipped deltas) is added from it.
+      const parts = (Array.isArray(item.content) ? item.content : []).filter(isObject);
+      const text = parts.map((p) => (p.type === 'output_text' ? str(p.text) : '')).join('');
+      const refusal = parts.map((p) => (p.type === 'refusal' ? str(p.refusal) : '')).join('');
+      if (text) fill(out, slot(out, texts, at, { type: 'text' }), text);
+      if (refusal) fill(out, slot(out, refusals, at, { type: 'text', refusal: true }), refusal);
       close(out, texts.get(at));
       close(out, refusals.get(at));
     }
@@ -136,6 +152,7 @@ export function createResponsesStreamMapper(): ResponsesStreamMapper {
           const refusal = event.type === 'response.refusal.delta';
           const s = refusal ? slot(out, refusals, at, { type: 'text', refusal: true }) : slot(out, texts, at, { type: 'text' });
           s.streamed = true;
+          s.sent += delta;
           out.push({ type: 'text-delta', index: s.block, text: delta });
           break;
         }
@@ -143,6 +160,7 @@ export function createResponsesStreamMapper(): ResponsesStreamMapper {
           if (!delta) break;
           const s = slot(out, calls, at, { type: 'tool-call', id: `call_${at}`, name: '' });
           s.streamed = true;
+          s.sent += delta;
           out.push({ type: 'tool-call-delta', index: s.block, argumentsDelta: delta });
           break;
         }
@@ -155,6 +173,11 @@ export function createResponsesStreamMapper(): ResponsesStreamMapper {
           const response = isObject(event.response) ? event.response : {};
           terminal = { type: event.type, response };
           if (isObject(response.usage)) usage = toResponsesUsage(response.usage);
+          const output = Array.isArray(response.output) ? response.output : [];
+          for (const [i, s] of reasoning) {
+            const final = output[i];
+            close(out, s, { provider: 'openai-responses', data: isObject(final) && final.type === 'reasoning' ? final : (s.item ?? {}) });
+          }
           break;
         }
         case 'error': {
@@ -172,6 +195,8 @@ export function createResponsesStreamMapper(): ResponsesStreamMapper {
       if (ended) return [];
       ended = true;
       const out: Chunk[] = [];
+      // A reasoning item that came whole keeps its payload even if the response never completed (the step fails; the log still says what came).
+      for (const s of reasoning.values()) if (s.item) close(out, s, { provider: 'openai-responses', data: s.item });
       for (const index of open) out.push({ type: 'block-end', index });
       open.clear();
       if (usage) out.push({ type: 'usage', usage });
