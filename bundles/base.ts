@@ -17,7 +17,7 @@ export const base: Bundle = {
   rows: [
     { id: 'clock', use: 'system' },
     { id: 'ids', use: 'random' },
-    { id: 'model', use: 'openai' },
+    { id: 'model', use: 'openai-chat' },
     { id: 'store', use: 'jsonl' },
     { id: 'sandbox', use: 'bwrap' },
     { id: 'fs', use: 'local' },

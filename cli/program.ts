@@ -21,7 +21,10 @@ const version = (JSON.parse(readFileSync(new URL('../../package.json', import.me
 function settingOptions(cmd: Command, more: (c: Command) => Command = (c) => c): Command {
   const model = cmd
     .option('--model <id>', 'model id, or scripted:<file> (env: BRIDLE_MODEL)')
-    .option('--base-url <url>', 'OpenAI-compatible API URL (env: OPENAI_BASE_URL)');
+    .option('--base-url <url>', 'OpenAI-compatible API URL (env: OPENAI_BASE_URL)')
+    .option('--provider <use>', 'model wire: openai-chat (default), openai-responses')
+    .option('--max-output-tokens <n>', 'output token cap per model call')
+    .option('--reasoning-effort <e>', 'minimal | low | medium | high | …');
   const withModel = more(model)
     .addOption(new Option('--approval <policy>', 'never | ask | auto (default: ask)'))
     .option('--max-steps <n>', 'step budget per turn (default: 100)')

@@ -29,6 +29,9 @@ import { isPostgresUrl } from '../adapters/store/postgres-pool.js';
 /** The settings flags as commander hands them over: strings (and booleans), unparsed. */
 export interface SettingFlags {
   model?: string;
+  provider?: string;
+  maxOutputTokens?: string;
+  reasoningEffort?: string;
   baseUrl?: string;
   approval?: string;
   allow?: string[];
@@ -54,6 +57,9 @@ export interface SettingFlags {
 type FlagKey = keyof Settings | 'maxDepth' | 'treeBudget';
 const FLAGS: Record<FlagKey, string> = {
   model: '--model',
+  provider: '--provider',
+  maxOutputTokens: '--max-output-tokens',
+  reasoningEffort: '--reasoning-effort',
   baseUrl: '--base-url',
   approval: '--approval',
   allow: '--allow',
@@ -72,7 +78,7 @@ const FLAGS: Record<FlagKey, string> = {
   store: '--store',
   leaseMs: '--lease-ms',
 };
-const NUMERIC = new Set<FlagKey>(['maxSteps', 'contextWindow', 'streamIdleMs', 'streamTotalMs', 'maxDepth', 'leaseMs']);
+const NUMERIC = new Set<FlagKey>(['maxOutputTokens', 'maxSteps', 'contextWindow', 'streamIdleMs', 'streamTotalMs', 'maxDepth', 'leaseMs']);
 const schemaOf = (key: FlagKey): z.ZodType => (key === 'maxDepth' ? maxDepthSetting : key === 'treeBudget' ? treeBudgetSetting : settingsShape[key]);
 
 /** One value checked by the same schema the file is; the error names where it came from, in the file's words. */

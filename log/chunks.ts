@@ -3,16 +3,24 @@
  * assembles chunks into an assistant message, for live runs and replay alike.
  *
  * A stream is: any number of `block-start` / `*-delta` / `block-end` and
- * `usage` chunks, then exactly one `finish`.
+ * `usage` chunks, then exactly one `finish`. A reasoning block's `block-end`
+ * may carry the provider's opaque payload (`opaque`), known only once the
+ * provider has sent the whole item or block (ADR 0044).
  */
-import type { Block, Finish, Usage } from './entries.js';
+import type { Block, Finish, ReasoningProvider, Usage } from './entries.js';
+
+/** What a provider needs back of a reasoning block, exactly as it sent it. */
+export interface OpaqueReasoning {
+  provider: ReasoningProvider;
+  data: unknown;
+}
 
 export type Chunk =
   | { type: 'block-start'; index: number; block: { type: 'text'; refusal?: true } | { type: 'reasoning' } | { type: 'tool-call'; id: string; name: string } }
   | { type: 'text-delta'; index: number; text: string }
   | { type: 'reasoning-delta'; index: number; text: string }
   | { type: 'tool-call-delta'; index: number; argumentsDelta: string }
-  | { type: 'block-end'; index: number }
+  | { type: 'block-end'; index: number; opaque?: OpaqueReasoning }
   | { type: 'usage'; usage: Usage }
   | { type: 'finish'; finish: Finish };
 
@@ -69,7 +77,12 @@ export function assembleBlocks(state: Assembly, chunk: Chunk): Assembly {
       if (!state.open.has(chunk.index)) return { ...state, violations: [...state.violations, `block-end for block ${chunk.index} that is not open`] };
       const open = new Set(state.open);
       open.delete(chunk.index);
-      return { ...state, open };
+      if (!chunk.opaque) return { ...state, open };
+      const cur = state.blocks[chunk.index]!;
+      if (cur.type !== 'reasoning') return { ...state, open, violations: [...state.violations, `opaque payload for block ${chunk.index} that is not a reasoning block`] };
+      const blocks = state.blocks.slice();
+      blocks[chunk.index] = { type: 'reasoning', text: cur.text, provider: chunk.opaque.provider, data: chunk.opaque.data };
+      return { ...state, blocks, open };
     }
     case 'usage':
       return { ...state, usage: chunk.usage };
@@ -111,6 +124,10 @@ export function chunksOf(blocks: readonly Block[], finish: Finish, usage?: Usage
     } else {
       out.push({ type: 'block-start', index, block: b.type === 'text' && b.refusal ? { type: 'text', refusal: true } : { type: b.type } });
       if (b.text) out.push({ type: b.type === 'text' ? 'text-delta' : 'reasoning-delta', index, text: b.text });
+      if (b.type === 'reasoning' && b.provider !== undefined) {
+        out.push({ type: 'block-end', index, opaque: { provider: b.provider, data: b.data } });
+        return;
+      }
     }
     out.push({ type: 'block-end', index });
   });

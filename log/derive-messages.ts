@@ -4,7 +4,7 @@
  * session does not re-read its whole log at every step.
  */
 import type { Entry, EntryOf, Verdict } from './entries.js';
-import type { ModelMessage } from './messages.js';
+import type { CarriedReasoning, ModelMessage } from './messages.js';
 
 export type Visible = EntryOf<'user/message'> | EntryOf<'assistant/message'> | EntryOf<'tool/result'>;
 
@@ -56,14 +56,18 @@ function renderAssistant(e: EntryOf<'assistant/message'>): ModelMessage | undefi
   let text = '';
   let reasoning = '';
   const toolCalls: { id: string; name: string; arguments: string }[] = [];
+  const carried: CarriedReasoning[] = [];
   for (const b of e.blocks) {
     if (b.type === 'text') text += b.text;
-    else if (b.type === 'reasoning') reasoning += b.text;
-    else toolCalls.push({ id: b.id, name: b.name, arguments: b.arguments });
+    else if (b.type === 'reasoning') {
+      reasoning += b.text;
+      if (b.provider !== undefined) carried.push({ text: b.text, provider: b.provider, data: b.data });
+    } else toolCalls.push({ id: b.id, name: b.name, arguments: b.arguments });
   }
   if (!text && toolCalls.length === 0) return undefined;
   const m: ModelMessage = { role: 'assistant', content: text || null };
   if (reasoning) m.reasoning = reasoning;
+  if (carried.length) m.carried = carried;
   if (toolCalls.length) m.toolCalls = toolCalls;
   return m;
 }

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { LogNotDurable, Repair, SessionTakeover } from './entries-durability.js';
 import { SessionCancel, SessionCompact, SessionEnd, SessionInput, SessionReopen } from './entries-inputs.js';
 import { RalphStart, RalphRound, RalphHandoff, RalphVerify, RalphVerdict, RalphEnd } from './entries-ralph.js';
-import { SurfaceOp, Block, Usage, ModelErrorCode, Finish, ToolSpec, TurnEndReason, StepEndReason, Origin, ToolResultStatus, Verdict, TurnId, StepId, CallId, From, envelope } from './entry-values.js';
+import { SurfaceOp, Block, Usage, ModelErrorCode, Finish, ToolSpec, TurnEndReason, StepEndReason, Origin, ToolResultStatus, Verdict, TurnId, StepId, CallId, From, envelope, ReasoningProvider } from './entry-values.js';
 
 export * from './entry-values.js';
 export * from './entries-durability.js';
@@ -129,7 +129,14 @@ export const RequestHeader = z.strictObject({
     model: z.string(),
     temperature: z.number().optional(),
     maxTokens: z.int().positive().optional(),
+    /** The provider whose opaque reasoning this session's wire sends back; absent: none (ADR 0044). */
+    reasoning: ReasoningProvider.optional(),
   }),
+  /**
+   * Reasoning blocks in the projection at this header that carry another provider's payload (a session whose
+   * provider changed): the wire does not send them, and this says so. Absent when there are none.
+   */
+  droppedReasoning: z.int().positive().optional(),
 });
 
 export const AssistantMessage = z.strictObject({

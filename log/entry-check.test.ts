@@ -17,6 +17,7 @@ const extra: unknown[] = [
   { seq: 7, at, kind: 'assistant/message', turn: 't2', step: 't2.s1', blocks: [{ type: 'reasoning', text: 'hm' }, { type: 'text', text: 'cut' }], usage: { inputTokens: 3, outputTokens: 4 }, finish: { kind: 'error', code: 'TRANSPORT', message: 'gone' }, interrupted: true, surfaceOp: 'append' },
   { seq: 8, at, kind: 'session/start', id: 's', cwd: '/w', model: 'm', depth: 0, parent: null, format: 1, config: { maxSteps: 3, contextWindow: 4096, compaction: { tailRatio: 0.5 } } },
   { seq: 9, at, kind: 'future/thing', ignorable: true },
+  { seq: 10, at, kind: 'assistant/message', turn: 't3', step: 't3.s1', blocks: [{ type: 'reasoning', text: 'plan', provider: 'openai-responses', data: { id: 'rs_1', type: 'reasoning', summary: [{ type: 'summary_text', text: 'plan' }], encrypted_content: 'gAAA' } }, { type: 'text', text: 'ok' }], usage: { inputTokens: 3, outputTokens: 4, reasoningTokens: 2, cachedTokens: 1, cacheWriteTokens: 0 }, finish: { kind: 'ok', reason: 'stop' }, surfaceOp: 'append' },
 ];
 const samples = (): unknown[] => [
   ...readdirSync(golden)

@@ -13,7 +13,25 @@ export type SurfaceOp = z.infer<typeof SurfaceOp>;
 
 /** `refusal`: the model declined (OpenAI's `refusal` field); the text is what it said, kept and shown as text. */
 export const TextBlock = z.strictObject({ type: z.literal('text'), text: z.string(), refusal: z.literal(true).optional() });
-export const ReasoningBlock = z.strictObject({ type: z.literal('reasoning'), text: z.string() });
+/** The wires whose reasoning comes with an opaque payload that must go back to the same wire exactly as received. */
+export const ReasoningProvider = z.enum(['openai-responses', 'anthropic']);
+export type ReasoningProvider = z.infer<typeof ReasoningProvider>;
+/**
+ * `text`: what the model showed of its thinking (a summary, or the thinking itself), shown as thought.
+ * `provider` and `data`: the item or block as the provider sent it (a Responses `reasoning` output item with
+ * its `encrypted_content`; an Anthropic `thinking` block with its `signature`, or `redacted_thinking`), kept
+ * whole so the provider's wire can send it back unchanged; only that wire does (ADR 0044). `data` is
+ * `unknown` rather than a JSON schema: it was parsed from JSON and is written back as JSON, and a recursive
+ * schema would cost every log line the compiled check (`entry-check.ts`). Both absent on older logs and on
+ * wires with nothing to send back.
+ */
+export const ReasoningBlock = z.strictObject({
+  type: z.literal('reasoning'),
+  text: z.string(),
+  provider: ReasoningProvider.optional(),
+  data: z.unknown().optional(),
+});
+export type ReasoningBlock = z.infer<typeof ReasoningBlock>;
 /**
  * A tool call as the model sent it: `arguments` is the raw JSON text, kept byte for byte. `renamedFrom`: the
  * model gave an earlier call of the same answer this id, so this one was renamed (`assembleBlocks`); the
@@ -34,7 +52,10 @@ export const Usage = z.strictObject({
   inputTokens: z.int().nonnegative(),
   outputTokens: z.int().nonnegative(),
   reasoningTokens: z.int().nonnegative().optional(),
+  /** Input tokens read from the provider's prompt cache (OpenAI `cached_tokens`, Anthropic `cache_read_input_tokens`). */
   cachedTokens: z.int().nonnegative().optional(),
+  /** Input tokens written to the prompt cache, where the provider bills them apart (Anthropic `cache_creation_input_tokens`). */
+  cacheWriteTokens: z.int().nonnegative().optional(),
 });
 export type Usage = z.infer<typeof Usage>;
 

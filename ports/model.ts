@@ -1,5 +1,6 @@
 /** The model seam's port. Providers: `adapters/model/` (openai, scripted). */
 import type { Chunk } from '../log/chunks.js';
+import type { ReasoningProvider } from '../log/entries.js';
 import type { ModelRequest } from '../log/messages.js';
 
 /**
@@ -14,5 +15,10 @@ export interface ModelProvider {
   readonly name?: string;
   /** Set for a scripted model: shown wherever its output appears, so it is never taken for a real model's. */
   readonly label?: string;
+  /**
+   * The provider whose opaque reasoning blocks this wire sends back (`openai-responses`, `anthropic`); the
+   * others' are dropped from its requests, and the request header says how many (ADR 0044).
+   */
+  readonly reasoning?: ReasoningProvider;
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<Chunk>;
 }

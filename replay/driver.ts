@@ -200,7 +200,7 @@ export class ReplayDriver {
         },
       ],
       services: {
-        model: { ...replayModel(this.script, () => this.progress, gates), name: setup.modelName },
+        model: { ...replayModel(this.script, () => this.progress, gates), name: setup.modelName, ...(setup.reasoning !== undefined ? { reasoning: setup.reasoning } : {}) },
         store: this.store(gates),
         clock: this.clock,
         tools: [...this.tools],

@@ -5,7 +5,7 @@
  * header in effect, and a check that the tools replay was given are the
  * tools the log's headers list.
  */
-import type { Entry, EntryOf, SessionConfig } from '../log/entries.js';
+import type { Entry, EntryOf, ReasoningProvider, SessionConfig } from '../log/entries.js';
 import type { RetryPolicy } from '../ports/loop.js';
 import { toolSpec } from '../tools/index.js';
 import { ToolError, type ToolDefinition } from '../ports/tools.js';
@@ -17,6 +17,8 @@ import type { Segment } from './segments.js';
 
 export interface SegmentSetup {
   modelName: string;
+  /** The reasoning wire the header in effect names, so the replayed header is the logged one. */
+  reasoning?: ReasoningProvider;
   /** The logged system prompt in effect; undefined before any request header. */
   system?: string;
   maxSteps?: number;
@@ -43,6 +45,7 @@ export function segmentSetup(entries: readonly Entry[], seg: Segment, config: Se
   }
   const out: SegmentSetup = { modelName: h?.params.model ?? start.model };
   if (h) out.system = h.system;
+  if (h?.params.reasoning !== undefined) out.reasoning = h.params.reasoning;
   const maxSteps = ctx?.maxSteps ?? config.maxSteps;
   const retry = ctx?.retry ?? config.retry;
   if (maxSteps !== undefined) out.maxSteps = maxSteps;

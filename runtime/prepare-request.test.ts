@@ -42,3 +42,30 @@ describe('the prepareRequest action', () => {
     expect(recorder.entries).toEqual([]);
   });
 });
+
+describe('a header on a wire that cannot carry the log\'s reasoning (a session whose provider changed)', () => {
+  const thought = (provider: 'anthropic' | 'openai-responses') => ({ type: 'reasoning' as const, text: 't', provider, data: { type: 'x' } });
+  function answered(recorder: Recorder) {
+    recorder.append({ kind: 'user/message', turn: 't1', text: 'go', origin: 'user', surfaceOp: 'append' });
+    recorder.append({ kind: 'assistant/message', turn: 't1', step: 't1.s1', blocks: [thought('anthropic'), { type: 'text', text: 'a' }], finish: { kind: 'ok', reason: 'stop' }, surfaceOp: 'append' });
+    recorder.append({ kind: 'user/message', turn: 't2', text: 'more', origin: 'user', surfaceOp: 'append' });
+    recorder.append({ kind: 'assistant/message', turn: 't2', step: 't2.s1', blocks: [thought('anthropic'), thought('openai-responses'), { type: 'text', text: 'b' }], finish: { kind: 'ok', reason: 'stop' }, surfaceOp: 'append' });
+  }
+  it('the header names its reasoning wire and logs how many foreign reasoning blocks its request drops', () => {
+    const recorder = new Recorder(createMemoryStore(), () => 0);
+    answered(recorder);
+    const prepare = prepareRequestAction(recorder, () => ({ system: 's', tools: [], params: { model: 'm', reasoning: 'openai-responses' } }));
+    prepare({ self: { send: () => {} } }, { turn: 't3', step: 't3.s1' });
+    expect(recorder.entries.at(-1)).toMatchObject({ kind: 'request/header', params: { model: 'm', reasoning: 'openai-responses' }, droppedReasoning: 2 });
+  });
+  it('nothing foreign, nothing said: the header has no droppedReasoning', () => {
+    const recorder = new Recorder(createMemoryStore(), () => 0);
+    recorder.append({ kind: 'user/message', turn: 't1', text: 'go', origin: 'user', surfaceOp: 'append' });
+    recorder.append({ kind: 'assistant/message', turn: 't1', step: 't1.s1', blocks: [thought('anthropic'), { type: 'text', text: 'a' }], finish: { kind: 'ok', reason: 'stop' }, surfaceOp: 'append' });
+    const prepare = prepareRequestAction(recorder, () => ({ system: 's', tools: [], params: { model: 'm', reasoning: 'anthropic' } }));
+    prepare({ self: { send: () => {} } }, { turn: 't2', step: 't2.s1' });
+    const h = recorder.entries.at(-1)!;
+    expect(h.kind).toBe('request/header');
+    expect('droppedReasoning' in h).toBe(false);
+  });
+});

@@ -8,12 +8,20 @@
  * lands inside its step and a cancelled step never gets one afterwards.
  */
 import type { DraftOf, EntryOf } from '../log/entries.js';
-import type { ModelRequest } from '../log/messages.js';
+import type { ReasoningProvider } from '../log/entries.js';
+import type { ModelMessage, ModelRequest } from '../log/messages.js';
 import type { Recorder } from '../log/recorder.js';
 import type { StepRef } from '../machines/drafts.js';
 import type { StepEvent } from '../machines/step.machine.js';
 
 export type HeaderParts = Pick<DraftOf<'request/header'>, 'system' | 'tools' | 'params'>;
+
+/** Reasoning blocks of `messages` that carry a payload for a wire other than `own`: the ones its request drops. */
+export function foreignReasoning(messages: readonly ModelMessage[], own: ReasoningProvider | undefined): number {
+  let n = 0;
+  for (const m of messages) if (m.role === 'assistant' && m.carried) for (const r of m.carried) if (r.provider !== own) n++;
+  return n;
+}
 
 const headerKey = (h: HeaderParts) => JSON.stringify([h.system, h.tools, h.params]);
 
@@ -33,7 +41,9 @@ export function prepareRequestAction(recorder: Recorder, header: () => HeaderPar
     if (h !== lastParts) {
       const key = headerKey(h);
       if (key !== lastKey) {
-        recorder.append({ kind: 'request/header', turn: ref.turn, step: ref.step, system: h.system, tools: h.tools, params: h.params });
+        // Foreign reasoning can only be in the log from before a provider change, which changes `params.reasoning`: so a new header is logged, and says what its wire drops.
+        const dropped = foreignReasoning(recorder.projection.messages, h.params.reasoning);
+        recorder.append({ kind: 'request/header', turn: ref.turn, step: ref.step, system: h.system, tools: h.tools, params: h.params, ...(dropped > 0 ? { droppedReasoning: dropped } : {}) });
         lastKey = key;
       }
       lastParts = h;
@@ -41,6 +51,8 @@ export function prepareRequestAction(recorder: Recorder, header: () => HeaderPar
     const req: ModelRequest = { model: h.params.model, system: h.system, tools: h.tools, messages: recorder.projection.messages };
     if (h.params.temperature !== undefined) req.temperature = h.params.temperature;
     if (h.params.maxTokens !== undefined) req.maxTokens = h.params.maxTokens;
+    const start = recorder.entries[0];
+    if (start?.kind === 'session/start') req.cacheKey = start.id;
     return req;
   };
   /** Contract: never throws; a header source that throws answers `step.request.failed`. */

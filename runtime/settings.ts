@@ -11,10 +11,15 @@ import { Patch, type ComposedRow } from '../plugins/rows.js';
 import { checkRule } from '../safety/approval-rules.js';
 import { SANDBOX_MODES, type SandboxMode } from '../safety/sandbox.js';
 import { isPostgresUrl } from '../adapters/store/postgres-pool.js';
+import { OPENAI_USES } from '../adapters/model/openai.js';
+import { REASONING_EFFORTS } from '../adapters/model/openai-responses-wire.js';
 
 /** What each key must be, in words; the error line and the docs both say it this way. */
 export const RULES = {
   model: 'must be a model id, or scripted:<file>',
+  provider: 'must be openai-chat, openai-responses or openai (the same as openai-chat)',
+  maxOutputTokens: 'must be a positive whole number of tokens',
+  reasoningEffort: `must be ${REASONING_EFFORTS.join(', ')}`,
   baseUrl: 'must be a URL, e.g. http://127.0.0.1:8080/v1',
   approval: 'must be never, ask or auto',
   allow: "must be a list of tool:pattern rules, e.g. 'bash:^npm test$'",
@@ -40,7 +45,7 @@ export const RULES = {
 export type SettingKey = Exclude<keyof typeof RULES, 'profiles' | 'patch' | 'bundles' | 'maxDepth' | 'treeBudget'>;
 
 /** In the order `config --dump` prints them. */
-export const SETTING_KEYS: readonly SettingKey[] = ['model', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'allowGitWrites', 'sandboxLimits', 'maxSteps', 'contextWindow', 'contextWindows', 'streamIdleMs', 'streamTotalMs', 'store', 'leaseMs'];
+export const SETTING_KEYS: readonly SettingKey[] = ['model', 'provider', 'maxOutputTokens', 'reasoningEffort', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'allowGitWrites', 'sandboxLimits', 'maxSteps', 'contextWindow', 'contextWindows', 'streamIdleMs', 'streamTotalMs', 'store', 'leaseMs'];
 
 const isUrl = (s: string) => {
   try {
@@ -66,6 +71,10 @@ const tokens = z.int().min(1024);
 
 export const settingsShape = {
   model: z.string().min(1),
+  /** The `model` row's `use`: which wire the model is reached through (ADR 0044). */
+  provider: z.enum(['openai-chat', 'openai-responses', 'openai']),
+  maxOutputTokens: z.int().positive(),
+  reasoningEffort: z.enum(REASONING_EFFORTS),
   baseUrl: z.string().refine(isUrl),
   approval: z.enum(['never', 'ask', 'auto']),
   allow: z.array(allowRule),
@@ -128,14 +137,20 @@ export function applySettings(rows: readonly ComposedRow[], layers: readonly Set
     out[i] = { id, from, ...f(out[i]!) };
   };
   for (const { from, settings: s } of layers) {
+    // The provider first, so a model named in the same layer lands on it; the OpenAI-style rows share their config's keys, so it carries over.
+    if (s.provider !== undefined) {
+      const use = s.provider;
+      edit('model', from, 'provider', (row) => ({ use, config: OPENAI_USES.includes(row.use) ? configOf(row) : {} }));
+    }
+    // A model id sets the row's `model` and keeps its provider: a patch or an earlier layer chose the wire (only a scripted row or one of no OpenAI wire falls back to chat completions).
     if (s.model !== undefined) {
       const m = s.model;
       edit('model', from, 'model', (row) =>
-        m.startsWith('scripted:') ? { use: 'scripted', config: { file: m.slice('scripted:'.length) } } : { use: 'openai', config: { ...(row.use === 'openai' ? configOf(row) : {}), model: m } },
+        m.startsWith('scripted:') ? { use: 'scripted', config: { file: m.slice('scripted:'.length) } } : OPENAI_USES.includes(row.use) ? { use: row.use, config: { ...configOf(row), model: m } } : { use: 'openai-chat', config: { model: m } },
       );
     }
-    const wire = defined({ baseUrl: s.baseUrl, streamIdleMs: s.streamIdleMs, streamTotalMs: s.streamTotalMs });
-    if (Object.keys(wire).length > 0 && out.find((r) => r.id === 'model')?.use === 'openai') edit('model', from, 'baseUrl', (row) => ({ use: row.use, config: { ...configOf(row), ...wire } }));
+    const wire = defined({ baseUrl: s.baseUrl, streamIdleMs: s.streamIdleMs, streamTotalMs: s.streamTotalMs, maxOutputTokens: s.maxOutputTokens, reasoningEffort: s.reasoningEffort });
+    if (Object.keys(wire).length > 0 && OPENAI_USES.includes(out.find((r) => r.id === 'model')?.use ?? '')) edit('model', from, 'baseUrl', (row) => ({ use: row.use, config: { ...configOf(row), ...wire } }));
     if (s.approval !== undefined || s.allow !== undefined) {
       edit('approval', from, 'approval', (row) => ({ use: row.use, config: { ...configOf(row), ...defined({ policy: s.approval, rules: s.allow }) } }));
     }

@@ -49,7 +49,7 @@ function codeForStatus(status: number, code: string, message: string): ModelErro
 }
 
 /** An `error` frame inside a 200 stream has no status of its own: read what its body says. */
-function codeForFrame(code: string, message: string): ModelErrorCode {
+export function codeForFrame(code: string, message: string): ModelErrorCode {
   if (code === 'context_length_exceeded' || CONTEXT_MESSAGE.test(message)) return 'CONTEXT_WINDOW_EXCEEDED';
   if (/rate_limit/i.test(code)) return 'RATE_LIMIT';
   if (code === 'invalid_api_key' || /auth/i.test(code)) return 'AUTH';

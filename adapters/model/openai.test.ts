@@ -271,3 +271,17 @@ describe('openai provider: API key', () => {
     expect(srv.requests[0]!.headers.authorization).toBe('Bearer bridle-local');
   });
 });
+
+describe('openai-chat provider: the row config it shares with openai-responses', () => {
+  test('maxOutputTokens goes out as max_tokens when the request sets none, reasoningEffort as reasoning_effort; neither when unset', async () => {
+    srv.enqueue(streamReply(textChunks('a')), streamReply(textChunks('b')), streamReply(textChunks('c')));
+    wellFormed(await run(provider({ maxOutputTokens: 123, reasoningEffort: 'low' })));
+    wellFormed(await run(provider({ maxOutputTokens: 123 }), request({ maxTokens: 7 })));
+    wellFormed(await run(provider()));
+    expect(srv.requests.map((q) => [q.body.max_tokens, q.body.reasoning_effort])).toEqual([
+      [123, 'low'],
+      [7, undefined],
+      [undefined, undefined],
+    ]);
+  });
+});

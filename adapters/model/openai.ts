@@ -19,6 +19,7 @@ import { guardFetch, resolveStreamLimits, type StreamLimits } from './openai-dea
 import { mapError } from './openai-errors.js';
 import { createStreamMapper } from './openai-stream.js';
 import { toWireParams } from './openai-wire.js';
+import { REASONING_EFFORTS, type ReasoningEffort } from './openai-responses-wire.js';
 
 export { DEFAULT_STREAM_LIMITS, resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
 export { mapError, parseRetryAfter } from './openai-errors.js';
@@ -44,6 +45,8 @@ export interface OpenAIProviderOptions {
   maxLineBytes?: number;
   /** Reads an HTTP-date `retry-after`; inject it where the log must be reproducible. */
   now?: Clock;
+  maxOutputTokens?: number;
+  reasoningEffort?: ReasoningEffort;
 }
 
 export interface OpenAIProvider extends ModelProvider {
@@ -104,7 +107,9 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): OpenAIProv
     const mapper = createStreamMapper();
     let failure: Finish | undefined;
     try {
-      const wire = await client.chat.completions.create(toWireParams(request, options.model), { signal });
+      const params = toWireParams(request.maxTokens === undefined && options.maxOutputTokens !== undefined ? { ...request, maxTokens: options.maxOutputTokens } : request, options.model);
+      if (options.reasoningEffort !== undefined) params.reasoning_effort = options.reasoningEffort;
+      const wire = await client.chat.completions.create(params, { signal });
       for await (const part of wire) {
         for (const c of mapper.push(part)) yield c;
       }
@@ -125,20 +130,40 @@ export const OpenAIConfig = z.strictObject({
   baseUrl: z.url().default(DEFAULT_BASE_URL),
   /** The environment variable holding the key (never the key itself: rows are printed and logged). */
   apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY'),
+  /** `max_tokens` of every request that sets none of its own. */
+  maxOutputTokens: z.int().positive().optional(),
+  /** `reasoning_effort`, for reasoning models behind chat completions; unset, none is sent. */
+  reasoningEffort: z.enum(REASONING_EFFORTS).optional(),
   streamIdleMs: z.int().positive().optional(),
   streamTotalMs: z.int().positive().optional(),
 });
 export type OpenAIConfig = z.infer<typeof OpenAIConfig>;
 
-/** The `openai` provider of the model seam: any OpenAI-compatible chat-completions server. */
-export const openaiModel = defineProvider({
+/** The chat-completions wires' `use` names: `openai-chat`, and `openai`, its name before the Responses provider came (ADR 0044). */
+export const CHAT_USES: readonly string[] = ['openai-chat', 'openai'];
+/** The model rows whose config is an OpenAI-style endpoint (`model`, `baseUrl`, `apiKeyEnv`): the flags edit these in place. */
+export const OPENAI_USES: readonly string[] = [...CHAT_USES, 'openai-responses'];
+
+/** The `openai-chat` provider of the model seam: any OpenAI-compatible chat-completions server. */
+export const openaiChatModel = defineProvider({
   seam: MODEL,
-  name: 'openai',
+  name: 'openai-chat',
   config: OpenAIConfig,
   create(c) {
     if (!c.model) throw new ProviderSetupError('no model: pass --model <id> (an OpenAI-compatible model) or --model scripted:<file>');
     const apiKey = process.env[c.apiKeyEnv];
     if (!apiKey && !isLoopback(c.baseUrl)) throw new ProviderSetupError(`${c.apiKeyEnv} is not set: export it, or point --base-url at a local OpenAI-compatible server (${c.baseUrl} needs a key)`);
-    return createOpenAIProvider({ model: c.model, baseURL: c.baseUrl, apiKey, streamIdleMs: c.streamIdleMs, streamTotalMs: c.streamTotalMs });
+    return createOpenAIProvider({
+      model: c.model,
+      baseURL: c.baseUrl,
+      apiKey,
+      streamIdleMs: c.streamIdleMs,
+      streamTotalMs: c.streamTotalMs,
+      ...(c.maxOutputTokens !== undefined ? { maxOutputTokens: c.maxOutputTokens } : {}),
+      ...(c.reasoningEffort !== undefined ? { reasoningEffort: c.reasoningEffort } : {}),
+    });
   },
 });
+
+/** `use: openai`, kept so configs written before the rename still mean what they meant. */
+export const openaiModel = defineProvider({ ...openaiChatModel, name: 'openai' });

@@ -10,6 +10,7 @@ import { newSessionId } from '../../adapters/ids/random.js';
 import { UsageError } from '../errors.js';
 import { sessionsDir } from '../home.js';
 import { composeProduct, type Product, type SettingFlags } from '../settings.js';
+import { OPENAI_USES } from '../../adapters/model/openai.js';
 import { visible } from '../visible.js';
 import { rescoreLogs } from './replay.js';
 import { runEval } from './run.js';
@@ -63,7 +64,7 @@ function modelLine(flags: EvalFlags, product: Product): string {
   const row = product.rows.find((r) => r.id === 'model');
   const config = (row?.config ?? {}) as { file?: string; model?: string; baseUrl?: string };
   if (row?.use === 'scripted') return `model: scripted — ${visible(config.file ?? '')} (canned answers, not a model)`;
-  if (row?.use === 'openai') return `model: ${visible(config.model ?? '(none named)')} — live, at ${visible(config.baseUrl ?? '')}`;
+  if (OPENAI_USES.includes(row?.use ?? '')) return `model: ${visible(config.model ?? '(none named)')} — live, at ${visible(config.baseUrl ?? '')}`;
   return `model: ${visible(row?.use ?? 'none')} (row ${visible(row?.id ?? 'model')})`;
 }
 

@@ -67,6 +67,8 @@ describe('compaction in a session (I9)', () => {
     // Every request stays inside the window; I1 holds, summary requests included.
     for (const r of h.requests) expect(estimateRequestTokens(r.request)).toBeLessThanOrEqual(6000);
     expect(checkModelVisibleIsLogged(h)).toEqual([]);
+    // One prompt-cache key for all of them, summary requests too: they share the session's prefix.
+    expect(new Set(h.requests.map((r) => r.request.cacheKey))).toEqual(new Set(['test-session']));
     // Brackets are log-only: dropping them changes nothing the model sees, and no request mentions them.
     expect(deriveMessages(all.filter((e) => !e.kind.startsWith('compaction/')))).toEqual(deriveMessages(all));
     for (const r of h.requests) expect(JSON.stringify(r.request.messages)).not.toMatch(/compaction\/(start|summary|end)/);

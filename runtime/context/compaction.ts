@@ -119,6 +119,9 @@ export function compactionActors(d: { recorder: Recorder; meter: ContextMeter; h
       maxTokens: summaryMaxTokens,
     };
     if (h.params.temperature !== undefined) request.temperature = h.params.temperature;
+    // The summary request shares the session's prefix (system, tools, the messages it summarizes): the same cache key lets it hit the same cache.
+    const first = recorder.entries[0];
+    if (first?.kind === 'session/start') request.cacheKey = first.id;
     return { start: plan.start, end: plan.end, turn: input.turn ?? lastTurn(recorder.entries), request, replacing: plan.replacing };
   };
   return {

@@ -42,7 +42,7 @@ export function createContextEngine(o: ContextEngineOptions) {
     scope: o.depth > 0 ? 'subagent' : 'session',
     vars: () => ({ cwd: o.cwd, model: o.modelName, session: o.id, depth: String(o.depth), tools: o.tools().map((t) => t.name).join(', ') }),
     tools: o.tools,
-    params: { model: o.modelName },
+    params: { model: o.modelName, ...(o.model.reasoning !== undefined ? { reasoning: o.model.reasoning } : {}) },
     recorder: o.recorder,
     ...(o.system !== undefined ? { system: o.system } : {}),
   });

@@ -55,7 +55,7 @@ describe('bridle config', () => {
     const r = await runCli(['config', '--dump', '--profile', 'quick', '--approval', 'auto'], { env: env({ OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' }) });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`# config file: ${join(home, 'config.yaml')}\n# profile: quick\n`);
-    expect(r.stdout).toContain('# from: env\n  - id: model\n    use: openai\n    config:\n      model: gpt-4o\n      baseUrl: http://127.0.0.1:1/v1\n');
+    expect(r.stdout).toContain('# from: env\n  - id: model\n    use: openai-chat\n    config:\n      model: gpt-4o\n      baseUrl: http://127.0.0.1:1/v1\n');
     expect(r.stdout).toContain('# from: flag\n  - id: approval\n    use: policy\n    config:\n      policy: auto\n      rules:\n        - bash:^ls$\n');
     expect(r.stdout).toContain('# from: profile quick\n  - id: turn\n    use: limits\n    config:\n      maxSteps: 4\n');
     expect(r.stdout).toContain('# from: bundle base\n  - id: sandbox\n    use: bwrap\n');
@@ -63,7 +63,7 @@ describe('bridle config', () => {
     expect(j.code).toBe(0);
     const d = JSON.parse(j.stdout);
     const row = (id: string) => d.rows.find((x: { id: string }) => x.id === id);
-    expect(row('model')).toMatchObject({ use: 'openai', config: { model: 'from-env' }, from: 'env' });
+    expect(row('model')).toMatchObject({ use: 'openai-chat', config: { model: 'from-env' }, from: 'env' });
     expect(row('turn')).toEqual({ id: 'turn', use: 'limits', config: { maxSteps: 4 }, from: 'profile quick' });
     expect(row('approval')).toMatchObject({ config: { policy: 'never', rules: ['bash:^ls$'] }, from: 'profile quick' });
   });

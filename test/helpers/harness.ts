@@ -95,6 +95,7 @@ export function createHarness(respond: ResponseFunction | ModelProvider, over: H
   const inner = typeof respond === 'function' ? createScriptedProviderFromFunction(respond) : respond;
   const model: ModelProvider = {
     id: inner.id,
+    ...(inner.reasoning !== undefined ? { reasoning: inner.reasoning } : {}),
     stream(request, signal) {
       requests.push({ request: { ...request, messages: structuredClone([...request.messages]) }, entries: session?.recorder.entries.length ?? 0 });
       return inner.stream(request, signal);

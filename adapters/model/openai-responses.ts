@@ -1,0 +1,137 @@
+/**
+ * The `openai-responses` model provider: OpenAI's Responses API, streaming,
+ * through the installed `openai` 6.x SDK (ADR 0044). Reasoning models'
+ * reasoning items are requested encrypted, logged as received and sent back
+ * in every later request, so the model does not re-think after each tool
+ * call; nothing is stored server-side.
+ *
+ * The translation is split by concern: `openai-responses-wire.ts` (request →
+ * wire), `openai-responses-stream.ts` (events → bridle chunks, the I8
+ * endings); errors and the stream deadlines are the Chat Completions
+ * provider's (`openai-errors.ts`, `openai-deadlines.ts`).
+ *
+ * Not yet run against the live endpoint: proven against recorded streams and a
+ * local fake only.
+ */
+import OpenAI from 'openai';
+import { z } from 'zod';
+import { MODEL } from '../../ports/index.js';
+import type { ModelProvider } from '../../ports/model.js';
+import { defineProvider, ProviderSetupError } from '../../ports/provider.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Chunk } from '../../log/chunks.js';
+import type { Finish } from '../../log/entries.js';
+import type { ModelRequest } from '../../log/messages.js';
+import { guardFetch, resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
+import { mapError } from './openai-errors.js';
+import { DEFAULT_BASE_URL, isLoopback } from './openai.js';
+import { createResponsesStreamMapper } from './openai-responses-stream.js';
+import { REASONING_EFFORTS, toResponsesParams, type ReasoningEffort } from './openai-responses-wire.js';
+
+export { toResponsesInput, toResponsesParams, toResponsesTools } from './openai-responses-wire.js';
+
+const LOOPBACK_PLACEHOLDER_KEY = 'bridle-local';
+
+export interface ResponsesProviderOptions {
+  model: string;
+  baseURL?: string;
+  apiKey?: string;
+  /** The variable the key was to come from, named when it is missing. */
+  apiKeyEnv?: string;
+  maxOutputTokens?: number;
+  reasoningEffort?: ReasoningEffort;
+  fetch?: typeof fetch;
+  streamIdleMs?: number;
+  streamTotalMs?: number;
+  maxLineBytes?: number;
+  /** Reads an HTTP-date `retry-after`; inject it where the log must be reproducible. */
+  now?: Clock;
+}
+
+export interface ResponsesProvider extends ModelProvider {
+  readonly model: string;
+  readonly baseURL: string;
+  readonly limits: StreamLimits;
+}
+
+const finishChunk = (finish: Finish): Chunk => ({ type: 'finish', finish });
+
+/**
+ * Contract: never throws, here or in `stream` (I8). The SDK does not retry
+ * (`maxRetries: 0`): bridle's retry honours the server's `retry-after`, and logs it.
+ */
+export function createResponsesProvider(options: ResponsesProviderOptions): ResponsesProvider {
+  const baseURL = options.baseURL ?? DEFAULT_BASE_URL;
+  const now = options.now ?? Date.now;
+  const limits = resolveStreamLimits({ idleMs: options.streamIdleMs, totalMs: options.streamTotalMs, maxLineBytes: options.maxLineBytes });
+  const wire = { model: options.model, ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}), ...(options.reasoningEffort !== undefined ? { reasoningEffort: options.reasoningEffort } : {}) };
+  let client: OpenAI | undefined;
+  let setupFailure: Finish | undefined;
+  const apiKey = options.apiKey || (isLoopback(baseURL) ? LOOPBACK_PLACEHOLDER_KEY : undefined);
+  if (!apiKey) {
+    setupFailure = { kind: 'error', code: 'AUTH', message: `no API key: set ${options.apiKeyEnv ?? 'OPENAI_API_KEY'} (or point --base-url at a local server) to use ${baseURL}` };
+  } else {
+    try {
+      client = new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: limits.totalMs, fetch: guardFetch(options.fetch ?? globalThis.fetch, limits) });
+    } catch (err) {
+      setupFailure = { kind: 'error', code: 'BAD_REQUEST', message: `cannot create the OpenAI client: ${String(err)}` };
+    }
+  }
+
+  async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<Chunk> {
+    if (signal.aborted) return yield finishChunk({ kind: 'aborted' });
+    if (!client) return yield finishChunk(setupFailure!);
+    const mapper = createResponsesStreamMapper();
+    let failure: Finish | undefined;
+    try {
+      const events = await client.responses.create(toResponsesParams(request, wire), { signal });
+      for await (const event of events) {
+        for (const c of mapper.push(event)) yield c;
+      }
+    } catch (err) {
+      failure = mapError(err, now);
+    }
+    // The SDK ends an aborted iteration quietly, so the signal is the truth.
+    if (signal.aborted) failure = { kind: 'aborted' };
+    for (const c of mapper.end(failure)) yield c;
+  }
+
+  return { id: 'openai-responses', name: options.model, reasoning: 'openai-responses', model: options.model, baseURL, limits, stream };
+}
+
+export const ResponsesConfig = z.strictObject({
+  /** The model id; required to run, optional to compose. */
+  model: z.string().min(1).optional(),
+  baseUrl: z.url().default(DEFAULT_BASE_URL),
+  /** The environment variable holding the key (never the key itself: rows are printed and logged). */
+  apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY'),
+  /** `max_output_tokens` of every request that sets none of its own (reasoning tokens count against it). */
+  maxOutputTokens: z.int().positive().optional(),
+  /** `reasoning.effort`, with summaries asked for; leave unset for a model that does not reason. */
+  reasoningEffort: z.enum(REASONING_EFFORTS).optional(),
+  streamIdleMs: z.int().positive().optional(),
+  streamTotalMs: z.int().positive().optional(),
+});
+export type ResponsesConfig = z.infer<typeof ResponsesConfig>;
+
+/** The `openai-responses` provider of the model seam. */
+export const openaiResponsesModel = defineProvider({
+  seam: MODEL,
+  name: 'openai-responses',
+  config: ResponsesConfig,
+  create(c) {
+    if (!c.model) throw new ProviderSetupError('no model: pass --model <id> (a Responses API model) or --model scripted:<file>');
+    const apiKey = process.env[c.apiKeyEnv];
+    if (!apiKey && !isLoopback(c.baseUrl)) throw new ProviderSetupError(`${c.apiKeyEnv} is not set: export it, or point --base-url at a local server (${c.baseUrl} needs a key)`);
+    return createResponsesProvider({
+      model: c.model,
+      baseURL: c.baseUrl,
+      apiKey,
+      apiKeyEnv: c.apiKeyEnv,
+      ...(c.maxOutputTokens !== undefined ? { maxOutputTokens: c.maxOutputTokens } : {}),
+      ...(c.reasoningEffort !== undefined ? { reasoningEffort: c.reasoningEffort } : {}),
+      streamIdleMs: c.streamIdleMs,
+      streamTotalMs: c.streamTotalMs,
+    });
+  },
+});
