@@ -22,9 +22,10 @@ function settingOptions(cmd: Command, more: (c: Command) => Command = (c) => c):
   const model = cmd
     .option('--model <id>', 'model id, or scripted:<file> (env: BRIDLE_MODEL)')
     .option('--base-url <url>', 'OpenAI-compatible API URL (env: OPENAI_BASE_URL)')
-    .option('--provider <use>', 'openai-chat | openai-responses (default: openai-chat)')
+    .option('--provider <use>', 'openai-chat | openai-responses | anthropic (default: openai-chat)')
     .option('--max-output-tokens <n>', 'output token cap per model call')
-    .option('--reasoning-effort <e>', 'minimal | low | medium | high | …');
+    .option('--reasoning-effort <e>', 'minimal | low | medium | high | …')
+    .option('--thinking-budget <n>', 'anthropic: extended thinking tokens per call');
   const withModel = more(model)
     .addOption(new Option('--approval <policy>', 'never | ask | auto (default: ask)'))
     .option('--max-steps <n>', 'step budget per turn (default: 100)')
