@@ -128,6 +128,19 @@ export async function main(argv: string[]): Promise<number> {
     });
 
   program
+    .command('cost')
+    .argument('<session>', 'session id or log path')
+    .summary('what a stored session cost, per step, turn and subagent')
+    .description('tokens and US dollars of a stored session per step, per turn, per session and for its whole subagent tree, priced with the prices row (list prices with their date; override them in config); a scripted model costs nothing')
+    .option('--json', 'print the report as JSON')
+    .option('--store <url|dir>', 'read it from Postgres (postgres://…) or a JSONL dir')
+    .option('--profile <name>', 'compose from this profile (its prices row)')
+    .action(async (session: string, flags: import('./cost.js').CostFlags) => {
+      const { costCommand } = await import('./cost.js');
+      code = await costCommand(session, flags);
+    });
+
+  program
     .command('sessions')
     .summary('list the sessions of a store, with owner and state')
     .description('list the sessions of a store, one line each: id, state (idle, running, interrupted: a turn open and no writer, ended), owner (the writer holding its lock or lease), last seq, workspace; reads only')

@@ -34,7 +34,7 @@ import type { Plugin } from '../plugins/host.js';
 import { providerPlugin } from '../plugins/provider-plugin.js';
 import type { Row } from '../plugins/rows.js';
 import { builtinTools } from '../tools/index.js';
-import { contextPlugin, coreSectionPlugin, limitsPlugin, toolPlugin, toolsSectionPlugin, workspaceSectionPlugin } from './builtins.js';
+import { contextPlugin, coreSectionPlugin, limitsPlugin, pricesPlugin, toolPlugin, toolsSectionPlugin, workspaceSectionPlugin } from './builtins.js';
 import { forkSubagents } from '../adapters/subagents/fork.js';
 import { mockRemoteSubagents } from '../adapters/subagents/mock-remote.js';
 import { processSubagents } from '../adapters/subagents/process.js';
@@ -79,6 +79,7 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
   ['tool/delegate', delegatePlugin],
   ['tool/workflow', workflowPlugin],
   ['turn/limits', limitsPlugin],
+  ['prices/table', pricesPlugin],
   ['compaction/compaction', contextPlugin],
   ['prompt/core', coreSectionPlugin],
   ['prompt/tools', toolsSectionPlugin],

@@ -40,7 +40,8 @@ async function sdkReading(name: string) {
     texts: content.filter((b) => b.type === 'text').map((b) => b.text as string),
     calls: content.filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id, name: b.name, input: b.input })),
     thinking: content.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking').map((b) => ({ type: b.type, thinking: b.thinking, signature: b.signature })),
-    usage: { input: m.usage.input_tokens, output: m.usage.output_tokens, cacheRead: m.usage.cache_read_input_tokens ?? undefined, cacheWrite: m.usage.cache_creation_input_tokens ?? undefined },
+    // bridle counts every input token, the cache's included (as OpenAI does); Anthropic's input_tokens leaves the cache's out.
+    usage: { input: m.usage.input_tokens + (m.usage.cache_read_input_tokens ?? 0) + (m.usage.cache_creation_input_tokens ?? 0), output: m.usage.output_tokens, cacheRead: m.usage.cache_read_input_tokens ?? undefined, cacheWrite: m.usage.cache_creation_input_tokens ?? undefined },
   };
 }
 

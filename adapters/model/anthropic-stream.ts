@@ -74,15 +74,19 @@ export function createAnthropicStreamMapper(offset = 0): AnthropicStreamMapper {
   let failure: Finish | undefined;
   let refusalText: string | undefined;
 
+  // Anthropic's `input_tokens` leaves out what was read from or written to the cache; bridle's `inputTokens`
+  // is every input token on every wire (as OpenAI's is), the cache's share counted apart within it.
+  let uncached = 0;
   const readUsage = (u: unknown) => {
     if (!isObject(u)) return;
     sawUsage = true;
-    if (u.input_tokens !== undefined) usage.inputTokens = count(u.input_tokens);
+    if (u.input_tokens !== undefined) uncached = count(u.input_tokens);
     if (u.output_tokens !== undefined) usage.outputTokens = count(u.output_tokens);
     if (u.cache_read_input_tokens !== undefined) usage.cachedTokens = count(u.cache_read_input_tokens);
     if (u.cache_creation_input_tokens !== undefined) usage.cacheWriteTokens = count(u.cache_creation_input_tokens);
     const details = isObject(u.output_tokens_details) ? u.output_tokens_details : undefined;
     if (details && details.thinking_tokens !== undefined) usage.reasoningTokens = count(details.thinking_tokens);
+    usage.inputTokens = uncached + (usage.cachedTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
   };
 
   const close = (s: Slot): Chunk[] => {

@@ -26,7 +26,7 @@ const frames = (events: object[]) => ({ type: 'stream' as const, done: false, ch
 /** One answer: a thinking block (streamed in two deltas, its signature in two), then a tool call or text. */
 function answer(n: number, then: { tool: string; input: object } | { text: string }) {
   const events: object[] = [
-    { type: 'message_start', message: { id: `msg_${n}`, type: 'message', role: 'assistant', model: 'claude-x', content: [], stop_reason: null, usage: { input_tokens: 100 * n, cache_read_input_tokens: 90 * (n - 1), cache_creation_input_tokens: 10, output_tokens: 1 } } },
+    { type: 'message_start', message: { id: `msg_${n}`, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929', content: [], stop_reason: null, usage: { input_tokens: 100 * n, cache_read_input_tokens: 90 * (n - 1), cache_creation_input_tokens: 10, output_tokens: 1 } } },
     { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } },
     { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: `Step ${n}: ` } },
     { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'what next? “ünïcödé”' } },
@@ -54,7 +54,7 @@ const strip = (v: unknown) => JSON.parse(JSON.stringify(v), (k, x) => (k === 'ca
 describe('bridle run on Anthropic’s wire', () => {
   it('a three-step tool turn with thinking: each request carries the earlier thinking blocks as received; replay is byte for byte', async () => {
     srv.enqueue(answer(1, { tool: 'list_dir', input: {} }), answer(2, { tool: 'read_file', input: { path: 'notes.txt' } }), answer(3, { text: 'It holds alpha and beta.' }));
-    const r = await runCli(['run', '--provider', 'anthropic', '--base-url', srv.url.replace(/\/v1$/, ''), '--model', 'claude-x', '--thinking-budget', '2048', '--cwd', ws, '--approval', 'auto', 'what is in notes.txt?'], { env: { BRIDLE_HOME: home } });
+    const r = await runCli(['run', '--provider', 'anthropic', '--base-url', srv.url.replace(/\/v1$/, ''), '--model', 'claude-sonnet-4-5-20250929', '--thinking-budget', '2048', '--cwd', ws, '--approval', 'auto', 'what is in notes.txt?'], { env: { BRIDLE_HOME: home } });
     expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('It holds alpha and beta.');
@@ -83,10 +83,21 @@ describe('bridle run on Anthropic’s wire', () => {
     const log = readSessionLog(home);
     const messages = log.filter((e) => e.kind === 'assistant/message');
     expect(messages).toHaveLength(3);
-    expect(messages[0]).toMatchObject({ blocks: [{ type: 'reasoning', provider: 'anthropic', data: firstThinking }, { type: 'tool-call' }], usage: { inputTokens: 100, outputTokens: 20, cacheWriteTokens: 10, cachedTokens: 0, reasoningTokens: 12 } });
+    expect(messages[0]).toMatchObject({ blocks: [{ type: 'reasoning', provider: 'anthropic', data: firstThinking }, { type: 'tool-call' }], usage: { inputTokens: 110, outputTokens: 20, cacheWriteTokens: 10, cachedTokens: 0, reasoningTokens: 12 } });
     const file = join(home, 'sessions', readdirSync(join(home, 'sessions'))[0]!);
     const replay = await runCli(['replay', file, '--machines'], { env: { BRIDLE_HOME: home } });
     expect(replay.code, replay.stdout).toBe(0);
     expect(replay.stdout).toMatch(/machines: .*identical|byte for byte/i);
+
+    // What it cost, at the shipped list prices: each step's uncached input, cache reads, cache writes and output priced apart.
+    const cost = await runCli(['cost', file, '--json'], { env: { BRIDLE_HOME: home } });
+    expect(cost.code, cost.stderr).toBe(0);
+    const report = JSON.parse(cost.stdout) as { steps: { usd: number; tokens: { input: number; cached: number; cacheWrite: number } }[]; total: { usd: number } };
+    expect(report.steps.map((s) => [s.tokens.input, s.tokens.cached, s.tokens.cacheWrite])).toEqual([[110, 0, 10], [300, 90, 10], [490, 180, 10]]);
+    // (100·3 + 10·3.75 + 20·15) + (200·3 + 90·0.3 + 10·3.75 + 20·15) + (300·3 + 180·0.3 + 10·3.75 + 20·15), per million.
+    expect(report.total.usd).toBeCloseTo(2893.5 / 1e6, 10);
+    const table = await runCli(['cost', file], { env: { BRIDLE_HOME: home } });
+    expect(table.stdout).toMatch(/^session .*\$0\.002894$/m);
+    expect(table.stdout).toContain('prices as of 2025-11-24');
   });
 });
