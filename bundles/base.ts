@@ -24,6 +24,7 @@ export const base: Bundle = {
     { id: 'subprocess', use: 'local' },
     { id: 'approval', use: 'policy' },
     { id: 'turn', use: 'limits' },
+    { id: 'prices', use: 'table' },
     { id: 'compaction', use: 'compaction' },
     { id: 'recovery:retry', use: 'retry' },
     { id: 'recovery:overflow', use: 'overflow' },

@@ -22,9 +22,10 @@ function settingOptions(cmd: Command, more: (c: Command) => Command = (c) => c):
   const model = cmd
     .option('--model <id>', 'model id, or scripted:<file> (env: BRIDLE_MODEL)')
     .option('--base-url <url>', 'OpenAI-compatible API URL (env: OPENAI_BASE_URL)')
-    .option('--provider <use>', 'model wire: openai-chat (default), openai-responses')
+    .option('--provider <use>', 'openai-chat | openai-responses | anthropic (default: openai-chat)')
     .option('--max-output-tokens <n>', 'output token cap per model call')
-    .option('--reasoning-effort <e>', 'minimal | low | medium | high | …');
+    .option('--reasoning-effort <e>', 'minimal | low | medium | high | …')
+    .option('--thinking-budget <n>', 'anthropic: extended thinking tokens per call');
   const withModel = more(model)
     .addOption(new Option('--approval <policy>', 'never | ask | auto (default: ask)'))
     .option('--max-steps <n>', 'step budget per turn (default: 100)')
@@ -137,6 +138,19 @@ export async function main(argv: string[]): Promise<number> {
     .action(async (session: string, flags: import('./trace.js').TraceFlags) => {
       const { traceCommand } = await import('./trace.js');
       code = await traceCommand(session, flags, version);
+    });
+
+  program
+    .command('cost')
+    .argument('<session>', 'session id or log path')
+    .summary('what a stored session cost, per step, turn and subagent')
+    .description('tokens and US dollars of a stored session per step, per turn, per session and for its whole subagent tree, priced with the prices row (list prices with their date; override them in config); a scripted model costs nothing')
+    .option('--json', 'print the report as JSON')
+    .option('--store <url|dir>', 'read it from Postgres (postgres://…) or a JSONL dir')
+    .option('--profile <name>', 'compose from this profile (its prices row)')
+    .action(async (session: string, flags: import('./cost.js').CostFlags) => {
+      const { costCommand } = await import('./cost.js');
+      code = await costCommand(session, flags);
     });
 
   program

@@ -32,6 +32,7 @@ export interface SettingFlags {
   provider?: string;
   maxOutputTokens?: string;
   reasoningEffort?: string;
+  thinkingBudget?: string;
   baseUrl?: string;
   approval?: string;
   allow?: string[];
@@ -60,6 +61,7 @@ const FLAGS: Record<FlagKey, string> = {
   provider: '--provider',
   maxOutputTokens: '--max-output-tokens',
   reasoningEffort: '--reasoning-effort',
+  thinkingBudget: '--thinking-budget',
   baseUrl: '--base-url',
   approval: '--approval',
   allow: '--allow',
@@ -78,7 +80,7 @@ const FLAGS: Record<FlagKey, string> = {
   store: '--store',
   leaseMs: '--lease-ms',
 };
-const NUMERIC = new Set<FlagKey>(['maxOutputTokens', 'maxSteps', 'contextWindow', 'streamIdleMs', 'streamTotalMs', 'maxDepth', 'leaseMs']);
+const NUMERIC = new Set<FlagKey>(['maxOutputTokens', 'thinkingBudget', 'maxSteps', 'contextWindow', 'streamIdleMs', 'streamTotalMs', 'maxDepth', 'leaseMs']);
 const schemaOf = (key: FlagKey): z.ZodType => (key === 'maxDepth' ? maxDepthSetting : key === 'treeBudget' ? treeBudgetSetting : settingsShape[key]);
 
 /** One value checked by the same schema the file is; the error names where it came from, in the file's words. */

@@ -48,6 +48,12 @@ export const Block = z.discriminatedUnion('type', [TextBlock, ReasoningBlock, To
 export type Block = z.infer<typeof Block>;
 export type ToolCallBlock = z.infer<typeof ToolCallBlock>;
 
+/**
+ * What a provider reported for one model call. `inputTokens` is every input token, the cache's included, on
+ * every wire (Anthropic's own `input_tokens` leaves the cache out: its adapter adds it back); `cachedTokens`
+ * and `cacheWriteTokens` are the shares of it read from and written to the prompt cache; `reasoningTokens` is
+ * the share of `outputTokens` spent thinking.
+ */
 export const Usage = z.strictObject({
   inputTokens: z.int().nonnegative(),
   outputTokens: z.int().nonnegative(),

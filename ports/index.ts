@@ -20,6 +20,7 @@ import type { SubagentProvider, Subagents } from './subagents.js';
 import type { Subprocess } from './subprocess.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { WorkflowRunner } from './workflow.js';
+import type { PriceTable } from '../log/cost.js';
 
 export const MODEL = serviceKey<ModelProvider>('model');
 export const STORE = serviceKey<SessionStore>('store');
@@ -32,6 +33,8 @@ export const IDS = serviceKey<Ids>('ids');
 export const SESSION = serviceKey<SessionControl>('session');
 export const LOOP = serviceKey<LoopSettings>('loop');
 export const CONTEXT = serviceKey<ContextSettings>('context');
+/** The list prices usage is costed at (the `prices` row; `log/cost.ts`). */
+export const PRICES = serviceKey<PriceTable>('prices');
 export const SANDBOX = serviceKey<SandboxService>('sandbox');
 /** The registry of subagent providers (the `subagents` row). */
 export const SUBAGENTS = serviceKey<Subagents>('subagents');

@@ -4,7 +4,8 @@
  * is what one row of the base bundle mounts.
  */
 import { z } from 'zod';
-import { CONTEXT, LOOP, PROMPT, SESSION, TOOLS } from '../ports/index.js';
+import { CONTEXT, LOOP, PRICES, PROMPT, SESSION, TOOLS } from '../ports/index.js';
+import { LIST_PRICES } from '../bundles/prices.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import type { Plugin } from '../plugins/host.js';
@@ -14,6 +15,21 @@ import { readAgentsFiles } from './prompt/agents-files.js';
 import { coreSection, DEFAULT_CORE, toolsSection, workspaceSection } from './prompt/builtin.js';
 
 const tokens = z.int().min(1024);
+
+const Price = z.strictObject({ input: z.number().nonnegative(), cachedInput: z.number().nonnegative().optional(), cacheWrite: z.number().nonnegative().optional(), output: z.number().nonnegative() });
+/** The `prices` row's config: a table that replaces the shipped one whole (its date says how old its prices are). */
+export const PricesConfig = z.strictObject({
+  asOf: z.string().min(1).default(LIST_PRICES.asOf),
+  models: z.record(z.string().min(1), Price).default(LIST_PRICES.models),
+});
+
+/** The `prices` row: US dollars per million tokens, per model, that `bridle cost` and the replay prices usage at. */
+export const pricesPlugin: Plugin<z.infer<typeof PricesConfig>> = {
+  name: 'table',
+  provides: [PRICES],
+  config: PricesConfig,
+  apply: (ctx, c) => void ctx.provide(PRICES, c),
+};
 
 /** The `turn` row: a turn's step budget. */
 export const limitsPlugin: Plugin<{ maxSteps: number }> = {

@@ -12,6 +12,7 @@ import { fixedClock, systemClock } from '../adapters/clock/system.js';
 import { randomIds } from '../adapters/ids/random.js';
 import { openaiChatModel, openaiModel } from '../adapters/model/openai.js';
 import { openaiResponsesModel } from '../adapters/model/openai-responses.js';
+import { anthropicModel } from '../adapters/model/anthropic.js';
 import { scriptedModel } from '../adapters/model/scripted.js';
 import { jsonlStore } from '../adapters/store/jsonl.js';
 import { postgresStore } from '../adapters/store/postgres.js';
@@ -33,7 +34,7 @@ import type { Plugin } from '../plugins/host.js';
 import { providerPlugin } from '../plugins/provider-plugin.js';
 import type { Row } from '../plugins/rows.js';
 import { builtinTools } from '../tools/index.js';
-import { contextPlugin, coreSectionPlugin, limitsPlugin, toolPlugin, toolsSectionPlugin, workspaceSectionPlugin } from './builtins.js';
+import { contextPlugin, coreSectionPlugin, limitsPlugin, pricesPlugin, toolPlugin, toolsSectionPlugin, workspaceSectionPlugin } from './builtins.js';
 import { forkSubagents } from '../adapters/subagents/fork.js';
 import { mockRemoteSubagents } from '../adapters/subagents/mock-remote.js';
 import { processSubagents } from '../adapters/subagents/process.js';
@@ -67,7 +68,7 @@ function subagentPlugin<C>(def: ProviderDefinition<SubagentProvider, C>): Plugin
 }
 const subagentProviders: ProviderDefinition<SubagentProvider, any>[] = [spawnSubagents, forkSubagents, mockRemoteSubagents, processSubagents];
 
-const providers: ProviderDefinition<any, any>[] = [openaiChatModel, openaiModel, openaiResponsesModel, scriptedModel, jsonlStore, memoryStore, postgresStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox, localFsProvider, memoryFsProvider, acpClientFsProvider, localSubprocessProvider, memorySubprocessProvider, acpClientSubprocessProvider, workerWorkflow];
+const providers: ProviderDefinition<any, any>[] = [openaiChatModel, openaiModel, openaiResponsesModel, anthropicModel, scriptedModel, jsonlStore, memoryStore, postgresStore, policyApproval, systemClock, fixedClock, randomIds, bwrapSandbox, offSandbox, localFsProvider, memoryFsProvider, acpClientFsProvider, localSubprocessProvider, memorySubprocessProvider, acpClientSubprocessProvider, workerWorkflow];
 
 /** Built-ins by qualified name (`<seam>/<use>`), or bare where they belong to no seam. */
 export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugin<any>>([
@@ -78,6 +79,7 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
   ['tool/delegate', delegatePlugin],
   ['tool/workflow', workflowPlugin],
   ['turn/limits', limitsPlugin],
+  ['prices/table', pricesPlugin],
   ['compaction/compaction', contextPlugin],
   ['prompt/core', coreSectionPlugin],
   ['prompt/tools', toolsSectionPlugin],

@@ -12,14 +12,20 @@ import { checkRule } from '../safety/approval-rules.js';
 import { SANDBOX_MODES, type SandboxMode } from '../safety/sandbox.js';
 import { isPostgresUrl } from '../adapters/store/postgres-pool.js';
 import { OPENAI_USES } from '../adapters/model/openai.js';
+
+/** The rows that reach a model over a wire and take a model id, a base URL and stream limits; the OpenAI ones share every key. */
+const WIRE_USES: readonly string[] = [...OPENAI_USES, 'anthropic'];
+/** What a row's config keeps when the provider changes to another family's: the keys every wire has. */
+const SHARED_WIRE_KEYS = ['model', 'maxOutputTokens', 'streamIdleMs', 'streamTotalMs'];
 import { REASONING_EFFORTS } from '../adapters/model/openai-responses-wire.js';
 
 /** What each key must be, in words; the error line and the docs both say it this way. */
 export const RULES = {
   model: 'must be a model id, or scripted:<file>',
-  provider: 'must be openai-chat, openai-responses or openai (the same as openai-chat)',
+  provider: 'must be openai-chat, openai-responses, anthropic or openai (the same as openai-chat)',
   maxOutputTokens: 'must be a positive whole number of tokens',
   reasoningEffort: `must be ${REASONING_EFFORTS.join(', ')}`,
+  thinkingBudget: 'must be a whole number of tokens, at least 1024',
   baseUrl: 'must be a URL, e.g. http://127.0.0.1:8080/v1',
   approval: 'must be never, ask or auto',
   allow: "must be a list of tool:pattern rules, e.g. 'bash:^npm test$'",
@@ -45,7 +51,7 @@ export const RULES = {
 export type SettingKey = Exclude<keyof typeof RULES, 'profiles' | 'patch' | 'bundles' | 'maxDepth' | 'treeBudget'>;
 
 /** In the order `config --dump` prints them. */
-export const SETTING_KEYS: readonly SettingKey[] = ['model', 'provider', 'maxOutputTokens', 'reasoningEffort', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'allowGitWrites', 'sandboxLimits', 'maxSteps', 'contextWindow', 'contextWindows', 'streamIdleMs', 'streamTotalMs', 'store', 'leaseMs'];
+export const SETTING_KEYS: readonly SettingKey[] = ['model', 'provider', 'maxOutputTokens', 'reasoningEffort', 'thinkingBudget', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'allowGitWrites', 'sandboxLimits', 'maxSteps', 'contextWindow', 'contextWindows', 'streamIdleMs', 'streamTotalMs', 'store', 'leaseMs'];
 
 const isUrl = (s: string) => {
   try {
@@ -72,9 +78,11 @@ const tokens = z.int().min(1024);
 export const settingsShape = {
   model: z.string().min(1),
   /** The `model` row's `use`: which wire the model is reached through (ADR 0044). */
-  provider: z.enum(['openai-chat', 'openai-responses', 'openai']),
+  provider: z.enum(['openai-chat', 'openai-responses', 'anthropic', 'openai']),
   maxOutputTokens: z.int().positive(),
   reasoningEffort: z.enum(REASONING_EFFORTS),
+  /** Anthropic's extended thinking: `budget_tokens` of each request (ADR 0046). */
+  thinkingBudget: z.int().min(1024),
   baseUrl: z.string().refine(isUrl),
   approval: z.enum(['never', 'ask', 'auto']),
   allow: z.array(allowRule),
@@ -140,17 +148,24 @@ export function applySettings(rows: readonly ComposedRow[], layers: readonly Set
     // The provider first, so a model named in the same layer lands on it; the OpenAI-style rows share their config's keys, so it carries over.
     if (s.provider !== undefined) {
       const use = s.provider;
-      edit('model', from, 'provider', (row) => ({ use, config: OPENAI_USES.includes(row.use) ? configOf(row) : {} }));
+      edit('model', from, 'provider', (row) => {
+        if (!WIRE_USES.includes(row.use)) return { use, config: {} };
+        const c = configOf(row);
+        const sameFamily = OPENAI_USES.includes(row.use) && OPENAI_USES.includes(use);
+        return { use, config: sameFamily || row.use === use ? c : Object.fromEntries(Object.entries(c).filter(([k]) => SHARED_WIRE_KEYS.includes(k))) };
+      });
     }
     // A model id sets the row's `model` and keeps its provider: a patch or an earlier layer chose the wire (only a scripted row or one of no OpenAI wire falls back to chat completions).
     if (s.model !== undefined) {
       const m = s.model;
       edit('model', from, 'model', (row) =>
-        m.startsWith('scripted:') ? { use: 'scripted', config: { file: m.slice('scripted:'.length) } } : OPENAI_USES.includes(row.use) ? { use: row.use, config: { ...configOf(row), model: m } } : { use: 'openai-chat', config: { model: m } },
+        m.startsWith('scripted:') ? { use: 'scripted', config: { file: m.slice('scripted:'.length) } } : WIRE_USES.includes(row.use) ? { use: row.use, config: { ...configOf(row), model: m } } : { use: 'openai-chat', config: { model: m } },
       );
     }
-    const wire = defined({ baseUrl: s.baseUrl, streamIdleMs: s.streamIdleMs, streamTotalMs: s.streamTotalMs, maxOutputTokens: s.maxOutputTokens, reasoningEffort: s.reasoningEffort });
-    if (Object.keys(wire).length > 0 && OPENAI_USES.includes(out.find((r) => r.id === 'model')?.use ?? '')) edit('model', from, 'baseUrl', (row) => ({ use: row.use, config: { ...configOf(row), ...wire } }));
+    const use = out.find((r) => r.id === 'model')?.use ?? '';
+    // Each wire's own knob: reasoning effort for the Responses API, a thinking budget for Anthropic's.
+    const wire = defined({ baseUrl: s.baseUrl, streamIdleMs: s.streamIdleMs, streamTotalMs: s.streamTotalMs, maxOutputTokens: s.maxOutputTokens, ...(use === 'anthropic' ? { thinkingBudget: s.thinkingBudget } : { reasoningEffort: s.reasoningEffort }) });
+    if (Object.keys(wire).length > 0 && WIRE_USES.includes(use)) edit('model', from, 'baseUrl', (row) => ({ use: row.use, config: { ...configOf(row), ...wire } }));
     if (s.approval !== undefined || s.allow !== undefined) {
       edit('approval', from, 'approval', (row) => ({ use: row.use, config: { ...configOf(row), ...defined({ policy: s.approval, rules: s.allow }) } }));
     }
