@@ -7,18 +7,14 @@
  * Message content is left out unless the conventions' opt-in variable,
  * `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`, is `true`.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import type { Entry } from '../log/entries.js';
 import { traceOf, type TraceSpan } from '../log/trace.js';
 import { exportOtlp, otlpJson, type TraceResource } from '../adapters/tracing/otlp.js';
 import { redactUrl } from '../adapters/store/postgres-pool.js';
 import type { ComposedRow } from '../plugins/rows.js';
-import { SetupError, UsageError } from './errors.js';
-import { bridleHome } from './home.js';
-import { looksLikePath, targetOf } from './session-store.js';
+import { SetupError } from './errors.js';
+import { looksLikePath } from './session-store.js';
+import { readSessionTree } from './session-tree.js';
 import { composeStoreRows } from './settings.js';
-import { verifyFile, verifyLines } from './replay.js';
 import { visible } from './visible.js';
 
 export interface TraceFlags {
@@ -34,21 +30,6 @@ export const contentOptedIn = (env: NodeJS.ProcessEnv) => (env.OTEL_INSTRUMENTAT
 
 export const traceResource = (version: string): TraceResource => ({ attributes: { 'service.name': 'bridle', 'service.version': version }, scope: { name: 'bridle', version } });
 
-/** A session's entries and every subagent's below it, read from where the session lives. */
-async function readTree(read: (id: string) => Promise<Entry[] | undefined>, entries: Entry[]): Promise<Map<string, Entry[]>> {
-  const tree = new Map<string, Entry[]>();
-  const todo = [...entries];
-  while (todo.length > 0) {
-    const e = todo.shift()!;
-    if (e.kind !== 'subagent/start' || tree.has(e.child)) continue;
-    const child = await read(e.child);
-    if (!child) continue;
-    tree.set(e.child, child);
-    todo.push(...child);
-  }
-  return tree;
-}
-
 function treeLines(spans: readonly TraceSpan[]): string[] {
   const depth = new Map<string, number>();
   return spans.map((s) => {
@@ -63,36 +44,10 @@ function treeLines(spans: readonly TraceSpan[]): string[] {
 
 export async function traceCommand(ref: string, flags: TraceFlags, version: string, out: { write(s: string): unknown } = process.stdout): Promise<number> {
   const resource = traceResource(version);
-  const home = bridleHome();
   const rows: ComposedRow[] = flags.store === undefined && looksLikePath(ref) ? [] : await composeStoreRows(flags);
-  const stored = targetOf(rows, home, ref);
-  let entries: Entry[];
-  let read: (id: string) => Promise<Entry[] | undefined>;
-  let ok: boolean;
-  if (stored.kind === 'postgres') {
-    const lines = await stored.store.tail(stored.id);
-    if (!lines || lines.length === 0) throw new UsageError(`no session ${stored.id} at ${redactUrl(stored.store.url)}`);
-    const v = verifyLines(lines);
-    ({ entries } = v);
-    ok = v.verdict.ok;
-    read = async (id) => {
-      const child = await stored.store.tail(id);
-      return child && child.length > 0 ? verifyLines(child).entries : undefined;
-    };
-  } else {
-    if (!existsSync(stored.path)) throw new UsageError(`no session log at ${stored.path}`);
-    const v = verifyFile(stored.path);
-    ({ entries } = v);
-    ok = v.verdict.ok;
-    const dir = dirname(stored.path);
-    read = async (id) => {
-      const file = join(dir, `${id}.jsonl`);
-      return existsSync(file) ? verifyFile(file).entries : undefined;
-    };
-  }
-  if (!ok) process.stderr.write(`bridle: warning: ${visible(ref)} does not verify; traced as far as it reads (bridle replay says why)\n`);
-  const tree = await readTree(read, entries);
-  const spans = traceOf(entries, { content: contentOptedIn(process.env), children: (id) => tree.get(id) });
+  const tree = await readSessionTree(ref, rows);
+  if (!tree.verifies) process.stderr.write(`bridle: warning: ${visible(ref)} does not verify; traced as far as it reads (bridle replay says why)\n`);
+  const spans = traceOf(tree.entries, { content: contentOptedIn(process.env), children: (id) => tree.children.get(id) });
   if (flags.otlp) {
     const problem = await exportOtlp(spans, resource, flags.otlp);
     if (problem) throw new SetupError(`trace: the collector at ${redactUrl(flags.otlp)} did not take the spans: ${problem}`);

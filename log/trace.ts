@@ -278,6 +278,8 @@ export function traceOf(entries: readonly Entry[], options: TraceOptions = {}): 
 function requestAttributes(h: EntryOf<'request/header'>, model: string): TraceAttributes {
   return {
     'gen_ai.request.model': model,
+    // The wire, where the header names it (a Responses or Anthropic session); else the model id tells.
+    ...(h.params.reasoning ? { 'gen_ai.provider.name': h.params.reasoning === 'anthropic' ? 'anthropic' : 'openai' } : {}),
     ...(h.params.maxTokens !== undefined ? { 'gen_ai.request.max_tokens': h.params.maxTokens } : {}),
     ...(h.params.temperature !== undefined ? { 'gen_ai.request.temperature': h.params.temperature } : {}),
   };
