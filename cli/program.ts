@@ -87,7 +87,7 @@ export async function main(argv: string[]): Promise<number> {
 
   modelOptions(program.command('resume').argument('<session>', 'session id or log path').argument('[prompt]', 'what to do next'))
     .summary('repair a crashed session and go on')
-    .description('repair a crashed session (torn tail, unended turn), restore it from its newest checkpoint, then run the prompt; with neither a prompt nor --continue, only repair. An approval left unanswered is asked again and the call runs once if allowed; one answered and not dispatched (a crash, or a fork --answer) goes on with its logged answer, not asked again. The session keeps its logged model unless a flag, BRIDLE_MODEL or --profile names one, and its logged policy unless a flag narrows it (--override-policy to widen)')
+    .description('repair a crashed session (torn tail, unended turn), restore it from its newest checkpoint, then run the prompt; with neither a prompt nor --continue, only repair. An approval left unanswered is asked again and the call runs once if allowed; one answered and not dispatched (a crash, or a fork --answer deny) goes on with its logged answer, not asked again. The session keeps its logged model unless a flag, BRIDLE_MODEL or --profile names one, and its logged policy unless a flag narrows it (--override-policy to widen)')
     .option('--continue', 'let the model carry on instead of a prompt')
     .option('--json', 'print log entries as JSON lines on stdout')
     .action(async (session: string, prompt: string | undefined, flags: ResumeFlags) => {
@@ -168,7 +168,7 @@ export async function main(argv: string[]): Promise<number> {
     .command('fork')
     .argument('<session>', 'session id or log path')
     .summary('a new session from a past point of a log')
-    .description('a new session whose log begins with this one\'s, up to the last completed turn at or before --at (default: the end), copied byte for byte under a header of its own; with --answer, one logged approval answered anew (approve | deny; bridle resume <fork> goes on inside that turn with the new answer) or one input replaced (new text) at --at. Runs no tool and calls no model; prints log: <path> of the fork (exit 2: a point inside a turn, naming the nearest valid ones)')
+    .description('a new session whose log begins with this one\'s, up to the last completed turn at or before --at (default: the end), copied byte for byte under a header of its own; with --answer, one logged approval answered anew at --at (deny: bridle resume <fork> goes on inside that turn with the denial; approve: never an approval by itself, the call is asked again when the fork goes on, and refused under --approval never) or one input replaced (new text; an approval word at an input is refused). Runs no tool and calls no model; prints log: <path> of the fork (exit 2: a point inside a turn, naming the nearest valid ones)')
     .option('--at <seq>', 'the last completed turn at or before this seq')
     .option('--answer <approval|input>', 'what-if at --at: approve|deny, or new input text')
     .option('--store <url|dir>', 'read it from Postgres (postgres://…) or a JSONL dir')

@@ -193,14 +193,12 @@ export class Hub {
   }
 
   /**
-   * The gate of every method that acts on a session (issue 20, item 2): only a client attached to it on this
-   * worker, that is one that watches what it does, may drive it. Contract: refuses `NOT_ATTACHED` (naming
-   * `what`) when `peer` is not attached to it here — `UNKNOWN_SESSION` instead on a server that cannot open
-   * sessions of a store and runs none by that id; opens nothing from the store (only `session/attach` does).
+   * The gate of every method that acts on a session (issue 20, item 2): only a client attached to it here may.
+   * Contract: refuses `NOT_ATTACHED` naming `what` (`UNKNOWN_SESSION` for an unknown id on a server without a
+   * store to open it from); opens nothing (only `session/attach` does).
    */
   attachedTo(sessionId: string, peer: Peer, what: string): void {
     const s = this.sessions.get(sessionId) ?? this.relays.get(sessionId);
-    // A session of the store that is not open here: attaching opens it (or says why not).
     if (!s && !this.limits.reopen) this.get(sessionId);
     if (!s?.isAttached(peer)) throw refusal(ErrorCode.NotAttached, 'NOT_ATTACHED', `attach to session ${JSON.stringify(sessionId)} (session/attach) before ${what}`);
   }

@@ -57,6 +57,8 @@ async function ownerKilledMidBash(url: string, scriptB: object, inputOn: 'a' | '
   const { ws, a, ca, cb } = await twoWorkers(url, slow, scriptB, leaseMs);
   const { sessionId } = await ca.call('session/create', {});
   await cb.call('session/attach', { sessionId });
+  // Input needs attaching, on whichever worker it is sent (issue 20, item 2).
+  if (inputOn === 'a') await ca.call('session/attach', { sessionId });
   await (inputOn === 'a' ? ca : cb).call('session/input', { sessionId, text: 'do the work' });
   await cb.waitFor(isEntry('tool/dispatch'), 20_000, 'the dispatch, relayed to B');
   for (let i = 0; !existsSync(join(ws, 'marker')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
