@@ -22,7 +22,7 @@ function settingOptions(cmd: Command, more: (c: Command) => Command = (c) => c):
   const model = cmd
     .option('--model <id>', 'model id, or scripted:<file> (env: BRIDLE_MODEL)')
     .option('--base-url <url>', 'OpenAI-compatible API URL (env: OPENAI_BASE_URL)')
-    .option('--provider <use>', 'openai-chat | openai-responses | anthropic (default: openai-chat)')
+    .option('--provider <use>', 'openai-chat (default), openai-responses, anthropic')
     .option('--max-output-tokens <n>', 'output token cap per model call')
     .option('--reasoning-effort <e>', 'minimal | low | medium | high | …')
     .option('--thinking-budget <n>', 'anthropic: extended thinking tokens per call');
