@@ -58,4 +58,29 @@ describe('MCP tools as bridle tools', () => {
     expect(validateCall(tools, 'mcp__s__note', '{"file":"../etc/passwd"}')).toMatchObject({ ok: false, code: 'INVALID_ARGUMENTS' });
     expect(validateCall(tools, 'mcp__s__note', '{}')).toMatchObject({ ok: false, code: 'INVALID_ARGUMENTS' });
   });
+
+  it('a ReDoS pattern in a server\'s schema does not hold the main loop: the call passes bridle\'s check at once, while a timer keeps firing (issue 20, item 8)', async () => {
+    const { tools } = bridleTools('mcp:s', [{ name: 'match', inputSchema: schema({ text: { type: 'string', pattern: '^(a+)+$' } }, ['text']) }], never, 1000);
+    // The model is still shown the server's pattern.
+    expect(toolSpec(tools[0]!).parameters).toMatchObject({ properties: { text: { pattern: '^(a+)+$' } } });
+    let last = performance.now();
+    let maxLag = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      maxLag = Math.max(maxLag, now - last);
+      last = now;
+    }, 20);
+    try {
+      await new Promise((r) => setTimeout(r, 60));
+      const started = performance.now();
+      // 24 `a`s and a `!`: seconds of backtracking for V8 on this pattern.
+      const v = validateCall(tools, 'mcp__s__match', JSON.stringify({ text: `${'a'.repeat(24)}!` }));
+      expect(performance.now() - started).toBeLessThan(500);
+      expect(v).toMatchObject({ ok: true });
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      clearInterval(timer);
+    }
+    expect(maxLag).toBeLessThan(1000);
+  });
 });
