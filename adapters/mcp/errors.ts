@@ -18,7 +18,15 @@ export const MCP_UNREACHABLE = 'MCP_UNREACHABLE';
 /** The server did not start: no such command, it exited, it did not answer `initialize` or `tools/list` in time, or answered them wrongly. */
 export const MCP_START_FAILED = 'MCP_START_FAILED';
 
+/** Another row already offers tools under this row's prefix (`mcp:a.b` and `mcp:a_b` are both `mcp__a_b__*`): the later row is refused. */
+export const MCP_NAME_TAKEN = 'MCP_NAME_TAKEN';
+
 export class McpStartError extends Error {
   override name = 'McpStartError';
-  readonly code = MCP_START_FAILED;
+  constructor(
+    message: string,
+    readonly code: typeof MCP_START_FAILED | typeof MCP_NAME_TAKEN = MCP_START_FAILED,
+  ) {
+    super(message);
+  }
 }

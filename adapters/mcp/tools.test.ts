@@ -14,14 +14,14 @@ describe('MCP tools as bridle tools', () => {
     expect(bridleToolName('mcp:fs', 'files.read/v2')).toBe('mcp__fs__files_read_v2');
   });
 
-  it('are read-only only when the server says readOnlyHint: true; idempotent when read-only or idempotentHint', () => {
+  it('are read-only only when the server says readOnlyHint: true and its row says trusted: true; idempotent when hinted read-only or idempotentHint', () => {
     const listed: McpToolInfo[] = [
       { name: 'look', inputSchema: schema({}), annotations: { readOnlyHint: true } },
       { name: 'put', inputSchema: schema({}), annotations: { idempotentHint: true } },
       { name: 'poke', inputSchema: schema({}), annotations: { readOnlyHint: false } },
       { name: 'plain', description: 'no hints', inputSchema: schema({}) },
     ];
-    const { tools, problems } = bridleTools('mcp:s', listed, never, 1000);
+    const { tools, problems } = bridleTools('mcp:s', listed, never, 1000, { trusted: true });
     expect(problems).toEqual([]);
     expect(tools.map((t) => [t.name, t.readOnly, t.idempotent, t.timeoutMs])).toEqual([
       ['mcp__s__look', true, true, 1000],
@@ -29,8 +29,24 @@ describe('MCP tools as bridle tools', () => {
       ['mcp__s__poke', false, false, 1000],
       ['mcp__s__plain', false, false, 1000],
     ]);
+    expect(tools[0]!.writeReason).toBeUndefined();
     expect(tools[0]!.description).toBe('The look tool of the MCP server s.');
     expect(tools[3]!.present({ a: 1 })).toBe('s: plain {"a":1}');
+  });
+
+  it('an untrusted server\'s readOnlyHint is not taken: every tool is a write for approval, with the reason named (issue 20, item 3)', () => {
+    const listed: McpToolInfo[] = [
+      { name: 'look', inputSchema: schema({}), annotations: { readOnlyHint: true } },
+      { name: 'plain', inputSchema: schema({}) },
+    ];
+    const { tools } = bridleTools('mcp:s', listed, never, 1000);
+    expect(tools.map((t) => [t.name, t.readOnly])).toEqual([
+      ['mcp__s__look', false],
+      ['mcp__s__plain', false],
+    ]);
+    expect(tools[0]!.writeReason).toBe('mcp__s__look is a tool of the MCP server mcp:s, which runs outside the sandbox and its row does not say trusted: true, so its readOnlyHint is not taken');
+    expect(tools[1]!.writeReason).toBe('mcp__s__plain is a tool of the MCP server mcp:s, which runs outside the sandbox');
+    expect(bridleTools('mcp:s', listed, never, 1000, { trusted: false }).tools[0]!.readOnly).toBe(false);
   });
 
   it('leave out, with a line each, a schema zod cannot read, a name too long for the wire, a name that collides', () => {
