@@ -9,6 +9,8 @@
 export const MCP_TOOL_ERROR = 'MCP_TOOL_ERROR';
 /** The server's process exited (or its connection closed); this call and every later one fail with it. */
 export const MCP_SERVER_EXITED = 'MCP_SERVER_EXITED';
+/** The server's answer was larger than one message may be (10 MiB over stdio): dropped, with its size; the connection and the server go on. */
+export const MCP_RESULT_TOO_LARGE = 'MCP_RESULT_TOO_LARGE';
 /** The server answered with a JSON-RPC error (an unknown tool, bad params, its own internal error). */
 export const MCP_REQUEST_FAILED = 'MCP_REQUEST_FAILED';
 /** The server's answer is not a call result (it fails the protocol's schema, or its declared output schema). */
