@@ -23,6 +23,7 @@ import { ToolError, type ToolOutput } from '../../ports/tools.js';
 import { isStdio, type McpConfig } from './config.js';
 import { capText, resultText, type McpResultLike } from './content.js';
 import { MCP_BAD_RESULT, MCP_REQUEST_FAILED, MCP_RESULT_TOO_LARGE, MCP_SERVER_EXITED, MCP_TOOL_ERROR, MCP_UNREACHABLE, McpStartError } from './errors.js';
+import { redactText, redactUrl } from '../../safety/redact.js';
 import { CappedReadBuffer, MAX_MESSAGE_BYTES, RESULT_TOO_LARGE_RPC_CODE } from './read-buffer.js';
 import type { CallMcpTool, McpToolInfo } from './tools.js';
 
@@ -57,7 +58,8 @@ function bridleVersion(): string {
 const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB (${bytes} bytes)`;
 const isTooLarge = (data: unknown): data is { bytes: number } =>
   typeof data === 'object' && data !== null && (data as { bridle?: unknown }).bridle === MCP_RESULT_TOO_LARGE && typeof (data as { bytes?: unknown }).bytes === 'number';
-const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+// What a server or the SDK says may quote a URL with its token, or a header: shown redacted (ADR 0039).
+const describe = (err: unknown) => redactText(err instanceof Error ? err.message : String(err));
 const isSchemaFailure = (err: unknown) => Array.isArray((err as { issues?: unknown } | null)?.issues);
 
 /**
@@ -98,7 +100,7 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   let stderr = '';
   const lastWords = () => {
     const t = stderr.trim();
-    return t ? ` Its last words on stderr: ${t.length > STDERR_SHOWN ? `…${t.slice(-STDERR_SHOWN)}` : t}` : '';
+    return t ? ` Its last words on stderr: ${redactText(t.length > STDERR_SHOWN ? `…${t.slice(-STDERR_SHOWN)}` : t)}` : '';
   };
   let transport: Transport;
   // The calls waiting for an answer: failed at once when an answer too large, of no readable request, was dropped.
@@ -149,7 +151,7 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   } catch (err) {
     await close();
     const code = (err as NodeJS.ErrnoException | null)?.code;
-    const where = isStdio(config) ? config.command : config.url;
+    const where = isStdio(config) ? config.command : redactUrl(config.url);
     let why: string;
     if (code === 'ENOENT' || code === 'EACCES') why = `cannot run ${where} (${code === 'ENOENT' ? 'no such command' : 'permission denied'})`;
     else if (o.signal.aborted) why = 'the session closed while it was starting';
