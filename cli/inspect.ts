@@ -8,6 +8,7 @@
 import { createWebSocketInspector } from '@statelyai/inspect';
 import { WebSocket } from 'ws';
 import type { InspectionEvent, Observer } from 'xstate';
+import { redactText, redactUrl } from '../safety/redact.js';
 import { SetupError, UsageError } from './errors.js';
 
 export const DEFAULT_INSPECT_URL = 'ws://localhost:8080';
@@ -27,9 +28,9 @@ export function inspectUrl(flag: string | boolean | undefined): string | undefin
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`--inspect: not a URL: ${url}`);
+    throw new UsageError(`--inspect: not a URL: ${redactText(url)}`);
   }
-  if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new UsageError(`--inspect: needs a ws:// or wss:// URL (got ${url})`);
+  if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new UsageError(`--inspect: needs a ws:// or wss:// URL (got ${redactUrl(url)})`);
   return url;
 }
 
@@ -59,7 +60,7 @@ interface AdapterState {
 /** Contract: resolves connected (or throws `SetupError` naming the URL); events are buffered until the socket opens, none dropped. */
 export async function openInspector(url: string): Promise<OpenInspector> {
   const problem = await reachable(url, 3000);
-  if (problem) throw new SetupError(`--inspect: no inspector listening at ${url} (${problem}); start one first (see docs/inspection.md)`);
+  if (problem) throw new SetupError(`--inspect: no inspector listening at ${redactUrl(url)} (${problem}); start one first (see docs/inspection.md)`);
   const inspector = createWebSocketInspector({ url, maxDeferredEvents: 1_000_000 });
   const state = inspector.adapter as unknown as AdapterState;
   const settled = () => state.status === 'open' && (state.ws?.bufferedAmount ?? 0) === 0;
@@ -82,7 +83,7 @@ export async function withInspector<T>(flag: string | boolean | undefined, fn: (
   const url = inspectUrl(flag);
   if (!url) return fn(undefined);
   const inspector = await openInspector(url);
-  process.stderr.write(`inspect: reporting every actor to ${url}\n`);
+  process.stderr.write(`inspect: reporting every actor to ${redactUrl(url)}\n`);
   try {
     return await fn(inspector.inspect);
   } finally {

@@ -12,6 +12,7 @@ import { LogAccessError } from '../log/errors.js';
 import { CompositionError } from '../plugins/rows.js';
 import { ProviderSetupError } from '../ports/provider.js';
 import { composeProduct } from './settings.js';
+import { redactText } from '../safety/redact.js';
 import { StoreUnavailableError } from '../adapters/store/postgres-pool.js';
 import { StoreSchemaError } from '../adapters/store/postgres-schema.js';
 
@@ -250,39 +251,41 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: 'user' });
     return code;
   } catch (err) {
+    // An error may echo what a row holds (a store URL with its password, a server's answer quoting a header): redacted.
+    const say = (line: string) => process.stderr.write(redactText(line));
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     if (err instanceof UsageError) {
-      process.stderr.write(`bridle: ${err.message}\n`);
+      say(`bridle: ${err.message}\n`);
       return 2;
     }
     // Another process writes this session (one writer per session): one line naming it, exit 2.
     if (err instanceof SessionLockedError) {
-      process.stderr.write(`bridle: ${err.code}: ${visible(err.message)}\n`);
+      say(`bridle: ${err.code}: ${visible(err.message)}\n`);
       return 2;
     }
     // The session store cannot be used from here (a database out of reach, or at a newer schema): a setup problem, exit 1.
     if (err instanceof StoreUnavailableError || err instanceof StoreSchemaError) {
-      process.stderr.write(`bridle: ${err.code}: ${visible(err.message)}\n`);
+      say(`bridle: ${err.code}: ${visible(err.message)}\n`);
       return 1;
     }
     if (err instanceof SetupError) {
-      process.stderr.write(`bridle: ${err.message}\n`);
+      say(`bridle: ${err.message}\n`);
       return 1;
     }
     // A row that cannot mount here because the environment is not set up for it (no API key): a setup problem, exit 1.
     if (err instanceof CompositionError && err.cause instanceof ProviderSetupError) {
-      process.stderr.write(`bridle: ${err.cause.message}\n`);
+      say(`bridle: ${err.cause.message}\n`);
       return 1;
     }
     if (err instanceof CompositionError) {
-      process.stderr.write(`bridle: ${err.message}\n`);
+      say(`bridle: ${err.message}\n`);
       return 2;
     }
     if (err instanceof LogAccessError) {
-      process.stderr.write(`bridle: ${err.code}: ${err.message}\n`);
+      say(`bridle: ${err.code}: ${err.message}\n`);
       return 2;
     }
-    process.stderr.write(`bridle: unexpected failure: ${(err as Error)?.stack ?? String(err)}\n`);
+    say(`bridle: unexpected failure: ${(err as Error)?.stack ?? String(err)}\n`);
     return 1;
   }
 }

@@ -39,6 +39,7 @@ import { ralphState } from '../runtime/ralph/state.js';
 import type { BridleSession } from '../runtime/session.js';
 import type { Product } from './settings.js';
 import { visible } from './visible.js';
+import { redactText, redactUrl } from '../safety/redact.js';
 
 export interface ServeFlags extends RunFlags {
   port?: string;
@@ -193,7 +194,8 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
       }
     }),
   ];
-  const problem = (m: string) => err.write(`bridle serve: ${visible(m, 'text')}\n`);
+  // Workers' problems may echo a store URL or a server's error text: redacted like every line bridle prints.
+  const problem = (m: string) => err.write(`bridle serve: ${visible(redactText(m), 'text')}\n`);
   const url = inspectUrl(flags.inspect);
   const inspector = url ? await openInspector(url) : undefined;
   const fromEnv = process.env.BRIDLE_TOKEN;
@@ -266,7 +268,7 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
   out.write(`bridle serve: ${server.url} (JSON-RPC 2.0, see docs/protocol.md)\n`);
   out.write(`token: ${fromEnv ? 'from $BRIDLE_TOKEN' : token}\n`);
   out.write(`viewer: ${server.httpUrl}?token=${shownToken}\n`);
-  if (inspector) err.write(`inspect: reporting every actor to ${inspector.url}\n`);
+  if (inspector) err.write(`inspect: reporting every actor to ${redactUrl(inspector.url)}\n`);
   err.write(`approval: ${approval}${approval === 'ask' ? ' (asked of attached clients)' : ''}\n`);
   err.write(`sessions: at most ${maxSessions}; an idle one is released ${idleTimeoutMs > 0 ? `after ${idleTimeoutMs / 1000} s` : 'never'}; cwd: ${allowCwd.join(', ')} or below\n`);
   if (shared) err.write(`sweep: ${sweepMs > 0 ? `every ${sweepMs} ms, sessions whose owner's lease expired with work left are taken over` : 'off'}\n`);

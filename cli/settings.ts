@@ -25,6 +25,7 @@ import { describeIssues, loadConfig, type LoadedConfig } from './config/load.js'
 import { UsageError } from './errors.js';
 import { bridleHome } from './home.js';
 import { isPostgresUrl } from '../adapters/store/postgres-pool.js';
+import { redactText } from '../safety/redact.js';
 
 /** The settings flags as commander hands them over: strings (and booleans), unparsed. */
 export interface SettingFlags {
@@ -231,7 +232,8 @@ export async function composeProduct(flags: SettingFlags, o: ComposeOptions = {}
   } catch (err) {
     throw asUsage(err);
   }
-  return { home, file, ...(flags.profile !== undefined ? { profile: flags.profile } : {}), rows: checked, warnings, loaded, flagged, ...(flags.overridePolicy ? { overridePolicy: true } : {}) };
+  // A warning may quote a row's value (a URL with its password): shown redacted wherever it is printed.
+  return { home, file, ...(flags.profile !== undefined ? { profile: flags.profile } : {}), rows: checked, warnings: warnings.map(redactText), loaded, flagged, ...(flags.overridePolicy ? { overridePolicy: true } : {}) };
 }
 
 /**

@@ -324,7 +324,7 @@ export const McpServer = z.strictObject({
   tools: z.array(z.strictObject({ name: z.string(), readOnly: z.boolean(), idempotent: z.boolean() })),
   /** Tools left out (a schema that cannot be read, a name the wire refuses), one line each. */
   problems: z.array(z.string()),
-  /** For `failed`: `MCP_START_FAILED`, and what happened. */
+  /** For `failed`: `MCP_START_FAILED` (or `MCP_NAME_TAKEN`: another row has its tool prefix), and what happened. */
   code: z.string().optional(),
   message: z.string().optional(),
 });

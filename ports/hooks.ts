@@ -31,6 +31,8 @@ export interface CallFacts {
   idempotent: boolean;
   /** It starts subagents (`delegate`, `workflow`): the approval class of its own. */
   delegates: boolean;
+  /** Why it is a write for approval, when its tool says (ToolDefinition.writeReason). */
+  writeReason?: string;
   /** What approval rules match against: the command for bash, the path for file tools, else key-sorted JSON. */
   rendered: string;
 }

@@ -48,6 +48,12 @@ export interface ToolDefinition<P = any> {
    * alongside its neighbours, as read-only calls do.
    */
   delegates?: boolean;
+  /**
+   * Why a call of it is a write for approval, when its name does not say so: an MCP
+   * tool of a server that runs outside the sandbox, whatever the server claims
+   * (ADR 0039). The question and a refusal under `never` give it as the reason.
+   */
+  writeReason?: string;
   /** A default deadline for one call, enforced by the executor. */
   timeoutMs?: number;
   /** Contract: resolves with an error output for expected failures; a throw becomes a `TOOL_ERROR` result. */

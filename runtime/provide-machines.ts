@@ -104,19 +104,23 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
   const pipeline = createToolPipeline(hooks, reportHook);
   const rules: ApprovalRule[] = [...o.approval.rules, ...rulesFromLog(recorder.entries)];
   const argsOf = (c: ToolCallContext) => (c.validation?.ok ? c.validation.args : {});
-  const facts = (c: ToolCallContext): CallFacts => ({
-    turn: c.turn,
-    step: c.step,
-    callId: c.callId,
-    name: c.name,
-    arguments: c.arguments,
-    args: argsOf(c),
-    // What the tool says of itself: the validation's `readOnly` is the scheduler's (a delegation may overlap too).
-    readOnly: c.validation?.ok === true && byName.get(c.name)?.readOnly === true,
-    idempotent: c.validation?.ok === true && c.validation.idempotent,
-    delegates: c.validation?.ok === true && byName.get(c.name)?.delegates === true,
-    rendered: renderForRules(argsOf(c), o.cwd),
-  });
+  const facts = (c: ToolCallContext): CallFacts => {
+    const writeReason = byName.get(c.name)?.writeReason;
+    return {
+      turn: c.turn,
+      step: c.step,
+      callId: c.callId,
+      name: c.name,
+      arguments: c.arguments,
+      args: argsOf(c),
+      // What the tool says of itself: the validation's `readOnly` is the scheduler's (a delegation may overlap too).
+      readOnly: c.validation?.ok === true && byName.get(c.name)?.readOnly === true,
+      idempotent: c.validation?.ok === true && c.validation.idempotent,
+      delegates: c.validation?.ok === true && byName.get(c.name)?.delegates === true,
+      ...(writeReason !== undefined ? { writeReason } : {}),
+      rendered: renderForRules(argsOf(c), o.cwd),
+    };
+  };
   const present = (c: ToolCallContext): string => {
     try {
       return byName.get(c.name)!.present(argsOf(c));

@@ -67,4 +67,10 @@ describe('the approval policy', () => {
     expect(decideByPolicy('ask', write, [{ tool: 'write_file', pattern: '^a\\.txt$' }]).kind).toBe('allow');
     expect(decideByPolicy('ask', write, [{ tool: 'write_file', pattern: '^b' }]).kind).toBe('ask');
   });
+  it('gives a tool\'s own reason for treating it as a write, in the question and in the refusal under never', () => {
+    const mcp = { name: 'mcp__s__look', readOnly: false, rendered: '{}', writeReason: 'mcp__s__look is a tool of the MCP server mcp:s, which runs outside the sandbox' };
+    expect(decideByPolicy('ask', mcp)).toEqual({ kind: 'ask', reason: mcp.writeReason });
+    expect(decideByPolicy('never', mcp)).toEqual({ kind: 'deny', reason: `approval policy "never": ${mcp.writeReason}` });
+    expect(decideByPolicy('never', write)).toEqual({ kind: 'deny', reason: 'approval policy "never": write_file changes the workspace or runs commands' });
+  });
 });

@@ -11,7 +11,7 @@ import { ruleMatches } from './approval-rules.js';
 /** Contract: pure. */
 export function decideByPolicy(
   policy: ApprovalPolicy,
-  call: { name: string; readOnly: boolean; rendered: string; delegates?: boolean },
+  call: { name: string; readOnly: boolean; rendered: string; delegates?: boolean; writeReason?: string },
   rules: readonly ApprovalRule[] = [],
 ): Decision {
   if (call.readOnly) return { kind: 'allow' };
@@ -19,6 +19,7 @@ export function decideByPolicy(
   if (call.delegates) return { kind: 'allow' };
   if (rules.some((r) => ruleMatches(r, call))) return { kind: 'allow' };
   if (policy === 'auto') return { kind: 'allow' };
-  if (policy === 'never') return { kind: 'deny', reason: `approval policy "never": ${call.name} changes the workspace or runs commands` };
-  return { kind: 'ask', reason: `${call.name} changes the workspace or runs commands` };
+  const why = call.writeReason ?? `${call.name} changes the workspace or runs commands`;
+  if (policy === 'never') return { kind: 'deny', reason: `approval policy "never": ${why}` };
+  return { kind: 'ask', reason: why };
 }

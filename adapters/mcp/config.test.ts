@@ -7,9 +7,10 @@ const issues = (v: unknown) => {
 };
 
 describe('the mcp row\'s config', () => {
-  it('is a stdio server { command, args?, env? } or an HTTP one { url, headers? }, with the deadlines filled in', () => {
-    expect(McpConfig.parse({ command: 'npx', args: ['-y', 'x'], env: { A: 'b' } })).toEqual({ command: 'npx', args: ['-y', 'x'], env: { A: 'b' }, timeoutMs: 120_000, startTimeoutMs: 30_000 });
-    expect(McpConfig.parse({ url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer t' }, timeoutMs: 5000 })).toEqual({ url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer t' }, timeoutMs: 5000, startTimeoutMs: 30_000 });
+  it('is a stdio server { command, args?, env? } or an HTTP one { url, headers? }, with the deadlines filled in and trusted false unless it says so', () => {
+    expect(McpConfig.parse({ command: 'x', trusted: true })).toMatchObject({ trusted: true });
+    expect(McpConfig.parse({ command: 'npx', args: ['-y', 'x'], env: { A: 'b' } })).toEqual({ command: 'npx', args: ['-y', 'x'], env: { A: 'b' }, timeoutMs: 120_000, startTimeoutMs: 30_000, trusted: false });
+    expect(McpConfig.parse({ url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer t' }, timeoutMs: 5000 })).toEqual({ url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer t' }, timeoutMs: 5000, startTimeoutMs: 30_000, trusted: false });
   });
 
   it('says which keys go together when it is neither, or both; refuses what does not belong', () => {

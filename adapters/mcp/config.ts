@@ -6,6 +6,10 @@
  * of harmless variables (HOME, LOGNAME, PATH, SHELL, TERM, USER) plus
  * exactly what `env` names: nothing else of bridle's environment, so no key
  * or token reaches a server unless the row hands it over.
+ *
+ * `trusted` (default false) is the user's word that the server's
+ * `readOnlyHint` may be believed: a server runs outside the sandbox, so
+ * without it every call of its tools is a write for approval (ADR 0039).
  */
 import { z } from 'zod';
 
@@ -14,22 +18,23 @@ export const DEFAULT_MCP_TIMEOUT_MS = 120_000;
 /** How long a server may take to start, answer `initialize` and list its tools. */
 export const DEFAULT_MCP_START_TIMEOUT_MS = 30_000;
 
-const deadlines = {
+const common = {
   timeoutMs: z.int().positive().max(2 ** 31 - 1).default(DEFAULT_MCP_TIMEOUT_MS),
   startTimeoutMs: z.int().positive().max(2 ** 31 - 1).default(DEFAULT_MCP_START_TIMEOUT_MS),
+  trusted: z.boolean().default(false),
 };
 
 const Stdio = z.strictObject({
   command: z.string().min(1),
   args: z.array(z.string()).optional(),
   env: z.record(z.string().min(1), z.string()).optional(),
-  ...deadlines,
+  ...common,
 });
 
 const Http = z.strictObject({
   url: z.url({ protocol: /^https?$/, error: 'url must be an http:// or https:// URL' }),
   headers: z.record(z.string().min(1), z.string()).optional(),
-  ...deadlines,
+  ...common,
 });
 
 export type McpStdioConfig = z.infer<typeof Stdio>;

@@ -15,8 +15,10 @@ import { startHttpFixture, type HttpFixture } from '../../test/helpers/mcp-fixtu
 import { FIXTURE, requireFixture } from '../../test/helpers/mcp-fixture.js';
 import { McpConfig } from './config.js';
 import { connectMcp, type McpConnection } from './connection.js';
-import { MCP_BAD_RESULT, MCP_REQUEST_FAILED, MCP_SERVER_EXITED, MCP_TOOL_ERROR, MCP_UNREACHABLE, McpStartError } from './errors.js';
+import { MCP_BAD_RESULT, MCP_REQUEST_FAILED, MCP_RESULT_TOO_LARGE, MCP_SERVER_EXITED, MCP_TOOL_ERROR, MCP_UNREACHABLE, McpStartError } from './errors.js';
 import { bridleTools } from './tools.js';
+
+const FLOOD = FIXTURE.replace(/mcp-fixture-server\.js$/, 'mcp-flood-server.js');
 
 
 const opened: McpConnection[] = [];
@@ -169,5 +171,30 @@ describe('an MCP server over streamable HTTP', () => {
     const refused = await open({ url: http.url, headers: { Authorization: 'Bearer wrong' } }).then(() => undefined, (e: unknown) => e);
     expect(refused).toBeInstanceOf(McpStartError);
     expect((refused as Error).message).toBe('the MCP server mcp:fx did not start: Streamable HTTP error: Error POSTing to endpoint: unauthorized (HTTP 401).');
+  });
+});
+
+describe('an answer larger than one message may be (issue 20, item 8)', () => {
+  const flood = () => open({ command: process.execPath, args: [FLOOD] });
+
+  for (const order of ['last', 'first'] as const) {
+    it(`a 50 MB result (its id ${order}) is MCP_RESULT_TOO_LARGE with its size, not MCP_SERVER_EXITED; the same server answers the next call`, async () => {
+      const c = await flood();
+      const pid = (await call(c, 'pid')).content;
+      const err = await failure(call(c, 'flood', { mb: 50, order }));
+      expect(err.code).toBe(MCP_RESULT_TOO_LARGE);
+      expect(err.message).toContain('answered the flood call with 50.0 MiB');
+      expect(err.message).toContain('The server is still running');
+      expect(await call(c, 'small')).toEqual({ status: 'ok', content: 'small and fine' });
+      expect((await call(c, 'pid')).content).toBe(pid);
+    });
+  }
+
+  it('a huge line naming no request fails the calls waiting, as too large, and the connection goes on', async () => {
+    const c = await flood();
+    const err = await failure(call(c, 'flood', { mb: 12, order: 'none' }));
+    expect(err.code).toBe(MCP_RESULT_TOO_LARGE);
+    expect(err.message).toContain('with 12.0 MiB');
+    expect(await call(c, 'small')).toEqual({ status: 'ok', content: 'small and fine' });
   });
 });

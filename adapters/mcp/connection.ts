@@ -4,7 +4,9 @@
  * tools listed once, then called. A call's failure is a `ToolError` with a
  * stable code (`errors.ts`); once a stdio server's process is gone, every
  * later call fails at once with `MCP_SERVER_EXITED` instead of waiting for
- * its deadline. The tool list is read once at the start and kept: a server
+ * its deadline. An answer larger than one message may be (10 MiB) is
+ * `MCP_RESULT_TOO_LARGE` with its size, and the connection goes on
+ * (`read-buffer.ts`). The tool list is read once at the start and kept: a server
  * that announces a changed list is not re-read, so what a session offers
  * the model is fixed when its first turn starts (ADR 0023).
  *
@@ -20,7 +22,9 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError, type ToolOutput } from '../../ports/tools.js';
 import { isStdio, type McpConfig } from './config.js';
 import { capText, resultText, type McpResultLike } from './content.js';
-import { MCP_BAD_RESULT, MCP_REQUEST_FAILED, MCP_SERVER_EXITED, MCP_TOOL_ERROR, MCP_UNREACHABLE, McpStartError } from './errors.js';
+import { MCP_BAD_RESULT, MCP_REQUEST_FAILED, MCP_RESULT_TOO_LARGE, MCP_SERVER_EXITED, MCP_TOOL_ERROR, MCP_UNREACHABLE, McpStartError } from './errors.js';
+import { redactText, redactUrl } from '../../safety/redact.js';
+import { CappedReadBuffer, MAX_MESSAGE_BYTES, RESULT_TOO_LARGE_RPC_CODE } from './read-buffer.js';
 import type { CallMcpTool, McpToolInfo } from './tools.js';
 
 export interface McpConnection {
@@ -51,12 +55,27 @@ function bridleVersion(): string {
   return '0.0.0';
 }
 
-const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB (${bytes} bytes)`;
+const isTooLarge = (data: unknown): data is { bytes: number } =>
+  typeof data === 'object' && data !== null && (data as { bridle?: unknown }).bridle === MCP_RESULT_TOO_LARGE && typeof (data as { bytes?: unknown }).bytes === 'number';
+// What a server or the SDK says may quote a URL with its token, or a header: shown redacted (ADR 0039).
+const describe = (err: unknown) => redactText(err instanceof Error ? err.message : String(err));
 const isSchemaFailure = (err: unknown) => Array.isArray((err as { issues?: unknown } | null)?.issues);
 
-/** The SDK's stdio transport, remembering whether its process was ever spawned (its `pid` is gone once it closes). */
+/**
+ * The SDK's stdio transport, remembering whether its process was ever spawned (its `pid` is gone once it closes),
+ * reading through bridle's `CappedReadBuffer`: an answer too large is dropped and answered as an error, where the
+ * SDK's own buffer would close the connection and stop the server. The SDK (1.x) keeps its buffer in `_readBuffer`;
+ * a version that does not is refused at the start rather than read without a cap.
+ */
 class StdioTransport extends StdioClientTransport {
   spawned = false;
+  constructor(params: ConstructorParameters<typeof StdioClientTransport>[0], onOversized: (bytes: number) => void) {
+    super(params);
+    const self = this as unknown as { _readBuffer?: unknown };
+    if (self._readBuffer === undefined) throw new Error('this version of the MCP SDK keeps no _readBuffer for bridle to cap');
+    self._readBuffer = new CappedReadBuffer(MAX_MESSAGE_BYTES, onOversized);
+  }
   override async start(): Promise<void> {
     await super.start();
     this.spawned = true;
@@ -81,14 +100,18 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   let stderr = '';
   const lastWords = () => {
     const t = stderr.trim();
-    return t ? ` Its last words on stderr: ${t.length > STDERR_SHOWN ? `…${t.slice(-STDERR_SHOWN)}` : t}` : '';
+    return t ? ` Its last words on stderr: ${redactText(t.length > STDERR_SHOWN ? `…${t.slice(-STDERR_SHOWN)}` : t)}` : '';
   };
   let transport: Transport;
+  // The calls waiting for an answer: failed at once when an answer too large, of no readable request, was dropped.
+  const inFlight = new Set<(bytes: number) => void>();
   // Resolves when a stdio server's process has closed (the SDK chains its own handler after this one).
   let ended: Promise<void> = Promise.resolve();
   let stdioTransport: StdioTransport | undefined;
   if (isStdio(config)) {
-    const stdio = new StdioTransport({ command: config.command, args: config.args ?? [], env: config.env ?? {}, cwd: o.cwd, stderr: 'pipe' });
+    const stdio = new StdioTransport({ command: config.command, args: config.args ?? [], env: config.env ?? {}, cwd: o.cwd, stderr: 'pipe' }, (bytes) => {
+      for (const fail of inFlight) fail(bytes);
+    });
     // Read, so a chatty server never blocks on a full pipe; kept, so its last words can explain an exit.
     stdio.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEPT)));
     ended = new Promise<void>((resolve) => (stdio.onclose = resolve));
@@ -128,7 +151,7 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   } catch (err) {
     await close();
     const code = (err as NodeJS.ErrnoException | null)?.code;
-    const where = isStdio(config) ? config.command : config.url;
+    const where = isStdio(config) ? config.command : redactUrl(config.url);
     let why: string;
     if (code === 'ENOENT' || code === 'EACCES') why = `cannot run ${where} (${code === 'ENOENT' ? 'no such command' : 'permission denied'})`;
     else if (o.signal.aborted) why = 'the session closed while it was starting';
@@ -145,15 +168,26 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   const exited = (during: boolean) =>
     new ToolError(MCP_SERVER_EXITED, `The MCP server ${o.id} ${gone === 'exited' ? 'exited' : 'closed its connection'}${during ? ' during this call' : ''}; its tools are unavailable for the rest of this session.${lastWords()}`);
 
+  const tooLarge = (tool: string, bytes: number, sure: boolean) =>
+    new ToolError(
+      MCP_RESULT_TOO_LARGE,
+      `The MCP server ${o.id} answered ${sure ? `the ${tool} call` : `a call (the ${tool} call is one of those waiting; which, its answer did not say)`} with ${megabytes(bytes)}, more than the ${megabytes(MAX_MESSAGE_BYTES)} one message may be: the answer was dropped. The server is still running and its tools are still available; ask it for less (a smaller page, a narrower query).`,
+    );
+
   const call: CallMcpTool = async (tool, args, signal) => {
     if (gone) throw exited(false);
     if (closing) throw new ToolError(MCP_SERVER_EXITED, `The MCP server ${o.id} was stopped: the session is closing.`);
     let result: Awaited<ReturnType<Client['callTool']>>;
+    const dropped = new AbortController();
+    const fail = (bytes: number) => dropped.abort(tooLarge(tool, bytes, false));
+    inFlight.add(fail);
     try {
       // The executor owns the deadline: it aborts `signal` (TOOL_TIMEOUT), which cancels the request on the server too.
-      result = await client.callTool({ name: tool, arguments: (args ?? {}) as Record<string, unknown> }, undefined, { signal, timeout: MAX_TIMER_MS });
+      result = await client.callTool({ name: tool, arguments: (args ?? {}) as Record<string, unknown> }, undefined, { signal: AbortSignal.any([signal, dropped.signal]), timeout: MAX_TIMER_MS });
     } catch (err) {
       if (signal.aborted) throw signal.reason ?? err;
+      if (dropped.signal.aborted) throw dropped.signal.reason;
+      if (err instanceof McpError && err.code === RESULT_TOO_LARGE_RPC_CODE && isTooLarge(err.data)) throw tooLarge(tool, err.data.bytes, true);
       if (gone || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
         gone ??= 'closed';
         throw exited(true);
@@ -163,6 +197,8 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
       if (isSchemaFailure(err)) throw new ToolError(MCP_BAD_RESULT, `The MCP server ${o.id} answered the ${tool} call with something that is not a tool result.`);
       if (err instanceof StreamableHTTPError || err instanceof TypeError) throw new ToolError(MCP_UNREACHABLE, capText(`The MCP server ${o.id} could not be reached: ${describe(err)}`, MESSAGE_CHARS));
       throw new ToolError(MCP_REQUEST_FAILED, capText(`The ${tool} call to the MCP server ${o.id} failed: ${describe(err)}`, MESSAGE_CHARS));
+    } finally {
+      inFlight.delete(fail);
     }
     // An old server's answer (`toolResult`) is shown as JSON.
     const r = result as McpResultLike & { toolResult?: unknown };

@@ -9,6 +9,8 @@
 export const MCP_TOOL_ERROR = 'MCP_TOOL_ERROR';
 /** The server's process exited (or its connection closed); this call and every later one fail with it. */
 export const MCP_SERVER_EXITED = 'MCP_SERVER_EXITED';
+/** The server's answer was larger than one message may be (10 MiB over stdio): dropped, with its size; the connection and the server go on. */
+export const MCP_RESULT_TOO_LARGE = 'MCP_RESULT_TOO_LARGE';
 /** The server answered with a JSON-RPC error (an unknown tool, bad params, its own internal error). */
 export const MCP_REQUEST_FAILED = 'MCP_REQUEST_FAILED';
 /** The server's answer is not a call result (it fails the protocol's schema, or its declared output schema). */
@@ -18,7 +20,15 @@ export const MCP_UNREACHABLE = 'MCP_UNREACHABLE';
 /** The server did not start: no such command, it exited, it did not answer `initialize` or `tools/list` in time, or answered them wrongly. */
 export const MCP_START_FAILED = 'MCP_START_FAILED';
 
+/** Another row already offers tools under this row's prefix (`mcp:a.b` and `mcp:a_b` are both `mcp__a_b__*`): the later row is refused. */
+export const MCP_NAME_TAKEN = 'MCP_NAME_TAKEN';
+
 export class McpStartError extends Error {
   override name = 'McpStartError';
-  readonly code = MCP_START_FAILED;
+  constructor(
+    message: string,
+    readonly code: typeof MCP_START_FAILED | typeof MCP_NAME_TAKEN = MCP_START_FAILED,
+  ) {
+    super(message);
+  }
 }

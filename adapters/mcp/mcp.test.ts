@@ -5,7 +5,8 @@
  * by class; a crash mid-call; a server that fails to start; the process
  * stops with the session; the log verifies and replays through the machines.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
@@ -27,6 +28,8 @@ afterEach(async () => {
 });
 
 const row = (name: string, ...args: string[]): PatchEntry => ({ insert: true, id: `mcp:${name}`, use: 'mcp', config: { command: process.execPath, args: [FIXTURE, ...args] } });
+/** A row whose server the user vouched for: its readOnlyHint is taken. */
+const trusted = (name: string, ...args: string[]): PatchEntry => ({ ...row(name, ...args), config: { command: process.execPath, args: [FIXTURE, ...args], trusted: true } });
 const of = <K extends Entry['kind']>(h: Harness, kind: K) => h.entries().filter((e): e is EntryOf<K> => e.kind === kind);
 const resultOf = (h: Harness, name: string) => of(h, 'tool/result').find((r) => r.name === name);
 const requestTools = (h: Harness, i: number) => (h.requests[i]?.request.tools ?? []).map((t) => t.name);
@@ -46,7 +49,7 @@ const script =
 
 describe('an mcp row in a session', () => {
   it('its tools are in the first request, however slowly the server starts, and run like any tool (I2, I4)', async () => {
-    h = createHarness(script([{ name: 'mcp__fx__echo', arguments: { text: 'hi' } }, { name: 'mcp__fx__echo', arguments: { text: 5 } }]), { patch: [row('fx', '--start-delay', '400')] });
+    h = createHarness(script([{ name: 'mcp__fx__echo', arguments: { text: 'hi' } }, { name: 'mcp__fx__echo', arguments: { text: 5 } }]), { patch: [trusted('fx', '--start-delay', '400')] });
     const out = await h.session.run('go');
     expect(out.reason).toBe('completed');
     expect(requestTools(h, 0)).toEqual(expect.arrayContaining(['read_file', 'mcp__fx__echo', 'mcp__fx__write_note', 'mcp__fx__crash']));
@@ -77,7 +80,7 @@ describe('an mcp row in a session', () => {
     expect(of(h, 'mcp/server').map((e) => e.server)).toEqual(['mcp:quick', 'mcp:slow']);
   });
 
-  it('approval by class: a readOnlyHint tool runs under ask without asking; any other asks, and a rejection runs nothing', async () => {
+  it('approval by class: a trusted server\'s readOnlyHint tool runs under ask without asking; any other asks, and a rejection runs nothing', async () => {
     const asked: AnswerRequest[] = [];
     const answers = ['rejected', 'allowed-once'] as const;
     h = createHarness(
@@ -86,7 +89,7 @@ describe('an mcp row in a session', () => {
         [{ name: 'mcp__fx__write_note', arguments: { file: 'no.txt', text: 'x' } }],
         [{ name: 'mcp__fx__write_note', arguments: { file: 'yes.txt', text: 'y' } }],
       ),
-      { patch: [row('fx')], approval: 'ask', answerer: async (req) => ({ outcome: answers[asked.push(req) - 1]!, by: 'test' }) },
+      { patch: [trusted('fx')], approval: 'ask', answerer: async (req) => ({ outcome: answers[asked.push(req) - 1]!, by: 'test' }) },
     );
     await h.session.run('go');
     expect(asked.map((a) => [a.name, a.presented])).toEqual([
@@ -97,6 +100,70 @@ describe('an mcp row in a session', () => {
     expect(existsSync(join(h.workspace, 'no.txt'))).toBe(false);
     expect(readFileSync(join(h.workspace, 'yes.txt'), 'utf8')).toBe('y');
     expect(of(h, 'approval/asked')).toHaveLength(2);
+  });
+
+  it('a readOnlyHint tool of a server not marked trusted that writes outside the workspace does not run under never, and asks under ask (issue 20, item 3)', async () => {
+    const outside = join(mkdtempSync(join(tmpdir(), 'bridle-mcp-outside-')), 'planted.txt');
+    const call = { name: 'mcp__fx__sneaky_write', arguments: { path: outside, text: 'pwned' } };
+    h = createHarness(script([call]), { patch: [row('fx')], approval: 'never' });
+    expect((await h.session.run('go')).reason).toBe('completed');
+    expect(existsSync(outside)).toBe(false);
+    const denied = resultOf(h, 'mcp__fx__sneaky_write')!;
+    expect(denied.status).toBe('denied');
+    expect(denied.content).toContain('runs outside the sandbox and its row does not say trusted: true, so its readOnlyHint is not taken');
+    expect(of(h, 'tool/dispatch')).toEqual([]);
+    expect(of(h, 'mcp/server')[0]!.tools.find((t) => t.name === 'mcp__fx__sneaky_write')).toMatchObject({ readOnly: false });
+    expect(await replayMachines(h.entries())).toEqual({ identical: true });
+    await h.session.close();
+    h.cleanup();
+
+    const asked: AnswerRequest[] = [];
+    h = createHarness(script([call]), { patch: [row('fx')], approval: 'ask', answerer: async (req) => (asked.push(req), { outcome: 'rejected', by: 'test' }) });
+    await h.session.run('go');
+    expect(asked.map((a) => [a.name, a.reason])).toEqual([['mcp__fx__sneaky_write', expect.stringContaining('is not taken')]]);
+    expect(existsSync(outside)).toBe(false);
+  });
+
+  it('a ReDoS pattern in a server\'s input schema: the call reaches the server at once while a timer on the main loop keeps firing (issue 20, item 8)', async () => {
+    h = createHarness(script([{ name: 'mcp__fx__match', arguments: { text: `${'a'.repeat(24)}!` } }]), { patch: [row('fx')], approval: 'auto' });
+    await h.session.ready();
+    let last = performance.now();
+    let maxLag = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      maxLag = Math.max(maxLag, now - last);
+      last = now;
+    }, 20);
+    try {
+      expect((await h.session.run('go')).reason).toBe('completed');
+      // A tick held back by a blocked loop fires only now: give it the chance.
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      clearInterval(timer);
+    }
+    expect(maxLag).toBeLessThan(1000);
+    // bridle left the pattern to the server, which answered.
+    expect(resultOf(h, 'mcp__fx__match')).toMatchObject({ status: 'ok', content: 'matched 25 characters' });
+    expect(await replayMachines(h.entries())).toEqual({ identical: true });
+  });
+
+  it('two rows whose names give one tool prefix: the later is refused by name (MCP_NAME_TAKEN) before it starts; the first keeps its tools (issue 20, item 8)', async () => {
+    h = createHarness(() => ({ text: 'ok' }), { patch: [row('a_b'), row('a.b'), row('solo'), row('solo__x')] });
+    await h.session.run('go');
+    const reports = new Map(of(h, 'mcp/server').map((r) => [r.server, r]));
+    expect(reports.get('mcp:a_b')).toMatchObject({ outcome: 'started' });
+    expect(reports.get('mcp:a.b')).toMatchObject({
+      outcome: 'failed',
+      code: 'MCP_NAME_TAKEN',
+      message: 'the MCP server mcp:a.b is refused: its tools would be named mcp__a_b__*, which are the tool names of mcp:a_b (mcp__a_b__*); rename one of the two rows',
+    });
+    // A prefix inside another's: mcp:solo's tool "x__echo" would be mcp:solo__x's "echo".
+    expect(reports.get('mcp:solo')).toMatchObject({ outcome: 'started' });
+    expect(reports.get('mcp:solo__x')).toMatchObject({ outcome: 'failed', code: 'MCP_NAME_TAKEN', message: expect.stringContaining('overlap the tool names of mcp:solo (mcp__solo__*)') });
+    expect(h.session.host.status().find((s) => s.id === 'mcp:a.b')).toMatchObject({ state: 'failed' });
+    const names = requestTools(h, 0);
+    expect(names).toContain('mcp__a_b__echo');
+    expect(names.filter((n) => n === 'mcp__a_b__echo')).toHaveLength(1);
   });
 
   it('a server that crashes mid-call: a call-linked MCP_SERVER_EXITED, later calls fail at once, the turn completes; the log verifies and replays', async () => {
@@ -114,7 +181,7 @@ describe('an mcp row in a session', () => {
   });
 
   it('parallel read-only MCP calls replay through the machines: their class comes from the mcp/server entry', async () => {
-    h = createHarness(script([{ name: 'mcp__fx__slow', arguments: { ms: 150 } }, { name: 'mcp__fx__echo', arguments: { text: 'fast' } }, { name: 'mcp__fx__picture', arguments: {} }]), { patch: [row('fx')] });
+    h = createHarness(script([{ name: 'mcp__fx__slow', arguments: { ms: 150 } }, { name: 'mcp__fx__echo', arguments: { text: 'fast' } }, { name: 'mcp__fx__picture', arguments: {} }]), { patch: [trusted('fx')] });
     await h.session.run('go');
     const kinds = h.entries().filter((e) => e.kind === 'tool/dispatch' || e.kind === 'tool/result').map((e) => `${e.kind} ${(e as { name: string }).name}`);
     // The slow one was dispatched alongside the others and finished last.

@@ -8,14 +8,31 @@
  * left out, or why it failed — a clear warning, never a crashed session.
  * The server stops when the session closes (`session/close`) or the row is
  * unmounted.
+ *
+ * Two rows whose names give the same tool prefix (`mcp:a.b` and `mcp:a_b`
+ * are both `mcp__a_b__*`), or one prefix inside another's (`mcp:a` and
+ * `mcp:a__b`), cannot both be offered: the later row is refused by name
+ * (`MCP_NAME_TAKEN`, logged like a failed start) before its server starts.
  */
 import type { DraftOf } from '../../log/entries.js';
 import { HOOKS, SESSION, TOOLS } from '../../ports/index.js';
 import type { Plugin } from '../../plugins/host.js';
 import { McpConfig } from './config.js';
-import { McpStartError, MCP_START_FAILED } from './errors.js';
-import { bridleTools } from './tools.js';
+import { McpStartError, MCP_NAME_TAKEN, MCP_START_FAILED } from './errors.js';
+import { bridleTools, serverName } from './tools.js';
 import type { McpConnection } from './connection.js';
+
+/** The tool prefixes claimed in one session, by its tools registry: prefix → row id. */
+const claims = new WeakMap<object, Map<string, string>>();
+
+const prefixOf = (rowId: string) => `mcp__${serverName(rowId)}__`;
+
+/** Contract: pure; the row whose prefix equals or overlaps `rowId`'s, if one has claimed it. */
+function clashOf(taken: ReadonlyMap<string, string>, rowId: string): string | undefined {
+  const mine = prefixOf(rowId);
+  for (const [prefix, owner] of taken) if (owner !== rowId && (prefix.startsWith(mine) || mine.startsWith(prefix))) return owner;
+  return undefined;
+}
 
 export const mcpPlugin: Plugin<McpConfig> = {
   name: 'mcp',
@@ -44,6 +61,19 @@ export const mcpPlugin: Plugin<McpConfig> = {
         session.record({ kind: 'mcp/server', server: ctx.id, ignorable: true, ...draft });
       } catch {}
     };
+    // Claimed before the first await: rows apply in row order, so the later row is the one refused.
+    const taken = claims.get(ctx.get(TOOLS)) ?? new Map<string, string>();
+    claims.set(ctx.get(TOOLS), taken);
+    const clash = clashOf(taken, ctx.id);
+    if (clash !== undefined) {
+      const message = `the MCP server ${ctx.id} is refused: its tools would be named ${prefixOf(ctx.id)}*, which ${prefixOf(clash) === prefixOf(ctx.id) ? 'are' : 'overlap'} the tool names of ${clash} (${prefixOf(clash)}*); rename one of the two rows`;
+      // Reported once the session that is mounting its rows exists (its log is opened after the rows mount).
+      await new Promise((resolve) => setImmediate(resolve));
+      report({ outcome: 'failed', tools: [], problems: [], code: MCP_NAME_TAKEN, message });
+      throw new McpStartError(message, MCP_NAME_TAKEN);
+    }
+    taken.set(prefixOf(ctx.id), ctx.id);
+    ctx.effect(() => () => void (taken.get(prefixOf(ctx.id)) === ctx.id && taken.delete(prefixOf(ctx.id))));
     try {
       starting = import('./connection.js').then(({ connectMcp }) => connectMcp(config, { id: ctx.id, cwd: session.cwd, signal: stop.signal }));
       conn = await starting;
@@ -54,8 +84,17 @@ export const mcpPlugin: Plugin<McpConfig> = {
       throw err instanceof McpStartError ? err : new McpStartError(message);
     }
     if (!live) return void (await conn.close());
-    const { tools, problems } = bridleTools(ctx.id, conn.tools, conn.call, config.timeoutMs);
-    for (const t of tools) ctx.tools.register(t);
+    const { tools: built, problems } = bridleTools(ctx.id, conn.tools, conn.call, config.timeoutMs, { trusted: config.trusted });
+    const tools = built.filter((t) => {
+      // A name another row (a plugin, a tool row) registered first: this one is left out, saying so, rather than failing the row in silence.
+      try {
+        ctx.tools.register(t);
+        return true;
+      } catch (err) {
+        problems.push(`${JSON.stringify(t.name)} left out: ${err instanceof Error ? err.message : String(err)}`);
+        return false;
+      }
+    });
     report({ outcome: 'started', tools: tools.map((t) => ({ name: t.name, readOnly: t.readOnly, idempotent: t.idempotent })), problems });
   },
 };

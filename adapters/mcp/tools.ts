@@ -1,8 +1,10 @@
 /**
  * An MCP server's tools as bridle tools: `mcp__<server>__<tool>`, the
  * server's JSON Schema as the parameters (checked through zod like any
- * plain JSON Schema, I4), read-only only when the server says so
- * (`readOnlyHint: true`; anything else asks like a write). A tool whose
+ * plain JSON Schema, I4). A server runs outside the sandbox, so its
+ * `readOnlyHint: true` is taken only when the row says `trusted: true`;
+ * otherwise, and for any tool without the hint, a call asks like a write
+ * and is refused under `never`, saying why (ADR 0039). A tool whose
  * name the wire would refuse, or whose schema cannot be read, is left out
  * with a line saying why, rather than breaking every request.
  */
@@ -40,8 +42,20 @@ function clip(s: string, n: number): string {
   return s.length <= n ? s : `${s.slice(0, n - 1)}…`;
 }
 
+/** Why an MCP call is a write for approval: its server is not confined, and not vouched for. */
+function writeReason(name: string, rowId: string, hinted: boolean): string {
+  const not = hinted ? ` and its row does not say trusted: true, so its readOnlyHint is not taken` : '';
+  return `${name} is a tool of the MCP server ${rowId}, which runs outside the sandbox${not}`;
+}
+
 /** Contract: pure but for `call`, which only the tools' `execute` invokes; never throws. */
-export function bridleTools(rowId: string, listed: readonly McpToolInfo[], call: CallMcpTool, timeoutMs: number): { tools: ToolDefinition[]; problems: string[] } {
+export function bridleTools(
+  rowId: string,
+  listed: readonly McpToolInfo[],
+  call: CallMcpTool,
+  timeoutMs: number,
+  o: { trusted: boolean } = { trusted: false },
+): { tools: ToolDefinition[]; problems: string[] } {
   const tools: ToolDefinition[] = [];
   const problems: string[] = [];
   const taken = new Map<string, string>();
@@ -65,14 +79,16 @@ export function bridleTools(rowId: string, listed: readonly McpToolInfo[], call:
       continue;
     }
     taken.set(name, info.name);
-    const readOnly = info.annotations?.readOnlyHint === true;
+    const hinted = info.annotations?.readOnlyHint === true;
+    const readOnly = hinted && o.trusted;
     const server = serverName(rowId);
     tools.push({
       name,
       description: info.description ?? info.title ?? info.annotations?.title ?? `The ${info.name} tool of the MCP server ${server}.`,
       parameters,
       readOnly,
-      idempotent: readOnly || info.annotations?.idempotentHint === true,
+      ...(readOnly ? {} : { writeReason: writeReason(name, rowId, hinted) }),
+      idempotent: hinted || info.annotations?.idempotentHint === true,
       timeoutMs,
       present: (args: unknown) => clip(`${server}: ${info.name} ${JSON.stringify(args) ?? ''}`, PRESENT_CHARS),
       execute: (args: unknown, ctx: ToolContext) => call(info.name, args, ctx.signal),

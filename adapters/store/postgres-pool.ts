@@ -8,6 +8,7 @@
  * their connections are idle (`allowExitOnIdle`), so a command ends without
  * closing them; `closePostgresPools` ends them for tests and benchmarks.
  */
+import { redactUrl as redactSecretsOfUrl } from '../../safety/redact.js';
 
 /**
  * What bridle uses of a `pg` pool, declared here: bridle's published types must not need `@types/pg`
@@ -42,14 +43,12 @@ export class StoreUnavailableError extends Error {
   }
 }
 
-/** The URL as messages and log locations show it: never its password. */
+/** The URL as messages and log locations show it: never its password (the one redaction helper, `safety/redact.ts`), nor a fragment. */
 export function redactUrl(url: string): string {
   try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    for (const k of [...u.searchParams.keys()]) if (/pass|key|secret|token/i.test(k)) u.searchParams.set(k, '***');
+    const u = new URL(redactSecretsOfUrl(url));
     u.hash = '';
-    return u.toString();
+    return u.toString().replaceAll('%2A%2A%2A', '***');
   } catch {
     return 'postgres://(an unparsable URL)';
   }

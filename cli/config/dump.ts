@@ -2,10 +2,12 @@
  * `bridle config --dump`: the composed product, each row with the layer that
  * put it there. YAML for people (a `# from:` comment before each row), JSON
  * for programs: `{ file, profile, rows: [{ id, use, config, from, disabled? }], warnings }`.
+ * Secret-looking values are shown as `***` in both (`safety/redact.ts`).
  */
 import { stringify } from 'yaml';
 import { enabledRows, type ComposedRow, type HostFacts } from '../../plugins/rows.js';
 import type { Product } from '../settings.js';
+import { redactConfig } from '../../safety/redact.js';
 
 export interface DumpedRow {
   id: string;
@@ -28,7 +30,8 @@ export interface Dump {
 const dumped = (r: ComposedRow): DumpedRow => ({
   id: r.id,
   use: r.use,
-  ...(r.config !== undefined ? { config: r.config } : {}),
+  // Shown, never handed back: an env token, an Authorization header, a store URL's password are `***` (ADR 0039).
+  ...(r.config !== undefined ? { config: redactConfig(r.config) } : {}),
   from: r.from,
   ...(r.disabled !== undefined ? { disabled: r.disabled } : {}),
   ...(r.isolate !== undefined ? { isolate: r.isolate } : {}),

@@ -32,7 +32,7 @@ beforeEach(async () => {
 afterEach(() => srv.close());
 
 /** A --patch file (outside the workspace, as configuration always is) mounting these servers. */
-function patchFile(rows: Record<string, { command: string; args: string[] }>): string {
+function patchFile(rows: Record<string, { command: string; args: string[]; trusted?: boolean }>): string {
   const path = join(root, 'mcp.json');
   writeFileSync(path, JSON.stringify({ patch: Object.entries(rows).map(([name, config]) => ({ insert: true, id: `mcp:${name}`, use: 'mcp', config })) }));
   return path;
@@ -54,7 +54,8 @@ describe('MCP tools in bridle run', () => {
       toolCallReply([{ id: 'e', name: 'mcp__fx__echo', arguments: '{"text":"again"}' }]),
       textReply('Done.'),
     );
-    const patch = patchFile({ fx: fixture(), everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] }, broken: fixture('--exit-at-start') });
+    // Both servers trusted: their readOnlyHint tools run without asking.
+    const patch = patchFile({ fx: { ...fixture(), trusted: true }, everything: { command: process.execPath, args: [EVERYTHING, 'stdio'], trusted: true }, broken: fixture('--exit-at-start') });
     // crash is no read-only tool: an allow rule lets it run without asking, as for any tool.
     const r = await runCli(['run', '--base-url', srv.url, '--model', 'm', '--cwd', ws, '--approval', 'ask', '--allow', 'mcp__fx__crash:^\\{\\}$', '--patch', patch, 'use the servers'], { env: env() });
     expect(r.code, r.stderr).toBe(0);
@@ -87,6 +88,18 @@ describe('MCP tools in bridle run', () => {
     expect(replay.stdout).toMatch(/mcp\/server\s+mcp:broken failed MCP_START_FAILED/);
   });
 
+  it('a server not marked trusted whose readOnlyHint tool writes outside the workspace: under --approval never it does not run, and says why (issue 20, item 3)', async () => {
+    const outside = join(root, 'outside.txt');
+    srv.enqueue(toolCallReply([{ id: 'w', name: 'mcp__fx__sneaky_write', arguments: JSON.stringify({ path: outside, text: 'pwned' }) }]), textReply('Done.'));
+    const r = await runCli(['run', '--base-url', srv.url, '--model', 'm', '--cwd', ws, '--approval', 'never', '--patch', patchFile({ fx: fixture() }), 'look'], { env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(outside)).toBe(false);
+    const log = readSessionLog(home);
+    expect(of(log, 'tool/dispatch')).toEqual([]);
+    expect(of(log, 'tool/result')[0]).toMatchObject({ status: 'denied', content: expect.stringContaining('approval policy "never": mcp__fx__sneaky_write is a tool of the MCP server mcp:fx, which runs outside the sandbox and its row does not say trusted: true') });
+    expect(r.stderr).toMatch(/mcp: mcp:fx: \d+ tools \(0 read-only\)/);
+  });
+
   it('on a terminal the write is asked and, answered yes, runs in the workspace', async () => {
     srv.enqueue(toolCallReply([{ id: 'w', name: 'mcp__fx__write_note', arguments: '{"file":"note.txt","text":"written over MCP"}' }]), textReply('Wrote it.'));
     const patch = patchFile({ fx: fixture() });
@@ -117,7 +130,7 @@ describe('MCP tools in bridle run', () => {
 
   it('a session continued in a second process starts its servers again; the log, with a start per process, replays', async () => {
     srv.enqueue(toolCallReply([{ id: 'a', name: 'mcp__fx__echo', arguments: '{"text":"one"}' }]), textReply('One.'), toolCallReply([{ id: 'b', name: 'mcp__fx__echo', arguments: '{"text":"two"}' }]), textReply('Two.'));
-    const patch = patchFile({ fx: fixture() });
+    const patch = patchFile({ fx: { ...fixture(), trusted: true } });
     const first = await runCli(['run', '--base-url', srv.url, '--model', 'm', '--cwd', ws, '--patch', patch, 'first'], { env: env() });
     expect(first.code, first.stderr).toBe(0);
     const second = await runCli(['run', '--base-url', srv.url, '--model', 'm', '--cwd', ws, '--patch', patch, '--session', sessionId(), 'second'], { env: env() });

@@ -11,7 +11,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EntryOf } from '../../log/entries.js';
 import { startOpenAIServer, textReply, toolCallReply, type OpenAIServer } from '../helpers/openai-sse-server.js';
 import { readSessionLog, tempWorld, type CliWorld } from '../helpers/cli-world.js';
-import { runCli } from '../helpers/cli.js';
+import { spawn } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { CLI, runCli } from '../helpers/cli.js';
 
 let srv: OpenAIServer;
 let world: CliWorld;
@@ -120,5 +123,82 @@ describe("bridle's own secrets never reach a request or the log", () => {
     const system = srv.requests[0]!.body.messages[0];
     expect(system.role).toBe('system');
     expect(system.content).toContain('Project rule: be brief.');
+  });
+});
+
+describe('secrets a row holds are never printed (issue 20, item 11)', () => {
+  const secret = () => `canary-${randomBytes(8).toString('hex')}`;
+
+  it('config --dump, YAML and JSON: an MCP row\'s env values and secret headers, a URL\'s token and a store URL\'s password are ***', async () => {
+    const s = { env: secret(), auth: secret(), apiKey: secret(), cookie: secret(), query: secret(), urlPass: secret(), store: secret() };
+    const patch = join(world.root, 'mcp.json');
+    writeFileSync(
+      patch,
+      JSON.stringify({
+        patch: [
+          { insert: true, id: 'mcp:gh', use: 'mcp', config: { command: 'npx', args: ['-y', 'server-github'], env: { GITHUB_PERSONAL_ACCESS_TOKEN: s.env } } },
+          {
+            insert: true,
+            id: 'mcp:remote',
+            use: 'mcp',
+            config: { url: `https://bot:${s.urlPass}@mcp.example.com/mcp?token=${s.query}&page=1`, headers: { Authorization: `Bearer ${s.auth}`, 'X-Api-Key': s.apiKey, Cookie: `sid=${s.cookie}`, Accept: 'application/json' } },
+          },
+        ],
+      }),
+    );
+    const args = ['config', '--dump', '--patch', patch, '--store', `postgres://bridle:${s.store}@127.0.0.1:1/bridle`];
+    const yaml = await runCli(args, { env: { BRIDLE_HOME: world.home } });
+    const json = await runCli([...args, '--json'], { env: { BRIDLE_HOME: world.home } });
+    for (const r of [yaml, json]) {
+      expect(r.code, r.stderr).toBe(0);
+      for (const [name, value] of Object.entries(s)) expect(r.stdout + r.stderr, `${name} printed`).not.toContain(value);
+    }
+    const rows = (JSON.parse(json.stdout) as { rows: { id: string; config?: Record<string, unknown> }[] }).rows;
+    const byId = new Map(rows.map((r) => [r.id, r.config]));
+    // What is configured where still shows: the names, the hosts, the harmless values.
+    expect(byId.get('mcp:gh')).toMatchObject({ command: 'npx', env: { GITHUB_PERSONAL_ACCESS_TOKEN: '***' } });
+    expect(byId.get('mcp:remote')).toMatchObject({
+      url: 'https://bot:***@mcp.example.com/mcp?token=***&page=1',
+      headers: { Authorization: '***', 'X-Api-Key': '***', Cookie: '***', Accept: 'application/json' },
+    });
+    expect(JSON.stringify(byId.get('store'))).toContain('postgres://bridle:***@127.0.0.1:1/bridle');
+    expect(yaml.stdout).toContain('GITHUB_PERSONAL_ACCESS_TOKEN: "***"');
+  });
+
+  it("serve's start line and an error line that echoes a URL: the --inspect URL's password is ***", async () => {
+    const pass = secret();
+    // No inspector there: the CLI's one error line names the URL.
+    const refused = await runCli(['serve', '--port', '0', '--model', 'scripted:hello', '--cwd', world.ws, '--inspect', `ws://me:${pass}@127.0.0.1:9/inspect`], { env: { BRIDLE_HOME: world.home } });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('no inspector listening at ws://me:***@127.0.0.1:9/inspect');
+    expect(refused.stdout + refused.stderr).not.toContain(pass);
+
+    const inspector = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((r) => inspector.once('listening', () => r()));
+    const { port } = inspector.address() as AddressInfo;
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--model', 'scripted:hello', '--cwd', world.ws, '--inspect', `ws://me:${pass}@127.0.0.1:${port}/`], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, BRIDLE_HOME: world.home },
+    });
+    let all = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`serve did not start:\n${all}`)), 15_000);
+        const take = (d: Buffer) => {
+          all += d;
+          if (/^sessions: /m.test(all)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        child.stdout.on('data', take);
+        child.stderr.on('data', take);
+        child.on('close', () => reject(new Error(`serve exited:\n${all}`)));
+      });
+    } finally {
+      child.kill('SIGKILL');
+      inspector.close();
+    }
+    expect(all).toContain(`inspect: reporting every actor to ws://me:***@127.0.0.1:${port}/`);
+    expect(all).not.toContain(pass);
   });
 });
