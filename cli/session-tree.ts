@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Entry } from '../log/entries.js';
-import { redactUrl } from '../adapters/store/postgres-pool.js';
+import { redactUrl } from '../safety/redact.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { UsageError } from './errors.js';
 import { bridleHome } from './home.js';

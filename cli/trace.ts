@@ -9,7 +9,7 @@
  */
 import { traceOf, type TraceSpan } from '../log/trace.js';
 import { exportOtlp, otlpJson, type TraceResource } from '../adapters/tracing/otlp.js';
-import { redactUrl } from '../adapters/store/postgres-pool.js';
+import { redactUrl } from '../safety/redact.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { SetupError } from './errors.js';
 import { looksLikePath } from './session-store.js';
