@@ -8,11 +8,12 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { anthropicFixtureNames } from '../../test/fixtures/provider-streams/load.js';
 import { raw, startOpenAIServer, type OpenAIServer } from '../../test/helpers/openai-sse-server.js';
 import { run } from '../../test/helpers/model-stream.js';
 import { createAnthropicProvider } from './anthropic.js';
 
-const FIXTURES = ['anthropic-text.chunks.txt', 'anthropic-tool-use.chunks.txt', 'anthropic-thinking.chunks.txt', 'anthropic-refusal.chunks.txt'];
+const FIXTURES = anthropicFixtureNames();
 let srv: OpenAIServer;
 let origin: string;
 beforeAll(async () => {
@@ -64,6 +65,10 @@ async function bridleReading(name: string) {
 const STOP = { end_turn: { kind: 'ok', reason: 'stop' }, tool_use: { kind: 'ok', reason: 'tool-calls' }, refusal: { kind: 'ok', reason: 'refusal' } } as const;
 
 describe('recorded Anthropic streams: bridle assembles what the SDK assembles', () => {
+  test('the recordings are there: text, a tool call, thinking with a signature, a refusal', () => {
+    expect(FIXTURES).toEqual(['anthropic-refusal.chunks.txt', 'anthropic-text.chunks.txt', 'anthropic-thinking.chunks.txt', 'anthropic-tool-use.chunks.txt']);
+  });
+
   for (const name of FIXTURES) {
     test(name, async () => {
       const sdk = await sdkReading(name);
