@@ -1,7 +1,7 @@
 /**
  * `bridle sessions [--store <url|dir>] [--json]`: the sessions of a store, one
  * line each — id, state, owner, last seq, workspace. The owner is the writer
- * that holds the session now (a JSONL lock whose pid is alive on this host; a
+ * that holds the session now (a JSONL lock whose socket a live process listens on; a
  * Postgres lease that has not expired, by the database's clock); the state
  * comes from the log's last turn or session marker: `running` (a turn open
  * and an owner), `interrupted` (a turn open and no owner: its writer died,
@@ -11,7 +11,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { isProcessAlive, lockPathOf } from '../adapters/store/jsonl-lock.js';
+import { lockHolderOf } from '../adapters/store/jsonl-lock.js';
 import { createPostgresSessionStore, MARKER_LINE } from '../adapters/store/postgres.js';
 import { isPostgresUrl, redactUrl } from '../adapters/store/postgres-pool.js';
 import { bridleHome, sessionsDir } from './home.js';
@@ -106,17 +106,10 @@ function readFirstLine(path: string): string {
   }
 }
 
-/** The lock's holder while it is alive (a pid on this host that still runs); a stale lock holds nothing. */
+/** The lock's holder while it is alive (its socket listens; ADR 0040); a stale lock holds nothing. */
 function jsonlOwner(logPath: string): SessionLine['owner'] {
-  try {
-    const v = JSON.parse(readFileSync(lockPathOf(logPath), 'utf8')) as { pid?: unknown; host?: unknown; since?: unknown };
-    if (typeof v.pid !== 'number' || typeof v.host !== 'string' || typeof v.since !== 'string') return null;
-    // Another host's pid cannot be checked from here: its lock is taken as held.
-    if (v.host === hostname() && !isProcessAlive(v.pid)) return null;
-    return { pid: v.pid, host: v.host, since: v.since };
-  } catch {
-    return null;
-  }
+  const h = lockHolderOf(logPath);
+  return h ? { pid: h.pid, host: h.host, since: h.since } : null;
 }
 
 export async function listStore(store: string | undefined): Promise<{ where: string; sessions: SessionLine[] }> {

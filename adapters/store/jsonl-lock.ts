@@ -1,21 +1,28 @@
 /**
- * The JSONL provider's writer lock (ADR 0017): a lock file beside the log,
- * `<log>.lock`, holding `{ pid, host, since }` of the one process that may
- * append to it.
+ * The JSONL provider's writer lock (ADR 0017, ADR 0040): a UNIX socket beside
+ * the log, `<log>.lock.sock`, that the one process which may append to it
+ * listens on, and a claim file, `<log>.lock`, holding `{ pid, host, since }`
+ * of that process for the message.
  *
- * Taken atomically: the claim is written whole to a file of its own (created
- * `O_CREAT|O_EXCL`) and published with `link()`, which fails if a lock is
- * there — so no reader ever meets a half-written lock (where `link` is not
- * supported, the lock is created `O_CREAT|O_EXCL` and written in place).
- * A lock whose pid is dead on this host is stale: it is taken over under a
- * short-lived guard file (`<log>.lock.takeover`, taken the same way), so two
- * processes that both find it stale cannot both win. A lock from another
- * host is never judged: it is refused, naming its holder. Released on close
- * and when the process exits; a process killed outright leaves it stale.
+ * The socket is the lock: `bind` is atomic (a second bind of the path fails),
+ * and the kernel closes it when its holder dies, however it dies. A holder is
+ * judged by connecting to it: a connection means a live holder, `ECONNREFUSED`
+ * a dead one (its socket file outlived it), whatever its pid says — a pid is
+ * meaningless across PID namespaces (two containers sharing a volume and a
+ * host name), where the pid rule of ADR 0017 took a live writer's lock. A dead
+ * holder's socket is replaced under a short-lived guard socket
+ * (`<log>.lock.takeover`, judged the same way), re-checked under it, so two
+ * processes that both find it dead cannot both win. A claim file with no
+ * socket beside it is an older bridle's: judged by the old rule (its pid on
+ * this host). A lock from another host is never judged. Released on close and
+ * when the process exits; a process killed outright leaves the files, and the
+ * next taker finds the socket dead.
  */
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { hostname } from 'node:os';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { LogAccessError, SessionLockedError, type LockHolder } from '../../log/errors.js';
 import type { LogStore, WriterLock } from '../../ports/store.js';
@@ -26,11 +33,13 @@ export interface JsonlLockOptions {
   host?: string;
   /** Real time: the lock is not the log. */
   now?: () => Date;
-  /** Whether `pid` is a live process on this host (default: signal 0, and a zombie is dead). */
+  /** Whether `pid` is a live process on this host, for an older bridle's claim with no socket (default: signal 0, and a zombie is dead). */
   isAlive?: (pid: number) => boolean;
 }
 
 export const lockPathOf = (logPath: string): string => `${logPath}.lock`;
+export const lockSocketOf = (logPath: string): string => `${lockPathOf(logPath)}.sock`;
+const guardOf = (logPath: string): string => `${lockPathOf(logPath)}.takeover`;
 
 /** Default liveness: `kill(pid, 0)` (EPERM: alive, someone else's), and a zombie awaiting its parent counts as dead. */
 export function isProcessAlive(pid: number): boolean {
@@ -47,6 +56,70 @@ export function isProcessAlive(pid: number): boolean {
     // No /proc (or the process just went): kill's answer stands.
   }
   return true;
+}
+
+/**
+ * A socket path short enough for `sun_path` (~107 bytes; Node cuts a longer one silently and binds elsewhere):
+ * a long one is reached through an open descriptor of its directory, `/proc/self/fd/N/<name>`.
+ */
+function shortPath(path: string): { path: string; done: () => void } {
+  if (Buffer.byteLength(path) <= 100) return { path, done: () => {} };
+  const fd = openSync(dirname(path), 'r');
+  const short = `/proc/self/fd/${fd}/${basename(path)}`;
+  if (Buffer.byteLength(short) > 100) {
+    closeSync(fd);
+    throw Object.assign(new Error(`the lock's socket name ${basename(path)} is too long for a UNIX socket`), { code: 'ENAMETOOLONG' });
+  }
+  return { path: short, done: () => closeSync(fd) };
+}
+
+/** A socket this process listens on; `close` removes its file first (as Node does for a short path), so no newer one is removed. */
+interface Listening {
+  close(): void;
+}
+
+/** Listens on `path`: undefined when something is there already. Never keeps the process alive. */
+function listenOn(path: string): Listening | undefined {
+  const at = shortPath(path);
+  try {
+    const server = createServer((c) => c.destroy());
+    // A bind that fails reports it on the next tick; whether it succeeded is known now (`listening`).
+    server.on('error', () => {});
+    server.listen(at.path);
+    if (server.listening) {
+      server.unref();
+      // Through a directory descriptor (closed by now), Node cannot remove the file itself.
+      const viaFd = at.path !== path;
+      return {
+        close: () => {
+          if (viaFd) tryUnlink(path);
+          server.close();
+        },
+      };
+    }
+    server.close();
+    if (existsSync(path)) return undefined;
+    throw Object.assign(new Error(`cannot listen on ${path}`), { code: 'EACCES' });
+  } finally {
+    at.done();
+  }
+}
+
+/** The probe runs in a child: Node's connect is asynchronous, and taking the lock never waits on the event loop. */
+const PROBE = `const [dir, name] = process.argv.slice(1); try { process.chdir(dir) } catch (e) { process.stdout.write(e.code || 'ERR'); process.exit(0) }
+const s = require('net').connect(name); s.on('connect', () => { process.stdout.write('live'); process.exit(0) }); s.on('error', (e) => { process.stdout.write(e.code || 'ERR'); process.exit(0) })`;
+
+export type SocketState = 'live' | 'dead' | 'absent';
+
+/**
+ * Whether a process listens on the socket at `path`. Contract: never throws; `dead` only on `ECONNREFUSED` (a
+ * socket file nobody listens on, or not a socket), `absent` on `ENOENT`; anything else (a full backlog, a probe
+ * that could not run) is `live`, so a lock is never taken on a doubt.
+ */
+export function probeSocket(path: string): SocketState {
+  const r = spawnSync(process.execPath, ['-e', PROBE, dirname(path), basename(path)], { encoding: 'utf8', timeout: 10_000, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'ignore'] });
+  const out = (r.stdout ?? '').trim();
+  return out === 'ECONNREFUSED' ? 'dead' : out === 'ENOENT' ? 'absent' : 'live';
 }
 
 type Read = { kind: 'claim'; claim: LockHolder; text: string } | { kind: 'gone' } | { kind: 'unreadable'; why: string };
@@ -79,8 +152,8 @@ function tryUnlink(path: string): void {
   } catch {}
 }
 
-/** Creates `path` holding `body`, atomically; false when it exists. */
-function place(path: string, body: string): boolean {
+/** Writes `body` to `path` whole, replacing what is there (rename), or creating it exclusively (`exclusive`: false when it exists). */
+function writeWhole(path: string, body: string, exclusive: boolean): boolean {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const fd = openSync(tmp, 'wx', 0o600);
   try {
@@ -92,26 +165,15 @@ function place(path: string, body: string): boolean {
     closeSync(fd);
   }
   try {
+    if (!exclusive) {
+      renameSync(tmp, path);
+      return true;
+    }
     linkSync(tmp, path);
     return true;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return false;
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
-    // A file system without hard links: O_EXCL on the lock itself (a reader may meet it empty for an instant).
-    let fd2: number;
-    try {
-      fd2 = openSync(path, 'wx', 0o600);
-    } catch (again) {
-      if ((again as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw again;
-    }
-    try {
-      writeSync(fd2, body);
-    } finally {
-      closeSync(fd2);
-    }
-    return true;
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
   } finally {
     tryUnlink(tmp);
   }
@@ -129,31 +191,39 @@ function releaseAtExit(release: () => void): void {
   });
 }
 
+const sameProcess = (c: LockHolder, pid: number, host: string) => c.pid === pid && c.host === host;
+
 /**
  * Contract: as `AcquireWriterLock` (ports/store.ts): a held lock, or
  * `SessionLockedError` naming the live holder (this process included), or
  * `LogAccessError` when the lock cannot be written (a read-only or full
- * disk). Never waits.
+ * disk). Never waits on the event loop; judging a socket left behind runs a
+ * short probe process.
  */
 export function acquireJsonlLock(logPath: string, opts: JsonlLockOptions = {}): WriterLock {
   const lock = lockPathOf(logPath);
-  const guard = `${lock}.takeover`;
+  const sock = lockSocketOf(logPath);
+  const guard = guardOf(logPath);
   const pid = opts.pid ?? process.pid;
   const host = opts.host ?? hostname();
   const alive = opts.isAlive ?? isProcessAlive;
   const me: LockHolder = { pid, host, since: (opts.now?.() ?? new Date()).toISOString() };
   const body = `${JSON.stringify(me)}\n`;
-  const stale = (c: LockHolder) => c.host === host && c.pid !== pid && !alive(c.pid);
+  const refuse = (current: Read, why?: string): never => {
+    if (current.kind === 'claim') throw new SessionLockedError(current.claim, lock, why ?? (sameProcess(current.claim, pid, host) ? 'that is this process: it has the session open already' : undefined));
+    throw new SessionLockedError(undefined, lock, why ?? (current.kind === 'unreadable' ? `its lock file cannot be read (${current.why}); remove it if no bridle process writes this session` : 'its holder has not yet written its claim'));
+  };
 
-  const claimed = (tookOver?: LockHolder): WriterLock => {
+  const claimed = (server: Listening, tookOver?: LockHolder): WriterLock => {
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       held.delete(release);
-      // Only our own claim is removed: one that replaced it (a takeover that judged us gone) is not ours to end.
+      // Only our own claim is removed: one that replaced it is not ours to end. The claim goes first, so no claim is ever left without its socket.
       const now = readClaim(lock);
       if (now.kind === 'claim' && now.text === body) tryUnlink(lock);
+      server.close();
     };
     releaseAtExit(release);
     return { location: lock, holder: me, ...(tookOver ? { tookOver } : {}), release };
@@ -161,27 +231,40 @@ export function acquireJsonlLock(logPath: string, opts: JsonlLockOptions = {}): 
 
   try {
     mkdirSync(dirname(lock), { recursive: true, mode: 0o700 });
+    const take = (server: Listening, before: Read): WriterLock => {
+      writeWhole(lock, body, false);
+      return claimed(server, before.kind === 'claim' ? before.claim : undefined);
+    };
     for (let attempt = 0; attempt < 8; attempt++) {
-      if (place(lock, body)) return claimed();
-      const current = readClaim(lock);
-      if (current.kind === 'gone') continue;
-      if (current.kind === 'unreadable') throw new SessionLockedError(undefined, lock, `its lock file cannot be read (${current.why}); remove it if no bridle process writes this session`);
-      if (!stale(current.claim)) throw new SessionLockedError(current.claim, lock, current.claim.pid === pid && current.claim.host === host ? 'that is this process: it has the session open already' : undefined);
-      // Stale: taken over under the guard, so that of two processes that found it stale only one replaces it.
-      if (!place(guard, body)) {
-        const g = readClaim(guard);
-        if (g.kind === 'claim' && stale(g.claim)) tryUnlink(guard);
-        else if (g.kind !== 'gone') throw new SessionLockedError(g.kind === 'claim' ? g.claim : current.claim, lock, 'another process is taking over its stale lock');
+      const server = listenOn(sock);
+      if (server) {
+        // The lock is ours. A claim file with no socket beside it is an older bridle's: judged as it was, by its pid on this host.
+        const before = readClaim(lock);
+        if (before.kind === 'unreadable' || (before.kind === 'claim' && (before.claim.host !== host || sameProcess(before.claim, pid, host) || alive(before.claim.pid)))) {
+          server.close();
+          refuse(before);
+        }
+        return take(server, before);
+      }
+      const state = probeSocket(sock);
+      if (state === 'absent') continue;
+      if (state === 'live') refuse(readClaim(lock));
+      // Dead: replaced under the guard, and re-checked there, so that of two processes that found it dead only one replaces it.
+      const g = listenOn(guard);
+      if (!g) {
+        if (probeSocket(guard) === 'live') refuse(readClaim(lock), 'another process is taking over its stale lock');
+        // A guard whose taker died: cleared (two takers clearing it at once is the race ADR 0017 leaves).
+        tryUnlink(guard);
         continue;
       }
       try {
-        const again = readClaim(lock);
-        if (again.kind === 'claim' && again.text === current.text) {
-          unlinkSync(lock);
-          if (place(lock, body)) return claimed(current.claim);
-        }
+        if (probeSocket(sock) !== 'dead') continue;
+        unlinkSync(sock);
+        const mine = listenOn(sock);
+        // The claim beside a dead socket is its holder's, whatever its pid says.
+        if (mine) return take(mine, readClaim(lock));
       } finally {
-        tryUnlink(guard);
+        g.close();
       }
     }
   } catch (err) {
@@ -190,7 +273,6 @@ export function acquireJsonlLock(logPath: string, opts: JsonlLockOptions = {}): 
   }
   throw new SessionLockedError(undefined, lock, 'its lock kept changing hands; try again');
 }
-
 /** `store`, whose `close` also releases `lock` (after the last flush, even when that fails). */
 export function withWriterLock<S extends LogStore>(store: S, lock: WriterLock): S {
   const close = async () => {
@@ -202,3 +284,20 @@ export function withWriterLock<S extends LogStore>(store: S, lock: WriterLock): 
   };
   return Object.assign(Object.create(store) as S, { close });
 }
+
+/**
+ * The holder of the lock beside `logPath` while it lives, judged as `acquireJsonlLock` judges it (its socket;
+ * an older bridle's claim by its pid; another host's taken as held), or null. Contract: never throws; takes nothing.
+ */
+export function lockHolderOf(logPath: string, opts: Pick<JsonlLockOptions, 'host' | 'isAlive'> = {}): LockHolder | null {
+  const c = readClaim(lockPathOf(logPath));
+  if (c.kind !== 'claim') return null;
+  if (c.claim.host !== (opts.host ?? hostname())) return c.claim;
+  const sock = lockSocketOf(logPath);
+  const state = existsSync(sock) ? probeSocket(sock) : 'absent';
+  if (state !== 'absent') return state === 'live' ? c.claim : null;
+  return (opts.isAlive ?? isProcessAlive)(c.claim.pid) ? c.claim : null;
+}
+
+/** Whether anything of a lock (its claim, its socket) is beside `logPath`. */
+export const hasLockFiles = (logPath: string): boolean => existsSync(lockPathOf(logPath)) || existsSync(lockSocketOf(logPath));
