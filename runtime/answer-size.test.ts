@@ -13,6 +13,8 @@ import { escapedBytes } from '../log/entry-size.js';
 import type { ModelProvider } from '../ports/model.js';
 import { replayThroughMachines } from '../replay/replay.js';
 import { builtinTools } from '../tools/index.js';
+import { requestText } from './context/compaction.js';
+import { MAX_ANSWER_BYTES } from '../log/entry-size.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
 
 let h: Harness | undefined;
@@ -83,5 +85,12 @@ describe('an answer past the most one log entry may hold', () => {
     h = createHarness(m.model, { maxAnswerBytes: LIMIT });
     expect(await h.session.run('talk')).toMatchObject({ reason: 'completed' });
     expect(answers(h)[0]?.finish).toEqual({ kind: 'ok', reason: 'stop' });
+  });
+
+  it('a compaction summary past the limit fails OUTPUT_TOO_LARGE, its stream stopped, instead of becoming a compaction/summary line too long to read', async () => {
+    const m = counted('s'.repeat(MAX_ANSWER_BYTES + 1_000_000), 100);
+    const r = await requestText(m.model, { messages: [], tools: [], system: '', params: { model: 'm' } } as never, new AbortController().signal);
+    expect(r).toMatchObject({ ok: false, code: 'OUTPUT_TOO_LARGE' });
+    expect(m.yielded()).toBeLessThan(100);
   });
 });
