@@ -18,7 +18,7 @@
  * when the process exits; a process killed outright leaves the files, and the
  * next taker finds the socket dead.
  */
-import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { basename, dirname } from 'node:path';
@@ -78,6 +78,17 @@ interface Listening {
   close(): void;
 }
 
+function whyNotCreatable(path: string): Error | undefined {
+  const probe = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    closeSync(openSync(probe, 'wx', 0o600));
+    tryUnlink(probe);
+    return undefined;
+  } catch (err) {
+    return err as Error;
+  }
+}
+
 /** Listens on `path`: undefined when something is there already. Never keeps the process alive. */
 function listenOn(path: string): Listening | undefined {
   const at = shortPath(path);
@@ -99,7 +110,8 @@ function listenOn(path: string): Listening | undefined {
     }
     server.close();
     if (existsSync(path)) return undefined;
-    throw Object.assign(new Error(`cannot listen on ${path}`), { code: 'EACCES' });
+    // Node tells why a bind failed only a tick later: the directory's own answer to creating a file there says it now (ENOSPC, EACCES, EROFS).
+    throw whyNotCreatable(path) ?? Object.assign(new Error(`cannot listen on ${path}`), { code: 'EADDRNOTAVAIL' });
   } finally {
     at.done();
   }
@@ -152,8 +164,8 @@ function tryUnlink(path: string): void {
   } catch {}
 }
 
-/** Writes `body` to `path` whole, replacing what is there (rename), or creating it exclusively (`exclusive`: false when it exists). */
-function writeWhole(path: string, body: string, exclusive: boolean): boolean {
+/** Writes `body` to `path` whole, replacing what is there: written aside, then renamed, so no reader meets half a claim. */
+function writeWhole(path: string, body: string): void {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const fd = openSync(tmp, 'wx', 0o600);
   try {
@@ -165,15 +177,7 @@ function writeWhole(path: string, body: string, exclusive: boolean): boolean {
     closeSync(fd);
   }
   try {
-    if (!exclusive) {
-      renameSync(tmp, path);
-      return true;
-    }
-    linkSync(tmp, path);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
+    renameSync(tmp, path);
   } finally {
     tryUnlink(tmp);
   }
@@ -232,7 +236,13 @@ export function acquireJsonlLock(logPath: string, opts: JsonlLockOptions = {}): 
   try {
     mkdirSync(dirname(lock), { recursive: true, mode: 0o700 });
     const take = (server: Listening, before: Read): WriterLock => {
-      writeWhole(lock, body, false);
+      try {
+        writeWhole(lock, body);
+      } catch (err) {
+        // A claim that cannot be written (a full disk): the lock is not kept either.
+        server.close();
+        throw err;
+      }
       return claimed(server, before.kind === 'claim' ? before.claim : undefined);
     };
     for (let attempt = 0; attempt < 8; attempt++) {
