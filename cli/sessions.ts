@@ -11,7 +11,7 @@
 import { closeSync, existsSync, fstatSync, readdirSync, readSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { lockHolderOf } from '../adapters/store/jsonl-lock.js';
+import { lockHoldersOf } from '../adapters/store/jsonl-lock.js';
 import { openLogForReading } from '../adapters/store/jsonl-read.js';
 import { LogAccessError } from '../log/errors.js';
 import { createPostgresSessionStore, MARKER_LINE } from '../adapters/store/postgres.js';
@@ -96,6 +96,8 @@ function markerIn(lines: readonly string[]): string | undefined {
 export function listJsonl(dir: string, problems: ListProblem[] = []): SessionLine[] {
   if (!existsSync(dir)) return [];
   const out: SessionLine[] = [];
+  const markers: (string | undefined)[] = [];
+  const paths: string[] = [];
   for (const name of readdirSync(dir).filter((n) => n.endsWith('.jsonl')).sort()) {
     const path = join(dir, name);
     const id = name.slice(0, -'.jsonl'.length);
@@ -122,22 +124,23 @@ export function listJsonl(dir: string, problems: ListProblem[] = []): SessionLin
     if (start.id !== id) problems.push({ file: name, code: 'LOG_ID_MISMATCH', message: `${path}: its header claims the id ${JSON.stringify(start.id)}; listed as ${JSON.stringify(id)}, its file's name` });
     const whole = lines.filter((l) => l.trim() !== '');
     const lastSeq = Number(/^\{"seq":([0-9]+),/.exec(whole.at(-1) ?? '')?.[1] ?? 0);
-    const owner = jsonlOwner(path);
-    out.push({ id, state: stateOf(marker, owner !== null), owner, lastSeq, cwd: start.cwd ?? '', model: start.model ?? '' });
+    out.push({ id, state: 'idle', owner: null, lastSeq, cwd: start.cwd ?? '', model: start.model ?? '' });
+    markers.push(marker);
+    paths.push(path);
   }
-  return out;
+  // The owners at once: one probe for every lock's socket, not one per session.
+  const owners = lockHoldersOf(paths);
+  return out.map((line, i) => {
+    const h = owners[i] ?? null;
+    const owner = h ? { pid: h.pid, host: h.host, since: h.since } : null;
+    return { ...line, owner, state: stateOf(markers[i], owner !== null) };
+  });
 }
 
 function firstLine(fd: number): string {
   const buf = Buffer.alloc(64 * 1024);
   const n = readSync(fd, buf, 0, buf.length, 0);
   return buf.subarray(0, n).toString('utf8').split('\n', 1)[0]!;
-}
-
-/** The lock's holder while it is alive (its socket listens; ADR 0040); a stale lock holds nothing. */
-function jsonlOwner(logPath: string): SessionLine['owner'] {
-  const h = lockHolderOf(logPath);
-  return h ? { pid: h.pid, host: h.host, since: h.since } : null;
 }
 
 export async function listStore(store: string | undefined): Promise<{ where: string; sessions: SessionLine[]; problems: ListProblem[] }> {

@@ -117,22 +117,38 @@ function listenOn(path: string): Listening | undefined {
   }
 }
 
-/** The probe runs in a child: Node's connect is asynchronous, and taking the lock never waits on the event loop. */
-const PROBE = `const [dir, name] = process.argv.slice(1); try { process.chdir(dir) } catch (e) { process.stdout.write(e.code || 'ERR'); process.exit(0) }
-const s = require('net').connect(name); s.on('connect', () => { process.stdout.write('live'); process.exit(0) }); s.on('error', (e) => { process.stdout.write(e.code || 'ERR'); process.exit(0) })`;
+/**
+ * The probe runs in a child: Node's connect is asynchronous, and taking the lock never waits on the event loop.
+ * It connects to every path it is given at once (a long one through its directory's descriptor, as it was bound)
+ * and prints one code per path: `live`, or the connect's error.
+ */
+const PROBE = `const fs = require('fs'), net = require('net'), path = require('path');
+const paths = process.argv.slice(1), out = paths.map(() => 'PENDING');
+const done = () => { if (!out.includes('PENDING')) { process.stdout.write(out.join(' ')); process.exit(0) } };
+paths.forEach((p, i) => {
+  let at = p;
+  try { if (Buffer.byteLength(p) > 100) at = '/proc/self/fd/' + fs.openSync(path.dirname(p), 'r') + '/' + path.basename(p) } catch (e) { out[i] = e.code || 'ERR'; return }
+  const s = net.connect(at);
+  s.on('connect', () => { out[i] = 'live'; s.destroy(); done() });
+  s.on('error', (e) => { out[i] = e.code || 'ERR'; done() });
+});
+done();`;
 
 export type SocketState = 'live' | 'dead' | 'absent';
 
 /**
- * Whether a process listens on the socket at `path`. Contract: never throws; `dead` only on `ECONNREFUSED` (a
- * socket file nobody listens on, or not a socket), `absent` on `ENOENT`; anything else (a full backlog, a probe
- * that could not run) is `live`, so a lock is never taken on a doubt.
+ * Whether a process listens on each socket of `paths`, from one probe process. Contract: never throws; `dead`
+ * only on `ECONNREFUSED` (a socket file nobody listens on, or not a socket), `absent` on `ENOENT`; anything else
+ * (a full backlog, a probe that could not run) is `live`, so a lock is never taken on a doubt.
  */
-export function probeSocket(path: string): SocketState {
-  const r = spawnSync(process.execPath, ['-e', PROBE, dirname(path), basename(path)], { encoding: 'utf8', timeout: 10_000, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'ignore'] });
-  const out = (r.stdout ?? '').trim();
-  return out === 'ECONNREFUSED' ? 'dead' : out === 'ENOENT' ? 'absent' : 'live';
+export function probeSockets(paths: readonly string[]): SocketState[] {
+  if (paths.length === 0) return [];
+  const r = spawnSync(process.execPath, ['-e', PROBE, ...paths], { encoding: 'utf8', timeout: 10_000, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'ignore'] });
+  const codes = (r.stdout ?? '').trim().split(' ');
+  return paths.map((_, i) => (codes[i] === 'ECONNREFUSED' ? 'dead' : codes[i] === 'ENOENT' ? 'absent' : 'live'));
 }
+
+export const probeSocket = (path: string): SocketState => probeSockets([path])[0]!;
 
 type Read = { kind: 'claim'; claim: LockHolder; text: string } | { kind: 'gone' } | { kind: 'unreadable'; why: string };
 
@@ -296,18 +312,26 @@ export function withWriterLock<S extends LogStore>(store: S, lock: WriterLock): 
 }
 
 /**
- * The holder of the lock beside `logPath` while it lives, judged as `acquireJsonlLock` judges it (its socket;
- * an older bridle's claim by its pid; another host's taken as held), or null. Contract: never throws; takes nothing.
+ * The holder of the lock beside each of `logPaths` while it lives, judged as `acquireJsonlLock` judges it (its
+ * socket, all probed at once; an older bridle's claim by its pid; another host's taken as held), or null.
+ * Contract: never throws; takes nothing.
  */
-export function lockHolderOf(logPath: string, opts: Pick<JsonlLockOptions, 'host' | 'isAlive'> = {}): LockHolder | null {
-  const c = readClaim(lockPathOf(logPath));
-  if (c.kind !== 'claim') return null;
-  if (c.claim.host !== (opts.host ?? hostname())) return c.claim;
-  const sock = lockSocketOf(logPath);
-  const state = existsSync(sock) ? probeSocket(sock) : 'absent';
-  if (state !== 'absent') return state === 'live' ? c.claim : null;
-  return (opts.isAlive ?? isProcessAlive)(c.claim.pid) ? c.claim : null;
+export function lockHoldersOf(logPaths: readonly string[], opts: Pick<JsonlLockOptions, 'host' | 'isAlive'> = {}): (LockHolder | null)[] {
+  const host = opts.host ?? hostname();
+  const claims = logPaths.map((p) => readClaim(lockPathOf(p)));
+  const ask = logPaths.filter((p, i) => claims[i]!.kind === 'claim' && (claims[i] as { claim: LockHolder }).claim.host === host && existsSync(lockSocketOf(p)));
+  const answers = new Map(probeSockets(ask.map(lockSocketOf)).map((state, i) => [ask[i]!, state]));
+  return logPaths.map((p, i) => {
+    const c = claims[i]!;
+    if (c.kind !== 'claim') return null;
+    if (c.claim.host !== host) return c.claim;
+    const state = answers.get(p) ?? 'absent';
+    if (state !== 'absent') return state === 'live' ? c.claim : null;
+    return (opts.isAlive ?? isProcessAlive)(c.claim.pid) ? c.claim : null;
+  });
 }
+
+export const lockHolderOf = (logPath: string, opts: Pick<JsonlLockOptions, 'host' | 'isAlive'> = {}): LockHolder | null => lockHoldersOf([logPath], opts)[0]!;
 
 /** Whether anything of a lock (its claim, its socket) is beside `logPath`. */
 export const hasLockFiles = (logPath: string): boolean => existsSync(lockPathOf(logPath)) || existsSync(lockSocketOf(logPath));
