@@ -12,6 +12,8 @@ import { Recorder } from '../log/recorder.js';
 import { LogBuilder, logText } from '../test/helpers/log-builder.js';
 import { describeWithPostgres } from '../test/helpers/postgres.js';
 import { listJsonl, sessionsCommand, stateOf } from './sessions.js';
+import { acquireJsonlLock } from '../adapters/store/jsonl-lock.js';
+import { spawnSync } from 'node:child_process';
 import { replayCommand } from './replay.js';
 import { forkCommand } from './fork.js';
 import { mkdirSync } from 'node:fs';
@@ -140,4 +142,24 @@ describeWithPostgres('bridle sessions on Postgres', (db) => {
       vi.unstubAllEnvs();
     }
   });
+});
+
+it("bridle sessions judges an owner by its lock's socket, not its pid: a live writer whose pid cannot be seen is running, a dead socket's claim holds nothing", async () => {
+  dir = mkdtempSync(join(tmpdir(), 'bridle-sessions-'));
+  const write = (id: string, b: LogBuilder) => writeFileSync(join(dir!, `${id}.jsonl`), logText(named(id, b)));
+  write('a-unseen', new LogBuilder().cleanTurn().startTurn('more'));
+  write('b-dead', new LogBuilder().cleanTurn().startTurn('more'));
+  // A live holder whose pid means nothing here (another PID namespace): its socket listens.
+  const live = acquireJsonlLock(join(dir, 'a-unseen.jsonl'), { pid: 2 ** 22 + 5 });
+  // pid 1 lives, but the socket its claim sits beside has nobody listening: that writer is gone.
+  writeFileSync(join(dir, 'b-dead.jsonl.lock'), JSON.stringify({ pid: 1, host: hostname(), since: '2026-01-01T00:00:00.000Z' }));
+  spawnSync(process.execPath, ['-e', `process.chdir(${JSON.stringify(dir)}); require('net').createServer().listen('b-dead.jsonl.lock.sock', () => process.kill(process.pid, 'SIGKILL'))`]);
+  try {
+    expect(listJsonl(dir).map((s) => [s.id, s.state, s.owner?.pid ?? null])).toEqual([
+      ['a-unseen', 'running', 2 ** 22 + 5],
+      ['b-dead', 'interrupted', null],
+    ]);
+  } finally {
+    live.release();
+  }
 });

@@ -1,5 +1,6 @@
 /** The one builder of `tool/result` drafts: the machines' results and repair's synthetic ones share it. */
 import type { DraftOf, ToolResultStatus } from './entries.js';
+import { escapedBytes, MAX_RESULT_BYTES, prefixWithin } from './entry-size.js';
 
 export interface ResultRef {
   turn: string;
@@ -12,7 +13,9 @@ export interface ResultRef {
 /**
  * Contract: pure. The verdict says what the harness can vouch for: a result
  * whose outcome is unknown is `uncertain`; a post-execute refusal (`BLOCKED`)
- * is `rejected`; anything else carries none.
+ * is `rejected`; anything else carries none. Content over `MAX_RESULT_BYTES`
+ * (escaped) is cut, saying so, so the entry can always be read back; a cut
+ * content is within the limit, so cutting it again changes nothing (replay).
  */
 export function draftToolResult(c: ResultRef, status: ToolResultStatus, content: string, code?: string, reason?: string): DraftOf<'tool/result'> {
   const d: DraftOf<'tool/result'> = {
@@ -23,7 +26,7 @@ export function draftToolResult(c: ResultRef, status: ToolResultStatus, content:
     toolCallId: c.toolCallId,
     name: c.name,
     status,
-    content,
+    content: capContent(content),
     surfaceOp: 'append',
   };
   if (code !== undefined) d.code = code;
@@ -31,4 +34,15 @@ export function draftToolResult(c: ResultRef, status: ToolResultStatus, content:
   if (status === 'unknown') d.verdict = 'uncertain';
   else if (code === 'BLOCKED') d.verdict = 'rejected';
   return d;
+}
+
+/** Room kept for the note that says what was cut. */
+const NOTE_ROOM = 256;
+
+/** Contract: pure; `content` if it fits, else its head within the limit and a note naming the sizes. */
+export function capContent(content: string, max = MAX_RESULT_BYTES): string {
+  const size = escapedBytes(content);
+  if (size <= max) return content;
+  const head = prefixWithin(content, max - NOTE_ROOM);
+  return `${head}\n[result cut: ${size} bytes as logged, over the log's limit of ${max} for one result; the first ${escapedBytes(head)} are kept]`;
 }

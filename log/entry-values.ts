@@ -77,6 +77,8 @@ export const ModelErrorCode = z.enum([
   'EMPTY_RESPONSE',
   'ABORTED',
   'UNKNOWN',
+  /** The answer grew past what one log entry may hold (`log/entry-size.ts`): cut there, the stream stopped. */
+  'OUTPUT_TOO_LARGE',
 ]);
 export type ModelErrorCode = z.infer<typeof ModelErrorCode>;
 

@@ -33,14 +33,15 @@ export class LogAccessError extends Error {
 
 /**
  * An append the recorder could not make: `LOG_ENTRY_REJECTED` (the draft failed its schema: untrusted data
- * reached a draft unchecked, or a harness bug) or `LOG_APPEND_FAILED` (the store threw: disk full, lock lost).
+ * reached a draft unchecked, or a harness bug), `LOG_ENTRY_TOO_LARGE` (its line would pass `MAX_ENTRY_BYTES`, past
+ * which the log could not be read back; such an error carries no draft, so the closing does not try it again) or `LOG_APPEND_FAILED` (the store threw: disk full, lock lost).
  * Nothing of the entry was recorded. The session ends the running turn with this code (ADR 0012).
  */
 export class LogAppendError extends Error {
   /** The entry that was not appended, as drafted: the closing keeps a tool's outcome from it (ADR 0017). */
   readonly draft?: Draft;
   constructor(
-    readonly code: 'LOG_ENTRY_REJECTED' | 'LOG_APPEND_FAILED',
+    readonly code: 'LOG_ENTRY_REJECTED' | 'LOG_ENTRY_TOO_LARGE' | 'LOG_APPEND_FAILED',
     /** The kind of the entry that was not appended. */
     readonly entryKind: string,
     message: string,

@@ -10,6 +10,7 @@ import { Projection } from './derive-messages.js';
 import { Entry, type Draft } from './entries.js';
 import { LogAppendError, LogNotDurableError } from './errors.js';
 import { isCanonicalEntry } from './parse.js';
+import { isOverBytes, MAX_ENTRY_BYTES } from './entry-size.js';
 
 export type EntryListener = (entry: Entry) => void;
 
@@ -50,12 +51,17 @@ export class Recorder {
   /**
    * Contract: synchronous; the entry is in the store's write order when this
    * returns. Throws `LogAppendError` — and records nothing — for a draft that
-   * fails its schema (`LOG_ENTRY_REJECTED`) or a store that throws (`LOG_APPEND_FAILED`).
+   * fails its schema (`LOG_ENTRY_REJECTED`), a line over `MAX_ENTRY_BYTES` (`LOG_ENTRY_TOO_LARGE`: the backstop
+   * that keeps every log readable, whatever grew past the caps where answers and results arise) or a store that
+   * throws (`LOG_APPEND_FAILED`).
    */
   append(draft: Draft): Entry {
     const stamped = { seq: this.lastSeq + 1, at: new Date(this.clock()).toISOString(), ...draft };
     const entry = isCanonicalEntry(stamped) ? (stamped as Entry) : this.parse(stamped, draft);
     const line = JSON.stringify(entry);
+    if (isOverBytes(line)) {
+      throw new LogAppendError('LOG_ENTRY_TOO_LARGE', draft.kind, `${draft.kind} not appended: its line would pass ${MAX_ENTRY_BYTES} bytes, more than one log entry may hold`);
+    }
     try {
       this.store.append(entry, line);
     } catch (err) {

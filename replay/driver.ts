@@ -124,6 +124,7 @@ export class ReplayDriver {
     const end = this.original.slice(i).find((e): e is EntryOf<'turn/end'> => e.kind === 'turn/end');
     const cause = end?.cause ?? '';
     const { seq: _seq, at: _at, ...draft } = entry;
+    if (end?.code === 'LOG_ENTRY_TOO_LARGE') return new LogAppendError(end.code, entry.kind, cause);
     return end?.code === 'LOG_ENTRY_REJECTED' || end?.code === 'LOG_APPEND_FAILED' ? new LogAppendError(end.code, entry.kind, cause, { draft: draft as Draft }) : new Error(cause);
   }
 

@@ -64,6 +64,7 @@ export interface MachineSeams {
   system?: string;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   onChunk?: DeltaSink;
+  maxAnswerBytes?: number;
   preStep?: (input: { turn: string; text: string }) => Promise<PreStepDecision>;
 }
 
@@ -156,7 +157,7 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
     actions: { record, prepareRequest: prepareRequestAction(recorder, context.header) },
     actors: {
       toolCall,
-      streamModel: streamModelActor(o.model, o.onChunk, hooks, reportHook),
+      streamModel: streamModelActor(o.model, o.onChunk, hooks, reportHook, o.maxAnswerBytes),
       wait: fromPromise<void, { ms: number }>(({ input, signal }) => sleep(input.ms, signal)),
       // The request-error waterfall (ADR 0020): the built-in retry and overflow policies are listeners (rows); none answering gives up.
       recoverRequest: fromPromise<Recovery, RequestErrorPayload>(({ input }) =>

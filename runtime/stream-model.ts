@@ -2,10 +2,16 @@
  * The `streamModel` actor: runs a provider's stream and sends each chunk to
  * the step as `model.chunk.received`. It backs up the adapter contract: if a
  * provider throws or stops without a finish anyway, the step still receives
- * exactly one finish (I8).
+ * exactly one finish (I8). And it bounds the answer: one that grows past
+ * `maxAnswerBytes` (escaped, as the log will hold it) ends there with the
+ * finish `OUTPUT_TOO_LARGE`, without the chunk that crossed it, and the
+ * provider's stream is stopped — so the `assistant/message` is always a line
+ * the log's reader takes back. Replay re-streams the logged (cut) answer and
+ * its finish: within the limit, so the same cut is never made twice.
  */
 import { fromCallback } from 'xstate';
 import type { Chunk } from '../log/chunks.js';
+import { escapedBytes, MAX_ANSWER_BYTES } from '../log/entry-size.js';
 import type { ModelRequest } from '../log/messages.js';
 import type { StepEvent } from '../machines/step.machine.js';
 import type { StreamPayload } from '../ports/hooks.js';
@@ -38,12 +44,35 @@ async function* failing(message: string): AsyncGenerator<Chunk> {
 
 export type HookReporter = (p: { hook: string; listener: string; problem: string; turn?: string; step?: string }) => void;
 
-export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink, hooks?: HookRegistry, report?: HookReporter) {
+/** What a chunk adds to the logged answer, in escaped bytes (the JSON around each block is small and bounded by the count of blocks). */
+function sizeOf(chunk: Chunk): number {
+  switch (chunk.type) {
+    case 'text-delta':
+    case 'reasoning-delta':
+      return escapedBytes(chunk.text);
+    case 'tool-call-delta':
+      return escapedBytes(chunk.argumentsDelta);
+    case 'block-start':
+      return 64 + (chunk.block.type === 'tool-call' ? escapedBytes(chunk.block.id) * 2 + escapedBytes(chunk.block.name) : 0);
+    default:
+      return 0;
+  }
+}
+
+export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink, hooks?: HookRegistry, report?: HookReporter, maxAnswerBytes = MAX_ANSWER_BYTES) {
   return fromCallback<StepEvent, { request: ModelRequest; step: string; attempt: number }>(({ input, sendBack }) => {
     const controller = new AbortController();
     let finished = false;
+    let bytes = 0;
     const emit = (chunk: Chunk) => {
       if (finished || controller.signal.aborted) return;
+      bytes += sizeOf(chunk);
+      if (bytes > maxAnswerBytes && chunk.type !== 'finish') {
+        emit({ type: 'finish', finish: { kind: 'error', code: 'OUTPUT_TOO_LARGE', message: `the answer passed ${maxAnswerBytes} bytes, the most one log entry may hold: cut there` } });
+        // The provider's stream is stopped now, not drained.
+        controller.abort();
+        return;
+      }
       if (chunk.type === 'finish') finished = true;
       onChunk?.(chunk, input.step);
       sendBack({ type: 'model.chunk.received', chunk });

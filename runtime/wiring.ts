@@ -79,6 +79,8 @@ export interface SessionDuties {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Live chunks, for display; not logged. */
   onChunk?: DeltaSink;
+  /** The most an answer may hold before it is cut `OUTPUT_TOO_LARGE` (default `MAX_ANSWER_BYTES`); tests pass a smaller one. */
+  maxAnswerBytes?: number;
   /** Every entry this session appends, from its first (a new log's `session/start`, written before `createSession` returns). */
   onEntry?: EntryListener;
   preStep?: (input: { turn: string; text: string }) => Promise<PreStepDecision>;

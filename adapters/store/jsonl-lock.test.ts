@@ -1,14 +1,17 @@
 /**
- * The JSONL writer lock (ADR 0017): taken atomically, refused naming a live
- * holder, a dead holder's lock taken over (and said), another host's never
- * judged, released only by its owner. Real processes: test/fault/writer-lock.test.ts.
+ * The JSONL writer lock (ADR 0017, ADR 0040): taken atomically, refused
+ * naming a live holder, a dead holder's lock taken over (and said), another
+ * host's never judged, released only by its owner. A holder is judged by its
+ * socket, never by its pid. Real processes: test/fault/writer-lock.test.ts.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionLockedError } from '../../log/errors.js';
-import { acquireJsonlLock, isProcessAlive, lockPathOf, withWriterLock } from './jsonl-lock.js';
+import { acquireJsonlLock, isProcessAlive, lockPathOf, lockSocketOf, probeSocket, withWriterLock } from './jsonl-lock.js';
 import { createMemoryStore } from './memory.js';
 
 let dir: string | undefined;
@@ -18,6 +21,11 @@ afterEach(() => {
 });
 const logIn = () => join((dir = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-lock-')))), 'sessions', 's.jsonl');
 const DEAD = 2 ** 22 + 12345; // above pid_max's default: no such process
+/** A socket file nobody listens on: what a holder killed outright leaves (bound by a process that is then SIGKILLed). */
+const deadSocketAt = (path: string) => {
+  spawnSync(process.execPath, ['-e', `process.chdir(${JSON.stringify(join(path, '..'))}); require('net').createServer().listen(${JSON.stringify(path.split('/').at(-1))}, () => process.kill(process.pid, 'SIGKILL'))`]);
+  expect(probeSocket(path)).toBe('dead');
+};
 const claim = (pid: number, host = hostname(), since = '2026-01-01T00:00:00.000Z') => `${JSON.stringify({ pid, host, since })}\n`;
 
 describe('acquireJsonlLock', () => {
@@ -57,17 +65,43 @@ describe('acquireJsonlLock', () => {
     expect(() => acquireJsonlLock(log)).toThrow(/pid 1 on/);
   });
 
-  it("takes over a dead pid's lock on this host, and says whose it was", () => {
+  it('a live holder whose pid this process cannot see (another PID namespace) is not judged stale: refused, naming it', () => {
     const log = logIn();
-    const stale = acquireJsonlLock(log, { pid: DEAD });
+    // The holder lives (its socket is listening) but its pid means nothing here, as from another PID namespace.
+    const holder = acquireJsonlLock(log, { pid: DEAD });
     expect(isProcessAlive(DEAD)).toBe(false);
+    expect(() => acquireJsonlLock(log)).toThrow(SessionLockedError);
+    expect(() => acquireJsonlLock(log)).toThrow(new RegExp(`pid ${DEAD} on ${hostname()}`));
+    expect(JSON.parse(readFileSync(lockPathOf(log), 'utf8')).pid).toBe(DEAD);
+    holder.release();
+    expect(existsSync(lockSocketOf(log))).toBe(false);
+  });
+
+  it('takes over a lock whose holder died (its socket refuses), whatever its pid says, and says whose it was', () => {
+    const log = logIn();
+    mkdirSync(join(dir!, 'sessions'));
+    // pid 1 lives, but the socket it left has nobody listening: the holder is gone.
+    writeFileSync(lockPathOf(log), claim(1));
+    deadSocketAt(lockSocketOf(log));
     const lock = acquireJsonlLock(log);
-    expect(lock.tookOver).toEqual(stale.holder);
+    expect(lock.tookOver).toMatchObject({ pid: 1, host: hostname() });
     expect(JSON.parse(readFileSync(lockPathOf(log), 'utf8')).pid).toBe(process.pid);
-    // The stale holder's release (were it to come back) does not remove the lock it lost.
-    stale.release();
-    expect(existsSync(lockPathOf(log))).toBe(true);
+    expect(probeSocket(lockSocketOf(log))).toBe('live');
     lock.release();
+    expect(readdirSync(join(dir!, 'sessions'))).toEqual([]);
+  });
+
+  it("an older bridle's claim (no socket) is judged by its pid, as before: a dead one taken over, a live one refused", () => {
+    const log = logIn();
+    mkdirSync(join(dir!, 'sessions'));
+    writeFileSync(lockPathOf(log), claim(DEAD));
+    const lock = acquireJsonlLock(log);
+    expect(lock.tookOver?.pid).toBe(DEAD);
+    // The stale holder's claim, written back by hand, does not make the live lock removable by it.
+    lock.release();
+    writeFileSync(lockPathOf(log), claim(1));
+    expect(() => acquireJsonlLock(log)).toThrow(/pid 1 on/);
+    expect(existsSync(lockSocketOf(log))).toBe(false);
   });
 
   it('never judges a lock from another host: refused, naming the host', () => {
@@ -83,19 +117,34 @@ describe('acquireJsonlLock', () => {
     expect(() => acquireJsonlLock(log)).toThrow(/cannot be read.*remove it/);
   });
 
-  it('of two takers that find the same stale lock, only one wins (the takeover guard)', () => {
+  it('of two takers that find the same stale lock, only one wins (the takeover guard)', async () => {
     const log = logIn();
     mkdirSync(join(dir!, 'sessions'));
     writeFileSync(lockPathOf(log), claim(DEAD));
-    // A taker that holds the guard: the other is refused while it does.
-    writeFileSync(`${lockPathOf(log)}.takeover`, claim(1));
-    expect(() => acquireJsonlLock(log)).toThrow(/taking over its stale lock/);
+    deadSocketAt(lockSocketOf(log));
+    // A taker that holds the guard (listening on it): the other is refused while it does.
+    const taker = createServer((c) => c.destroy());
+    await new Promise<void>((resolve) => taker.listen(`${lockPathOf(log)}.takeover`, resolve));
+    try {
+      expect(() => acquireJsonlLock(log)).toThrow(/taking over its stale lock/);
+    } finally {
+      await new Promise<void>((resolve) => taker.close(() => resolve()));
+    }
     // A guard left by a taker that died is cleared, and the takeover goes on.
-    writeFileSync(`${lockPathOf(log)}.takeover`, claim(DEAD + 1));
+    deadSocketAt(`${lockPathOf(log)}.takeover`);
     const lock = acquireJsonlLock(log);
     expect(lock.tookOver?.pid).toBe(DEAD);
     expect(existsSync(`${lockPathOf(log)}.takeover`)).toBe(false);
     lock.release();
+  });
+
+  it('a log path too long for a UNIX socket name still gets its lock (through its directory descriptor)', () => {
+    const log = join(logIn(), '..', 'd'.repeat(120), 's.jsonl');
+    const lock = acquireJsonlLock(log);
+    expect(probeSocket(lockSocketOf(log))).toBe('live');
+    expect(() => acquireJsonlLock(log)).toThrow(SessionLockedError);
+    lock.release();
+    expect(existsSync(lockSocketOf(log))).toBe(false);
   });
 
   it('a store under the lock releases it when it closes', async () => {

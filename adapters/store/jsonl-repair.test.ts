@@ -5,6 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import { LogBuilder, logText } from '../../test/helpers/log-builder.js';
+import { spawnSync } from 'node:child_process';
+import { acquireJsonlLock, lockPathOf, lockSocketOf } from './jsonl-lock.js';
 import { repairJsonlLog } from './jsonl-repair.js';
 
 let dir: string;
@@ -114,6 +116,37 @@ describe('repairJsonlLog of a delegating session: the children an open subagent/
     // Nothing is left to do on a second pass, anywhere in the tree.
     const again = await repairJsonlLog(path.join(dir, 'p.jsonl'), clock);
     expect(again).toMatchObject({ ok: true, appended: [], children: [] });
+  });
+
+  it("the stale locks of the children's dead writers are removed with their repair; a live child's lock is left, and that child with it", async () => {
+    write('p', delegating('p.t2.s1.c1'));
+    write('p.t2.s1.c1', delegating('p.t2.s1.c1.t2.s1.c1'));
+    write('p.t2.s1.c1.t2.s1.c1', killedMidCall());
+    const child = path.join(dir, 'p.t2.s1.c1.jsonl');
+    const grandchild = path.join(dir, 'p.t2.s1.c1.t2.s1.c1.jsonl');
+    // The child's writer was killed holding its lock: its claim, and a socket nobody listens on.
+    fs.writeFileSync(lockPathOf(child), `${JSON.stringify({ pid: 1, host: os.hostname(), since: '2026-01-01T00:00:00.000Z' })}\n`);
+    spawnSync(process.execPath, ['-e', `process.chdir(${JSON.stringify(dir)}); require('net').createServer().listen('p.t2.s1.c1.jsonl.lock.sock', () => process.kill(process.pid, 'SIGKILL'))`]);
+    expect(fs.existsSync(lockSocketOf(child))).toBe(true);
+    // The grandchild's, an older bridle's claim whose pid is gone.
+    fs.writeFileSync(lockPathOf(grandchild), `${JSON.stringify({ pid: 2 ** 22 + 99, host: os.hostname(), since: '2026-01-01T00:00:00.000Z' })}\n`);
+    const r = await repairJsonlLog(path.join(dir, 'p.jsonl'), clock);
+    expect(r).toMatchObject({ ok: true, children: [{ outcome: { kind: 'repaired', repair: { children: [{ outcome: { kind: 'repaired' } }] } } }] });
+    expect(fs.readdirSync(dir).sort()).toEqual(['p.jsonl', 'p.t2.s1.c1.jsonl', 'p.t2.s1.c1.t2.s1.c1.jsonl']);
+
+    // A child someone is writing (its lock's socket listens) is not repaired under them, and its lock stays.
+    write('q', delegating('q.c'));
+    write('q.c', killedMidCall());
+    const live = acquireJsonlLock(path.join(dir, 'q.c.jsonl'));
+    try {
+      const before = fs.readFileSync(path.join(dir, 'q.c.jsonl'), 'utf8');
+      const q = await repairJsonlLog(path.join(dir, 'q.jsonl'), clock);
+      expect(q).toMatchObject({ ok: true, children: [{ child: 'q.c', outcome: { kind: 'refused', violations: [{ violation: 'SESSION_LOCKED' }] } }] });
+      expect(fs.readFileSync(path.join(dir, 'q.c.jsonl'), 'utf8')).toBe(before);
+      expect(fs.existsSync(lockPathOf(path.join(dir, 'q.c.jsonl')))).toBe(true);
+    } finally {
+      live.release();
+    }
   });
 
   it('a child log that is missing, corrupt, or named with a path that climbs out is reported, and the parent is still repaired', async () => {

@@ -14,13 +14,15 @@ import { closeSync, fsyncSync, openSync, ftruncateSync, writeSync } from 'node:f
 import { dirname, join } from 'node:path';
 import type { Clock } from '../../ports/clock.js';
 import type { Draft, Entry } from '../../log/entries.js';
-import { LogAccessError, LogCorruptError } from '../../log/errors.js';
+import { LogAccessError, LogCorruptError, SessionLockedError } from '../../log/errors.js';
 import { LogParser, type ParsedLog } from '../../log/parse.js';
 import { Recorder } from '../../log/recorder.js';
 import { planRepair, type RepairReport } from '../../log/repair.js';
 import type { Violation } from '../../log/verify.js';
 import { createJsonlStore } from './jsonl.js';
 import { readLogStream } from './jsonl-read.js';
+import { acquireJsonlLock, hasLockFiles } from './jsonl-lock.js';
+import type { WriterLock } from '../../ports/store.js';
 
 export type FileRepair =
   | { ok: true; entries: Entry[]; appended: Entry[]; report: RepairReport; children: ChildRepair[] }
@@ -130,6 +132,16 @@ async function repairChild(dir: string, child: string, clock: Clock, seen: Reado
   if (!isPlainName(child)) return refused(dir, 'bad-child', `subagent/start names child ${JSON.stringify(child)}, which is not a log name beside its parent's`);
   const path = join(dir, `${child}.jsonl`);
   if (seen.has(path)) return refused(path, 'bad-child', `child ${child} is already being repaired higher up the tree (a log that names its own ancestor)`);
+  // A lock the child's writer left (it died with its parent) is taken over for the repair and released after it, so
+  // no stale lock stays beside a repaired log; a live one means someone writes the child: it is left alone.
+  let lock: WriterLock | undefined;
+  try {
+    if (hasLockFiles(path)) lock = acquireJsonlLock(path);
+  } catch (err) {
+    if (err instanceof SessionLockedError) return refused(path, err.code, err.message);
+    if (!(err instanceof LogAccessError)) throw err;
+    return refused(path, err.code, err.message);
+  }
   try {
     const r = await repairJsonlLog(path, clock, {}, seen);
     return { child, path, outcome: r.ok ? { kind: 'repaired', repair: r } : { kind: 'refused', violations: r.violations } };
@@ -137,5 +149,7 @@ async function repairChild(dir: string, child: string, clock: Clock, seen: Reado
     if (!(err instanceof LogAccessError)) throw err;
     if (err.sysCode === 'ENOENT') return { child, path, outcome: { kind: 'missing' } };
     return refused(path, err.code, err.message);
+  } finally {
+    lock?.release();
   }
 }

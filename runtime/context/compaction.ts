@@ -3,6 +3,7 @@
  * model: measuring and the two planners (pure functions of the projection,
  * as actions) and the one model request that writes a summary (an actor).
  */
+import { escapedBytes, MAX_ANSWER_BYTES } from '../../log/entry-size.js';
 import { fromPromise } from 'xstate';
 import { assembleBlocks, emptyAssembly } from '../../log/chunks.js';
 import { planPrune, pruneLimitsFor } from '../../log/context/prune.js';
@@ -42,8 +43,12 @@ function lastTurn(entries: readonly Entry[]): string {
  */
 export async function requestText(model: ModelProvider, request: ModelRequest, signal: AbortSignal): Promise<SummaryAnswer> {
   let a = emptyAssembly();
+  let bytes = 0;
   try {
     for await (const chunk of model.stream(request, signal)) {
+      // A summary is logged whole (`compaction/summary`): one past what an answer may hold fails, as an answer is cut.
+      if (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') bytes += escapedBytes(chunk.text);
+      if (bytes > MAX_ANSWER_BYTES) return { ok: false, code: 'OUTPUT_TOO_LARGE', message: `the summary passed ${MAX_ANSWER_BYTES} bytes, the most one log entry may hold` };
       a = assembleBlocks(a, chunk);
       if (chunk.type === 'finish') break;
     }

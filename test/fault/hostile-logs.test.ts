@@ -210,4 +210,28 @@ describe.skipIf(!cliBuilt).concurrent('hostile log inputs through the real CLI: 
     const after = await cli(w, ['replay', file]);
     expect(after.code, after.out).toBe(0);
   });
+
+  it('bridle sessions meets a FIFO named x.jsonl: refused as LOG_NOT_A_FILE without hanging; the other logs are listed', async () => {
+    const dir = path.join(w.root, 'sessions-fifo');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'good.jsonl'), lines(...base));
+    execFileSync('mkfifo', [path.join(dir, 'x.jsonl')]);
+    const r = await cli(w, ['sessions', '--store', dir]);
+    expect(r.hung, 'bridle sessions hung on the FIFO').toBe(false);
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/^good\s+idle/m);
+    expect(r.out).toMatch(/bridle: LOG_NOT_A_FILE: .*x\.jsonl is a FIFO, not a session log/);
+  });
+
+  it("bridle sessions lists a log by its file's name, not the id its header claims, and reports the mismatch", async () => {
+    const dir = path.join(w.root, 'sessions-claims');
+    fs.mkdirSync(dir);
+    const header = JSON.parse(base[0]!) as { id: string };
+    fs.writeFileSync(path.join(dir, 'honest.jsonl'), lines(base[0]!.replace(JSON.stringify(header.id), '"../../x"'), ...base.slice(1)));
+    const r = await cli(w, ['sessions', '--store', dir, '--json']);
+    expect(r.code, r.out).toBe(0);
+    const listed = JSON.parse(r.out.split('\n')[0]!) as { sessions: { id: string }[]; problems: { file: string; code: string; message: string }[] };
+    expect(listed.sessions.map((x) => x.id)).toEqual(['honest']);
+    expect(listed.problems).toEqual([{ file: 'honest.jsonl', code: 'LOG_ID_MISMATCH', message: expect.stringContaining('"../../x"') }]);
+  });
 });

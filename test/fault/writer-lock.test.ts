@@ -6,14 +6,17 @@
  * leaves its lock behind; the next writer takes it over, logs it, and the
  * log still verifies and replays byte for byte.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { isProcessAlive } from '../../adapters/store/jsonl-lock.js';
 import { verifyFile } from '../../cli/replay.js';
 import { parseLog } from '../../log/parse.js';
 import { replayThroughMachines } from '../../replay/replay.js';
 import { builtinTools } from '../../tools/index.js';
-import { cliBuilt, createWorld, logHas, waitFor } from './cli-world.js';
+import { describeWithSystemDep, SYSTEM_DEPS } from '../helpers/system-deps.js';
+import { CLI, cliBuilt, createWorld, logHas, waitFor } from './cli-world.js';
 
 /** The tool runs until the test creates `go` in the workspace (at most 20 s). */
 const SLOW = {
@@ -98,4 +101,46 @@ describe.skipIf(!cliBuilt).concurrent('one writer per session (real processes)',
       w.cleanup();
     }
   });
+});
+
+describeWithSystemDep('one writer across PID namespaces (ADR 0040)', SYSTEM_DEPS.unshare, (unshare) => {
+  it.skipIf(!cliBuilt)('a live writer in another PID namespace, whose pid this one cannot see, keeps its lock: a second writer is refused and the log untouched', async () => {
+    const w = createWorld();
+    try {
+      // The first writer runs in a PID namespace of its own, after enough processes there that its pid is one no process has out here.
+      const script = w.script('slow.json', SLOW);
+      // The namespace's pids count up from 1 (the shell): pick one that is free out here, and use up the ones before it.
+      let target = 300;
+      while (isProcessAlive(target)) target++;
+      const inner = `i=2; while [ $i -lt ${target} ]; do /bin/true; i=$((i+1)); done; "$@"`;
+      const args = [...(process.getuid?.() === 0 ? [] : ['--user', '--map-root-user']), '--pid', '--fork', 'sh', '-c', inner, 'sh', process.execPath, CLI, 'run', 'do the work', '--model', `scripted:${script}`, ...common(w.workspace)];
+      const first = spawn(unshare, args, { cwd: w.root, env: { ...process.env, BRIDLE_HOME: w.home, BRIDLE_MODEL: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let firstErr = '';
+      first.stderr!.on('data', (d: Buffer) => (firstErr += d.toString()));
+      const firstExit = new Promise<number | null>((resolve) => first.once('exit', (code) => resolve(code)));
+      await waitFor(() => logHas(w.log(), 'tool/dispatch') || first.exitCode !== null, 20_000, 'the namespaced writer to dispatch');
+      expect(first.exitCode, firstErr).toBe(null);
+      const log = w.logPath()!;
+      const claim = JSON.parse(fs.readFileSync(`${log}.lock`, 'utf8')) as { pid: number; host: string };
+      // What made the old rule take the lock: the holder's pid is on this host's name, and no process here has it.
+      expect(claim.host).toBe(hostname());
+      expect(isProcessAlive(claim.pid)).toBe(false);
+      const before = w.log();
+
+      const second = w.spawn(['resume', log]);
+      const r = await second.exit;
+      expect(r.code, second.stderr()).toBe(2);
+      expect(second.stderr().trim()).toMatch(new RegExp(`^bridle: SESSION_LOCKED: session is being written by pid ${claim.pid} on `));
+      expect(w.log().startsWith(before)).toBe(true);
+      expect(parseLog(w.log()).entries.some((e) => e.kind === 'repair' || e.kind === 'session/takeover')).toBe(false);
+
+      fs.writeFileSync(`${w.workspace}/go`, '');
+      expect(await firstExit, firstErr).toBe(0);
+      expect(fs.existsSync(`${log}.lock`)).toBe(false);
+      expect(w.marker()).toEqual(['ran']);
+      expect(verifyFile(log).verdict.violations).toEqual([]);
+    } finally {
+      w.cleanup();
+    }
+  }, 60_000);
 });

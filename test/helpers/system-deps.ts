@@ -25,6 +25,7 @@ export interface SystemDep {
 export const SYSTEM_DEPS = {
   bwrap: { command: 'bwrap', package: 'bubblewrap' },
   chromium: { command: 'chromium', package: 'chromium' },
+  unshare: { command: 'unshare', package: 'util-linux' },
 } as const satisfies Record<string, SystemDep>;
 
 export type SystemDepVerdict =
