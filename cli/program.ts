@@ -209,6 +209,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--keep', "keep each run's workspace, for --replay")
     .option('--replay <logs...>', 're-score these logs instead of running')
     .option('--json', 'print the results as one JSON document')
+    .option('--workspace-root <dir>', "a folder tasks' workspaces may be copied from, besides the task set's own (repeatable; default: the git repository the task set is in)", (v: string, acc: string[] = []) => [...acc, v])
     .action(async (dir: string | undefined, flags: import('./eval/command.js').EvalFlags) => {
       const { evalCommand } = await import('./eval/command.js');
       const stop = new AbortController();
