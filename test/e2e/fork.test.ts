@@ -40,7 +40,7 @@ describe('bridle fork, then bridle run --session <fork>', () => {
     const text = readFileSync(fork, 'utf8');
     expect(text.split('\n').slice(1, 25)).toEqual(original25);
     const added: Entry[] = parseLog(text).entries.slice(25);
-    expect(added.map((e) => e.kind)).toEqual(['session/reopen', 'session/input', 'turn/start', 'user/message', 'step/start', 'request/header', 'assistant/message', 'step/end', 'turn/end', 'checkpoint']);
+    expect(added.map((e) => e.kind)).toEqual(['session/reopen', 'session/policy', 'session/input', 'turn/start', 'user/message', 'step/start', 'request/header', 'assistant/message', 'step/end', 'turn/end', 'checkpoint']);
     // Nothing ran in the workspace: the original's reads and write are outcomes in the log, not re-run.
     expect(readdirSync(ws)).toEqual([]);
     expect(readFileSync(original, 'utf8')).toBe(before);
@@ -138,8 +138,8 @@ describe('bridle fork --answer, then bridle resume: the re-answered turn goes on
 
     const entries = parseLog(readFileSync(fork, 'utf8')).entries;
     const added = entries.slice(25);
-    expect(kinds(added)).toEqual(['session/reopen', 'tool/result', 'step/end', 'step/start', 'request/header', 'assistant/message', 'step/end', 'turn/end', 'checkpoint']);
-    expect(added[1]).toMatchObject({ kind: 'tool/result', callId: 't1.s3.c1', status: 'denied', content: 'Denied: approval rejected. The call did not run.' });
+    expect(kinds(added)).toEqual(['session/reopen', 'session/policy', 'tool/result', 'step/end', 'step/start', 'request/header', 'assistant/message', 'step/end', 'turn/end', 'checkpoint']);
+    expect(added[2]).toMatchObject({ kind: 'tool/result', callId: 't1.s3.c1', status: 'denied', content: 'Denied: approval rejected. The call did not run.' });
     expect(entries.some((e) => e.kind === 'tool/dispatch' && e.callId === 't1.s3.c1')).toBe(false);
     // What the model was sent for its next step (built from the log alone, I1): the denial, right after its call.
     const step = entries.findIndex((e) => e.kind === 'step/start' && e.step === 't1.s4');
