@@ -63,6 +63,7 @@ export function preflightContinued(product: Product, cwd: string, existing: read
     existing,
     ...(product.loaded ? { loaded: product.loaded } : {}),
     ...(product.overridePolicy ? { overridePolicy: true } : {}),
+    ...(product.moveWorkspace ? { moveWorkspace: true } : {}),
   });
 }
 

@@ -31,7 +31,7 @@ describe('bridle fork, then bridle run --session <fork>', () => {
 
     const script = join(root, 'what-if.json');
     writeFileSync(script, JSON.stringify({ responses: [{ match: 'total the cart into total.txt', text: 'What if: the total would be the same.' }] }));
-    const run = await runCli(['run', '--session', fork, '--cwd', ws, '--model', `scripted:${script}`, '--approval', 'auto', '--sandbox', 'off', 'what if the cart were empty?'], { env });
+    const run = await runCli(['run', '--session', fork, '--cwd', ws, '--move-workspace', '--model', `scripted:${script}`, '--approval', 'auto', '--sandbox', 'off', 'what if the cart were empty?'], { env });
     expect(run.stderr).toContain(`log: ${fork}`);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('What if: the total would be the same.');
@@ -64,7 +64,7 @@ describe('bridle fork --answer, then bridle resume: the re-answered turn goes on
     const fork = /^log: (.*)$/m.exec(forked.stdout)![1]!;
     const next = join(w.root, 'next.json');
     writeFileSync(next, JSON.stringify({ responses: [{ text: reply }] }));
-    const resumed = await runCli(['resume', fork, '--cwd', w.ws, '--model', `scripted:${next}`, '--approval', approval, '--sandbox', 'off'], { env: w.env });
+    const resumed = await runCli(['resume', fork, '--cwd', w.ws, '--move-workspace', '--model', `scripted:${next}`, '--approval', approval, '--sandbox', 'off'], { env: w.env });
     return { forked, fork, next, resumed };
   }
 
@@ -115,7 +115,7 @@ describe('bridle fork --answer, then bridle resume: the re-answered turn goes on
     expect(refused[2]).toMatchObject({ callId: 't1.s1.c1', status: 'denied', content: expect.stringContaining('approval policy "never"') });
     expect(readdirSync(ws)).toEqual([]);
     // Resumed again, the fork is at rest: nothing runs.
-    const again = await runCli(['resume', fork, '--cwd', ws, '--model', `scripted:${next}`, '--approval', 'ask', '--sandbox', 'off'], { env });
+    const again = await runCli(['resume', fork, '--cwd', ws, '--move-workspace', '--model', `scripted:${next}`, '--approval', 'ask', '--sandbox', 'off'], { env });
     expect(again.code).toBe(0);
     expect(readdirSync(ws)).toEqual([]);
   });
@@ -162,7 +162,7 @@ describe('bridle fork --answer, then bridle resume: the re-answered turn goes on
     const fork = /^log: (.*)$/m.exec(forked.stdout)![1]!;
     const script = join(root, 'run.json');
     writeFileSync(script, JSON.stringify({ responses: [{ text: 'note.txt is not touched.' }, { text: 'Nothing else to do.' }] }));
-    const ran = await runCli(['run', '--session', fork, '--cwd', ws, '--model', `scripted:${script}`, '--approval', 'ask', '--sandbox', 'off', 'anything else?'], { env });
+    const ran = await runCli(['run', '--session', fork, '--cwd', ws, '--move-workspace', '--model', `scripted:${script}`, '--approval', 'ask', '--sandbox', 'off', 'anything else?'], { env });
     expect(ran.code).toBe(0);
     expect(readdirSync(ws)).toEqual([]);
     const entries = parseLog(readFileSync(fork, 'utf8')).entries;
