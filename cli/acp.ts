@@ -20,7 +20,7 @@ import { acpRefusal, createAcpAgent, type AcpAgent, type OpenAcpSession } from '
 import { patchRows } from '../server/acp/mcp-rows.js';
 import { guardedStream } from '../server/acp/stdio.js';
 import { SetupError, UsageError } from './errors.js';
-import { openSession, resolveWorkspace } from './open-session.js';
+import { openSession, resolveWorkspace, WorkspaceChangedUsageError } from './open-session.js';
 import type { RunFlags } from './run.js';
 import type { Product } from './settings.js';
 import { visible } from './visible.js';
@@ -62,6 +62,8 @@ function openRefusal(err: unknown): unknown {
   if (err instanceof SessionLockedError) return acpRefusal(CANNOT_OPEN, 'SESSION_LOCKED', err.message);
   if (err instanceof CompositionError && err.cause instanceof ProviderSetupError) return acpRefusal(AUTH_REQUIRED, 'SETUP', err.cause.message);
   if (err instanceof UsageError && /^no session log at /.test(err.message)) return acpRefusal(NOT_FOUND, 'NO_SUCH_SESSION', err.message);
+  // The client's cwd is not where the session's log says it runs (ADR 0041): named, with both paths.
+  if (err instanceof WorkspaceChangedUsageError) return acpRefusal(INVALID_PARAMS, err.code, err.message);
   if (err instanceof UsageError || err instanceof CompositionError) return acpRefusal(INVALID_PARAMS, 'CANNOT_OPEN', err.message);
   if (err instanceof SetupError) return acpRefusal(AUTH_REQUIRED, 'SETUP', err.message);
   if (err instanceof LogAccessError) return acpRefusal(INVALID_PARAMS, err.code, err.message);

@@ -23,7 +23,7 @@ import type { ToolLookup } from './render.js';
 import { parseStoredLines, targetOf } from './session-store.js';
 import type { Product } from './settings.js';
 import { applySettings, type Settings } from '../runtime/settings.js';
-import { loggedPolicy, PolicyWidenedError } from '../runtime/session-policy.js';
+import { loggedPolicy, loggedWorkspace, PolicyWidenedError, WorkspaceChangedError } from '../runtime/session-policy.js';
 import { resumableTurn } from '../log/resumable.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { preflightSession } from '../runtime/session-preflight.js';
@@ -63,6 +63,7 @@ export function preflightContinued(product: Product, cwd: string, existing: read
     existing,
     ...(product.loaded ? { loaded: product.loaded } : {}),
     ...(product.overridePolicy ? { overridePolicy: true } : {}),
+    ...(product.moveWorkspace ? { moveWorkspace: true } : {}),
   });
 }
 
@@ -118,6 +119,29 @@ export interface OpenedSession {
   sandboxLine: string;
 }
 
+/** A continued session asked to run in another workspace than its log's, without `--move-workspace` (exit 2; ACP: `WORKSPACE_CHANGED`). */
+export class WorkspaceChangedUsageError extends UsageError {
+  readonly code = 'WORKSPACE_CHANGED';
+}
+
+/**
+ * Where a continued session runs: the `--cwd` given (which `createSession` compares with the log's), else
+ * the workspace its log says it runs in (ADR 0041), not the shell's directory.
+ */
+function continuedWorkspace(cwd: string | undefined, given: string | undefined, existing: readonly Entry[]): string {
+  if (cwd !== undefined) return given!;
+  const logged = loggedWorkspace(existing);
+  if (logged === undefined) return resolveWorkspace(undefined);
+  let real: string;
+  try {
+    real = realpathSync(logged);
+  } catch {
+    throw new UsageError(`the session's workspace ${logged} (from its log) no longer exists; pass --cwd DIR --move-workspace to run it in another, which is logged`);
+  }
+  if (!statSync(real).isDirectory()) throw new UsageError(`the session's workspace ${logged} (from its log) is no longer a directory; pass --cwd DIR --move-workspace to run it in another`);
+  return real;
+}
+
 export function resolveWorkspace(cwd: string | undefined): string {
   const dir = cwd ?? process.cwd();
   let real: string;
@@ -164,7 +188,9 @@ export async function openSession(o: OpenOptions): Promise<OpenedSession> {
 }
 
 function openFileSession(o: OpenOptions, given: ComposedRow[], path: string | undefined): OpenedSession {
-  const workspace = resolveWorkspace(o.cwd);
+  // Checked before the log is touched; a continued session without `--cwd` runs where its log says.
+  const named = o.cwd !== undefined || o.session === undefined ? resolveWorkspace(o.cwd) : undefined;
+  let workspace = named ?? '';
   let rows = given;
   let existing: Entry[] = [];
   let id: string | undefined = o.session ? undefined : o.id;
@@ -192,6 +218,7 @@ function openFileSession(o: OpenOptions, given: ComposedRow[], path: string | un
       id = start.id;
       // A turn left waiting on an approval, or answered and not dispatched (a fork's new answer), is gone on with (ADR 0027, 0031); any other open turn is repair's.
       if (isOpen(existing) && !resumableTurn(existing)) throw new UsageError(`${logPath}: the last turn never ended (a crash?); run \`bridle resume ${o.session}\` to repair it first`);
+      workspace = continuedWorkspace(o.cwd, named, existing);
     } catch (err) {
       if (!o.lock) lock.release();
       throw err;
@@ -210,7 +237,8 @@ function openFileSession(o: OpenOptions, given: ComposedRow[], path: string | un
 
 /** A session of the Postgres store: the lease before the read, as the JSONL lock; a new session's lease taken in the background and awaited here. */
 async function openStoredSession(o: OpenOptions, rows: ComposedRow[], target: { store: SessionStore; id: string } | undefined): Promise<OpenedSession> {
-  const workspace = resolveWorkspace(o.cwd);
+  const named = o.cwd !== undefined || !target ? resolveWorkspace(o.cwd) : undefined;
+  let workspace = named ?? '';
   if (!target) {
     const opened = startSession(o, { workspace, rows, existing: [], ...(!o.session && o.lineage?.id ? { id: o.lineage.id } : {}) });
     const log = opened.session.recorder.store as OpenedLog;
@@ -240,6 +268,7 @@ async function openStoredSession(o: OpenOptions, rows: ComposedRow[], target: { 
     const start = existing[0];
     if (start?.kind !== 'session/start') throw new UsageError(`${where}: does not begin with session/start`);
     if (isOpen(existing) && !resumableTurn(existing)) throw new UsageError(`${where}: the last turn never ended (a crash?); run \`bridle resume ${where}\` to repair it first`);
+    workspace = continuedWorkspace(o.cwd, named, existing);
   } catch (err) {
     if (!o.lock) lock.release();
     throw err;
@@ -278,11 +307,14 @@ function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[
       ...(o.inspect ? { inspect: o.inspect } : {}),
       ...(o.plugins ? { plugins: o.plugins } : {}),
       ...(o.product.overridePolicy ? { overridePolicy: true } : {}),
+      ...(o.product.moveWorkspace ? { moveWorkspace: true } : {}),
     });
   } catch (err) {
     if (lock && !o.lock) lock.release();
     // One line naming the logged and the requested policy; nothing was written (exit 2).
     if (err instanceof PolicyWidenedError) throw new UsageError(err.message, { cause: err });
+    // The same for a workspace other than the logged one, naming both paths (ADR 0041).
+    if (err instanceof WorkspaceChangedError) throw new WorkspaceChangedUsageError(err.message, { cause: err });
     // The disk refused the session's first entry (full, read-only): a problem outside bridle, said in one line.
     if (err instanceof LogAppendError && err.code === 'LOG_APPEND_FAILED') throw new SessionNotSavedError(`the session could not be saved (${err.code}: ${err.message})`);
     if (err instanceof LogAccessError) accessFailure(err);

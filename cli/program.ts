@@ -205,11 +205,12 @@ export async function main(argv: string[]): Promise<number> {
 
   settingOptions(program.command('eval').argument('[dir]', 'a task folder, or a folder of them'))
     .summary('run tasks N times and score them, or re-score logs')
-    .description('run each task of <dir> (a workspace, a prompt, a check command) --runs times, a session per run, then its check in the sandbox (exit 0 passes); print task, model, passes/N, steps, tokens, time. --model scripted: each task\'s scripted.json. Unattended, so --approval defaults to auto. --replay re-scores logs: no model is called, no tool runs')
+    .description('run each task of <dir> (a workspace, a prompt, a check command) --runs times, a session per run, then its check in the sandbox (exit 0 passes); print task, model, passes/N, steps, tokens, time. --model scripted: each task\'s scripted.json. Unattended, so --approval defaults to auto. A task\'s workspace must lie in the task set\'s folder or a --workspace-root (default: the git repository the task set is in). --replay re-scores logs: no model is called, no tool runs')
     .option('--runs <n>', 'runs per task (default: 1)')
     .option('--keep', "keep each run's workspace, for --replay")
     .option('--replay <logs...>', 're-score these logs instead of running')
     .option('--json', 'print the results as one JSON document')
+    .option('--workspace-root <dir>', "a root task workspaces may lie in (repeatable)", (v: string, acc: string[] = []) => [...acc, v])
     .action(async (dir: string | undefined, flags: import('./eval/command.js').EvalFlags) => {
       const { evalCommand } = await import('./eval/command.js');
       const stop = new AbortController();

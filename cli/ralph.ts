@@ -56,7 +56,7 @@ export async function continueRalph(path: string, entries: Entry[], flags: Ralph
   }
   const product = await composeProduct(flags, { loggedModel: start.model });
   err.write(`ralph: continuing after round ${st.done} of ${st.plan.rounds}${st.open ? ` (the ${st.open.kind === 'round' ? `round ${st.open.round}` : `check of round ${st.open.round}`} that was running runs again)` : ''}\n`);
-  return driveRalph(product, { ...flags, cwd: flags.cwd ?? start.cwd }, { existing: { path, entries, lock } });
+  return driveRalph(product, flags, { existing: { path, entries, lock } });
 }
 
 async function driveRalph(

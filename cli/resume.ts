@@ -272,7 +272,8 @@ async function carryOn(r: RepairedSession, prompt: string | undefined, flags: Re
   const product = await composeProduct(flags, { loggedModel: start.model });
   const maxSteps = (product.rows.find((r) => r.id === 'turn')?.config as { maxSteps?: number } | undefined)?.maxSteps;
   const snapshot = restoreSessionSnapshot(entries, maxSteps !== undefined ? { maxSteps } : {});
-  const runFlags: RunFlags = { ...flags, session: open.session, cwd: flags.cwd ?? start.cwd };
+  // No `--cwd`: the session runs in the workspace its log says (ADR 0041), which may have moved since its start.
+  const runFlags: RunFlags = { ...flags, session: open.session };
   const text = prompt ?? (flags.continue ? continueNote(report, entries) : undefined);
   return runPrompt(text, product, runFlags, { existing: entries, snapshot, lock: open.lock, ...(open.store ? { store: open.store } : {}) }, prompt === undefined ? 'resume' : undefined);
 }

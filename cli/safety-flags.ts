@@ -1,4 +1,4 @@
-/** The safety flags every session command shares: `--sandbox`, `--sandbox-mode`, `--allow`, `--allow-network`, `--allow-git-writes`, `--override-policy`. */
+/** The safety flags every session command shares: `--sandbox`, `--sandbox-mode`, `--allow`, `--allow-network`, `--allow-git-writes`, `--override-policy`, `--move-workspace`. */
 import type { Command } from 'commander';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -14,5 +14,6 @@ export function safetyOptions(cmd: Command): Command {
     .option('--no-allow-network', 'keep sandboxed commands off the network (default)')
     .option('--allow-git-writes', 'let commands and file tools write .git')
     .option('--no-allow-git-writes', 'keep the workspace .git read-only (default)')
-    .option('--override-policy', 'let a continued session widen its logged policy');
+    .option('--override-policy', 'let a continued session widen its logged policy')
+    .option('--move-workspace', 'let a continued session move to another --cwd');
 }

@@ -15,7 +15,7 @@ import { leaseStatus } from '../adapters/store/postgres-workers.js';
 import type { Entry } from '../log/entries.js';
 import { CompositionError } from '../plugins/rows.js';
 import { ralphState } from '../runtime/ralph/state.js';
-import { PolicyWidenedError } from '../runtime/session-policy.js';
+import { loggedWorkspace, PolicyWidenedError } from '../runtime/session-policy.js';
 import { checkCwd } from '../server/allowed-cwd.js';
 import { ErrorCode, refusal, type RpcFailure } from '../server/protocol.js';
 import { preflightContinued } from './open-session.js';
@@ -58,7 +58,8 @@ export async function refuseBeforeClaim(product: Product, where: StoreTarget, id
   if (!entries || start?.kind !== 'session/start') return;
   let refused: RpcFailure | undefined;
   const notResumable = (why: string) => refusal(ErrorCode.CreateFailed, 'SESSION_NOT_RESUMABLE', `session ${id} cannot be resumed here: ${why}`);
-  const cwd = checkCwd(start.cwd, roots);
+  // Where its log says it runs now (ADR 0041), as the open will use.
+  const cwd = checkCwd(loggedWorkspace(entries) ?? start.cwd, roots);
   if (ralphState(entries)) refused = notResumable('it is a Ralph run; continue it with bridle resume');
   else if (!cwd.ok) refused = notResumable(`its directory is not one this server allows (${cwd.reason})`);
   else {

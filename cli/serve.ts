@@ -34,6 +34,7 @@ import { refuseBeforeClaim } from './serve-preflight.js';
 import { relaySource, startDeltaPublisher, startInboxPump, sweepSource, SWEEP_BATCH } from './serve-workers.js';
 import { closeBuses } from '../adapters/store/postgres-workers.js';
 import type { Entry } from '../log/entries.js';
+import { loggedWorkspace } from '../runtime/session-policy.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { ralphState } from '../runtime/ralph/state.js';
 import type { BridleSession } from '../runtime/session.js';
@@ -344,7 +345,8 @@ async function reopenStored(product: Product, sessionId: string, hooks: SessionH
   try {
     const start = entries[0] as Extract<Entry, { kind: 'session/start' }>;
     if (ralphState(entries)) throw notResumable('it is a Ralph run; continue it with bridle resume');
-    const cwd = checkCwd(start.cwd, roots);
+    // Where its log says it runs now (a `--move-workspace` may have moved it since its start).
+    const cwd = checkCwd(loggedWorkspace(entries) ?? start.cwd, roots);
     if (!cwd.ok) throw notResumable(`its directory is not one this server allows (${cwd.reason})`);
     const maxSteps = (product.rows.find((row) => row.id === 'turn')?.config as { maxSteps?: number } | undefined)?.maxSteps;
     const snapshot = restoreSessionSnapshot(entries, maxSteps !== undefined ? { maxSteps } : {});

@@ -54,6 +54,8 @@ export interface SettingFlags {
   patch?: string;
   /** Let `run --session` and `resume` widen the policy the session logged (ADR 0027); never a subagent's. */
   overridePolicy?: boolean;
+  /** Let a continued session run in another workspace than its log's, logged (ADR 0041). */
+  moveWorkspace?: boolean;
 }
 
 type FlagKey = keyof Settings | 'maxDepth' | 'treeBudget';
@@ -159,6 +161,8 @@ export interface Product {
   /** The settings the flags gave, and only those: going on with a session, they are what may change its logged policy (ADR 0027). */
   flagged: SettingsLayer['settings'];
   overridePolicy?: boolean;
+  /** Let a continued session run in another workspace than its log's, logged (ADR 0041). */
+  moveWorkspace?: boolean;
 }
 
 export interface ComposeOptions {
@@ -233,7 +237,7 @@ export async function composeProduct(flags: SettingFlags, o: ComposeOptions = {}
     throw asUsage(err);
   }
   // A warning may quote a row's value (a URL with its password): shown redacted wherever it is printed.
-  return { home, file, ...(flags.profile !== undefined ? { profile: flags.profile } : {}), rows: checked, warnings: warnings.map(redactText), loaded, flagged, ...(flags.overridePolicy ? { overridePolicy: true } : {}) };
+  return { home, file, ...(flags.profile !== undefined ? { profile: flags.profile } : {}), rows: checked, warnings: warnings.map(redactText), loaded, flagged, ...(flags.overridePolicy ? { overridePolicy: true } : {}), ...(flags.moveWorkspace ? { moveWorkspace: true } : {}) };
 }
 
 /**

@@ -73,7 +73,7 @@ export function summarize(e: Entry): string {
     case 'log/not-durable':
       return `entries up to seq ${e.upTo} not saved: ${clip(e.detail, 70)}`;
     case 'session/policy':
-      return `policy ${describePolicy(e.from)} → ${describePolicy(e.to)} (${e.by})`;
+      return `${e.cwd ? `workspace ${e.cwd.from} → ${e.cwd.to}; ` : ''}policy ${describePolicy(e.from)} → ${describePolicy(e.to)} (${e.by})`;
     case 'session/takeover':
       return `pid ${e.by.pid} on ${e.by.host} took over from pid ${e.stale.pid} on ${e.stale.host} (gone; held since ${e.stale.since})`;
     case 'compaction/start':

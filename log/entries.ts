@@ -80,13 +80,17 @@ export const SessionStart = z.strictObject({
  * A process went on with the session under another policy than the one it had (ADR 0027): a narrowing its
  * flags asked for (`by: 'flags'`), or a widening `--override-policy` allowed (`by: 'override-policy'`). Logged
  * after the reopening, before anything runs; the session's policy is the last such `to`, else `session/start`'s.
+ * A move to another workspace, which only `--move-workspace` allows (ADR 0041), is one too: `cwd` says from
+ * where to where (`by: 'move-workspace'` when nothing else changed); the session's workspace is the last such
+ * `cwd.to`, else `session/start`'s `cwd`.
  */
 export const SessionPolicyChange = z.strictObject({
   ...envelope,
   kind: z.literal('session/policy'),
   from: SessionPolicy,
   to: SessionPolicy,
-  by: z.enum(['flags', 'override-policy']),
+  by: z.enum(['flags', 'override-policy', 'move-workspace']),
+  cwd: z.strictObject({ from: z.string(), to: z.string() }).optional(),
 });
 
 export const TurnStart = z.strictObject({

@@ -60,6 +60,8 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
   let checkpointed: string | undefined;
   let compaction: EntryOf<'compaction/start'> | undefined;
   const ralph: RalphState = { started: false, ended: false };
+  /** Where the session runs as the log has said so far: `session/start`'s cwd, then each move's `to` (ADR 0041). */
+  let workspace: string | undefined;
   let prevSeq = 0;
   // Format 2 (ADR 0021): inputs are entries, and whatever takes one names it (`from`), once.
   const start = entries[0];
@@ -120,6 +122,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
     switch (e.kind) {
       case 'session/start':
         if (i > 0) flag('forged-entry', e, 'a second session/start');
+        workspace ??= e.cwd;
         break;
       case 'turn/start': {
         if (turn) {
@@ -312,6 +315,9 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         // Logged as a process opens the log (ADR 0027): right after its reopening (and takeover), before anything runs.
         const before = entries[i - 1]?.kind;
         if (before !== 'session/reopen' && before !== 'session/takeover') flag('forged-entry', e, 'session/policy not right after a session/reopen: a policy changes only as a session is reopened');
+        // A move starts where the session was: a log that skips a tree would claim commands ran where they did not.
+        if (e.cwd && e.cwd.from !== workspace) flag('forged-entry', e, `session/policy moves the workspace from ${e.cwd.from}, but the session ran in ${workspace}`);
+        if (e.cwd) workspace = e.cwd.to;
         break;
       }
       case 'ralph/start':

@@ -48,6 +48,8 @@ export interface SandboxPolicy {
   cwd?: string;
   /** Paths kept read-only even inside the workspace (the workspace's `.git` unless git writes are allowed). */
   protect?: readonly string[];
+  /** Also keep read-only every `.git` found below the workspace at confinement time (nested repositories; ADR 0041). */
+  protectGit?: boolean;
   /** Directories a command may not even read: an empty, read-only tmpfs hides each (`$BRIDLE_HOME`, `~/.bridle`). */
   hide?: readonly string[];
   /** Defaults: `SANDBOX_LIMIT_DEFAULTS`. */

@@ -10,6 +10,7 @@
  * once; the first difference stops the replay.
  */
 import { INPUT_KINDS, type Draft, type Entry, type EntryOf, type SessionConfig } from '../log/entries.js';
+import { loggedWorkspace } from '../runtime/session-policy.js';
 import { LogAppendError } from '../log/errors.js';
 import { Recorder } from '../log/recorder.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
@@ -184,7 +185,8 @@ export class ReplayDriver {
     // A resumed segment's session is handed the input its log left queued as it opens, as the live one was.
     const session = createSession({
       id: start.id,
-      cwd: start.cwd,
+      // A segment after a `--move-workspace` runs where that process ran (ADR 0041).
+      cwd: loggedWorkspace(existing) ?? start.cwd,
       bridleHome: '/nonexistent-bridle-home',
       settings: { approval: 'auto', sandbox: 'off' },
       patch: [

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../log/entries.js';
 import { verifyLog } from '../log/verify.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
-import { loggedPolicy, PolicyWidenedError } from './session-policy.js';
+import { loggedPolicy, loggedWorkspace, PolicyWidenedError, WorkspaceChangedError } from './session-policy.js';
 
 const made: Harness[] = [];
 afterEach(() => {
@@ -87,5 +87,47 @@ describe('a session keeps the policy it was started with', () => {
     const p = (existing[0] as EntryOf<'session/start'>).policy!;
     const forged = [...existing.slice(0, i + 1), { seq: 0, at: existing[i]!.at, kind: 'session/policy', from: p, to: p, by: 'flags' } as Entry, ...existing.slice(i + 1)].map((e, k) => ({ ...e, seq: k + 1 }) as Entry);
     expect(verifyLog(forged).violations.map((v) => v.violation)).toContain('forged-entry');
+  });
+
+  describe('a continued session runs in its logged workspace (ADR 0041)', () => {
+    it('going on in another workspace is refused WORKSPACE_CHANGED naming both paths; nothing is written', async () => {
+      const existing = await startedWith('auto');
+      const logged = loggedWorkspace(existing)!;
+      let thrown: unknown;
+      try {
+        harness(() => ({ text: 'ok' }), { approval: 'auto', existing, cwd: '/elsewhere' });
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(WorkspaceChangedError);
+      expect(thrown).toMatchObject({ code: 'WORKSPACE_CHANGED', logged, requested: '/elsewhere' });
+      expect((thrown as Error).message).toContain(`runs in ${logged}, as its log says; /elsewhere is another workspace`);
+    });
+
+    it('with moveWorkspace the move is logged as session/policy (cwd from → to), and the log says the new one from then on', async () => {
+      const existing = await startedWith('auto');
+      const from = loggedWorkspace(existing)!;
+      const h = harness(() => ({ text: 'ok' }), { approval: 'auto', existing, cwd: '/elsewhere', moveWorkspace: true });
+      const added = h.entries().slice(existing.length);
+      expect(added.map((e) => e.kind)).toEqual(['session/reopen', 'session/policy']);
+      expect(added[1]).toMatchObject({ by: 'move-workspace', cwd: { from, to: '/elsewhere' } });
+      await h.session.close();
+      expect(loggedWorkspace(h.entries())).toBe('/elsewhere');
+      expect(verifyLog([...h.entries()]).violations).toEqual([]);
+      // A narrowing in the same reopening is one entry, by flags, with the move.
+      const both = harness(() => ({ text: 'ok' }), { approval: 'never', existing, cwd: '/third', moveWorkspace: true });
+      expect(both.entries().at(-1)).toMatchObject({ by: 'flags', to: { approval: 'never' }, cwd: { from, to: '/third' } });
+      await both.session.close();
+    });
+
+    it("a subagent's session never moves; a move that does not start where the session ran is a forged entry", async () => {
+      const child = await startedWith('never', { child: true });
+      expect(() => harness(() => ({ text: 'ok' }), { approval: 'never', existing: child, cwd: '/elsewhere', moveWorkspace: true })).toThrow(/a subagent's session never moves/);
+      const existing = await startedWith('auto');
+      const h = harness(() => ({ text: 'ok' }), { approval: 'auto', existing, cwd: '/elsewhere', moveWorkspace: true });
+      await h.session.close();
+      const forged = h.entries().map((e) => (e.kind === 'session/policy' ? ({ ...e, cwd: { from: '/not-there', to: '/elsewhere' } } as Entry) : e));
+      expect(verifyLog(forged).violations.map((v) => v.message)).toContain(`session/policy moves the workspace from /not-there, but the session ran in ${loggedWorkspace(existing)}`);
+    });
   });
 });

@@ -44,7 +44,8 @@ function rowsFor(rows: readonly ComposedRow[], wanted: readonly KeyLike[], loade
 
 /**
  * Contract: throws what `createSession` with these options would throw before it opens the log — a
- * `PolicyWidenedError` (nothing widened without `overridePolicy`, a subagent's never), a `CompositionError` for
+ * `PolicyWidenedError` (nothing widened without `overridePolicy`, a subagent's never), a `WorkspaceChangedError`
+ * (another workspace than the logged one without `moveWorkspace`, ADR 0041), a `CompositionError` for
  * a model, approval or sandbox row that cannot be built — and returns otherwise. Writes nothing, claims nothing;
  * whatever it built is disposed of before it returns.
  */
@@ -66,7 +67,7 @@ export function preflightSession(o: SessionOptions & { existing: readonly Entry[
   };
   const { host } = buildHost(rows, { session: control, ...(o.loaded ? { loaded: o.loaded } : {}) });
   try {
-    if (host.has(APPROVAL) && host.has(SANDBOX)) settlePolicy(o.existing, policyOf(host.get(APPROVAL), host.get(SANDBOX)), { override: o.overridePolicy === true });
+    if (host.has(APPROVAL) && host.has(SANDBOX)) settlePolicy(o.existing, policyOf(host.get(APPROVAL), host.get(SANDBOX)), { override: o.overridePolicy === true, workspace: o.cwd, moveWorkspace: o.moveWorkspace === true });
   } finally {
     host.dispose();
   }

@@ -82,12 +82,14 @@ describe('approval policies', () => {
     h = createHarness((_r, i) => (i === 0 ? { toolCalls: [same, other] } : { text: 'done' }), { approval: 'ask', existing });
     fs.writeFileSync(path.join(h.workspace, 'log.txt'), '');
     await h.session.run('again');
-    first.cleanup();
     const asks = of(h, 'approval/asked').filter((a) => a.turn === 't2');
     expect(asks.map((a) => a.callId)).toEqual(['t2.s1.c2']);
     expect(resultOf(h, 't2.s1.c1')?.status).toBe('ok');
     expect(resultOf(h, 't2.s1.c2')?.status).toBe('denied');
     expect(fs.readFileSync(path.join(h.workspace, 'log.txt'), 'utf8')).toBe('hi\n');
+    // The resumed session ran in the workspace its log names: the first one's.
+    expect(h.workspace).toBe(first.workspace);
+    first.cleanup();
   });
 
   it('rules from flags or config allow matching calls without asking', async () => {

@@ -100,6 +100,12 @@ export interface SessionOptions extends SessionDuties {
    * only with this set, and never for a subagent's session. Without it a widening throws `PolicyWidenedError`.
    */
   overridePolicy?: boolean;
+  /**
+   * Going on with a log in another workspace (`cwd`) than it logged (ADR 0041): allowed, and logged as a
+   * `session/policy` with `cwd`, only with this set, and never for a subagent's session. Without it the
+   * difference throws `WorkspaceChangedError`.
+   */
+  moveWorkspace?: boolean;
   /** A child's: the tools it sees at most (by intersection), and tools of its own that are never hidden. */
   toolFilter?: { only?: readonly string[]; scoped?: readonly ToolDefinition[] };
 }
@@ -227,7 +233,7 @@ export function createSession(o: SessionOptions): BridleSession {
   let policyChange: DraftOf<'session/policy'> | undefined;
   try {
     const continuing = (o.existing?.length ?? 0) > 0 && o.opened === undefined;
-    policyChange = continuing && policy ? settlePolicy(o.existing!, policy, { override: o.overridePolicy === true }) : undefined;
+    policyChange = continuing && policy ? settlePolicy(o.existing!, policy, { override: o.overridePolicy === true, workspace: o.cwd, moveWorkspace: o.moveWorkspace === true }) : undefined;
   } catch (err) {
     host.dispose();
     throw err;

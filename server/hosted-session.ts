@@ -10,6 +10,7 @@ import { SessionCrashedError, type BridleSession } from '../runtime/session.js';
 import { isSaveFailureCode } from '../log/errors.js';
 import type { DeltaSink } from '../runtime/stream-model.js';
 import type { Entry } from '../log/entries.js';
+import { loggedWorkspace } from '../runtime/session-policy.js';
 import { actorTree } from './actor-tree.js';
 import { ApprovalDesk } from './approvals.js';
 import { Attachment, type Peer } from './attachment.js';
@@ -306,7 +307,7 @@ export class HostedSession {
     const start = this.session.recorder.entries.find((e) => e.kind === 'session/start');
     return {
       sessionId: this.id,
-      cwd: start?.kind === 'session/start' ? start.cwd : '',
+      cwd: loggedWorkspace(this.session.recorder.entries) ?? '',
       model: start?.kind === 'session/start' ? start.model : '',
       value: this.session.actor.getSnapshot().value,
       lastSeq: this.session.recorder.lastSeq,

@@ -1,4 +1,6 @@
 import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executeTool } from './execute.js';
 import * as grepModule from './grep.js';
@@ -114,6 +116,24 @@ describe('grep', () => {
       expect(took).toBeLessThan(2000);
       expect(clock.ticks()).toBeGreaterThanOrEqual(5);
     });
+  });
+
+  it("keeps its own deadline when a GC runs mid-call (Node 20 collected AbortSignal.timeout inside AbortSignal.any, so only the executor's deadline ended the call)", async () => {
+    // `--expose-gc` set at run time, so vitest needs no flag; `gc` is then a global of every new context.
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    t.write({ 'evil.txt': `${'a'.repeat(40)}b\n` });
+    const tool = grepModule.createGrepTool({ deadlineMs: 300 });
+    const collecting = setInterval(gc, 25);
+    const started = performance.now();
+    try {
+      const out = await executeTool(tool, { pattern: '^(a+)+$', path: 'evil.txt' }, t.ctx, { timeoutMs: 4000 });
+      const took = performance.now() - started;
+      expect(out).toMatchObject({ status: 'error', code: 'GREP_TIMEOUT' });
+      expect(took).toBeLessThan(2000);
+    } finally {
+      clearInterval(collecting);
+    }
   });
 
   it('is read-only and presents in one line', () => {

@@ -5,7 +5,7 @@ import { collectWalk, SKIPPED_DIRS } from './collect-walk.js';
 import { createLineMatcher, type BatchEnd } from './grep-matcher.js';
 import { failure, fromRejection, fromToolError, ok } from './output.js';
 import { clipLine, formatBytes, looksBinary, utf8 } from './text.js';
-import { ToolError, type ZodToolDefinition } from '../ports/tools.js';
+import { ToolError, type ToolContext, type ToolOutput, type ZodToolDefinition } from '../ports/tools.js';
 
 export const GREP_MAX_MATCHES = 500;
 export const GREP_MAX_FILES = 50_000;
@@ -60,86 +60,99 @@ export function createGrepTool(options: GrepOptions = {}): ZodToolDefinition<Gre
       } catch (err) {
         return fromRejection(err);
       }
-      const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(deadlineMs)]);
-
-      let files: FsPath[];
-      let single = false;
-      const notes: string[] = [];
+      // A timer and controller of our own, cleared on the way out: on Node 20 the source of
+      // `AbortSignal.any([.., AbortSignal.timeout(ms)])` is only weakly held, a GC collects it
+      // and the deadline never fires (the call then ran to the executor's 60 s).
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(), deadlineMs);
       try {
-        if ((await ctx.fs.stat(root)).kind === 'directory') {
-          const walked = await collectWalk(ctx.fs, root, { skipDirs: SKIPPED_DIRS, maxEntries: GREP_MAX_FILES, includeSymlinks: false, signal });
-          files = walked.entries;
-          if (walked.stopped && !signal.aborted) notes.push(`[only the first ${GREP_MAX_FILES} files were searched]`);
-        } else {
-          files = [root];
-          single = true;
-        }
-      } catch (err) {
-        return fromRejection(err);
-      }
-
-      const hits: string[] = [];
-      let tooLarge = 0;
-      let capped = false;
-      const matcher = createLineMatcher(args.pattern);
-      const batch: Batch = { files: [], chars: 0 };
-      const flush = async (): Promise<BatchEnd> => {
-        const sent = batch.files.splice(0);
-        batch.chars = 0;
-        if (sent.length === 0) return { done: true };
-        // One more than fits, so a full result can tell "exactly enough" from "more were there".
-        const budget = GREP_MAX_MATCHES - hits.length + 1;
-        return matcher.match(sent.map((f) => f.text), budget, signal, (file, lines) => {
-          const { rel, text } = sent[file]!;
-          const all = text.split(/\r?\n/);
-          for (const l of lines) {
-            if (hits.length >= GREP_MAX_MATCHES) {
-              capped = true;
-              return;
-            }
-            hits.push(`${rel}:${l + 1}: ${clipLine(all[l]!, GREP_MAX_LINE_CHARS)}`);
-          }
-        });
-      };
-
-      let end: BatchEnd = { done: true };
-      try {
-        for (const file of files) {
-          if (signal.aborted || capped) break;
-          const read = await readText(ctx.fs, file);
-          if (read instanceof ToolError) {
-            // A file the caller named is refused in words; one met on a walk is skipped.
-            if (single) return fromToolError(read);
-            continue;
-          }
-          if (read === 'too-large') tooLarge++;
-          if (typeof read !== 'object') continue;
-          batch.files.push({ rel: file.display, text: read.text });
-          batch.chars += read.text.length;
-          if (batch.chars >= BATCH_CHARS) end = await flush();
-          if (!('done' in end)) break;
-        }
-        if ('done' in end && !signal.aborted && !capped) end = await flush();
+        return await search(args, ctx, root, shown, AbortSignal.any([ctx.signal, deadline.signal]), deadlineMs);
       } finally {
-        await matcher.close();
+        clearTimeout(timer);
       }
-
-      if ('failed' in end) return failure('GREP_FAILED', `grep could not run the pattern: ${end.failed}.`);
-      if (capped) notes.push(`[stopped at ${GREP_MAX_MATCHES} matches; narrow the pattern or the path]`);
-      if (tooLarge > 0) notes.push(`[${tooLarge} files over ${formatBytes(GREP_MAX_FILE_BYTES)} were not searched]`);
-      if (ctx.signal.aborted) return failure('ABORTED', 'The grep call was aborted.');
-      if (signal.aborted) {
-        const found = hits.length === 0 ? 'No matches were found before that.' : `Matches found before that:\n${hits.join('\n')}`;
-        return failure(
-          'GREP_TIMEOUT',
-          `grep stopped after ${deadlineMs} ms without finishing. A pattern with nested repetition such as (a+)+ can take ` +
-            `exponential time on some lines; simplify it, or narrow the path. ${found}${notes.length ? `\n${notes.join('\n')}` : ''}`,
-        );
-      }
-      if (hits.length === 0) return ok([`No matches for /${args.pattern}/ in ${shown}.`, ...notes].join('\n'));
-      return ok([...hits, ...notes].join('\n'));
     },
   };
+}
+
+/** The search itself, once the root is known; `signal` carries both the caller's abort and grep's own deadline. */
+async function search(args: GrepArgs, ctx: ToolContext, root: FsPath, shown: string, signal: AbortSignal, deadlineMs: number): Promise<ToolOutput> {
+
+  let files: FsPath[];
+  let single = false;
+  const notes: string[] = [];
+  try {
+    if ((await ctx.fs.stat(root)).kind === 'directory') {
+      const walked = await collectWalk(ctx.fs, root, { skipDirs: SKIPPED_DIRS, maxEntries: GREP_MAX_FILES, includeSymlinks: false, signal });
+      files = walked.entries;
+      if (walked.stopped && !signal.aborted) notes.push(`[only the first ${GREP_MAX_FILES} files were searched]`);
+    } else {
+      files = [root];
+      single = true;
+    }
+  } catch (err) {
+    return fromRejection(err);
+  }
+
+  const hits: string[] = [];
+  let tooLarge = 0;
+  let capped = false;
+  const matcher = createLineMatcher(args.pattern);
+  const batch: Batch = { files: [], chars: 0 };
+  const flush = async (): Promise<BatchEnd> => {
+    const sent = batch.files.splice(0);
+    batch.chars = 0;
+    if (sent.length === 0) return { done: true };
+    // One more than fits, so a full result can tell "exactly enough" from "more were there".
+    const budget = GREP_MAX_MATCHES - hits.length + 1;
+    return matcher.match(sent.map((f) => f.text), budget, signal, (file, lines) => {
+      const { rel, text } = sent[file]!;
+      const all = text.split(/\r?\n/);
+      for (const l of lines) {
+        if (hits.length >= GREP_MAX_MATCHES) {
+          capped = true;
+          return;
+        }
+        hits.push(`${rel}:${l + 1}: ${clipLine(all[l]!, GREP_MAX_LINE_CHARS)}`);
+      }
+    });
+  };
+
+  let end: BatchEnd = { done: true };
+  try {
+    for (const file of files) {
+      if (signal.aborted || capped) break;
+      const read = await readText(ctx.fs, file);
+      if (read instanceof ToolError) {
+        // A file the caller named is refused in words; one met on a walk is skipped.
+        if (single) return fromToolError(read);
+        continue;
+      }
+      if (read === 'too-large') tooLarge++;
+      if (typeof read !== 'object') continue;
+      batch.files.push({ rel: file.display, text: read.text });
+      batch.chars += read.text.length;
+      if (batch.chars >= BATCH_CHARS) end = await flush();
+      if (!('done' in end)) break;
+    }
+    if ('done' in end && !signal.aborted && !capped) end = await flush();
+  } finally {
+    await matcher.close();
+  }
+
+  if ('failed' in end) return failure('GREP_FAILED', `grep could not run the pattern: ${end.failed}.`);
+  if (capped) notes.push(`[stopped at ${GREP_MAX_MATCHES} matches; narrow the pattern or the path]`);
+  if (tooLarge > 0) notes.push(`[${tooLarge} files over ${formatBytes(GREP_MAX_FILE_BYTES)} were not searched]`);
+  if (ctx.signal.aborted) return failure('ABORTED', 'The grep call was aborted.');
+  if (signal.aborted) {
+    const found = hits.length === 0 ? 'No matches were found before that.' : `Matches found before that:\n${hits.join('\n')}`;
+    return failure(
+      'GREP_TIMEOUT',
+      `grep stopped after ${deadlineMs} ms without finishing. A pattern with nested repetition such as (a+)+ can take ` +
+        `exponential time on some lines; simplify it, or narrow the path. ${found}${notes.length ? `\n${notes.join('\n')}` : ''}`,
+    );
+  }
+  if (hits.length === 0) return ok([`No matches for /${args.pattern}/ in ${shown}.`, ...notes].join('\n'));
+  return ok([...hits, ...notes].join('\n'));
 }
 
 /**

@@ -75,7 +75,7 @@ describe('write_file', () => {
     expect(t.read(inWs('.git/config'))).toBe('[core]\n');
     expect(t.exists(inWs('.git/hooks'))).toBe(false);
     expect(await writeFileTool.execute({ path: 'src/ok.txt', content: 'x' }, ctx)).toMatchObject({ status: 'ok' });
-    expect(await writeFileTool.execute({ path: '.git/hooks/pre-commit', content: 'x' }, t.ctxWith({ protect: [] }))).toMatchObject({ status: 'ok' });
+    expect(await writeFileTool.execute({ path: '.git/hooks/pre-commit', content: 'x' }, t.ctxWith({ protect: [], protectGit: false }))).toMatchObject({ status: 'ok' });
   });
 
   it('fails clearly on a directory or a file standing where a parent should be', async () => {

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ToolError } from '../../ports/tool-error.js';
 import { bridleHomeForms, isInside, type LocalRoots } from './local-resolve.js';
+import { gitComponent } from './paths.js';
 import { isADirectory } from './refusals.js';
 
 /** Linux's `O_PATH` (the generic value, shared by x86 and arm); `fs.constants` does not carry it. */
@@ -23,7 +24,7 @@ const O_PATH = 0o10000000;
 const { O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NOCTTY } = constants;
 
 /** Where opened files must lie. A caller opening many files passes `homes` (`bridleHomeForms`) once, to spare a realpath each. */
-export type OpenContext = Pick<LocalRoots, 'workspace' | 'bridleHome'> & { homes?: readonly string[] };
+export type OpenContext = Pick<LocalRoots, 'workspace' | 'bridleHome'> & Partial<Pick<LocalRoots, 'protectGit'>> & { homes?: readonly string[] };
 
 /**
  * A pinned descriptor is a plain fd, not a FileHandle: `fstat`, `readlink` of
@@ -45,13 +46,18 @@ function unsupported(): ToolError | undefined {
   return new ToolError('UNSUPPORTED_PLATFORM', `The file tools open files race-free through /proc/self/fd, which ${process.platform} lacks.`);
 }
 
-/** Where a pinned descriptor really is, or a refusal when that is outside the workspace or inside bridle's home. */
-function confine(workspace: string, homes: readonly string[], pinned: number, shown: string): string | ToolError {
+/**
+ * Where a pinned descriptor really is, or a refusal when that is outside the
+ * workspace or inside bridle's home, or (`git`, for a write) inside a `.git`:
+ * a directory renamed to `.git` after the check is caught here.
+ */
+function confine(workspace: string, homes: readonly string[], pinned: number, shown: string, git = false): string | ToolError {
   const real = readlinkSync(fdPath(pinned));
   const changed = (where: string) =>
     new ToolError('PATH_CHANGED', `"${shown}" changed while it was being opened: it now leads to ${real}, ${where}. Nothing was touched.`);
   for (const home of homes) if (isInside(home, real)) return changed("inside bridle's own home");
   if (!isInside(workspace, real)) return changed('outside the workspace');
+  if (git && gitComponent(workspace, real) !== undefined) return changed('inside a .git');
   return real;
 }
 
@@ -86,7 +92,7 @@ async function pinAndReopen(ctx: OpenContext, real: string, shown: string, flags
     const stats = fstatSync(pinned);
     const refused = refuseKind(stats, shown);
     if (refused) return refused;
-    const where = confine(ctx.workspace, homes, pinned, shown);
+    const where = confine(ctx.workspace, homes, pinned, shown, flags !== O_RDONLY && ctx.protectGit === true);
     if (where instanceof ToolError) return where;
     if (single && stats.nlink > 1) {
       return new ToolError(
@@ -175,7 +181,7 @@ export async function openForWrite(ctx: OpenContext, real: string, shown: string
   try {
     parent = await pinDirs(root, parts, shown);
     if (parent instanceof ToolError) return parent;
-    const where = confine(ctx.workspace, homes, parent, shown);
+    const where = confine(ctx.workspace, homes, parent, shown, ctx.protectGit === true);
     if (where instanceof ToolError) return where;
     try {
       const handle = await open(`${fdPath(parent)}/${name}`, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY);

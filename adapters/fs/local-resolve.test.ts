@@ -6,7 +6,7 @@ import { ToolError } from '../../ports/tool-error.js';
 import { displayPath, isInside, resolveInWorkspace, type LocalRoots } from './local-resolve.js';
 
 /** What the local file system confines to, for a temp workspace. */
-const roots = (w: TempWorkspace): LocalRoots => ({ workspace: w.workspace, bridleHome: w.bridleHome, protect: [] });
+const roots = (w: TempWorkspace): LocalRoots => ({ workspace: w.workspace, bridleHome: w.bridleHome, protect: [], protectGit: false });
 
 let t: TempWorkspace;
 beforeEach(() => {

@@ -12,7 +12,7 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../../ports/tool-error.js';
-import { isInside } from './paths.js';
+import { gitComponent, isGitName, isInside } from './paths.js';
 import { emptyPath, isADirectory, notFound, nulByte, outsideWorkspace, protectedPath } from './refusals.js';
 
 export { displayPath, isInside } from './paths.js';
@@ -25,6 +25,8 @@ export interface LocalRoots {
   bridleHome: string;
   /** Absolute paths that may be read but never written (the workspace's `.git` unless git writes are allowed). */
   protect: readonly string[];
+  /** Refuse writes to, and the creation of, any `.git` below the workspace, at any depth (unless git writes are allowed). */
+  protectGit: boolean;
 }
 
 export interface ResolveOptions {
@@ -40,20 +42,25 @@ const MAX_SYMLINKS = 40;
 interface Walked {
   path: string;
   exists: boolean;
+  /** A component named `.git` was stepped through on the way (spelled, or in a link's target): the real path may not say so. */
+  viaGit: string | undefined;
 }
 
 /**
  * Follows `userPath` from `start` one component at a time. Once a component is
  * missing, the rest is appended lexically: nothing below it exists, so no
- * symlink can redirect it.
+ * symlink can redirect it. A `.git` met below `workspace` is remembered: a
+ * link named `.git` leads to a repository whose real path need not say so.
  */
-async function walk(start: string, userPath: string): Promise<Walked | ToolError> {
+async function walk(start: string, userPath: string, workspace: string): Promise<Walked | ToolError> {
   let current = start;
   const queue = userPath.split('/');
   let followed = 0;
+  let viaGit: string | undefined;
   while (queue.length > 0) {
     const part = queue.shift()!;
     if (part === '' || part === '.') continue;
+    if (isGitName(part) && isInside(workspace, current)) viaGit ??= path.join(current, part);
     if (part === '..') {
       current = path.dirname(current);
       continue;
@@ -66,7 +73,7 @@ async function walk(start: string, userPath: string): Promise<Walked | ToolError
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENAMETOOLONG') return new ToolError('INVALID_PATH', `Path "${userPath}" is too long.`);
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
-      return { path: path.resolve(candidate, ...queue), exists: false };
+      return { path: path.resolve(candidate, ...queue), exists: false, viaGit };
     }
     if (!stats.isSymbolicLink()) {
       current = candidate;
@@ -88,7 +95,7 @@ async function walk(start: string, userPath: string): Promise<Walked | ToolError
     if (path.isAbsolute(target)) current = path.parse(target).root;
     queue.unshift(...target.split('/'));
   }
-  return { path: current, exists: true };
+  return { path: current, exists: true, viaGit };
 }
 
 /** `$BRIDLE_HOME` as both spelled and real, since either spelling may be the one a path walks through. */
@@ -108,7 +115,7 @@ export async function bridleHomeForms(bridleHome: string): Promise<string[]> {
  *
  * Contract: never throws for a bad path; returns a `ToolError` with code
  * `OUTSIDE_WORKSPACE`, `INSIDE_BRIDLE_HOME`, `PROTECTED_PATH` (a write inside
- * `roots.protect`), `NOT_FOUND`, `IS_A_DIRECTORY` or `INVALID_PATH` instead.
+ * `roots.protect`, or with `protectGit` to or through any `.git` below the workspace), `NOT_FOUND`, `IS_A_DIRECTORY` or `INVALID_PATH` instead.
  * Unexpected I/O errors (EACCES on a parent) do throw.
  */
 export async function resolveInWorkspace(
@@ -120,7 +127,7 @@ export async function resolveInWorkspace(
   if (userPath.includes('\0')) return nulByte(userPath);
 
   const start = path.isAbsolute(userPath) ? path.parse(userPath).root : ctx.workspace;
-  const walked = await walk(start, userPath);
+  const walked = await walk(start, userPath, ctx.workspace);
   if (walked instanceof ToolError) return walked;
   const resolved = walked.path;
   const via = resolved === path.resolve(ctx.workspace, userPath) ? '' : ` (it resolves to ${resolved})`;
@@ -139,6 +146,10 @@ export async function resolveInWorkspace(
     }
   }
   if (!isInside(ctx.workspace, resolved)) return outsideWorkspace(userPath, via, ctx.workspace);
+  if (options.forWrite && ctx.protectGit) {
+    const git = gitComponent(ctx.workspace, resolved) ?? walked.viaGit;
+    if (git !== undefined) return protectedPath(userPath, via, git, git);
+  }
   if (!walked.exists) {
     if (options.mustExist) return notFound(userPath);
     return resolved;

@@ -32,12 +32,14 @@ export const LocalFsConfig = z.strictObject({
   workspace: absolute.optional().describe("The workspace root, absolute and real (symlinks resolved): every path is confined to it. Default: the session's."),
   bridleHome: absolute.optional().describe("bridle's home ($BRIDLE_HOME): refused, spelled or reached through a link, even inside the workspace. Default: the session's."),
   protect: z.array(absolute).optional().describe("Paths the tools may read but not write. Default: the workspace's .git, unless gitWritable."),
-  gitWritable: z.boolean().default(false).describe("Let the file tools write the workspace's .git (a hook written there runs on the user's next git command)."),
+  gitWritable: z.boolean().default(false).describe("Let the file tools write or create a .git anywhere in the workspace (a hook written there runs on the user's next git command)."),
 });
 export interface LocalFsOptions {
   workspace: string;
   bridleHome: string;
   protect?: readonly string[];
+  /** Refuse writing or creating any `.git` below the workspace. Default true: only the user's --allow-git-writes lifts it. */
+  protectGit?: boolean;
 }
 
 function kindOf(s: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): EntryKind {
@@ -61,7 +63,7 @@ function portHandle(handle: NodeFileHandle, size: number, shown: string): FileHa
 
 /** Contract: builds no state on disk and touches nothing until asked; `workspace` must be absolute and real. */
 export function createLocalFs(options: LocalFsOptions): FileSystem {
-  const roots: LocalRoots = { workspace: options.workspace, bridleHome: options.bridleHome, protect: options.protect ?? [] };
+  const roots: LocalRoots = { workspace: options.workspace, bridleHome: options.bridleHome, protect: options.protect ?? [], protectGit: options.protectGit ?? true };
   // The home's forms found while confining a path, kept with it: a grep opening thousands of walked files spares a realpath each.
   const homesOf = new WeakMap<FsPath, readonly string[]>();
   const place = (at: string, shown: string, homes: readonly string[]): FsPath => {
@@ -151,6 +153,11 @@ export const localFsProvider = defineProvider({
   inject: [SESSION],
   create: (c, services) => {
     const workspace = c.workspace ?? services.get(SESSION).cwd;
-    return createLocalFs({ workspace, bridleHome: c.bridleHome ?? services.get(SESSION).bridleHome, protect: c.protect ?? (c.gitWritable ? [] : [path.join(workspace, '.git')]) });
+    return createLocalFs({
+      workspace,
+      bridleHome: c.bridleHome ?? services.get(SESSION).bridleHome,
+      protect: c.protect ?? (c.gitWritable ? [] : [path.join(workspace, '.git')]),
+      protectGit: !c.gitWritable,
+    });
   },
 });

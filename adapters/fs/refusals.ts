@@ -17,7 +17,7 @@ export const changedWhileListed = (shown: string) =>
 
 /** A write inside `inside` (one spelling of the protected path `protectedPath`). */
 export function protectedPath(userPath: string, via: string, inside: string, protectedPath: string): ToolError {
-  const isGit = protectedPath.split('/').filter(Boolean).at(-1) === '.git';
+  const isGit = protectedPath.split('/').filter(Boolean).at(-1)?.toLowerCase() === '.git';
   const why = isGit ? ' (a hook or core.fsmonitor written there would run at the user’s next git command; only the user can allow it, with --allow-git-writes)' : '';
   return new ToolError('PROTECTED_PATH', `Path "${userPath}"${via} is inside ${inside}, which the tools may read but not write${why}.`);
 }

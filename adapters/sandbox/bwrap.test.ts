@@ -309,6 +309,29 @@ describeWithSystemDep('escape attempts under bwrap', SYSTEM_DEPS.bwrap, (bwrap) 
     }
   });
 
+  it('every nested .git is read-only (only the workspace\'s own was: a vendored checkout\'s config or hooks could be planted), a .git link\'s target too', async () => {
+    tw.write({ 'vendor/x/.git/config': '[core]\n', 'deep/a/b/pkg/.git': 'gitdir: ../real\n', 'notgit/HEAD': 'ref\n', 'plain/file.txt': 'p' });
+    fs.symlinkSync('../notgit', path.join(tw.workspace, 'plain/.git'));
+    const out = await bash(
+      confined({ protectGit: true }),
+      'echo x > vendor/x/.git/config; mkdir vendor/x/.git/hooks; echo x > deep/a/b/pkg/.git; echo x > notgit/HEAD; echo x > ok.txt',
+    );
+    expect(out.content).toContain('Read-only file system');
+    expect(tw.read(path.join(tw.workspace, 'vendor/x/.git/config'))).toBe('[core]\n');
+    expect(fs.existsSync(path.join(tw.workspace, 'vendor/x/.git/hooks'))).toBe(false);
+    expect(tw.read(path.join(tw.workspace, 'deep/a/b/pkg/.git'))).toBe('gitdir: ../real\n');
+    expect(tw.read(path.join(tw.workspace, 'notgit/HEAD'))).toBe('ref\n');
+    expect(tw.read(path.join(tw.workspace, 'ok.txt'))).toBe('x\n');
+    // With git writes allowed, the same command writes them.
+    expect(await bash(confined({ protectGit: false }), 'echo y > vendor/x/.git/config')).toMatchObject({ status: 'ok' });
+  });
+
+  it('a repository a command cloned is read-only to the next command (the walk runs per command)', async () => {
+    expect(await bash(confined({ protectGit: true }), 'mkdir -p sub/.git && echo a > sub/.git/config')).toMatchObject({ status: 'ok' });
+    expect((await bash(confined({ protectGit: true }), 'echo b > sub/.git/config')).code).toBe('EXIT_NONZERO');
+    expect(tw.read(path.join(tw.workspace, 'sub/.git/config'))).toBe('a\n');
+  });
+
   it("hidden directories (bridle's homes) look empty to a command, which cannot write there either", async () => {
     // Outside /tmp and outside the workspace, so only the hiding can stop the read; and one inside the workspace.
     const inner = createTempWorkspace({ bridleHomeInside: true });

@@ -1,6 +1,6 @@
 /**
  * The `bwrap` sandbox (Debian's bubblewrap): the root read-only, the workspace
- * writable (in `workspace-write`) but its `.git` read-only, bridle's homes
+ * writable (in `workspace-write`) but every `.git` in it read-only, bridle's homes
  * hidden, a private /tmp and /dev/shm of bounded size, no network unless the
  * policy allows it, its own user, PID, IPC, UTS and cgroup namespaces, no
  * capabilities, killed with its parent, in a new session (no reaching the
@@ -29,6 +29,7 @@ import { resolveSandboxLimits, sandboxUnavailable, type Confinement, type Sandbo
 import type { SubprocessResult } from '../../ports/subprocess.js';
 import { createCallCgroup, findCgroupParents, type CallCgroup, type CgroupParents } from './cgroup.js';
 import { checkProgram, findProgram, type Found } from './find-program.js';
+import { findGitEntries } from './git-entries.js';
 import { limitHits, type Enforced } from './limit-hits.js';
 
 /** Where bwrap is, or why it is not there: `$BRIDLE_BWRAP` (absolute), else PATH; never inside `workspace`. */
@@ -227,8 +228,10 @@ export function createBwrapSandbox(o: BwrapOptions = {}): Sandbox {
       } catch (err) {
         throw sandboxUnavailable(`cannot read the workspace ${policy.workspace} (${(err as Error).message})`);
       }
-      // Compared with the (real) workspace path, so resolve symlinks first.
-      const protect = (policy.protect ?? []).map(realOr);
+      // Compared with the (real) workspace path, so resolve symlinks first. Nested repositories are found per
+      // command, so one a previous command cloned is read-only to the next (a read-only workspace needs none).
+      const nested = policy.protectGit && policy.mode !== 'read-only' ? findGitEntries(policy.workspace).found : [];
+      const protect = [...new Set([...(policy.protect ?? []).map(realOr), ...nested])];
       const runAs = identity.runAs;
       const hide = [...new Set((policy.hide ?? []).map(realOr))].filter((d) => isDir(d) && (!runAs || reachableBy(d, runAs)));
       const spec: BwrapSpec = { bin: t.bin, features: t.features, identity, prlimit: t.prlimit, hide, limits };
@@ -289,7 +292,7 @@ export function createBwrapSandbox(o: BwrapOptions = {}): Sandbox {
 export const BwrapConfig = z.strictObject({
   mode: z.enum(SANDBOX_MODES as [SandboxMode, ...SandboxMode[]]).default('workspace-write'),
   network: z.boolean().default(false),
-  /** The workspace's `.git` stays read-only to commands (and to the file tools) unless this is true. */
+  /** Every `.git` in the workspace (its own and nested ones) stays read-only to commands (and to the file tools) unless this is true. */
   gitWritable: z.boolean().default(false),
   limits: z.strictObject({ processes: z.int().min(16), memoryMb: z.int().min(64), tmpMb: z.int().min(1) }).partial().default({}),
 });
@@ -308,6 +311,7 @@ export const bwrapSandbox = defineProvider({
       workspace: s.cwd,
       network: c.network,
       protect: c.gitWritable ? [] : [path.join(s.cwd, '.git')],
+      protectGit: !c.gitWritable,
       hide: [...new Set([s.bridleHome, path.join(homedir(), '.bridle')])],
       limits: resolveSandboxLimits(c.limits),
     };

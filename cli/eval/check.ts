@@ -6,7 +6,7 @@
  * whose workspace is the one checked. A sandbox that cannot confine the
  * command fails the check closed; it never runs unconfined.
  */
-import { cpSync, existsSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SUBPROCESS } from '../../ports/index.js';
 import type { SessionControl } from '../../ports/session.js';
@@ -15,6 +15,7 @@ import { buildHost } from '../../runtime/host.js';
 import type { Product } from '../settings.js';
 import type { CheckResult } from './score.js';
 import { CHECK_DIR, type Task } from './tasks.js';
+import { copyTaskFolder } from './workspace-roots.js';
 
 const TAIL_LINES = 20;
 const tail = (s: string) => s.split('\n').slice(-TAIL_LINES).join('\n').trimEnd();
@@ -36,7 +37,7 @@ export async function runCheck(task: Task, workspace: string, product: Product, 
   if (task.checkFiles) {
     const into = join(workspace, CHECK_DIR);
     if (existsSync(into)) rmSync(into, { recursive: true, force: true });
-    cpSync(task.checkFiles, into, { recursive: true });
+    copyTaskFolder(task.checkFiles, into);
   }
   const rows = product.rows.filter((r) => r.id === 'sandbox' || r.id === 'subprocess');
   const { host } = buildHost(rows, { session: checkControl(workspace, product.home), loaded: product.loaded });

@@ -22,6 +22,8 @@ export interface EvalFlags extends SettingFlags {
   json?: boolean;
   keep?: boolean;
   replay?: string[];
+  /** Folders a task's workspace may lie in, besides the task set's own (default: the repository it is in). */
+  workspaceRoot?: string[];
 }
 
 export interface EvalIo {
@@ -73,7 +75,7 @@ function exitOf(records: readonly RunRecord[]): number {
 }
 
 export async function evalCommand(dir: string | undefined, flags: EvalFlags, io: EvalIo = { out: process.stdout, err: process.stderr }): Promise<number> {
-  const tasks = dir !== undefined ? loadTasks(dir) : undefined;
+  const tasks = dir !== undefined ? loadTasks(dir, flags.workspaceRoot) : undefined;
   // Unattended: nobody is there to answer an approval, so the default is auto (inside the sandbox), unless --approval says otherwise.
   const settings: EvalFlags = { ...flags, approval: flags.approval ?? 'auto' };
   if (flags.replay) return replay(flags.replay, tasks, settings, io);

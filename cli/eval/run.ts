@@ -5,7 +5,7 @@
  * figures are read back from the log as written, by the function
  * `--replay` uses too.
  */
-import { cpSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SessionCrashedError } from '../../runtime/session.js';
@@ -15,6 +15,7 @@ import type { Product } from '../settings.js';
 import { runCheck } from './check.js';
 import { runSessionId, scoreEntries, type RunRecord } from './score.js';
 import type { Task } from './tasks.js';
+import { copyTaskFolder } from './workspace-roots.js';
 
 export interface EvalPlan {
   evalId: string;
@@ -56,7 +57,7 @@ export async function runEval(plan: EvalPlan): Promise<EvalRun> {
       const ws = realpathSync(mkdtempSync(join(tmpdir(), `bridle-eval-${task.name}-`)));
       let kept = false;
       try {
-        cpSync(task.workspace, ws, { recursive: true });
+        copyTaskFolder(task.workspace, ws);
         const opened = await openSession({ product, cwd: ws, id: runSessionId(plan.evalId, task.name, n) });
         if (sandboxLine === undefined) {
           // Said once, for every run: each has a workspace of its own.

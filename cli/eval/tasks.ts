@@ -2,7 +2,8 @@
  * An eval's tasks, one folder each (ADR 0026):
  *
  *   <task>/task.json      { prompt, check, checkTimeoutMs?, workspace?, description? }
- *   <task>/workspace/     the files the run starts from (or `workspace` names another folder)
+ *   <task>/workspace/     the files the run starts from (or `workspace` names another folder,
+ *                         inside the task set or a root the user names: workspace-roots.ts)
  *   <task>/check/         optional: copied into the workspace as `.bridle-eval/` after the turn, for the check
  *   <task>/scripted.json  optional: the answers `--model scripted` gives (adapters/model/SCRIPTED.md)
  *
@@ -14,6 +15,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
+import { confineToRoots, workspaceRoots } from './workspace-roots.js';
 
 export const TASK_FILE = 'task.json';
 /** Where a task's `check/` files land in the workspace, out of the way of the project's own. */
@@ -45,8 +47,13 @@ export interface Task {
 
 const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
 
-/** Contract: throws one `UsageError` naming the file and the problem; never runs anything. */
-export function loadTask(dir: string): Task {
+/**
+ * Contract: throws one `UsageError` naming the file and the problem (a
+ * workspace or check folder outside `roots` among them); never runs anything.
+ * `roots`: where its folders may lie (`workspaceRoots`); default the task's
+ * own folder and the repository it is in.
+ */
+export function loadTask(dir: string, roots: readonly string[] = workspaceRoots(dir, undefined)): Task {
   const name = resolve(dir).split('/').pop() ?? dir;
   if (!TASK_NAME.test(name)) throw new UsageError(`${dir}: a task's folder name may hold only letters, digits, - and _ (it names the task's logs)`);
   const file = join(dir, TASK_FILE);
@@ -64,7 +71,9 @@ export function loadTask(dir: string): Task {
   const t = parsed.data;
   const workspace = resolve(dir, t.workspace);
   if (!isDir(workspace)) throw new UsageError(`${file}: workspace: no such folder: ${workspace}`);
-  const checkFiles = join(dir, 'check');
+  const from = confineToRoots(workspace, roots, `${file}: workspace`);
+  const checkDir = join(dir, 'check');
+  const checkFiles = isDir(checkDir) ? confineToRoots(checkDir, roots, `${file}: check`) : undefined;
   const script = join(dir, 'scripted.json');
   return {
     name,
@@ -72,20 +81,24 @@ export function loadTask(dir: string): Task {
     prompt: t.prompt,
     check: t.check,
     checkTimeoutMs: t.checkTimeoutMs,
-    workspace,
-    ...(isDir(checkFiles) ? { checkFiles } : {}),
+    workspace: from,
+    ...(checkFiles !== undefined ? { checkFiles } : {}),
     ...(existsSync(script) ? { script } : {}),
   };
 }
 
-/** The folder's tasks, by name: the folder itself when it holds a `task.json`, else each subfolder that does. */
-export function loadTasks(dir: string): Task[] {
+/**
+ * The folder's tasks, by name: the folder itself when it holds a `task.json`,
+ * else each subfolder that does. `roots`: `--workspace-root`, if given.
+ */
+export function loadTasks(dir: string, named?: readonly string[]): Task[] {
   if (!isDir(dir)) throw new UsageError(`eval: no such folder: ${dir}`);
-  if (existsSync(join(dir, TASK_FILE))) return [loadTask(dir)];
+  const roots = workspaceRoots(dir, named);
+  if (existsSync(join(dir, TASK_FILE))) return [loadTask(dir, roots)];
   const tasks = readdirSync(dir)
     .sort()
     .filter((n) => existsSync(join(dir, n, TASK_FILE)))
-    .map((n) => loadTask(join(dir, n)));
+    .map((n) => loadTask(join(dir, n), roots));
   if (tasks.length === 0) throw new UsageError(`eval: ${dir} holds no task (a folder with a ${TASK_FILE})`);
   return tasks;
 }

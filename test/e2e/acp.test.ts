@@ -127,6 +127,34 @@ describe('bridle acp (the CLI, on stdio)', () => {
     await replays(sessionId);
   });
 
+  it("session/load with a cwd other than the session's logged workspace is refused WORKSPACE_CHANGED naming both (it ran in the client's tree, the log claiming the first)", async () => {
+    const first = acp(['--model', `scripted:${script([{ text: 'Hi.' }])}`]);
+    const sessionId = await recordingClient().app.connectWith(first.stream, async (ctx) => {
+      await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+      const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: ws, mcpServers: [] });
+      await ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+      return sessionId;
+    });
+    expect(await first.end()).toBe(0);
+    const before = readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8');
+    const elsewhere = join(root, 'elsewhere');
+    mkdirSync(elsewhere);
+
+    const second = acp(['--model', `scripted:${script([{ text: 'Again.' }])}`]);
+    const refused = await recordingClient().app.connectWith(second.stream, async (ctx) => {
+      await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+      return ctx.request(methods.agent.session.load, { sessionId, cwd: elsewhere, mcpServers: [] }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    });
+    expect(refused).toBeInstanceOf(RequestError);
+    expect((refused as RequestError).data).toMatchObject({ reason: 'WORKSPACE_CHANGED' });
+    expect((refused as RequestError).message).toContain(`runs in ${ws}, as its log says; ${elsewhere} is another workspace`);
+    expect(await second.end()).toBe(0);
+    expect(readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')).toBe(before);
+  });
+
   it('a client that disconnects mid-turn: the turn is cancelled, the process exits 0, the log replays', async () => {
     const c = acp(['--model', `scripted:${script([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 60' } }] }])}`, '--approval', 'auto']);
     const { app, record } = recordingClient();

@@ -126,6 +126,25 @@ describe('bridle eval', () => {
     expect(live.stderr).toMatch(/OPENAI_API_KEY/);
     expect(existsSync(join(h, 'sessions')) ? readdirSync(join(h, 'sessions')) : []).toEqual([]);
   });
+
+  it("a task whose workspace is /etc or outside the task set is refused naming the path (exit 2), nothing copied; --workspace-root lets one in", async () => {
+    const h = home();
+    const set = join(root, 'foreign-set');
+    const secret = join(root, 'foreign-secret');
+    mkdirSync(secret, { recursive: true });
+    writeFileSync(join(secret, 'id_rsa'), 'PRIVATE KEY');
+    for (const [name, workspace] of [['etc', '/etc'], ['up', '../../foreign-secret']] as const) {
+      mkdirSync(join(set, name), { recursive: true });
+      writeFileSync(join(set, name, 'task.json'), JSON.stringify({ prompt: 'p', check: 'true', workspace }));
+      writeFileSync(join(set, name, 'scripted.json'), JSON.stringify({ responses: [{ text: 'done' }] }));
+      const r = await evalCli([join(set, name), '--model', 'scripted'], h);
+      expect(r.code, name).toBe(2);
+      expect(r.stderr, name).toContain(`${name}/task.json: workspace: ${name === 'etc' ? '/etc' : secret} is outside the folders a task may copy from`);
+    }
+    expect(existsSync(join(h, 'sessions')) ? readdirSync(join(h, 'sessions')) : []).toEqual([]);
+    const trusted = await evalCli([join(set, 'up'), '--model', 'scripted', '--workspace-root', secret], h);
+    expect(trusted.code, trusted.stderr).toBe(0);
+  });
 });
 
 describeWithSystemDep('bridle eval runs the check in the sandbox `run` uses', SYSTEM_DEPS.bwrap, () => {

@@ -31,7 +31,7 @@ describe('bridle fork, then bridle run --session <fork>', () => {
 
     const script = join(root, 'what-if.json');
     writeFileSync(script, JSON.stringify({ responses: [{ match: 'total the cart into total.txt', text: 'What if: the total would be the same.' }] }));
-    const run = await runCli(['run', '--session', fork, '--cwd', ws, '--model', `scripted:${script}`, '--approval', 'auto', '--sandbox', 'off', 'what if the cart were empty?'], { env });
+    const run = await runCli(['run', '--session', fork, '--cwd', ws, '--move-workspace', '--model', `scripted:${script}`, '--approval', 'auto', '--sandbox', 'off', 'what if the cart were empty?'], { env });
     expect(run.stderr).toContain(`log: ${fork}`);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('What if: the total would be the same.');
@@ -40,7 +40,7 @@ describe('bridle fork, then bridle run --session <fork>', () => {
     const text = readFileSync(fork, 'utf8');
     expect(text.split('\n').slice(1, 25)).toEqual(original25);
     const added: Entry[] = parseLog(text).entries.slice(25);
-    expect(added.map((e) => e.kind)).toEqual(['session/reopen', 'session/input', 'turn/start', 'user/message', 'step/start', 'request/header', 'assistant/message', 'step/end', 'turn/end', 'checkpoint']);
+    expect(added.map((e) => e.kind)).toEqual(['session/reopen', 'session/policy', 'session/input', 'turn/start', 'user/message', 'step/start', 'request/header', 'assistant/message', 'step/end', 'turn/end', 'checkpoint']);
     // Nothing ran in the workspace: the original's reads and write are outcomes in the log, not re-run.
     expect(readdirSync(ws)).toEqual([]);
     expect(readFileSync(original, 'utf8')).toBe(before);
@@ -64,7 +64,7 @@ describe('bridle fork --answer, then bridle resume: the re-answered turn goes on
     const fork = /^log: (.*)$/m.exec(forked.stdout)![1]!;
     const next = join(w.root, 'next.json');
     writeFileSync(next, JSON.stringify({ responses: [{ text: reply }] }));
-    const resumed = await runCli(['resume', fork, '--cwd', w.ws, '--model', `scripted:${next}`, '--approval', approval, '--sandbox', 'off'], { env: w.env });
+    const resumed = await runCli(['resume', fork, '--cwd', w.ws, '--move-workspace', '--model', `scripted:${next}`, '--approval', approval, '--sandbox', 'off'], { env: w.env });
     return { forked, fork, next, resumed };
   }
 
@@ -115,7 +115,7 @@ describe('bridle fork --answer, then bridle resume: the re-answered turn goes on
     expect(refused[2]).toMatchObject({ callId: 't1.s1.c1', status: 'denied', content: expect.stringContaining('approval policy "never"') });
     expect(readdirSync(ws)).toEqual([]);
     // Resumed again, the fork is at rest: nothing runs.
-    const again = await runCli(['resume', fork, '--cwd', ws, '--model', `scripted:${next}`, '--approval', 'ask', '--sandbox', 'off'], { env });
+    const again = await runCli(['resume', fork, '--cwd', ws, '--move-workspace', '--model', `scripted:${next}`, '--approval', 'ask', '--sandbox', 'off'], { env });
     expect(again.code).toBe(0);
     expect(readdirSync(ws)).toEqual([]);
   });
@@ -138,8 +138,8 @@ describe('bridle fork --answer, then bridle resume: the re-answered turn goes on
 
     const entries = parseLog(readFileSync(fork, 'utf8')).entries;
     const added = entries.slice(25);
-    expect(kinds(added)).toEqual(['session/reopen', 'tool/result', 'step/end', 'step/start', 'request/header', 'assistant/message', 'step/end', 'turn/end', 'checkpoint']);
-    expect(added[1]).toMatchObject({ kind: 'tool/result', callId: 't1.s3.c1', status: 'denied', content: 'Denied: approval rejected. The call did not run.' });
+    expect(kinds(added)).toEqual(['session/reopen', 'session/policy', 'tool/result', 'step/end', 'step/start', 'request/header', 'assistant/message', 'step/end', 'turn/end', 'checkpoint']);
+    expect(added[2]).toMatchObject({ kind: 'tool/result', callId: 't1.s3.c1', status: 'denied', content: 'Denied: approval rejected. The call did not run.' });
     expect(entries.some((e) => e.kind === 'tool/dispatch' && e.callId === 't1.s3.c1')).toBe(false);
     // What the model was sent for its next step (built from the log alone, I1): the denial, right after its call.
     const step = entries.findIndex((e) => e.kind === 'step/start' && e.step === 't1.s4');
@@ -162,7 +162,7 @@ describe('bridle fork --answer, then bridle resume: the re-answered turn goes on
     const fork = /^log: (.*)$/m.exec(forked.stdout)![1]!;
     const script = join(root, 'run.json');
     writeFileSync(script, JSON.stringify({ responses: [{ text: 'note.txt is not touched.' }, { text: 'Nothing else to do.' }] }));
-    const ran = await runCli(['run', '--session', fork, '--cwd', ws, '--model', `scripted:${script}`, '--approval', 'ask', '--sandbox', 'off', 'anything else?'], { env });
+    const ran = await runCli(['run', '--session', fork, '--cwd', ws, '--move-workspace', '--model', `scripted:${script}`, '--approval', 'ask', '--sandbox', 'off', 'anything else?'], { env });
     expect(ran.code).toBe(0);
     expect(readdirSync(ws)).toEqual([]);
     const entries = parseLog(readFileSync(fork, 'utf8')).entries;

@@ -139,6 +139,34 @@ describeWithSystemDep('bridle run under the bwrap sandbox', SYSTEM_DEPS.bwrap, (
     }
   });
 
+  it('a nested repository (vendor/x/.git) and a new sub/.git are read-only to commands and the file tools too, unless --allow-git-writes', async () => {
+    const fresh = () => {
+      rmSync(join(ws, 'vendor'), { recursive: true, force: true });
+      rmSync(join(ws, 'sub'), { recursive: true, force: true });
+      mkdirSync(join(ws, 'vendor/x/.git'), { recursive: true });
+      mkdirSync(join(ws, 'sub'));
+      writeFileSync(join(ws, 'vendor/x/.git/config'), '[core]\n');
+      rmSync(join(home, 'sessions'), { recursive: true, force: true });
+    };
+    fresh();
+    const model = script([
+      { name: 'bash', arguments: { command: 'echo > vendor/x/.git/config' } },
+      { name: 'write_file', arguments: { path: 'vendor/x/.git/config', content: '[core]\n\tfsmonitor = ./evil.sh\n' } },
+      { name: 'edit_file', arguments: { path: 'vendor/x/.git/config', old_text: '[core]', new_text: '[core]\n\tfsmonitor = ./evil.sh' } },
+      { name: 'write_file', arguments: { path: 'sub/.git/hooks/pre-commit', content: '#!/bin/sh\ntouch pwned\n' } },
+    ]);
+    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'auto', 'plant a hook'], { env: env() });
+    expect(r.code).toBe(0);
+    expect(results(readLog()).map((x) => x.code ?? x.status)).toEqual(['EXIT_NONZERO', 'PROTECTED_PATH', 'PROTECTED_PATH', 'PROTECTED_PATH']);
+    expect(readFileSync(join(ws, 'vendor/x/.git/config'), 'utf8')).toBe('[core]\n');
+    expect(readdirSync(join(ws, 'sub'))).toEqual([]);
+
+    fresh();
+    const allowed = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'auto', '--allow-git-writes', 'plant a hook'], { env: env() });
+    expect(allowed.code).toBe(0);
+    expect(results(readLog()).map((x) => x.code ?? x.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
+  });
+
   it("commands see no secrets from the environment and cannot read bridle's homes", async () => {
     // Both homes outside /tmp (the private /tmp alone would hide them): the default ~/.bridle, and a $BRIDLE_HOME inside the workspace.
     const userHome = join(far, 'user');

@@ -3,7 +3,7 @@
  * run under the logged policy, not the config file's; a flag that widens it is refused with exit 2 and one line,
  * unless `--override-policy` is given, which is logged; a narrowing is logged and runs.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
@@ -82,5 +82,73 @@ describe.skipIf(!cliBuilt)('a session keeps its policy across processes (ADR 002
     expect(results(readSessionLog(w.home))).toEqual(['denied', 'denied', 'denied']);
     const replay = await runCli(['replay', sessionId(), '--machines'], { env: env() });
     expect(replay.code, replay.stdout + replay.stderr).toBe(0);
+  });
+});
+
+describe.skipIf(!cliBuilt)('a continued session runs in its logged workspace (ADR 0041)', () => {
+  const marksIn = (dir: string) => (existsSync(join(dir, 'marker')) ? readFileSync(join(dir, 'marker'), 'utf8').split('\n').filter(Boolean) : []);
+  let other: string;
+  let shell: string;
+  beforeEach(() => {
+    other = join(w.root, 'other');
+    shell = join(w.root, 'shell');
+    mkdirSync(other);
+    mkdirSync(shell);
+  });
+
+  it('`run --session` without --cwd runs in the logged workspace, not the shell\'s directory', async () => {
+    const first = await runCli(['run', 'one', '--model', marking('one'), '--cwd', w.ws, '--approval', 'auto', '--sandbox', 'off'], { env: env() });
+    expect(first.code, first.stderr).toBe(0);
+    const r = await runCli(['run', 'two', '--session', sessionId(), '--model', marking('two')], { env: env(), cwd: shell });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`workspace: ${w.ws}\n`);
+    expect(marksIn(w.ws)).toEqual(['one', 'two']);
+    expect(marksIn(shell)).toEqual([]);
+    // resume, too, from anywhere.
+    const again = await runCli(['resume', sessionId(), 'three', '--model', marking('three')], { env: env(), cwd: shell });
+    expect(again.code, again.stderr).toBe(0);
+    expect(marksIn(w.ws)).toEqual(['one', 'two', 'three']);
+  });
+
+  it('another --cwd is refused with WORKSPACE_CHANGED naming both paths (exit 2), nothing written; `run --session` and `resume` alike', async () => {
+    await runCli(['run', 'one', '--model', marking('one'), '--cwd', w.ws, '--approval', 'auto', '--sandbox', 'off'], { env: env() });
+    const before = logText();
+    for (const args of [['run', 'two', '--session', sessionId()], ['resume', sessionId(), 'two']]) {
+      const r = await runCli([...args, '--cwd', other, '--model', marking('two')], { env: env() });
+      expect(r.code, args[0]).toBe(2);
+      const refusal = r.stderr.split('\n').filter((l) => l.startsWith('bridle:'));
+      expect(refusal, args[0]).toEqual([
+        `bridle: WORKSPACE_CHANGED: session ${sessionId()} runs in ${w.ws}, as its log says; ${other} is another workspace (run it without --cwd to use its own, or pass --move-workspace to move it there, which is logged)`,
+      ]);
+    }
+    expect(logText()).toBe(before);
+    expect(marksIn(other)).toEqual([]);
+  });
+
+  it('--move-workspace moves it, logged as a policy change; later runs, replay and a fork go on in the new workspace', async () => {
+    await runCli(['run', 'one', '--model', marking('one'), '--cwd', w.ws, '--approval', 'auto', '--sandbox', 'off'], { env: env() });
+    const id = sessionId();
+    const moved = await runCli(['resume', id, 'two', '--cwd', other, '--move-workspace', '--model', marking('two')], { env: env() });
+    expect(moved.code, moved.stderr).toBe(0);
+    const log = readSessionLog(w.home);
+    const at = log.findIndex((e) => e.kind === 'session/policy');
+    expect(log[at]).toMatchObject({ by: 'move-workspace', cwd: { from: w.ws, to: other } });
+    expect(log[at - 1]!.kind).toBe('session/reopen');
+    expect(marksIn(other)).toEqual(['two']);
+    // From now on the log says `other`: no --cwd runs there, and the first tree is the one refused.
+    const next = await runCli(['run', 'three', '--session', id, '--model', marking('three')], { env: env(), cwd: shell });
+    expect(next.code, next.stderr).toBe(0);
+    expect(marksIn(other)).toEqual(['two', 'three']);
+    const back = await runCli(['run', 'four', '--session', id, '--cwd', w.ws, '--model', marking('four')], { env: env() });
+    expect(back.code).toBe(2);
+    expect(back.stderr).toContain(`runs in ${other}, as its log says; ${w.ws} is another workspace`);
+    const replay = await runCli(['replay', id, '--machines'], { env: env() });
+    expect(replay.code, replay.stdout + replay.stderr).toBe(0);
+    const fork = await runCli(['fork', id], { env: env() });
+    expect(fork.code, fork.stderr).toBe(0);
+    const forkLog = /^log: (.+)$/m.exec(fork.stdout)![1]!;
+    const onFork = await runCli(['run', 'five', '--session', forkLog, '--model', marking('five')], { env: env(), cwd: shell });
+    expect(onFork.code, onFork.stderr).toBe(0);
+    expect(marksIn(other)).toEqual(['two', 'three', 'five']);
   });
 });

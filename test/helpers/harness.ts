@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ModelProvider } from '../../ports/model.js';
 import { createSession, type BridleSession, type SessionOptions } from '../../runtime/session.js';
+import { loggedWorkspace } from '../../runtime/session-policy.js';
 import { createScriptedProviderFromFunction, type ResponseFunction } from '../../adapters/model/scripted.js';
 import { createMemoryStore, type MemoryStore } from '../../adapters/store/memory.js';
 import { isSummaryInstruction } from '../../log/context/summary-prompt.js';
@@ -103,9 +104,11 @@ export function createHarness(respond: ResponseFunction | ModelProvider, over: H
   };
   const { tools: _t, store: given, approval, approvalRules: _r, answerTimeoutMs: _a, maxSteps: _m, retry: _re, contextWindow: _c, compactThreshold: _th, compaction: _co, repeatCall: _rc, clock, ...duties } = over;
   const product = harnessProduct({ ...over, approval: approval ?? 'auto' });
+  // A continued log runs in the workspace it logged, as every host opens one (ADR 0041); a new one in its own.
+  const cwd = over.cwd ?? (over.existing && over.existing.length > 0 ? loggedWorkspace(over.existing) : undefined) ?? workspace;
   session = createSession({
     id: 'test-session',
-    cwd: workspace,
+    cwd,
     bridleHome,
     sleep: async () => {},
     ...duties,
@@ -115,7 +118,7 @@ export function createHarness(respond: ResponseFunction | ModelProvider, over: H
   return {
     session,
     store: given && "lines" in given ? (given as MemoryStore) : store,
-    workspace,
+    workspace: cwd,
     bridleHome,
     requests,
     entries: () => session!.recorder.entries,
