@@ -13,19 +13,29 @@
  * - acknowledged inputs lost (an input saved before the kill, or one the chat
  *   said it had queued, that no turn took after the resume).
  *
+ * Two moments hand work to subagents (ADR 0043): *workflow* (a script runs
+ * agents in parallel and in a pipeline) and *delegate*; they are killed while
+ * the children run, between a child's dispatch and its result, or while the
+ * parent waits for the rest, and every child log is verified too. And one
+ * kill point per state of the tool-call, step, turn and subagent machines
+ * (bench/soak-points.ts), killed from inside the process at that state's
+ * entry (`BRIDLE_SOAK_KILL_AT`, cli/soak-kill.ts).
+ *
  * The process helpers are the fault suite's (test/fault/cli-world.ts); the
  * server is the test helpers' (test/helpers/openai-sse-server.ts).
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SUMMARY_REQUEST_MARK } from '../log/context/summary-prompt.js';
 import type { Entry, EntryOf } from '../log/entries.js';
-import { replayMachines } from '../cli/replay-machines.js';
-import { verifyFile } from '../cli/replay.js';
+import { KILL_LINE } from '../cli/soak-kill.js';
+import { checkLog, killPoints, planPoints, treeLogs } from './soak-points.js';
+import { marking, SCENARIOS, scenarioFlags, scenarioReply, slowly, usage, type Scenario } from './soak-scenarios.js';
 import { completeLines, createWorld, logHas, seeded, waitFor, type Child, type World } from '../test/fault/cli-world.js';
-import { pause, startOpenAIServer, streamReply, textChunks, toolCallChunks, usageChunk, type Reply, type StreamItem } from '../test/helpers/openai-sse-server.js';
+import { startOpenAIServer, streamReply, textChunks, toolCallChunks, type Reply } from '../test/helpers/openai-sse-server.js';
 
-export const MOMENTS = ['streaming', 'dispatch', 'flush', 'compaction', 'queued'] as const;
+export const MOMENTS = ['streaming', 'dispatch', 'flush', 'compaction', 'queued', 'workflow', 'delegate'] as const;
 export type Moment = (typeof MOMENTS)[number];
 
 export interface SoakOptions {
@@ -36,6 +46,12 @@ export interface SoakOptions {
   seed?: number;
   /** Called as each trial ends (progress). */
   onTrial?: (t: TrialResult) => void;
+  /**
+   * The generated kill points to run besides the `kills` moment trials: every state of the four machines
+   * (`'all'`), only these (`<machine>.<state>`), or none (default). Whichever: every state is probed, so the
+   * report names each one no scenario reaches.
+   */
+  states?: 'all' | readonly string[];
 }
 
 export interface Judged {
@@ -50,16 +66,24 @@ export interface Judged {
 
 export interface TrialResult extends Judged {
   trial: number;
-  moment: Moment;
+  moment: Moment | 'state';
+  /** The generated kill point this trial ran (`<machine>.<state>`), if any. */
+  point?: string;
+  /** Child logs checked after the resume, and how many did not verify or replay. */
+  childLogs: number;
+  childUnverifiable: number;
   /** Whether the child was still running when it was killed (a trial whose run finished first is a miss, not a kill). */
   killed: boolean;
   resumed: boolean;
   verifies: boolean;
 }
 
-const emptyResult = (t: { id: number; moment: Moment }, problems: string[] = []): TrialResult => ({
+const emptyResult = (t: { id: number; moment: Moment | 'state'; killAt?: string }, problems: string[] = []): TrialResult => ({
   trial: t.id,
   moment: t.moment,
+  ...(t.killAt ? { point: t.killAt } : {}),
+  childLogs: 0,
+  childUnverifiable: 0,
   killed: false,
   resumed: false,
   verifies: false,
@@ -75,6 +99,15 @@ export interface SoakReport {
   kills: number;
   missed: number;
   byMoment: Record<Moment, number>;
+  /** Kills at generated kill points (each also counted in `kills`), by `<machine>.<state>`. */
+  byState: Record<string, number>;
+  /** Every kill point enumerated from the machines, and those no scenario reaches. */
+  points: string[];
+  notReached: string[];
+  /** Kill points whose trial ran to its end without entering the state (its probe did). */
+  statesMissed: string[];
+  childLogs: number;
+  childUnverifiable: number;
   unverified: number;
   ranTwice: number;
   ranUndispatched: number;
@@ -94,7 +127,12 @@ const WINDOW = 16_000;
 
 export interface Trial {
   id: number;
-  moment: Moment;
+  /** `state`: a generated kill point's trial (its scenario's answers, killed from inside at `killAt`). */
+  moment: Moment | 'state';
+  /** The scenario a subagent moment or a generated kill point runs (the other moments have their own answers). */
+  scenario?: Scenario;
+  /** `BRIDLE_SOAK_KILL_AT` for the run: the process kills itself there. */
+  killAt?: string;
   rng: () => number;
   phase: 'run' | 'resume';
   /** Bash calls handed out, to name each one's marker line. */
@@ -103,19 +141,11 @@ export interface Trial {
   requests: number;
 }
 
-/** A bash body that says it ran: one line per run, naming its call. */
-const marking = (t: Trial, sleepS: number, then?: string) => {
-  const label = `t${t.id}k${++t.calls}`;
-  const command = [`echo ${label} >> marker`, ...(sleepS ? [`sleep ${sleepS}`] : []), ...(then ? [then] : [])].join('; ');
-  return { id: `call_${label}`, name: 'bash', arguments: JSON.stringify({ command }) };
-};
-const usage = (promptTokens = 100) => usageChunk({ prompt_tokens: promptTokens, completion_tokens: 5 });
-/** `text` in `parts` deltas, `ms` apart: a stream that lasts about parts × ms, long enough for a kill to land inside it. */
-const slowly = (text: string, parts: number, ms: number): StreamItem[] => textChunks(text, { parts }).flatMap((c) => [pause(ms), c]);
 const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i} `).join('');
 
 /** The model's side of each trial: answers follow from the trial's moment and how far its turn has come. */
 export function reply(t: Trial, body: { messages: { role: string; content?: unknown }[] }): Reply {
+  if (t.scenario && t.scenario !== 'compaction') return scenarioReply(t, t.scenario, body);
   const last = body.messages.at(-1);
   if (last?.role === 'user' && typeof last.content === 'string' && last.content.startsWith(SUMMARY_REQUEST_MARK)) {
     // Slow, so the kill lands inside the compaction.
@@ -125,7 +155,7 @@ export function reply(t: Trial, body: { messages: { role: string; content?: unkn
   t.requests++;
   // Model requests since the turn's input: how many answers this turn has had.
   const step = body.messages.length - 1 - body.messages.findLastIndex((m) => m.role === 'user');
-  switch (t.moment) {
+  switch (t.scenario === 'compaction' ? 'compaction' : t.moment) {
     case 'streaming':
       return streamReply([...slowly(words(60), 60, 8), usage()]);
     case 'dispatch':
@@ -133,6 +163,9 @@ export function reply(t: Trial, body: { messages: { role: string; content?: unkn
     case 'flush':
       return step < 6 ? streamReply([...toolCallChunks([marking(t, 0)]), usage()]) : streamReply([...textChunks('all marked'), usage()]);
     case 'compaction':
+    case 'workflow':
+    case 'delegate':
+    case 'state':
       // Each answer says the context is nearly full, so the turn compacts before its next step: the first
       // compactions find nothing to do or prune the long outputs, the fourth summarizes (a slow request).
       return step < 5 ? streamReply([...toolCallChunks([marking(t, 0, 'seq 1 2000')]), usage(WINDOW - 500)]) : streamReply([...textChunks('compacted and done'), usage()]);
@@ -163,8 +196,12 @@ function growingLog(w: World): () => string {
   };
 }
 
+/** The subagents' logs of a world, as one text (each read whole: they are short). */
+const childLogs = (w: World) => () => treeLogs(w).slice(1).map((p) => readFileSync(p, 'utf8')).join('');
+const count = (text: string, kind: string) => text.split(`"kind":"${kind}"`).length - 1;
+
 /** Waits for the trial's kill moment; resolves early when the child exits on its own. */
-async function killMoment(t: Trial, log: () => string, child: Child, stdinLine: (line: string) => void): Promise<string[]> {
+async function killMoment(t: Trial, log: () => string, child: Child, stdinLine: (line: string) => void, children: () => string): Promise<string[]> {
   const exited = () => child.proc.exitCode !== null || child.proc.signalCode !== null;
   const until = (cond: () => boolean, what: string) => waitFor(() => cond() || exited(), 20_000, `trial ${t.id}: ${what}`);
   const acked: string[] = [];
@@ -202,10 +239,34 @@ async function killMoment(t: Trial, log: () => string, child: Child, stdinLine: 
       await sleep(t.rng() * 300);
       break;
     }
+    case 'workflow':
+    case 'delegate': {
+      // While the children run (from a child's first call on), right after a child's dispatch (before its
+      // result), or while the parent waits for the rest after the nth child reported.
+      const where = Math.floor(t.rng() * 3);
+      if (where === 0) {
+        await until(() => count(children(), 'tool/call') > 0, "a child's call");
+        await sleep(t.rng() * 250);
+      } else if (where === 1) {
+        const nth = 1 + Math.floor(t.rng() * (t.moment === 'workflow' ? 4 : 1));
+        await until(() => count(children(), 'tool/dispatch') >= nth, `child dispatch #${nth}`);
+        await sleep(t.rng() * 2);
+      } else {
+        const nth = 1 + Math.floor(t.rng() * (t.moment === 'workflow' ? 3 : 1));
+        await until(() => count(log(), 'subagent/end') >= nth, `subagent/end #${nth}`);
+        await sleep(t.rng() * 20);
+      }
+      break;
+    }
+    case 'state':
+      // The process kills itself at the state's entry (cli/soak-kill.ts): wait for it to die, or to end unkilled.
+      await until(() => false, `the kill at ${t.killAt}`);
+      break;
   }
   return acked;
 }
 
+const counts = (xs: readonly string[]) => xs.reduce((m, x) => m.set(x, (m.get(x) ?? 0) + 1), new Map<string, number>());
 const isEntry =
   <K extends Entry['kind']>(kind: K) =>
   (e: Entry): e is EntryOf<K> =>
@@ -216,15 +277,28 @@ const isEntry =
  * call) ran once and had its dispatch logged; each input saved before the kill (`saved`) or acknowledged
  * to its sender (`acked`, by text) is in the log, and exactly one turn took it.
  */
-export function judge(o: { entries: readonly Entry[]; marks: readonly string[]; saved: readonly EntryOf<'session/input'>[]; acked: readonly string[] }): Judged {
+export function judge(o: {
+  entries: readonly Entry[];
+  /** The subagents' logs: their bodies mark the same file, and each needs its dispatch in its own log. */
+  children?: readonly (readonly Entry[])[];
+  marks: readonly string[];
+  saved: readonly EntryOf<'session/input'>[];
+  acked: readonly string[];
+}): Judged {
   const j: Judged = { ranTwice: 0, ranUndispatched: 0, inputsLost: 0, marks: o.marks.length, inputs: 0, problems: [] };
-  const dispatched = new Set(o.entries.filter(isEntry('tool/dispatch')).map((d) => d.callId));
-  const callOf = new Map(o.entries.filter(isEntry('tool/call')).map((c) => [/echo (t\d+k\d+)/.exec(c.arguments)?.[1], c.callId]));
+  // Call ids repeat across logs (every child has a t1.s1.c1): a call is its log's index and its id.
+  const logs = [o.entries, ...(o.children ?? [])];
+  const dispatched = new Set(logs.flatMap((es, i) => es.filter(isEntry('tool/dispatch')).map((d) => `${i}:${d.callId}`)));
+  const callOf = new Map(logs.flatMap((es, i) => es.filter(isEntry('tool/call')).map((c) => [/echo (t\d+k\d+)/.exec(c.arguments)?.[1], `${i}:${c.callId}`] as const)));
   for (const label of new Set(o.marks)) {
     const n = o.marks.filter((m) => m === label).length;
     if (n > 1) (j.ranTwice++, j.problems.push(`${label} ran ${n} times`));
-    const callId = callOf.get(label);
-    if (!callId || !dispatched.has(callId)) (j.ranUndispatched++, j.problems.push(`${label} ran with no dispatch in the log`));
+    const call = callOf.get(label);
+    if (!call || !dispatched.has(call)) (j.ranUndispatched++, j.problems.push(`${label} ran with no dispatch in the log`));
+  }
+  // A delegating body (workflow, delegate) run again would start its children again.
+  for (const [child, n] of counts(o.entries.filter(isEntry('subagent/start')).map((e) => e.child))) {
+    if (n > 1) (j.ranTwice++, j.problems.push(`subagent ${child} started ${n} times`));
   }
   const inputs = o.entries.filter(isEntry('session/input'));
   const starts = o.entries.filter(isEntry('turn/start'));
@@ -244,20 +318,26 @@ export function judge(o: { entries: readonly Entry[]; marks: readonly string[]; 
 async function runTrial(t: Trial, url: string): Promise<TrialResult> {
   const w = createWorld();
   const r = emptyResult(t);
-  const problem = (s: string) => r.problems.push(`trial ${t.id} (${t.moment}): ${s}`);
+  const problem = (s: string) => r.problems.push(`trial ${t.id} (${t.killAt ?? t.moment}): ${s}`);
   const env = { OPENAI_API_KEY: 'soak' };
-  const common = ['--base-url', url, '--model', 'soak-model', '--cwd', w.workspace, '--approval', 'auto', '--sandbox', 'off', '--context-window', String(WINDOW)];
+  const common = ['--base-url', url, '--model', 'soak-model', '--cwd', w.workspace, ...scenarioFlags(t.scenario), '--context-window', String(WINDOW)];
   try {
     const prompt = `soak trial ${t.id}: mark the work`;
+    const runEnv = t.killAt ? { ...env, BRIDLE_SOAK_KILL_AT: t.killAt } : env;
     const child =
-      t.moment === 'queued' ? w.spawn(['chat', ...common], { env, stdin: true }) : w.spawn(['run', prompt, ...common], { env });
+      t.moment === 'queued' ? w.spawn(['chat', ...common], { env, stdin: true }) : w.spawn(['run', prompt, ...common], { env: runEnv });
     const line = (s: string) => child.proc.stdin?.write(`${s}\n`);
     if (t.moment === 'queued') line(prompt);
-    const acked = await killMoment(t, growingLog(w), child, line);
+    const acked = await killMoment(t, growingLog(w), child, line, childLogs(w));
     const before = w.log();
-    r.killed = child.proc.exitCode === null && child.proc.signalCode === null;
-    child.proc.kill('SIGKILL');
-    await child.exit;
+    if (t.killAt) {
+      await child.exit;
+      r.killed = child.proc.signalCode === 'SIGKILL' && child.stderr().includes(`${KILL_LINE}${t.killAt}#`);
+    } else {
+      r.killed = child.proc.exitCode === null && child.proc.signalCode === null;
+      child.proc.kill('SIGKILL');
+      await child.exit;
+    }
     const logPath = w.logPath();
     if (!logPath) {
       problem('no log was written before the kill');
@@ -276,17 +356,18 @@ async function runTrial(t: Trial, url: string): Promise<TrialResult> {
     r.resumed = out.code === 0;
     if (!r.resumed) problem(`resume exited ${out.code ?? out.signal}: ${resumed.stderr().trim().split('\n').at(-1)}`);
 
-    const { verdict, entries } = verifyFile(logPath);
-    const machines = await replayMachines(entries);
+    // The parent's log, then every child's: each verifies and replays (the resume repaired the children it left open).
+    const [parent, ...children] = await Promise.all(treeLogs(w).map(checkLog));
     const prefix = completeLines(w.log()).slice(0, seen.length).every((l, i) => l === seen[i]);
-    r.verifies = verdict.ok && machines.identical && prefix;
-    if (!verdict.ok) problem(`does not verify: ${verdict.violations.map((v) => v.message).join('; ')}`);
-    if (!machines.identical) problem(`does not replay: ${machines.notReplayable ?? `differs at line ${machines.firstDifference}`}`);
+    r.verifies = parent!.ok && prefix;
+    if (!parent!.ok) problem(parent!.problem ?? 'does not verify');
     if (!prefix) problem('a line a reader saw before the kill was lost or rewritten');
+    r.childLogs = children.length;
+    for (const c of children.filter((c) => !c.ok)) (r.childUnverifiable++, problem(`child log ${path.basename(c.path)}: ${c.problem}`));
 
     // A body the kill orphaned may still be writing its line.
     await sleep(60);
-    const j = judge({ entries, marks: w.marker(), saved: savedInputs, acked });
+    const j = judge({ entries: parent!.entries, children: children.map((c) => c.entries), marks: w.marker(), saved: savedInputs, acked });
     r.ranTwice = j.ranTwice;
     r.ranUndispatched = j.ranUndispatched;
     r.inputsLost = j.inputsLost;
@@ -294,6 +375,26 @@ async function runTrial(t: Trial, url: string): Promise<TrialResult> {
     r.inputs = j.inputs;
     for (const p of j.problems) problem(p);
     return r;
+  } finally {
+    w.cleanup();
+  }
+}
+
+/** Runs scenario `s` to its end, unkilled, and returns the `<machine>.<state>` entries it made (`BRIDLE_SOAK_STATES`). */
+async function probe(t: Trial, url: string): Promise<Set<string>> {
+  const w = createWorld();
+  try {
+    const file = path.join(w.root, 'states');
+    const common = ['--base-url', url, '--model', 'soak-model', '--cwd', w.workspace, ...scenarioFlags(t.scenario), '--context-window', String(WINDOW)];
+    const child = w.spawn(['run', `soak trial ${t.id}: mark the work`, ...common], { env: { OPENAI_API_KEY: 'soak', BRIDLE_SOAK_STATES: file } });
+    const done = await Promise.race([child.exit, sleep(60_000).then(() => undefined)]);
+    if (!done) child.proc.kill('SIGKILL');
+    await child.exit;
+    // An orphaned body of a cancelled child may still be running: leave its marker alone.
+    await sleep(20);
+    return new Set(readFileSync(file, 'utf8').split('\n').filter(Boolean));
+  } catch {
+    return new Set();
   } finally {
     w.cleanup();
   }
@@ -311,6 +412,12 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
     kills: 0,
     missed: 0,
     byMoment: Object.fromEntries(MOMENTS.map((m) => [m, 0])) as Record<Moment, number>,
+    byState: {},
+    points: [],
+    notReached: [],
+    statesMissed: [],
+    childLogs: 0,
+    childUnverifiable: 0,
     unverified: 0,
     ranTwice: 0,
     ranUndispatched: 0,
@@ -321,38 +428,81 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
     ms: 0,
     problems: [],
   };
-  let next = 0;
-  let running = 0;
-  // A run that ends before its moment is a miss, not a kill: trials go on until there are `kills` kills (at most 3× as many trials).
-  const worker = async () => {
-    while (report.kills + running < o.kills && next < o.kills * 3) {
-      const id = next++;
-      running++;
-      const t: Trial = { id, moment: MOMENTS[id % MOMENTS.length]!, rng: seeded((o.seed ?? 1) + id), phase: 'run', calls: 0, requests: 0 };
-      trials.set(id, t);
-      let r: TrialResult;
-      try {
-        r = await runTrial(t, srv.url);
-      } catch (err) {
-        r = emptyResult(t, [`trial ${id} (${t.moment}): ${(err as Error).message}`]);
+  const width = Math.max(1, o.concurrency ?? 4);
+  const seed = o.seed ?? 1;
+  /** Runs `jobs` `width` at a time. */
+  const pool = async <T>(jobs: (() => Promise<T>)[]): Promise<T[]> => {
+    const out: T[] = [];
+    let i = 0;
+    await Promise.all(Array.from({ length: width }, async () => {
+      while (i < jobs.length) {
+        const k = i++;
+        out[k] = await jobs[k]!();
       }
-      trials.delete(id);
-      running--;
-      if (r.killed) (report.kills++, report.byMoment[t.moment]++);
-      else report.missed++;
-      if (!r.verifies) report.unverified++;
-      if (!r.resumed) report.resumesFailed++;
-      report.ranTwice += r.ranTwice;
-      report.ranUndispatched += r.ranUndispatched;
-      report.inputsLost += r.inputsLost;
-      report.marks += r.marks;
-      report.inputs += r.inputs;
-      report.problems.push(...r.problems);
-      o.onTrial?.(r);
+    }));
+    return out;
+  };
+  const newTrial = (id: number, moment: Trial['moment'], extra: Partial<Trial> = {}): Trial => {
+    const t: Trial = { id, moment, rng: seeded(seed + id), phase: 'run', calls: 0, requests: 0, ...extra };
+    trials.set(id, t);
+    return t;
+  };
+  const tally = (t: Trial, r: TrialResult) => {
+    trials.delete(t.id);
+    if (r.killed) {
+      report.kills++;
+      if (t.moment === 'state') report.byState[t.killAt!] = (report.byState[t.killAt!] ?? 0) + 1;
+      else report.byMoment[t.moment]++;
+    } else if (t.moment === 'state') report.statesMissed.push(t.killAt!);
+    else report.missed++;
+    if (!r.verifies) report.unverified++;
+    if (!r.resumed) report.resumesFailed++;
+    report.childLogs += r.childLogs;
+    report.childUnverifiable += r.childUnverifiable;
+    report.ranTwice += r.ranTwice;
+    report.ranUndispatched += r.ranUndispatched;
+    report.inputsLost += r.inputsLost;
+    report.marks += r.marks;
+    report.inputs += r.inputs;
+    report.problems.push(...r.problems);
+    o.onTrial?.(r);
+  };
+  const attempt = async (t: Trial) => {
+    let r: TrialResult;
+    try {
+      r = await runTrial(t, srv.url);
+    } catch (err) {
+      r = emptyResult(t, [`trial ${t.id} (${t.killAt ?? t.moment}): ${(err as Error).message}`]);
     }
+    tally(t, r);
   };
   try {
-    await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 4) }, worker));
+    if (o.states) {
+      // Which states each scenario enters, read from an unkilled run of it: a point goes to the first that reaches it.
+      const reached = await pool(SCENARIOS.map((s, i) => () => probe(newTrial(1_000_000 + i, 'state', { scenario: s }), srv.url)));
+      SCENARIOS.forEach((_, i) => trials.delete(1_000_000 + i));
+      report.points = killPoints();
+      const plan = planPoints(report.points, new Map(SCENARIOS.map((s, i) => [s, reached[i]!])));
+      report.notReached = plan.notReached;
+      const wanted = o.states === 'all' ? plan.runs : plan.runs.filter((p) => o.states!.includes(p.point));
+      for (const p of o.states === 'all' ? [] : o.states) if (!report.points.includes(p)) report.problems.push(`no such kill point: ${p}`);
+      await pool(wanted.map((p, i) => () => attempt(newTrial(2_000_000 + i, 'state', { scenario: p.scenario, killAt: p.point }))));
+    }
+    let next = 0;
+    let running = 0;
+    // A run that ends before its moment is a miss, not a kill: trials go on until there are `kills` moment kills (at most 3× as many trials).
+    const stateKills = report.kills;
+    const worker = async () => {
+      while (report.kills - stateKills + running < o.kills && next < o.kills * 3) {
+        const id = next++;
+        running++;
+        const moment = MOMENTS[id % MOMENTS.length]!;
+        const t = newTrial(id, moment, moment === 'workflow' || moment === 'delegate' ? { scenario: moment } : {});
+        await attempt(t);
+        running--;
+      }
+    };
+    await Promise.all(Array.from({ length: width }, worker));
   } finally {
     await srv.close();
   }
