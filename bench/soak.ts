@@ -24,19 +24,20 @@
  * The process helpers are the fault suite's (test/fault/cli-world.ts); the
  * server is the test helpers' (test/helpers/openai-sse-server.ts).
  */
-import { readFileSync, rmSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { SUMMARY_REQUEST_MARK } from '../log/context/summary-prompt.js';
-import type { Entry, EntryOf } from '../log/entries.js';
+import path from 'node:path';
+import type { Entry } from '../log/entries.js';
 import { KILL_LINE } from '../cli/soak-kill.js';
+import { judge, type Judged } from './soak-judge.js';
+import { childLogs, growingLog, killMoment, MOMENTS, reply, trialOf, WINDOW, type Moment, type Trial } from './soak-moments.js';
 import { checkLog, killPoints, planPoints, treeLogs } from './soak-points.js';
-import { marking, SCENARIOS, scenarioFlags, scenarioReply, slowly, usage, type Scenario } from './soak-scenarios.js';
-import { completeLines, createWorld, logHas, seeded, waitFor, type Child, type World } from '../test/fault/cli-world.js';
-import { startOpenAIServer, streamReply, textChunks, toolCallChunks, type Reply } from '../test/helpers/openai-sse-server.js';
+import { SCENARIOS, scenarioFlags, type Scenario } from './soak-scenarios.js';
+import { completeLines, createWorld, seeded } from '../test/fault/cli-world.js';
+import { startOpenAIServer } from '../test/helpers/openai-sse-server.js';
 
-export const MOMENTS = ['streaming', 'dispatch', 'flush', 'compaction', 'queued', 'workflow', 'delegate'] as const;
-export type Moment = (typeof MOMENTS)[number];
+export { judge, type Judged } from './soak-judge.js';
+export { KILL_WITHIN_MS, MOMENTS, reply, type Moment, type Trial } from './soak-moments.js';
 
 export interface SoakOptions {
   kills: number;
@@ -52,17 +53,10 @@ export interface SoakOptions {
    * report names each one no scenario reaches.
    */
   states?: 'all' | readonly string[];
+  /** The scenarios probed for the kill points (default: all); a state only the others reach is then "not reached". */
+  scenarios?: readonly Scenario[];
 }
 
-export interface Judged {
-  ranTwice: number;
-  ranUndispatched: number;
-  inputsLost: number;
-  /** Marker lines and acknowledged inputs checked (so a soak that checked nothing can be told from a clean one). */
-  marks: number;
-  inputs: number;
-  problems: string[];
-}
 
 export interface TrialResult extends Judged {
   trial: number;
@@ -120,200 +114,9 @@ export interface SoakReport {
   problems: string[];
 }
 
-/** The longest wait of a kill after its moment begins: the slow replies must outlast it, or the run ends first. */
-export const KILL_WITHIN_MS = { streaming: 350, summary: 300 } as const;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const WINDOW = 16_000;
 
-export interface Trial {
-  id: number;
-  /** `state`: a generated kill point's trial (its scenario's answers, killed from inside at `killAt`). */
-  moment: Moment | 'state';
-  /** The scenario a subagent moment or a generated kill point runs (the other moments have their own answers). */
-  scenario?: Scenario;
-  /** `BRIDLE_SOAK_KILL_AT` for the run: the process kills itself there. */
-  killAt?: string;
-  rng: () => number;
-  phase: 'run' | 'resume';
-  /** Bash calls handed out, to name each one's marker line. */
-  calls: number;
-  /** Model requests of the run phase seen (the streaming trial's kill waits for its first). */
-  requests: number;
-}
 
-const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i} `).join('');
-
-/** The model's side of each trial: answers follow from the trial's moment and how far its turn has come. */
-export function reply(t: Trial, body: { messages: { role: string; content?: unknown }[] }): Reply {
-  if (t.scenario && t.scenario !== 'compaction') return scenarioReply(t, t.scenario, body);
-  const last = body.messages.at(-1);
-  if (last?.role === 'user' && typeof last.content === 'string' && last.content.startsWith(SUMMARY_REQUEST_MARK)) {
-    // Slow, so the kill lands inside the compaction.
-    return streamReply([...slowly('## Request and intent\nsoak\n## Current work\nmarking\n## Next step\ngo on', 12, 25), usage(300)]);
-  }
-  if (t.phase === 'resume') return streamReply([...textChunks('carried on after the crash'), usage()]);
-  t.requests++;
-  // Model requests since the turn's input: how many answers this turn has had.
-  const step = body.messages.length - 1 - body.messages.findLastIndex((m) => m.role === 'user');
-  switch (t.scenario === 'compaction' ? 'compaction' : t.moment) {
-    case 'streaming':
-      return streamReply([...slowly(words(60), 60, 8), usage()]);
-    case 'dispatch':
-      return step === 0 ? streamReply([...toolCallChunks([marking(t, 0.3), marking(t, 0.3)]), usage()]) : streamReply([...textChunks('both ran'), usage()]);
-    case 'flush':
-      return step < 6 ? streamReply([...toolCallChunks([marking(t, 0)]), usage()]) : streamReply([...textChunks('all marked'), usage()]);
-    case 'compaction':
-    case 'workflow':
-    case 'delegate':
-    case 'state':
-      // Each answer says the context is nearly full, so the turn compacts before its next step: the first
-      // compactions find nothing to do or prune the long outputs, the fourth summarizes (a slow request).
-      return step < 5 ? streamReply([...toolCallChunks([marking(t, 0, 'seq 1 2000')]), usage(WINDOW - 500)]) : streamReply([...textChunks('compacted and done'), usage()]);
-    case 'queued':
-      return step === 0 ? streamReply([...toolCallChunks([marking(t, 0.4)]), usage()]) : streamReply([...textChunks('done with that'), usage()]);
-  }
-}
-
-const trialOf = (body: { messages?: { role: string; content?: unknown }[] }) => {
-  for (const m of body.messages ?? []) {
-    const id = m.role === 'user' && typeof m.content === 'string' ? /soak trial (\d+)/.exec(m.content)?.[1] : undefined;
-    if (id) return Number(id);
-  }
-  return undefined;
-};
-
-/** The log's text as the kill moments poll it (every 2 ms): read again only when the file has grown. */
-function growingLog(w: World): () => string {
-  let path: string | undefined;
-  let size = -1;
-  let text = '';
-  return () => {
-    path ??= w.logPath();
-    if (!path) return '';
-    const now = statSync(path).size;
-    if (now !== size) [size, text] = [now, readFileSync(path, 'utf8')];
-    return text;
-  };
-}
-
-/** The subagents' logs of a world, as one text (each read whole: they are short). */
-const childLogs = (w: World) => () => treeLogs(w).slice(1).map((p) => readFileSync(p, 'utf8')).join('');
-const count = (text: string, kind: string) => text.split(`"kind":"${kind}"`).length - 1;
-
-/** Waits for the trial's kill moment; resolves early when the child exits on its own. */
-async function killMoment(t: Trial, log: () => string, child: Child, stdinLine: (line: string) => void, children: () => string): Promise<string[]> {
-  const exited = () => child.proc.exitCode !== null || child.proc.signalCode !== null;
-  const until = (cond: () => boolean, what: string) => waitFor(() => cond() || exited(), 20_000, `trial ${t.id}: ${what}`);
-  const acked: string[] = [];
-  switch (t.moment) {
-    case 'streaming':
-      await until(() => t.requests > 0, 'the first model request');
-      await sleep(t.rng() * KILL_WITHIN_MS.streaming);
-      break;
-    case 'dispatch':
-      await until(() => logHas(log(), 'tool/dispatch'), 'a dispatch');
-      await sleep(t.rng() * 700);
-      break;
-    case 'flush': {
-      // Right as a durable line is written, while its fsync runs (or just after).
-      const kinds = ['tool/dispatch', 'tool/result', 'turn/end'] as const;
-      const kind = kinds[Math.floor(t.rng() * kinds.length)]!;
-      const nth = kind === 'turn/end' ? 1 : 1 + Math.floor(t.rng() * 5);
-      await until(() => log().split(`"kind":"${kind}"`).length > nth, `${kind} #${nth}`);
-      if (t.rng() < 0.5) await sleep(t.rng() * 2);
-      break;
-    }
-    case 'compaction': {
-      // One of the four: at its first line (the quick ones) or inside it (the summary request streams for ~300 ms).
-      const nth = 1 + Math.floor(t.rng() * 4);
-      await until(() => log().split('"kind":"compaction/start"').length > nth, `compaction #${nth}`);
-      await sleep(nth === 4 ? t.rng() * KILL_WITHIN_MS.summary : t.rng() * 2);
-      break;
-    }
-    case 'queued': {
-      await until(() => logHas(log(), 'tool/dispatch'), 'the first turn to run its command');
-      const text = `soak trial ${t.id}: then the second thing`;
-      stdinLine(text);
-      await until(() => child.stdout().includes('(queued: it runs after the current turn)'), 'the queued line to be acknowledged');
-      if (child.stdout().includes('(queued:')) acked.push(text);
-      await sleep(t.rng() * 300);
-      break;
-    }
-    case 'workflow':
-    case 'delegate': {
-      // While the children run (from a child's first call on), right after a child's dispatch (before its
-      // result), or while the parent waits for the rest after the nth child reported.
-      const where = Math.floor(t.rng() * 3);
-      if (where === 0) {
-        await until(() => count(children(), 'tool/call') > 0, "a child's call");
-        await sleep(t.rng() * 250);
-      } else if (where === 1) {
-        const nth = 1 + Math.floor(t.rng() * (t.moment === 'workflow' ? 4 : 1));
-        await until(() => count(children(), 'tool/dispatch') >= nth, `child dispatch #${nth}`);
-        await sleep(t.rng() * 2);
-      } else {
-        const nth = 1 + Math.floor(t.rng() * (t.moment === 'workflow' ? 3 : 1));
-        await until(() => count(log(), 'subagent/end') >= nth, `subagent/end #${nth}`);
-        await sleep(t.rng() * 20);
-      }
-      break;
-    }
-    case 'state':
-      // The process kills itself at the state's entry (cli/soak-kill.ts): wait for it to die, or to end unkilled.
-      await until(() => false, `the kill at ${t.killAt}`);
-      break;
-  }
-  return acked;
-}
-
-const counts = (xs: readonly string[]) => xs.reduce((m, x) => m.set(x, (m.get(x) ?? 0) + 1), new Map<string, number>());
-const isEntry =
-  <K extends Entry['kind']>(kind: K) =>
-  (e: Entry): e is EntryOf<K> =>
-    e.kind === kind;
-
-/**
- * Contract: pure. What a trial's final log and marker file say: each body that ran (a marker line names its
- * call) ran once and had its dispatch logged; each input saved before the kill (`saved`) or acknowledged
- * to its sender (`acked`, by text) is in the log, and exactly one turn took it.
- */
-export function judge(o: {
-  entries: readonly Entry[];
-  /** The subagents' logs: their bodies mark the same file, and each needs its dispatch in its own log. */
-  children?: readonly (readonly Entry[])[];
-  marks: readonly string[];
-  saved: readonly EntryOf<'session/input'>[];
-  acked: readonly string[];
-}): Judged {
-  const j: Judged = { ranTwice: 0, ranUndispatched: 0, inputsLost: 0, marks: o.marks.length, inputs: 0, problems: [] };
-  // Call ids repeat across logs (every child has a t1.s1.c1): a call is its log's index and its id.
-  const logs = [o.entries, ...(o.children ?? [])];
-  const dispatched = new Set(logs.flatMap((es, i) => es.filter(isEntry('tool/dispatch')).map((d) => `${i}:${d.callId}`)));
-  const callOf = new Map(logs.flatMap((es, i) => es.filter(isEntry('tool/call')).map((c) => [/echo (t\d+k\d+)/.exec(c.arguments)?.[1], `${i}:${c.callId}`] as const)));
-  for (const label of new Set(o.marks)) {
-    const n = o.marks.filter((m) => m === label).length;
-    if (n > 1) (j.ranTwice++, j.problems.push(`${label} ran ${n} times`));
-    const call = callOf.get(label);
-    if (!call || !dispatched.has(call)) (j.ranUndispatched++, j.problems.push(`${label} ran with no dispatch in the log`));
-  }
-  // A delegating body (workflow, delegate) run again would start its children again.
-  for (const [child, n] of counts(o.entries.filter(isEntry('subagent/start')).map((e) => e.child))) {
-    if (n > 1) (j.ranTwice++, j.problems.push(`subagent ${child} started ${n} times`));
-  }
-  const inputs = o.entries.filter(isEntry('session/input'));
-  const starts = o.entries.filter(isEntry('turn/start'));
-  const takenOnce = (seq: number) => starts.filter((s) => s.from === seq).length === 1;
-  const lost = new Set<string>();
-  for (const saved of o.saved) if (!inputs.some((i) => i.seq === saved.seq && i.text === saved.text) || !takenOnce(saved.seq)) lost.add(saved.text);
-  for (const text of o.acked) {
-    const input = inputs.find((i) => i.text === text);
-    if (!input || !takenOnce(input.seq)) lost.add(text);
-  }
-  j.inputs = new Set([...o.saved.map((i) => i.text), ...o.acked]).size;
-  j.inputsLost = lost.size;
-  for (const text of lost) j.problems.push(`acknowledged input lost: ${JSON.stringify(text)}`);
-  return j;
-}
 
 async function runTrial(t: Trial, url: string): Promise<TrialResult> {
   const w = createWorld();
@@ -479,10 +282,11 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
   try {
     if (o.states) {
       // Which states each scenario enters, read from an unkilled run of it: a point goes to the first that reaches it.
-      const reached = await pool(SCENARIOS.map((s, i) => () => probe(newTrial(1_000_000 + i, 'state', { scenario: s }), srv.url)));
-      SCENARIOS.forEach((_, i) => trials.delete(1_000_000 + i));
+      const scenarios = o.scenarios ?? SCENARIOS;
+      const reached = await pool(scenarios.map((s, i) => () => probe(newTrial(1_000_000 + i, 'state', { scenario: s }), srv.url)));
+      scenarios.forEach((_, i) => trials.delete(1_000_000 + i));
       report.points = killPoints();
-      const plan = planPoints(report.points, new Map(SCENARIOS.map((s, i) => [s, reached[i]!])));
+      const plan = planPoints(report.points, new Map(scenarios.map((s, i) => [s, reached[i]!])));
       report.notReached = plan.notReached;
       const wanted = o.states === 'all' ? plan.runs : plan.runs.filter((p) => o.states!.includes(p.point));
       for (const p of o.states === 'all' ? [] : o.states) if (!report.points.includes(p)) report.problems.push(`no such kill point: ${p}`);
@@ -510,10 +314,30 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
   return report;
 }
 
+/** The generated kill points' kills by machine: `tool-call 12/15 (not reached: notDurable, aborted)`. */
+function byMachine(r: SoakReport): string {
+  const machines = [...new Set(r.points.map((p) => p.slice(0, p.indexOf('.'))))];
+  return machines
+    .map((m) => {
+      const mine = r.points.filter((p) => p.startsWith(`${m}.`));
+      const killed = mine.filter((p) => r.byState[p]).length;
+      const unreached = r.notReached.filter((p) => p.startsWith(`${m}.`)).map((p) => p.slice(m.length + 1));
+      return `${m} ${killed}/${mine.length}${unreached.length ? ` (not reached: ${unreached.join(', ')})` : ''}`;
+    })
+    .join('; ');
+}
+
 export function formatReport(r: SoakReport): string[] {
   const by = MOMENTS.map((m) => `${m} ${r.byMoment[m]}`).join(', ');
+  const stateKills = Object.values(r.byState).reduce((a, b) => a + b, 0);
   return [
-    `kills: ${r.kills} (${by})${r.missed ? `; ${r.missed} runs ended before their moment` : ''}`,
+    `kills: ${r.kills} (${by}${stateKills ? `, at machine states ${stateKills}` : ''})${r.missed ? `; ${r.missed} runs ended before their moment` : ''}`,
+    ...(r.points.length
+      ? [
+          `machine states: ${r.points.length} enumerated, ${stateKills} killed at their entry, ${r.notReached.length} not reached by any scenario${r.statesMissed.length ? `, ${r.statesMissed.length} not entered in their trial (${r.statesMissed.join(', ')})` : ''}: ${byMachine(r)}`,
+        ]
+      : []),
+    `child logs checked: ${r.childLogs}, unverifiable: ${r.childUnverifiable}`,
     `logs that do not verify (after resume; verify, machine replay, prefix): ${r.unverified}`,
     `non-idempotent tool bodies run twice: ${r.ranTwice}`,
     `acknowledged inputs lost: ${r.inputsLost}`,
@@ -532,13 +356,16 @@ async function main() {
   const kills = flag('--kills', 300);
   const concurrency = flag('--concurrency', 4);
   const seed = flag('--seed', 1);
-  process.stdout.write(`crash soak: ${kills} kills, ${concurrency} at a time, seed ${seed}\n`);
+  // Every machine state is killed too, unless `--no-states`.
+  const states = process.argv.includes('--no-states') ? undefined : ('all' as const);
+  process.stdout.write(`crash soak: ${kills} kills${states ? ' and one at each machine state' : ''}, ${concurrency} at a time, seed ${seed}\n`);
   let done = 0;
-  const r = await soak({ kills, concurrency, seed, onTrial: () => void (++done % 25 === 0 && process.stderr.write(`  ${done}/${kills}\n`)) });
+  const r = await soak({ kills, concurrency, seed, ...(states ? { states } : {}), onTrial: () => void (++done % 25 === 0 && process.stderr.write(`  ${done} trials\n`)) });
   for (const p of r.problems.slice(0, 20)) process.stdout.write(`  ${p}\n`);
   for (const l of formatReport(r)) process.stdout.write(`${l}\n`);
-  const bad = r.unverified + r.ranTwice + r.inputsLost + r.ranUndispatched + r.resumesFailed;
+  const bad = r.unverified + r.ranTwice + r.inputsLost + r.ranUndispatched + r.resumesFailed + r.childUnverifiable;
   process.exitCode = bad === 0 ? 0 : 1;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
+
