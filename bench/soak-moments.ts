@@ -97,7 +97,8 @@ const count = (text: string, kind: string) => text.split(`"kind":"${kind}"`).len
 /** Waits for the trial's kill moment; resolves early when the child exits on its own. */
 export async function killMoment(t: Trial, log: () => string, child: Child, stdinLine: (line: string) => void, children: () => string): Promise<string[]> {
   const exited = () => child.proc.exitCode !== null || child.proc.signalCode !== null;
-  const until = (cond: () => boolean, what: string) => waitFor(() => cond() || exited(), 20_000, `trial ${t.id}: ${what}`);
+  // Generous: on a loaded machine (two cores, a load of 20) a CLI takes seconds to start; a moment never takes this long on its own.
+  const until = (cond: () => boolean, what: string) => waitFor(() => cond() || exited(), 60_000, `trial ${t.id}: ${what}`);
   const acked: string[] = [];
   switch (t.moment) {
     case 'streaming':

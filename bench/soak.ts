@@ -33,7 +33,7 @@ import { judge, type Judged } from './soak-judge.js';
 import { childLogs, growingLog, killMoment, MOMENTS, reply, trialOf, WINDOW, type Moment, type Trial } from './soak-moments.js';
 import { checkLog, killPoints, planPoints, treeLogs } from './soak-points.js';
 import { SCENARIOS, scenarioFlags, type Scenario } from './soak-scenarios.js';
-import { completeLines, createWorld, seeded } from '../test/fault/cli-world.js';
+import { completeLines, createWorld, seeded, type Child } from '../test/fault/cli-world.js';
 import { startOpenAIServer } from '../test/helpers/openai-sse-server.js';
 
 export { judge, type Judged } from './soak-judge.js';
@@ -124,11 +124,14 @@ async function runTrial(t: Trial, url: string): Promise<TrialResult> {
   const problem = (s: string) => r.problems.push(`trial ${t.id} (${t.killAt ?? t.moment}): ${s}`);
   const env = { OPENAI_API_KEY: 'soak' };
   const common = ['--base-url', url, '--model', 'soak-model', '--cwd', w.workspace, ...scenarioFlags(t.scenario), '--context-window', String(WINDOW)];
+  // A trial that fails (a moment never came) must not leave its processes running into the next trials.
+  const spawned: Child[] = [];
   try {
     const prompt = `soak trial ${t.id}: mark the work`;
     const runEnv = t.killAt ? { ...env, BRIDLE_SOAK_KILL_AT: t.killAt } : env;
     const child =
       t.moment === 'queued' ? w.spawn(['chat', ...common], { env, stdin: true }) : w.spawn(['run', prompt, ...common], { env: runEnv });
+    spawned.push(child);
     const line = (s: string) => child.proc.stdin?.write(`${s}\n`);
     if (t.moment === 'queued') line(prompt);
     const acked = await killMoment(t, growingLog(w), child, line, childLogs(w));
@@ -155,6 +158,7 @@ async function runTrial(t: Trial, url: string): Promise<TrialResult> {
 
     t.phase = 'resume';
     const resumed = w.spawn(['resume', logPath, '--continue', ...common], { env });
+    spawned.push(resumed);
     const out = await resumed.exit;
     r.resumed = out.code === 0;
     if (!r.resumed) problem(`resume exited ${out.code ?? out.signal}: ${resumed.stderr().trim().split('\n').at(-1)}`);
@@ -179,6 +183,8 @@ async function runTrial(t: Trial, url: string): Promise<TrialResult> {
     for (const p of j.problems) problem(p);
     return r;
   } finally {
+    for (const c of spawned) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+    await Promise.all(spawned.map((c) => c.exit));
     w.cleanup();
   }
 }
@@ -190,9 +196,9 @@ async function probe(t: Trial, url: string): Promise<Set<string>> {
     const file = path.join(w.root, 'states');
     const common = ['--base-url', url, '--model', 'soak-model', '--cwd', w.workspace, ...scenarioFlags(t.scenario), '--context-window', String(WINDOW)];
     const child = w.spawn(['run', `soak trial ${t.id}: mark the work`, ...common], { env: { OPENAI_API_KEY: 'soak', BRIDLE_SOAK_STATES: file } });
-    const done = await Promise.race([child.exit, sleep(60_000).then(() => undefined)]);
-    if (!done) child.proc.kill('SIGKILL');
+    const timer = setTimeout(() => child.proc.kill('SIGKILL'), 60_000);
     await child.exit;
+    clearTimeout(timer);
     // An orphaned body of a cancelled child may still be running: leave its marker alone.
     await sleep(20);
     return new Set(readFileSync(file, 'utf8').split('\n').filter(Boolean));
