@@ -17,6 +17,24 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   process.stdout.write(`${pkg.version}\n`);
 } else {
+  // The soak's fault-injection hook (ADR 0043): looked at only when its variables are set; absent from the package.
+  if (process.env.BRIDLE_SOAK_KILL_AT || process.env.BRIDLE_SOAK_STATES) await loadSoakHook();
   const { main } = await import('./program.js');
   process.exitCode = await main(argv);
+}
+
+async function loadSoakHook(): Promise<void> {
+  let hook: typeof import('./soak-kill.js');
+  try {
+    hook = await import('./soak-kill.js');
+  } catch {
+    process.stderr.write('bridle: warning: BRIDLE_SOAK_KILL_AT / BRIDLE_SOAK_STATES is set, but this build has no soak hook; ignored\n');
+    return;
+  }
+  try {
+    hook.installSoakHook(process.env);
+  } catch (err) {
+    process.stderr.write(`bridle: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
 }

@@ -183,7 +183,7 @@ async function resumeStored(where: { store: SessionStore; id: string }, _target:
     const appended = drafts.map((d) => recorder.append(d));
     // Committed, not closed: closing would end the lease the session goes on under.
     if (appended.length) await recorder.flush();
-    const children = await repairStoredChildren(store, plan.report.subagents, err);
+    const children = await repairStoredChildren(store, [...plan.report.subagents, ...(plan.report.cancelled ?? [])], err);
     const repaired = { ok: true as const, entries: recorder.entries.slice(), appended, report: plan.report, children: [] };
     if (children > 0) {
       err.write(`bridle: ${children} subagent session${children > 1 ? 's' : ''} of this session could not be repaired (above); the session itself was repaired, nothing was run\n`);
@@ -225,7 +225,7 @@ async function repairStoredChildren(store: SessionStore, children: readonly stri
       const recorder = new Recorder(log, Date.now, read.entries);
       for (const d of plan.drafts) recorder.append(d);
       if (repairedSomething(plan.report)) for (const l of formatRepairReport(plan.report)) err.write(`repaired: subagent ${child}: ${visible(l)}\n`);
-      refused += await repairStoredChildren(store, plan.report.subagents, err);
+      refused += await repairStoredChildren(store, [...plan.report.subagents, ...(plan.report.cancelled ?? [])], err);
     } finally {
       await log.close();
     }

@@ -51,6 +51,19 @@ describe('planRepair', () => {
     expect(planRepair(after)).toMatchObject({ ok: true, drafts: [] });
   });
 
+  it("a child whose bracket a cancel closed is named for repair: its own turn may still have been ending when the process died (it was left open)", () => {
+    const b = new LogBuilder().startTurn().startStep().answer('', [{ name: 'workflow' }]).dispatch(1);
+    b.add({ kind: 'subagent/start', callId: 't1.s1.c1', child: 's.t1.s1.c1.a1', depth: 1, mode: 'spawn' });
+    b.add({ kind: 'subagent/start', callId: 't1.s1.c1', child: 's.t1.s1.c1.a2', depth: 1, mode: 'spawn' });
+    b.add({ kind: 'subagent/end', callId: 't1.s1.c1', child: 's.t1.s1.c1.a2', reason: 'completed' });
+    b.add({ kind: 'subagent/end', callId: 't1.s1.c1', child: 's.t1.s1.c1.a1', reason: 'aborted', code: 'ABORTED' });
+    const p = plan(b);
+    expect(p.report.cancelled).toEqual(['s.t1.s1.c1.a1']);
+    // Its bracket is closed: nothing of the parent is closed for it.
+    expect(p.report.subagents).toEqual([]);
+    expect(verifyLog(repaired(b, p.drafts)).violations).toEqual([]);
+  });
+
   it('an answer whose tool/call entries were never written: repair logs the calls, then says they did not start', () => {
     const b = new LogBuilder().startTurn().startStep().answer('', [{ name: 'read_file' }, { name: 'bash' }], 1);
     const p = plan(b);

@@ -37,6 +37,12 @@ export interface RepairReport {
    * goes on with the round it was in.
    */
   linked: string[];
+  /**
+   * Children whose bracket a cancel closed (`subagent/end` aborted): the bracket closes at once and the child's own
+   * turn ends behind it (ADR 0043), so a crash in between leaves the child's log open under a closed bracket. They are
+   * repaired with the session (a child whose log is closed already needs nothing); nothing of the session is closed for them.
+   */
+  cancelled?: string[];
 }
 
 export type RepairPlan = { ok: true; drafts: Draft[]; report: RepairReport } | { ok: false; violations: Violation[] };
@@ -79,7 +85,8 @@ export function outcomeUnknownText(name: string, idempotent: boolean): string {
 export function planRepair(entries: readonly Entry[], opts: RepairOptions = {}): RepairPlan {
   const verdict = verifyLog(entries, { allowOpenTail: true });
   if (!verdict.ok) return { ok: false, violations: verdict.violations };
-  const report: RepairReport = { notStarted: [], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [], linked: openRalphChildren(entries) };
+  const cancelled = cancelledChildren(entries);
+  const report: RepairReport = { notStarted: [], outcomeUnknown: [], unlogged: [], compaction: false, subagents: [], linked: openRalphChildren(entries), ...(cancelled.length ? { cancelled } : {}) };
   const drafts: Draft[] = [];
   if (opts.torn) {
     const bytes = opts.torn.bytes ?? Buffer.byteLength(opts.torn.text, 'utf8');
@@ -98,6 +105,11 @@ export function planRepair(entries: readonly Entry[], opts: RepairOptions = {}):
 }
 
 const RAN = new Set(['ok', 'error', 'unknown']);
+
+/** Contract: pure; the children whose `subagent/end` says a cancel closed their bracket, in log order. */
+export function cancelledChildren(entries: readonly Entry[]): string[] {
+  return entries.flatMap((e) => (e.kind === 'subagent/end' && e.reason === 'aborted' ? [e.child] : []));
+}
 
 /** Contract: pure; the child of an open `ralph/round` and of an open agent `ralph/verify`, if any. */
 export function openRalphChildren(entries: readonly Entry[]): string[] {

@@ -35,6 +35,7 @@ import { SessionCrashedError } from './session-fault.js';
 import type { DeltaSink } from './stream-model.js';
 import { provideMachines } from './provide-machines.js';
 import { SessionClosedError, type BridleSession } from './bridle-session.js';
+import { faultInspected } from './fault-injection.js';
 
 export { SessionClosedError, type BridleSession } from './bridle-session.js';
 
@@ -138,7 +139,7 @@ export function wireSession(o: Wiring): BridleSession {
   // A log that ends inside a turn waiting on an approval: that turn goes on, before anything queued (ADR 0027).
   const resumed = (o.existing?.length ?? 0) > 0 && o.opened !== 'fresh' ? resumableTurn(o.existing!) : undefined;
   const priorTurns = recorder.entries.filter((e) => e.kind === 'turn/start').length - (resumed ? 1 : 0);
-  const actor = createActor(machine, { input: { maxSteps: o.loop.maxSteps, turns: priorTurns }, inspect: o.inspect, ...(o.snapshot ? { snapshot: o.snapshot } : {}) });
+  const actor = createActor(machine, { input: { maxSteps: o.loop.maxSteps, turns: priorTurns }, inspect: faultInspected(o.inspect), ...(o.snapshot ? { snapshot: o.snapshot } : {}) });
   // A plugin's advisory is input like any other: logged, then admitted (its own turn's failures report a failed save).
   o.bindInject((text) => void send(text, 'inject', 'system').catch(() => undefined));
 

@@ -115,7 +115,7 @@ export async function repairJsonlLog(path: string, clock: Clock, opts: { first?:
   if (!plan.ok) return plan;
   const children: ChildRepair[] = [];
   const seen = new Set([...visiting, path]);
-  for (const child of [...plan.report.subagents, ...plan.report.linked]) children.push(await repairChild(dirname(path), child, clock, seen));
+  for (const child of [...plan.report.subagents, ...plan.report.linked, ...(plan.report.cancelled ?? [])]) children.push(await repairChild(dirname(path), child, clock, seen));
   if (read.torn) truncateLog(path, read.goodBytes);
   else if (!read.endsWithNewline) endLine(path);
   const drafts = [...(opts.first ?? []), ...plan.drafts];

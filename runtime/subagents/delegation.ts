@@ -13,6 +13,7 @@ import { subagentMachine, type ChildReport, type SubagentInput, type SubagentRes
 import type { SessionControl } from '../../ports/session.js';
 import type { ChildSession, SubagentProvider, Subagents } from '../../ports/subagents.js';
 import type { ToolDefinition } from '../../ports/tools.js';
+import { faultInspected } from '../fault-injection.js';
 
 /** Reports longer than this reach the parent cut, with a note naming the child's log. */
 export const REPORT_LIMIT = 16_000;
@@ -78,7 +79,7 @@ export function runDelegation(deps: DelegationDeps, d: Delegation): Promise<Suba
     },
   });
   return new Promise<SubagentResult>((resolve) => {
-    const actor = createActor(machine, { input });
+    const actor = createActor(machine, { input, inspect: faultInspected(undefined) });
     const cancel = (cause: string) => actor.send({ type: 'subagent.cancel.requested', cause });
     const onAbort = () => cancel('parent');
     const offBudget = registry.budget?.onExhausted(() => cancel('TREE_BUDGET_EXHAUSTED'));

@@ -21,7 +21,7 @@ export interface World {
   workspace: string;
   home: string;
   script(name: string, body: object): string;
-  /** The one session log under `$BRIDLE_HOME/sessions`, once it exists. */
+  /** The session's log under `$BRIDLE_HOME/sessions` (not a subagent's), once it exists. */
   logPath(): string | undefined;
   log(): string;
   marker(): string[];
@@ -55,7 +55,8 @@ export function createWorld(): World {
     },
     logPath() {
       if (!fs.existsSync(sessions)) return undefined;
-      const f = fs.readdirSync(sessions).find((n) => n.endsWith('.jsonl'));
+      // A subagent's log is named after its parent's id and more: the session's own is the shortest name.
+      const f = fs.readdirSync(sessions).filter((n) => n.endsWith('.jsonl')).sort((a, b) => a.length - b.length || a.localeCompare(b))[0];
       return f && path.join(sessions, f);
     },
     log() {

@@ -1,7 +1,9 @@
 /**
- * The crash soak, short (ADR 0028): 30 real `bridle run`/`bridle chat`
- * processes killed with SIGKILL at seeded moments, each resumed, verified and
- * replayed through the machines. `npm run soak` is the long version.
+ * The crash soak, short (ADR 0028, 0043): 21 real `bridle run`/`bridle chat`
+ * processes killed with SIGKILL at seeded moments — workflows and delegations
+ * among them, whose child logs are verified too — and five killed from inside
+ * at the entry of a machine state (one per machine), each resumed, verified
+ * and replayed through the machines. `npm run soak` is the long version.
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, judge, KILL_WITHIN_MS, MOMENTS, reply, soak, type Trial } from '../../bench/soak.js';
@@ -9,11 +11,14 @@ import { SUMMARY_REQUEST_MARK } from '../../log/context/summary-prompt.js';
 import { pausedMs, type Reply } from '../helpers/openai-sse-server.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { cliBuilt } from './cli-world.js';
+import { killPoints, KILL_MACHINES, planPoints } from '../../bench/soak-points.js';
+import { statePaths } from '../../machines/state-paths.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const input = (seq: number, text: string): EntryOf<'session/input'> => ({ seq, at, kind: 'session/input', mode: 'followup', text, origin: 'user' });
 const call = (seq: number, callId: string, label: string) => ({ seq, at, kind: 'tool/call', turn: 't1', step: 1, callId, name: 'bash', arguments: JSON.stringify({ command: `echo ${label} >> marker` }) }) as unknown as Entry;
 const dispatch = (seq: number, callId: string) => ({ seq, at, kind: 'tool/dispatch', turn: 't1', step: 1, callId }) as unknown as Entry;
+const childStart = (seq: number, child: string) => ({ seq, at, kind: 'subagent/start', callId: 't1.s1.c2', child, depth: 1, mode: 'spawn' }) as unknown as Entry;
 const start = (seq: number, from: number) => ({ seq, at, kind: 'turn/start', turn: `t${seq}`, input: 'x', from }) as unknown as Entry;
 
 describe('the soak judges what a killed and resumed session left', () => {
@@ -21,6 +26,16 @@ describe('the soak judges what a killed and resumed session left', () => {
     const entries = [input(1, 'go'), start(2, 1), call(3, 't1.s1.c1', 't0k1'), dispatch(4, 't1.s1.c1'), call(5, 't1.s1.c2', 't0k2')];
     const j = judge({ entries, marks: ['t0k1', 't0k2', 't0k1'], saved: [input(1, 'go')], acked: [] });
     expect(j).toMatchObject({ ranTwice: 1, ranUndispatched: 1, inputsLost: 0, marks: 3 });
+  });
+
+  it("a child's body is judged by the child's own log: dispatched there, it ran once; a child started twice is a delegating body run twice", () => {
+    // Every child's first call is t1.s1.c1, as the parent's is: a call is its log and its id.
+    const parent = [input(1, 'go'), start(2, 1), call(3, 't1.s1.c1', 't0k1'), dispatch(4, 't1.s1.c1'), childStart(5, 's.t1.s1.c2.a1')];
+    const child = [input(1, 'task'), start(2, 1), call(3, 't1.s1.c1', 't0k2'), dispatch(4, 't1.s1.c1')];
+    const undispatched = [input(1, 'task'), start(2, 1), call(3, 't1.s1.c1', 't0k3')];
+    expect(judge({ entries: parent, children: [child], marks: ['t0k1', 't0k2'], saved: [], acked: [] })).toMatchObject({ ranTwice: 0, ranUndispatched: 0, marks: 2 });
+    expect(judge({ entries: parent, children: [child, undispatched], marks: ['t0k1', 't0k2', 't0k3'], saved: [], acked: [] }).ranUndispatched).toBe(1);
+    expect(judge({ entries: [...parent, childStart(6, 's.t1.s1.c2.a1')], children: [child], marks: [], saved: [], acked: [] }).ranTwice).toBe(1);
   });
 
   it('an acknowledged input that no turn took, or that two took, or that the log lacks, is lost', () => {
@@ -40,16 +55,40 @@ describe('the soak\'s slow replies outlast the kill that waits inside them', () 
   });
 });
 
-describe.skipIf(!cliBuilt)('crash soak (30 kills)', () => {
-  it('30 SIGKILLs at seeded moments: every log verifies and replays, no body ran twice, no acknowledged input is lost', async () => {
-    const r = await soak({ kills: 30, concurrency: 3, seed: 1 });
+describe('the kill points come from the machines', () => {
+  it('every state of the four machines is a kill point, and one no scenario reaches is reported, not dropped', () => {
+    const points = killPoints();
+    expect(points).toHaveLength(KILL_MACHINES.reduce((n, m) => n + statePaths(m).length, 0));
+    for (const m of KILL_MACHINES) for (const s of statePaths(m)) expect(points).toContain(`${m.id}.${s}`);
+    const plan = planPoints(['tool-call.executing', 'tool-call.notDurable', 'subagent.running'], new Map([['tools', new Set(['tool-call.executing'])], ['workflow', new Set(['tool-call.executing', 'subagent.running'])]] as const));
+    expect(plan).toEqual({ runs: [{ point: 'tool-call.executing', scenario: 'tools' }, { point: 'subagent.running', scenario: 'workflow' }], notReached: ['tool-call.notDurable'] });
+  });
+});
+
+// One per machine, in a scenario that enters it (no probe runs, to keep the suite's time); and the kill that left a
+// cancelled child's log open under its closed bracket (resume did not repair it).
+const ONE_PER_MACHINE = [
+  { point: 'tool-call.executing', scenario: 'tools' },
+  { point: 'step.retrying', scenario: 'retry' },
+  { point: 'turn.compacting', scenario: 'compaction' },
+  { point: 'subagent.running', scenario: 'workflow' },
+  { point: 'subagent.cancelling', scenario: 'cancel' },
+] as const;
+
+describe.skipIf(!cliBuilt)('crash soak (21 kills, and one at a state of each machine)', () => {
+  it('21 SIGKILLs at seeded moments (workflows and delegations among them) and 5 at machine states: every log of every tree verifies and replays, no body ran twice, no acknowledged input is lost', async () => {
+    const r = await soak({ kills: 21, concurrency: 3, seed: 1, pinned: ONE_PER_MACHINE });
     const summary = [...formatReport(r), ...r.problems].join('\n');
-    expect(r.kills, summary).toBe(30);
+    expect(r.kills, summary).toBe(21 + ONE_PER_MACHINE.length);
     for (const m of MOMENTS) expect(r.byMoment[m], `${m}\n${summary}`).toBeGreaterThan(0);
-    expect({ unverified: r.unverified, ranTwice: r.ranTwice, inputsLost: r.inputsLost }, summary).toEqual({ unverified: 0, ranTwice: 0, inputsLost: 0 });
+    for (const { point } of ONE_PER_MACHINE) expect(r.byState[point], `${point}\n${summary}`).toBe(1);
+    expect(r.points, summary).toEqual(killPoints());
+    expect(r.statesMissed, summary).toEqual([]);
+    expect(r.childLogs, summary).toBeGreaterThan(0);
+    expect({ unverified: r.unverified, ranTwice: r.ranTwice, inputsLost: r.inputsLost, childUnverifiable: r.childUnverifiable }, summary).toEqual({ unverified: 0, ranTwice: 0, inputsLost: 0, childUnverifiable: 0 });
     expect({ ranUndispatched: r.ranUndispatched, resumesFailed: r.resumesFailed }, summary).toEqual({ ranUndispatched: 0, resumesFailed: 0 });
     // The checks had something to check.
     expect(r.marks).toBeGreaterThan(0);
-    expect(r.inputs).toBeGreaterThan(30);
-  }, 120_000);
+    expect(r.inputs).toBeGreaterThan(21);
+  }, 240_000);
 });
