@@ -21,13 +21,13 @@ import Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import { MODEL } from '../../ports/index.js';
 import type { ModelProvider } from '../../ports/model.js';
-import { defineProvider, ProviderSetupError } from '../../ports/provider.js';
+import { defineProvider } from '../../ports/provider.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';
 import { guardFetch, resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
-import { isLoopback } from './openai.js';
+import { isLoopback, modelAndKey } from './openai.js';
 import { mapAnthropicError } from './anthropic-errors.js';
 import { createAnthropicStreamMapper } from './anthropic-stream.js';
 import { toAnthropicParams, type AnthropicWireOptions } from './anthropic-wire.js';
@@ -139,11 +139,9 @@ export const anthropicModel = defineProvider({
   name: 'anthropic',
   config: AnthropicConfig,
   create(c) {
-    if (!c.model) throw new ProviderSetupError('no model: pass --model <id> (a Claude model) or --model scripted:<file>');
-    const apiKey = process.env[c.apiKeyEnv];
-    if (!apiKey && !isLoopback(c.baseUrl)) throw new ProviderSetupError(`${c.apiKeyEnv} is not set: export it, or point --base-url at a local server (${c.baseUrl} needs a key)`);
+    const { model, apiKey } = modelAndKey(c, 'a Claude model');
     return createAnthropicProvider({
-      model: c.model,
+      model,
       baseURL: c.baseUrl,
       apiKey,
       apiKeyEnv: c.apiKeyEnv,

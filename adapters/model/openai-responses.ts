@@ -17,16 +17,16 @@ import OpenAI from 'openai';
 import { z } from 'zod';
 import { MODEL } from '../../ports/index.js';
 import type { ModelProvider } from '../../ports/model.js';
-import { defineProvider, ProviderSetupError } from '../../ports/provider.js';
+import { defineProvider } from '../../ports/provider.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';
 import { guardFetch, resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
 import { mapError } from './openai-errors.js';
-import { DEFAULT_BASE_URL, isLoopback } from './openai.js';
+import { DEFAULT_BASE_URL, isLoopback, modelAndKey, OpenAIConfig } from './openai.js';
 import { createResponsesStreamMapper } from './openai-responses-stream.js';
-import { REASONING_EFFORTS, toResponsesParams, type ReasoningEffort } from './openai-responses-wire.js';
+import { toResponsesParams, type ReasoningEffort } from './openai-responses-wire.js';
 
 export { toResponsesInput, toResponsesParams, toResponsesTools } from './openai-responses-wire.js';
 
@@ -99,19 +99,8 @@ export function createResponsesProvider(options: ResponsesProviderOptions): Resp
   return { id: 'openai-responses', name: options.model, reasoning: 'openai-responses', model: options.model, baseURL, limits, stream };
 }
 
-export const ResponsesConfig = z.strictObject({
-  /** The model id; required to run, optional to compose. */
-  model: z.string().min(1).optional(),
-  baseUrl: z.url().default(DEFAULT_BASE_URL),
-  /** The environment variable holding the key (never the key itself: rows are printed and logged). */
-  apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY'),
-  /** `max_output_tokens` of every request that sets none of its own (reasoning tokens count against it). */
-  maxOutputTokens: z.int().positive().optional(),
-  /** `reasoning.effort`, with summaries asked for; leave unset for a model that does not reason. */
-  reasoningEffort: z.enum(REASONING_EFFORTS).optional(),
-  streamIdleMs: z.int().positive().optional(),
-  streamTotalMs: z.int().positive().optional(),
-});
+/** The same keys as the chat wire's row, so switching between the two keeps a row's config (`--provider`). */
+export const ResponsesConfig = OpenAIConfig;
 export type ResponsesConfig = z.infer<typeof ResponsesConfig>;
 
 /** The `openai-responses` provider of the model seam. */
@@ -120,11 +109,9 @@ export const openaiResponsesModel = defineProvider({
   name: 'openai-responses',
   config: ResponsesConfig,
   create(c) {
-    if (!c.model) throw new ProviderSetupError('no model: pass --model <id> (a Responses API model) or --model scripted:<file>');
-    const apiKey = process.env[c.apiKeyEnv];
-    if (!apiKey && !isLoopback(c.baseUrl)) throw new ProviderSetupError(`${c.apiKeyEnv} is not set: export it, or point --base-url at a local server (${c.baseUrl} needs a key)`);
+    const { model, apiKey } = modelAndKey(c, 'a Responses API model');
     return createResponsesProvider({
-      model: c.model,
+      model,
       baseURL: c.baseUrl,
       apiKey,
       apiKeyEnv: c.apiKeyEnv,

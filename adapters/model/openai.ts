@@ -125,7 +125,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): OpenAIProv
 }
 
 export const OpenAIConfig = z.strictObject({
-  /** The model id; required to run, optional to compose (`config --dump` shows a row without one). */
+  /** The model id; required to run, optional to compose (`config --dump` shows a row without one). Both OpenAI wires' rows take this config. */
   model: z.string().min(1).optional(),
   baseUrl: z.url().default(DEFAULT_BASE_URL),
   /** The environment variable holding the key (never the key itself: rows are printed and logged). */
@@ -144,17 +144,27 @@ export const CHAT_USES: readonly string[] = ['openai-chat', 'openai'];
 /** The model rows whose config is an OpenAI-style endpoint (`model`, `baseUrl`, `apiKeyEnv`): the flags edit these in place. */
 export const OPENAI_USES: readonly string[] = [...CHAT_USES, 'openai-responses'];
 
+/**
+ * What every wire's row needs before it can run: a model id, and the key from the variable the row names
+ * (a loopback server needs none). `what` names the kind of model in the message.
+ * Contract: returns the model and the key, or throws `ProviderSetupError` with the one line a user needs.
+ */
+export function modelAndKey(c: { model?: string; apiKeyEnv: string; baseUrl: string }, what: string): { model: string; apiKey: string | undefined } {
+  if (!c.model) throw new ProviderSetupError(`no model: pass --model <id> (${what}) or --model scripted:<file>`);
+  const apiKey = process.env[c.apiKeyEnv];
+  if (!apiKey && !isLoopback(c.baseUrl)) throw new ProviderSetupError(`${c.apiKeyEnv} is not set: export it, or point --base-url at a local server (${c.baseUrl} needs a key)`);
+  return { model: c.model, apiKey };
+}
+
 /** The `openai-chat` provider of the model seam: any OpenAI-compatible chat-completions server. */
 export const openaiChatModel = defineProvider({
   seam: MODEL,
   name: 'openai-chat',
   config: OpenAIConfig,
   create(c) {
-    if (!c.model) throw new ProviderSetupError('no model: pass --model <id> (an OpenAI-compatible model) or --model scripted:<file>');
-    const apiKey = process.env[c.apiKeyEnv];
-    if (!apiKey && !isLoopback(c.baseUrl)) throw new ProviderSetupError(`${c.apiKeyEnv} is not set: export it, or point --base-url at a local OpenAI-compatible server (${c.baseUrl} needs a key)`);
+    const { model, apiKey } = modelAndKey(c, 'an OpenAI-compatible model');
     return createOpenAIProvider({
-      model: c.model,
+      model,
       baseURL: c.baseUrl,
       apiKey,
       streamIdleMs: c.streamIdleMs,
