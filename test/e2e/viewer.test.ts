@@ -71,6 +71,8 @@ describeWithSystemDep('the session viewer', SYSTEM_DEPS.chromium, (executablePat
     await page.waitForSelector('#status[data-state="attached"]');
     await page.waitForSelector('svg [id="state:session.idle"].active');
 
+    // Acting on a session needs attaching (ADR 0038): the test's client attaches as the page did.
+    await client.call('session/attach', { sessionId });
     await client.call('session/input', { sessionId, text: 'write hello.txt' });
     const approve = page.locator('.approval[data-call-id="t1.s1.c1"] button[data-action="approve"]');
     await approve.waitFor();
@@ -135,6 +137,7 @@ describeWithSystemDep('the session viewer', SYSTEM_DEPS.chromium, (executablePat
     const page = await browser.newPage({ viewport: { width: 800, height: 900 } });
     await page.goto(`${t.server.httpUrl}?token=${t.token}&session=${sessionId}`);
     await page.waitForSelector('#status[data-state="attached"]');
+    await client.call('session/attach', { sessionId });
     await client.call('session/input', { sessionId, text: 'run the long command' });
     const card = page.locator(`.approval[data-call-id="t1.s1.c1"]`);
     await card.waitFor();
