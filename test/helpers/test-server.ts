@@ -47,9 +47,11 @@ const forkOpening = (existing: Entry[]) => (resumableTurn(existing) ? { existing
 
 export async function startTestServer(respond: ResponseFunction, o: TestServerOptions = {}): Promise<TestServer> {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-srv-')));
-  const workspace = path.join(root, 'ws');
+  // A continued log runs in the workspace it logged (ADR 0041): the predecessor's, made again if its server removed it.
+  const logged = o.continueFrom?.[0]?.kind === 'session/start' ? o.continueFrom[0].cwd : undefined;
+  const workspace = logged ?? path.join(root, 'ws');
   const bridleHome = path.join(root, 'home');
-  fs.mkdirSync(workspace);
+  fs.mkdirSync(workspace, { recursive: true });
   fs.mkdirSync(bridleHome);
   const token = o.token ?? 'test-token';
   const sessions: BridleSession[] = [];
@@ -96,6 +98,7 @@ export async function startTestServer(respond: ResponseFunction, o: TestServerOp
     stop: async () => {
       await server.close();
       fs.rmSync(root, { recursive: true, force: true });
+      if (logged) fs.rmSync(logged, { recursive: true, force: true });
     },
   };
 }
