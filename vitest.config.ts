@@ -5,6 +5,10 @@ export default defineConfig({
     include: ['**/*.test.ts'],
     // system-deps-fixture runs in a vitest of its own (system-deps.test.ts).
     exclude: ['node_modules/**', 'dist/**', 'examples/flaky-checkout/project/**', 'test/helpers/system-deps-fixture/**'],
+    // vitest runs one file at a time on a 2-core machine (cores - 1). Most of the suite's time is CLI
+    // end-to-end files waiting on processes they spawned, so two files at a time nearly halves it; every
+    // test owns its ports (0) and temp dirs, so files do not meet. BRIDLE_TEST_WORKERS overrides.
+    maxWorkers: Number(process.env.BRIDLE_TEST_WORKERS ?? 2),
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // The JSON report lets .ci/run close on a plain "N passed, N failed" line.
