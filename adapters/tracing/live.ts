@@ -3,9 +3,10 @@
  * projects from their logs are sent to the collector the standard
  * OpenTelemetry variables name (`OTEL_EXPORTER_OTLP_ENDPOINT`, or
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`; headers, timeout and the rest as the
- * official exporter reads them). Nothing is recorded beside the log: at each
- * turn's end the session's tree is projected again and the spans that have
- * ended since are sent; at the session's end, the rest. So what a collector
+ * official exporter reads them). Nothing is recorded beside the log: a turn's
+ * end marks the session's tree due, and with the next batch the tree is
+ * projected again and the spans that have ended since are sent (`OTEL_BSP_SCHEDULE_DELAY`, 5 s by
+ * default, and before the process exits); at the session's end, the rest. So what a collector
  * gets live is what `bridle trace --otlp` sends of the same log later.
  *
  * One `LiveTraces` a process, mounted in every session as a plugin (children
@@ -55,6 +56,10 @@ export class LiveTraces {
   private readonly resource: TraceResource;
   private readonly content: boolean;
   private exporter: Promise<SpanExporter> | undefined;
+  /** Roots whose tree has spans to send, and whether the root has ended; projected once a batch is due. */
+  private readonly dirty = new Map<string, boolean>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly delayMs: number;
 
   constructor(
     private readonly endpoint: string,
@@ -62,6 +67,9 @@ export class LiveTraces {
   ) {
     this.resource = traceResource(o.version, o.env);
     this.content = contentOptedIn(o.env);
+    // The batch span processor's delay, by its standard variable (default 5 s): a session is projected at most once a batch.
+    const delay = Number(o.env.OTEL_BSP_SCHEDULE_DELAY);
+    this.delayMs = Number.isFinite(delay) && delay >= 0 ? delay : 5000;
     const protocol = (o.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? o.env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim();
     if (protocol && protocol !== 'http/json') this.warnOnce(`OTEL_EXPORTER_OTLP_PROTOCOL is ${protocol}; bridle sends OTLP as http/json to ${redactUrl(endpoint)}`);
   }
@@ -87,6 +95,9 @@ export class LiveTraces {
 
   /** Resolves once everything due so far has been handed to the collector (or failed, said once). */
   async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.drain();
     await this.chain;
     const exporter = this.exporter ? await this.exporter : undefined;
     await exporter?.forceFlush?.().catch(() => undefined);
@@ -121,17 +132,34 @@ export class LiveTraces {
     }
   }
 
+  /** A turn (or a session) of `id`'s tree ended: its root is projected with the next batch. */
   private due(id: string, ending: boolean): void {
     const rootId = this.rootOf(id);
-    const root = this.sessions.get(rootId);
-    if (!root) return;
-    const final = ending && rootId === id;
-    const entries: readonly Entry[] = root.control.entries();
-    const spans = traceOf(entries, { content: this.content, children: (child) => this.sessions.get(child)?.control.entries() });
-    const fresh = spans.filter((s) => !this.sent.has(s.spanId) && (final || s.status.code !== 'unset'));
-    for (const s of fresh) this.sent.add(s.spanId);
-    if (final) this.forget(rootId, spans);
-    if (fresh.length > 0) this.send(fresh);
+    if (!this.sessions.has(rootId)) return;
+    this.dirty.set(rootId, this.dirty.get(rootId) === true || (ending && rootId === id));
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.drain();
+    }, this.delayMs);
+    this.timer.unref?.();
+  }
+
+  /** Projects each tree that has something to send, once, and sends what ended since the last batch. */
+  private drain(): void {
+    const batch: TraceSpan[] = [];
+    for (const [rootId, final] of this.dirty) {
+      const root = this.sessions.get(rootId);
+      if (!root) continue;
+      const entries: readonly Entry[] = root.control.entries();
+      const spans = traceOf(entries, { content: this.content, children: (child) => this.sessions.get(child)?.control.entries() });
+      const fresh = spans.filter((s) => !this.sent.has(s.spanId) && (final || s.status.code !== 'unset'));
+      for (const s of fresh) this.sent.add(s.spanId);
+      if (final) this.forget(rootId, spans);
+      batch.push(...fresh);
+    }
+    this.dirty.clear();
+    if (batch.length > 0) this.send(batch);
   }
 
   /** A root that ended takes its tree with it: nothing of it is exported again. */

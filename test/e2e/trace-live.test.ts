@@ -116,6 +116,8 @@ describe('live traces from bridle run', () => {
       BRIDLE_HOME: world.home,
       BRIDLE_TOKEN: token,
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      // A batch every 100 ms instead of the standard 5 s, so the test need not wait.
+      OTEL_BSP_SCHEDULE_DELAY: '100',
     });
     const c = await RpcClient.connect(serve.url, { token });
     try {
