@@ -4,6 +4,7 @@
  * theirs, the log in memory (or a JSONL file in `dir`), approval `auto`.
  */
 import type { Entry } from '../log/entries.js';
+import type { Plugin } from '../plugins/host.js';
 import type { PatchEntry } from '../plugins/rows.js';
 import { createScriptedProviderFromFunction, type ResponseFunction } from '../adapters/model/scripted.js';
 import { createSession, type Services } from '../runtime/session.js';
@@ -18,6 +19,8 @@ export interface BenchSession {
   store?: Services['store'];
   repeatCall?: boolean;
   existing?: readonly Entry[];
+  /** Plugins mounted after the rows (the live-traces bench's). */
+  plugins?: readonly Plugin[];
 }
 
 export function benchSession(o: BenchSession) {
@@ -37,5 +40,6 @@ export function benchSession(o: BenchSession) {
       ...(o.store ? { store: o.store } : {}),
     },
     ...(o.existing ? { existing: o.existing } : {}),
+    ...(o.plugins ? { plugins: o.plugins } : {}),
   });
 }

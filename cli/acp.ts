@@ -8,7 +8,6 @@
  * rows; the agent itself is `server/acp/`. stdout carries the protocol only:
  * everything bridle would print goes to stderr.
  */
-import { readFileSync } from 'node:fs';
 import { Readable, Writable } from 'node:stream';
 import type { AuthMethod } from '@agentclientprotocol/sdk';
 import { isLoopback, OPENAI_USES } from '../adapters/model/openai.js';
@@ -24,19 +23,10 @@ import { openSession, resolveWorkspace, WorkspaceChangedUsageError } from './ope
 import type { RunFlags } from './run.js';
 import type { Product } from './settings.js';
 import { visible } from './visible.js';
+import { bridleVersion } from './version.js';
 
 export type AcpFlags = Omit<RunFlags, 'session' | 'json'>;
 
-/** bridle's version, from its package.json (two levels up from `dist/cli/`, one from `cli/` in a checkout). */
-function version(): string {
-  for (const up of ['../../package.json', '../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'bridle' && pkg.version) return pkg.version;
-    } catch {}
-  }
-  return '0.0.0';
-}
 
 /** Whether this bridle can mount the rows a client's MCP servers become. */
 export const mcpRowsMount = (): boolean => resolveUse({ id: 'mcp:client', use: 'mcp' }) !== undefined;
@@ -81,6 +71,7 @@ export function acpOpener(product: Product, problem: (m: string) => void): OpenA
         product,
         cwd: params.cwd,
         ...(params.sessionId ? { session: params.sessionId } : {}),
+        ...(params.traceparent ? { traceparent: params.traceparent } : {}),
         answerer: hooks.answerer,
         onChunk: hooks.onChunk,
         onEntry: hooks.onEntry,
@@ -114,7 +105,7 @@ export function startAcp(product: Product, flags: AcpFlags, io: { input: NodeJS.
   const agent = createAcpAgent({
     defaultCwd,
     open: acpOpener(product, problem),
-    info: { name: 'bridle', title: 'bridle', version: version() },
+    info: { name: 'bridle', title: 'bridle', version: bridleVersion() },
     authMethods: authMethodsOf(product),
     mcp: { http: mcpRowsMount() },
     onProblem: problem,

@@ -10,6 +10,10 @@ import { dirname } from 'node:path';
 import { acquireJsonlLock } from '../adapters/store/jsonl-lock.js';
 import { openLogForReading } from '../adapters/store/jsonl-read.js';
 import { readLogFile } from '../adapters/store/jsonl-repair.js';
+import { parseTraceparent } from '../log/trace.js';
+import { liveTraces } from '../adapters/tracing/live.js';
+import { bridleVersion } from './version.js';
+import { visible } from './visible.js';
 import type { Entry } from '../log/entries.js';
 import { LogAccessError, LogAppendError, LogFormatError } from '../log/errors.js';
 import type { OpenedLog, SessionStore, WriterLock } from '../ports/store.js';
@@ -95,6 +99,8 @@ export interface OpenOptions {
   lineage?: { id?: string; depth: number; parent: string | null };
   /** With `lock`: the store that issued it (a Postgres lease is good only in the store that took it). */
   store?: SessionStore;
+  /** A new session's W3C trace context (a `session/create` parameter, ACP `_meta`); else `TRACEPARENT` (ADR 0055). */
+  traceparent?: string;
 }
 
 const isOpen = (entries: readonly Entry[]) => entries.filter((e) => e.kind === 'turn/start').length !== entries.filter((e) => e.kind === 'turn/end').length;
@@ -283,6 +289,27 @@ function resumedSnapshot(existing: readonly Entry[], rows: readonly ComposedRow[
   return { snapshot: restoreSessionSnapshot(existing, maxSteps !== undefined ? { maxSteps } : {}) };
 }
 
+/** The opener's plugins, and the live traces' when the standard OpenTelemetry variables name a collector (ADR 0055). */
+function pluginsOf(o: OpenOptions): { plugins?: NonNullable<SessionOptions['plugins']> } {
+  const live = liveTraces({ version: bridleVersion(), env: process.env, warn: (l) => process.stderr.write(`bridle: warning: ${visible(l)}\n`) });
+  const plugins = [...(o.plugins ?? []), ...(live ? [live.plugin] : [])];
+  return plugins.length > 0 ? { plugins } : {};
+}
+
+/**
+ * The trace context a session hangs under: what its log's `session/start` says for a continued one (it is not
+ * asked anew), else the opener's, else the environment's `TRACEPARENT` (the OpenTelemetry convention for
+ * processes); a malformed one is left out with one warning.
+ */
+function traceparentOf(o: OpenOptions, start: Entry | undefined): { traceparent?: string } {
+  if (start?.kind === 'session/start') return start.traceparent ? { traceparent: start.traceparent } : {};
+  const given = o.traceparent ?? process.env.TRACEPARENT;
+  if (given === undefined || given === '') return {};
+  if (parseTraceparent(given)) return { traceparent: given.trim() };
+  process.stderr.write(`bridle: warning: TRACEPARENT is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>); the session's trace is its own\n`);
+  return {};
+}
+
 function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[]; existing: Entry[]; id?: string; lock?: WriterLock }): OpenedSession {
   const { workspace, rows, existing, id, lock } = s;
   const home = o.product.home;
@@ -298,6 +325,7 @@ function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[
       loaded: o.product.loaded,
       depth: start?.kind === 'session/start' ? start.depth : (o.lineage?.depth ?? 0),
       ...(!o.session && o.lineage ? { parent: o.lineage.parent } : {}),
+      ...traceparentOf(o, start),
       existing,
       ...(lock ? { lock, lockLogged: o.lock !== undefined } : {}),
       ...(o.snapshot ? { snapshot: o.snapshot } : resumedSnapshot(existing, rows)),
@@ -305,7 +333,7 @@ function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[
       ...(o.onChunk ? { onChunk: o.onChunk } : {}),
       ...(o.onEntry ? { onEntry: o.onEntry } : {}),
       ...(o.inspect ? { inspect: o.inspect } : {}),
-      ...(o.plugins ? { plugins: o.plugins } : {}),
+      ...pluginsOf(o),
       ...(o.product.overridePolicy ? { overridePolicy: true } : {}),
       ...(o.product.moveWorkspace ? { moveWorkspace: true } : {}),
     });

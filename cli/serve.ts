@@ -243,6 +243,7 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
             answerer: hooks.answerer,
             onChunk: hooks.onChunk,
             inspect: hooks.inspect,
+            ...(params.traceparent !== undefined ? { traceparent: params.traceparent } : {}),
             ...(params.id !== undefined || params.depth !== undefined || params.parent !== undefined
               ? { lineage: { ...(params.id !== undefined ? { id: params.id } : {}), depth: params.depth ?? 0, parent: params.parent ?? null } }
               : {}),

@@ -8,7 +8,7 @@
  * `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`, is `true`.
  */
 import { traceOf, type TraceSpan } from '../log/trace.js';
-import { exportOtlp, otlpJson, type TraceResource } from '../adapters/tracing/otlp.js';
+import { contentOptedIn, exportOtlp, otlpJson, traceResource } from '../adapters/tracing/otlp.js';
 import { redactUrl } from '../safety/redact.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { SetupError } from './errors.js';
@@ -25,11 +25,6 @@ export interface TraceFlags {
   patch?: string;
 }
 
-/** The conventions' opt-in: content only when it is exactly `true` (case aside). */
-export const contentOptedIn = (env: NodeJS.ProcessEnv) => (env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT ?? '').toLowerCase() === 'true';
-
-export const traceResource = (version: string): TraceResource => ({ attributes: { 'service.name': 'bridle', 'service.version': version }, scope: { name: 'bridle', version } });
-
 function treeLines(spans: readonly TraceSpan[]): string[] {
   const depth = new Map<string, number>();
   return spans.map((s) => {
@@ -43,7 +38,7 @@ function treeLines(spans: readonly TraceSpan[]): string[] {
 }
 
 export async function traceCommand(ref: string, flags: TraceFlags, version: string, out: { write(s: string): unknown } = process.stdout): Promise<number> {
-  const resource = traceResource(version);
+  const resource = traceResource(version, process.env);
   const rows: ComposedRow[] = flags.store === undefined && looksLikePath(ref) ? [] : await composeStoreRows(flags);
   const tree = await readSessionTree(ref, rows);
   if (!tree.verifies) process.stderr.write(`bridle: warning: ${visible(ref)} does not verify; traced as far as it reads (bridle replay says why)\n`);

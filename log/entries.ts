@@ -74,6 +74,12 @@ export const SessionStart = z.strictObject({
   forkOf: z.strictObject({ session: z.string().min(1), seq: z.int().positive() }).optional(),
   /** Optional: logs written before ADR 0027 lack it, and their policy is whatever the flags say. */
   policy: SessionPolicy.optional(),
+  /**
+   * The W3C trace context the session's spans hang under (ADR 0055): given from outside (`TRACEPARENT`, a
+   * `session/create` parameter, ACP `_meta`) or by the parent that started it. Logged, so a trace exported
+   * months later is the one exported live.
+   */
+  traceparent: z.string().regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/).optional(),
 });
 
 /**

@@ -61,6 +61,51 @@ function fnv64(text: string): bigint {
 const hex64 = (text: string) => fnv64(text).toString(16).padStart(16, '0');
 export const traceIdOf = (sessionId: string) => hex64(`trace:${sessionId}`) + hex64(`trace/2:${sessionId}`);
 const spanIdOf = (sessionId: string, seq: number, role: string) => hex64(`${sessionId}#${seq}#${role}`);
+
+/** A W3C trace context header, version 00 (https://www.w3.org/TR/trace-context/#traceparent-header). */
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
+export interface SpanContext {
+  traceId: string;
+  spanId: string;
+}
+/** Contract: the ids of a well-formed `traceparent`, else undefined (all-zero ids are invalid, as the spec says). */
+export function parseTraceparent(header: string): SpanContext | undefined {
+  const m = TRACEPARENT.exec(header.trim());
+  if (!m || /^0+$/.test(m[1]!) || /^0+$/.test(m[2]!)) return undefined;
+  return { traceId: m[1]!, spanId: m[2]! };
+}
+export const traceparentOf = (c: SpanContext) => `00-${c.traceId}-${c.spanId}-01`;
+
+/**
+ * The trace a session's spans are in, and the span its `invoke_agent` hangs under: what its `session/start`
+ * logged (a `traceparent` given from outside, or by the parent that started it), else what the caller's
+ * projection says (an older child log), else a trace of its own, hashed from its id.
+ */
+function contextOf(start: EntryOf<'session/start'>, options: TraceOptions): { traceId: string; parentSpanId?: string } {
+  const logged = start.traceparent ? parseTraceparent(start.traceparent) : undefined;
+  if (logged) return { traceId: logged.traceId, parentSpanId: logged.spanId };
+  return { traceId: options.traceId ?? traceIdOf(start.id), ...(options.parentSpanId ? { parentSpanId: options.parentSpanId } : {}) };
+}
+
+/**
+ * The `traceparent` a child started by call `callId` is given: this session's trace, and the span the child's
+ * `subagent/start` is an event of (the call's, else the turn's, else the session's) — the span `traceOf` hangs the
+ * child under, so a child that logs it is placed the same live and after the fact.
+ * Contract: pure; the entries are this session's log so far, from its `session/start`.
+ */
+export function childTraceparent(entries: readonly Entry[], callId: string): string | undefined {
+  const start = entries[0];
+  if (!start || start.kind !== 'session/start') return undefined;
+  const { traceId } = contextOf(start, {});
+  let turn: Entry | undefined;
+  for (const e of entries) {
+    if (e.kind === 'tool/call' && e.callId === callId) return traceparentOf({ traceId, spanId: spanIdOf(start.id, e.seq, 'tool') });
+    if (e.kind === 'turn/start') turn = e;
+    else if (e.kind === 'turn/end') turn = undefined;
+  }
+  return traceparentOf({ traceId, spanId: turn ? spanIdOf(start.id, turn.seq, 'turn') : spanIdOf(start.id, start.seq, 'session') });
+}
+
 const nanosOf = (at: string) => `${BigInt(Date.parse(at)) * 1_000_000n}`;
 
 /** The provider as the conventions name it: bridle's scripted model is no provider's. */
@@ -136,14 +181,15 @@ export function traceOf(entries: readonly Entry[], options: TraceOptions = {}): 
   const start = entries[0];
   if (!start || start.kind !== 'session/start') return [];
   const id = start.id;
-  const traceId = options.traceId ?? traceIdOf(id);
+  const context = contextOf(start, options);
+  const traceId = context.traceId;
   const lastAt = nanosOf(entries[entries.length - 1]!.at);
   const spans: TraceSpan[] = [];
   const open = (e: Entry, role: string, name: string, kind: TraceSpan['kind'], parent: TraceSpan | undefined, attributes: TraceAttributes): TraceSpan => {
     const s: TraceSpan = {
       traceId,
       spanId: spanIdOf(id, e.seq, role),
-      ...(parent ? { parentSpanId: parent.spanId } : options.parentSpanId ? { parentSpanId: options.parentSpanId } : {}),
+      ...(parent ? { parentSpanId: parent.spanId } : context.parentSpanId ? { parentSpanId: context.parentSpanId } : {}),
       name,
       kind,
       startTimeUnixNano: nanosOf(e.at),

@@ -26,6 +26,8 @@ export interface ChildSpec {
   /** For a host that shows the child as it works (a Ralph round's transcript): its entries, its live chunks (not logged). */
   onEntry?: (entry: Entry) => void;
   onChunk?: (chunk: Chunk, step: string) => void;
+  /** The trace context it is started under (the parent's call that started it), logged in its `session/start`. */
+  traceparent?: string;
 }
 
 export interface SessionControl {
@@ -36,6 +38,8 @@ export interface SessionControl {
   readonly cwd: string;
   /** `$BRIDLE_HOME`, where logs and config live; never inside the model's reach. */
   readonly bridleHome: string;
+  /** The trace context its `session/start` logged, if any (ADR 0055). */
+  readonly traceparent?: string;
   /** The budget this session's delegation tree draws from, when its parent handed one down. */
   readonly budget?: TreeBudget;
   /** Queues context for the model's next step (the session's `inject` path); it does not wake an idle session. */

@@ -83,6 +83,8 @@ export interface ChildRequest {
   parentEntries(): readonly Entry[];
   /** Aborted when the parent stops waiting before the child exists; a child created anyway must be closed. */
   signal: AbortSignal;
+  /** The W3C trace context the child's spans hang under (the parent's call span), for its `session/start` (ADR 0055). */
+  traceparent?: string;
 }
 
 /** One provider of the subagents seam. */

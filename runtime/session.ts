@@ -166,6 +166,7 @@ export function createSession(o: SessionOptions): BridleSession {
     depth,
     cwd: o.cwd,
     bridleHome: o.bridleHome,
+    ...(o.traceparent ? { traceparent: o.traceparent } : {}),
     ...(o.budget ? { budget: o.budget } : {}),
     inject: (text) => inject(text),
     entries: () => session?.recorder.entries ?? [],
@@ -222,6 +223,7 @@ export function createSession(o: SessionOptions): BridleSession {
       ...(spec.approval === 'inherit' && spec.answerer ? { answerer: spec.answerer } : {}),
       ...(spec.onEntry ? { onEntry: spec.onEntry } : {}),
       ...(spec.onChunk ? { onChunk: spec.onChunk } : {}),
+      ...(spec.traceparent ? { traceparent: spec.traceparent } : {}),
       ...(o.sleep ? { sleep: o.sleep } : {}),
       ...(o.loaded ? { loaded: o.loaded } : {}),
     });

@@ -99,6 +99,8 @@ export interface SessionDuties {
   snapshot?: Snapshot<unknown>;
   depth?: number;
   parent?: string | null;
+  /** The W3C trace context this session's spans hang under, logged in its `session/start` (ADR 0055). */
+  traceparent?: string;
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 }
 
@@ -110,7 +112,7 @@ export function wireSession(o: Wiring): BridleSession {
   const recorder = new Recorder(o.store, o.clock, o.existing ?? []);
   if (o.onEntry) recorder.onEntry(o.onEntry);
   if (recorder.entries.length === 0) {
-    recorder.append({ kind: 'session/start', id: o.id, cwd: o.cwd, model: o.modelName, depth: o.depth ?? 0, parent: o.parent ?? null, format: LOG_FORMAT, ...sessionConfig(o.configured), ...(o.policy ? { policy: o.policy } : {}) });
+    recorder.append({ kind: 'session/start', id: o.id, cwd: o.cwd, model: o.modelName, depth: o.depth ?? 0, parent: o.parent ?? null, format: LOG_FORMAT, ...sessionConfig(o.configured), ...(o.policy ? { policy: o.policy } : {}), ...(o.traceparent ? { traceparent: o.traceparent } : {}) });
   } else if (formatOf(recorder.entries) < LOG_FORMAT) {
     // An older log has no inputs in it: what it had queued cannot be told from what it took (ADR 0021).
     throw new LogFormatError(formatOf(recorder.entries), LOG_FORMAT, 'continuing it');

@@ -15,6 +15,11 @@ describe('the environment a command sees', () => {
     expect(commandEnv({ ...secrets, ...kept })).toEqual(kept);
   });
 
+  it('drops the OpenTelemetry exporter’s headers, where a collector’s key rides, and keeps its endpoint and the trace context', () => {
+    const env = { OTEL_EXPORTER_OTLP_HEADERS: 'x-honeycomb-team=k', OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'authorization=Bearer k', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', TRACEPARENT: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+    expect(commandEnv(env)).toEqual({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', TRACEPARENT: env.TRACEPARENT });
+  });
+
   it('drops bridle’s secrets and keeps the rest', () => {
     expect(commandEnv({ PATH: '/bin', OPENAI_API_KEY: 'sk', BRIDLE_TOKEN: 't', ANTHROPIC_API_KEY: 'x', HOME: '/root' })).toEqual({ PATH: '/bin', HOME: '/root' });
   });

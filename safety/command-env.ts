@@ -10,12 +10,14 @@
 const SECRET_NAME = /TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|COOKIE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|_KEYS?$|^KEYS?$|_PWD$|_AUTH_|_AUTH$/i;
 const CLOUD_PREFIX = /^(AWS|AZURE|ARM|GOOGLE|GCP|GCLOUD|CLOUDSDK|DIGITALOCEAN|HCLOUD|OCI|ALIBABA_CLOUD|IBMCLOUD|SCW)_/i;
 const SECRET_EXACT = new Set(['SSH_AUTH_SOCK', 'GPG_AGENT_INFO', 'KRB5CCNAME', 'BRIDLE_TOKEN']);
+/** Where a collector's credentials ride (`OTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team=…`, and per signal). */
+const OTLP_HEADERS = /^OTEL_EXPORTER_OTLP_(\w+_)?HEADERS$/i;
 /** A URL with a password in it (`postgres://user:pass@host`). */
 const URL_WITH_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
 
 /** Contract: pure; whether a command must not see this variable. */
 export function isSecretVariable(name: string, value: string): boolean {
-  return SECRET_EXACT.has(name.toUpperCase()) || SECRET_NAME.test(name) || CLOUD_PREFIX.test(name) || URL_WITH_PASSWORD.test(value);
+  return SECRET_EXACT.has(name.toUpperCase()) || SECRET_NAME.test(name) || OTLP_HEADERS.test(name) || CLOUD_PREFIX.test(name) || URL_WITH_PASSWORD.test(value);
 }
 
 /** Contract: pure; `env` less anything that looks like a secret. */

@@ -30,6 +30,8 @@ export interface CreateParams {
   id?: string;
   depth?: number;
   parent?: string;
+  /** The W3C trace context the session's spans hang under (ADR 0055). */
+  traceparent?: string;
   /** A fork `session/fork` has just written: open that session's log instead of a new one. */
   fork?: string;
 }

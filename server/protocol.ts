@@ -87,6 +87,8 @@ export const MethodParams = {
     id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/).optional(),
     depth: z.int().min(0).max(64).optional(),
     parent: z.string().min(1).max(400).optional(),
+    /** The W3C trace context the new session's spans hang under (ADR 0055); logged in its `session/start`. */
+    traceparent: z.string().regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/).optional(),
   }),
   'session/list': z.strictObject({}),
   'session/attach': z.strictObject({ sessionId: SessionId, fromSeq: z.int().positive().optional() }),

@@ -108,7 +108,7 @@ async function openProcessChild(c: ProcessConfig, services: ServiceLookup, req: 
   try {
     const url = await listening(proc, c.startTimeoutMs, req.signal, () => stderr);
     rpc = await connectRpc(url, token);
-    ({ sessionId } = await rpc.call<{ sessionId: string }>('session/create', { id: req.id, depth: req.depth, parent: req.parent }));
+    ({ sessionId } = await rpc.call<{ sessionId: string }>('session/create', { id: req.id, depth: req.depth, parent: req.parent, ...(req.traceparent ? { traceparent: req.traceparent } : {}) }));
     await rpc.call('session/attach', { sessionId });
   } catch (err) {
     kill();

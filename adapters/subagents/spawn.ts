@@ -13,6 +13,7 @@ export function childOf(services: ServiceLookup, req: ChildRequest) {
     approval: 'never',
     ...(req.tools ? { tools: req.tools } : {}),
     ...(req.scoped ? { scoped: req.scoped } : {}),
+    ...(req.traceparent ? { traceparent: req.traceparent } : {}),
   });
 }
 

@@ -61,20 +61,71 @@ export async function otlpJson(spans: readonly TraceSpan[], resource: TraceResou
   return Buffer.from(bytes ?? new Uint8Array()).toString('utf8');
 }
 
+/** Something that hands spans to a collector: the OTLP/HTTP exporter, or a test's. */
+export interface SpanExporter {
+  /** Contract: never throws; resolves with the exporter's error message, or undefined once the collector took them. */
+  send(spans: readonly TraceSpan[], resource: TraceResource): Promise<string | undefined>;
+  forceFlush?(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
 /**
- * Sends the spans to an OTLP/HTTP traces endpoint (`…/v1/traces`).
+ * The official OTLP/HTTP exporter, posting to `url` (`…/v1/traces`). Its headers, timeout and certificates are
+ * the standard variables' (`OTEL_EXPORTER_OTLP_HEADERS`, `…_TIMEOUT`, …), as the package reads them.
+ */
+export async function exporterOf(url: string, headers: Record<string, string> = {}): Promise<SpanExporter> {
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+  const exporter = new OTLPTraceExporter({ url, headers });
+  return {
+    async send(spans, resource) {
+      try {
+        const items = await readableSpans(spans, resource);
+        const result = await new Promise<{ code: number; error?: Error }>((resolve) => exporter.export(items, resolve));
+        return result.code === 0 ? undefined : (result.error?.message ?? 'the collector did not take the spans');
+      } catch (err) {
+        return (err as Error).message;
+      }
+    },
+    forceFlush: () => exporter.forceFlush(),
+    shutdown: () => exporter.shutdown(),
+  };
+}
+
+/**
+ * Sends the spans to an OTLP/HTTP traces endpoint (`…/v1/traces`), once.
  * Contract: never throws; resolves with the exporter's error message, or undefined once the collector took them.
  */
 export async function exportOtlp(spans: readonly TraceSpan[], resource: TraceResource, url: string, headers: Record<string, string> = {}): Promise<string | undefined> {
   try {
-    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-    // Its deadline is the standard one: OTEL_EXPORTER_OTLP_TRACES_TIMEOUT or OTEL_EXPORTER_OTLP_TIMEOUT, else 10 s.
-    const exporter = new OTLPTraceExporter({ url, headers });
-    const items = await readableSpans(spans, resource);
-    const result = await new Promise<{ code: number; error?: Error }>((resolve) => exporter.export(items, resolve));
+    const exporter = await exporterOf(url, headers);
+    const problem = await exporter.send(spans, resource);
     await exporter.shutdown().catch(() => undefined);
-    return result.code === 0 ? undefined : (result.error?.message ?? 'the collector did not take the spans');
+    return problem;
   } catch (err) {
     return (err as Error).message;
   }
+}
+
+/** The conventions' opt-in for message content: only when it is exactly `true` (case aside). */
+export const contentOptedIn = (env: NodeJS.ProcessEnv) => (env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT ?? '').toLowerCase() === 'true';
+
+/**
+ * Who produced the spans: `service.name` bridle (or `OTEL_SERVICE_NAME`) and its version, with the
+ * `OTEL_RESOURCE_ATTRIBUTES` a user set (comma-separated `key=value`, values percent-encoded), as every
+ * OpenTelemetry SDK reads them; a malformed pair is skipped.
+ */
+export function traceResource(version: string, env: NodeJS.ProcessEnv = {}): TraceResource {
+  const attributes: Record<string, string> = {};
+  for (const pair of (env.OTEL_RESOURCE_ATTRIBUTES ?? '').split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    try {
+      attributes[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      // A value that is not valid percent-encoding is left out, as the SDKs do.
+    }
+  }
+  attributes['service.name'] = env.OTEL_SERVICE_NAME?.trim() || attributes['service.name'] || 'bridle';
+  attributes['service.version'] = version;
+  return { attributes, scope: { name: 'bridle', version } };
 }

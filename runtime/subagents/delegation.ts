@@ -9,6 +9,7 @@
  */
 import { createActor, fromPromise } from 'xstate';
 import { finalText } from '../../log/completed-turns.js';
+import { childTraceparent } from '../../log/trace.js';
 import { subagentMachine, type ChildReport, type SubagentInput, type SubagentResult } from '../../machines/subagent.machine.js';
 import type { SessionControl } from '../../ports/session.js';
 import type { ChildSession, SubagentProvider, Subagents } from '../../ports/subagents.js';
@@ -39,6 +40,12 @@ export interface Delegation {
 
 const TURN_START = 'turn/start';
 
+/** The child's spans hang under the call that started it, live and after the fact (ADR 0055). */
+function traceparentFor(parent: SessionControl, callId: string): { traceparent?: string } {
+  const t = childTraceparent(parent.entries(), callId);
+  return t ? { traceparent: t } : {};
+}
+
 /** Contract: never rejects; resolves with the machine's result once it is final. */
 export function runDelegation(deps: DelegationDeps, d: Delegation): Promise<SubagentResult> {
   const { parent, registry } = deps;
@@ -55,7 +62,7 @@ export function runDelegation(deps: DelegationDeps, d: Delegation): Promise<Suba
         return { ok: true as const };
       }),
       openChild: fromPromise(async ({ signal }) => {
-        const opened = await chosen!.open({ id: d.child, depth: input.depth, parent: parent.id, ...(d.tools ? { tools: d.tools } : {}), ...(d.scoped ? { scoped: d.scoped } : {}), parentEntries: () => parent.entries(), signal });
+        const opened = await chosen!.open({ id: d.child, depth: input.depth, parent: parent.id, ...(d.tools ? { tools: d.tools } : {}), ...(d.scoped ? { scoped: d.scoped } : {}), parentEntries: () => parent.entries(), signal, ...traceparentFor(parent, d.callId) });
         // Created after the parent stopped waiting: nobody will run it.
         if (signal.aborted) {
           registry.track(opened.close());

@@ -32,6 +32,7 @@ import { permissionAnswerer } from './permission.js';
 import { promptText, PromptContentError } from './prompt-text.js';
 import { promptEnd } from './stop-reason.js';
 import { toolKind, toolLocations } from './updates.js';
+import { parseTraceparent } from '../../log/trace.js';
 
 export interface AcpOpenParams {
   /** The workspace, absolute (the client's `cwd`). */
@@ -40,6 +41,8 @@ export interface AcpOpenParams {
   sessionId?: string;
   /** The client's MCP servers as rows (`mcp:<name>`), to patch into the product. */
   mcpRows: Row[];
+  /** `session/new`'s `_meta.traceparent`, when well formed: the W3C trace context its spans hang under (ADR 0055). */
+  traceparent?: string;
 }
 
 /** What the agent hands each session it opens: its side of the approval, display and client seams. */
@@ -56,6 +59,12 @@ export interface AcpSessionHooks {
  * `RequestError` (`acpRefusal`); anything else reaches the client as an
  * internal error.
  */
+/** A client's trace context rides in `_meta` (the protocol's extension point), under the W3C header's name. */
+function metaTraceparent(meta: unknown): { traceparent?: string } {
+  const t = meta && typeof meta === 'object' ? (meta as Record<string, unknown>).traceparent : undefined;
+  return typeof t === 'string' && parseTraceparent(t) ? { traceparent: t.trim() } : {};
+}
+
 export type OpenAcpSession = (params: AcpOpenParams, hooks: AcpSessionHooks) => BridleSession | Promise<BridleSession>;
 
 export interface AcpAgentOptions {
@@ -177,7 +186,7 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
       throw RequestError.authRequired({ reason: 'SET_ENVIRONMENT' }, (o.authMethods ?? []).map((m) => m.description ?? m.name).join('; '));
     })
     .onRequest(methods.agent.session.new, async ({ params }) => {
-      const hosted = await openHosted({ cwd: absoluteCwd(params.cwd), mcpRows: rowsOf(params.mcpServers) });
+      const hosted = await openHosted({ cwd: absoluteCwd(params.cwd), mcpRows: rowsOf(params.mcpServers), ...metaTraceparent(params._meta) });
       hosted.goLive();
       return { sessionId: hosted.id };
     })

@@ -79,6 +79,20 @@ describe('bridle acp (the CLI, on stdio)', () => {
     await replays(sessionId);
   });
 
+  it('session/new with _meta.traceparent: the session logs it, so its spans hang under the client’s trace (ADR 0055)', async () => {
+    const c = acp(['--model', `scripted:${script([{ text: 'hi' }])}`]);
+    const { app } = recordingClient();
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const sessionId = await app.connectWith(c.stream, async (ctx) => {
+      await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'sdk-client', version: '1' } });
+      const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: ws, mcpServers: [], _meta: { traceparent } });
+      await ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+      return sessionId;
+    });
+    expect(await c.end()).toBe(0);
+    expect(logOf(sessionId)[0]).toMatchObject({ kind: 'session/start', traceparent });
+  });
+
   it('session/cancel mid-tool: the prompt answers cancelled, bash is killed (ABORTED), the next call never dispatched (ABORTED_BEFORE_DISPATCH); the log replays', async () => {
     const model = `scripted:${script([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 60' } }, { name: 'write_file', arguments: { path: 'late.txt', content: 'x' } }] }])}`;
     const c = acp(['--model', model, '--approval', 'auto']);
