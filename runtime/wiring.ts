@@ -74,6 +74,8 @@ export interface Wiring extends SessionDuties {
 export interface SessionDuties {
   /** Who answers `ask` approvals (a terminal, WebSocket clients, an ACP client); none: an `ask` is denied as unavailable. */
   answerer?: Answerer;
+  /** A spent budget asks `answerer` whether to go on (chat, serve, acp); else the turn ends `BUDGET_EXHAUSTED` (ADR 0047). */
+  askOnBudget?: boolean;
   /** A fixed system prompt, byte for byte, instead of the prompt registry's (replay passes the logged one). */
   system?: string;
   /** How a retry waits; tests pass one that does not. */

@@ -1,0 +1,95 @@
+/**
+ * The session's budget (ADR 0047; issue 21 item 4, issue 22 item 9), in the library: checked before each model
+ * call from logged figures only; spent, the call is not made — the turn ends BUDGET_EXHAUSTED with the figures,
+ * or, where the host asks, waits on a question of its own class whose yes makes the call exactly once. The logs
+ * verify and replay through the machines byte for byte.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { EntryOf } from '../log/entries.js';
+import { verifyLog } from '../log/verify.js';
+import { checkCheckpoints } from '../machines/session-fold.js';
+import type { AnswerRequest } from '../ports/approval.js';
+import type { ToolDefinition } from '../ports/tools.js';
+import { replayThroughMachines } from '../replay/replay.js';
+import { createHarness, type Harness } from '../test/helpers/harness.js';
+
+let h: Harness | undefined;
+afterEach(() => {
+  h?.cleanup();
+  h = undefined;
+});
+
+const peek: ToolDefinition = { name: 'peek', description: 'reads', parameters: z.object({}), readOnly: true, idempotent: true, execute: async () => ({ status: 'ok', content: 'seen' }), present: () => 'peek' };
+/** Every answer asks for one more peek and spends 600 tokens; the third says done. */
+const spender = (_r: unknown, i: number) => (i < 2 ? { toolCalls: [{ name: 'peek', arguments: {} }], usage: { inputTokens: 500, outputTokens: 100 } } : { text: 'done', usage: { inputTokens: 500, outputTokens: 100 } });
+
+async function replays(entries: readonly import('../log/entries.js').Entry[]) {
+  const r = await replayThroughMachines(entries, [peek]);
+  return { identical: r.identical, note: r.note, line: r.firstDifference };
+}
+
+describe('a budget', () => {
+  it('a budget ends a run: the call past it is not made, the turn ends BUDGET_EXHAUSTED with the figures', async () => {
+    h = createHarness(spender, { tools: [peek], settings: { budget: { tokens: 1000 } } });
+    const out = await h.session.run('look');
+    await h.session.close();
+    expect(out).toMatchObject({ reason: 'error', code: 'BUDGET_EXHAUSTED', cause: 'tokens 1200/1000 used', steps: 2 });
+    // Two calls made (600, then 1200 ≥ 1000): the third is never asked of the model.
+    expect(h.requests).toHaveLength(2);
+    const es = h.entries();
+    expect(es[0]).toMatchObject({ kind: 'session/start', config: { budget: { tokens: 1000 } } });
+    expect(es.filter((e) => e.kind.startsWith('budget/'))).toMatchObject([
+      { kind: 'budget/asked', turn: 't1', used: { tokens: 1200, usd: 0 }, limit: { tokens: 1000 } },
+      { kind: 'budget/decided', turn: 't1', outcome: 'unavailable' },
+    ]);
+    expect(verifyLog([...es], { checkpoints: checkCheckpoints }).violations).toEqual([]);
+    expect(await replays(es)).toEqual({ identical: true, note: undefined, line: undefined });
+  });
+
+  it('under never it is decided without asking: the turn ends, nobody is asked', async () => {
+    const asked: AnswerRequest[] = [];
+    h = createHarness(spender, { tools: [peek], approval: 'never', askOnBudget: true, answerer: async (r) => (asked.push(r), { outcome: 'allowed-once', by: 'x' }), settings: { budget: { tokens: 1000 } } });
+    const out = await h.session.run('look');
+    await h.session.close();
+    expect(out).toMatchObject({ code: 'BUDGET_EXHAUSTED' });
+    expect(asked).toEqual([]);
+    expect(h.entries().find((e) => e.kind === 'budget/decided')).toMatchObject({ outcome: 'rejected', by: 'approval policy never' });
+  });
+
+  it('a budget that pauses where the host asks: a yes raises it by one budget and the call is made once; the log replays', async () => {
+    const asked: AnswerRequest[] = [];
+    h = createHarness(spender, { tools: [peek], approval: 'ask', askOnBudget: true, answerer: async (r) => (asked.push(r), { outcome: 'allowed-once', by: 'client' }), settings: { budget: { tokens: 1000 } } });
+    const out = await h.session.run('look');
+    await h.session.close();
+    expect(out).toMatchObject({ reason: 'completed', steps: 3 });
+    expect(h.requests).toHaveLength(3);
+    expect(asked.map((a) => [a.callId, a.name])).toEqual([['t1.budget1', 'budget']]);
+    const es = h.entries();
+    const decided = es.find((e): e is EntryOf<'budget/decided'> => e.kind === 'budget/decided');
+    expect(decided).toMatchObject({ outcome: 'allowed-once', by: 'client', limit: { tokens: 2200 } });
+    // The question stands between the steps: the third step/start follows the decision.
+    const at = es.indexOf(decided!);
+    expect(es.slice(at + 1).find((e) => e.kind === 'step/start')).toMatchObject({ step: 't1.s3' });
+    expect(verifyLog([...es], { checkpoints: checkCheckpoints }).violations).toEqual([]);
+    expect(await replays(es)).toEqual({ identical: true, note: undefined, line: undefined });
+  });
+
+  it('a no from the host ends the turn BUDGET_EXHAUSTED and the call is not made; the log replays', async () => {
+    h = createHarness(spender, { tools: [peek], approval: 'ask', askOnBudget: true, answerer: async () => ({ outcome: 'rejected', by: 'client' }), settings: { budget: { tokens: 1000 } } });
+    const out = await h.session.run('look');
+    await h.session.close();
+    expect(out).toMatchObject({ code: 'BUDGET_EXHAUSTED', steps: 2 });
+    expect(h.requests).toHaveLength(2);
+    expect(await replays(h.entries())).toEqual({ identical: true, note: undefined, line: undefined });
+  });
+
+  it('a scripted model costs nothing: a dollar budget never stops it, its tokens still count', async () => {
+    h = createHarness(spender, { tools: [peek], settings: { budget: { usd: 0.000001 } } });
+    const out = await h.session.run('look');
+    await h.session.close();
+    expect(out).toMatchObject({ reason: 'completed', steps: 3 });
+    // The dollar cap is counted at the prices session/start copied.
+    expect(h.entries()[0]).toMatchObject({ config: { budget: { usd: 0.000001, prices: { asOf: expect.any(String) } } } });
+  });
+});
