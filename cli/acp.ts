@@ -82,6 +82,7 @@ export function acpOpener(product: Product, problem: (m: string) => void): OpenA
         cwd: params.cwd,
         ...(params.sessionId ? { session: params.sessionId } : {}),
         answerer: hooks.answerer,
+        askOnBudget: true,
         onChunk: hooks.onChunk,
         onEntry: hooks.onEntry,
         plugins: hooks.plugins,

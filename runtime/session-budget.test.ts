@@ -13,6 +13,10 @@ import type { AnswerRequest } from '../ports/approval.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { replayThroughMachines } from '../replay/replay.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
+import { createMemorySessionStore } from '../adapters/store/memory.js';
+import type { ModelRequest } from '../log/messages.js';
+import { toolsOfLog } from '../replay/setup.js';
+import { builtinTools } from '../tools/index.js';
 
 let h: Harness | undefined;
 afterEach(() => {
@@ -91,5 +95,38 @@ describe('a budget', () => {
     expect(out).toMatchObject({ reason: 'completed', steps: 3 });
     // The dollar cap is counted at the prices session/start copied.
     expect(h.entries()[0]).toMatchObject({ config: { budget: { usd: 0.000001, prices: { asOf: expect.any(String) } } } });
+  });
+
+  it('the root budget counts its children\'s usage: a child that spends it leaves the parent no next call, and a child gets only what is left', async () => {
+    const sessions = createMemorySessionStore();
+    const firstUser = (req: ModelRequest) => {
+      const m = req.messages.find((x) => x.role === 'user');
+      return m && m.role === 'user' ? m.content : '';
+    };
+    const childCalls: number[] = [];
+    h = createHarness(
+      (req) => {
+        if (firstUser(req) === 'dig') {
+          childCalls.push(1);
+          return { toolCalls: [{ name: 'list_dir', arguments: {} }], usage: { inputTokens: 400, outputTokens: 100 } };
+        }
+        return { toolCalls: [{ name: 'delegate', arguments: { task: 'dig' } }], usage: { inputTokens: 100, outputTokens: 0 } };
+      },
+      { settings: { maxDepth: 1, budget: { tokens: 1000 } }, services: { store: sessions } },
+    );
+    const out = await h.session.run('delegate it');
+    await h.session.close();
+    // Parent 100, then the child may spend 900: two calls (500, 1000) and it is stopped before a third.
+    expect(childCalls).toHaveLength(2);
+    expect(out).toMatchObject({ reason: 'error', code: 'BUDGET_EXHAUSTED', cause: 'tokens 1100/1000 used', steps: 1 });
+    const es = h.entries();
+    const end = es.find((e): e is EntryOf<'subagent/end'> => e.kind === 'subagent/end');
+    expect(end).toMatchObject({ code: 'BUDGET_EXHAUSTED', usage: { tokens: 1000, usd: 0 } });
+    const childLog = (sessions.get(end!.child)?.text() ?? '').trim().split('\n').map((l) => JSON.parse(l) as import('../log/entries.js').Entry);
+    expect(childLog[0]).toMatchObject({ kind: 'session/start', config: { budget: { tokens: 900 } } });
+    expect(childLog.find((e) => e.kind === 'budget/decided')).toMatchObject({ outcome: 'rejected', by: 'approval policy never' });
+    expect(verifyLog([...es], { checkpoints: checkCheckpoints }).violations).toEqual([]);
+    const r = await replayThroughMachines(es, toolsOfLog(es, builtinTools()));
+    expect({ identical: r.identical, note: r.note, line: r.firstDifference }).toEqual({ identical: true, note: undefined, line: undefined });
   });
 });
