@@ -13,7 +13,14 @@ import type { AnswerRequest } from '../ports/approval.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { replayThroughMachines } from '../replay/replay.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
-import { createMemorySessionStore } from '../adapters/store/memory.js';
+import { createMemorySessionStore, createMemoryStore } from '../adapters/store/memory.js';
+import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
+import { planRepair } from '../log/repair.js';
+import { resumableTurn } from '../log/resumable.js';
+import { restoreSessionSnapshot } from '../machines/session-fold.js';
+import type { ApprovalAnswer } from '../ports/approval.js';
+import { createSession } from './session.js';
+import { steppingClock } from '../test/helpers/harness.js';
 import type { ModelRequest } from '../log/messages.js';
 import { toolsOfLog } from '../replay/setup.js';
 import { builtinTools } from '../tools/index.js';
@@ -128,5 +135,43 @@ describe('a budget', () => {
     expect(verifyLog([...es], { checkpoints: checkCheckpoints }).violations).toEqual([]);
     const r = await replayThroughMachines(es, toolsOfLog(es, builtinTools()));
     expect({ identical: r.identical, note: r.note, line: r.firstDifference }).toEqual({ identical: true, note: undefined, line: undefined });
+  });
+
+  it('a pending budget approval survives a crash: resume asks it again, and on a yes the call is made once; the log verifies and replays', async () => {
+    const first: AnswerRequest[] = [];
+    h = createHarness(spender, { tools: [peek], approval: 'ask', askOnBudget: true, answerer: (r) => (first.push(r), new Promise<ApprovalAnswer>(() => {})), settings: { budget: { tokens: 1000 } } });
+    h.session.send('look');
+    while (!h.entries().some((e) => e.kind === 'budget/asked')) await new Promise((r) => setTimeout(r, 1));
+    while (first.length === 0) await new Promise((r) => setTimeout(r, 1));
+    const left = h.entries().slice();
+    h.session.actor.stop();
+    expect(h.requests).toHaveLength(2);
+    // Resume's repair keeps the turn open on its question; any other repair closes it.
+    expect(resumableTurn(left)).toMatchObject({ turn: 't1', steps: 2, budget: true });
+    expect(planRepair(left, { keepPending: true })).toMatchObject({ ok: true, drafts: [] });
+    let calls = 0;
+    const asked: AnswerRequest[] = [];
+    const s = createSession({
+      id: 'test-session',
+      cwd: h.workspace,
+      bridleHome: h.bridleHome,
+      settings: { approval: 'ask', sandbox: 'off', budget: { tokens: 1000 } },
+      services: { model: { ...createScriptedProviderFromFunction(() => (calls++, { text: 'done', usage: { inputTokens: 500, outputTokens: 100 } })), name: 'scripted-test' }, store: createMemoryStore(), clock: steppingClock(Date.UTC(2026, 5, 1)), tools: [peek] },
+      sleep: async () => {},
+      existing: left,
+      snapshot: restoreSessionSnapshot(left),
+      askOnBudget: true,
+      answerer: async (r) => (asked.push(r), { outcome: 'allowed-once', by: 'terminal' }),
+    });
+    const out = await s.idle();
+    await s.close();
+    expect(out).toMatchObject({ turn: 't1', reason: 'completed', steps: 3 });
+    expect(asked.map((a) => [a.callId, a.arguments])).toEqual(first.map((a) => [a.callId.replace(/1$/, '2'), a.arguments]));
+    expect(calls).toBe(1);
+    const es = s.recorder.entries;
+    expect(es.slice(left.length).map((e) => e.kind)).toEqual(['session/reopen', 'budget/asked', 'budget/decided', 'step/start', 'assistant/message', 'step/end', 'turn/end', 'checkpoint']);
+    expect(es.filter((e) => e.kind === 'turn/start')).toHaveLength(1);
+    expect(verifyLog([...es], { checkpoints: checkCheckpoints }).violations).toEqual([]);
+    expect(await replays(es)).toEqual({ identical: true, note: undefined, line: undefined });
   });
 });

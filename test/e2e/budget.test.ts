@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EntryOf } from '../../log/entries.js';
+import { verifyLog } from '../../log/verify.js';
 import { startOpenAIServer, streamReply, textChunks, toolCallChunks, usageChunk, type OpenAIServer } from '../helpers/openai-sse-server.js';
 import { readSessionLog, tempWorld } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
@@ -105,5 +106,38 @@ describe('a budget under serve', () => {
     expect(es.find((e) => e.kind === 'turn/end')).toMatchObject({ reason: 'completed', steps: 2 });
     const decidedAt = es.findIndex((e) => e.kind === 'budget/decided');
     expect(es.slice(decidedAt).filter((e) => e.kind === 'step/start')).toHaveLength(1);
+  });
+
+  it('a pending budget approval survives a crash: a server that goes on with the log asks its clients again, and a yes makes the call once', async () => {
+    let calls = 0;
+    const spend = (_req: unknown, i: number) => (calls++, i === 0 ? { toolCalls: [{ name: 'list_dir', arguments: {} }], usage: { inputTokens: 1000, outputTokens: 200 } } : { text: 'done', usage: { inputTokens: 10, outputTokens: 1 } });
+    t = await startTestServer(spend, { approval: 'ask', budget: { tokens: 1000 } });
+    const a = await RpcClient.connect(t.server.url, { token: t.token });
+    clients.push(a);
+    const { sessionId } = await a.call('session/create', {});
+    await a.call('session/attach', { sessionId });
+    await a.call('session/input', { sessionId, text: 'look around' });
+    const first = (await a.waitFor((m) => m.method === 'approval/request')).params;
+    const left = t.sessions[0]!.recorder.entries.slice();
+    await t.stop();
+    t = undefined;
+    expect(calls).toBe(1);
+    calls = 0;
+    t = await startTestServer((_req) => (calls++, { text: 'done', usage: { inputTokens: 10, outputTokens: 1 } }), { approval: 'ask', budget: { tokens: 1000 }, continueFrom: left });
+    const b = await RpcClient.connect(t.server.url, { token: t.token });
+    clients.push(b);
+    expect((await b.call('session/create', {})).sessionId).toBe(sessionId);
+    await b.call('session/attach', { sessionId });
+    const req = (await b.waitFor((m) => m.method === 'approval/request')).params;
+    expect({ tool: req.tool, args: req.args }).toEqual({ tool: first.tool, args: first.args });
+    expect(calls).toBe(0);
+    expect(await b.call('approval/respond', { sessionId, callId: req.callId, outcome: 'allowed-once' })).toEqual({ accepted: true });
+    await b.waitFor((m) => m.method === 'session/entry' && m.params.sessionId === sessionId && m.params.entry.kind === 'turn/end');
+    expect(calls).toBe(1);
+    const log = t.sessions[0]!.recorder.entries;
+    expect(log.filter((e) => e.kind === 'budget/asked')).toHaveLength(2);
+    expect(log.filter((e) => e.kind === 'turn/start')).toHaveLength(1);
+    expect(log.find((e) => e.kind === 'turn/end')).toMatchObject({ reason: 'completed', steps: 2 });
+    expect(verifyLog([...log]).violations).toEqual([]);
   });
 });
