@@ -73,6 +73,7 @@ export function acpOpener(product: Product, problem: (m: string) => void): OpenA
         ...(params.sessionId ? { session: params.sessionId } : {}),
         ...(params.traceparent ? { traceparent: params.traceparent } : {}),
         answerer: hooks.answerer,
+        askOnBudget: true,
         onChunk: hooks.onChunk,
         onEntry: hooks.onEntry,
         plugins: hooks.plugins,

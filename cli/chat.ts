@@ -56,6 +56,7 @@ export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO 
     ...(flags.session !== undefined ? { session: flags.session } : {}),
     // Whatever the policy: a continued session runs under its logged one (ADR 0027); only `ask` calls it.
     answerer: lineAnswerer(out, pending),
+    askOnBudget: true,
     onChunk: (c, s) => renderer?.onChunk(c, s),
   });
   const { session, logPath, scriptedLabel } = opened;

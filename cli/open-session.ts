@@ -76,6 +76,8 @@ export interface OpenOptions {
   cwd?: string;
   session?: string;
   answerer?: Answerer;
+  /** A spent budget asks `answerer` whether to go on (chat, serve, acp); else the turn ends BUDGET_EXHAUSTED (ADR 0047). */
+  askOnBudget?: boolean;
   onChunk?: SessionOptions['onChunk'];
   onEntry?: SessionOptions['onEntry'];
   inspect?: SessionOptions['inspect'];
@@ -330,6 +332,7 @@ function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[
       ...(lock ? { lock, lockLogged: o.lock !== undefined } : {}),
       ...(o.snapshot ? { snapshot: o.snapshot } : resumedSnapshot(existing, rows)),
       ...(o.answerer ? { answerer: o.answerer } : {}),
+      ...(o.askOnBudget ? { askOnBudget: true } : {}),
       ...(o.onChunk ? { onChunk: o.onChunk } : {}),
       ...(o.onEntry ? { onEntry: o.onEntry } : {}),
       ...(o.inspect ? { inspect: o.inspect } : {}),

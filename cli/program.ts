@@ -30,6 +30,7 @@ function settingOptions(cmd: Command, more: (c: Command) => Command = (c) => c):
   const withModel = more(model)
     .addOption(new Option('--approval <policy>', 'never | ask | auto (default: ask)'))
     .option('--max-steps <n>', 'step budget per turn (default: 100)')
+    .option('--budget <budget>', 'tokens=N,usd=X for the session and its subagents')
     .option('--context-window <tokens>', 'context window in tokens (default: per model)')
     .option('--stream-idle-ms <ms>', 'model stream idle deadline (default: 300000)')
     .option('--stream-total-ms <ms>', 'model stream total deadline (default: 1800000)')

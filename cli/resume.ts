@@ -5,6 +5,7 @@
  * `--continue`, ask the model to carry on with the interrupted work. With
  * neither, it only repairs.
  */
+import { resumableTurn } from '../log/resumable.js';
 import { existsSync } from 'node:fs';
 import { readLogHeader } from '../adapters/store/jsonl-read.js';
 import { LogFormatError } from '../log/errors.js';
@@ -275,5 +276,7 @@ async function carryOn(r: RepairedSession, prompt: string | undefined, flags: Re
   // No `--cwd`: the session runs in the workspace its log says (ADR 0041), which may have moved since its start.
   const runFlags: RunFlags = { ...flags, session: open.session };
   const text = prompt ?? (flags.continue ? continueNote(report, entries) : undefined);
-  return runPrompt(text, product, runFlags, { existing: entries, snapshot, lock: open.lock, ...(open.store ? { store: open.store } : {}) }, prompt === undefined ? 'resume' : undefined);
+  // A turn its host left waiting on a spent budget's question is asked again, on the terminal (ADR 0047).
+  const atBudget = resumableTurn(entries)?.budget === true;
+  return runPrompt(text, product, runFlags, { existing: entries, snapshot, lock: open.lock, ...(open.store ? { store: open.store } : {}), ...(atBudget ? { askOnBudget: true } : {}) }, prompt === undefined ? 'resume' : undefined);
 }

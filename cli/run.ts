@@ -106,6 +106,8 @@ export async function runPrompt(prompt: string | undefined, product: Product, fl
     err.write(`log: ${logPath}\n`);
     if (unsaved) err.write(`${unsaved}\n`);
     // The provider's message is the provider's (or a proxy's) text: shown, never acted on.
+    // A spent budget names its figures (used/limit), as the log's turn/end does.
+    else if (out?.reason === 'error' && out.code === 'BUDGET_EXHAUSTED') err.write(`bridle: the turn failed: BUDGET_EXHAUSTED — the budget is spent: ${visible(out.cause ?? '')}\n`);
     else if (out?.reason === 'error') err.write(`bridle: the turn failed: ${visible(`${out.code ?? 'error'}${lastModelError(session.recorder.entries) ?? ''}`)}\n`);
     if (closeLine && !unsaved && out) err.write(`${closeLine}\n`);
     return closeLine && out && !unsaved ? Math.max(1, exitCodeFor(out)) : exitCodeFor(out);

@@ -241,6 +241,7 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
             // A fork `session/fork` just wrote is opened as the session it is.
             ...(params.fork !== undefined ? { session: params.fork } : {}),
             answerer: hooks.answerer,
+            askOnBudget: hooks.askOnBudget,
             onChunk: hooks.onChunk,
             inspect: hooks.inspect,
             ...(params.traceparent !== undefined ? { traceparent: params.traceparent } : {}),
@@ -360,6 +361,7 @@ async function reopenStored(product: Product, sessionId: string, hooks: SessionH
       lock: open.lock,
       ...(open.store ? { store: open.store } : {}),
       answerer: hooks.answerer,
+      askOnBudget: hooks.askOnBudget,
       onChunk: hooks.onChunk,
       inspect: hooks.inspect,
     })).session;

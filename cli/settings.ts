@@ -20,7 +20,7 @@ import { composeEntries, Patch, type ComposedRow, type Layer, type PatchEntry, t
 import { isModulePath, loadRowPlugins, type LoadedPlugins } from '../runtime/catalogue.js';
 import { checkRows } from '../runtime/check.js';
 import { applySettings, maxDepthSetting, RULES, settingsShape, treeBudgetSetting, type Settings, type SettingsLayer } from '../runtime/settings.js';
-import { parseTreeBudget } from '../runtime/subagents/budget.js';
+import { parseBudget, parseTreeBudget } from '../runtime/subagents/budget.js';
 import { describeIssues, loadConfig, type LoadedConfig } from './config/load.js';
 import { UsageError } from './errors.js';
 import { bridleHome } from './home.js';
@@ -47,6 +47,7 @@ export interface SettingFlags {
   streamTotalMs?: string;
   maxDepth?: string;
   treeBudget?: string;
+  budget?: string;
   store?: string;
   leaseMs?: string;
   profile?: string;
@@ -80,6 +81,7 @@ const FLAGS: Record<FlagKey, string> = {
   streamTotalMs: '--stream-total-ms',
   maxDepth: '--max-depth',
   treeBudget: '--tree-budget',
+  budget: '--budget',
   store: '--store',
   leaseMs: '--lease-ms',
 };
@@ -89,9 +91,9 @@ const schemaOf = (key: FlagKey): z.ZodType => (key === 'maxDepth' ? maxDepthSett
 /** One value checked by the same schema the file is; the error names where it came from, in the file's words. */
 function checked(key: FlagKey, raw: unknown, where: string): unknown {
   let value = NUMERIC.has(key) && typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
-  if (key === 'treeBudget' && typeof raw === 'string') {
+  if ((key === 'treeBudget' || key === 'budget') && typeof raw === 'string') {
     try {
-      value = parseTreeBudget(raw);
+      value = key === 'budget' ? parseBudget(raw) : parseTreeBudget(raw);
     } catch (err) {
       throw new UsageError((err as Error).message);
     }

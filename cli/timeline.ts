@@ -56,6 +56,10 @@ export function summarize(e: Entry): string {
       return `${short(e.callId)} ${e.name}: ${clip(e.reason, 50)}`;
     case 'approval/decided':
       return `${short(e.callId)} ${e.outcome} by ${e.by}`;
+    case 'budget/asked':
+      return `budget spent: ${e.used.tokens} tokens, $${e.used.usd.toFixed(4)}${e.limit.tokens !== undefined ? `; cap ${e.limit.tokens} tokens` : ''}${e.limit.usd !== undefined ? `; cap $${e.limit.usd.toFixed(4)}` : ''}`;
+    case 'budget/decided':
+      return `budget ${e.outcome} by ${e.by}${e.limit ? ` → cap ${JSON.stringify(e.limit)}` : ''}`;
     case 'tool/dispatch':
       return `${short(e.callId)} ${e.name}${e.idempotent ? ' (idempotent)' : ''}`;
     case 'tool/result':

@@ -6,19 +6,9 @@
  * dollars per million tokens). The usage is what the provider reported;
  * `inputTokens` is every input token, the cache's shares within it.
  */
-import type { Entry, Usage } from './entries.js';
+import type { Entry, Price, PriceTable, Usage } from './entries.js';
 
-export interface Price {
-  input: number;
-  cachedInput?: number;
-  cacheWrite?: number;
-  output: number;
-}
-export interface PriceTable {
-  /** The day the prices were read off the providers' pages. */
-  asOf: string;
-  models: Record<string, Price>;
-}
+export type { Price, PriceTable } from './entries.js';
 
 export interface Tokens {
   input: number;
@@ -49,8 +39,11 @@ export interface CostReport {
 const zero = (): Tokens => ({ input: 0, cached: 0, cacheWrite: 0, output: 0, reasoning: 0 });
 const add = (a: Tokens, b: Tokens): Tokens => ({ input: a.input + b.input, cached: a.cached + b.cached, cacheWrite: a.cacheWrite + b.cacheWrite, output: a.output + b.output, reasoning: a.reasoning + b.reasoning });
 const addUsd = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : a + b);
-const tokensOf = (u: Usage | undefined): Tokens =>
+export const tokensOf = (u: Usage | undefined): Tokens =>
   u ? { input: u.inputTokens, cached: u.cachedTokens ?? 0, cacheWrite: u.cacheWriteTokens ?? 0, output: u.outputTokens, reasoning: u.reasoningTokens ?? 0 } : zero();
+
+/** A scripted model's usage is labelled so (its name starts `scripted`) and costs nothing. */
+export const isScripted = (model: string): boolean => model.startsWith('scripted');
 
 /** The table's price for a model id: exactly, else the longest name it starts with (`claude-sonnet-4-5-20250929` → `claude-sonnet-4-5`). */
 export function priceFor(table: PriceTable, model: string): Price | undefined {
@@ -81,7 +74,7 @@ export function costOf(entries: readonly Entry[], prices: PriceTable, children: 
     for (const e of log) {
       if (e.kind === 'request/header') model = e.params.model;
       else if (e.kind === 'assistant/message') {
-        const scripted = model.startsWith('scripted');
+        const scripted = isScripted(model);
         const tokens = tokensOf(e.usage);
         const price = scripted ? undefined : priceFor(prices, model);
         const usd = scripted ? 0 : price ? usdOf(tokens, price) : undefined;

@@ -9,12 +9,14 @@ import { z } from 'zod';
 import { LogNotDurable, Repair, SessionTakeover } from './entries-durability.js';
 import { SessionCancel, SessionCompact, SessionEnd, SessionInput, SessionReopen } from './entries-inputs.js';
 import { RalphStart, RalphRound, RalphHandoff, RalphVerify, RalphVerdict, RalphEnd } from './entries-ralph.js';
+import { BudgetAsked, BudgetConfig, BudgetDecided, Spend } from './entries-budget.js';
 import { SurfaceOp, Block, Usage, ModelErrorCode, Finish, ToolSpec, TurnEndReason, StepEndReason, Origin, ToolResultStatus, Verdict, TurnId, StepId, CallId, From, envelope, ReasoningProvider } from './entry-values.js';
 
 export * from './entry-values.js';
 export * from './entries-durability.js';
 export * from './entries-inputs.js';
 export * from './entries-ralph.js';
+export * from './entries-budget.js';
 
 /**
  * The log's format. 2: inputs are entries (`session/input`, `session/cancel`, `session/compact`,
@@ -39,6 +41,8 @@ export const SessionConfig = z.strictObject({
   contextWindow: z.int().positive().optional(),
   compactThreshold: z.number().positive().optional(),
   compaction: z.strictObject({ tailRatio: z.number().positive().optional(), summaryMaxTokens: z.int().positive().optional() }).optional(),
+  /** The session's budget for itself and its subagent tree (ADR 0047). */
+  budget: BudgetConfig.optional(),
 });
 export type SessionConfig = z.infer<typeof SessionConfig>;
 
@@ -317,6 +321,8 @@ export const SubagentEnd = z.strictObject({
   reason: TurnEndReason,
   /** Why, when it did not complete: `SUBAGENT_CRASHED`, `TREE_BUDGET_EXHAUSTED`, the parent's cancel (`ABORTED`), … */
   code: z.string().min(1).optional(),
+  /** What the child and its own tree spent, when its turn ended (ADR 0047): the parent's budget counts it. */
+  usage: Spend.optional(),
 });
 
 /**
@@ -377,6 +383,8 @@ export const Entry = z.discriminatedUnion('kind', [
   RalphVerdict,
   RalphEnd,
   McpServer,
+  BudgetAsked,
+  BudgetDecided,
 ]);
 export type Entry = z.infer<typeof Entry>;
 export type EntryKind = Entry['kind'];

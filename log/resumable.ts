@@ -35,13 +35,19 @@ export interface ResumableTurn {
   pending: string[];
   /** Calls asked and answered, not dispatched: the logged answer stands in for the question (ADR 0031). */
   decided: { callId: string; answer: LoggedAnswer }[];
+  /**
+   * The turn stopped on a spent budget's question, between steps (ADR 0047): no step is open (`step` is '', the
+   * step's lists empty, `steps` the steps it ran), and it goes on by asking that question again.
+   */
+  budget?: true;
 }
 
 /** Contract: pure; the open turn when the log ends as described above, else undefined (repair closes it the ordinary way). */
 export function resumableTurn(entries: readonly Entry[]): ResumableTurn | undefined {
   const verdict = verifyLog(entries, { allowOpenTail: true });
   const open = verdict.open;
-  if (!verdict.ok || !open?.turn || !open.step || open.compaction || open.subagents.length > 0 || open.unloggedCalls.length > 0) return undefined;
+  if (!verdict.ok || !open?.turn || open.compaction || open.subagents.length > 0 || open.unloggedCalls.length > 0) return undefined;
+  if (!open.step) return open.turn.budgetAsked ? budgetWait(entries, open.turn) : undefined;
   // Anything dispatched may have run (I5: its outcome is unknown, never re-run): such a step is closed as before.
   if (open.calls.length === 0 || open.calls.some((c) => c.dispatched) || !open.calls.some((c) => c.awaitingApproval || c.answer)) return undefined;
   // A question cancelled by a cancel of the turn: the person stopped the turn, so it is closed, not gone on with.
@@ -66,5 +72,28 @@ export function resumableTurn(entries: readonly Entry[]): ResumableTurn | undefi
     settled,
     pending: open.calls.filter((c) => c.awaitingApproval).map((c) => c.callId),
     decided: open.calls.flatMap((c) => (c.answer ? [{ callId: c.callId, answer: c.answer }] : [])),
+  };
+}
+
+/** A turn waiting on its budget question: nothing of the call it gates was made, so it is asked again (ADR 0047). */
+function budgetWait(entries: readonly Entry[], turn: { id: string; seq: number; steps: number }): ResumableTurn | undefined {
+  const at = entries.findIndex((e) => e.kind === 'turn/start' && e.turn === turn.id && e.seq === turn.seq);
+  if (at < 0) return undefined;
+  const start = entries[at] as EntryOf<'turn/start'>;
+  const first = entries.slice(at).find((e): e is EntryOf<'user/message'> => e.kind === 'user/message' && e.turn === start.turn);
+  return {
+    at,
+    turn: start.turn,
+    ...(start.from !== undefined ? { from: start.from } : {}),
+    input: start.input,
+    ...(first && first.origin !== 'user' ? { origin: first.origin } : {}),
+    step: '',
+    steps: turn.steps,
+    blocks: [],
+    finish: { kind: 'ok', reason: 'stop' },
+    settled: [],
+    pending: [],
+    decided: [],
+    budget: true,
   };
 }

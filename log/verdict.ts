@@ -53,7 +53,8 @@ export interface OpenCall {
 
 /** What the end of the log leaves open (a crash, or a process that exited at once). */
 export interface OpenTail {
-  turn?: { id: string; seq: number; steps: number };
+  /** `budgetAsked`: the turn stopped on a spent budget's question, unanswered (ADR 0047). */
+  turn?: { id: string; seq: number; steps: number; budgetAsked?: boolean };
   step?: { id: string; turn: string; seq: number };
   /** Tool-call blocks of the open step's answer with no `tool/call` entry yet, in order. */
   unloggedCalls: { turn: string; step: string; callId: string; toolCallId: string; name: string; arguments: string }[];

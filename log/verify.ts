@@ -39,6 +39,8 @@ interface TurnState {
   seq: number;
   steps: number;
   step?: StepState;
+  /** A `budget/asked` with no `budget/decided` yet (ADR 0047). */
+  budgetAsked?: boolean;
 }
 
 const callBlocks = (a: EntryOf<'assistant/message'> | undefined): ToolCallBlock[] =>
@@ -301,6 +303,17 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
       case 'subagent/end':
         if (!subagents.delete(`${e.callId} ${e.child}`)) flag('forged-entry', e, `subagent/end for ${e.child} (${e.callId}), which never started`);
         break;
+      case 'budget/asked':
+      case 'budget/decided': {
+        // Asked between steps of the open turn, before the call it gates; a decision answers the open question.
+        if (!turn || turn.id !== e.turn || turn.step) {
+          flag('forged-entry', e, `${e.kind} for ${e.turn}, but ${!turn ? 'no turn is open' : turn.step ? `step ${turn.step.id} is open` : `the open turn is ${turn.id}`}`);
+          break;
+        }
+        if (e.kind === 'budget/decided' && !turn.budgetAsked) flag('forged-entry', e, `budget/decided in ${e.turn} with no open budget/asked`);
+        turn.budgetAsked = e.kind === 'budget/asked';
+        break;
+      }
       case 'hook/report':
       case 'mcp/server':
         break;
@@ -363,7 +376,7 @@ function describeOpen(turn: TurnState | undefined, compaction: EntryOf<'compacti
   const open: OpenTail = { unloggedCalls: [], calls: [], subagents };
   if (compaction) open.compaction = { seq: compaction.seq, estimatedTokens: compaction.estimatedTokens };
   if (!turn) return open;
-  open.turn = { id: turn.id, seq: turn.seq, steps: turn.steps };
+  open.turn = { id: turn.id, seq: turn.seq, steps: turn.steps, ...(turn.budgetAsked ? { budgetAsked: true } : {}) };
   const s = turn.step;
   if (!s) return open;
   open.step = { id: s.id, turn: turn.id, seq: s.seq };

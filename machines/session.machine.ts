@@ -41,6 +41,8 @@ export interface SessionContext {
   lastCompaction?: CompactionOutput;
   /** The running turn is one a process left waiting on an approval, gone on with (ADR 0027). */
   resuming?: NonNullable<TurnInput['resume']>;
+  /** The turn goes on at its budget question (ADR 0047). */
+  resumingBudget?: NonNullable<TurnInput['resumeBudget']>;
 }
 
 export type SessionEvent =
@@ -54,7 +56,7 @@ export type SessionEvent =
    * Sent by the host first, before any queued input, when the log ends inside a turn that waits on an approval
    * (ADR 0027): that turn goes on, from its input (`seq`, `text`) and its open step.
    */
-  | { type: 'session.turn.resumed'; seq: number; text: string; origin?: Origin; resume: NonNullable<TurnInput['resume']> };
+  | { type: 'session.turn.resumed'; seq: number; text: string; origin?: Origin; resume?: NonNullable<TurnInput['resume']>; resumeBudget?: NonNullable<TurnInput['resumeBudget']> };
 
 const queued = (e: { seq: number; text: string; origin?: Origin }): Queued => (e.origin && e.origin !== 'user' ? { seq: e.seq, text: e.text, origin: e.origin } : { seq: e.seq, text: e.text });
 
@@ -96,7 +98,7 @@ export const sessionMachine = setup({
       injects: [],
     })),
     resumeTurn: assign(({ context, event }) =>
-      event.type === 'session.turn.resumed' ? { followups: [queued(event), ...context.followups], resuming: event.resume } : {},
+      event.type === 'session.turn.resumed' ? { followups: [queued(event), ...context.followups], resuming: event.resume, resumingBudget: event.resumeBudget } : {},
     ),
     settleTurn: assign({
       last: ({ event }) => (event as unknown as { output: TurnOutput }).output,
@@ -160,9 +162,10 @@ export const sessionMachine = setup({
           origin: context.claimed?.input.origin,
           maxSteps: context.maxSteps,
           ...(context.resuming ? { resume: context.resuming } : {}),
+          ...(context.resumingBudget ? { resumeBudget: context.resumingBudget } : {}),
         }),
-        onDone: { target: 'idle', actions: ['settleTurn', assign({ claimed: undefined, resuming: undefined })] },
-        onError: { target: 'faulted', actions: assign({ resuming: undefined }) },
+        onDone: { target: 'idle', actions: ['settleTurn', assign({ claimed: undefined, resuming: undefined, resumingBudget: undefined })] },
+        onError: { target: 'faulted', actions: assign({ resuming: undefined, resumingBudget: undefined }) },
       },
       on: { 'session.compact.requested': { actions: assign({ compactPending: true }) } },
       initial: 'active',

@@ -3,7 +3,7 @@
  * from the subagent machine's context: pure, so the machine's final states
  * only name which one applies.
  */
-import type { DraftOf, TurnEndReason } from '../log/entries.js';
+import type { DraftOf, Spend, TurnEndReason } from '../log/entries.js';
 
 /** What the delegation asked for, as the machine's input. */
 export interface SubagentInput {
@@ -30,6 +30,8 @@ export interface ChildReport {
   code?: string;
   cause?: string;
   report: string;
+  /** What the child and its own tree spent, as its log says (ADR 0047). */
+  usage?: Spend;
 }
 
 /** The bounded result back to the parent, call-linked through the tool call that awaits it. */
@@ -79,15 +81,16 @@ export const cancelledResult = (i: SubagentInput, cause: string, started: boolea
 export function reportedResult(i: SubagentInput, r: ChildReport, location: string | undefined): SubagentResult {
   const text = boundReport(r.report, i.reportLimit, location ?? i.child);
   if (r.reason === 'completed') return { status: 'ok', content: `${text || '(the subagent said nothing)'}\n${where(i.child, i.depth, location)}`, child: i.child, started: true, report: text };
-  const code = r.code === 'TREE_BUDGET_EXHAUSTED' ? r.code : 'SUBAGENT_FAILED';
+  const code = r.code === 'TREE_BUDGET_EXHAUSTED' || r.code === 'BUDGET_EXHAUSTED' ? r.code : 'SUBAGENT_FAILED';
   const how = `${r.reason}${r.code ? ` (${r.code})` : ''}${r.cause ? `: ${r.cause}` : ''}`;
   return { status: 'error', code, content: `The subagent's turn ended ${how}. ${text ? `Its last words:\n${text}\n` : ''}${where(i.child, i.depth, location)}`, child: i.child, started: true };
 }
 
 export const draftSubagentStart = (i: SubagentInput): DraftOf<'subagent/start'> => ({ kind: 'subagent/start', callId: i.callId, child: i.child, depth: i.depth, mode: i.provider });
 
-export function draftSubagentEnd(i: SubagentInput, reason: TurnEndReason, code?: string): DraftOf<'subagent/end'> {
+export function draftSubagentEnd(i: SubagentInput, reason: TurnEndReason, code?: string, usage?: Spend): DraftOf<'subagent/end'> {
   const d: DraftOf<'subagent/end'> = { kind: 'subagent/end', callId: i.callId, child: i.child, reason };
   if (code !== undefined) d.code = code;
+  if (usage !== undefined) d.usage = { tokens: usage.tokens, usd: usage.usd };
   return d;
 }

@@ -127,7 +127,7 @@ export const subagentMachine = setup({
     reporting: {
       description: 'The bounded result goes back to the parent through the call that asked; subagent/end closes the bracket.',
       entry: [
-        { type: 'record', params: ({ context }) => draftSubagentEnd(context.input, context.report!.reason, context.report!.code) },
+        { type: 'record', params: ({ context }) => draftSubagentEnd(context.input, context.report!.reason, context.report!.code, context.report!.usage) },
         assign({ result: ({ context }) => reportedResult(context.input, context.report!, context.location) }),
       ],
       always: 'done',

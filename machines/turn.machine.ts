@@ -31,7 +31,15 @@ export interface TurnInput {
    * logged already, and it goes on with step number `steps` (logged too) from that step's calls.
    */
   resume?: { steps: number; step: StepResume };
+  /**
+   * A turn a process left waiting on a spent budget's question (ADR 0047), gone on with after a restart: its
+   * `turn/start` and its `steps` steps are logged, and it goes straight back to asking.
+   */
+  resumeBudget?: { steps: number };
 }
+
+/** What the budget question came to: go on with the call (the cap was raised), or end the turn `BUDGET_EXHAUSTED`. */
+export type BudgetVerdict = { go: true } | { go: false; cause: string };
 
 export interface TurnOutput {
   turn: string;
@@ -63,6 +71,8 @@ export interface TurnContext {
   overflowRetried?: boolean;
   /** The step to go on with, until its step starts (ADR 0027). */
   resume?: StepResume;
+  /** Gone on with at a spent budget's question, until it is answered (ADR 0047). */
+  resumeBudget?: boolean;
 }
 
 export type TurnEvent =
@@ -79,6 +89,8 @@ export const turnMachine = setup({
   },
   actors: {
     runPreStep: notProvided<PreStepDecision, { turn: string; text: string }>('runPreStep'),
+    /** Logs the spent budget's figures, asks whoever may raise it (or decides without asking), logs the answer. */
+    askBudget: notProvided<BudgetVerdict, { turn: string }>('askBudget'),
     flushLog: notProvided<void, void>('flushLog'),
     step: stepMachine,
     compaction: compactionMachine,
@@ -115,11 +127,18 @@ export const turnMachine = setup({
      * `isPressing` over the session's meter. Must not throw (a failed measurement is not over threshold).
      */
     isOverThreshold: (_) => false,
+    /**
+     * Provided by the host: the session's budget (ADR 0047) is spent, read from logged figures only — so the next
+     * model call waits on the budget question. Must not throw.
+     */
+    isOverBudget: (_) => false,
+    isBudgetRaised: (_, v: BudgetVerdict) => v.go,
     /** The request-error listeners asked for it (the built-in one: an overflow, once per turn). */
     isRecoverableOverflow: ({ context }) => context.last?.recovery === 'compact',
     isUnshrunkOverflow: ({ context }, out: CompactionOutput | undefined) => context.trigger === 'reactive' && !out?.shrank,
     isUnsavedCompaction: (_, out: CompactionOutput | undefined) => out?.unsaved !== undefined,
     isResumed: ({ context }) => context.resume !== undefined,
+    isBudgetResumed: ({ context }) => context.resumeBudget === true,
   },
 }).createMachine({
   id: 'turn',
@@ -131,15 +150,16 @@ export const turnMachine = setup({
     origin: input.origin ?? 'user',
     maxSteps: input.maxSteps ?? DEFAULT_MAX_STEPS,
     // A resumed turn's step is counted again as it is re-entered.
-    steps: input.resume ? input.resume.steps - 1 : 0,
+    steps: input.resume ? input.resume.steps - 1 : (input.resumeBudget?.steps ?? 0),
     steer: [],
     inject: input.injected ?? [],
     cancelled: false,
     ...(input.resume ? { resume: input.resume.step } : {}),
+    ...(input.resumeBudget ? { resumeBudget: true } : {}),
   }),
   initial: 'opening',
   entry: enqueueActions(({ context, enqueue, check }) => {
-    if (!check('isResumed')) enqueue(recordAction(draftTurnStart(context.turn, context.input, context.from)));
+    if (!check('isResumed') && !check('isBudgetResumed')) enqueue(recordAction(draftTurnStart(context.turn, context.input, context.from)));
   }),
   output: ({ context }) => ({
     turn: context.turn,
@@ -157,7 +177,7 @@ export const turnMachine = setup({
   states: {
     opening: {
       description: 'A turn gone on with after a restart (a call of its open step waiting on an approval) goes straight back to that step (ADR 0027).',
-      always: [{ guard: 'isResumed', target: 'stepping' }, { target: 'preStep' }],
+      always: [{ guard: 'isResumed', target: 'stepping' }, { guard: 'isBudgetResumed', target: 'budgeting' }, { target: 'preStep' }],
     },
     preStep: {
       description: 'The pre-step waterfall may reject the claimed input (the turn still closes, with zero steps) or rewrite it.',
@@ -185,7 +205,20 @@ export const turnMachine = setup({
     measuring: {
       description: 'The pressure guard: queued steer and inject input is logged, then the next request is measured; at or over threshold × window, compaction runs first.',
       entry: 'deliverQueued',
-      always: [{ guard: 'isOverThreshold', target: 'compacting', actions: assign({ trigger: 'proactive' as const }) }, { target: 'stepping' }],
+      always: [{ guard: 'isOverBudget', target: 'budgeting' }, { guard: 'isOverThreshold', target: 'compacting', actions: assign({ trigger: 'proactive' as const }) }, { target: 'stepping' }],
+    },
+    budgeting: {
+      description: 'The budget is spent before the next model call (ADR 0047): the call waits on the budget question; a raise measures again, anything else ends the turn BUDGET_EXHAUSTED.',
+      invoke: {
+        src: 'askBudget',
+        input: ({ context }) => ({ turn: context.turn }),
+        onDone: [
+          { guard: { type: 'isBudgetRaised', params: ({ event }) => event.output }, target: 'measuring', reenter: true, actions: assign({ resumeBudget: undefined }) },
+          { target: 'ending', actions: assign({ end: ({ event }) => ({ reason: 'error' as const, code: 'BUDGET_EXHAUSTED', cause: event.output.go ? '' : event.output.cause }) }) },
+        ],
+        onError: { target: 'ending', actions: assign({ end: ({ event }) => ({ reason: 'error' as const, code: 'BUDGET_EXHAUSTED', cause: String(event.error) }) }) },
+      },
+      on: { 'turn.cancel.requested': { target: 'ending', actions: [assign({ cancelled: true }), { type: 'end', params: { reason: 'aborted', cause: 'user' } }] } },
     },
     compacting: {
       description: 'The compaction actor prunes and summarizes; steer and inject arriving meanwhile stay queued. An overflowed request is retried only if the history shrank.',

@@ -1,5 +1,5 @@
 /** The turn loop's and the context's settings, as the `turn` and `compaction` rows provide them. */
-import type { ModelErrorCode } from '../log/entries.js';
+import type { BudgetConfig, ModelErrorCode } from '../log/entries.js';
 
 /** Which failed model requests are retried, after how long. */
 export interface RetryPolicy {
@@ -13,6 +13,8 @@ export interface RetryPolicy {
 export interface LoopSettings {
   /** The step budget of a turn. */
   readonly maxSteps: number;
+  /** The session's spending cap for itself and its subagent tree (ADR 0047); absent: none. */
+  readonly budget?: BudgetConfig;
 }
 
 export interface ContextSettings {

@@ -194,7 +194,7 @@ export class ReplayDriver {
         // A replayed call never reaches a tool (replayPlugin answers from the log); were one to, it would find no file and run no command.
         { id: 'fs', use: 'memory' },
         { id: 'subprocess', use: 'memory' },
-        { id: 'turn', use: 'limits', config: setup.maxSteps !== undefined ? { maxSteps: setup.maxSteps } : {} },
+        { id: 'turn', use: 'limits', config: { ...(setup.maxSteps !== undefined ? { maxSteps: setup.maxSteps } : {}), ...(c.budget ? { budget: c.budget } : {}) } },
         ...(setup.retry ? [{ id: 'recovery:retry', use: 'retry', config: setup.retry }] : []),
         {
           id: 'compaction',
@@ -211,6 +211,8 @@ export class ReplayDriver {
       },
       plugins: [replayPlugin(this.script, gates)],
       answerer: replayAnswerer(this.script, gates),
+      // A budget question is answered from the log, whoever answered it live (ADR 0047).
+      askOnBudget: true,
       sleep: async () => {},
       preStep: replayPreStep(this.script, gates),
       existing,

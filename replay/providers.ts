@@ -119,7 +119,8 @@ export function replayAnswerer(script: ReplayScript, gates: Gates): Answerer {
     const a = script.calls.get(req.callId)?.answer;
     if (!a && script.faulted.has(req.callId.slice(0, req.callId.lastIndexOf('.c')))) return gates.wait({ silent: true }, () => ({ outcome: 'allowed-once' as const, by: 'replay' }));
     if (!a) return never();
-    return gates.wait({ leadsTo: (e) => e.kind === 'approval/decided' && e.callId === req.callId }, () => ({ ...a }));
+    const leadsTo = (e: Entry) => (e.kind === 'approval/decided' && e.callId === req.callId) || (req.name === 'budget' && e.kind === 'budget/decided' && req.callId.startsWith(`${e.turn}.budget`));
+    return gates.wait({ leadsTo }, () => ({ ...a }));
   };
 }
 

@@ -10,6 +10,7 @@
 import { INPUT_KINDS, type Block, type Entry, type Finish, type Usage } from '../log/entries.js';
 import type { ApprovalAnswer, Decision } from '../machines/tool-call.machine.js';
 import type { ToolOutput } from '../ports/tools.js';
+import { budgetQuestionId } from '../runtime/budget-question.js';
 
 /** One model request's recorded outcome; `interrupted` streams its blocks and then waits for the cancel. */
 export type ModelAnswer = { kind: 'stream'; blocks: Block[]; finish: Finish; usage?: Usage } | { kind: 'interrupted'; blocks: Block[]; usage?: Usage };
@@ -56,7 +57,11 @@ function callsOf(entries: readonly Entry[]): Map<string, CallScript> {
   const calls = new Map<string, CallScript>();
   const at = (id: string) => calls.get(id) ?? (calls.set(id, {}), calls.get(id)!);
   let closing = false;
+  // A budget question is answered like a call's (ADR 0047): by its id, the turn and which question of it.
+  const budgetAsked = new Map<string, number>();
   for (const e of entries) {
+    if (e.kind === 'budget/asked') budgetAsked.set(e.turn, (budgetAsked.get(e.turn) ?? 0) + 1);
+    else if (e.kind === 'budget/decided') at(budgetQuestionId(e.turn, budgetAsked.get(e.turn) ?? 0)).answer = { outcome: e.outcome, by: e.by };
     if (e.kind === 'repair') closing = e.found === 'turn-fault';
     else if (e.kind === 'turn/end') closing = false;
     if (closing && e.kind === 'tool/result' && (e.status === 'ok' || e.status === 'error') && e.verdict === 'uncertain') at(e.callId).kept = true;

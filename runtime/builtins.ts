@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { CONTEXT, LOOP, PRICES, PROMPT, SESSION, TOOLS } from '../ports/index.js';
 import { LIST_PRICES } from '../bundles/prices.js';
+import { BudgetConfig, Price } from '../log/entries.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import type { Plugin } from '../plugins/host.js';
@@ -16,7 +17,6 @@ import { coreSection, DEFAULT_CORE, toolsSection, workspaceSection } from './pro
 
 const tokens = z.int().min(1024);
 
-const Price = z.strictObject({ input: z.number().nonnegative(), cachedInput: z.number().nonnegative().optional(), cacheWrite: z.number().nonnegative().optional(), output: z.number().nonnegative() });
 /** The `prices` row's config: a table that replaces the shipped one whole (its date says how old its prices are). */
 export const PricesConfig = z.strictObject({
   asOf: z.string().min(1).default(LIST_PRICES.asOf),
@@ -31,11 +31,11 @@ export const pricesPlugin: Plugin<z.infer<typeof PricesConfig>> = {
   apply: (ctx, c) => void ctx.provide(PRICES, c),
 };
 
-/** The `turn` row: a turn's step budget. */
-export const limitsPlugin: Plugin<{ maxSteps: number }> = {
+/** The `turn` row: a turn's step budget, and the session's spending cap with the prices it is counted at (ADR 0047; default: the `prices` row's). */
+export const limitsPlugin: Plugin<{ maxSteps: number; budget?: z.infer<typeof BudgetConfig> }> = {
   name: 'limits',
   provides: [LOOP],
-  config: z.strictObject({ maxSteps: z.int().positive().default(DEFAULT_MAX_STEPS) }),
+  config: z.strictObject({ maxSteps: z.int().positive().default(DEFAULT_MAX_STEPS), budget: BudgetConfig.optional() }),
   apply: (ctx, c) => void ctx.provide(LOOP, c),
 };
 

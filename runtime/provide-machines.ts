@@ -19,6 +19,7 @@ import { decideByPolicy } from '../safety/approval.js';
 import { exactRule, rulesFromLog } from '../safety/approval-rules.js';
 import { toolSpec } from '../tools/index.js';
 import { askApproval } from './ask-approval.js';
+import { budgetQuestion } from './budget-question.js';
 import { createContextEngine } from './context/engine.js';
 import { prepareRequestAction } from './prepare-request.js';
 import { closeFaultedTurn } from './session-fault.js';
@@ -61,6 +62,8 @@ export interface MachineSeams {
   approval: ApprovalService;
   context: ContextSettings;
   answerer?: Answerer;
+  /** A spent budget asks the answerer whether to go on (chat, serve, acp); else the turn ends `BUDGET_EXHAUSTED` (ADR 0047). */
+  askOnBudget?: boolean;
   system?: string;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   onChunk?: DeltaSink;
@@ -169,11 +172,13 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
       ),
     },
   });
+  const budget = budgetQuestion(recorder, { policy, ask: o.askOnBudget === true, ...(o.answerer ? { answerer: o.answerer } : {}), ...(o.approval.answerTimeoutMs !== undefined ? { answerTimeoutMs: o.approval.answerTimeoutMs } : {}) });
   const turn = turnMachine.provide({
     actions: { record },
-    guards: { isOverThreshold: context.isOverThreshold },
+    guards: { isOverThreshold: context.isOverThreshold, isOverBudget: budget.isOverBudget },
     actors: {
       step,
+      askBudget: budget.askBudget,
       flushLog,
       compaction,
       runPreStep: fromPromise(async ({ input }) =>

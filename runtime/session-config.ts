@@ -3,7 +3,7 @@
  * the machines were configured: replay reads them back (I12). Only what was
  * set is written, so a session created with defaults logs no `config`.
  */
-import type { SessionConfig } from '../log/entries.js';
+import type { BudgetConfig, SessionConfig } from '../log/entries.js';
 import type { RetryPolicy } from '../ports/loop.js';
 
 /** What a session was configured with, in the shape its options take it. */
@@ -13,6 +13,7 @@ export interface Configured {
   contextWindow?: number;
   compactThreshold?: number;
   compaction?: { tailRatio?: number; summaryMaxTokens?: number };
+  budget?: BudgetConfig;
 }
 
 /** Contract: pure; `{}` when nothing is set, else `{ config }` with the set values only, copied. */
@@ -28,5 +29,6 @@ export function sessionConfig(o: Configured): { config?: SessionConfig } {
     if (o.compaction.summaryMaxTokens !== undefined) c.summaryMaxTokens = o.compaction.summaryMaxTokens;
     config.compaction = c;
   }
+  if (o.budget !== undefined) config.budget = structuredClone(o.budget);
   return Object.keys(config).length > 0 ? { config } : {};
 }

@@ -12,12 +12,13 @@ import { DEFAULT_COMPACT_THRESHOLD } from './context/windows.js';
 import type { ApprovalService } from '../ports/approval.js';
 import type { Clock } from '../ports/clock.js';
 import type { Ids } from '../ports/ids.js';
-import { APPROVAL, CLOCK, CONTEXT, FS, IDS, LOOP, MODEL, SANDBOX, STORE, SUBAGENTS, SUBPROCESS } from '../ports/index.js';
+import { APPROVAL, CLOCK, CONTEXT, FS, IDS, LOOP, MODEL, PRICES, SANDBOX, STORE, SUBAGENTS, SUBPROCESS } from '../ports/index.js';
 import type { ModelProvider } from '../ports/model.js';
 import type { SandboxService } from '../ports/sandbox.js';
 import type { ChildSpec, SessionControl } from '../ports/session.js';
 import type { SessionStore, WriterLock } from '../ports/store.js';
-import type { DraftOf } from '../log/entries.js';
+import type { BudgetConfig, BudgetLimit, DraftOf, PriceTable } from '../log/entries.js';
+import { remainingOf, sessionBudget } from './subagents/budget.js';
 import type { ChildSession, Subagents, TreeBudget } from '../ports/subagents.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import type { PromptRegistry } from './prompt/registry.js';
@@ -95,6 +96,8 @@ export interface SessionOptions extends SessionDuties {
   lockLogged?: boolean;
   /** A child's: the budget of the tree it belongs to, which every one of its entries draws from. */
   budget?: TreeBudget;
+  /** A child's: what its parent's spending cap had left when it was created (ADR 0047), instead of the rows' cap. */
+  inheritedBudget?: BudgetLimit;
   /**
    * Going on with a log under a wider policy than it logged (ADR 0027): allowed, and logged as `session/policy`,
    * only with this set, and never for a subagent's session. Without it a widening throws `PolicyWidenedError`.
@@ -153,6 +156,14 @@ function storeOf(s: SessionStore | LogStore): SessionStore {
   };
 }
 
+/** The cap `session/start` records: the limit, and the prices it is counted at when it has a dollar part (ADR 0047). */
+function spendingCap(limit: BudgetLimit | undefined, prices: PriceTable | undefined): BudgetConfig | undefined {
+  if (!limit || (limit.tokens === undefined && limit.usd === undefined)) return undefined;
+  const cap: BudgetConfig = { ...(limit.tokens !== undefined ? { tokens: limit.tokens } : {}), ...(limit.usd !== undefined ? { usd: limit.usd } : {}) };
+  if (limit.usd !== undefined && prices) cap.prices = { asOf: prices.asOf, models: prices.models };
+  return cap;
+}
+
 export function createSession(o: SessionOptions): BridleSession {
   const rows = sessionRows(o);
   const depth = o.depth ?? 0;
@@ -199,6 +210,7 @@ export function createSession(o: SessionOptions): BridleSession {
   const clock = host.get(CLOCK);
   const loop = host.get(LOOP);
   const context = host.get(CONTEXT);
+  const budget = spendingCap(o.inheritedBudget ?? loop.budget, loop.budget?.prices ?? (host.has(PRICES) ? host.get(PRICES) : undefined));
   const window = context.window ?? (Object.hasOwn(context.windows, modelName) ? context.windows[modelName] : undefined);
 
   function childSession(spec: ChildSpec): ChildSession {
@@ -206,6 +218,9 @@ export function createSession(o: SessionOptions): BridleSession {
     const sandbox = host.get(SANDBOX);
     const snapshot: SandboxService = { provider: sandbox.provider, policy: structuredClone(sandbox.policy) };
     const budget = host.has(SUBAGENTS) ? host.get(SUBAGENTS).budget : undefined;
+    // The child may spend what the parent has left now; what it spent comes back in its subagent/end.
+    const own = session ? sessionBudget(session.recorder.entries) : undefined;
+    const inherited = own?.limit ? remainingOf(own.limit, own.used) : undefined;
     const child = createSession({
       cwd: o.cwd,
       bridleHome: o.bridleHome,
@@ -220,6 +235,7 @@ export function createSession(o: SessionOptions): BridleSession {
       ...(o.plugins ? { plugins: o.plugins } : {}),
       ...(spec.tools || spec.scoped ? { toolFilter: { ...(spec.tools ? { only: spec.tools } : {}), ...(spec.scoped ? { scoped: spec.scoped } : {}) } } : {}),
       ...(budget ? { budget } : {}),
+      ...(inherited ? { inheritedBudget: inherited } : {}),
       ...(spec.approval === 'inherit' && spec.answerer ? { answerer: spec.answerer } : {}),
       ...(spec.onEntry ? { onEntry: spec.onEntry } : {}),
       ...(spec.onChunk ? { onChunk: spec.onChunk } : {}),
@@ -265,6 +281,7 @@ export function createSession(o: SessionOptions): BridleSession {
       ...(window !== undefined ? { contextWindow: window } : {}),
       ...(context.threshold !== DEFAULT_COMPACT_THRESHOLD ? { compactThreshold: context.threshold } : {}),
       ...(context.tailRatio !== undefined || context.summaryMaxTokens !== undefined ? { compaction: { tailRatio: context.tailRatio, summaryMaxTokens: context.summaryMaxTokens } } : {}),
+      ...(budget ? { budget } : {}),
     },
     bindInject: (f) => (inject = f),
     // Going on with a log is said in it (replay starts a segment there), and so is a lock this open took over

@@ -35,6 +35,7 @@ export const RULES = {
   allowGitWrites: 'must be true or false',
   sandboxLimits: 'must map processes (at least 16), memoryMb (at least 64) and tmpMb (at least 1) to whole numbers',
   maxSteps: 'must be a positive whole number',
+  budget: 'must be tokens=N,usd=X (either part may be left out, each above 0)',
   contextWindow: 'must be a whole number of tokens, at least 1024',
   contextWindows: 'must map model ids to whole numbers of tokens, each at least 1024',
   streamIdleMs: 'must be a whole number of milliseconds, at least 1',
@@ -51,7 +52,7 @@ export const RULES = {
 export type SettingKey = Exclude<keyof typeof RULES, 'profiles' | 'patch' | 'bundles' | 'maxDepth' | 'treeBudget'>;
 
 /** In the order `config --dump` prints them. */
-export const SETTING_KEYS: readonly SettingKey[] = ['model', 'provider', 'maxOutputTokens', 'reasoningEffort', 'thinkingBudget', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'allowGitWrites', 'sandboxLimits', 'maxSteps', 'contextWindow', 'contextWindows', 'streamIdleMs', 'streamTotalMs', 'store', 'leaseMs'];
+export const SETTING_KEYS: readonly SettingKey[] = ['model', 'provider', 'maxOutputTokens', 'reasoningEffort', 'thinkingBudget', 'baseUrl', 'approval', 'allow', 'sandbox', 'sandboxMode', 'allowNetwork', 'allowGitWrites', 'sandboxLimits', 'maxSteps', 'budget', 'contextWindow', 'contextWindows', 'streamIdleMs', 'streamTotalMs', 'store', 'leaseMs'];
 
 const isUrl = (s: string) => {
   try {
@@ -92,6 +93,8 @@ export const settingsShape = {
   allowGitWrites: z.boolean(),
   sandboxLimits: z.strictObject({ processes: z.int().min(16), memoryMb: z.int().min(64), tmpMb: z.int().min(1) }).partial(),
   maxSteps: z.int().positive(),
+  /** The session's cap for itself and its subagent tree (ADR 0047): tokens and/or US dollars. */
+  budget: z.strictObject({ tokens: z.int().positive().optional(), usd: z.number().positive().optional() }).refine((b) => b.tokens !== undefined || b.usd !== undefined),
   contextWindow: tokens,
   contextWindows: z.record(z.string().min(1), tokens),
   streamIdleMs: z.int().positive(),
@@ -130,7 +133,7 @@ const defined = (o: Config): Config => Object.fromEntries(Object.entries(o).filt
 /**
  * The settings keys as sugar over rows: each set key changes the fields of
  * the row it concerns (`model` → the `model` row, `approval`/`allow` → the
- * `approval` row, the sandbox keys → `sandbox` (`allowGitWrites` → `fs` too), `maxSteps` → `turn`, the
+ * `approval` row, the sandbox keys → `sandbox` (`allowGitWrites` → `fs` too), `maxSteps` and `budget` → `turn`, the
  * windows → `compaction`, `maxDepth` and `treeBudget` → `subagents`, `store`/`leaseMs` → `store`), and the row then
  * names that layer as where it came from. Layers apply in order, later wins.
  * Contract: pure; a key whose row was removed by a patch changes nothing and
@@ -174,6 +177,7 @@ export function applySettings(rows: readonly ComposedRow[], layers: readonly Set
     if (Object.keys(confine).length > 0 && out.find((r) => r.id === 'sandbox')?.use === 'bwrap') edit('sandbox', from, 'sandboxMode', (row) => ({ use: row.use, config: { ...configOf(row), ...confine } }));
     if (s.allowGitWrites !== undefined && out.find((r) => r.id === 'fs')?.use === 'local') edit('fs', from, 'allowGitWrites', (row) => ({ use: row.use, config: { ...configOf(row), gitWritable: s.allowGitWrites } }));
     if (s.maxSteps !== undefined) edit('turn', from, 'maxSteps', (row) => ({ use: row.use, config: { ...configOf(row), maxSteps: s.maxSteps } }));
+    if (s.budget !== undefined) edit('turn', from, 'budget', (row) => ({ use: row.use, config: { ...configOf(row), budget: s.budget } }));
     if (s.contextWindow !== undefined || s.contextWindows !== undefined) {
       // Windows per model merge, later layers' entries over earlier ones'; a set window wins over all of them.
       edit('compaction', from, 'contextWindow', (row) => {

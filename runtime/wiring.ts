@@ -74,6 +74,8 @@ export interface Wiring extends SessionDuties {
 export interface SessionDuties {
   /** Who answers `ask` approvals (a terminal, WebSocket clients, an ACP client); none: an `ask` is denied as unavailable. */
   answerer?: Answerer;
+  /** A spent budget asks `answerer` whether to go on (chat, serve, acp); else the turn ends `BUDGET_EXHAUSTED` (ADR 0047). */
+  askOnBudget?: boolean;
   /** A fixed system prompt, byte for byte, instead of the prompt registry's (replay passes the logged one). */
   system?: string;
   /** How a retry waits; tests pass one that does not. */
@@ -216,7 +218,9 @@ export function wireSession(o: Wiring): BridleSession {
   // A session that goes on from a log is handed, once and in log order, every input it logged and no turn took (ADR 0021).
   if ((o.existing?.length ?? 0) > 0 && o.opened !== 'fresh') {
     void afterStart(() => {
-      if (resumed) {
+      if (resumed?.budget) {
+        actor.send({ type: 'session.turn.resumed', seq: resumed.from ?? 0, text: resumed.input, ...(resumed.origin ? { origin: resumed.origin } : {}), resumeBudget: { steps: resumed.steps } });
+      } else if (resumed) {
         const { from, input, origin, steps, blocks, finish, settled, decided } = resumed;
         // A call the log holds the answer of goes on with that answer, not asked again (ADR 0031).
         const answered = decided.length > 0 ? { answered: Object.fromEntries(decided.map((d) => [d.callId, d.answer])) } : {};

@@ -19,6 +19,8 @@ import { notification, type ApprovalRequest, type SessionSummary, type Snapshot 
 /** What the server hands the session it asks for: its side of the approval, delta and state seams. */
 export interface SessionHooks {
   answerer: Answerer;
+  /** A spent budget asks the clients, as an approval of its own class (ADR 0047). */
+  askOnBudget: true;
   onChunk: DeltaSink;
   inspect: Observer<InspectionEvent>;
 }
@@ -98,6 +100,7 @@ export class HostedSession {
     const h = new HostedSession(onProblem, idle);
     const hooks: SessionHooks = {
       answerer: h.desk.answerer,
+      askOnBudget: true,
       onChunk: (chunk, step) => {
         if (h.attachments.size > 0) h.broadcast(JSON.stringify(notification('session/delta', { sessionId: h.id, step, chunk })));
         for (const tap of h.deltaTaps) {

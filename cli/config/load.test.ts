@@ -47,7 +47,7 @@ describe('parseConfig', () => {
   });
 
   it('an unknown key names the file, the key and the known ones', () => {
-    expect(problem('modle: gpt-4o\n')).toBe(`${F}: modle: unknown key (known: model, provider, maxOutputTokens, reasoningEffort, thinkingBudget, baseUrl, approval, allow, sandbox, sandboxMode, allowNetwork, allowGitWrites, sandboxLimits, maxSteps, contextWindow, contextWindows, streamIdleMs, streamTotalMs, store, leaseMs, patch, profiles)`);
+    expect(problem('modle: gpt-4o\n')).toBe(`${F}: modle: unknown key (known: model, provider, maxOutputTokens, reasoningEffort, thinkingBudget, baseUrl, approval, allow, sandbox, sandboxMode, allowNetwork, allowGitWrites, sandboxLimits, maxSteps, budget, contextWindow, contextWindows, streamIdleMs, streamTotalMs, store, leaseMs, patch, profiles)`);
     expect(problem('profiles:\n  fast:\n    maxStep: 3\n')).toMatch(/^\/h\/config.yaml: profiles\.fast\.maxStep: unknown key \(known in a profile: bundles, patch, model, /);
     // Profiles do not nest.
     expect(problem('profiles:\n  a:\n    profiles: {}\n')).toContain('profiles.a.profiles: unknown key');

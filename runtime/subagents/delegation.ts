@@ -15,6 +15,7 @@ import type { SessionControl } from '../../ports/session.js';
 import type { ChildSession, SubagentProvider, Subagents } from '../../ports/subagents.js';
 import type { ToolDefinition } from '../../ports/tools.js';
 import { faultInspected } from '../fault-injection.js';
+import { spendOfLog } from './budget.js';
 
 /** Reports longer than this reach the parent cut, with a note naming the child's log. */
 export const REPORT_LIMIT = 16_000;
@@ -78,7 +79,7 @@ export function runDelegation(deps: DelegationDeps, d: Delegation): Promise<Suba
         const entries = c.entries();
         const start = entries.findLastIndex((e) => e.kind === TURN_START);
         const report = d.report ? d.report(c, from) : finalText(entries, Math.max(start, 0));
-        return { reason: out.reason, ...(out.code ? { code: out.code } : {}), ...(out.cause ? { cause: out.cause } : {}), report };
+        return { reason: out.reason, ...(out.code ? { code: out.code } : {}), ...(out.cause ? { cause: out.cause } : {}), report, usage: spendOfLog(entries) };
       }),
       cancelChild: fromPromise(async ({ input: i }) => {
         await child?.cancel(i.cause);

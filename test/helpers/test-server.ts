@@ -30,6 +30,8 @@ export interface TestServer {
 
 export interface TestServerOptions extends Partial<Omit<ServerOptions, 'open' | 'token'>> {
   approval?: ApprovalPolicy;
+  /** The sessions' budget (ADR 0047). */
+  budget?: { tokens?: number; usd?: number };
   scripted?: ScriptedOptions;
   token?: string;
   /** Runs first in every open: a test throws from it to make a create fail. */
@@ -80,7 +82,7 @@ export async function startTestServer(respond: ResponseFunction, o: TestServerOp
         ...(params.fork !== undefined && all ? forkOpening(parseLog(all.get(params.fork)!.text()).entries) : {}),
         cwd: params.cwd ?? workspace,
         bridleHome,
-        settings: { approval: o.approval ?? 'auto', sandbox: 'off' },
+        settings: { approval: o.approval ?? 'auto', sandbox: 'off', ...(o.budget ? { budget: o.budget } : {}) },
         services: { model: { ...createScriptedProviderFromFunction(respond, o.scripted), name: params.model ?? 'scripted-test' }, store: all ?? o.store?.() ?? createMemoryStore(), clock: steppingClock() },
         sleep: async () => {},
         ...(o.continueFrom && n === 1 ? { existing: o.continueFrom, snapshot: restoreSessionSnapshot(o.continueFrom) } : {}),

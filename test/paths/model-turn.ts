@@ -12,7 +12,10 @@
  * and asks the model nothing more (ADR 0017). A turn gone on with after a
  * restart (ADR 0027) logs no turn/start and no input again, goes on with the
  * step it stopped in (numbered as logged, handed its calls), delivers no
- * queued input into that step, and counts its steps from the log's.
+ * queued input into that step, and counts its steps from the log's. A spent
+ * budget (ADR 0047, a third world) stops the turn before the next step: a
+ * raise goes on measuring, anything else ends it BUDGET_EXHAUSTED with no step
+ * after; a turn gone on with at a budget question asks again first.
  */
 import type { AnyMachineSnapshot } from 'xstate';
 import { childAt, countKind, draftsOf, type PathModel, type PathRun } from './path-model.js';
@@ -38,7 +41,9 @@ const RESUMED_STEP = { blocks: [{ type: 'tool-call', id: 'call_a', name: 'write'
 
 function check(run: PathRun): string[] {
   const problems: string[] = [];
-  const resumed = (run.input as { resume?: unknown }).resume !== undefined;
+  const atBudget = (run.input as { resumeBudget?: unknown }).resumeBudget !== undefined;
+  const resumedStep = (run.input as { resume?: unknown }).resume !== undefined;
+  const resumed = resumedStep || atBudget;
   const starts = countKind(run, 'turn/start');
   const ends = countKind(run, 'turn/end');
   if (starts !== (resumed ? 0 : 1)) problems.push(`I3: ${starts} turn/start entries${resumed ? ' in a turn gone on with' : ''}`);
@@ -52,16 +57,16 @@ function check(run: PathRun): string[] {
   if (endFlushFailed !== (countKind(run, 'log/not-durable') === 1)) problems.push(`turn/end's flush ${endFlushFailed ? 'failed' : 'did not fail'}, and ${countKind(run, 'log/not-durable')} notes say it did`);
 
   const steps = run.children.filter((c) => c.src === 'step');
-  const first = resumed ? RESUMED_STEPS : 1;
+  const first = resumedStep ? RESUMED_STEPS : atBudget ? RESUMED_STEPS + 1 : 1;
   steps.forEach((c, i) => {
     if ((c.input as { step: string }).step !== `t1.s${first + i}`) problems.push(`step ${i + 1} was numbered ${(c.input as { step: string }).step}`);
     // Only the step gone on with is handed its logged calls; the steps after it ask the model.
-    if (((c.input as { resume?: unknown }).resume !== undefined) !== (resumed && i === 0)) problems.push(`step ${(c.input as { step: string }).step} was ${resumed && i === 0 ? 'not ' : ''}handed a resumed step`);
+    if (((c.input as { resume?: unknown }).resume !== undefined) !== (resumedStep && i === 0)) problems.push(`step ${(c.input as { step: string }).step} was ${resumedStep && i === 0 ? 'not ' : ''}handed a resumed step`);
   });
   const end = draftsOf(run, 'turn/end')[0]?.draft;
   if (end && end.steps !== first - 1 + steps.length) problems.push(`turn/end says ${end.steps} steps, ${first - 1 + steps.length} ran`);
   // Nothing reaches the model between a resumed step's calls and their results: queued input waits for the next step.
-  if (resumed && steps[0]) {
+  if (resumedStep && steps[0]) {
     const firstDone = run.sent.findIndex((e) => e.type === 'xstate.done.actor.step' || e.type === 'xstate.done.actor.0.turn.stepping');
     if (draftsOf(run, 'user/message').some((d) => firstDone < 0 || d.at <= firstDone)) problems.push('a user/message was logged inside the resumed step');
   }
@@ -89,6 +94,15 @@ function check(run: PathRun): string[] {
   }
   if (unsavedAt >= 0 && steps.some((c) => c.born > unsavedAt)) problems.push('a step ran after the log could not be saved');
 
+  // A budget the host did not raise ends the turn BUDGET_EXHAUSTED (unless a cancel came first), and no model call follows.
+  const refusedAt = run.sent.findIndex((e) => e.type === 'xstate.done.actor.0.turn.budgeting' && (e.output as { go: boolean }).go === false);
+  if (refusedAt >= 0) {
+    if (steps.some((c) => c.born > refusedAt)) problems.push('a step ran after the budget was refused');
+    if (end && (cancelAt < 0 || cancelAt > refusedAt) && end.code !== 'BUDGET_EXHAUSTED' && end.code !== 'LOG_NOT_DURABLE') problems.push(`a refused budget ended the turn ${end.reason} ${end.code ?? ''}`);
+  }
+  const answeredAt = run.sent.findIndex((e) => e.type === 'xstate.done.actor.0.turn.budgeting');
+  if (atBudget && steps[0] && (answeredAt < 0 || steps[0].born <= answeredAt)) problems.push('a turn gone on with at a budget question stepped before it was answered');
+
   // Whatever takes a logged input names it (ADR 0021): the turn its input, each delivered steer and inject theirs.
   if (run.drafts[0]?.draft.kind === 'turn/start' && (run.drafts[0].draft as { from?: number }).from !== 7) problems.push('turn/start does not name the input it took (from)');
   for (const d of draftsOf(run, 'user/message')) {
@@ -109,9 +123,12 @@ function check(run: PathRun): string[] {
 export const turnModel: PathModel = {
   generator: 'shortest',
   input: { turn: 't1', input: 'fix the test', from: 7, injected: [{ seq: 6, text: 'context' }], maxSteps: MAX_STEPS },
-  inputs: [{ name: 'resumed', input: { turn: 't1', input: 'fix the test', from: 7, injected: [{ seq: 6, text: 'context' }], maxSteps: MAX_STEPS, resume: { steps: RESUMED_STEPS, step: RESUMED_STEP } } }],
-  // The pressure guard measures the next request: under the threshold, or at/over it (compaction before each step).
-  worlds: [{ isOverThreshold: false }, { isOverThreshold: true }],
+  inputs: [
+    { name: 'resumed', input: { turn: 't1', input: 'fix the test', from: 7, injected: [{ seq: 6, text: 'context' }], maxSteps: MAX_STEPS, resume: { steps: RESUMED_STEPS, step: RESUMED_STEP } } },
+    { name: 'resumed at a budget question', input: { turn: 't1', input: 'fix the test', from: 7, injected: [{ seq: 6, text: 'context' }], maxSteps: MAX_STEPS, resumeBudget: { steps: RESUMED_STEPS } } },
+  ],
+  // The pressure guard measures the next request: under the threshold, or at/over it (compaction before each step); or the budget is spent.
+  worlds: [{ isOverThreshold: false }, { isOverThreshold: true }, { isOverThreshold: false, isOverBudget: true }],
   payloads: {
     'turn.input.steered': [{ type: 'turn.input.steered', seq: 8, text: 'steer' }],
     'turn.input.injected': [{ type: 'turn.input.injected', seq: 9, text: 'inject' }],
@@ -132,6 +149,7 @@ export const turnModel: PathModel = {
       { reason: 'error', code: 'LOG_NOT_DURABLE', cause: 'EIO' },
       { reason: 'aborted' },
     ],
+    askBudget: [{ go: true }, { go: false, cause: 'tokens 1200/1000 used' }],
     compaction: [
       { outcome: 'compacted', tokensBefore: 900, tokensAfter: 300, shrank: true },
       { outcome: 'failed', tokensBefore: 900, tokensAfter: 900, shrank: false },
