@@ -9,9 +9,9 @@
  * instead of waiting for its deadline. An answer larger than one message
  * may be (10 MiB) is `MCP_RESULT_TOO_LARGE` with its size, and the
  * connection goes on (`stdio-transport.ts`, `read-buffer.ts`). The tool list
- * is read once at the start and kept: a server that announces a changed
- * list is not re-read, so what a session offers the model is fixed when its
- * first turn starts (ADR 0023).
+ * is read at the start; a server that announces a changed list has it read
+ * again by the SDK, and `onToolsChanged` hands it on (the plugin offers it
+ * from the next step on).
  *
  * The start has its own deadline, and nothing of it outlives the start:
  * the spec forbids cancelling `initialize`, and a request already answered
@@ -40,6 +40,11 @@ export interface McpConnection {
   /** The protocol revision the two sides settled on (`2026-07-28`, or a 2025 revision for an older server). */
   readonly protocolVersion?: string;
   readonly call: CallMcpTool;
+  /**
+   * Called with the server's new tool list each time it announces a change (`notifications/tools/list_changed`,
+   * the list read again by the SDK, debounced). Returns the unsubscriber.
+   */
+  onToolsChanged(listener: (tools: readonly McpToolInfo[]) => void): () => void;
   /** Contract: idempotent, never rejects; a stdio server's process has ended when it resolves (stdin closed, then SIGTERM, then SIGKILL). */
   close(): Promise<void>;
 }
@@ -111,7 +116,16 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   // `auto`: `server/discover` first, the 2025 `initialize` for a server that refuses it or, over stdio, stays silent
   // past the probe's deadline (some 2025 servers never answer a request before `initialize`) (ADR 0054).
   const probe = { timeoutMs: Math.min(PROBE_TIMEOUT_MS, config.startTimeoutMs) };
-  const client = new Client({ name: 'bridle', version: bridleVersion() }, { capabilities: {}, versionNegotiation: { mode: 'auto', probe }, listMaxPages: MAX_PAGES });
+  const changed = new Set<(tools: readonly McpToolInfo[]) => void>();
+  // A list read again that failed is not news: the tools offered stay as they were.
+  const onChanged = (err: Error | null, listed: unknown[] | null) => {
+    if (err || !listed || closing || gone) return;
+    for (const l of changed) l(listed as McpToolInfo[]);
+  };
+  const client = new Client(
+    { name: 'bridle', version: bridleVersion() },
+    { capabilities: {}, versionNegotiation: { mode: 'auto', probe }, listMaxPages: MAX_PAGES, listChanged: { tools: { onChanged } } },
+  );
   let gone: string | undefined;
   let closing: Promise<void> | undefined;
   client.onclose = () => {
@@ -203,5 +217,12 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   };
 
   const protocolVersion = client.getNegotiatedProtocolVersion();
-  return { tools, ...(serverInfo ? { serverInfo: { name: serverInfo.name, version: serverInfo.version } } : {}), ...(protocolVersion ? { protocolVersion } : {}), call, close };
+  return {
+    tools,
+    ...(serverInfo ? { serverInfo: { name: serverInfo.name, version: serverInfo.version } } : {}),
+    ...(protocolVersion ? { protocolVersion } : {}),
+    call,
+    onToolsChanged: (l) => (changed.add(l), () => void changed.delete(l)),
+    close,
+  };
 }
