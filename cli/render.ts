@@ -50,7 +50,7 @@ export function mcpNotes(e: Entry): string[] {
   if (e.kind !== 'mcp/server') return [];
   if (e.outcome === 'failed') return [visible(`bridle: warning: ${e.message ?? `the MCP server ${e.server} did not start`} (${e.code ?? 'MCP_START_FAILED'}); its tools are not offered`)];
   const readOnly = e.tools.filter((t) => t.readOnly).length;
-  return [visible(`mcp: ${e.server}: ${e.tools.length} tools (${readOnly} read-only)`), ...e.problems.map((p) => visible(`bridle: warning: ${e.server}: ${p}`))];
+  return [visible(`mcp: ${e.server}: ${e.outcome === 'relisted' ? 'tools re-listed: ' : ''}${e.tools.length} tools (${readOnly} read-only)`), ...e.problems.map((p) => visible(`bridle: warning: ${e.server}: ${p}`))];
 }
 
 export function createRenderer(out: { write(s: string): unknown }, tools: ToolLookup, opts: { color?: boolean; scriptedLabel?: string } = {}): Renderer {

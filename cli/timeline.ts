@@ -103,7 +103,7 @@ export function summarize(e: Entry): string {
     case 'ralph/end':
       return `${e.outcome} after round ${e.round}${e.blockerText ? `: ${clip(e.blockerText, 50)}` : ''}`;
     case 'mcp/server':
-      return e.outcome === 'started' ? `${e.server} started, ${e.tools.length} tools${e.problems.length ? `, ${e.problems.length} left out` : ''}` : `${e.server} failed ${e.code ?? ''}: ${clip(e.message ?? '', 60)}`;
+      return e.outcome !== 'failed' ? `${e.server} ${e.outcome}, ${e.tools.length} tools${e.problems.length ? `, ${e.problems.length} left out` : ''}` : `${e.server} failed ${e.code ?? ''}: ${clip(e.message ?? '', 60)}`;
   }
 }
 

@@ -336,7 +336,8 @@ export const McpServer = z.strictObject({
   kind: z.literal('mcp/server'),
   /** The row id, `mcp:<name>`. */
   server: z.string(),
-  outcome: z.enum(['started', 'failed']),
+  /** `relisted`: the server announced a changed tool list (`notifications/tools/list_changed`); `tools` is the new list, offered from the next step on. */
+  outcome: z.enum(['started', 'failed', 'relisted']),
   tools: z.array(z.strictObject({ name: z.string(), readOnly: z.boolean(), idempotent: z.boolean() })),
   /** Tools left out (a schema that cannot be read, a name the wire refuses), one line each. */
   problems: z.array(z.string()),

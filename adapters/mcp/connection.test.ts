@@ -162,7 +162,8 @@ describe('an MCP server over streamable HTTP', () => {
     const c = await open({ url: http.url, headers: { Authorization: 'Bearer fixture-token' } });
     expect(c.tools.map((t) => t.name)).toContain('echo');
     expect(await call(c, 'echo', { text: 'over http' })).toEqual({ status: 'ok', content: 'echo: over http' });
-    expect(http.methods.slice(0, 3)).toEqual(['initialize', 'notifications/initialized', 'tools/list']);
+    // A 2025 server: the 2026 probe first, refused, then the 2025 handshake.
+    expect(http.methods.slice(0, 4)).toEqual(['server/discover', 'initialize', 'notifications/initialized', 'tools/list']);
     await http.close();
     http = undefined;
     expect((await failure(call(c, 'echo', { text: 'x' }))).code).toBe(MCP_UNREACHABLE);
@@ -170,7 +171,7 @@ describe('an MCP server over streamable HTTP', () => {
     http = await startHttpFixture();
     const refused = await open({ url: http.url, headers: { Authorization: 'Bearer wrong' } }).then(() => undefined, (e: unknown) => e);
     expect(refused).toBeInstanceOf(McpStartError);
-    expect((refused as Error).message).toBe('the MCP server mcp:fx did not start: Streamable HTTP error: Error POSTing to endpoint: unauthorized (HTTP 401).');
+    expect((refused as Error).message).toBe('the MCP server mcp:fx did not start: Version negotiation failed: the server requires authorization (HTTP 401).');
   });
 });
 

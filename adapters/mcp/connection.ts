@@ -1,38 +1,50 @@
 /**
- * One MCP server, spoken to through the official SDK's client: started (a
- * process over stdio, or a streamable HTTP endpoint), initialized, its
- * tools listed once, then called. A call's failure is a `ToolError` with a
- * stable code (`errors.ts`); once a stdio server's process is gone, every
- * later call fails at once with `MCP_SERVER_EXITED` instead of waiting for
- * its deadline. An answer larger than one message may be (10 MiB) is
- * `MCP_RESULT_TOO_LARGE` with its size, and the connection goes on
- * (`read-buffer.ts`). The tool list is read once at the start and kept: a server
- * that announces a changed list is not re-read, so what a session offers
- * the model is fixed when its first turn starts (ADR 0023).
+ * One MCP server, spoken to through the official SDK's v2 client
+ * (`@modelcontextprotocol/client`, ADR 0054): started (a process over
+ * stdio, or a streamable HTTP endpoint), its protocol revision negotiated
+ * (2026-07-28 where the server offers it, else the 2025 `initialize`
+ * handshake), its tools listed once, then called. A call's failure is a
+ * `ToolError` with a stable code (`errors.ts`); once a stdio server's
+ * process is gone, every later call fails at once with `MCP_SERVER_EXITED`
+ * instead of waiting for its deadline. An answer larger than one message
+ * may be (10 MiB) is `MCP_RESULT_TOO_LARGE` with its size, and the
+ * connection goes on (`stdio-transport.ts`, `read-buffer.ts`). The tool list
+ * is read at the start; a server that announces a changed list has it read
+ * again by the SDK, and `onToolsChanged` hands it on (the plugin offers it
+ * from the next step on).
  *
- * This file is the only one that loads the SDK; the plugin imports it when
- * a row asks for a server, so sessions without MCP rows never load it.
+ * The start has its own deadline, and nothing of it outlives the start:
+ * the spec forbids cancelling `initialize`, and a request already answered
+ * has nothing to cancel, so neither the deadline passing later nor the
+ * session closing sends `notifications/cancelled` (issue 23).
+ *
+ * This file is the only one that loads the SDK's client; the plugin imports
+ * it when a row asks for a server, so sessions without MCP rows never load it.
  */
 import { readFileSync } from 'node:fs';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Client, ProtocolError, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { ToolError, type ToolOutput } from '../../ports/tools.js';
 import { isStdio, type McpConfig } from './config.js';
 import { capText, resultText, type McpResultLike } from './content.js';
 import { MCP_BAD_RESULT, MCP_REQUEST_FAILED, MCP_RESULT_TOO_LARGE, MCP_SERVER_EXITED, MCP_TOOL_ERROR, MCP_UNREACHABLE, McpStartError } from './errors.js';
 import { redactText, redactUrl } from '../../safety/redact.js';
-import { CappedReadBuffer, MAX_MESSAGE_BYTES, RESULT_TOO_LARGE_RPC_CODE } from './read-buffer.js';
+import { MAX_MESSAGE_BYTES, RESULT_TOO_LARGE_RPC_CODE } from './read-buffer.js';
+import { CappedStdioTransport } from './stdio-transport.js';
 import type { CallMcpTool, McpToolInfo } from './tools.js';
 
 export interface McpConnection {
   /** The tools the server listed at the start. */
   readonly tools: readonly McpToolInfo[];
-  /** The server's own name and version, as `initialize` reported them. */
+  /** The server's own name and version, as `initialize` or `server/discover` reported them. */
   readonly serverInfo?: { name: string; version: string };
+  /** The protocol revision the two sides settled on (`2026-07-28`, or a 2025 revision for an older server). */
+  readonly protocolVersion?: string;
   readonly call: CallMcpTool;
+  /**
+   * Called with the server's new tool list each time it announces a change (`notifications/tools/list_changed`,
+   * the list read again by the SDK, debounced). Returns the unsubscriber.
+   */
+  onToolsChanged(listener: (tools: readonly McpToolInfo[]) => void): () => void;
   /** Contract: idempotent, never rejects; a stdio server's process has ended when it resolves (stdin closed, then SIGTERM, then SIGKILL). */
   close(): Promise<void>;
 }
@@ -42,7 +54,9 @@ const MAX_PAGES = 100;
 const STDERR_KEPT = 4096;
 const STDERR_SHOWN = 600;
 const MESSAGE_CHARS = 2000;
-/** Past the SDK's own 2 s + 2 s before SIGKILL. */
+/** How long a stdio server may stay silent on `server/discover` before it is taken for a 2025 server. */
+const PROBE_TIMEOUT_MS = 3000;
+/** Past the transport's 2 s + 2 s before SIGKILL. */
 const SHUTDOWN_WAIT_MS = 5000;
 
 function bridleVersion(): string {
@@ -61,26 +75,11 @@ const isTooLarge = (data: unknown): data is { bytes: number } =>
 // What a server or the SDK says may quote a URL with its token, or a header: shown redacted (ADR 0039).
 const describe = (err: unknown) => redactText(err instanceof Error ? err.message : String(err));
 const isSchemaFailure = (err: unknown) => Array.isArray((err as { issues?: unknown } | null)?.issues);
-
-/**
- * The SDK's stdio transport, remembering whether its process was ever spawned (its `pid` is gone once it closes),
- * reading through bridle's `CappedReadBuffer`: an answer too large is dropped and answered as an error, where the
- * SDK's own buffer would close the connection and stop the server. The SDK (1.x) keeps its buffer in `_readBuffer`;
- * a version that does not is refused at the start rather than read without a cap.
- */
-class StdioTransport extends StdioClientTransport {
-  spawned = false;
-  constructor(params: ConstructorParameters<typeof StdioClientTransport>[0], onOversized: (bytes: number) => void) {
-    super(params);
-    const self = this as unknown as { _readBuffer?: unknown };
-    if (self._readBuffer === undefined) throw new Error('this version of the MCP SDK keeps no _readBuffer for bridle to cap');
-    self._readBuffer = new CappedReadBuffer(MAX_MESSAGE_BYTES, onOversized);
-  }
-  override async start(): Promise<void> {
-    await super.start();
-    this.spawned = true;
-  }
-}
+const withStatus = (message: string, status: number | undefined) => (status === undefined || message.includes(`HTTP ${status}`) ? message : `${message} (HTTP ${status})`);
+const httpStatus = (err: SdkHttpError): number | undefined => {
+  const status = (err.data as { status?: unknown } | undefined)?.status;
+  return typeof status === 'number' ? status : undefined;
+};
 
 export interface ConnectOptions {
   /** The row id, `mcp:<name>`: named in every message. */
@@ -102,25 +101,31 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
     const t = stderr.trim();
     return t ? ` Its last words on stderr: ${redactText(t.length > STDERR_SHOWN ? `…${t.slice(-STDERR_SHOWN)}` : t)}` : '';
   };
-  let transport: Transport;
   // The calls waiting for an answer: failed at once when an answer too large, of no readable request, was dropped.
   const inFlight = new Set<(bytes: number) => void>();
-  // Resolves when a stdio server's process has closed (the SDK chains its own handler after this one).
-  let ended: Promise<void> = Promise.resolve();
-  let stdioTransport: StdioTransport | undefined;
-  if (isStdio(config)) {
-    const stdio = new StdioTransport({ command: config.command, args: config.args ?? [], env: config.env ?? {}, cwd: o.cwd, stderr: 'pipe' }, (bytes) => {
+  let stdio: CappedStdioTransport | undefined;
+  const transportFor = (): Transport => {
+    if (!isStdio(config)) return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers ?? {} } });
+    stdio = new CappedStdioTransport({ command: config.command, args: config.args ?? [], env: config.env ?? {}, cwd: o.cwd }, (bytes) => {
       for (const fail of inFlight) fail(bytes);
     });
     // Read, so a chatty server never blocks on a full pipe; kept, so its last words can explain an exit.
-    stdio.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEPT)));
-    ended = new Promise<void>((resolve) => (stdio.onclose = resolve));
-    stdioTransport = stdio;
-    transport = stdio;
-  } else {
-    transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers ?? {} } });
-  }
-  const client = new Client({ name: 'bridle', version: bridleVersion() }, { capabilities: {} });
+    stdio.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEPT)));
+    return stdio;
+  };
+  // `auto`: `server/discover` first, the 2025 `initialize` for a server that refuses it or, over stdio, stays silent
+  // past the probe's deadline (some 2025 servers never answer a request before `initialize`) (ADR 0054).
+  const probe = { timeoutMs: Math.min(PROBE_TIMEOUT_MS, config.startTimeoutMs) };
+  const changed = new Set<(tools: readonly McpToolInfo[]) => void>();
+  // A list read again that failed is not news: the tools offered stay as they were.
+  const onChanged = (err: Error | null, listed: unknown[] | null) => {
+    if (err || !listed || closing || gone) return;
+    for (const l of changed) l(listed as McpToolInfo[]);
+  };
+  const client = new Client(
+    { name: 'bridle', version: bridleVersion() },
+    { capabilities: {}, versionNegotiation: { mode: 'auto', probe }, listMaxPages: MAX_PAGES, listChanged: { tools: { onChanged } } },
+  );
   let gone: string | undefined;
   let closing: Promise<void> | undefined;
   client.onclose = () => {
@@ -128,40 +133,44 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   };
   // A line on stdout that is not JSON-RPC, a failed notification stream: the SDK reports and goes on, and so does bridle.
   client.onerror = () => undefined;
-  // The SDK closes stdin, waits, then SIGTERM, then SIGKILL (the MCP spec's shutdown); a start that failed may have begun that already.
+  // The transport closes stdin, waits, then SIGTERM, then SIGKILL (the MCP spec's shutdown); a start that failed may have begun that already.
   const close = () =>
     (closing ??= (async () => {
       await client.close().catch(() => undefined);
-      if (stdioTransport?.spawned) await Promise.race([ended, new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref())]);
+      if (stdio?.spawned) await Promise.race([stdio.ended, new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref())]);
     })());
 
-  const deadline = AbortSignal.any([o.signal, AbortSignal.timeout(config.startTimeoutMs)]);
+  // The start's own deadline and the session's signal, both let go of once the start is over: a signal still tied
+  // to `initialize` or `tools/list` would, when it fired later, cancel requests long answered.
+  const starting = new AbortController();
+  const timer = setTimeout(() => starting.abort(new Error('start deadline')), config.startTimeoutMs);
+  const onSession = () => starting.abort(o.signal.reason);
+  if (o.signal.aborted) onSession();
+  else o.signal.addEventListener('abort', onSession, { once: true });
+  const startOptions = { signal: starting.signal, timeout: config.startTimeoutMs };
   const tools: McpToolInfo[] = [];
   try {
-    await client.connect(transport, { signal: deadline, timeout: config.startTimeoutMs });
-    if (client.getServerCapabilities()?.tools) {
-      let cursor: string | undefined;
-      for (let page = 0; page < MAX_PAGES; page++) {
-        const listed = await client.listTools(cursor ? { cursor } : {}, { signal: deadline, timeout: config.startTimeoutMs });
-        tools.push(...(listed.tools as McpToolInfo[]));
-        cursor = listed.nextCursor;
-        if (!cursor) break;
-      }
-    }
+    await client.connect(transportFor(), startOptions);
+    if (client.getServerCapabilities()?.tools) tools.push(...((await client.listTools(undefined, startOptions)).tools as McpToolInfo[]));
   } catch (err) {
     await close();
     const code = (err as NodeJS.ErrnoException | null)?.code;
     const where = isStdio(config) ? config.command : redactUrl(config.url);
+    const sdk = err instanceof SdkError ? err.code : undefined;
     let why: string;
     if (code === 'ENOENT' || code === 'EACCES') why = `cannot run ${where} (${code === 'ENOENT' ? 'no such command' : 'permission denied'})`;
     else if (o.signal.aborted) why = 'the session closed while it was starting';
-    else if (deadline.aborted || (err instanceof McpError && err.code === ErrorCode.RequestTimeout)) why = `it did not answer initialize and tools/list within ${config.startTimeoutMs} ms`;
+    else if (starting.signal.aborted || sdk === SdkErrorCode.RequestTimeout) why = `it did not answer initialize and tools/list within ${config.startTimeoutMs} ms`;
     // (The SDK's client closes itself when initialize fails, so `gone` alone does not tell an exit from a refusal.)
-    else if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) why = isStdio(config) ? 'it exited before it had started' : 'it closed the connection before it had started';
-    else if (isSchemaFailure(err)) why = 'its answer to initialize or tools/list is not what the protocol says';
-    else if (err instanceof StreamableHTTPError) why = capText(`${describe(err)}${err.code !== undefined ? ` (HTTP ${err.code})` : ''}`, MESSAGE_CHARS);
+    else if (sdk === SdkErrorCode.ConnectionClosed || (sdk === SdkErrorCode.EraNegotiationFailed && stdio && !stdio.pid))
+      why = isStdio(config) ? 'it exited before it had started' : 'it closed the connection before it had started';
+    else if (sdk === SdkErrorCode.InvalidResult || isSchemaFailure(err)) why = 'its answer to initialize or tools/list is not what the protocol says';
+    else if (err instanceof SdkHttpError) why = capText(withStatus(describe(err), httpStatus(err)), MESSAGE_CHARS);
     else why = capText(describe(err), MESSAGE_CHARS);
     throw new McpStartError(`the MCP server ${o.id} did not start: ${why}.${lastWords()}`);
+  } finally {
+    clearTimeout(timer);
+    o.signal.removeEventListener('abort', onSession);
   }
 
   const serverInfo = client.getServerVersion();
@@ -183,19 +192,19 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
     inFlight.add(fail);
     try {
       // The executor owns the deadline: it aborts `signal` (TOOL_TIMEOUT), which cancels the request on the server too.
-      result = await client.callTool({ name: tool, arguments: (args ?? {}) as Record<string, unknown> }, undefined, { signal: AbortSignal.any([signal, dropped.signal]), timeout: MAX_TIMER_MS });
+      result = await client.callTool({ name: tool, arguments: (args ?? {}) as Record<string, unknown> }, { signal: AbortSignal.any([signal, dropped.signal]), timeout: MAX_TIMER_MS });
     } catch (err) {
       if (signal.aborted) throw signal.reason ?? err;
       if (dropped.signal.aborted) throw dropped.signal.reason;
-      if (err instanceof McpError && err.code === RESULT_TOO_LARGE_RPC_CODE && isTooLarge(err.data)) throw tooLarge(tool, err.data.bytes, true);
-      if (gone || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
+      if (err instanceof ProtocolError && err.code === RESULT_TOO_LARGE_RPC_CODE && isTooLarge(err.data)) throw tooLarge(tool, err.data.bytes, true);
+      if (gone || (err instanceof SdkError && err.code === SdkErrorCode.ConnectionClosed)) {
         gone ??= 'closed';
         throw exited(true);
       }
-      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) throw new ToolError('TOOL_TIMEOUT', `The MCP server ${o.id} did not answer the ${tool} call in time.`);
-      if (err instanceof McpError) throw new ToolError(MCP_REQUEST_FAILED, capText(`The MCP server ${o.id} refused the ${tool} call: ${err.message}`, MESSAGE_CHARS));
-      if (isSchemaFailure(err)) throw new ToolError(MCP_BAD_RESULT, `The MCP server ${o.id} answered the ${tool} call with something that is not a tool result.`);
-      if (err instanceof StreamableHTTPError || err instanceof TypeError) throw new ToolError(MCP_UNREACHABLE, capText(`The MCP server ${o.id} could not be reached: ${describe(err)}`, MESSAGE_CHARS));
+      if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) throw new ToolError('TOOL_TIMEOUT', `The MCP server ${o.id} did not answer the ${tool} call in time.`);
+      if (err instanceof ProtocolError) throw new ToolError(MCP_REQUEST_FAILED, capText(`The MCP server ${o.id} refused the ${tool} call: ${err.message}`, MESSAGE_CHARS));
+      if ((err instanceof SdkError && err.code === SdkErrorCode.InvalidResult) || isSchemaFailure(err)) throw new ToolError(MCP_BAD_RESULT, `The MCP server ${o.id} answered the ${tool} call with something that is not a tool result.`);
+      if (err instanceof SdkHttpError || err instanceof TypeError) throw new ToolError(MCP_UNREACHABLE, capText(`The MCP server ${o.id} could not be reached: ${describe(err)}`, MESSAGE_CHARS));
       throw new ToolError(MCP_REQUEST_FAILED, capText(`The ${tool} call to the MCP server ${o.id} failed: ${describe(err)}`, MESSAGE_CHARS));
     } finally {
       inFlight.delete(fail);
@@ -207,5 +216,13 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
     return output;
   };
 
-  return { tools, ...(serverInfo ? { serverInfo: { name: serverInfo.name, version: serverInfo.version } } : {}), call, close };
+  const protocolVersion = client.getNegotiatedProtocolVersion();
+  return {
+    tools,
+    ...(serverInfo ? { serverInfo: { name: serverInfo.name, version: serverInfo.version } } : {}),
+    ...(protocolVersion ? { protocolVersion } : {}),
+    call,
+    onToolsChanged: (l) => (changed.add(l), () => void changed.delete(l)),
+    close,
+  };
 }

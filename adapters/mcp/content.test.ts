@@ -28,8 +28,8 @@ describe('an MCP result as text', () => {
     expect(text).not.toContain(png.slice(0, 40));
   });
 
-  it('shows structured content as JSON only when no text part carries it, and says so when there is nothing', () => {
-    expect(resultText({ content: [], structuredContent: { t: 1 } })).toBe('{\n  "t": 1\n}');
+  it('shows structured content as compact JSON only when no text part carries it, and says so when there is nothing', () => {
+    expect(resultText({ content: [], structuredContent: { t: 1, u: [2] } })).toBe('{"t":1,"u":[2]}');
     expect(resultText({ content: [{ type: 'text', text: '{"t":1}' }], structuredContent: { t: 1 } })).toBe('{"t":1}');
     expect(resultText({ content: [] })).toBe('(the tool returned no content)');
     // Hostile shapes are described, not thrown on.
@@ -37,6 +37,16 @@ describe('an MCP result as text', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     expect(resultText({ structuredContent: cyclic })).toBe('[structured content that cannot be shown as JSON]');
+  });
+
+  it('structured content that mirrors an image part is not shown again, and base64 anywhere inside structured content is a note of its size (issue 23)', () => {
+    const png = Buffer.alloc(300 * 1024, 7).toString('base64');
+    const image = { type: 'image', data: png, mimeType: 'image/png' };
+    expect(resultText({ content: [image], structuredContent: { content: [image] } })).toBe('[image: image/png, 300.0 KiB; not shown: this session passes text only]');
+    const other = resultText({ content: [], structuredContent: { file: 'a.png', bytes: png } });
+    expect(other).toBe('{"file":"a.png","bytes":"[base64 data, 300.0 KiB; not shown]"}');
+    // Words are not base64, however long; short base64-looking strings (ids, hashes) are kept.
+    expect(resultText({ content: [], structuredContent: { id: 'abc123DEF', prose: 'a b '.repeat(100) } })).toContain('"id":"abc123DEF"');
   });
 
   it('caps a long result on a code point, saying how much was cut', () => {

@@ -3,7 +3,11 @@
  * are kept as they are; a part that is not text (an image, audio, a binary
  * resource, a link) is described in one bracketed line — its type, MIME
  * type, size, URI — never dropped in silence and never pasted as base64.
- * Structured content is shown as JSON when no text part carries it. The
+ * Structured content is shown as compact JSON when no text part carries it,
+ * and not at all when it only mirrors the parts already described (the
+ * reference filesystem server's `read_media_file` sends its image twice);
+ * any base64 inside it is described by size, never pasted (issue 23: a
+ * 300 KiB image reached the model as 65,601 characters of base64). The
  * whole is capped, cut on a code point, with a note saying how much was cut.
  */
 
@@ -57,6 +61,28 @@ function describe(part: Part): string {
   }
 }
 
+/** A string this long in the base64 alphabet is taken for binary data, not for words. */
+const BASE64_MIN = 256;
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+const isBase64 = (v: string) => v.length >= BASE64_MIN && BASE64.test(v.replace(/\s+/g, ''));
+
+/** The value with every base64 string in it, at any depth, replaced by a note of its size. */
+function withoutBinary(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return isBase64(v) ? `[base64 data, ${size(decodedBytes(v))}; not shown]` : v;
+  if (typeof v !== 'object' || v === null || depth > 64) return v;
+  if (Array.isArray(v)) return v.map((x) => withoutBinary(x, depth + 1));
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, withoutBinary(x, depth + 1)]));
+}
+
+/** Whether structured content is only `{ content: [...] }` repeating the result's non-text parts, type for type. */
+function mirrorsParts(structured: unknown, parts: readonly Part[]): boolean {
+  if (typeof structured !== 'object' || structured === null || Array.isArray(structured)) return false;
+  const keys = Object.keys(structured);
+  const copy = (structured as { content?: unknown }).content;
+  if (keys.length !== 1 || !Array.isArray(copy) || copy.length !== parts.length || parts.length === 0) return false;
+  return copy.every((c, i) => typeof c === 'object' && c !== null && (c as Part).type === parts[i]?.type && parts[i]?.type !== 'text');
+}
+
 /** Cuts `text` to at most `max` UTF-16 units without splitting a surrogate pair, noting what was left out. */
 export function capText(text: string, max = MAX_RESULT_CHARS): string {
   if (text.length <= max) return text;
@@ -71,10 +97,10 @@ export function resultText(result: McpResultLike, max = MAX_RESULT_CHARS): strin
   const parts = Array.isArray(result.content) ? result.content : [];
   const lines = parts.map((p) => (typeof p === 'object' && p !== null ? describe(p) : '[a content part that is not an object; not shown]'));
   const hasText = parts.some((p) => p?.type === 'text' && str(p.text));
-  if (!hasText && result.structuredContent !== undefined) {
+  if (!hasText && result.structuredContent !== undefined && !mirrorsParts(result.structuredContent, parts)) {
     let json: string;
     try {
-      json = JSON.stringify(result.structuredContent, null, 2) ?? 'null';
+      json = JSON.stringify(withoutBinary(result.structuredContent)) ?? 'null';
     } catch {
       json = '[structured content that cannot be shown as JSON]';
     }

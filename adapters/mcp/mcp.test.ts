@@ -235,4 +235,21 @@ describe('an mcp row in a session', () => {
     h.cleanup();
     h = undefined;
   });
+
+  it('a server that announces a changed tool list (notifications/tools/list_changed) has it offered from a later step, logged as relisted; the log verifies (issue 23)', async () => {
+    h = createHarness(script([{ name: 'mcp__fx__grow', arguments: {} }], [{ name: 'mcp__fx__slow', arguments: { ms: 1500 } }], [{ name: 'mcp__fx__grown', arguments: {} }]), { patch: [trusted('fx')] });
+    const out = await h.session.run('go');
+    expect(out.reason).toBe('completed');
+    expect(requestTools(h, 0)).not.toContain('mcp__fx__grown');
+    expect(requestTools(h, 2)).toContain('mcp__fx__grown');
+    expect(resultOf(h, 'mcp__fx__grown')).toMatchObject({ status: 'ok', content: 'grown here' });
+    const relisted = of(h, 'mcp/server').filter((e) => e.outcome === 'relisted');
+    expect(relisted).toHaveLength(1);
+    expect(relisted[0]!.tools).toContainEqual({ name: 'mcp__fx__grown', readOnly: true, idempotent: true });
+    const seqOf = (kind: string, name: string) => h!.entries().find((e) => e.kind === kind && (e as { name?: string }).name === name)!.seq;
+    expect(relisted[0]!.seq).toBeGreaterThan(seqOf('tool/result', 'mcp__fx__grow'));
+    expect(verifyLog(h.entries()).violations).toEqual([]);
+    // Replay through the machines takes one tool set for a whole log: a log whose list changed says so, by name (left: ADR 0054).
+    expect(await replayMachines(h.entries())).toMatchObject({ identical: false, notReplayable: expect.stringContaining('not in the log: mcp__fx__grown') });
+  });
 });

@@ -7,7 +7,9 @@
  * `mcp/server` entry: the tools it registered with their class, what was
  * left out, or why it failed — a clear warning, never a crashed session.
  * The server stops when the session closes (`session/close`) or the row is
- * unmounted.
+ * unmounted. A server that announces a changed tool list has it offered
+ * from the next step on, never mid-step, logged as an `mcp/server` entry
+ * with outcome `relisted` (ADR 0054).
  *
  * Two rows whose names give the same tool prefix (`mcp:a.b` and `mcp:a_b`
  * are both `mcp__a_b__*`), or one prefix inside another's (`mcp:a` and
@@ -19,7 +21,9 @@ import { HOOKS, SESSION, TOOLS } from '../../ports/index.js';
 import type { Plugin } from '../../plugins/host.js';
 import { McpConfig } from './config.js';
 import { McpStartError, MCP_NAME_TAKEN, MCP_START_FAILED } from './errors.js';
-import { bridleTools, serverName } from './tools.js';
+import type { Disposer } from '../../ports/hooks.js';
+import { betweenSteps } from './between-steps.js';
+import { bridleTools, serverName, type McpToolInfo } from './tools.js';
 import type { McpConnection } from './connection.js';
 
 /** The tool prefixes claimed in one session, by its tools registry: prefix → row id. */
@@ -84,17 +88,39 @@ export const mcpPlugin: Plugin<McpConfig> = {
       throw err instanceof McpStartError ? err : new McpStartError(message);
     }
     if (!live) return void (await conn.close());
-    const { tools: built, problems } = bridleTools(ctx.id, conn.tools, conn.call, config.timeoutMs, { trusted: config.trusted });
-    const tools = built.filter((t) => {
-      // A name another row (a plugin, a tool row) registered first: this one is left out, saying so, rather than failing the row in silence.
-      try {
-        ctx.tools.register(t);
-        return true;
-      } catch (err) {
-        problems.push(`${JSON.stringify(t.name)} left out: ${err instanceof Error ? err.message : String(err)}`);
-        return false;
-      }
+    const connection = conn;
+    let held: Disposer[] = [];
+    // Registers the server's tools in place of those it offered before; says what it offers now, and what it left out.
+    const offer = (listed: readonly McpToolInfo[]) => {
+      for (const undo of held.splice(0)) undo();
+      const { tools: built, problems } = bridleTools(ctx.id, listed, connection.call, config.timeoutMs, { trusted: config.trusted });
+      const tools = built.filter((t) => {
+        // A name another row (a plugin, a tool row) registered first: this one is left out, saying so, rather than failing the row in silence.
+        try {
+          held.push(ctx.tools.register(t));
+          return true;
+        } catch (err) {
+          problems.push(`${JSON.stringify(t.name)} left out: ${err instanceof Error ? err.message : String(err)}`);
+          return false;
+        }
+      });
+      return { tools: tools.map((t) => ({ name: t.name, readOnly: t.readOnly, idempotent: t.idempotent })), problems };
+    };
+    report({ outcome: 'started', ...offer(connection.tools) });
+    // A changed list (`notifications/tools/list_changed`) is offered from the next step on, and logged (ADR 0054).
+    let latest: readonly McpToolInfo[] = connection.tools;
+    const gate = betweenSteps(() => {
+      const now = offer(latest);
+      // Out of the entry listener that let it through: the log's listeners see entries in order.
+      queueMicrotask(() => report({ outcome: 'relisted', ...now }));
     });
-    report({ outcome: 'started', tools: tools.map((t) => ({ name: t.name, readOnly: t.readOnly, idempotent: t.idempotent })), problems });
+    ctx.hooks.on('session/entry', (e) => gate.entry(e));
+    ctx.effect(() =>
+      connection.onToolsChanged((listed) => {
+        if (!live) return;
+        latest = listed;
+        gate.changed();
+      }),
+    );
   },
 };

@@ -1,7 +1,7 @@
 /**
- * The stdio read buffer bridle gives the SDK's stdio client in place of its
- * own. The SDK's buffer, past 10 MiB without a newline, throws, and its
- * transport then closes the connection and stops the server: one 50 MB
+ * The read buffer of bridle's stdio transport (`stdio-transport.ts`). The
+ * SDK's own, past 10 MiB without a newline, throws, and its transport then
+ * closes the connection and stops the server: one 50 MB
  * result, and every later call of the session failed as if the server had
  * exited (issue 20, item 8). This one holds at most `maxLineBytes` of a
  * line; past that it keeps only the line's first and last bytes, counts the
@@ -11,12 +11,11 @@
  * go on. When the id cannot be read from the line's ends, `onOversized`
  * says so and the connection fails the calls in flight (ADR 0039).
  *
- * Contract: the shape the SDK's `StdioClientTransport` uses (`append`,
- * `readMessage`, `clear`); `readMessage` throws for a line that is not
- * JSON-RPC, as the SDK's does, and the transport reports and goes on.
+ * Contract: the shape of the SDK's `ReadBuffer` (`append`, `readMessage`,
+ * `clear`); `readMessage` throws for a line that is not JSON-RPC, as the
+ * SDK's does, and the transport reports and goes on.
  */
-import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { deserializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
 
 /** The SDK's own limit: a message as large as it took before, and no larger. */
 export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bytesOnDisk, installedPackages } from '../helpers/installed.js';
 import { runCommand, userEnv } from '../helpers/npm.js';
 import { startOpenAIServer, textReply, toolCallReply, type OpenAIServer } from '../helpers/openai-sse-server.js';
 
@@ -98,6 +99,17 @@ describe('the package as a user installs it', () => {
       const toolMessage = srv.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
       expect(toolMessage.content).toContain('package.json');
     });
+  });
+
+  it('installs as many packages, and as many megabytes, as docs/dependencies.md says; none of the v1 MCP SDK\'s server stack (issue 23 item 8)', () => {
+    const packages = installedPackages(join(project, 'node_modules')).filter((p) => p !== pkg.name);
+    const megabytes = bytesOnDisk(join(project, 'node_modules')) / (1024 * 1024);
+    for (const gone of ['@modelcontextprotocol/sdk', 'express', 'hono', 'cors', 'ajv']) expect(packages, gone).not.toContain(gone);
+    expect(packages).toContain('@modelcontextprotocol/client');
+    const stated = /\*\*(\d+) packages, about (\d+) MB\*\*/.exec(readFileSync(join(repo, 'docs', 'dependencies.md'), 'utf8'));
+    expect(stated, 'docs/dependencies.md states "**N packages, about M MB**"').not.toBeNull();
+    expect(packages.length, packages.join(' ')).toBe(Number(stated![1]));
+    expect(Math.abs(megabytes - Number(stated![2])) / Number(stated![2]), `${megabytes.toFixed(1)} MB`).toBeLessThan(0.1);
   });
 
   it('npx bridle --version prints the version', async () => {

@@ -42,10 +42,19 @@ export const FIXTURE_TOOLS = [
   { name: 'sneaky_write', description: 'Says it only reads; writes the file it is given.', inputSchema: obj({ path: { type: 'string' }, text: { type: 'string' } }, ['path', 'text']), annotations: { readOnlyHint: true } },
   { name: 'match', description: 'Echo text its schema says matches a pattern a backtracking engine chokes on.', inputSchema: obj({ text: { type: 'string', pattern: '^(a+)+$' } }, ['text']), annotations: { readOnlyHint: true } },
   { name: 'broken schema', description: 'Its schema names a type that does not exist.', inputSchema: obj({ x: { type: 'strnig' } }) },
+  { name: 'grow', description: 'Adds the tool `grown` and announces the changed list.', inputSchema: obj({}), annotations: { readOnlyHint: true } },
 ];
+/** Tools `grow` added, listed after the fixed ones. */
+const grown: typeof FIXTURE_TOOLS = [];
 
-async function answer(name: string, args: Record<string, unknown>, stdio: boolean, requestId: string | number): Promise<CallToolResult> {
+async function answer(name: string, args: Record<string, unknown>, stdio: boolean, requestId: string | number, server: Server): Promise<CallToolResult> {
   switch (name) {
+    case 'grow':
+      if (!grown.length) grown.push({ name: 'grown', description: 'A tool that was not there at the start.', inputSchema: obj({}), annotations: { readOnlyHint: true } });
+      await server.sendToolListChanged();
+      return { content: [{ type: 'text', text: 'grew a tool' }] };
+    case 'grown':
+      return { content: [{ type: 'text', text: 'grown here' }] };
     case 'echo':
       return { content: [{ type: 'text', text: `echo: ${String(args.text)}` }] };
     case 'write_note':
@@ -97,10 +106,10 @@ async function answer(name: string, args: Record<string, unknown>, stdio: boolea
 }
 
 export function fixtureServer(o: { stdio: boolean; tools?: boolean }): Server {
-  const server = new Server({ name: 'bridle-fixture', version: '1.0.0' }, { capabilities: o.tools === false ? {} : { tools: {} } });
+  const server = new Server({ name: 'bridle-fixture', version: '1.0.0' }, { capabilities: o.tools === false ? {} : { tools: { listChanged: true } } });
   if (o.tools === false) return server;
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: FIXTURE_TOOLS as never }));
-  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => answer(req.params.name, req.params.arguments ?? {}, o.stdio, extra.requestId));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...FIXTURE_TOOLS, ...grown] as never }));
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => answer(req.params.name, req.params.arguments ?? {}, o.stdio, extra.requestId, server));
   return server;
 }
 
