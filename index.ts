@@ -9,7 +9,7 @@ export { createSession, sessionRows, SessionCrashedError, type BridleSession, ty
 export { PolicyWidenedError } from './runtime/session-policy.js';
 
 // Fork and what-if from a log (ADR 0029): a new session from a past point, nothing re-run.
-export { forkSession, ForkRefusedError, type ForkedSession, type ForkOptions } from './runtime/fork.js';
+export { forkSession, ForkRefusedError, type ForkedSession, type ForkOptions } from './runtime/logs/fork.js';
 export { forkPoints, planFork, type ForkPoint, type ForkRefusal, type ForkRefusalCode } from './log/fork.js';
 
 // The product as rows: the base bundle, composition, the plugin substrate.
