@@ -11,6 +11,7 @@ import { ErrorCode, refusal, RpcFailure, type ErrorReason, type ParamsOf, type R
 import type { Peer } from './attachment.js';
 import type { Forwardable, RelaySource, SweepOutcome } from '../ports/relay.js';
 import { RelayedSession } from './relayed-session.js';
+import { SessionLockedError } from '../log/errors.js';
 
 /** A session as a client reaches it here: run by this worker, or relayed from the one that runs it. */
 export type Served = HostedSession | RelayedSession;
@@ -57,7 +58,8 @@ const DEFAULT_LIMITS: HubLimits = { maxSessions: DEFAULT_MAX_SESSIONS, idleTimeo
 /** Refusals that hold for this worker until the session's log changes. */
 const NOT_RUNNABLE_HERE = new Set(['SESSION_NOT_RESUMABLE', 'UNKNOWN_SESSION', 'POLICY_WIDENED', 'MODEL_UNAVAILABLE']);
 
-const isLocked = (err: unknown): boolean => err instanceof RpcFailure && (err.data as { reason?: string } | undefined)?.reason === 'SESSION_LOCKED';
+/** Held by another writer: refused so by `reopen`, or the store's own `SessionLockedError` an embedder's `reopen` let through. */
+const isLocked = (err: unknown): boolean => (err instanceof RpcFailure && (err.data as { reason?: string } | undefined)?.reason === 'SESSION_LOCKED') || (err instanceof SessionLockedError);
 
 const notPending = (callId: string) => refusal(ErrorCode.NotPending, 'NOT_PENDING', `no approval is waiting for ${JSON.stringify(callId)} (already answered, cancelled, or never asked)`);
 
