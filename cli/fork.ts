@@ -7,7 +7,7 @@
  * with `log: <path>` of the fork. Exit 0 forked, 2 refused (a point inside a
  * turn, named with the nearest valid ones) or a usage error.
  */
-import { newSessionId } from '../adapters/ids/random.js';
+import { freshSessionId } from '../runtime/catalogue.js';
 import type { Clock } from '../ports/clock.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { forkSession, ForkRefusedError } from '../runtime/logs/fork.js';
@@ -41,7 +41,7 @@ export async function forkCommand(
   // Only the store row, composed as `run` composes it (it calls no model and runs no tool); a log named by its path is that file.
   const rows: ComposedRow[] = flags.store === undefined && looksLikePath(ref) ? [] : await composeStoreRows(flags);
   const { store, id } = sessionOfRef(rows, bridleHome(), ref);
-  const forkId = o.id ?? newSessionId();
+  const forkId = o.id ?? freshSessionId();
   let forked;
   try {
     forked = await forkSession({ store, session: id, id: forkId, clock: o.clock ?? Date.now, ...(at !== undefined ? { at } : {}), ...(flags.answer !== undefined ? { answer: flags.answer } : {}) });

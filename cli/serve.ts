@@ -25,7 +25,7 @@ import { applySettings } from '../runtime/settings.js';
 import { openSession, resolveWorkspace, SessionExistsError } from './open-session.js';
 import { forkSession } from '../runtime/logs/fork.js';
 import { resumableTurn } from '../log/resumable.js';
-import { newSessionId } from '../adapters/ids/random.js';
+import { freshSessionId } from '../runtime/catalogue.js';
 import { policyOf, type RunFlags } from './run.js';
 import { repairForResume } from './resume.js';
 import { relayOfRows, sessionOfRef } from '../runtime/stores.js';
@@ -222,7 +222,7 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
       ...(relay ? { relay, sweepMs } : {}),
       fork: async (p) => {
         const { store, id } = sessionOfRef(product.rows, product.home, p.sessionId);
-        const f = await forkSession({ store, session: id, id: newSessionId(), clock: Date.now, ...(p.at !== undefined ? { at: p.at } : {}), ...(p.answer !== undefined ? { answer: p.answer } : {}) });
+        const f = await forkSession({ store, session: id, id: freshSessionId(), clock: Date.now, ...(p.at !== undefined ? { at: p.at } : {}), ...(p.answer !== undefined ? { answer: p.answer } : {}) });
         return { id: f.id, forkOf: f.forkOf, open: f.open, resumable: f.open && resumableTurn(f.entries) !== undefined };
       },
       open: async (params, hooks) => {

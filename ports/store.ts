@@ -140,3 +140,13 @@ export interface SessionStore {
   /** The sessions whose header names `id` in `forkOf` (ADR 0029), by fork point then id. A reader; never throws for a store it can read. */
   forks(id: string): Promise<ForkRef[]>;
 }
+
+/**
+ * The codes of a store that cannot be used from here — a database out of reach (`STORE_UNAVAILABLE`), or at a
+ * newer schema than this bridle knows (`STORE_SCHEMA_TOO_NEW`): a setup problem (the CLI's exit 1), not a defect
+ * of the session. A store says them as an `Error` with that `code` and a message naming where it is.
+ */
+export const STORE_SETUP_CODES = ['STORE_UNAVAILABLE', 'STORE_SCHEMA_TOO_NEW'] as const;
+
+export const isStoreSetupFailure = (err: unknown): err is Error & { code: (typeof STORE_SETUP_CODES)[number] } =>
+  err instanceof Error && (STORE_SETUP_CODES as readonly unknown[]).includes((err as { code?: unknown }).code);

@@ -9,7 +9,7 @@
 import { pathToFileURL } from 'node:url';
 import { policyApproval } from '../adapters/approval/policy.js';
 import { fixedClock, systemClock } from '../adapters/clock/system.js';
-import { randomIds } from '../adapters/ids/random.js';
+import { newSessionId, randomIds } from '../adapters/ids/random.js';
 import { openaiChatModel, openaiModel } from '../adapters/model/openai.js';
 import { openaiResponsesModel } from '../adapters/model/openai-responses.js';
 import { anthropicModel } from '../adapters/model/anthropic.js';
@@ -156,3 +156,6 @@ export async function loadRowPlugins(rows: readonly Row[]): Promise<LoadedPlugin
   }
   return out;
 }
+
+/** A fresh session id as the base `ids` row makes them, for a host that names a session outside one (a fork's, an eval's). */
+export const freshSessionId = (): string => newSessionId();
