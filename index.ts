@@ -9,7 +9,7 @@ export { createSession, sessionRows, SessionCrashedError, type BridleSession, ty
 export { PolicyWidenedError } from './runtime/session-policy.js';
 
 // Fork and what-if from a log (ADR 0029): a new session from a past point, nothing re-run.
-export { forkSession, ForkRefusedError, type ForkedSession, type ForkOptions } from './runtime/fork.js';
+export { forkSession, ForkRefusedError, type ForkedSession, type ForkOptions } from './runtime/logs/fork.js';
 export { forkPoints, planFork, type ForkPoint, type ForkRefusal, type ForkRefusalCode } from './log/fork.js';
 
 // The product as rows: the base bundle, composition, the plugin substrate.
@@ -43,14 +43,14 @@ export { closeOrphanCompaction, findOrphanCompaction } from './log/context/orpha
 
 // Ports: what a provider implements.
 export type { ModelProvider } from './ports/model.js';
-export type { AcquireWriterLock, LockHolder, LogStore, WriterLock } from './ports/store.js';
+export type { AcquireWriterLock, ForkRef, ListProblem, LockHolder, LogStore, OpenedLog, SessionStore, StoredLog, StoredSession, WriterLock } from './ports/store.js';
+export type { Delta, Forwardable, ForwardSettled, OwnedSession, RelayRefusal, RelaySource, SessionRelay, SweepOutcome } from './ports/relay.js';
 export type { Clock } from './ports/clock.js';
 export type { AnswerRequest, Answerer, ApprovalPolicy } from './ports/approval.js';
 export type { DeltaSink } from './runtime/stream-model.js';
 export type { HookName, HookTable, Hooks, Recovery, RequestErrorPayload, StreamPayload } from './ports/hooks.js';
 export type { ChildSpec, SessionControl } from './ports/session.js';
 export type { Admission, Advertised, ChildOutcome, ChildRequest, ChildSession, DelegationRequest, SubagentProvider, Subagents, TreeBudget } from './ports/subagents.js';
-export type { SessionStore } from './ports/store.js';
 export { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from './ports/tools.js';
 export { FsIoError, readAtMost, type DirEntry, type EntryKind as FsEntryKind, type FileHandle, type FileStat, type FileSystem, type FsPath, type PathIntent, type UpdateOptions, type UpdateOutcome, type WalkEntry, type WalkOptions } from './ports/fs.js';
 export { SUBPROCESS_UNAVAILABLE, type LimitHit, type Subprocess, type SubprocessConfinement, type SubprocessRequest, type SubprocessResult, type SubprocessSpec } from './ports/subprocess.js';
@@ -66,6 +66,7 @@ export { acquireJsonlLock, withWriterLock } from './adapters/store/jsonl-lock.js
 export { createMemoryStore, type MemoryStore } from './adapters/store/memory.js';
 export { createPostgresSessionStore, type PostgresConfigInput, type PostgresSessionStore } from './adapters/store/postgres.js';
 export { closePostgresPools, StoreUnavailableError } from './adapters/store/postgres-pool.js';
+export { createPostgresRelay, type PostgresRelayOptions } from './adapters/store/postgres-relay.js';
 export { StoreSchemaError } from './adapters/store/postgres-schema.js';
 export { createLocalFs, localFsProvider, type LocalFsOptions } from './adapters/fs/local.js';
 export { createMemoryFs, memoryFsProvider, type MemoryFsOptions } from './adapters/fs/memory.js';

@@ -10,7 +10,6 @@
  */
 import { Readable, Writable } from 'node:stream';
 import type { AuthMethod } from '@agentclientprotocol/sdk';
-import { isLoopback, OPENAI_USES } from '../adapters/model/openai.js';
 import { LogAccessError, SessionLockedError } from '../log/errors.js';
 import { CompositionError, type ComposedRow } from '../plugins/rows.js';
 import { ProviderSetupError } from '../ports/provider.js';
@@ -22,6 +21,7 @@ import { SetupError, UsageError } from './errors.js';
 import { openSession, resolveWorkspace, WorkspaceChangedUsageError } from './open-session.js';
 import type { RunFlags } from './run.js';
 import type { Product } from './settings.js';
+import { isOpenAIUse, needsNoKey } from '../runtime/settings.js';
 import { visible } from './visible.js';
 import { bridleVersion } from './version.js';
 
@@ -34,9 +34,9 @@ export const mcpRowsMount = (): boolean => resolveUse({ id: 'mcp:client', use: '
 /** What `initialize` tells the client to set up first: the key, when the model needs one and the environment has none. */
 export function authMethodsOf(product: Product, env: NodeJS.ProcessEnv = process.env): AuthMethod[] {
   const row = product.rows.find((r) => r.id === 'model');
-  if (!row || !OPENAI_USES.includes(row.use)) return [];
+  if (!row || !isOpenAIUse(row.use)) return [];
   const c = row.config as { baseUrl: string; apiKeyEnv: string };
-  if (env[c.apiKeyEnv] || isLoopback(c.baseUrl)) return [];
+  if (env[c.apiKeyEnv] || needsNoKey(c.baseUrl)) return [];
   return [{ id: 'openai-api-key', name: c.apiKeyEnv, description: `Set ${c.apiKeyEnv} in the environment bridle acp is started with (Zed: "env" of its agent_servers entry), or point --base-url at a local OpenAI-compatible server` }];
 }
 

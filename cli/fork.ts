@@ -7,17 +7,14 @@
  * with `log: <path>` of the fork. Exit 0 forked, 2 refused (a point inside a
  * turn, named with the nearest valid ones) or a usage error.
  */
-import { basename, dirname } from 'node:path';
-import { jsonlStore } from '../adapters/store/jsonl.js';
-import { newSessionId } from '../adapters/ids/random.js';
+import { freshSessionId } from '../runtime/catalogue.js';
 import type { Clock } from '../ports/clock.js';
-import type { SessionStore } from '../ports/store.js';
 import type { ComposedRow } from '../plugins/rows.js';
-import { forkSession, ForkRefusedError } from '../runtime/fork.js';
+import { forkSession, ForkRefusedError } from '../runtime/logs/fork.js';
 import { resumableTurn } from '../log/resumable.js';
 import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage } from './home.js';
-import { looksLikePath, targetOf } from './session-store.js';
+import { looksLikePath, sessionOfRef } from '../runtime/stores.js';
 import { composeStoreRows } from './settings.js';
 import { visible } from './visible.js';
 
@@ -26,24 +23,6 @@ export interface ForkFlags {
   answer?: string;
   /** Where the session lives: a postgres:// URL, or the JSONL directory (default `$BRIDLE_HOME/sessions`). */
   store?: string;
-}
-
-const noServices = {
-  get: () => {
-    throw new Error('the jsonl store of a named directory needs no service');
-  },
-  has: () => false,
-  onDispose: () => undefined,
-};
-
-/** A JSONL directory as a store of sessions: the original's, where its fork goes too. */
-export const jsonlDirStore = (dir: string): SessionStore => jsonlStore.create({ dir }, noServices as never);
-
-/** Where `ref` (an id, a log's path, `postgres://…#id`) lives under the product's `store` row, as a store and an id in it. */
-export function storeOfRef(ref: string, rows: readonly ComposedRow[], home: string): { store: SessionStore; id: string } {
-  const target = targetOf(rows, home, ref);
-  if (target.kind === 'postgres') return { store: target.store, id: target.id };
-  return { store: jsonlDirStore(dirname(target.path)), id: basename(target.path, '.jsonl') };
 }
 
 function parseAt(at: string | undefined): number | undefined {
@@ -61,8 +40,8 @@ export async function forkCommand(
   const at = parseAt(flags.at);
   // Only the store row, composed as `run` composes it (it calls no model and runs no tool); a log named by its path is that file.
   const rows: ComposedRow[] = flags.store === undefined && looksLikePath(ref) ? [] : await composeStoreRows(flags);
-  const { store, id } = storeOfRef(ref, rows, bridleHome());
-  const forkId = o.id ?? newSessionId();
+  const { store, id } = sessionOfRef(rows, bridleHome(), ref);
+  const forkId = o.id ?? freshSessionId();
   let forked;
   try {
     forked = await forkSession({ store, session: id, id: forkId, clock: o.clock ?? Date.now, ...(at !== undefined ? { at } : {}), ...(flags.answer !== undefined ? { answer: flags.answer } : {}) });

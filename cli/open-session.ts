@@ -5,13 +5,9 @@
  * answerer, live display). The session itself is built by `createSession`
  * from the product's rows; nothing here assembles its parts.
  */
-import { closeSync, existsSync, realpathSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { acquireJsonlLock } from '../adapters/store/jsonl-lock.js';
-import { openLogForReading } from '../adapters/store/jsonl-read.js';
-import { readLogFile } from '../adapters/store/jsonl-repair.js';
+import { realpathSync, statSync } from 'node:fs';
 import { parseTraceparent } from '../log/trace.js';
-import { liveTraces } from '../adapters/tracing/live.js';
+import { hostPlugins } from '../runtime/catalogue.js';
 import { bridleVersion } from './version.js';
 import { visible } from './visible.js';
 import type { Entry } from '../log/entries.js';
@@ -21,14 +17,14 @@ import type { Answerer } from '../ports/approval.js';
 import { MODEL, SANDBOX, TOOLS } from '../ports/index.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { createSession, type BridleSession, type SessionOptions } from '../runtime/session.js';
+import { claimToGoOn, SessionLogError } from '../runtime/logs/open.js';
+import { sessionOfRef, storeOfRows } from '../runtime/stores.js';
 import { SessionNotSavedError, UsageError } from './errors.js';
-import { logAccessAsUsage, sessionPath } from './home.js';
+import { logAccessAsUsage } from './home.js';
 import type { ToolLookup } from './render.js';
-import { parseStoredLines, targetOf } from './session-store.js';
 import type { Product } from './settings.js';
 import { applySettings, type Settings } from '../runtime/settings.js';
 import { loggedPolicy, loggedWorkspace, PolicyWidenedError, WorkspaceChangedError } from '../runtime/session-policy.js';
-import { resumableTurn } from '../log/resumable.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { preflightSession } from '../runtime/session-preflight.js';
 
@@ -162,126 +158,66 @@ export function resolveWorkspace(cwd: string | undefined): string {
   return real;
 }
 
-/** The log's entries, read line by line; a log that is not one, or not whole, is a usage error naming it. */
-export function readExisting(path: string): Entry[] {
-  if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
-  let read: ReturnType<typeof readLogFile>;
-  try {
-    read = readLogFile(path);
-  } catch (err) {
-    logAccessAsUsage(err);
-  }
-  if (!read.ok) {
-    const v = read.violations[0]!;
-    throw new UsageError(`${path} is corrupt (${v.violation}): ${v.message}`);
-  }
-  if (read.torn) throw new UsageError(`${path}: torn last line (line ${read.torn.line}); run \`bridle resume\` to repair it`);
-  return read.entries;
-}
-
 /**
- * Contract: the session is open for writing under its writer lock — a second writer is refused with
- * `SessionLockedError` naming the holder — and every failure after the lock was taken releases it.
+ * Contract: the session is open for writing under its writer's claim — a second writer is refused with
+ * `SessionLockedError` naming the holder — and every failure after the claim was taken releases it.
  * Throws `UsageError` (exit 2) for a bad workspace or log, `SessionNotSavedError` (exit 1) for a disk
  * that refuses the log, and a `CompositionError` whose cause is a `ProviderSetupError` for a model that
- * cannot run here (no key). A session in Postgres is opened under its lease (ADR 0025): a new one's is
- * taken before this resolves, so a database out of reach (`StoreUnavailableError`, exit 1) or a held
- * session is said before anything runs.
+ * cannot run here (no key). A continued session is opened the same way for every store
+ * (`runtime/logs/open.ts`: the claim before the read); a new one's claim, where the store takes it in the
+ * background (a Postgres lease, ADR 0025), is awaited before this resolves, so a database out of reach
+ * (`StoreUnavailableError`, exit 1) or a held session is said before anything runs.
  */
 export async function openSession(o: OpenOptions): Promise<OpenedSession> {
   const rows = o.rows ? o.rows(o.product.rows) : o.product.rows;
-  const target = o.session !== undefined ? targetOf(rows, o.product.home, o.session) : undefined;
-  if (target?.kind === 'postgres' || (!target && rows.find((r) => r.id === 'store')?.use === 'postgres')) return openStoredSession(o, rows, target?.kind === 'postgres' ? target : undefined);
-  return openFileSession(o, rows, target?.kind === 'jsonl' ? target.path : undefined);
+  return o.session !== undefined ? openContinued(o, rows, o.session) : openNew(o, rows);
 }
 
-function openFileSession(o: OpenOptions, given: ComposedRow[], path: string | undefined): OpenedSession {
-  // Checked before the log is touched; a continued session without `--cwd` runs where its log says.
-  const named = o.cwd !== undefined || o.session === undefined ? resolveWorkspace(o.cwd) : undefined;
-  let workspace = named ?? '';
-  let rows = given;
-  let existing: Entry[] = [];
-  let id: string | undefined = o.session ? undefined : o.id;
-  let lock = o.lock;
-  let logPath: string | undefined;
-  if (o.session !== undefined && path !== undefined) {
-    logPath = path;
-    if (!existsSync(logPath)) throw new UsageError(`no session log at ${logPath}`);
-    // Only a regular file is a log: a directory or a FIFO is refused before anything opens it for writing (which would block on a FIFO).
-    try {
-      closeSync(openLogForReading(logPath));
-    } catch (err) {
-      accessFailure(err);
+async function openNew(o: OpenOptions, rows: ComposedRow[]): Promise<OpenedSession> {
+  const workspace = resolveWorkspace(o.cwd);
+  const id = o.lineage?.id ?? o.id;
+  if (o.lineage?.id) {
+    const store = o.store ?? storeOfRows(rows, o.product.home);
+    if ((await store.tail(o.lineage.id, Number.MAX_SAFE_INTEGER)) !== undefined) {
+      throw new SessionExistsError(`a session ${o.lineage.id} exists already (${store.locate(o.lineage.id)}); a new session needs an id of its own`);
     }
-    // The lock before the read: nothing another writer appends can be missed.
-    try {
-      lock ??= acquireJsonlLock(logPath);
-    } catch (err) {
-      accessFailure(err);
-    }
-    try {
-      existing = o.existing ?? readExisting(logPath);
-      const start = existing[0];
-      if (start?.kind !== 'session/start') throw new UsageError(`${logPath}: does not begin with session/start`);
-      id = start.id;
-      // A turn left waiting on an approval, or answered and not dispatched (a fork's new answer), is gone on with (ADR 0027, 0031); any other open turn is repair's.
-      if (isOpen(existing) && !resumableTurn(existing)) throw new UsageError(`${logPath}: the last turn never ended (a crash?); run \`bridle resume ${o.session}\` to repair it first`);
-      workspace = continuedWorkspace(o.cwd, named, existing);
-    } catch (err) {
-      if (!o.lock) lock.release();
-      throw err;
-    }
-    rows = keepLoggedPolicy(rows, existing, o.product.flagged);
-    // A log named by path lives where it lives: the JSONL store goes on writing it there.
-    rows = rows.map((r) => (r.id === 'store' && r.use === 'jsonl' ? { ...r, config: { ...(r.config as object), dir: dirname(logPath!) }, from: 'flag' } : r));
   }
-  if (!o.session && o.lineage?.id) {
-    id = o.lineage.id;
-    const home = o.product.home;
-    if (existsSync(sessionPath(home, id))) throw new SessionExistsError(`a session ${id} exists already (${sessionPath(home, id)}); a new session needs an id of its own`);
-  }
-  return startSession(o, { workspace, rows, existing, ...(id ? { id } : {}), ...(lock ? { lock } : {}) });
-}
-
-/** A session of the Postgres store: the lease before the read, as the JSONL lock; a new session's lease taken in the background and awaited here. */
-async function openStoredSession(o: OpenOptions, rows: ComposedRow[], target: { store: SessionStore; id: string } | undefined): Promise<OpenedSession> {
-  const named = o.cwd !== undefined || !target ? resolveWorkspace(o.cwd) : undefined;
-  let workspace = named ?? '';
-  if (!target) {
-    const opened = startSession(o, { workspace, rows, existing: [], ...(!o.session && o.lineage?.id ? { id: o.lineage.id } : {}) });
-    const log = opened.session.recorder.store as OpenedLog;
-    try {
-      await log.ready;
-    } catch (err) {
-      // Nothing ran and nothing was saved: the open is undone, and the claim's failure is the one said.
-      await opened.session.close().catch(() => undefined);
-      throw err;
-    }
-    return opened;
-  }
-  const store = o.store ?? target.store;
-  let lock = o.lock;
-  let existing = o.existing;
-  lock ??= await store.claim!(target.id);
-  // `postgres://host/db#id`, without a password: what `resume` and `replay` take back.
-  const where = lock.location;
+  const opened = startSession(o, { workspace, rows, existing: [], ...(id ? { id } : {}) });
+  const log = opened.session.recorder.store as OpenedLog;
   try {
-    if (!existing) {
-      const lines = await store.tail!(target.id);
-      if (!lines || lines.length === 0) throw new UsageError(`no session ${target.id} at ${where}`);
-      const read = parseStoredLines(lines);
-      if (!read.ok) throw new UsageError(`${where} is corrupt (${read.violations[0]!.violation}): ${read.violations[0]!.message}`);
-      existing = read.entries;
-    }
-    const start = existing[0];
-    if (start?.kind !== 'session/start') throw new UsageError(`${where}: does not begin with session/start`);
-    if (isOpen(existing) && !resumableTurn(existing)) throw new UsageError(`${where}: the last turn never ended (a crash?); run \`bridle resume ${where}\` to repair it first`);
-    workspace = continuedWorkspace(o.cwd, named, existing);
+    // A store whose claim is taken in the background: a held session or a store out of reach is said now, before anything runs.
+    if (log.ready) await log.ready;
+  } catch (err) {
+    // Nothing ran and nothing was saved: the open is undone, and the claim's failure is the one said.
+    await opened.session.close().catch(() => undefined);
+    throw err;
+  }
+  return opened;
+}
+
+/** A stored session gone on with: the claim before the read, for every store; the session then writes through the same store. */
+async function openContinued(o: OpenOptions, rows: ComposedRow[], ref: string): Promise<OpenedSession> {
+  // Checked before the log is touched; a continued session without `--cwd` runs where its log says.
+  const named = o.cwd !== undefined ? resolveWorkspace(o.cwd) : undefined;
+  const found = sessionOfRef(rows, o.product.home, ref);
+  // A claim is good only in the store that issued it (a Postgres lease): the session goes on in that one.
+  const store = o.store ?? found.store;
+  let claimed: Awaited<ReturnType<typeof claimToGoOn>>;
+  try {
+    claimed = await claimToGoOn(store, found.id, { ...(o.lock ? { lock: o.lock } : {}), ...(o.existing ? { existing: o.existing } : {}) });
+  } catch (err) {
+    if (err instanceof SessionLogError) throw new UsageError(err.message, { cause: err });
+    accessFailure(err);
+  }
+  const { lock, entries } = claimed;
+  let workspace: string;
+  try {
+    workspace = continuedWorkspace(o.cwd, named, entries);
   } catch (err) {
     if (!o.lock) lock.release();
     throw err;
   }
-  return startSession({ ...o, store }, { workspace, rows: keepLoggedPolicy(rows, existing, o.product.flagged), existing, id: (existing[0] as { id: string }).id, lock });
+  return startSession({ ...o, store }, { workspace, rows: keepLoggedPolicy(rows, entries, o.product.flagged), existing: entries, id: (entries[0] as { id: string }).id, lock });
 }
 
 /** A log whose last turn is gone on with, opened without a snapshot (`run --session`): the session as it stood before that turn, as resume restores it. */
@@ -293,8 +229,7 @@ function resumedSnapshot(existing: readonly Entry[], rows: readonly ComposedRow[
 
 /** The opener's plugins, and the live traces' when the standard OpenTelemetry variables name a collector (ADR 0055). */
 function pluginsOf(o: OpenOptions): { plugins?: NonNullable<SessionOptions['plugins']> } {
-  const live = liveTraces({ version: bridleVersion(), env: process.env, warn: (l) => process.stderr.write(`bridle: warning: ${visible(l)}\n`) });
-  const plugins = [...(o.plugins ?? []), ...(live ? [live.plugin] : [])];
+  const plugins = [...(o.plugins ?? []), ...hostPlugins({ version: bridleVersion(), env: process.env, warn: (l) => process.stderr.write(`bridle: warning: ${visible(l)}\n`) })];
   return plugins.length > 0 ? { plugins } : {};
 }
 

@@ -13,8 +13,7 @@ import { CompositionError } from '../plugins/rows.js';
 import { ProviderSetupError } from '../ports/provider.js';
 import { composeProduct } from './settings.js';
 import { redactText } from '../safety/redact.js';
-import { StoreUnavailableError } from '../adapters/store/postgres-pool.js';
-import { StoreSchemaError } from '../adapters/store/postgres-schema.js';
+import { isStoreSetupFailure } from '../ports/store.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -266,7 +265,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     // The session store cannot be used from here (a database out of reach, or at a newer schema): a setup problem, exit 1.
-    if (err instanceof StoreUnavailableError || err instanceof StoreSchemaError) {
+    if (isStoreSetupFailure(err)) {
       say(`bridle: ${err.code}: ${visible(err.message)}\n`);
       return 1;
     }

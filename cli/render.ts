@@ -7,6 +7,7 @@
 import type { Chunk } from '../log/chunks.js';
 import type { Entry } from '../log/entries.js';
 import { checkerOf } from '../tools/schema.js';
+import { builtinTools } from '../tools/index.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { visible } from './visible.js';
 
@@ -30,6 +31,10 @@ export function presentCall(tools: ToolLookup, name: string, args: string): stri
     return `${name} ${args}`;
   }
 }
+
+let builtins: ToolLookup | undefined;
+/** A call as bridle's built-in tools present it (`approval/request.presented` on a worker that relays the session); any other as `name arguments`. */
+export const presentBuiltin = (name: string, args: string): string => presentCall((builtins ??= new Map(builtinTools().map((t) => [t.name, t]))), name, args);
 
 /** The first and, when different, the last non-empty line: a command's exit code and its verdict both show. */
 export function summarizeResult(content: string, max = 80): string {

@@ -5,24 +5,23 @@
  * `--machines` also re-runs the log through the machines with its recorded
  * outcomes and exits 2 unless it comes back byte for byte.
  */
-import { existsSync, writeFileSync } from 'node:fs';
-import { readLogFile } from '../adapters/store/jsonl-repair.js';
+import { writeFileSync } from 'node:fs';
 import type { Entry } from '../log/entries.js';
 import { verifyLog, type Totals, type Violation } from '../log/verify.js';
 import { checkCheckpoints } from '../machines/session-fold.js';
+import type { ForkRef } from '../ports/store.js';
+import { noSession } from '../runtime/logs/open.js';
+import { parseStoredLines, parseStoredLog, readSessionLog, type ParsedStoredLog } from '../runtime/logs/read.js';
+import { logFileAt, looksLikePath, sessionOfRef } from '../runtime/stores.js';
 import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage } from './home.js';
-import { looksLikePath, parseStoredLines, targetOf } from './session-store.js';
-import { redactUrl } from '../adapters/store/postgres-pool.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { composeStoreRows } from './settings.js';
 import { formatMachineVerdict, replayMachines, type MachineVerdict } from './replay-machines.js';
 import { formatTotals, timelineLine } from './timeline.js';
 import { renderReplayHtml } from '../visualizations/replay-html.js';
 import { jsonLine, visible } from './visible.js';
-import { forksIn, type ForkRef } from '../adapters/store/jsonl-forks.js';
 import { forkOfLog } from '../log/fork.js';
-import { dirname } from 'node:path';
 
 export interface ReplayFlags {
   json?: boolean;
@@ -43,7 +42,7 @@ export interface ReplayVerdict {
 /** A session's lineage (ADR 0029): what its header says it was forked from, and the logs beside it forked from it. */
 export interface Lineage {
   forkedFrom?: { session: string; seq: number };
-  /** Found by scanning the JSONL directory's headers; a Postgres store is not scanned. */
+  /** The store's sessions whose header names this one in `forkOf`. */
   forks: ForkRef[];
 }
 
@@ -61,7 +60,14 @@ export function lineageLines(l: Lineage): string[] {
  * regular file).
  */
 export function verifyFile(path: string): { verdict: ReplayVerdict; entries: Entry[] } {
-  const read = readLogFile(path);
+  return verifyParsed(parseStoredLog(logFileAt(path)));
+}
+
+/** Contract: as `verifyFile`, for a session's lines read from a store's `tail` (whole lines: none is torn). */
+export const verifyLines = (lines: readonly string[]): { verdict: ReplayVerdict; entries: Entry[] } => verifyParsed(parseStoredLines(lines));
+
+/** A log as read from any store, verified: its defects (a bad line, a torn tail) and `verifyLog`'s. Contract: pure. */
+export function verifyParsed(read: ParsedStoredLog): { verdict: ReplayVerdict; entries: Entry[] } {
   // On a bad line: what precedes it, so the timeline points at where it went wrong.
   const entries = read.entries;
   const found: Violation[] = [];
@@ -75,14 +81,6 @@ export function verifyFile(path: string): { verdict: ReplayVerdict; entries: Ent
   return { verdict: { ok: violations.length === 0, violations, totals: v.totals }, entries };
 }
 
-/** Contract: as `verifyFile`, for a session's lines read from a store (a Postgres session's are whole: none is torn). */
-export function verifyLines(lines: readonly string[]): { verdict: ReplayVerdict; entries: Entry[] } {
-  const read = parseStoredLines(lines);
-  const v = verifyLog(read.entries, read.ok ? { checkpoints: checkCheckpoints } : {});
-  const violations = read.ok ? v.violations : read.violations;
-  return { verdict: { ok: violations.length === 0, violations, totals: v.totals }, entries: read.entries };
-}
-
 /** What a crash leaves: `bridle resume` closes it. */
 const REPAIRABLE = new Set(['torn-tail', 'open-turn']);
 const where = (v: Violation) => (v.seq !== null ? `seq ${v.seq}` : v.line !== undefined ? `line ${v.line}` : 'log');
@@ -91,29 +89,22 @@ export async function replayCommand(target: string, flags: ReplayFlags, out: { w
   const home = bridleHome();
   // Only the store row, composed as `run` composes it (config.yaml's `store:` among it); a log named by its path is that file.
   const rows: ComposedRow[] = flags.store === undefined && looksLikePath(target) ? [] : await composeStoreRows(flags);
-  const stored = targetOf(rows, home, target);
-  let path: string;
-  let read: ReturnType<typeof verifyFile>;
-  if (stored.kind === 'postgres') {
-    // A reader: no lease is taken, and a session being written is read as far as it is committed.
-    const lines = await stored.store.tail(stored.id);
-    path = `${redactUrl(stored.store.url)}#${stored.id}`;
-    if (!lines || lines.length === 0) throw new UsageError(`no session ${stored.id} at ${path}`);
-    read = verifyLines(lines);
-  } else {
-    path = stored.path;
-    if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
-    try {
-      read = verifyFile(path);
-    } catch (err) {
-      logAccessAsUsage(err);
-    }
+  const { store, id } = sessionOfRef(rows, home, target);
+  // A reader: no claim is taken, and a session being written is read as far as it is durable.
+  let parsed: ParsedStoredLog | undefined;
+  try {
+    parsed = await readSessionLog(store, id);
+  } catch (err) {
+    logAccessAsUsage(err);
   }
+  if (!parsed) throw new UsageError(noSession(store, id).message);
+  const path = parsed.location;
+  const read = verifyParsed(parsed);
   const { verdict, entries } = read;
   const start = entries[0];
   const from = forkOfLog(entries);
-  // Forks of this session: the logs beside it whose header names it (JSONL), or the store's sessions that do (Postgres).
-  const forks = start?.kind !== 'session/start' ? [] : stored.kind === 'jsonl' ? forksIn(dirname(path), start.id) : await stored.store.forks(start.id);
+  // Forks of this session: the store's sessions whose header names it.
+  const forks = start?.kind !== 'session/start' ? [] : await store.forks(start.id);
   const lineage: Lineage = { ...(from ? { forkedFrom: from } : {}), forks };
   if (flags.html) {
     writeFileSync(flags.html, renderReplayHtml(entries, lineage));

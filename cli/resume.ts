@@ -6,23 +6,18 @@
  * neither, it only repairs.
  */
 import { resumableTurn } from '../log/resumable.js';
-import { existsSync } from 'node:fs';
-import { readLogHeader } from '../adapters/store/jsonl-read.js';
-import { LogFormatError } from '../log/errors.js';
-import { repairJsonlLog, type ChildRepair, type FileRepair } from '../adapters/store/jsonl-repair.js';
-import { acquireJsonlLock } from '../adapters/store/jsonl-lock.js';
+import { LogAccessError } from '../log/errors.js';
 import type { SessionStore, WriterLock } from '../ports/store.js';
 import { takeoverDraft } from '../runtime/session.js';
 import type { Entry } from '../log/entries.js';
 import { formatRepairReport, repairedSomething, type RepairReport } from '../log/repair.js';
 import { pendingInputs } from '../log/inputs.js';
-import { LOG_FORMAT } from '../log/entries.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
+import { noSession, SessionLogError } from '../runtime/logs/open.js';
+import { repairSession, type ChildRepair, type SessionRepair } from '../runtime/logs/repair.js';
+import { sessionOfRef, type SessionRef } from '../runtime/stores.js';
 import { UsageError } from './errors.js';
 import { logAccessAsUsage } from './home.js';
-import { parseStoredLines, targetOf, type StoreTarget } from './session-store.js';
-import { Recorder } from '../log/recorder.js';
-import { planRepair } from '../log/repair.js';
 import { runPrompt, type RunFlags } from './run.js';
 import { composeProduct } from './settings.js';
 import { visible } from './visible.js';
@@ -60,10 +55,10 @@ const at = (v: { violation: string; seq: number | null; line?: number }) => `${v
 function reportChildren(children: readonly ChildRepair[], err: { write(s: string): unknown }): number {
   let refused = 0;
   for (const c of children) {
-    if (c.outcome.kind === 'missing') err.write(`subagent ${c.child}: no log at ${c.path}; nothing to repair\n`);
+    if (c.outcome.kind === 'missing') err.write(`subagent ${c.child}: no log at ${c.location}; nothing to repair\n`);
     else if (c.outcome.kind === 'refused') {
       refused++;
-      for (const v of c.outcome.violations) err.write(`bridle: subagent log ${c.path} is corrupt or unreadable; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
+      for (const v of c.outcome.violations) err.write(`bridle: subagent log ${c.location} is corrupt or unreadable; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
     } else {
       const r = c.outcome.repair;
       if (repairedSomething(r.report)) for (const l of formatRepairReport(r.report)) err.write(`repaired: subagent ${c.child}: ${visible(l)}\n`);
@@ -77,7 +72,7 @@ export async function resumeCommand(target: string, prompt: string | undefined, 
   if (prompt !== undefined && flags.continue) throw new UsageError('give a prompt or --continue, not both');
   // A bad flag, config file or row fails before the log is touched.
   const first = await composeProduct(flags);
-  const where = targetOf(first.rows, first.home, target);
+  const where = sessionOfRef(first.rows, first.home, target);
   const r = await repairForResume(where, target, err);
   if (typeof r === 'number') return r;
   try {
@@ -97,97 +92,46 @@ export interface RepairedSession {
   /** What the user named it as, for the hints printed. */
   target: string;
   /** How to open it: the `session` to name, the claim held (the caller releases it, or the session's close does), the store that issued it. */
-  open: { session: string; lock: WriterLock; store?: SessionStore };
+  open: { session: string; lock: WriterLock; store: SessionStore };
 }
 
 /**
- * Takes the session's writer's claim (the lock, or the lease: an expired one taken over and said in the log
- * before anything else), repairs its log as `resume` does (nothing re-run), says what it repaired on `err`,
- * and hands back the entries with the claim still held. Contract: a number (2) when the log or one of its
- * subagent logs is refused as corrupt (said on `err`, the claim released); throws `UsageError` for a log that
- * is not there or cannot be opened, `SessionLockedError` while another live writer holds it (the claim is
- * released on every failure).
+ * Takes the session's writer's claim (the lock, or the lease: a stale one taken over and said in the log
+ * before anything else), repairs its log as `resume` does (nothing re-run, `runtime/logs/repair.ts`), says
+ * what it repaired on `err`, and hands back the entries with the claim still held. Contract: a number (2) when
+ * the log or one of its subagent logs is refused as corrupt (said on `err`, the claim released); throws
+ * `UsageError` for a log that is not there or cannot be opened, `SessionLockedError` while another live writer
+ * holds it (the claim is released on every failure).
  */
-export async function repairForResume(where: StoreTarget, target: string, err: { write(s: string): unknown }): Promise<RepairedSession | number> {
-  if (where.kind === 'postgres') return resumeStored(where, target, err);
-  const path = where.path;
-  if (!existsSync(path)) throw new UsageError(`no session log at ${path}`);
-  // Repair appends: it is a writer, and takes the lock before it reads (a live writer is refused, naming it).
+export async function repairForResume(where: SessionRef, _target: string, err: { write(s: string): unknown }): Promise<RepairedSession | number> {
+  const { store, id } = where;
+  const location = store.locate(id);
+  // Repair appends: it is a writer, and takes the claim before it reads (a live writer is refused, naming it).
   let lock: WriterLock;
   try {
-    lock = acquireJsonlLock(path);
+    lock = await claimToRepair(store, id);
   } catch (e) {
+    if (e instanceof SessionLogError) throw new UsageError(e.message, { cause: e });
     logAccessAsUsage(e);
   }
   let out: RepairedSession | number | undefined;
   try {
-    out = await resumeLocked(path, target, err, lock);
-    return out;
-  } finally {
-    if (typeof out !== 'object') lock.release();
-  }
-}
-
-/** The format its `session/start` names, read from the first line alone; undefined when that line is not one (repair says why). */
-function headerFormat(path: string): number | undefined {
-  // Only a regular file, opened without blocking (a FIFO is refused here, and by repair after, naming it).
-  const head = readLogHeader(path);
-  return head?.kind === 'session/start' && typeof head.format === 'number' ? head.format : undefined;
-}
-
-async function resumeLocked(path: string, target: string, err: { write(s: string): unknown }, lock: WriterLock): Promise<RepairedSession | number> {
-  // An older log is refused before repair touches it: it logged no inputs, so what it had queued cannot be known (ADR 0021).
-  const format = headerFormat(path);
-  if (format !== undefined && format < LOG_FORMAT) {
-    err.write(`bridle: ${path} ${new LogFormatError(format, LOG_FORMAT, 'resuming it').message}\n`);
-    return 2;
-  }
-  let repaired: FileRepair;
-  try {
-    // A turn left waiting on an approval stays open: the session goes on with it and asks again (ADR 0027).
-    repaired = await repairJsonlLog(path, Date.now, { first: takeoverDraft(lock), keepPending: true });
-  } catch (e) {
-    logAccessAsUsage(e);
-  }
-  if (lock.tookOver) err.write(`took over: pid ${lock.tookOver.pid} on ${lock.tookOver.host} held this session's lock (since ${lock.tookOver.since}) and is gone\n`);
-  if (!repaired.ok) {
-    for (const v of repaired.violations) err.write(`bridle: ${path} is corrupt, not just cut short; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
-    return 2;
-  }
-  return reported(repaired, path, target, err, { session: path, lock });
-}
-
-/**
- * Resume of a session in the Postgres store (ADR 0025): the lease first (an expired one taken over, and said
- * in the log before anything else), then the same repair as for JSONL through the store, committed before
- * anything runs; the session then goes on under the same lease.
- */
-async function resumeStored(where: { store: SessionStore; id: string }, _target: string, err: { write(s: string): unknown }): Promise<RepairedSession | number> {
-  const { store, id } = where;
-  const lock = await store.claim!(id);
-  let out: RepairedSession | number | undefined;
-  try {
-    const lines = await store.tail!(id);
-    // `postgres://host/db#id`: what `resume` and `replay` take back, and never with a password in it.
-    const location = lock.location;
-    if (!lines || lines.length === 0) throw new UsageError(`no session ${id} at ${location}`);
-    const read = parseStoredLines(lines);
-    const plan = read.ok ? planRepair(read.entries, { keepPending: true }) : read;
-    if (lock.tookOver) err.write(`took over: pid ${lock.tookOver.pid} on ${lock.tookOver.host} held this session's lease (since ${lock.tookOver.since}) and it expired\n`);
-    if (!read.ok || !plan.ok) {
-      for (const v of plan.ok ? [] : plan.violations) err.write(`bridle: session ${id} is corrupt; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
+    let repaired: SessionRepair | undefined;
+    try {
+      // A turn left waiting on an approval stays open: the session goes on with it and asks again (ADR 0027).
+      repaired = await repairSession(store, id, lock, Date.now, { first: takeoverDraft(lock), keepPending: true });
+    } catch (e) {
+      logAccessAsUsage(e);
+    }
+    if (!repaired) throw new UsageError(noSession(store, id).message);
+    const old = !repaired.ok && repaired.violations[0]?.violation === 'format-old' ? repaired.violations[0] : undefined;
+    if (old) {
+      err.write(`bridle: ${location} ${old.message}\n`);
       return 2;
     }
-    const drafts = [...takeoverDraft(lock), ...plan.drafts];
-    const log = store.open(id, { lock });
-    const recorder = new Recorder(log, Date.now, read.entries);
-    const appended = drafts.map((d) => recorder.append(d));
-    // Committed, not closed: closing would end the lease the session goes on under.
-    if (appended.length) await recorder.flush();
-    const children = await repairStoredChildren(store, [...plan.report.subagents, ...(plan.report.cancelled ?? [])], err);
-    const repaired = { ok: true as const, entries: recorder.entries.slice(), appended, report: plan.report, children: [] };
-    if (children > 0) {
-      err.write(`bridle: ${children} subagent session${children > 1 ? 's' : ''} of this session could not be repaired (above); the session itself was repaired, nothing was run\n`);
+    if (lock.tookOver) err.write(`took over: pid ${lock.tookOver.pid} on ${lock.tookOver.host} held this session's claim (since ${lock.tookOver.since}) and is gone\n`);
+    if (!repaired.ok) {
+      for (const v of repaired.violations) err.write(`bridle: ${location} is corrupt, not just cut short; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
       return 2;
     }
     out = reported(repaired, location, location, err, { session: location, lock, store });
@@ -197,45 +141,18 @@ async function resumeStored(where: { store: SessionStore; id: string }, _target:
   }
 }
 
-/** The children an open `subagent/start` names, each repaired under its own lease; returns how many could not be. */
-async function repairStoredChildren(store: SessionStore, children: readonly string[], err: { write(s: string): unknown }): Promise<number> {
-  let refused = 0;
-  for (const child of children) {
-    let lock: WriterLock;
-    try {
-      lock = await store.claim!(child);
-    } catch (e) {
-      refused++;
-      err.write(`bridle: subagent session ${child} cannot be repaired: ${visible((e as Error).message)}\n`);
-      continue;
-    }
-    const log = store.open(child, { lock });
-    try {
-      const lines = await store.tail!(child);
-      if (!lines || lines.length === 0) {
-        err.write(`subagent ${child}: no session in the store; nothing to repair\n`);
-        continue;
-      }
-      const read = parseStoredLines(lines);
-      const plan = read.ok ? planRepair(read.entries, {}) : read;
-      if (!read.ok || !plan.ok) {
-        refused++;
-        for (const v of plan.ok ? [] : plan.violations) err.write(`bridle: subagent session ${child} is corrupt; refusing to repair it: ${at(v)}: ${visible(v.message)}\n`);
-        continue;
-      }
-      const recorder = new Recorder(log, Date.now, read.entries);
-      for (const d of plan.drafts) recorder.append(d);
-      if (repairedSomething(plan.report)) for (const l of formatRepairReport(plan.report)) err.write(`repaired: subagent ${child}: ${visible(l)}\n`);
-      refused += await repairStoredChildren(store, [...plan.report.subagents, ...(plan.report.cancelled ?? [])], err);
-    } finally {
-      await log.close();
-    }
+/** The claim a repair takes: a log that is not there is said as such, not as a claim that could not be written beside it. */
+async function claimToRepair(store: SessionStore, id: string): Promise<WriterLock> {
+  try {
+    return await store.claim(id);
+  } catch (e) {
+    if (e instanceof LogAccessError && !(await store.read(id).catch(() => undefined))) throw noSession(store, id);
+    throw e;
   }
-  return refused;
 }
 
 /** Says what was repaired, down the tree of subagent logs; 2 when one of those was refused. */
-function reported(repaired: Extract<FileRepair, { ok: true }>, path: string, target: string, err: { write(s: string): unknown }, open: RepairedSession['open']): RepairedSession | number {
+function reported(repaired: Extract<SessionRepair, { ok: true }>, path: string, target: string, err: { write(s: string): unknown }, open: RepairedSession['open']): RepairedSession | number {
   const { entries, report } = repaired;
   if (repairedSomething(report)) for (const l of formatRepairReport(report)) err.write(`repaired: ${visible(l)}\n`);
   else err.write(`log: ${path} needed no repair\n`);
@@ -278,5 +195,5 @@ async function carryOn(r: RepairedSession, prompt: string | undefined, flags: Re
   const text = prompt ?? (flags.continue ? continueNote(report, entries) : undefined);
   // A turn its host left waiting on a spent budget's question is asked again, on the terminal (ADR 0047).
   const atBudget = resumableTurn(entries)?.budget === true;
-  return runPrompt(text, product, runFlags, { existing: entries, snapshot, lock: open.lock, ...(open.store ? { store: open.store } : {}), ...(atBudget ? { askOnBudget: true } : {}) }, prompt === undefined ? 'resume' : undefined);
+  return runPrompt(text, product, runFlags, { existing: entries, snapshot, lock: open.lock, store: open.store, ...(atBudget ? { askOnBudget: true } : {}) }, prompt === undefined ? 'resume' : undefined);
 }

@@ -10,37 +10,32 @@
  * read misses (the log changed before the claim) is still refused after the
  * claim, as before.
  */
-import { readLogFile } from '../adapters/store/jsonl-repair.js';
-import { leaseStatus } from '../adapters/store/postgres-workers.js';
 import type { Entry } from '../log/entries.js';
+import type { SessionRelay } from '../ports/relay.js';
 import { CompositionError } from '../plugins/rows.js';
+import { readSessionLog } from '../runtime/logs/read.js';
 import { ralphState } from '../runtime/ralph/state.js';
 import { loggedWorkspace, PolicyWidenedError } from '../runtime/session-policy.js';
+import type { SessionRef } from '../runtime/stores.js';
 import { checkCwd } from '../server/allowed-cwd.js';
 import { ErrorCode, refusal, type RpcFailure } from '../server/protocol.js';
 import { preflightContinued } from './open-session.js';
-import { parseStoredLines, type StoreTarget } from './session-store.js';
 import type { Product } from './settings.js';
 
 /** The log as it stands, read without a claim; undefined when it cannot be read whole (repair, after the claim, says why). */
-async function readUnclaimed(where: StoreTarget, id: string): Promise<Entry[] | undefined> {
+async function readUnclaimed(where: SessionRef): Promise<Entry[] | undefined> {
   try {
-    if (where.kind === 'postgres') {
-      const read = parseStoredLines((await where.store.tail(id)) ?? []);
-      return read.ok ? read.entries : undefined;
-    }
-    const read = readLogFile(where.path);
-    return read.ok ? read.entries : undefined;
+    const read = await readSessionLog(where.store, where.id);
+    return read?.ok ? read.entries : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** Whether another worker holds the session's lease now (a server relays such a session, whatever it could run). */
-async function heldElsewhere(where: StoreTarget, id: string): Promise<boolean> {
-  if (where.kind !== 'postgres') return false;
+async function heldElsewhere(relay: SessionRelay | undefined, id: string): Promise<boolean> {
   try {
-    return (await leaseStatus(await where.store.pool(), id))?.live ?? false;
+    return (await relay?.ownerLive(id)) ?? false;
   } catch {
     return false;
   }
@@ -52,8 +47,9 @@ async function heldElsewhere(where: StoreTarget, id: string): Promise<boolean> {
  * (a Ralph run, a directory not allowed), `POLICY_WIDENED`, `MODEL_UNAVAILABLE` — or `SESSION_LOCKED` when another
  * worker holds the session now (so it is relayed, not refused). Claims nothing and writes nothing.
  */
-export async function refuseBeforeClaim(product: Product, where: StoreTarget, id: string, roots: readonly string[]): Promise<void> {
-  const entries = await readUnclaimed(where, id);
+export async function refuseBeforeClaim(product: Product, where: SessionRef, roots: readonly string[], relay?: SessionRelay): Promise<void> {
+  const id = where.id;
+  const entries = await readUnclaimed(where);
   const start = entries?.[0];
   if (!entries || start?.kind !== 'session/start') return;
   let refused: RpcFailure | undefined;
@@ -72,6 +68,6 @@ export async function refuseBeforeClaim(product: Product, where: StoreTarget, id
     }
   }
   if (!refused) return;
-  if (await heldElsewhere(where, id)) throw refusal(ErrorCode.CreateFailed, 'SESSION_LOCKED', `session ${id} is held by another worker`);
+  if (await heldElsewhere(relay, id)) throw refusal(ErrorCode.CreateFailed, 'SESSION_LOCKED', `session ${id} is held by another worker`);
   throw refused;
 }

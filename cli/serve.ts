@@ -23,16 +23,15 @@ import { inspectUrl, openInspector, type OpenInspector } from './inspect.js';
 import { CompositionError, type ComposedRow } from '../plugins/rows.js';
 import { applySettings } from '../runtime/settings.js';
 import { openSession, resolveWorkspace, SessionExistsError } from './open-session.js';
-import { storeOfRef } from './fork.js';
-import { forkSession } from '../runtime/fork.js';
+import { forkSession } from '../runtime/logs/fork.js';
 import { resumableTurn } from '../log/resumable.js';
-import { newSessionId } from '../adapters/ids/random.js';
+import { freshSessionId } from '../runtime/catalogue.js';
 import { policyOf, type RunFlags } from './run.js';
 import { repairForResume } from './resume.js';
-import { postgresStoreOf, targetOf } from './session-store.js';
+import { relayOfRows, sessionOfRef } from '../runtime/stores.js';
+import type { SessionRelay } from '../ports/relay.js';
+import { presentBuiltin } from './render.js';
 import { refuseBeforeClaim } from './serve-preflight.js';
-import { relaySource, startDeltaPublisher, startInboxPump, sweepSource, SWEEP_BATCH } from './serve-workers.js';
-import { closeBuses } from '../adapters/store/postgres-workers.js';
 import type { Entry } from '../log/entries.js';
 import { loggedWorkspace } from '../runtime/session-policy.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
@@ -165,6 +164,8 @@ export function listenFailure(err: unknown, host: string, port: number): string 
 export interface Started {
   server: BridleServer;
   token: string;
+  /** The store's relay, closed after the server (its LISTEN connection). */
+  relay?: SessionRelay;
   inspector?: OpenInspector;
 }
 
@@ -172,7 +173,9 @@ export interface Started {
 export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.WritableStream = process.stderr, out: NodeJS.WritableStream = process.stdout): Promise<Started> {
   // On Postgres, each commit wakes the workers that relay the session to their clients (ADR 0030).
   const product: Product = { ...given, rows: given.rows.map((r) => (r.id === 'store' && r.use === 'postgres' ? { ...r, config: { ...(r.config as object), notify: true } } : r)) };
-  const shared = postgresStoreOf(product.rows);
+  // The relay of a store many workers share (ADR 0030); none for a store of one process.
+  const relay = relayOfRows(product.rows, { present: presentBuiltin });
+  const shared = relay !== undefined;
   const port = parsePort(flags.port);
   const host = flags.host ?? '127.0.0.1';
   const allowOrigins = parseOrigins(flags.allowOrigin);
@@ -215,20 +218,11 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
       allowCwd,
       inspect: inspector?.inspect as Observer<InspectionEvent> | undefined,
       onProblem: problem,
-      reopen: (sessionId, hooks) => reopenStored(product, sessionId, hooks, allowedRoots(allowCwd), problem),
-      ...(shared
-        ? {
-            relay: (sessionId: string) => (SESSION_ID.test(sessionId) ? relaySource(shared, sessionId) : Promise.resolve(undefined)),
-            adopt: (hosted) => {
-              const stops = [startInboxPump(shared, hosted, problem), startDeltaPublisher(shared, hosted, problem)];
-              return () => stops.forEach((stop) => stop());
-            },
-            ...(sweepMs > 0 ? { sweep: { everyMs: sweepMs, perSweep: SWEEP_BATCH, ...sweepSource(shared) } } : {}),
-          }
-        : {}),
+      reopen: (sessionId, hooks) => reopenStored(product, sessionId, hooks, allowedRoots(allowCwd), problem, relay),
+      ...(relay ? { relay, sweepMs } : {}),
       fork: async (p) => {
-        const { store, id } = storeOfRef(p.sessionId, product.rows, product.home);
-        const f = await forkSession({ store, session: id, id: newSessionId(), clock: Date.now, ...(p.at !== undefined ? { at: p.at } : {}), ...(p.answer !== undefined ? { answer: p.answer } : {}) });
+        const { store, id } = sessionOfRef(product.rows, product.home, p.sessionId);
+        const f = await forkSession({ store, session: id, id: freshSessionId(), clock: Date.now, ...(p.at !== undefined ? { at: p.at } : {}), ...(p.answer !== undefined ? { answer: p.answer } : {}) });
         return { id: f.id, forkOf: f.forkOf, open: f.open, resumable: f.open && resumableTurn(f.entries) !== undefined };
       },
       open: async (params, hooks) => {
@@ -258,6 +252,7 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
     });
   } catch (e) {
     const line = listenFailure(e, host, port);
+    await relay?.close();
     if (line === undefined) throw e;
     await inspector?.close();
     throw new ListenError(line);
@@ -275,7 +270,7 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
   err.write(`approval: ${approval}${approval === 'ask' ? ' (asked of attached clients)' : ''}\n`);
   err.write(`sessions: at most ${maxSessions}; an idle one is released ${idleTimeoutMs > 0 ? `after ${idleTimeoutMs / 1000} s` : 'never'}; cwd: ${allowCwd.join(', ')} or below\n`);
   if (shared) err.write(`sweep: ${sweepMs > 0 ? `every ${sweepMs} ms, sessions whose owner's lease expired with work left are taken over` : 'off'}\n`);
-  return { server, token, inspector };
+  return { server, token, ...(relay ? { relay } : {}), ...(inspector ? { inspector } : {}) };
 }
 
 /** Runs until SIGINT or SIGTERM: then closes sessions (logs flushed; open approvals stay open for resume) and exits 0. */
@@ -286,10 +281,9 @@ export async function serveCommand(product: Product, flags: ServeFlags): Promise
   } catch (e) {
     if (!(e instanceof ListenError)) throw e;
     process.stderr.write(`bridle serve: ${e.message}\n`);
-    await closeBuses();
     return 2;
   }
-  const { server, inspector } = started;
+  const { server, inspector, relay } = started;
   await new Promise<void>((resolve) => {
     let signals = 0;
     const stop = () => {
@@ -307,7 +301,7 @@ export async function serveCommand(product: Product, flags: ServeFlags): Promise
     }
   });
   await server.close();
-  await closeBuses();
+  await relay?.close();
   await inspector?.close();
   return 0;
 }
@@ -323,12 +317,12 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
  * server's own product (model, sandbox, approval), in the directory its log names, which must be one the
  * server allows. Resolves undefined when the store has no such session.
  */
-async function reopenStored(product: Product, sessionId: string, hooks: SessionHooks, roots: readonly string[], problem: (m: string) => void): Promise<BridleSession | undefined> {
+async function reopenStored(product: Product, sessionId: string, hooks: SessionHooks, roots: readonly string[], problem: (m: string) => void, relay: SessionRelay | undefined): Promise<BridleSession | undefined> {
   if (!SESSION_ID.test(sessionId) || sessionId.endsWith('.jsonl')) return undefined;
-  const where = targetOf(product.rows, product.home, sessionId);
-  if (where.kind === 'jsonl' ? !existsSync(where.path) : (await where.store.tail(sessionId, Number.MAX_SAFE_INTEGER)) === undefined) return undefined;
+  const where = sessionOfRef(product.rows, product.home, sessionId);
+  if ((await where.store.tail(sessionId, Number.MAX_SAFE_INTEGER)) === undefined) return undefined;
   // A session this server could not run is refused before its claim, its lease left to a worker that can (ADR 0042).
-  await refuseBeforeClaim(product, where, sessionId, roots);
+  await refuseBeforeClaim(product, where, roots, relay);
   const said: string[] = [];
   const notes = { write: (l: string) => (said.push(l.trimEnd()), true) };
   const notResumable = (why: string) => refusal(ErrorCode.CreateFailed, 'SESSION_NOT_RESUMABLE', `session ${sessionId} cannot be resumed here: ${why}`);
@@ -359,7 +353,7 @@ async function reopenStored(product: Product, sessionId: string, hooks: SessionH
       existing: entries,
       snapshot,
       lock: open.lock,
-      ...(open.store ? { store: open.store } : {}),
+      store: open.store,
       answerer: hooks.answerer,
       askOnBudget: hooks.askOnBudget,
       onChunk: hooks.onChunk,

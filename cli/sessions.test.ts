@@ -11,7 +11,7 @@ import { createPostgresSessionStore } from '../adapters/store/postgres.js';
 import { Recorder } from '../log/recorder.js';
 import { LogBuilder, logText } from '../test/helpers/log-builder.js';
 import { describeWithPostgres } from '../test/helpers/postgres.js';
-import { listJsonl, sessionsCommand, stateOf } from './sessions.js';
+import { listStore, sessionsCommand, stateOf } from './sessions.js';
 import { acquireJsonlLock } from '../adapters/store/jsonl-lock.js';
 import { spawnSync } from 'node:child_process';
 import { replayCommand } from './replay.js';
@@ -47,7 +47,7 @@ it('bridle sessions lists a JSONL store one line per session, with owner and sta
   write('d-ended', new LogBuilder().cleanTurn().add({ kind: 'session/end', by: 'server' }));
   write('e-reopened', new LogBuilder().cleanTurn().add({ kind: 'session/end', by: 'server' }).add({ kind: 'session/reopen' }));
   writeFileSync(join(dir, 'not-a-log.jsonl'), 'hello\n');
-  const list = listJsonl(dir);
+  const list = (await listStore(dir)).sessions;
   expect(list.map((s) => [s.id, s.state, s.owner?.pid ?? null])).toEqual([
     ['a-idle', 'idle', null],
     ['b-running', 'running', process.pid],
@@ -155,7 +155,7 @@ it("bridle sessions judges an owner by its lock's socket, not its pid: a live wr
   writeFileSync(join(dir, 'b-dead.jsonl.lock'), JSON.stringify({ pid: 1, host: hostname(), since: '2026-01-01T00:00:00.000Z' }));
   spawnSync(process.execPath, ['-e', `process.chdir(${JSON.stringify(dir)}); require('net').createServer().listen('b-dead.jsonl.lock.sock', () => process.kill(process.pid, 'SIGKILL'))`]);
   try {
-    expect(listJsonl(dir).map((s) => [s.id, s.state, s.owner?.pid ?? null])).toEqual([
+    expect((await listStore(dir)).sessions.map((s) => [s.id, s.state, s.owner?.pid ?? null])).toEqual([
       ['a-unseen', 'running', 2 ** 22 + 5],
       ['b-dead', 'interrupted', null],
     ]);

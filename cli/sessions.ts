@@ -8,15 +8,12 @@
  * `resume` or a server asked for it repairs it), `ended` (`session/end` last:
  * closed at rest), else `idle`. A reader: takes no claim, changes nothing.
  */
-import { closeSync, existsSync, fstatSync, readdirSync, readSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
-import { lockHoldersOf } from '../adapters/store/jsonl-lock.js';
-import { openLogForReading } from '../adapters/store/jsonl-read.js';
-import { LogAccessError } from '../log/errors.js';
-import { createPostgresSessionStore, MARKER_LINE } from '../adapters/store/postgres.js';
-import { isPostgresUrl, redactUrl } from '../adapters/store/postgres-pool.js';
-import { bridleHome, sessionsDir } from './home.js';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { ListProblem, StoredSession } from '../ports/store.js';
+import type { ComposedRow } from '../plugins/rows.js';
+import { isDatabaseRef, storeOfFlag } from '../runtime/stores.js';
+import { bridleHome } from './home.js';
 import { UsageError } from './errors.js';
 import { composeStoreRows } from './settings.js';
 import { jsonLine, visible } from './visible.js';
@@ -46,117 +43,17 @@ export function stateOf(marker: string | undefined, owned: boolean): SessionStat
   return 'idle';
 }
 
-/**
- * A file of the store that was not listed as it claims, or at all: `LOG_NOT_A_FILE` (a FIFO, a directory, a
- * device named `*.jsonl`: refused without a blocking open), `LOG_UNREADABLE`, or `LOG_ID_MISMATCH` (the header
- * claims another id than the file's name; the session is listed by its file's name).
- */
-export interface ListProblem {
-  file: string;
-  code: 'LOG_NOT_A_FILE' | 'LOG_UNREADABLE' | 'LOG_ID_MISMATCH';
-  message: string;
+/** A store's listing as `bridle sessions` prints it: each session's state from its last marker and its owner. Contract: pure. */
+export function sessionLines(sessions: readonly StoredSession[]): SessionLine[] {
+  return sessions.map((r) => ({ id: r.id, state: stateOf(r.marker, r.owner !== undefined), owner: r.owner ?? null, lastSeq: r.lastSeq, cwd: r.cwd, model: r.model }));
 }
 
-/** The last bytes of a log hold its last marker, nearly always; the whole file is read only when they do not. */
-const TAIL_BYTES = 256 * 1024;
-
-/** The bytes of `fd` from `from` to its end, as text. */
-function readFrom(fd: number, from: number): string {
-  const size = fstatSync(fd).size;
-  const buf = Buffer.alloc(Math.max(0, size - from));
-  let off = 0;
-  while (off < buf.length) {
-    const n = readSync(fd, buf, off, buf.length - off, from + off);
-    if (n <= 0) break;
-    off += n;
-  }
-  return buf.subarray(0, off).toString('utf8');
-}
-
-function lastLines(fd: number, bytes: number): string[] {
-  const from = Math.max(0, fstatSync(fd).size - bytes);
-  const lines = readFrom(fd, from).split('\n');
-  // A first line cut by the window is not whole.
-  return from > 0 ? lines.slice(1) : lines;
-}
-
-function markerIn(lines: readonly string[]): string | undefined {
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const m = MARKER_LINE.exec(lines[i]!);
-    if (m) return m[1];
-  }
-  return undefined;
-}
-
-/**
- * The JSONL store's sessions: each `<id>.jsonl` in `dir` that is a regular file beginning with a `session/start`,
- * listed by its file's name. What could not be listed as it claims goes to `problems`.
- * Contract: never blocks on a file that is not a regular one (it is opened non-blocking and refused).
- */
-export function listJsonl(dir: string, problems: ListProblem[] = []): SessionLine[] {
-  if (!existsSync(dir)) return [];
-  const out: SessionLine[] = [];
-  const markers: (string | undefined)[] = [];
-  const paths: string[] = [];
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.jsonl')).sort()) {
-    const path = join(dir, name);
-    const id = name.slice(0, -'.jsonl'.length);
-    let fd: number;
-    try {
-      fd = openLogForReading(path);
-    } catch (err) {
-      if (err instanceof LogAccessError && err.code !== 'LOG_UNWRITABLE') problems.push({ file: name, code: err.code, message: err.message });
-      continue;
-    }
-    let start: { kind?: string; id?: string; cwd?: string; model?: string } | undefined;
-    let lines: string[];
-    let marker: string | undefined;
-    try {
-      lines = lastLines(fd, TAIL_BYTES);
-      start = JSON.parse(firstLine(fd)) as typeof start;
-      if (start?.kind !== 'session/start' || typeof start.id !== 'string') continue;
-      marker = markerIn(lines) ?? markerIn(readFrom(fd, 0).split('\n'));
-    } catch {
-      continue;
-    } finally {
-      closeSync(fd);
-    }
-    if (start.id !== id) problems.push({ file: name, code: 'LOG_ID_MISMATCH', message: `${path}: its header claims the id ${JSON.stringify(start.id)}; listed as ${JSON.stringify(id)}, its file's name` });
-    const whole = lines.filter((l) => l.trim() !== '');
-    const lastSeq = Number(/^\{"seq":([0-9]+),/.exec(whole.at(-1) ?? '')?.[1] ?? 0);
-    out.push({ id, state: 'idle', owner: null, lastSeq, cwd: start.cwd ?? '', model: start.model ?? '' });
-    markers.push(marker);
-    paths.push(path);
-  }
-  // The owners at once: one probe for every lock's socket, not one per session.
-  const owners = lockHoldersOf(paths);
-  return out.map((line, i) => {
-    const h = owners[i] ?? null;
-    const owner = h ? { pid: h.pid, host: h.host, since: h.since } : null;
-    return { ...line, owner, state: stateOf(markers[i], owner !== null) };
-  });
-}
-
-function firstLine(fd: number): string {
-  const buf = Buffer.alloc(64 * 1024);
-  const n = readSync(fd, buf, 0, buf.length, 0);
-  return buf.subarray(0, n).toString('utf8').split('\n', 1)[0]!;
-}
-
-export async function listStore(store: string | undefined): Promise<{ where: string; sessions: SessionLine[]; problems: ListProblem[] }> {
-  if (store !== undefined && isPostgresUrl(store)) {
-    const pg = createPostgresSessionStore({ url: store });
-    const rows = await pg.list();
-    return {
-      where: redactUrl(store),
-      sessions: rows.map((r) => ({ id: r.id, state: stateOf(r.marker, r.owner !== undefined), owner: r.owner ?? null, lastSeq: r.lastSeq, cwd: r.cwd, model: r.model })),
-      problems: [],
-    };
-  }
-  const dir = store !== undefined ? resolve(store) : sessionsDir(bridleHome());
-  if (store !== undefined && !existsSync(dir)) throw new UsageError(`--store: no such directory: ${store}`);
-  const problems: ListProblem[] = [];
-  return { where: dir, sessions: listJsonl(dir, problems), problems };
+/** The sessions of the store `ref` names (a `postgres://` URL or a JSONL directory), else of the product's `store` row. */
+export async function listStore(ref: string | undefined, rows: readonly ComposedRow[] = []): Promise<{ where: string; sessions: SessionLine[]; problems: ListProblem[] }> {
+  if (ref !== undefined && !isDatabaseRef(ref) && !existsSync(resolve(ref))) throw new UsageError(`--store: no such directory: ${ref}`);
+  const store = storeOfFlag(ref, rows, bridleHome());
+  const { sessions, problems } = await store.list();
+  return { where: store.location, sessions: sessionLines(sessions), problems };
 }
 
 const ownerText = (o: SessionLine['owner']) => (o ? `pid ${o.pid} on ${o.host}${o.epoch !== undefined ? ` (epoch ${o.epoch})` : ''}` : '-');
@@ -165,15 +62,12 @@ const ownerText = (o: SessionLine['owner']) => (o ? `pid ${o.pid} on ${o.host}${
  * The store `bridle sessions` lists: `--store`, else the `store` row composed as `run` composes it (a `store:`
  * in `$BRIDLE_HOME/config.yaml`, a profile's), else `$BRIDLE_HOME/sessions`.
  */
-async function storeOf(flags: SessionsFlags): Promise<string | undefined> {
-  if (flags.store !== undefined) return flags.store;
-  const row = (await composeStoreRows({})).find((r) => r.id === 'store');
-  const c = row?.config as { url?: string; dir?: string } | undefined;
-  return row?.use === 'postgres' ? c?.url : row?.use === 'jsonl' ? c?.dir : undefined;
+async function listed(flags: SessionsFlags): Promise<Awaited<ReturnType<typeof listStore>>> {
+  return listStore(flags.store, flags.store !== undefined ? [] : await composeStoreRows({}));
 }
 
 export async function sessionsCommand(flags: SessionsFlags, out: { write(s: string): unknown } = process.stdout): Promise<number> {
-  const { where, sessions, problems } = await listStore(await storeOf(flags));
+  const { where, sessions, problems } = await listed(flags);
   if (flags.json) {
     out.write(`${jsonLine({ store: where, sessions, ...(problems.length > 0 ? { problems } : {}) })}\n`);
     return 0;

@@ -24,7 +24,7 @@ import { parseBudget, parseTreeBudget } from '../runtime/subagents/budget.js';
 import { describeIssues, loadConfig, type LoadedConfig } from './config/load.js';
 import { UsageError } from './errors.js';
 import { bridleHome } from './home.js';
-import { isPostgresUrl } from '../adapters/store/postgres-pool.js';
+import { isDatabaseRef } from '../runtime/stores.js';
 import { redactText } from '../safety/redact.js';
 
 /** The settings flags as commander hands them over: strings (and booleans), unparsed. */
@@ -112,7 +112,7 @@ export function flagSettings(f: SettingFlags): SettingsLayer['settings'] {
     if (raw !== undefined) out[key] = checked(key, raw, FLAGS[key]);
   }
   // A directory on the command line is the shell's: relative to where bridle runs.
-  if (typeof out.store === 'string' && !isPostgresUrl(out.store)) out.store = resolve(out.store);
+  if (typeof out.store === 'string' && !isDatabaseRef(out.store)) out.store = resolve(out.store);
   if (out.sandbox === 'off' && out.sandboxMode !== undefined) throw new UsageError('--sandbox-mode needs --sandbox bwrap: with --sandbox off nothing is confined');
   return out as SettingsLayer['settings'];
 }

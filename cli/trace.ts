@@ -12,7 +12,7 @@ import { contentOptedIn, exportOtlp, otlpJson, traceResource } from '../adapters
 import { redactUrl } from '../safety/redact.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { SetupError } from './errors.js';
-import { looksLikePath } from './session-store.js';
+import { looksLikePath } from '../runtime/stores.js';
 import { readSessionTree } from './session-tree.js';
 import { composeStoreRows } from './settings.js';
 import { visible } from './visible.js';

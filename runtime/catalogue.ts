@@ -9,7 +9,7 @@
 import { pathToFileURL } from 'node:url';
 import { policyApproval } from '../adapters/approval/policy.js';
 import { fixedClock, systemClock } from '../adapters/clock/system.js';
-import { randomIds } from '../adapters/ids/random.js';
+import { newSessionId, randomIds } from '../adapters/ids/random.js';
 import { openaiChatModel, openaiModel } from '../adapters/model/openai.js';
 import { openaiResponsesModel } from '../adapters/model/openai-responses.js';
 import { anthropicModel } from '../adapters/model/anthropic.js';
@@ -45,6 +45,7 @@ import { delegatePlugin } from './subagents/delegate.js';
 import { workflowPlugin } from './workflow/tool.js';
 import { workerWorkflow } from '../adapters/workflow/worker.js';
 import { registryPlugin } from './subagents/registry.js';
+import { liveTraces, type LiveTracesOptions } from '../adapters/tracing/live.js';
 
 /**
  * A subagent provider as a row (`subagent:<name>`): several are mounted at
@@ -91,6 +92,15 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
   // `mcp:<name>` rows: the id's first segment is the seam the lookup tries.
   ['mcp/mcp', mcpPlugin],
 ]);
+
+/**
+ * The plugins a host mounts in every session it opens besides its rows: the live traces, when the standard
+ * OpenTelemetry variables name a collector (ADR 0055); none otherwise, and then nothing of OpenTelemetry loads.
+ */
+export function hostPlugins(o: LiveTracesOptions): Plugin[] {
+  const live = liveTraces(o);
+  return live ? [live.plugin] : [];
+}
 
 /** A `use` that names a module: `./x.js`, `../x.js`, `/abs/x.js`, `file:///…`. */
 export const isModulePath = (use: string) => use.startsWith('./') || use.startsWith('../') || use.startsWith('/') || use.startsWith('file:');
@@ -156,3 +166,6 @@ export async function loadRowPlugins(rows: readonly Row[]): Promise<LoadedPlugin
   }
   return out;
 }
+
+/** A fresh session id as the base `ids` row makes them, for a host that names a session outside one (a fork's, an eval's). */
+export const freshSessionId = (): string => newSessionId();

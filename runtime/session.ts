@@ -146,13 +146,21 @@ export function sessionRows(o: Pick<SessionOptions, 'rows' | 'patch' | 'settings
 function storeOf(s: SessionStore | LogStore): SessionStore {
   if ('open' in s) return s;
   let owner: string | undefined;
+  const only = (id: string) => {
+    owner ??= id;
+    if (id !== owner) throw new Error(`the store given holds the log of session ${owner} only; pass a store of sessions (services.store) to open ${id}`);
+  };
+  // A bare log keeps no claim and cannot be read back: its writer is whoever handed it in.
   return {
     id: 'given',
-    open: (id) => {
-      owner ??= id;
-      if (id !== owner) throw new Error(`the store given holds the log of session ${owner} only; pass a store of sessions (services.store) to open ${id}`);
-      return s;
-    },
+    location: s.location,
+    locate: () => s.location,
+    open: (id) => (only(id), s),
+    claim: async (id) => (only(id), { location: s.location, holder: { pid: process.pid, host: 'given', since: new Date(0).toISOString() }, release: () => undefined }),
+    tail: async () => undefined,
+    read: async () => undefined,
+    list: async () => ({ sessions: [], problems: [] }),
+    forks: async () => [],
   };
 }
 

@@ -11,7 +11,7 @@ import { Patch, type ComposedRow } from '../plugins/rows.js';
 import { checkRule } from '../safety/approval-rules.js';
 import { SANDBOX_MODES, type SandboxMode } from '../safety/sandbox.js';
 import { isPostgresUrl } from '../adapters/store/postgres-pool.js';
-import { OPENAI_USES } from '../adapters/model/openai.js';
+import { isLoopback, OPENAI_USES } from '../adapters/model/openai.js';
 
 /** The rows that reach a model over a wire and take a model id, a base URL and stream limits; the OpenAI ones share every key. */
 const WIRE_USES: readonly string[] = [...OPENAI_USES, 'anthropic'];
@@ -197,3 +197,9 @@ export function applySettings(rows: readonly ComposedRow[], layers: readonly Set
   }
   return { rows: out, warnings };
 }
+
+/** Whether a model row speaks an OpenAI wire (chat or Responses): its config names `model`, `baseUrl`, `apiKeyEnv`. Contract: pure. */
+export const isOpenAIUse = (use: string | undefined): boolean => use !== undefined && OPENAI_USES.includes(use);
+
+/** Whether an OpenAI-wire model row needs no key: its server is on this machine (Ollama, vLLM, llama.cpp). Contract: pure. */
+export const needsNoKey = (baseUrl: string): boolean => isLoopback(baseUrl);

@@ -5,11 +5,13 @@
  */
 import type { InspectionEvent, Observer } from 'xstate';
 import { checkCwd } from './allowed-cwd.js';
-import { ForkRefusedError } from '../runtime/fork.js';
+import { ForkRefusedError } from '../runtime/logs/fork.js';
 import { HostedSession, type CreateParams, type OpenSession, type ReopenSession } from './hosted-session.js';
 import { ErrorCode, refusal, RpcFailure, type ErrorReason, type ParamsOf, type ResultOf, type SessionSummary } from './protocol.js';
 import type { Peer } from './attachment.js';
-import { RelayedSession, type Forwardable, type RelaySource } from './relayed-session.js';
+import type { Forwardable, RelaySource, SweepOutcome } from '../ports/relay.js';
+import { RelayedSession } from './relayed-session.js';
+import { SessionLockedError } from '../log/errors.js';
 
 /** A session as a client reaches it here: run by this worker, or relayed from the one that runs it. */
 export type Served = HostedSession | RelayedSession;
@@ -47,8 +49,6 @@ export interface HubLimits {
   adopt?: (session: HostedSession) => () => void;
 }
 
-/** What a sweep's ask for one session came to (`Hub.sweep`). */
-export type SweepOutcome = 'taken' | 'here' | 'lost' | 'full' | 'refused' | 'failed';
 
 export const DEFAULT_MAX_SESSIONS = 64;
 export const DEFAULT_IDLE_TIMEOUT_MS = 15 * 60 * 1000;
@@ -58,7 +58,8 @@ const DEFAULT_LIMITS: HubLimits = { maxSessions: DEFAULT_MAX_SESSIONS, idleTimeo
 /** Refusals that hold for this worker until the session's log changes. */
 const NOT_RUNNABLE_HERE = new Set(['SESSION_NOT_RESUMABLE', 'UNKNOWN_SESSION', 'POLICY_WIDENED', 'MODEL_UNAVAILABLE']);
 
-const isLocked = (err: unknown): boolean => err instanceof RpcFailure && (err.data as { reason?: string } | undefined)?.reason === 'SESSION_LOCKED';
+/** Held by another writer: refused so by `reopen`, or the store's own `SessionLockedError` an embedder's `reopen` let through. */
+const isLocked = (err: unknown): boolean => (err instanceof RpcFailure && (err.data as { reason?: string } | undefined)?.reason === 'SESSION_LOCKED') || (err instanceof SessionLockedError);
 
 const notPending = (callId: string) => refusal(ErrorCode.NotPending, 'NOT_PENDING', `no approval is waiting for ${JSON.stringify(callId)} (already answered, cancelled, or never asked)`);
 

@@ -7,8 +7,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Peer } from './attachment.js';
-import type { Delta } from './delta-wire.js';
-import { RelayedSession, type RelaySource } from './relayed-session.js';
+import type { Delta } from '../ports/relay.js';
+import type { RelaySource } from '../ports/relay.js';
+import { RelayedSession } from './relayed-session.js';
 
 const lines: string[] = [];
 let wake = () => undefined as void;

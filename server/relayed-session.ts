@@ -14,41 +14,10 @@
  * latency, never an entry.
  */
 import type { Entry } from '../log/entries.js';
-import type { Delta } from './delta-wire.js';
+import type { Delta, Forwardable, ForwardSettled, RelaySource } from '../ports/relay.js';
 import { parseArgs } from './approvals.js';
 import { Attachment, type Peer } from './attachment.js';
 import { notification, type ApprovalRequest, type SessionSummary, type Snapshot } from './protocol.js';
-
-/** What a relaying worker forwards to the session's owner, who applies it as its own client's (ADR 0030, 0032). */
-export type Forwardable =
-  | { kind: 'input'; mode: 'followup' | 'steer' | 'inject'; text: string }
-  /** Sent only for a client attached here: the owner answers it as an attached client's. */
-  | { kind: 'approval'; callId: string; outcome: 'allowed-once' | 'rejected'; by: string; attached: true }
-  | { kind: 'cancel'; by: string }
-  | { kind: 'compact'; by: string };
-
-/** How the owner settled what was forwarded: the seq of the entry it logged (0: none), its refusal, or `gone` once its lease expired with it not settled. */
-export type ForwardSettled = { seq: number } | { refused: { code: number; reason: string; message: string } } | { gone: true };
-
-/** What a relay needs of the store: the server is told nothing of which store it is. */
-export interface RelaySource {
-  /** The session's lines from `fromSeq` on, as far as they are durable. */
-  tail(fromSeq: number): Promise<string[]>;
-  /** Hands `live` the owner's live model chunks as they come (best effort: not logged, not durable); returns the unsubscribe. */
-  deltas?(live: (d: Delta) => void): () => void;
-  /** Calls `wake` when the owner may have committed more; returns the unsubscribe. */
-  subscribe(wake: () => void): () => void;
-  /** Puts what a client asked in the owner's inbox (durable when this resolves); its handle. */
-  forward(f: Forwardable): Promise<number>;
-  /** How the owner settled a forwarded row. */
-  logged(handle: number, signal?: AbortSignal): Promise<ForwardSettled>;
-  /** A call as this worker's tools render it for people (`approval/request.presented`). */
-  present(tool: string, args: string): string;
-  /** Whether a live worker other than this one holds the session's lease. */
-  ownerLive(): Promise<boolean>;
-  /** Whether the session's lease was held and has expired: its holder died or stalled (a lease released at rest is not). */
-  ownerGone(): Promise<boolean>;
-}
 
 /** Every how many reads a relay with clients checks whether the owner's lease has expired (a sweep of the sessions it relays). */
 export const OWNER_CHECK_EVERY = 4;

@@ -11,20 +11,25 @@ import { WebSocketServer } from 'ws';
 import type { InspectionEvent, Observer } from 'xstate';
 import { checkAccess, ownOrigins, type AccessPolicy } from './access.js';
 import { CloseCode, Connection } from './connection.js';
-import type { OpenSession, ReopenSession } from './hosted-session.js';
+import type { HostedSession, OpenSession, ReopenSession } from './hosted-session.js';
+import { ownedSession } from './owned-session.js';
+import type { SessionRelay } from '../ports/relay.js';
 import { allowedRoots } from './allowed-cwd.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, Hub, type ForkLog, type HubLimits } from './hub.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, Hub, type ForkLog } from './hub.js';
 import { serveStatic, type ViewerFiles } from './static.js';
-import { startSweep, type SweepOptions } from './sweep.js';
+import { startSweep } from './sweep.js';
 
 export interface ServerOptions {
   open: OpenSession;
   /** Opens a session of the store this process does not hold, on attach or input (`bridle serve`: repaired and resumed); absent: only sessions created here. */
   reopen?: ReopenSession;
-  /** A session another live worker runs: the store's side of relaying it (ADR 0030). */
-  relay?: HubLimits['relay'];
-  /** Runs for every session this server comes to run; its result when the session stops here. */
-  adopt?: HubLimits['adopt'];
+  /**
+   * Many workers on one shared store (ADR 0030, 0050): a session another live worker runs is relayed to this
+   * server's clients, what they ask of it is forwarded to its owner, and every session this server runs takes
+   * what other workers forward to it. One relay may serve every `startServer()` of a process; the embedder
+   * closes it after them. Absent: a session held elsewhere is refused `SESSION_LOCKED`.
+   */
+  relay?: SessionRelay;
   token: string;
   /** Default 127.0.0.1. */
   host?: string;
@@ -51,8 +56,8 @@ export interface ServerOptions {
   onProblem?: (message: string) => void;
   /** Writes a fork for `session/fork` (ADR 0029); without it the method is refused (`FORK_UNAVAILABLE`). */
   fork?: ForkLog;
-  /** The lease sweep (ADR 0034): sessions whose dead owner left work are taken over with nobody asking. Absent: none. */
-  sweep?: SweepOptions;
+  /** With `relay` and `reopen`: every how many ms the lease sweep (ADR 0034) takes over sessions whose dead owner left work, with nobody asking. Absent or 0: no sweep. */
+  sweepMs?: number;
 }
 
 export interface BridleServer {
@@ -83,13 +88,13 @@ const urlHost = (h: string) => (h.includes(':') ? `[${h}]` : h);
 export async function startServer(o: ServerOptions): Promise<BridleServer> {
   const host = o.host ?? '127.0.0.1';
   const onProblem = o.onProblem ?? (() => undefined);
+  const relay = o.relay;
   const hub = new Hub(o.open, onProblem, o.inspect, {
     maxSessions: o.maxSessions ?? DEFAULT_MAX_SESSIONS,
     idleTimeoutMs: o.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     cwdRoots: allowedRoots(o.allowCwd ?? []),
     ...(o.reopen ? { reopen: o.reopen } : {}),
-    ...(o.relay ? { relay: o.relay } : {}),
-    ...(o.adopt ? { adopt: o.adopt } : {}),
+    ...(relay ? { relay: (sessionId: string) => relay.source(sessionId), adopt: (hosted: HostedSession) => relay.adopt(ownedSession(hosted), onProblem) } : {}),
   }, o.fork);
   const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayload ?? DEFAULT_MAX_PAYLOAD });
   const http = createServer((req, res) => void serveStatic(req, res, o.viewer));
@@ -120,7 +125,7 @@ export async function startServer(o: ServerOptions): Promise<BridleServer> {
   const origins = [...ownOrigins(host, port), ...(o.allowOrigins ?? [])];
   policy.current = { token: o.token, origins: new Set(origins) };
 
-  const stopSweep = o.sweep ? startSweep(hub, o.sweep, onProblem) : () => undefined;
+  const stopSweep = relay && o.reopen && (o.sweepMs ?? 0) > 0 ? startSweep(hub, { everyMs: o.sweepMs!, ...relay.sweep() }, onProblem) : () => undefined;
   let closing: Promise<void> | undefined;
   return {
     host,

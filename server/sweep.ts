@@ -7,7 +7,8 @@
  * Which sessions those are is the store's to say (`candidates`); the lease
  * claim decides between workers sweeping at once, and the loser lets go.
  */
-import type { Hub, SweepOutcome } from './hub.js';
+import type { SweepOutcome } from '../ports/relay.js';
+import type { Hub } from './hub.js';
 
 export interface SweepOptions {
   /** Every how long to look; the first look is one interval after the start. */

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ToolError } from '../../ports/tool-error.js';
 import { bridleHomeForms, isInside, type LocalRoots } from './local-resolve.js';
-import { gitComponent } from './paths.js';
+import { gitComponent } from '../../safety/paths.js';
 import { isADirectory } from './refusals.js';
 
 /** Linux's `O_PATH` (the generic value, shared by x86 and arm); `fs.constants` does not carry it. */

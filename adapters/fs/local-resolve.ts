@@ -12,10 +12,10 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../../ports/tool-error.js';
-import { gitComponent, isGitName, isInside } from './paths.js';
+import { gitComponent, isGitName, isInside } from '../../safety/paths.js';
 import { emptyPath, isADirectory, notFound, nulByte, outsideWorkspace, protectedPath } from './refusals.js';
 
-export { displayPath, isInside } from './paths.js';
+export { displayPath, isInside } from '../../safety/paths.js';
 
 /** Where the local file system confines every path: from its config, that is from the session. */
 export interface LocalRoots {

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { byCodePoint, type DirEntry, type FileSystem, type FsPath, type WalkEntry } from '../../ports/fs.js';
 import { FS, SESSION } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
-import { displayPath, isInside } from './paths.js';
+import { displayPath, isInside } from '../../safety/paths.js';
 import { emptyPath, ioError, isADirectory, notFound, nulByte, outsideWorkspace, protectedPath } from './refusals.js';
 
 const posix = path.posix;

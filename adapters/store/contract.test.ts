@@ -21,7 +21,7 @@ import { describeWithPostgres } from '../../test/helpers/postgres.js';
 import { jsonlStore } from './jsonl.js';
 import { createMemorySessionStore } from './memory.js';
 import { createPostgresSessionStore } from './postgres.js';
-import { forkSession } from '../../runtime/fork.js';
+import { forkSession } from '../../runtime/logs/fork.js';
 
 const noServices = { get: () => { throw new Error('no services here'); }, has: () => false, onDispose: () => undefined };
 const tempDir = () => realpathSync(mkdtempSync(join(tmpdir(), 'bridle-contract-')));

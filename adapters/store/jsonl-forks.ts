@@ -5,15 +5,8 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ForkRef } from '../../ports/store.js';
 import { readLogHeader } from './jsonl-read.js';
-
-export interface ForkRef {
-  id: string;
-  /** The original's last seq the fork shares. */
-  seq: number;
-  /** The fork's log. */
-  location: string;
-}
 
 /** Contract: never throws; the forks of session `id` among the logs of `dir`, by fork point then id (none when `dir` cannot be read). */
 export function forksIn(dir: string, id: string): ForkRef[] {

@@ -12,6 +12,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 
 import { TextDecoder } from 'node:util';
 import { LogAccessError, LogCorruptError } from '../../log/errors.js';
 import { LogParser, type ParsedLog } from '../../log/parse.js';
+import type { StoredLog } from '../../ports/store.js';
 
 /** Fills `buf` from its start with the next bytes; 0 at the end. */
 export type ByteSource = (buf: Buffer) => number;
@@ -196,6 +197,22 @@ export function readLogLines(path: string, opts: LineReadOptions = {}): string[]
     const out: string[] = [];
     readLines(fromFd(fd, path), (l) => out.push(l), opts);
     return out;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The log at `path` as the store port reads it (`StoredLog`): its whole lines, and the bytes after the last
+ * newline when it does not end with one. Contract: throws `LogAccessError` as `readLogStream`,
+ * `LogCorruptError` for a whole line that is not UTF-8.
+ */
+export function readStoredLog(path: string, opts: LineReadOptions = {}): StoredLog {
+  const fd = openLogForReading(path);
+  try {
+    const lines: string[] = [];
+    const read = readLines(fromFd(fd, path), (l) => lines.push(l), opts);
+    return read.last ? { location: path, lines, last: read.last } : { location: path, lines };
   } finally {
     closeSync(fd);
   }

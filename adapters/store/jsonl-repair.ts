@@ -10,7 +10,6 @@
  * the repair itself leaves the parent open and the next repair finds every
  * child again.
  */
-import { closeSync, fsyncSync, openSync, ftruncateSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../../ports/clock.js';
 import type { Draft, Entry } from '../../log/entries.js';
@@ -21,6 +20,7 @@ import { planRepair, type RepairReport } from '../../log/repair.js';
 import type { Violation } from '../../log/verify.js';
 import { createJsonlStore } from './jsonl.js';
 import { readLogStream } from './jsonl-read.js';
+import { endLine, truncateLog } from './jsonl-mend.js';
 import { acquireJsonlLock, hasLockFiles } from './jsonl-lock.js';
 import type { WriterLock } from '../../ports/store.js';
 
@@ -56,37 +56,6 @@ export function readLogFile(path: string): LogFileRead {
     const v: Violation = { violation: err.violation, seq: err.seq ?? null, message: err.message };
     if (err.line !== undefined) v.line = err.line;
     return { ok: false, violations: [v], entries: parser.entries };
-  }
-}
-
-function openForRepair(path: string, flags: string): number {
-  try {
-    return openSync(path, flags);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new LogAccessError('LOG_UNWRITABLE', `cannot repair ${path}: ${code ?? (err as Error).message}`, code);
-  }
-}
-
-/** Cuts the file to `bytes` and makes the cut durable. */
-export function truncateLog(path: string, bytes: number): void {
-  const fd = openForRepair(path, 'r+');
-  try {
-    ftruncateSync(fd, bytes);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** A last line that is whole JSON but lacks its newline gets one, so the next append starts a line of its own. */
-function endLine(path: string): void {
-  const fd = openForRepair(path, 'a');
-  try {
-    writeSync(fd, '\n');
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -23,7 +23,10 @@ import { SESSION, STORE } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
 import type { LogStore, OpenedLog, SessionStore, WriterLock } from '../../ports/store.js';
 import { acquireJsonlLock, withWriterLock } from './jsonl-lock.js';
-import { readLogLines } from './jsonl-read.js';
+import { readLogLines, readStoredLog } from './jsonl-read.js';
+import { listJsonl } from './jsonl-list.js';
+import { forksIn } from './jsonl-forks.js';
+import { mendTail } from './jsonl-mend.js';
 import type { Entry } from '../../log/entries.js';
 import { LogAccessError } from '../../log/errors.js';
 
@@ -189,10 +192,18 @@ export const jsonlStore = defineProvider({
   inject: [SESSION],
   create(c, services): SessionStore {
     const dir = c.dir ?? join(services.get(SESSION).bridleHome, 'sessions');
+    const pathOf = (id: string) => join(dir, `${id}.jsonl`);
     return {
       id: 'jsonl',
+      location: dir,
+      locate: pathOf,
       open(id, o = {}): OpenedLog {
-        const path = join(dir, `${id}.jsonl`);
+        const path = pathOf(id);
+        // A repair's open cuts a torn tail off first, under the claim the caller holds and keeps: the next line starts a line of its own.
+        if (o.repair && o.lock) {
+          if (nodeFs.existsSync(path)) mendTail(path);
+          return Object.assign(createJsonlStore(path), { lock: o.lock });
+        }
         // The store first (it makes the log's directories, and fsyncs them at its first flush), then the lock.
         const store = createJsonlStore(path);
         let lock: WriterLock;
@@ -205,13 +216,19 @@ export const jsonlStore = defineProvider({
         }
         return Object.assign(withWriterLock(store, lock), { lock });
       },
-      claim: async (id) => acquireJsonlLock(join(dir, `${id}.jsonl`)),
+      claim: async (id) => acquireJsonlLock(pathOf(id)),
       async tail(id, fromSeq = 1) {
-        const path = join(dir, `${id}.jsonl`);
+        const path = pathOf(id);
         if (!nodeFs.existsSync(path)) return undefined;
         // Gapless from seq 1 (docs/design.md §3): line n holds seq n.
         return readLogLines(path).slice(Math.max(0, fromSeq - 1));
       },
+      async read(id) {
+        const path = pathOf(id);
+        return nodeFs.existsSync(path) ? readStoredLog(path) : undefined;
+      },
+      list: async () => listJsonl(dir),
+      forks: async (id) => forksIn(dir, id),
     };
   },
 });

@@ -2,7 +2,9 @@
 import { z } from 'zod';
 import { STORE } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
-import type { LogStore, SessionStore } from '../../ports/store.js';
+import type { LockHolder, LogStore, SessionStore, WriterLock } from '../../ports/store.js';
+import { SessionLockedError } from '../../log/errors.js';
+import { markerIn } from '../../log/markers.js';
 import type { Entry } from '../../log/entries.js';
 import { nothingToFlush } from '../../log/recorder.js';
 
@@ -33,15 +35,76 @@ export interface MemorySessionStore extends SessionStore {
 
 export function createMemorySessionStore(): MemorySessionStore {
   const logs = new Map<string, MemoryStore>();
+  /** The sessions a writer holds now: one writer per session, as in any store (docs/design.md §3). */
+  const held = new Map<string, WriterLock>();
+  const holder: LockHolder = { pid: process.pid, host: 'memory', since: new Date(0).toISOString() };
+  const claim = (id: string): WriterLock => {
+    const other = held.get(id);
+    if (other) throw new SessionLockedError(other.holder, `memory:${id}`);
+    const lock: WriterLock = {
+      location: `memory:${id}`,
+      holder,
+      release: () => {
+        if (held.get(id) === lock) held.delete(id);
+      },
+    };
+    held.set(id, lock);
+    return lock;
+  };
+  const header = (id: string): Record<string, unknown> | undefined => {
+    try {
+      const h: unknown = JSON.parse(logs.get(id)?.lines[0] ?? '');
+      return h !== null && typeof h === 'object' && (h as { kind?: unknown }).kind === 'session/start' ? (h as Record<string, unknown>) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
   return {
     id: 'memory',
-    open(id) {
+    location: 'memory:',
+    locate: (id) => `memory:${id}`,
+    open(id, o = {}) {
       let s = logs.get(id);
       if (!s) logs.set(id, (s = createMemoryStore(`memory:${id}`)));
-      return s;
+      // A claim taken here goes with the log's close, as the JSONL lock and the Postgres lease do.
+      const lock = o.lock ?? claim(id);
+      const log = s;
+      return {
+        location: log.location,
+        lock,
+        append: (e, line) => log.append(e, line),
+        flush: nothingToFlush,
+        async close() {
+          // A repair's log leaves the claim to the session that goes on under it.
+          if (!o.repair) lock.release();
+        },
+      };
     },
+    claim: async (id) => claim(id),
     get: (id) => logs.get(id),
     tail: async (id, fromSeq = 1) => logs.get(id)?.lines.slice(Math.max(0, fromSeq - 1)),
+    read: async (id) => {
+      const s = logs.get(id);
+      return s ? { location: s.location, lines: s.lines.slice() } : undefined;
+    },
+    list: async () => ({
+      sessions: [...logs.keys()].sort().flatMap((id) => {
+        const h = header(id);
+        if (!h) return [];
+        const lines = logs.get(id)!.lines;
+        const marker = markerIn(lines);
+        const lock = held.get(id);
+        return [{ id, lastSeq: lines.length, cwd: String(h.cwd ?? ''), model: String(h.model ?? ''), ...(lock ? { owner: lock.holder } : {}), ...(marker ? { marker } : {}) }];
+      }),
+      problems: [],
+    }),
+    forks: async (id) =>
+      [...logs.keys()]
+        .flatMap((k) => {
+          const of = header(k)?.forkOf as { session?: unknown; seq?: unknown } | undefined;
+          return of?.session === id && typeof of.seq === 'number' ? [{ id: k, seq: of.seq, location: `memory:${k}` }] : [];
+        })
+        .sort((a, b) => a.seq - b.seq || a.id.localeCompare(b.id)),
   };
 }
 

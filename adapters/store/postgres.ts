@@ -26,12 +26,12 @@ import type { Pool } from './postgres-pool.js';
 import { z } from 'zod';
 import { STORE } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
-import type { OpenedLog, SessionStore, WriterLock } from '../../ports/store.js';
+import type { OpenedLog, SessionStore, StoredSession, WriterLock } from '../../ports/store.js';
+import { MARKER_LINE } from '../../log/markers.js';
 import type { Entry } from '../../log/entries.js';
 import { claimLease, type Lease, type LeaseOptions } from './postgres-lease.js';
 import { asUnavailable, isPostgresUrl, poolFor, redactUrl } from './postgres-pool.js';
 import { ensureSchema } from './postgres-schema.js';
-import type { ForkRef } from './jsonl-forks.js';
 import { ENTRIES_CHANNEL, notify } from './postgres-workers.js';
 
 export const DEFAULT_LEASE_MS = 15_000;
@@ -51,34 +51,9 @@ export type PostgresConfigInput = z.input<typeof PostgresConfig>;
 
 export interface PostgresSessionStore extends SessionStore {
   readonly url: string;
-  claim(id: string): Promise<WriterLock>;
-  tail(id: string, fromSeq?: number): Promise<string[] | undefined>;
-  /** The pool, its tables ready: for the workers' relay and inbox (`postgres-workers.ts`). */
+  /** The pool, its tables ready: for the workers' relay and inbox (`postgres-relay.ts`). */
   pool(): Promise<Pool>;
-  /** Every session the store holds (those with a `session/start` committed), by id: the listing `bridle sessions` prints. A reader. */
-  list(): Promise<StoredSession[]>;
-  /** The sessions whose header names `id` in `forkOf` (ADR 0029), by fork point then id, as `forksIn` lists a JSONL directory's. A reader. */
-  forks(id: string): Promise<ForkRef[]>;
 }
-
-/** One session as the store knows it: its lease, and the kind of its last turn-or-session marker entry (`MARKER_KINDS`). */
-export interface StoredSession {
-  id: string;
-  /** The lease's holder while the lease lasts (by the database's clock); undefined when released or expired. */
-  owner?: { pid: number; host: string; since: string; epoch: number; expires: string };
-  /** Held once, expired since: its holder is presumed dead (a worker asked for the session takes it over). */
-  expired?: { pid: number; host: string; since: string };
-  lastSeq: number;
-  cwd: string;
-  model: string;
-  /** The kind of the last entry of `MARKER_KINDS`, if any. */
-  marker?: string;
-}
-
-/** The entries that decide a session's state (`bridle sessions`): a turn open or closed, the session ended or reopened. */
-export const MARKER_KINDS = ['turn/start', 'turn/end', 'session/end', 'session/reopen'] as const;
-/** A canonical line is `JSON.stringify(entry)`, whose third key is always `kind`: this matches the top-level kind, never a nested one. */
-export const MARKER_LINE = new RegExp(`^\\{"seq":[0-9]+,"at":"[^"]*","kind":"(${MARKER_KINDS.join('|')})"`);
 
 const COMMIT = `
 WITH s AS (
@@ -145,19 +120,9 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
       throw asUnavailable(err, where);
     }
   };
-  const store: PostgresSessionStore = {
-    id: 'postgres',
-    url: c.url,
-    open(id, opts = {}) {
-      const given = opts.lock;
-      if (given && !leases.has(given as Lease)) throw new Error(`the lock given for session ${id} is not a lease of the Postgres store ${where}`);
-      const lease = given ? Promise.resolve(given as Lease) : claim(id);
-      return createPgLog(ready, id, locationOf(id), lease, given as Lease | undefined, c.notify);
-    },
-    claim,
-    pool: ready,
-    async list() {
-      const p = await ready();
+  /** Every session the store holds (those with a `session/start` committed), by id. */
+  const listSessions = async (): Promise<StoredSession[]> => {
+    const p = await ready();
       type Row = { id: string; owner: { pid: number; host: string; since: string } | null; epoch: string; last_seq: string; cwd: string | null; model: string | null; live: boolean; lease_expires: Date | null; marker: string | null };
       let rows: Row[];
       try {
@@ -177,6 +142,27 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
           ...(marker ? { marker } : {}),
         };
       });
+  };
+  const store: PostgresSessionStore = {
+    id: 'postgres',
+    url: c.url,
+    location: where,
+    locate: locationOf,
+    open(id, opts = {}) {
+      const given = opts.lock;
+      if (given && !leases.has(given as Lease)) throw new Error(`the lock given for session ${id} is not a lease of the Postgres store ${where}`);
+      const lease = given ? Promise.resolve(given as Lease) : claim(id);
+      return createPgLog(ready, id, locationOf(id), lease, given as Lease | undefined, c.notify, Boolean(opts.repair && given));
+    },
+    claim,
+    pool: ready,
+    async list() {
+      return { sessions: await listSessions(), problems: [] };
+    },
+    async read(id) {
+      // Commits are whole: a Postgres log never ends in a torn line.
+      const lines = await store.tail(id);
+      return lines ? { location: locationOf(id), lines } : undefined;
     },
     async forks(id) {
       const p = await ready();
@@ -213,7 +199,7 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
  * One session's log over its lease. `known`: the lease, when the caller took it (it is in `lock` at once);
  * else the claim runs in the background (`ready`) and the first flush waits for it.
  */
-function createPgLog(pool: () => Promise<Pool>, id: string, location: string, lease: Promise<Lease>, known: Lease | undefined, notifyAfter = false): OpenedLog {
+function createPgLog(pool: () => Promise<Pool>, id: string, location: string, lease: Promise<Lease>, known: Lease | undefined, notifyAfter = false, keepLease = false): OpenedLog {
   // A claim that fails is seen by whoever awaits `ready` or flushes; not unhandled meanwhile.
   lease.catch(() => undefined);
   let held: Lease | undefined = known;
@@ -278,8 +264,8 @@ function createPgLog(pool: () => Promise<Pool>, id: string, location: string, le
         await log.flush();
       } finally {
         closed = true;
-        // The lease goes with the log, whoever took it (as the JSONL lock does when the store closes).
-        const l = held ?? (await lease.catch(() => undefined));
+        // The lease goes with the log, whoever took it (as the JSONL lock does when the store closes); a repair's stays, for the session that goes on.
+        const l = keepLease ? undefined : (held ?? (await lease.catch(() => undefined)));
         if (l) {
           l.release();
           await l.released();

@@ -6,11 +6,11 @@
  * problem), 2 for usage or a log that does not verify, 130 cancelled.
  */
 import { dirname, join } from 'node:path';
-import { newSessionId } from '../../adapters/ids/random.js';
+import { freshSessionId } from '../../runtime/catalogue.js';
 import { UsageError } from '../errors.js';
 import { sessionsDir } from '../home.js';
 import { composeProduct, type Product, type SettingFlags } from '../settings.js';
-import { OPENAI_USES } from '../../adapters/model/openai.js';
+import { isOpenAIUse } from '../../runtime/settings.js';
 import { visible } from '../visible.js';
 import { rescoreLogs } from './replay.js';
 import { runEval } from './run.js';
@@ -66,7 +66,7 @@ function modelLine(flags: EvalFlags, product: Product): string {
   const row = product.rows.find((r) => r.id === 'model');
   const config = (row?.config ?? {}) as { file?: string; model?: string; baseUrl?: string };
   if (row?.use === 'scripted') return `model: scripted — ${visible(config.file ?? '')} (canned answers, not a model)`;
-  if (OPENAI_USES.includes(row?.use ?? '')) return `model: ${visible(config.model ?? '(none named)')} — live, at ${visible(config.baseUrl ?? '')}`;
+  if (isOpenAIUse(row?.use)) return `model: ${visible(config.model ?? '(none named)')} — live, at ${visible(config.baseUrl ?? '')}`;
   return `model: ${visible(row?.use ?? 'none')} (row ${visible(row?.id ?? 'model')})`;
 }
 
@@ -85,7 +85,7 @@ export async function evalCommand(dir: string | undefined, flags: EvalFlags, io:
     const without = tasks.filter((t) => !t.script).map((t) => t.name);
     if (without.length) throw new UsageError(`--model scripted: no scripted.json in task ${without.join(', ')} (give --model scripted:<file> or a live model)`);
   }
-  const evalId = io.evalId ?? newSessionId();
+  const evalId = io.evalId ?? freshSessionId();
   const products = new Map<string, Product>();
   const productFor = async (t: Task) => {
     const model = modelFor(settings, t);

@@ -15,7 +15,7 @@
  */
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync, readlinkSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { isInside } from '../../adapters/fs/local-resolve.js';
+import { isInside } from '../../safety/paths.js';
 
 export interface AgentsFile {
   /** Relative to the project root (`AGENTS.md`, `pkg/AGENTS.md`). */

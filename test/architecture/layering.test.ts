@@ -2,11 +2,33 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkLayering, cycles, LAYERS } from './layering.js';
+import { checkLayering, COMPOSITION_ROOT, cycles, LAYERS } from './layering.js';
 
 describe('the layering of docs/design.md §1', () => {
   it('no file imports against the layering: machines import no I/O, nothing below imports from above, no import circle', () => {
     expect(checkLayering(process.cwd())).toEqual([]);
+  });
+
+  it('only the composition root and index.ts import adapters/: a CLI file that imports a store internal is a violation', () => {
+    const root = mkdtempSync(join(tmpdir(), 'bridle-layering-'));
+    const put = (f: string, text: string) => {
+      mkdirSync(dirname(join(root, f)), { recursive: true });
+      writeFileSync(join(root, f), text);
+    };
+    try {
+      put('adapters/store/jsonl-lock.ts', 'export const lock = 1;\n');
+      put('adapters/store/jsonl.ts', "import { lock } from './jsonl-lock.js';\n");
+      put('cli/resume.ts', "import { lock } from '../adapters/store/jsonl-lock.js';\n");
+      put('server/hub.ts', "import type { X } from '../adapters/store/jsonl.js';\n");
+      put('runtime/stores.ts', "import { lock } from '../adapters/store/jsonl-lock.js';\n");
+      put('index.ts', "export { lock } from './adapters/store/jsonl-lock.js';\n");
+      expect(checkLayering(root).map((v) => `${v.file}: ${v.problem}`)).toEqual([
+        `cli/resume.ts: imports the provider adapters/store/jsonl-lock.ts: only the composition root (${[...COMPOSITION_ROOT].join(', ')}) imports adapters/`,
+        `server/hub.ts: imports the provider adapters/store/jsonl.ts: only the composition root (${[...COMPOSITION_ROOT].join(', ')}) imports adapters/`,
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('the check finds what it is for: an upward import, a machine doing I/O, a circle, a file in no layer', () => {

@@ -26,6 +26,19 @@ export const LAYERS: Record<string, number> = {
   'index.ts': 8,
 };
 
+/**
+ * The composition root (docs/design.md §1, ADR 0020, 0050): the only modules besides `index.ts` that import
+ * `adapters/`. `runtime/catalogue.ts` names what a row's `use` builds, `runtime/settings.ts` turns settings
+ * into rows, `runtime/stores.ts` turns a store reference into a store. Everyone else reaches a provider
+ * through its port.
+ */
+export const COMPOSITION_ROOT: ReadonlySet<string> = new Set(['runtime/catalogue.ts', 'runtime/settings.ts', 'runtime/stores.ts', 'index.ts']);
+
+/** The one file outside the composition root that may import a provider, and why (keep it to this one). */
+export const ADAPTER_IMPORT_EXCEPTIONS: ReadonlyMap<string, string> = new Map([
+  ['cli/trace.ts', '`bridle trace` is the OTLP exporter as a command: it posts a finished log\'s spans, a one-off export no session composes as a seam'],
+]);
+
 /** Modules a machine must never import (docs/design.md §1). */
 export const IO_MODULES = /^(node:)?(fs|fs\/promises|child_process|net|http|https|worker_threads|dgram|tls)$|^(ws|openai|pg|@modelcontextprotocol\/.*|@agentclientprotocol\/.*)$/;
 
@@ -99,6 +112,7 @@ export function checkLayering(root: string): Violation[] {
         continue;
       }
       if (LAYERS[to]! > LAYERS[layer]!) violations.push({ file, problem: `imports upward: ${layer} (${LAYERS[layer]}) → ${to} (${LAYERS[to]}) via ${target}` });
+      else if (to === 'adapters' && layer !== 'adapters' && !COMPOSITION_ROOT.has(file.split(path.sep).join('/')) && !ADAPTER_IMPORT_EXCEPTIONS.has(file.split(path.sep).join('/'))) violations.push({ file, problem: `imports the provider ${target}: only the composition root (${[...COMPOSITION_ROOT].join(', ')}) imports adapters/` });
     }
     graph.set(file, edges);
   }

@@ -12,7 +12,7 @@ import { createScriptedProviderFromFunction, type ResponseFunction, type Scripte
 import type { CreateParams } from '../../server/hosted-session.js';
 import { startServer, type BridleServer, type ServerOptions } from '../../server/server.js';
 import { createMemoryStore, type MemorySessionStore } from '../../adapters/store/memory.js';
-import { forkSession } from '../../runtime/fork.js';
+import { forkSession } from '../../runtime/logs/fork.js';
 import { resumableTurn } from '../../log/resumable.js';
 import { parseLog } from '../../log/parse.js';
 import type { LogStore } from '../../ports/store.js';

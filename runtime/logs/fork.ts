@@ -7,12 +7,12 @@
  * then opened like any session (`bridle run --session <fork>`, resume,
  * replay).
  */
-import type { Clock } from '../ports/clock.js';
-import type { Entry } from '../log/entries.js';
-import { LogCorruptError } from '../log/errors.js';
-import { planFork, type ForkPoint, type ForkRefusalCode } from '../log/fork.js';
-import { LogParser } from '../log/parse.js';
-import type { SessionStore } from '../ports/store.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Entry } from '../../log/entries.js';
+import { LogCorruptError } from '../../log/errors.js';
+import { planFork, type ForkPoint, type ForkRefusalCode } from '../../log/fork.js';
+import { LogParser } from '../../log/parse.js';
+import type { SessionStore } from '../../ports/store.js';
 
 export interface ForkOptions {
   /** Where both logs live: the original is read from it, the fork written to it. */
@@ -77,7 +77,6 @@ function parseLines(lines: readonly string[]): { entries: Entry[]; lines: string
  * own error when it cannot write. The original is never written.
  */
 export async function forkSession(o: ForkOptions): Promise<ForkedSession> {
-  if (!o.store.tail) throw new Error(`the ${o.store.id} store cannot read a session back (no tail); fork needs one that can`);
   const raw = await o.store.tail(o.session);
   if (!raw || raw.length === 0) throw new ForkRefusedError('FORK_NO_SESSION', `no session ${o.session} in the ${o.store.id} store`);
   const read = parseLines(raw);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { packDeltas, unpackDeltas, type Delta } from './delta-wire.js';
+import type { Delta } from '../../ports/relay.js';
+import { packDeltas, unpackDeltas } from './postgres-deltas.js';
 
 const text = (t: string, step = 't1.s1'): Delta => ({ step, chunk: { type: 'text-delta', index: 0, text: t } });
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');

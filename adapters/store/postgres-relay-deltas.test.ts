@@ -5,16 +5,16 @@
  * split, never cut), and only the relay of that session gets them.
  */
 import { expect, it } from 'vitest';
-import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
-import { createPostgresSessionStore } from '../adapters/store/postgres.js';
-import { closeBuses } from '../adapters/store/postgres-workers.js';
-import type { Chunk } from '../log/chunks.js';
-import type { OpenedLog } from '../ports/store.js';
-import type { Delta } from '../server/delta-wire.js';
-import type { DeltaSink } from '../runtime/stream-model.js';
-import { createHarness } from '../test/helpers/harness.js';
-import { describeWithPostgres } from '../test/helpers/postgres.js';
-import { relaySource, startDeltaPublisher } from './serve-workers.js';
+import { createScriptedProviderFromFunction } from '../model/scripted.js';
+import { createPostgresSessionStore } from './postgres.js';
+import { closeBuses } from './postgres-workers.js';
+import type { Chunk } from '../../log/chunks.js';
+import type { OpenedLog } from '../../ports/store.js';
+import type { Delta } from '../../ports/relay.js';
+import type { DeltaSink } from '../../runtime/stream-model.js';
+import { createHarness } from '../../test/helpers/harness.js';
+import { describeWithPostgres } from '../../test/helpers/postgres.js';
+import { relaySource, startDeltaPublisher } from './postgres-relay.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -30,7 +30,7 @@ describeWithPostgres('live text between workers', (db) => {
       const sources = await Promise.all([one, two].map((id) => relaySource(store, id)));
       const offs = sources.map((s, i) => s!.deltas!((d) => got[[one, two][i]!]!.push(d)));
       let tap: DeltaSink = () => undefined;
-      const stop = startDeltaPublisher(store, { bridle: { id: one }, tapDeltas: (t) => ((tap = t), () => (tap = () => undefined)) }, (m) => {
+      const stop = startDeltaPublisher(store, { id: one, tapDeltas: (t: DeltaSink) => ((tap = t), () => (tap = () => undefined)) } as never, (m) => {
         throw new Error(m);
       });
       try {

@@ -6,9 +6,9 @@
  * worker could not open is left out until its log grows.
  */
 import { expect, it, vi } from 'vitest';
-import { createPostgresSessionStore } from '../adapters/store/postgres.js';
-import { describeWithPostgres, sqlRows } from '../test/helpers/postgres.js';
-import { sweepSource } from './serve-workers.js';
+import { createPostgresSessionStore } from './postgres.js';
+import { describeWithPostgres, sqlRows } from '../../test/helpers/postgres.js';
+import { sweepSource } from './postgres-relay.js';
 
 
 type Lease = 'expired' | 'released' | 'live';

@@ -1,24 +1,20 @@
 /**
- * `bridle serve` as one of many workers on a Postgres store (ADR 0030, 0032):
- * the store's side of relaying a session another worker runs (`RelaySource`),
- * and the owner's inbox pump, which applies what other workers forwarded to a
- * session this worker runs — input, approval answers, cancels, compactions —
- * as its own clients' would be, and settles each with the seq it was logged at.
+ * The Postgres store's relay (ADR 0030, 0032, 0034, 0035; the port is `ports/relay.ts`, ADR 0050): the store's
+ * side of relaying a session another worker runs (`RelaySource`); the owner's inbox pump, which applies what
+ * other workers forwarded to a session this worker runs — input, approval answers, cancels, compactions — as
+ * its own clients' would be (the session says how: `OwnedSession.apply`), and settles each with the seq it was
+ * logged at; the owner's live text to other workers; and the lease sweep's candidates. Every server of one
+ * process shares one LISTEN connection per database.
  */
-import type { Pool } from '../adapters/store/postgres-pool.js';
-import { MARKER_LINE, type PostgresSessionStore } from '../adapters/store/postgres.js';
-import type { Lease } from '../adapters/store/postgres-lease.js';
-import { busFor, DELTAS_CHANNEL, ENTRIES_CHANNEL, notify, expiredWithWork, forward, inboxSettled, INBOX_CHANNEL, leaseStatus, SETTLED_CHANNEL, openInbox, refuseInbox, settleInbox, takeInbox, type InboxRow } from '../adapters/store/postgres-workers.js';
-import type { Entry } from '../log/entries.js';
-import { pendingInputs } from '../log/inputs.js';
-import { builtinTools } from '../tools/index.js';
-import { presentCall, type ToolLookup } from './render.js';
-import type { OpenedLog } from '../ports/store.js';
-import type { BridleSession } from '../runtime/session.js';
-import { ErrorCode } from '../server/protocol.js';
-import type { RelaySource } from '../server/relayed-session.js';
-import { packDeltas, unpackDeltas, type Delta } from '../server/delta-wire.js';
-import type { DeltaSink } from '../runtime/stream-model.js';
+import type { Pool } from './postgres-pool.js';
+import type { PostgresSessionStore } from './postgres.js';
+import type { Lease } from './postgres-lease.js';
+import { busFor, closeBuses, DELTAS_CHANNEL, ENTRIES_CHANNEL, notify, expiredWithWork, forward, inboxSettled, INBOX_CHANNEL, leaseStatus, SETTLED_CHANNEL, openInbox, refuseInbox, settleInbox, takeInbox, type InboxRow } from './postgres-workers.js';
+import { packDeltas, unpackDeltas } from './postgres-deltas.js';
+import type { Entry } from '../../log/entries.js';
+import { pendingInputs } from '../../log/inputs.js';
+import { MARKER_LINE } from '../../log/markers.js';
+import { isEffectOf, type Delta, type OwnedSession, type RelaySource, type SessionRelay } from '../../ports/relay.js';
 
 /** How often a forwarding worker looks for its row's settlement, and how long it waits in all. */
 const LOGGED_POLL_MS = 20;
@@ -26,14 +22,13 @@ const LOGGED_WAIT_MS = 60_000;
 /** Every how long the owner looks in the inbox without a wake-up. */
 export const INBOX_POLL_MS = 1000;
 
-/** A relayed call is presented by this worker's built-in tools; any other (an MCP server's the owner runs) as `name arguments`, the owner's own fallback. */
-let builtins: ToolLookup | undefined;
-const present = (name: string, args: string) => presentCall((builtins ??= new Map(builtinTools().map((t) => [t.name, t]))), name, args);
+/** A call as `name arguments`: how the owner shows a call no tool of its own presents. */
+const plainCall = (tool: string, args: string) => `${tool} ${args}`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Contract: undefined when the store has no such session; never connects more than the store's pool and the process's one LISTEN connection. */
-export async function relaySource(store: PostgresSessionStore, id: string): Promise<RelaySource | undefined> {
+export async function relaySource(store: PostgresSessionStore, id: string, present: (tool: string, args: string) => string = plainCall): Promise<RelaySource | undefined> {
   const pool = await store.pool();
   if (!(await leaseStatus(pool, id))) return undefined;
   const bus = busFor(store.url);
@@ -73,18 +68,6 @@ export async function relaySource(store: PostgresSessionStore, id: string): Prom
   };
 }
 
-/** What the pump needs of a session this worker runs: the session, and the desk its attached clients answer approvals at. */
-export interface AdoptedSession {
-  readonly bridle: BridleSession;
-  readonly desk: { respond(callId: string, outcome: 'allowed-once' | 'rejected', by: string): boolean };
-}
-
-/** What the delta publisher needs of a session this worker runs: its id, and its live chunks. */
-export interface StreamingSession {
-  readonly bridle: { readonly id: string };
-  tapDeltas(tap: DeltaSink): () => void;
-}
-
 /** How long the owner gathers a session's live chunks before it sends them on to the other workers (ADR 0035). */
 export const DELTA_BATCH_MS = 15;
 /** Most batches of one session on their way at once; past that, live text to other workers is left out until they drain. */
@@ -95,8 +78,8 @@ const DELTA_BATCHES_IN_FLIGHT = 32;
  * then one NOTIFY per payload, one batch after another (so they arrive in order). Best effort: a store that is
  * slow or out of reach costs live text on other workers, said once, never the session's own work. Returns the stop.
  */
-export function startDeltaPublisher(store: PostgresSessionStore, hosted: StreamingSession, onProblem: (m: string) => void): () => void {
-  const id = hosted.bridle.id;
+export function startDeltaPublisher(store: PostgresSessionStore, hosted: OwnedSession, onProblem: (m: string) => void): () => void {
+  const id = hosted.id;
   let pending: Delta[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let chain: Promise<void> = Promise.resolve();
@@ -133,101 +116,37 @@ export function startDeltaPublisher(store: PostgresSessionStore, hosted: Streami
   };
 }
 
-/** How often, and how many times, the pump tries again an answer to a question the log shows open and the desk does not hold yet. */
-const DESK_WAIT_MS = 10;
-const DESK_WAIT_TRIES = 100;
-
-/** How long the pump waits for the entry an applied row logs (an approval's decision, a cancel) before it settles it as logging nothing. */
-const EFFECT_WAIT_MS = 5000;
-
 /**
- * Applies what other workers forwarded to this session, in the inbox's order, as its own clients' would be:
- * an input is logged as the session's input; an approval answer goes to the desk the attached clients answer at
- * (refused `NOT_PENDING` as theirs would be); a cancel or compaction is asked of the session as `session/cancel`
- * asks it. On a wake-up, on a timer, and at once (a session taken over delivers what its dead owner left). Each
- * row is marked taken under this lease before it is applied, and settled with the seq of the entry it logged
- * after (0: it logged nothing, as a cancel with nothing running); a row taken by an earlier owner and not
- * settled is settled from the log when an entry past its mark is its effect, and applied otherwise. Returns the stop.
+ * Applies what other workers forwarded to this session, in the inbox's order, as its own clients' would be
+ * (`OwnedSession.apply`). On a wake-up, on a timer, and at once (a session taken over delivers what its dead
+ * owner left). Each row is marked taken under this lease before it is applied, and settled with the seq of the
+ * entry it logged after (0: it logged nothing, as a cancel with nothing running); a row taken by an earlier
+ * owner and not settled is settled from the log when an entry past its mark is its effect, and applied
+ * otherwise. Returns the stop.
  */
-export function startInboxPump(store: PostgresSessionStore, hosted: AdoptedSession, onProblem: (m: string) => void): () => void {
-  const session = hosted.bridle;
+export function startInboxPump(store: PostgresSessionStore, session: OwnedSession, onProblem: (m: string) => void): () => void {
   const id = session.id;
-  const log = session.recorder.store as OpenedLog;
   let stopped = false;
   let running: Promise<void> | undefined;
   let again = false;
   const matched = new Set<number>();
   /** The entry that is a row's effect: its input, its approval's decision, its cancel or compaction. */
-  const effectOf = (row: InboxRow) => (x: Entry): boolean => {
-    if (matched.has(x.seq)) return false;
-    switch (row.kind) {
-      case 'input':
-        return x.kind === 'session/input' && x.mode === row.mode && x.text === row.text;
-      case 'approval':
-        return x.kind === 'approval/decided' && x.callId === row.callId;
-      case 'cancel':
-        return x.kind === 'session/cancel' && x.by === row.by;
-      case 'compact':
-        return x.kind === 'session/compact' && x.by === row.by;
-    }
-  };
-  /** Whether the log shows the call asked and neither decided nor left behind by its turn's end. */
-  const openInLog = (callId: string): boolean => {
-    const entries = session.recorder.entries;
-    const asked = entries.findLastIndex((e) => e.kind === 'approval/asked' && e.callId === callId);
-    return asked >= 0 && !entries.slice(asked + 1).some((e) => (e.kind === 'approval/decided' && e.callId === callId) || e.kind === 'turn/end');
-  };
-  /** Applies a row; the seq of the entry it logged (durable), 0 for none, or the refusal a local client would get. */
-  const apply = async (row: InboxRow): Promise<number | { code: number; reason: string; message: string }> => {
-    if (row.kind === 'input') return session.send(row.text, row.mode);
-    const rec = session.recorder;
-    const isEffect = effectOf(row);
-    let off = () => undefined as void;
-    const logged = new Promise<number>((resolve) => {
-      off = rec.onEntry((e) => isEffect(e) && resolve(e.seq));
-    });
-    try {
-      let done: Promise<unknown>;
-      if (row.kind === 'approval') {
-        // The client answered on the worker it is attached to there (that worker checked it): answered as an attached client here.
-        if (!row.attached) return { code: ErrorCode.NotAttached, reason: 'NOT_ATTACHED', message: `attach to session ${JSON.stringify(id)} (session/attach) before answering its approvals` };
-        // The question is durable before the desk holds it (the desk flushes, then waits): an answer that outran it waits a little.
-        for (let i = 0; !hosted.desk.respond(row.callId, row.outcome, row.by); i++) {
-          if (i >= DESK_WAIT_TRIES || !openInLog(row.callId)) {
-            return { code: ErrorCode.NotPending, reason: 'NOT_PENDING', message: `no approval is waiting for ${JSON.stringify(row.callId)} (already answered, cancelled, or never asked)` };
-          }
-          await sleep(DESK_WAIT_MS);
-        }
-        done = new Promise((r) => setTimeout(r, EFFECT_WAIT_MS).unref?.());
-      } else if (row.kind === 'cancel') {
-        // Resolves once the session is idle again, at once when nothing runs (nothing is logged then).
-        done = session.cancel(row.by);
-      } else {
-        // Resolves once the compaction is done (one asked while one runs joins it, and is not logged).
-        done = session.compact(row.by);
-      }
-      const seq = await Promise.race([logged, done.then(() => 0, () => 0)]);
-      if (seq > 0) await rec.flush();
-      return seq;
-    } finally {
-      off();
-    }
-  };
+  const effectOf = (row: InboxRow) => (x: Entry): boolean => !matched.has(x.seq) && isEffectOf(row, x);
   const once = async (pool: Pool, lease: Lease) => {
     for (const row of await openInbox(pool, id)) {
       if (stopped || lease.lost) return;
       if (row.takenEpoch !== null && row.afterSeq !== null) {
         const isEffect = effectOf(row);
-        const e = session.recorder.entries.find((x) => x.seq > row.afterSeq! && isEffect(x));
+        const e = session.entries().find((x) => x.seq > row.afterSeq! && isEffect(x));
         if (e) {
           matched.add(e.seq);
           await settleInbox(pool, row.id, e.seq);
           continue;
         }
       }
-      await session.recorder.flush();
-      if (!(await takeInbox(pool, id, row.id, lease.epoch, session.recorder.lastSeq))) return;
-      const r = await apply(row);
+      await session.flush();
+      if (!(await takeInbox(pool, id, row.id, lease.epoch, session.lastSeq()))) return;
+      const r = await session.apply(row);
       if (typeof r === 'number') {
         if (r > 0) matched.add(r);
         await settleInbox(pool, row.id, r);
@@ -243,7 +162,8 @@ export function startInboxPump(store: PostgresSessionStore, hosted: AdoptedSessi
     running = (async () => {
       try {
         const pool = await store.pool();
-        const lease = (log.lock ?? (await log.ready)) as Lease;
+        // This store's own claim: a lease, whose epoch the inbox rows are taken under.
+        const lease = (await session.claim()) as Lease;
         do {
           again = false;
           await once(pool, lease);
@@ -308,5 +228,29 @@ export function sweepSource(store: PostgresSessionStore): { candidates(limit: nu
       // Failed otherwise (the store out of reach, …): tried again in a minute.
       if (outcome === 'failed' && seq !== undefined) skip.set(id, { seq, until: Date.now() + SWEEP_FORGET_MS });
     },
+  };
+}
+
+export interface PostgresRelayOptions {
+  /** How a relayed call is shown to people (`approval/request.presented`); default `name arguments`, the owner's own fallback. */
+  present?: (tool: string, args: string) => string;
+}
+
+/**
+ * The relay of `store` (a store opened with `notify: true`, so each commit wakes the relays): one for all the
+ * servers of a process on that database. Contract: connects only when used; `close` ends the LISTEN
+ * connections of the process (call it once every server using it has closed).
+ */
+export function createPostgresRelay(store: PostgresSessionStore, o: PostgresRelayOptions = {}): SessionRelay {
+  const present = o.present ?? plainCall;
+  return {
+    source: (id) => relaySource(store, id, present),
+    ownerLive: async (id) => (await leaseStatus(await store.pool(), id))?.live ?? false,
+    adopt(session, onProblem) {
+      const stops = [startInboxPump(store, session, onProblem), startDeltaPublisher(store, session, onProblem)];
+      return () => stops.forEach((stop) => stop());
+    },
+    sweep: () => ({ perSweep: SWEEP_BATCH, ...sweepSource(store) }),
+    close: closeBuses,
   };
 }

@@ -10,16 +10,21 @@
  * the owner's refusal.
  */
 import { expect, it } from 'vitest';
-import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
-import { createPostgresSessionStore } from '../adapters/store/postgres.js';
-import { closeBuses, forward, forwardInput, openInbox } from '../adapters/store/postgres-workers.js';
-import { MIGRATIONS, SCHEMA_VERSION } from '../adapters/store/postgres-schema.js';
-import { ApprovalDesk } from '../server/approvals.js';
-import type { Entry } from '../log/entries.js';
-import type { OpenedLog } from '../ports/store.js';
-import { createHarness } from '../test/helpers/harness.js';
-import { describeWithPostgres, sqlRows } from '../test/helpers/postgres.js';
-import { relaySource, startInboxPump } from './serve-workers.js';
+import { createScriptedProviderFromFunction } from '../model/scripted.js';
+import { createPostgresSessionStore } from './postgres.js';
+import { closeBuses, forward, forwardInput, openInbox } from './postgres-workers.js';
+import { MIGRATIONS, SCHEMA_VERSION } from './postgres-schema.js';
+import { ApprovalDesk } from '../../server/approvals.js';
+import type { Entry } from '../../log/entries.js';
+import type { OpenedLog } from '../../ports/store.js';
+import { createHarness } from '../../test/helpers/harness.js';
+import { describeWithPostgres, sqlRows } from '../../test/helpers/postgres.js';
+import { relaySource, startInboxPump } from './postgres-relay.js';
+import { ownedSession } from '../../server/owned-session.js';
+import type { HostedSession } from '../../server/hosted-session.js';
+
+/** The owner's side as the server gives it to the relay: a hosted session's answers at its desk. */
+const owned = (bridle: unknown, desk: unknown) => ownedSession({ bridle, desk, tapDeltas: () => () => undefined } as unknown as HostedSession);
 
 
 describeWithPostgres('the inbox pump', (db) => {
@@ -38,7 +43,7 @@ describeWithPostgres('the inbox pump', (db) => {
       await sqlRows(url, `INSERT INTO bridle_inbox (session, mode, text, taken_epoch, after_seq) VALUES ($1, 'followup', 'taken, never logged', 0, $2)`, [id, before]);
       const fresh = await forwardInput(await store.pool(), id, 'followup', 'fresh');
       const source = (await relaySource(store, id))!;
-      const stop = startInboxPump(store, { bridle: h.session, desk: { respond: () => false } }, (m) => {
+      const stop = startInboxPump(store, owned(h.session, { respond: () => false }), (m) => {
         throw new Error(m);
       });
       try {
@@ -80,7 +85,7 @@ describeWithPostgres('the inbox pump', (db) => {
       const id = h.session.id;
       const pool = await store.pool();
       const source = (await relaySource(store, id))!;
-      const stop = startInboxPump(store, { bridle: h.session, desk: counted }, (m) => {
+      const stop = startInboxPump(store, owned(h.session, counted), (m) => {
         throw new Error(m);
       });
       let callId = '';
@@ -112,7 +117,7 @@ describeWithPostgres('the inbox pump', (db) => {
       const before = answered;
       await sqlRows(url, `INSERT INTO bridle_inbox (session, kind, text, body, taken_epoch, after_seq) VALUES ($1, 'approval', '', $2, 0, $3)`, [id, JSON.stringify({ callId, outcome: 'allowed-once', by: 'ws:dead', attached: true }), decided.seq - 1]);
       const [row] = await sqlRows<{ id: string }>(url, `SELECT id FROM bridle_inbox WHERE session = $1 AND seq IS NULL`, [id]);
-      const next = startInboxPump(store, { bridle: h.session, desk: counted }, (m) => {
+      const next = startInboxPump(store, owned(h.session, counted), (m) => {
         throw new Error(m);
       });
       try {

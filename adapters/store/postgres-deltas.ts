@@ -9,12 +9,7 @@
  * `maxBytes` of UTF-8 (Postgres refuses a NOTIFY payload of 8000 bytes or
  * more): a relay reads the id before it parses anything.
  */
-import type { Chunk } from '../log/chunks.js';
-
-export interface Delta {
-  step: string;
-  chunk: Chunk;
-}
+import type { Delta } from '../../ports/relay.js';
 
 /** Under Postgres's NOTIFY payload limit (8000 bytes), with room to spare. */
 export const DELTA_PAYLOAD_BYTES = 7000;

@@ -1,10 +1,11 @@
-/** Where a session command's session lives: `--store` as a setting over the `store` row, and a session named whole by its Postgres location. */
+/** Where a session command's session lives: `--store` as a setting over the `store` row, and a session named whole by its Postgres location, a path or an id. */
 import { describe, expect, it } from 'vitest';
 import { composeEntries } from '../plugins/rows.js';
-import { applySettings } from '../runtime/settings.js';
+import { applySettings } from './settings.js';
 import { base } from '../bundles/base.js';
-import { flagSettings } from './settings.js';
-import { parseStoredLines, targetOf } from './session-store.js';
+import { flagSettings } from '../cli/settings.js';
+import { parseStoredLines } from './logs/read.js';
+import { sessionOfRef } from './stores.js';
 
 const rows = composeEntries({ from: 'bundle base', rows: base.rows }).rows;
 const withFlags = (f: Parameters<typeof flagSettings>[0]) => applySettings(rows, [{ from: 'flag', settings: flagSettings(f) }]).rows;
@@ -25,17 +26,22 @@ describe('--store and --lease-ms', () => {
   });
 });
 
-describe('targetOf', () => {
+describe('sessionOfRef', () => {
+  const where = (r: ReturnType<typeof sessionOfRef>) => [r.store.id, r.store.locate(r.id)];
   it('an id is a file in the JSONL directory, or a session of the Postgres store the row names', () => {
-    expect(targetOf(rows, '/h', 'abc')).toEqual({ kind: 'jsonl', path: '/h/sessions/abc.jsonl' });
-    expect(targetOf(withFlags({ store: '/logs' }), '/h', 'abc')).toEqual({ kind: 'jsonl', path: '/logs/abc.jsonl' });
-    const pg = targetOf(withFlags({ store: 'postgres://u@h/db' }), '/h', 'abc');
-    expect(pg.kind === 'postgres' && [pg.id, pg.store.url]).toEqual(['abc', 'postgres://u@h/db']);
+    expect(where(sessionOfRef(rows, '/h', 'abc'))).toEqual(['jsonl', '/h/sessions/abc.jsonl']);
+    expect(where(sessionOfRef(withFlags({ store: '/logs' }), '/h', 'abc'))).toEqual(['jsonl', '/logs/abc.jsonl']);
+    const pg = sessionOfRef(withFlags({ store: 'postgres://u@h/db' }), '/h', 'abc');
+    expect([pg.store.id, pg.id, (pg.store as { url?: string }).url]).toEqual(['postgres', 'abc', 'postgres://u@h/db']);
   });
 
   it('postgres://host/db#id, the location the CLI prints, names one whole, whatever the row', () => {
-    const t = targetOf(rows, '/h', 'postgresql://u@h/db?host=%2Frun#20261201-x');
-    expect(t.kind === 'postgres' && [t.id, t.store.url]).toEqual(['20261201-x', 'postgresql://u@h/db?host=%2Frun']);
+    const t = sessionOfRef(rows, '/h', 'postgresql://u@h/db?host=%2Frun#20261201-x');
+    expect([t.store.id, t.id, (t.store as { url?: string }).url]).toEqual(['postgres', '20261201-x', 'postgresql://u@h/db?host=%2Frun']);
+  });
+
+  it('a log named by its path is that file, in the JSONL store of its directory', () => {
+    expect(where(sessionOfRef(rows, '/h', '/a/b/s-1.jsonl'))).toEqual(['jsonl', '/a/b/s-1.jsonl']);
   });
 });
 
