@@ -9,6 +9,7 @@
  */
 import { DuplicateToolError, type Disposer, type ToolRegistry } from '../ports/tool-registry.js';
 import type { ToolDefinition } from '../ports/tools.js';
+import { placeByRank, unranked } from './rank-order.js';
 
 interface Registered {
   tool: ToolDefinition;
@@ -28,7 +29,7 @@ export class Tools implements ToolRegistry {
    */
   constructor(
     private readonly visible?: (name: string) => boolean,
-    private readonly rankOf: (owner: string) => number = () => Number.POSITIVE_INFINITY,
+    private readonly rankOf: (owner: string) => number = unranked,
   ) {}
 
   register(tool: ToolDefinition, owner: string): Disposer {
@@ -36,10 +37,7 @@ export class Tools implements ToolRegistry {
     if (taken) throw new DuplicateToolError(tool.name, taken.owner, owner);
     const entry: Registered = { tool, owner, rank: this.rankOf(owner) };
     this.byName.set(tool.name, entry);
-    // After every tool of an owner ranked the same or before it.
-    let at = this.entries.length;
-    while (at > 0 && this.entries[at - 1]!.rank > entry.rank) at--;
-    this.entries = [...this.entries.slice(0, at), entry, ...this.entries.slice(at)];
+    this.entries = placeByRank(this.entries, entry);
     this.ordered = this.entries.map((e) => e.tool);
     this.version++;
     return () => {

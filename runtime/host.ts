@@ -54,8 +54,8 @@ export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltH
   const scoped = new Set((o.restrict?.scoped ?? []).map((t) => t.name));
   // Tools listed in the order of the rows that registered them, whenever each registered (an MCP server answers late).
   const tools = new Tools(visibleUnder(o.restrict?.only, scoped), (owner) => (owner === 'options' ? -1 : host.rank(owner)));
-  const hooks = new HookRegistry();
-  const prompt = o.prompt ?? new PromptRegistry();
+  const hooks = new HookRegistry((owner) => host.rank(owner));
+  const prompt = o.prompt ?? new PromptRegistry((owner) => host.rank(owner));
   const overridden = new Set((o.overrides ?? []).map((s) => keyId(s.key)));
   const fromOf = new Map<string, string>();
   try {
