@@ -16,6 +16,12 @@ import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
 
 export type { PreStepDecision } from '../ports/hooks.js';
 
+/** The `turn/end` cause of a turn whose input the pre-step rewrote to nothing (replay reads it back as that verdict). */
+export const EMPTY_INPUT_CAUSE = 'the pre-step left no input; nothing was sent to the model';
+
+/** Contract: pure; an input of nothing but white space is nothing: a model asked with it would answer an empty user message. */
+export const isNothing = (d: PreStepDecision): boolean => d.kind === 'enter' && d.text.trim() === '';
+
 export interface TurnInput {
   turn: string;
   input: string;
@@ -116,6 +122,7 @@ export const turnMachine = setup({
   },
   guards: {
     isRejected: (_, d: PreStepDecision) => d.kind === 'reject',
+    isEmptyInput: (_, d: PreStepDecision) => isNothing(d),
     isAborted: ({ context }) => context.cancelled || context.last?.reason === 'aborted',
     isError: ({ context }) => context.last?.reason === 'error',
     isLength: ({ context }) => context.last?.reason === 'length',
@@ -180,7 +187,7 @@ export const turnMachine = setup({
       always: [{ guard: 'isResumed', target: 'stepping' }, { guard: 'isBudgetResumed', target: 'budgeting' }, { target: 'preStep' }],
     },
     preStep: {
-      description: 'The pre-step waterfall may reject the claimed input (the turn still closes, with zero steps) or rewrite it.',
+      description: 'The pre-step waterfall may reject the claimed input (the turn still closes, with zero steps) or rewrite it; a rewrite to nothing closes the turn completed with zero steps, sending the model nothing.',
       invoke: {
         src: 'runPreStep',
         input: ({ context }) => ({ turn: context.turn, text: context.input }),
@@ -189,6 +196,11 @@ export const turnMachine = setup({
             guard: { type: 'isRejected', params: ({ event }) => event.output },
             target: 'ending',
             actions: assign({ end: ({ event }) => ({ reason: 'blocked' as const, cause: event.output.kind === 'reject' ? event.output.reason : '' }) }),
+          },
+          {
+            guard: { type: 'isEmptyInput', params: ({ event }) => event.output },
+            target: 'ending',
+            actions: assign({ end: { reason: 'completed' as const, cause: EMPTY_INPUT_CAUSE } }),
           },
           {
             target: 'measuring',

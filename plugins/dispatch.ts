@@ -15,6 +15,7 @@
  *   reported and skipped.
  */
 import type { DispatchMode, Disposer, Listener, Observer } from '../ports/hooks.js';
+import { placeByRank, unranked } from './rank-order.js';
 import { runWaterfall, type WaterfallOptions } from './waterfall.js';
 
 export type { DispatchMode, Disposer, Observer } from '../ports/hooks.js';
@@ -30,6 +31,8 @@ export interface Registration<F> {
   /** Who registered it: a plugin's id; named in reports. */
   owner: string;
   listener: F;
+  /** The owner's place in mount order when it registered (`placeByRank`). */
+  rank: number;
 }
 
 /** Where problems go: a listener that threw, or (waterfall) one that was silent. */
@@ -40,13 +43,17 @@ const describe = (err: unknown) => (err instanceof Error ? err.message : String(
 export class Dispatcher<T extends HookTable> {
   private readonly lists = new Map<keyof T, Registration<unknown>[]>();
 
-  constructor(readonly modes: { readonly [K in keyof T]: T[K]['mode'] }) {}
+  /** `rankOf` orders owners (the host's mount order), so a reloaded plugin's listeners keep their precedence; without it, registration order. */
+  constructor(
+    readonly modes: { readonly [K in keyof T]: T[K]['mode'] },
+    protected readonly rankOf: (owner: string) => number = unranked,
+  ) {}
 
   /** The one registration primitive. Contract: the disposer is idempotent; a registration made while a dispatch runs counts from the next one. */
   on<K extends keyof T>(hook: K, owner: string, listener: ListenerOf<T, K>): Disposer {
     if (!Object.hasOwn(this.modes, hook)) throw new Error(`no such hook: ${String(hook)}`);
-    const entry: Registration<unknown> = { owner, listener };
-    this.lists.set(hook, [...(this.lists.get(hook) ?? []), entry]);
+    const entry: Registration<unknown> = { owner, listener, rank: this.rankOf(owner) };
+    this.lists.set(hook, placeByRank(this.lists.get(hook) ?? [], entry));
     return () => this.lists.set(hook, (this.lists.get(hook) ?? []).filter((e) => e !== entry));
   }
 

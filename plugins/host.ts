@@ -129,7 +129,7 @@ interface Mounted {
   generation: number;
   error?: unknown;
   running?: Promise<void>;
-  /** Where it stands in mount order (a reload moves it to the end). */
+  /** Where it stands in mount order (a reload keeps it: the registries order their entries by it). */
   order: number;
 }
 
@@ -190,6 +190,10 @@ export class Host {
    * `apply` that rejects is reported by `ready()`. Returns the unmount.
    */
   mount<C>(plugin: Plugin<C>, config?: unknown, o: MountOptions = {}): Disposer {
+    return this.mountAt(plugin, config, o, this.mounts++);
+  }
+
+  private mountAt(plugin: Plugin<any>, config: unknown, o: MountOptions, order: number): Disposer {
     const id = o.id ?? plugin.name;
     if (this.mounted.has(id)) throw new PluginMountError(id, new Error(`${id} is already mounted`));
     let parsed: unknown = config;
@@ -198,8 +202,9 @@ export class Host {
       if (!r.success) throw new PluginMountError(id, new Error(`bad config: ${r.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`).join('; ')}`));
       parsed = r.data;
     }
-    const m: Mounted = { id, plugin, config: parsed, scope: o.scope ?? this.root, state: 'pending', effects: [], generation: 0, order: this.mounts++ };
+    const m: Mounted = { id, plugin, config: parsed, scope: o.scope ?? this.root, state: 'pending', effects: [], generation: 0, order };
     this.mounted.set(id, m);
+    this.keepMountOrder();
     this.queue.push(m);
     const failure = this.drain();
     // A plugin that failed its own mount leaves nothing behind, not even its name.
@@ -216,12 +221,24 @@ export class Host {
     this.mounted.delete(id);
   }
 
-  /** Unmount and mount again with the same config. Contract: the registries afterwards equal those of one mount. */
+  /**
+   * Unmount and mount again with the same config, in the same place in mount
+   * order. Contract: the registries afterwards equal those of one mount, in
+   * order (tool order and waterfall precedence unchanged).
+   */
   reload(id: string): void {
     const m = this.mounted.get(id);
     if (!m) throw new PluginMountError(id, new Error(`${id} is not mounted`));
     this.unmount(id);
-    this.mount(m.plugin, m.config, { id, scope: m.scope });
+    this.mountAt(m.plugin, m.config, { id, scope: m.scope }, m.order);
+  }
+
+  /** The map iterates in mount order (status, dispose last-first, dependents deactivated newest first), also after a reload. */
+  private keepMountOrder(): void {
+    const all = [...this.mounted.values()];
+    if (all.every((m, i) => i === 0 || all[i - 1]!.order < m.order)) return;
+    this.mounted.clear();
+    for (const m of all.sort((a, b) => a.order - b.order)) this.mounted.set(m.id, m);
   }
 
   /** Unmounts everything, last mounted first. */
@@ -358,7 +375,7 @@ export class Host {
         on: (hook, listener) => effect(() => lookup(HOOKS).on(hook, m.id, listener)),
         guard: (guard) => effect(() => lookup(HOOKS).guard(m.id, guard)),
       },
-      prompt: { section: (section) => effect(() => lookup(PROMPT).add(section)) },
+      prompt: { section: (section) => effect(() => lookup(PROMPT).add(section, m.id)) },
     };
   }
 

@@ -34,4 +34,26 @@ describe('the tools service', () => {
     expect(() => tools.register(tool('two'), 'r')).toThrow(DuplicateToolError);
     expect(() => tools.register(tool('two'), 'r')).toThrow('by q and by r');
   });
+
+  it('a scoped tool shadows a same-named global one, also one that registers after it; globals still may not collide', () => {
+    const tools = new Tools();
+    tools.register(tool('read_file'), 'tool:read_file');
+    const own = { ...tool('read_file'), description: 'own' };
+    const off = tools.registerScoped(own);
+    tools.register(tool('late'), 'mcp');
+    expect(tools.list()).toEqual([own, tool('late')].map((t) => expect.objectContaining({ name: t.name, description: t.description })));
+    expect(tools.get('read_file')).toBe(own);
+    expect(tools.ownerOf('read_file')).toBe('scoped');
+    // A global that answers late (an MCP server) is shadowed too, not refused.
+    const other = new Tools();
+    other.registerScoped(own);
+    expect(() => other.register(tool('read_file'), 'mcp')).not.toThrow();
+    expect(other.get('read_file')).toBe(own);
+    expect(names(other)).toEqual(['read_file']);
+    expect(() => other.register(tool('read_file'), 'mcp2')).toThrow('by mcp and by mcp2');
+    expect(() => other.registerScoped(tool('read_file'))).toThrow(DuplicateToolError);
+    off();
+    expect(tools.get('read_file')?.description).toBe('read_file');
+    expect(names(tools)).toEqual(['read_file', 'late']);
+  });
 });

@@ -21,6 +21,6 @@ export interface PromptSection {
 
 /** The `prompt` service. */
 export interface PromptSections {
-  /** Contract: throws if the id is taken; the disposer is idempotent. */
-  add(section: PromptSection): Disposer;
+  /** `owner`: the plugin that adds it, so sections of equal order keep their rows' order. Contract: throws if the id is taken; the disposer is idempotent. */
+  add(section: PromptSection, owner?: string): Disposer;
 }

@@ -9,6 +9,7 @@
  */
 import { INPUT_KINDS, type Block, type Entry, type Finish, type Usage } from '../log/entries.js';
 import type { ApprovalAnswer, Decision } from '../machines/tool-call.machine.js';
+import { EMPTY_INPUT_CAUSE } from '../machines/turn.machine.js';
 import type { ToolOutput } from '../ports/tools.js';
 import { budgetQuestionId } from '../runtime/budget-question.js';
 
@@ -140,6 +141,8 @@ function preStepOf(entries: readonly Entry[], start: number): PreStepScript | un
   const e = nextLive(entries, start + 1);
   if (e?.kind === 'user/message') return { kind: 'enter', text: e.text };
   if (e?.kind === 'turn/end' && e.reason === 'blocked') return { kind: 'reject', reason: e.cause ?? '' };
+  // A rewrite to nothing: the turn closed with zero steps (the machine's empty-input edge); its exact text is not logged, and need not be.
+  if (e?.kind === 'turn/end' && e.reason === 'completed' && e.steps === 0 && e.cause === EMPTY_INPUT_CAUSE) return { kind: 'enter', text: '' };
   if (e?.kind === 'turn/end' && e.reason === 'error' && e.code === 'PRE_STEP_FAILED') return { kind: 'fail', cause: e.cause ?? '' };
   return undefined;
 }

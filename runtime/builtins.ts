@@ -14,6 +14,7 @@ import { toolSpec } from '../tools/index.js';
 import { DEFAULT_COMPACT_THRESHOLD } from './context/windows.js';
 import { readAgentsFiles } from './prompt/agents-files.js';
 import { coreSection, DEFAULT_CORE, toolsSection, workspaceSection } from './prompt/builtin.js';
+import { timeSection, type TimeSectionConfig } from './prompt/time.js';
 
 const tokens = z.int().min(1024);
 
@@ -84,6 +85,14 @@ export const workspaceSectionPlugin: Plugin = {
     const s = ctx.get(SESSION);
     ctx.prompt.section(workspaceSection(() => readAgentsFiles(s.cwd, undefined, s.bridleHome)));
   },
+};
+
+/** The `prompt:time` row (off unless a patch adds it): the date and time as the turn began, from the log. */
+export const timeSectionPlugin: Plugin<TimeSectionConfig> = {
+  name: 'prompt-time',
+  inject: [PROMPT],
+  config: z.strictObject({ refreshMinutes: z.int().positive().default(1) }),
+  apply: (ctx, c) => void ctx.prompt.section(timeSection(c)),
 };
 
 /** A tool as a row (`tool:<name>`): registers it with the `tools` service. */

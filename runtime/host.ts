@@ -54,8 +54,8 @@ export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltH
   const scoped = new Set((o.restrict?.scoped ?? []).map((t) => t.name));
   // Tools listed in the order of the rows that registered them, whenever each registered (an MCP server answers late).
   const tools = new Tools(visibleUnder(o.restrict?.only, scoped), (owner) => (owner === 'options' ? -1 : host.rank(owner)));
-  const hooks = new HookRegistry();
-  const prompt = o.prompt ?? new PromptRegistry();
+  const hooks = new HookRegistry((owner) => host.rank(owner));
+  const prompt = o.prompt ?? new PromptRegistry((owner) => host.rank(owner));
   const overridden = new Set((o.overrides ?? []).map((s) => keyId(s.key)));
   const fromOf = new Map<string, string>();
   try {
@@ -80,8 +80,8 @@ export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltH
       }
     };
     mountRows(rows, host.root);
-    // A child's own tools come last, after its product's: the tool list reads as the parent's, plus them.
-    for (const t of o.restrict?.scoped ?? []) tools.register(t, 'scoped');
+    // A child's own tools come last, after its product's: the tool list reads as the parent's, plus them; one named like a product tool shadows it (course ch. 4).
+    for (const t of o.restrict?.scoped ?? []) tools.registerScoped(t);
     for (const p of o.plugins ?? []) host.mount(p, undefined, { id: p.name });
     const waiting = host.status().find((s) => s.state === 'pending');
     if (waiting) throw new CompositionError(waiting.id, fromOf.get(waiting.id) ?? 'options', `needs service ${waiting.waitingFor.join(', ')}, which no row provides`);

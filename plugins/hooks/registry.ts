@@ -5,18 +5,20 @@
  */
 import { HOOK_MODES, type Disposer, type Guard, type HookTable, type Hooks } from '../../ports/hooks.js';
 import { Dispatcher } from '../dispatch.js';
+import { placeByRank, unranked } from '../rank-order.js';
 
 export class HookRegistry extends Dispatcher<{ [K in keyof HookTable]: HookTable[K] }> implements Hooks {
-  private guards: { owner: string; guard: Guard }[] = [];
+  private guards: { owner: string; guard: Guard; rank: number }[] = [];
 
-  constructor() {
-    super(HOOK_MODES);
+  /** `rankOf`: as the dispatcher's (the host's mount order); guards only deny, but their reports read in row order. */
+  constructor(rankOf: (owner: string) => number = unranked) {
+    super(HOOK_MODES, rankOf);
   }
 
   /** Contract: the disposer is idempotent. */
   guard(owner: string, guard: Guard): Disposer {
-    const entry = { owner, guard };
-    this.guards = [...this.guards, entry];
+    const entry = { owner, guard, rank: this.rankOf(owner) };
+    this.guards = placeByRank(this.guards, entry);
     return () => {
       this.guards = this.guards.filter((g) => g !== entry);
     };

@@ -12,17 +12,21 @@ export type { PromptScope, PromptSection } from '../../ports/prompt.js';
 
 
 export class PromptRegistry implements PromptSections {
-  private sections: { s: PromptSection; n: number }[] = [];
+  private sections: { s: PromptSection; rank: number; n: number }[] = [];
   private added = 0;
   /** Bumped by every change, so callers can cache an assembled prompt. */
   version = 0;
 
+  /** `rankOf` orders owners (the host's mount order), so a reloaded plugin's sections keep their place among equal orders. */
+  constructor(private readonly rankOf: (owner: string) => number = () => Number.POSITIVE_INFINITY) {}
+
   /** Contract: throws if the id is taken; the disposer is idempotent. */
-  add(section: PromptSection): Disposer {
+  add(section: PromptSection, owner?: string): Disposer {
     if (this.sections.some((x) => x.s.id === section.id)) throw new Error(`prompt section "${section.id}" is already registered`);
     if (section.template === undefined && section.render === undefined) throw new Error(`prompt section "${section.id}" has neither a template nor a render function`);
-    const entry = { s: section, n: this.added++ };
-    this.sections = [...this.sections, entry].sort((a, b) => a.s.order - b.s.order || a.n - b.n);
+    const entry = { s: section, rank: owner === undefined ? Number.POSITIVE_INFINITY : this.rankOf(owner), n: this.added++ };
+    // Equal ranks compare as 0 (Infinity - Infinity is NaN), falling back to registration order.
+    this.sections = [...this.sections, entry].sort((a, b) => a.s.order - b.s.order || (a.rank === b.rank ? 0 : a.rank - b.rank) || a.n - b.n);
     this.version++;
     return () => {
       const before = this.sections.length;

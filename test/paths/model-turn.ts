@@ -138,6 +138,8 @@ export const turnModel: PathModel = {
     runPreStep: [
       { kind: 'enter', text: 'fix the test' },
       { kind: 'reject', reason: 'off topic' },
+      // A rewrite to nothing: the turn closes completed with zero steps.
+      { kind: 'enter', text: '' },
     ],
     step: [
       { reason: 'tool-calls', finish: { kind: 'ok', reason: 'tool-calls' } },
