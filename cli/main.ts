@@ -22,7 +22,7 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   const { main } = await import('./program.js');
   process.exitCode = await main(argv);
   // Spans still on their way to a collector (ADR 0055) go before the process does; loaded only if tracing ran.
-  if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) await (await import('../adapters/tracing/live.js')).flushLiveTraces();
+  if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) await (await import('../runtime/catalogue.js')).flushHostPlugins();
 }
 
 async function loadSoakHook(): Promise<void> {

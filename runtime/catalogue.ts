@@ -45,7 +45,7 @@ import { delegatePlugin } from './subagents/delegate.js';
 import { workflowPlugin } from './workflow/tool.js';
 import { workerWorkflow } from '../adapters/workflow/worker.js';
 import { registryPlugin } from './subagents/registry.js';
-import { liveTraces, type LiveTracesOptions } from '../adapters/tracing/live.js';
+import { flushLiveTraces, liveTraces, type LiveTracesOptions } from '../adapters/tracing/live.js';
 
 /**
  * A subagent provider as a row (`subagent:<name>`): several are mounted at
@@ -101,6 +101,11 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
 export function hostPlugins(o: LiveTracesOptions): Plugin[] {
   const live = liveTraces(o);
   return live ? [live.plugin] : [];
+}
+
+/** Hands what the host plugins still hold (spans on their way to a collector) over before the process exits. */
+export async function flushHostPlugins(): Promise<void> {
+  await flushLiveTraces();
 }
 
 /** A `use` that names a module: `./x.js`, `../x.js`, `/abs/x.js`, `file:///…`. */
