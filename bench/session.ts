@@ -37,5 +37,5 @@ export function benchSession(o: BenchSession) {
       ...(o.store ? { store: o.store } : {}),
     },
     ...(o.existing ? { existing: o.existing } : {}),
-  });
+  }).start();
 }

@@ -82,8 +82,6 @@ export function acpOpener(product: Product, problem: (m: string) => void): OpenA
         cwd: params.cwd,
         ...(params.sessionId ? { session: params.sessionId } : {}),
         answerer: hooks.answerer,
-        onChunk: hooks.onChunk,
-        onEntry: hooks.onEntry,
         plugins: hooks.plugins,
         ...(extra.length > 0 ? { rows: (rows: ComposedRow[]) => patchRows(rows, extra, 'acp client') } : {}),
       })).session;

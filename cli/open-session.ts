@@ -72,8 +72,6 @@ export interface OpenOptions {
   cwd?: string;
   session?: string;
   answerer?: Answerer;
-  onChunk?: SessionOptions['onChunk'];
-  onEntry?: SessionOptions['onEntry'];
   inspect?: SessionOptions['inspect'];
   /** A new session's id (`bridle eval` names each run's); default: a fresh one from the `ids` row. Not with `session`. */
   id?: string;
@@ -106,7 +104,13 @@ export class SessionExistsError extends Error {
 }
 
 export interface OpenedSession {
+  /** Created, not started: subscribe to it, then `start()` (ADR 0051). */
   session: BridleSession;
+  /**
+   * Starts the session, its first append's failure said as `openSession`'s are (`SessionNotSavedError`, exit 1),
+   * and the lock it took released. Contract: call once, after subscribing.
+   */
+  start(): BridleSession;
   logPath: string;
   /** How many entries the log held before this process opened it. */
   priorEntries: number;
@@ -302,29 +306,25 @@ function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[
       ...(lock ? { lock, lockLogged: o.lock !== undefined } : {}),
       ...(o.snapshot ? { snapshot: o.snapshot } : resumedSnapshot(existing, rows)),
       ...(o.answerer ? { answerer: o.answerer } : {}),
-      ...(o.onChunk ? { onChunk: o.onChunk } : {}),
-      ...(o.onEntry ? { onEntry: o.onEntry } : {}),
       ...(o.inspect ? { inspect: o.inspect } : {}),
       ...(o.plugins ? { plugins: o.plugins } : {}),
       ...(o.product.overridePolicy ? { overridePolicy: true } : {}),
       ...(o.product.moveWorkspace ? { moveWorkspace: true } : {}),
     });
   } catch (err) {
-    if (lock && !o.lock) lock.release();
-    // One line naming the logged and the requested policy; nothing was written (exit 2).
-    if (err instanceof PolicyWidenedError) throw new UsageError(err.message, { cause: err });
-    // The same for a workspace other than the logged one, naming both paths (ADR 0041).
-    if (err instanceof WorkspaceChangedError) throw new WorkspaceChangedUsageError(err.message, { cause: err });
-    // The disk refused the session's first entry (full, read-only): a problem outside bridle, said in one line.
-    if (err instanceof LogAppendError && err.code === 'LOG_APPEND_FAILED') throw new SessionNotSavedError(`the session could not be saved (${err.code}: ${err.message})`);
-    if (err instanceof LogAccessError) accessFailure(err);
-    if (err instanceof LogFormatError) throw new UsageError(`${o.session ?? 'the session log'}: ${err.message}`);
-    throw err;
+    openFailure(err, o, lock);
   }
   const model = session.host.get(MODEL);
   const sandbox = session.host.get(SANDBOX);
   return {
     session,
+    start: () => {
+      try {
+        return session.start();
+      } catch (err) {
+        openFailure(err, o, lock);
+      }
+    },
     logPath: session.recorder.store.location,
     priorEntries: existing.length,
     tools: session.host.get(TOOLS),
@@ -332,6 +332,20 @@ function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[
     workspace,
     sandboxLine: sandbox.provider.describe(sandbox.policy),
   };
+}
+
+/** A failure to open or start the session, said in one line; the lock this open took is released. */
+function openFailure(err: unknown, o: OpenOptions, lock: WriterLock | undefined): never {
+  if (lock && !o.lock) lock.release();
+  // One line naming the logged and the requested policy; nothing was written (exit 2).
+  if (err instanceof PolicyWidenedError) throw new UsageError(err.message, { cause: err });
+  // The same for a workspace other than the logged one, naming both paths (ADR 0041).
+  if (err instanceof WorkspaceChangedError) throw new WorkspaceChangedUsageError(err.message, { cause: err });
+  // The disk refused the session's first entry (full, read-only): a problem outside bridle, said in one line.
+  if (err instanceof LogAppendError && err.code === 'LOG_APPEND_FAILED') throw new SessionNotSavedError(`the session could not be saved (${err.code}: ${err.message})`);
+  if (err instanceof LogAccessError) accessFailure(err);
+  if (err instanceof LogFormatError) throw new UsageError(`${o.session ?? 'the session log'}: ${err.message}`);
+  throw err;
 }
 
 /** A disk that is full or failing is not a usage mistake: the session could not be saved (exit 1); anything else as `logAccessAsUsage`. */

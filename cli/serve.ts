@@ -241,8 +241,7 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
             // A fork `session/fork` just wrote is opened as the session it is.
             ...(params.fork !== undefined ? { session: params.fork } : {}),
             answerer: hooks.answerer,
-            onChunk: hooks.onChunk,
-            inspect: hooks.inspect,
+            ...(hooks.inspect ? { inspect: hooks.inspect } : {}),
             ...(params.id !== undefined || params.depth !== undefined || params.parent !== undefined
               ? { lineage: { ...(params.id !== undefined ? { id: params.id } : {}), depth: params.depth ?? 0, parent: params.parent ?? null } }
               : {}),
@@ -359,8 +358,7 @@ async function reopenStored(product: Product, sessionId: string, hooks: SessionH
       lock: open.lock,
       ...(open.store ? { store: open.store } : {}),
       answerer: hooks.answerer,
-      onChunk: hooks.onChunk,
-      inspect: hooks.inspect,
+      ...(hooks.inspect ? { inspect: hooks.inspect } : {}),
     })).session;
   } catch (e) {
     open.lock.release();
