@@ -30,7 +30,7 @@ import { SessionFeed } from './wiring/feed.js';
 import { admission } from './wiring/admission.js';
 import { watchTurns } from './wiring/between-turns.js';
 import { closeSession } from './wiring/close.js';
-import { compactNow } from './wiring/compact.js';
+import { cancelNow, compactNow, endSession } from './wiring/requests.js';
 import type { Lifecycle } from './wiring/lifecycle.js';
 import { appendOpening, checkContinuable, type Header } from './wiring/opening.js';
 import { entryHook, feedEntries, feedStates } from './wiring/taps.js';
@@ -108,15 +108,8 @@ export function wireSession(o: SessionOptions, p: SessionParts): BridleSession {
       return session;
     },
     send: input.send,
-    cancel: (by = 'user') =>
-      input.afterStart(() => {
-        // A cancel the session would not act on (nothing runs, a cancel is already under way, a crashed turn is being closed) changes nothing, and is not logged.
-        if (!life.crashed && !life.closing && actor.getSnapshot().can({ type: 'session.cancel.requested', cause: by })) {
-          recorder.append({ kind: 'session/cancel', by });
-          actor.send({ type: 'session.cancel.requested', cause: by });
-        }
-        return turns.idleNow();
-      }),
+    // A cancel the session would not act on changes nothing and is not logged; it resolves when the session is idle again.
+    cancel: (by = 'user') => input.afterStart(() => (cancelNow(actor, recorder, life, by), turns.idleNow())),
     idle: () => input.afterStart(turns.idleNow),
     ready: () => input.ready,
     run: async (text, origin) => {
@@ -133,22 +126,7 @@ export function wireSession(o: SessionOptions, p: SessionParts): BridleSession {
     prompt: context.prompt,
     meter: context.meter,
     close,
-    end: async (by = 'user', eo = {}) => {
-      if (life.closing || !life.started) return close();
-      // Nothing more starts; input held while plugins start is logged, and stays queued in the log, for a resume.
-      life.ending = true;
-      if (input.held) await input.ready;
-      const s = actor.getSnapshot();
-      try {
-        if (!life.crashed) recorder.append({ kind: 'session/end', by });
-      } catch {}
-      if (!life.crashed && s.status === 'active' && s.value !== 'idle') {
-        const rest = turns.nextRest();
-        actor.send({ type: 'session.cancel.requested', cause: by });
-        await rest;
-      }
-      if (!eo.keepOpen) await close();
-    },
+    end: (by = 'user', eo = {}) => endSession({ actor, recorder, life, input, turns, close }, by, eo.keepOpen === true),
   };
   return session;
 }
