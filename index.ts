@@ -4,8 +4,8 @@
  * log's readers and writer. See README, "Embedding".
  */
 
-// The session: built from rows (the product), every seam a service on its host.
-export { createSession, sessionRows, SessionCrashedError, type BridleSession, type Services, type SessionOptions } from './runtime/session.js';
+// The session: built from rows (the product), every seam a service on its host; created, subscribed to, then started (ADR 0051).
+export { createSession, sessionRows, SessionCrashedError, SessionNotStartedError, type BridleSession, type Services, type SessionFeedEvent, type SessionFeedListener, type SessionOptions } from './runtime/session.js';
 export { PolicyWidenedError } from './runtime/session-policy.js';
 
 // Fork and what-if from a log (ADR 0029): a new session from a past point, nothing re-run.

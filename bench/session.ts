@@ -41,5 +41,5 @@ export function benchSession(o: BenchSession) {
     },
     ...(o.existing ? { existing: o.existing } : {}),
     ...(o.plugins ? { plugins: o.plugins } : {}),
-  });
+  }).start();
 }

@@ -74,8 +74,6 @@ export function acpOpener(product: Product, problem: (m: string) => void): OpenA
         ...(params.traceparent ? { traceparent: params.traceparent } : {}),
         answerer: hooks.answerer,
         askOnBudget: true,
-        onChunk: hooks.onChunk,
-        onEntry: hooks.onEntry,
         plugins: hooks.plugins,
         ...(extra.length > 0 ? { rows: (rows: ComposedRow[]) => patchRows(rows, extra, 'acp client') } : {}),
       })).session;

@@ -16,7 +16,7 @@ import { APPROVAL } from '../ports/index.js';
 import type { Product } from './settings.js';
 import { approvalQuestion } from './terminal-answerer.js';
 import { visible } from './visible.js';
-import { closeFailureLine, crashedLine, showEntries, unsavedTurnLine } from './save-failure.js';
+import { closeFailureLine, crashedLine, entryToShow, unsavedTurnLine } from './save-failure.js';
 import { SessionCrashedError } from '../runtime/session.js';
 
 export interface ChatIO {
@@ -49,7 +49,6 @@ export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO 
   const { out, err } = io;
   for (const w of product.warnings) err.write(`bridle: warning: ${w}\n`);
   const pending: { resolve?: (line: string | null) => void } = {};
-  let renderer: ReturnType<typeof createRenderer> | undefined;
   const opened = await openSession({
     product,
     ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}),
@@ -57,12 +56,10 @@ export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO 
     // Whatever the policy: a continued session runs under its logged one (ADR 0027); only `ask` calls it.
     answerer: lineAnswerer(out, pending),
     askOnBudget: true,
-    onChunk: (c, s) => renderer?.onChunk(c, s),
   });
   const { session, logPath, scriptedLabel } = opened;
   const approval = session.host.get(APPROVAL).policy;
-  renderer = createRenderer(out, opened.tools, { color: Boolean(out.isTTY), scriptedLabel: scriptedLabel });
-  showEntries(session.recorder, (e) => renderer?.onEntry(e));
+  const renderer = createRenderer(out, opened.tools, { color: Boolean(out.isTTY), scriptedLabel: scriptedLabel });
   // A turn the log could not save is said once, as it ends; the chat goes on, and exits 1 at the end.
   let unsaved = false;
   const reportUnsaved = (o: Awaited<ReturnType<typeof session.idle>>) => {
@@ -70,9 +67,14 @@ export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO 
     if (line && !unsaved) err.write(`${line}\n`);
     if (line) unsaved = true;
   };
-  session.recorder.onEntry((e) => {
-    for (const l of mcpNotes(e)) err.write(`${l}\n`);
+  // Subscribed before the session starts: a turn a continued log's queued input starts as it opens (ADR 0021) is shown whole.
+  session.subscribe((ev) => {
+    const e = entryToShow(ev);
+    if (e) renderer.onEntry(e);
+    if (ev.type === 'entry.appended') for (const l of mcpNotes(ev.entry)) err.write(`${l}\n`);
+    else if (ev.type === 'chunk.streamed') renderer.onChunk(ev.chunk, ev.step);
   });
+  opened.start();
   if (scriptedLabel) err.write(`model: ${visible(scriptedLabel)}\n`);
   err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}\nlog: ${logPath}\n${HELP}\n`);
 

@@ -205,7 +205,7 @@ describe('forks of the golden logs go on', () => {
         const model = createScriptedProviderFromFunction((req) => (isSummaryInstruction(req.messages.at(-1)) ? { text: '## Request and intent\nx' } : (calls++, { text: 'what if: done' })));
         // Going on under the settings the log was written with (its window), as its replay will.
         const window = (entries[0] as { config?: { contextWindow?: number } }).config?.contextWindow;
-        const s = createSession({ id, cwd: ws, moveWorkspace: true, bridleHome: path.join(dir, 'home'), existing: forked.entries, settings: { approval: 'auto', sandbox: 'off', ...(window ? { contextWindow: window } : {}) }, services: { model, store: sessions, clock: () => Date.UTC(2026, 11, 3) }, sleep: async () => {} });
+        const s = createSession({ id, cwd: ws, moveWorkspace: true, bridleHome: path.join(dir, 'home'), existing: forked.entries, settings: { approval: 'auto', sandbox: 'off', ...(window ? { contextWindow: window } : {}) }, services: { model, store: sessions, clock: () => Date.UTC(2026, 11, 3) }, sleep: async () => {} }).start();
         const queued = pendingInputs(forked.entries).length;
         const out = await s.run('what if we started again?');
         await s.idle();

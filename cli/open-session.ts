@@ -74,8 +74,6 @@ export interface OpenOptions {
   answerer?: Answerer;
   /** A spent budget asks `answerer` whether to go on (chat, serve, acp); else the turn ends BUDGET_EXHAUSTED (ADR 0047). */
   askOnBudget?: boolean;
-  onChunk?: SessionOptions['onChunk'];
-  onEntry?: SessionOptions['onEntry'];
   inspect?: SessionOptions['inspect'];
   /** A new session's id (`bridle eval` names each run's); default: a fresh one from the `ids` row. Not with `session`. */
   id?: string;
@@ -110,7 +108,13 @@ export class SessionExistsError extends Error {
 }
 
 export interface OpenedSession {
+  /** Created, not started: subscribe to it, then `start()` (ADR 0051). */
   session: BridleSession;
+  /**
+   * Starts the session, its first append's failure said as `openSession`'s are (`SessionNotSavedError`, exit 1),
+   * and the lock it took released. Contract: call once, after subscribing.
+   */
+  start(): BridleSession;
   logPath: string;
   /** How many entries the log held before this process opened it. */
   priorEntries: number;
@@ -268,29 +272,25 @@ function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[
       ...(o.snapshot ? { snapshot: o.snapshot } : resumedSnapshot(existing, rows)),
       ...(o.answerer ? { answerer: o.answerer } : {}),
       ...(o.askOnBudget ? { askOnBudget: true } : {}),
-      ...(o.onChunk ? { onChunk: o.onChunk } : {}),
-      ...(o.onEntry ? { onEntry: o.onEntry } : {}),
       ...(o.inspect ? { inspect: o.inspect } : {}),
       ...pluginsOf(o),
       ...(o.product.overridePolicy ? { overridePolicy: true } : {}),
       ...(o.product.moveWorkspace ? { moveWorkspace: true } : {}),
     });
   } catch (err) {
-    if (lock && !o.lock) lock.release();
-    // One line naming the logged and the requested policy; nothing was written (exit 2).
-    if (err instanceof PolicyWidenedError) throw new UsageError(err.message, { cause: err });
-    // The same for a workspace other than the logged one, naming both paths (ADR 0041).
-    if (err instanceof WorkspaceChangedError) throw new WorkspaceChangedUsageError(err.message, { cause: err });
-    // The disk refused the session's first entry (full, read-only): a problem outside bridle, said in one line.
-    if (err instanceof LogAppendError && err.code === 'LOG_APPEND_FAILED') throw new SessionNotSavedError(`the session could not be saved (${err.code}: ${err.message})`);
-    if (err instanceof LogAccessError) accessFailure(err);
-    if (err instanceof LogFormatError) throw new UsageError(`${o.session ?? 'the session log'}: ${err.message}`);
-    throw err;
+    openFailure(err, o, lock);
   }
   const model = session.host.get(MODEL);
   const sandbox = session.host.get(SANDBOX);
   return {
     session,
+    start: () => {
+      try {
+        return session.start();
+      } catch (err) {
+        openFailure(err, o, lock);
+      }
+    },
     logPath: session.recorder.store.location,
     priorEntries: existing.length,
     tools: session.host.get(TOOLS),
@@ -298,6 +298,20 @@ function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[
     workspace,
     sandboxLine: sandbox.provider.describe(sandbox.policy),
   };
+}
+
+/** A failure to open or start the session, said in one line; the lock this open took is released. */
+function openFailure(err: unknown, o: OpenOptions, lock: WriterLock | undefined): never {
+  if (lock && !o.lock) lock.release();
+  // One line naming the logged and the requested policy; nothing was written (exit 2).
+  if (err instanceof PolicyWidenedError) throw new UsageError(err.message, { cause: err });
+  // The same for a workspace other than the logged one, naming both paths (ADR 0041).
+  if (err instanceof WorkspaceChangedError) throw new WorkspaceChangedUsageError(err.message, { cause: err });
+  // The disk refused the session's first entry (full, read-only): a problem outside bridle, said in one line.
+  if (err instanceof LogAppendError && err.code === 'LOG_APPEND_FAILED') throw new SessionNotSavedError(`the session could not be saved (${err.code}: ${err.message})`);
+  if (err instanceof LogAccessError) accessFailure(err);
+  if (err instanceof LogFormatError) throw new UsageError(`${o.session ?? 'the session log'}: ${err.message}`);
+  throw err;
 }
 
 /** A disk that is full or failing is not a usage mistake: the session could not be saved (exit 1); anything else as `logAccessAsUsage`. */

@@ -74,6 +74,7 @@ async function driveRalph(
     ...(o.existing ? { session: o.existing.path, existing: o.existing.entries, lock: o.existing.lock } : {}),
   });
   const { session } = opened;
+  opened.start();
   const control = session.host.get(SESSION);
   if (opened.scriptedLabel) err.write(`model: ${visible(opened.scriptedLabel)}\n`);
   err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval} for each round's worker${approval === 'ask' && !answerer ? ' (no terminal: calls that ask are denied)' : ''}; never for a verifier agent\n`);

@@ -1,6 +1,6 @@
 /** `bridle run [prompt]`: one turn in a new or continued session, streamed to the terminal. */
 import type { Answerer } from '../ports/approval.js';
-import type { Origin } from '../log/entries.js';
+import type { Entry, Origin } from '../log/entries.js';
 import { SessionCrashedError } from '../runtime/session.js';
 import { APPROVAL } from '../ports/index.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
@@ -11,7 +11,7 @@ import type { Product, SettingFlags } from './settings.js';
 import { createRenderer, mcpNotes, type Renderer } from './render.js';
 import { terminalAnswerer } from './terminal-answerer.js';
 import { jsonLine, visible } from './visible.js';
-import { closeFailureLine, crashedLine, showEntries, unsavedTurnLine } from './save-failure.js';
+import { closeFailureLine, crashedLine, entryToShow, unsavedTurnLine } from './save-failure.js';
 
 export interface RunFlags extends SettingFlags {
   cwd?: string;
@@ -42,7 +42,6 @@ export function policyOf(product: Product): string {
  */
 export async function runPrompt(prompt: string | undefined, product: Product, flags: RunFlags, extra: Partial<OpenOptions> = {}, origin?: Origin): Promise<number> {
   const err = process.stderr;
-  let renderer: Renderer | undefined;
   for (const w of product.warnings) err.write(`bridle: warning: ${w}\n`);
   // On a terminal the answerer is there whatever the policy: a continued session runs under its logged one (ADR 0027), known once it is open; only `ask` calls it.
   const answerer: Answerer | undefined = process.stdin.isTTY ? terminalAnswerer(err) : undefined;
@@ -51,26 +50,21 @@ export async function runPrompt(prompt: string | undefined, product: Product, fl
     ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}),
     ...(flags.session !== undefined ? { session: flags.session } : {}),
     ...(answerer ? { answerer } : {}),
-    ...(flags.json ? {} : { onChunk: (c, s) => renderer?.onChunk(c, s) }),
     ...extra,
   });
   const { session, logPath, tools, scriptedLabel } = opened;
   const approval = session.host.get(APPROVAL).policy;
   const human = flags.json ? err : process.stdout;
-  renderer = createRenderer(human, tools, { color: Boolean((human as NodeJS.WriteStream).isTTY), scriptedLabel });
-  if (flags.json) {
-    // What this run added before we could subscribe (a new log's session/start) goes out first.
-    const known = opened.priorEntries;
-    for (const e of session.recorder.entries.slice(known)) process.stdout.write(`${jsonLine(e)}\n`);
-    showEntries(session.recorder, (e) => process.stdout.write(`${jsonLine(e)}\n`));
-  } else {
-    // A continued session may have started on queued input as it opened (ADR 0021): that turn is shown from its start.
-    for (const e of session.recorder.entries.slice(opened.priorEntries)) renderer.onEntry(e);
-    showEntries(session.recorder, (e) => renderer?.onEntry(e));
-  }
-  session.recorder.onEntry((e) => {
-    for (const l of mcpNotes(e)) err.write(`${l}\n`);
+  const renderer: Renderer = createRenderer(human, tools, { color: Boolean((human as NodeJS.WriteStream).isTTY), scriptedLabel });
+  // Subscribed before the session starts: its `session/start`, and a turn a continued log's queued input starts (ADR 0021), are shown whole.
+  const show = flags.json ? (e: Entry) => void process.stdout.write(`${jsonLine(e)}\n`) : (e: Entry) => renderer.onEntry(e);
+  session.subscribe((ev) => {
+    const e = entryToShow(ev);
+    if (e) show(e);
+    if (ev.type === 'entry.appended') for (const l of mcpNotes(ev.entry)) err.write(`${l}\n`);
+    else if (ev.type === 'chunk.streamed' && !flags.json) renderer.onChunk(ev.chunk, ev.step);
   });
+  opened.start();
   if (scriptedLabel) err.write(`model: ${visible(scriptedLabel)}\n`);
   err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval}${approval === 'ask' && !answerer ? ' (no terminal: calls that ask are denied)' : ''}\n`);
 

@@ -5,15 +5,15 @@
  */
 import type { Entry } from '../log/entries.js';
 import { isSaveFailureCode, LogNotDurableError } from '../log/errors.js';
-import type { Recorder } from '../log/recorder.js';
-import type { SessionCrashedError } from '../runtime/session.js';
+import type { SessionCrashedError, SessionFeedEvent } from '../runtime/session.js';
 import type { TurnOutput } from '../machines/turn.machine.js';
 import { visible } from './visible.js';
 
-/** Every entry to `show` as it is appended, except `turn/end`: that one only once it is durable (save before notify). */
-export function showEntries(recorder: Recorder, show: (e: Entry) => void): void {
-  recorder.onEntry((e) => e.kind !== 'turn/end' && show(e));
-  recorder.onDurable((e) => e.kind === 'turn/end' && show(e));
+/** The entry a display shows for this event: every one as it is appended, except `turn/end`, only once it is durable (save before notify). */
+export function entryToShow(ev: SessionFeedEvent): Entry | undefined {
+  if (ev.type === 'entry.appended') return ev.entry.kind !== 'turn/end' ? ev.entry : undefined;
+  if (ev.type === 'entry.saved') return ev.entry.kind === 'turn/end' ? ev.entry : undefined;
+  return undefined;
 }
 
 const resumeHint = (logPath: string) => `; once the disk is fixed, \`bridle resume ${logPath}\` continues from what was saved`;

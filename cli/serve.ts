@@ -235,9 +235,8 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
             // A fork `session/fork` just wrote is opened as the session it is.
             ...(params.fork !== undefined ? { session: params.fork } : {}),
             answerer: hooks.answerer,
+            ...(hooks.inspect ? { inspect: hooks.inspect } : {}),
             askOnBudget: hooks.askOnBudget,
-            onChunk: hooks.onChunk,
-            inspect: hooks.inspect,
             ...(params.traceparent !== undefined ? { traceparent: params.traceparent } : {}),
             ...(params.id !== undefined || params.depth !== undefined || params.parent !== undefined
               ? { lineage: { ...(params.id !== undefined ? { id: params.id } : {}), depth: params.depth ?? 0, parent: params.parent ?? null } }
@@ -355,9 +354,8 @@ async function reopenStored(product: Product, sessionId: string, hooks: SessionH
       lock: open.lock,
       store: open.store,
       answerer: hooks.answerer,
+      ...(hooks.inspect ? { inspect: hooks.inspect } : {}),
       askOnBudget: hooks.askOnBudget,
-      onChunk: hooks.onChunk,
-      inspect: hooks.inspect,
     })).session;
   } catch (e) {
     open.lock.release();

@@ -46,6 +46,7 @@ const opts = async (extra: object = {}) => ({ product: await composeProduct({ mo
 /** A session with one finished turn, closed; its log path. */
 async function finishedSession(): Promise<string> {
   const o = await openSession(await opts());
+  o.start();
   await o.session.run('first');
   await o.session.close();
   expect(fs.existsSync(lockPathOf(o.logPath))).toBe(false);
@@ -55,6 +56,7 @@ async function finishedSession(): Promise<string> {
 describe('openSession takes the writer lock', () => {
   it('holds it while the session is open and releases it on close', async () => {
     const o = await openSession(await opts());
+    o.start();
     expect(JSON.parse(fs.readFileSync(lockPathOf(o.logPath), 'utf8'))).toMatchObject({ pid: process.pid, host: hostname() });
     await o.session.run('hi');
     await o.session.close();
@@ -74,6 +76,7 @@ describe('openSession takes the writer lock', () => {
 
   it('a second open in the same process is refused too', async () => {
     const o = await openSession(await opts());
+    o.start();
     const second = await opts({ session: o.logPath });
     await expect(openSession(second)).rejects.toThrow(SessionLockedError);
     await o.session.close();
@@ -83,6 +86,7 @@ describe('openSession takes the writer lock', () => {
     const log = await finishedSession();
     fs.writeFileSync(lockPathOf(log), `${JSON.stringify({ pid: DEAD, host: hostname(), since: '2026-01-01T00:00:00.000Z' })}\n`);
     const o = await openSession(await opts({ session: log }));
+    o.start();
     expect(o.session.recorder.entries.at(-1)).toMatchObject({ kind: 'session/takeover', stale: { pid: DEAD }, by: { pid: process.pid } });
     await o.session.run('second');
     await o.session.close();

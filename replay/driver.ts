@@ -220,9 +220,10 @@ export class ReplayDriver {
       ...(startGate ? { startGate } : {}),
       depth: start.depth,
       parent: start.parent,
-      onEntry: () => this.guard(() => this.copyForeign()),
       ...(snapshot ? { snapshot } : {}),
     });
+    session.subscribe((e) => void (e.type === 'entry.appended' && this.guard(() => this.copyForeign())));
+    session.start();
     this.live = { session, gates, seg, ...(release ? { release } : {}) };
     return this.live;
   }

@@ -94,7 +94,7 @@ describe('replay through the machines (I12)', () => {
       },
     };
     let streamed = false;
-    h = createHarness(model, { onChunk: (c) => c.type === 'text-delta' && (streamed = true) });
+    h = createHarness(model, { subscribe: (e) => void (e.type === 'chunk.streamed' && e.chunk.type === 'text-delta' && (streamed = true)) });
     h.session.send('go');
     while (!streamed) await tick();
     const cancelled = h.session.cancel('test');
@@ -269,7 +269,7 @@ function continued(h: Harness, tools: ToolDefinition[], o: { clock: () => number
     sleep: async () => {},
     existing: o.existing,
     ...(o.snapshot ? { snapshot: o.snapshot } : {}),
-  });
+  }).start();
 }
 
 async function* oneAnswer(text: string): AsyncGenerator<Chunk> {

@@ -1,7 +1,8 @@
 /**
- * What a caller holds of a running session (`createSession`'s result): send
- * input, cancel, wait for idle, compact, end, close, and the registries its
- * plugins reach. `wireSession` (runtime/wiring.ts) builds it.
+ * What a caller holds of a session (`createSession`'s result): subscribe to
+ * its feed, start it, send input, cancel, wait for idle, compact, end, close,
+ * and the registries its plugins reach. `wireSession` (runtime/wiring.ts)
+ * builds it, not started (ADR 0051).
  */
 import type { Actor } from 'xstate';
 import type { Origin } from '../log/entries.js';
@@ -13,6 +14,7 @@ import type { HookRegistry } from '../plugins/hooks/registry.js';
 import type { Host } from '../plugins/host.js';
 import type { ContextMeter } from './context/meter.js';
 import type { PromptRegistry } from './prompt/registry.js';
+import type { SessionFeedListener } from './wiring/feed.js';
 
 export interface BridleSession {
   readonly id: string;
@@ -22,6 +24,20 @@ export interface BridleSession {
   readonly actor: Actor<typeof sessionMachine>;
   /** Hooks and guards around every call and turn (plugins register through their rows; this is the registry itself). */
   readonly hooks: HookRegistry;
+  /**
+   * Hands `listener` every event of the session from now on (`SessionFeedEvent`: entries appended and saved, live
+   * chunks, state changes, the crash, the close); returns the unsubscribe. Subscribed before `start`, it sees
+   * `session/start` (or a continued log's opening) and everything after. Contract: a listener's throw reaches
+   * neither the session nor the other listeners.
+   */
+  subscribe(listener: SessionFeedListener): () => void;
+  /**
+   * Begins the session: appends its opening (`session/start` for a new log), starts the actors, and hands a continued
+   * log's queued input over (ADR 0021). Returns the session itself; a second call does nothing. Throws what the store
+   * throws for that first append (`LogAppendError`), after closing the log; `SessionClosedError` once closed. Until it
+   * runs, `send`, `run`, `idle`, `cancel` and `compact` reject with `SessionNotStartedError` (`SESSION_NOT_STARTED`).
+   */
+  start(): BridleSession;
   /**
    * Queue input: `followup` runs as its own turn, `steer` joins the running turn's next step, `inject` rides along without waking.
    * The input is logged (`session/input`) and handed to the session at once; the promise resolves with its seq once

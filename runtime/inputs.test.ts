@@ -98,7 +98,7 @@ describe('inputs are entries (ADR 0021)', () => {
         settings: { approval: 'auto', sandbox: 'off' },
         services: { model: { ...createScriptedProviderFromFunction(() => ({ text: 'ok' })), name: 'scripted-test' }, store: log, clock: steppingClock(Date.UTC(2026, 0, 2)) },
         existing,
-      });
+      }).start();
     const a = open(h.entries());
     await a.end('user');
     const left = [...a.recorder.entries];

@@ -69,7 +69,7 @@ function later(o: { existing: readonly Entry[]; runs: string[]; answer: (req: An
     existing: o.existing,
     snapshot: restoreSessionSnapshot(o.existing),
     answerer: o.answer,
-  });
+  }).start();
 }
 
 describe('an approval pending when the process stopped', () => {
@@ -136,7 +136,7 @@ describe('an approval pending when the process stopped', () => {
       existing: left,
       snapshot: restoreSessionSnapshot(left),
       answerer: async (req) => (asks.push(req), { outcome: 'allowed-once', by: 'terminal' }),
-    });
+    }).start();
     await s.idle();
     await s.close();
     expect(asks).toEqual([]);
@@ -281,7 +281,7 @@ describe('an approval pending when the process stopped', () => {
       services: { model: { ...createScriptedProviderFromFunction(() => ({ text: 'done' })), name: 'scripted-test' }, store: createMemoryStore(), clock: steppingClock(), tools: [reader, marking(runs)] },
       existing: left,
       snapshot: restoreSessionSnapshot(left),
-    });
+    }).start();
     await s.idle();
     await s.close();
     expect(runs).toEqual([]);

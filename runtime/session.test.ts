@@ -67,9 +67,9 @@ describe('a session', () => {
     expect(kinds(h).slice(-2)).toEqual(['turn/end', 'checkpoint']);
   });
 
-  it('an onEntry listener sees every entry from session/start on, as it is appended', async () => {
+  it('a listener subscribed before start sees every entry from session/start on, as it is appended', async () => {
     const seen: string[] = [];
-    h = createHarness(() => ({ text: 'ok' }), { onEntry: (e) => seen.push(`${e.seq} ${e.kind}`) });
+    h = createHarness(() => ({ text: 'ok' }), { subscribe: (e) => void (e.type === 'entry.appended' && seen.push(`${e.entry.seq} ${e.entry.kind}`)) });
     await h.session.run('hello');
     expect(seen).toEqual(h.entries().map((e) => `${e.seq} ${e.kind}`));
     expect(seen[0]).toBe('1 session/start');

@@ -7,7 +7,6 @@
  * benchmarks all come through here.
  */
 import { base } from '../bundles/base.js';
-import type { LogStore } from '../log/store.js';
 import { DEFAULT_COMPACT_THRESHOLD } from './context/windows.js';
 import type { ApprovalService } from '../ports/approval.js';
 import type { Clock } from '../ports/clock.js';
@@ -19,6 +18,7 @@ import type { ChildSpec, SessionControl } from '../ports/session.js';
 import type { SessionStore, WriterLock } from '../ports/store.js';
 import type { BudgetConfig, BudgetLimit, DraftOf, PriceTable } from '../log/entries.js';
 import { remainingOf, sessionBudget } from './subagents/budget.js';
+import type { LogStore } from '../log/store.js';
 import type { ChildSession, Subagents, TreeBudget } from '../ports/subagents.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import type { PromptRegistry } from './prompt/registry.js';
@@ -30,28 +30,14 @@ import type { LoadedPlugins } from './catalogue.js';
 import { buildHost, type ServiceOverride } from './host.js';
 import { applySettings, type SettingsLayer } from './settings.js';
 import { policyOf, settlePolicy } from './session-policy.js';
-import { wireSession, type BridleSession, type SessionDuties } from './wiring.js';
+import { wireSession, type BridleSession } from './wiring.js';
+import type { Services, SessionOptions } from './session-options.js';
 
-export type { BridleSession, SessionDuties } from './wiring.js';
+export type { BridleSession } from './wiring.js';
+export type { Services, SessionOptions } from './session-options.js';
+export type { SessionFeedEvent, SessionFeedListener } from './wiring/feed.js';
+export { SessionNotStartedError } from './wiring/lifecycle.js';
 export { SessionCrashedError } from './session-fault.js';
-
-/** Service instances that take the place of their seam's row: a model object of the app's own, a memory store, a test clock. */
-export interface Services {
-  model?: ModelProvider;
-  /** A store of sessions, or one log for this session alone. */
-  store?: SessionStore | LogStore;
-  clock?: Clock;
-  ids?: Ids;
-  approval?: ApprovalService;
-  /** The tools themselves, in the place of every `tool:*` row. */
-  tools?: readonly ToolDefinition[];
-  /** The prompt registry itself, in the place of every `prompt:*` row (replay's holds the logged prompt). */
-  prompt?: PromptRegistry;
-  /** The registry of subagent providers, in the place of the `subagents` row (the `subagent:*` rows register into it). */
-  subagents?: Subagents;
-  /** The sandbox and the policy commands run under, in the place of the `sandbox` row (a child gets its parent's, snapshotted). */
-  sandbox?: SandboxService;
-}
 
 /** A session as its parent drives it through a subagent provider. */
 export function asChild(child: BridleSession): ChildSession {
@@ -68,49 +54,6 @@ export function asChild(child: BridleSession): ChildSession {
     cancel: (cause) => child.cancel(cause),
     close: () => (closed ??= child.close()),
   };
-}
-
-export interface SessionOptions extends SessionDuties {
-  /** The workspace: the file tools and the sandbox are confined to it. */
-  cwd: string;
-  /** Where logs and config live, outside the model's reach; the file tools refuse it and the sandbox hides it. */
-  bridleHome: string;
-  /** Default: a fresh one from the `ids` service. */
-  id?: string;
-  /** The product: rows (default: the `base` bundle's), as given or already composed (with `from`). */
-  rows?: readonly Row[] | readonly ComposedRow[];
-  /** Applied over `rows` (layer `options`). */
-  patch?: readonly PatchEntry[];
-  /** The config file's settings (`approval: 'auto'`, `maxSteps: 20`, …): sugar that patches the matching rows. */
-  settings?: SettingsLayer['settings'];
-  services?: Services;
-  /** Mounted after the rows. */
-  plugins?: readonly Plugin<any>[];
-  /** Plugins that module-path rows name, already imported (`loadRowPlugins`). */
-  loaded?: LoadedPlugins;
-  /** What `disabled` predicates read; default: this process's environment, and whether stdin is a terminal. */
-  facts?: HostFacts;
-  /** The session's writer lock, already held (resume, `run --session`); else the store takes one as it opens the log. */
-  lock?: WriterLock;
-  /** The lock's takeover of a stale claim is already in the log (resume's repair wrote it first). */
-  lockLogged?: boolean;
-  /** A child's: the budget of the tree it belongs to, which every one of its entries draws from. */
-  budget?: TreeBudget;
-  /** A child's: what its parent's spending cap had left when it was created (ADR 0047), instead of the rows' cap. */
-  inheritedBudget?: BudgetLimit;
-  /**
-   * Going on with a log under a wider policy than it logged (ADR 0027): allowed, and logged as `session/policy`,
-   * only with this set, and never for a subagent's session. Without it a widening throws `PolicyWidenedError`.
-   */
-  overridePolicy?: boolean;
-  /**
-   * Going on with a log in another workspace (`cwd`) than it logged (ADR 0041): allowed, and logged as a
-   * `session/policy` with `cwd`, only with this set, and never for a subagent's session. Without it the
-   * difference throws `WorkspaceChangedError`.
-   */
-  moveWorkspace?: boolean;
-  /** A child's: the tools it sees at most (by intersection), and tools of its own that are never hidden. */
-  toolFilter?: { only?: readonly string[]; scoped?: readonly ToolDefinition[] };
 }
 
 /** The `session/takeover` a writer logs when its lock replaced a stale one (ADR 0017). */
@@ -172,6 +115,12 @@ function spendingCap(limit: BudgetLimit | undefined, prices: PriceTable | undefi
   return cap;
 }
 
+
+/**
+ * Contract: the session is built and its log opened (under its writer lock), and nothing has run: no entry is
+ * appended, no actor started, no approval asked, until `start()`. Subscribe first to see every event from
+ * `session/start` on. Throws before anything is written (a widened policy, a log too old to continue, a held lock).
+ */
 export function createSession(o: SessionOptions): BridleSession {
   const rows = sessionRows(o);
   const depth = o.depth ?? 0;
@@ -245,12 +194,16 @@ export function createSession(o: SessionOptions): BridleSession {
       ...(budget ? { budget } : {}),
       ...(inherited ? { inheritedBudget: inherited } : {}),
       ...(spec.approval === 'inherit' && spec.answerer ? { answerer: spec.answerer } : {}),
-      ...(spec.onEntry ? { onEntry: spec.onEntry } : {}),
-      ...(spec.onChunk ? { onChunk: spec.onChunk } : {}),
       ...(spec.traceparent ? { traceparent: spec.traceparent } : {}),
       ...(o.sleep ? { sleep: o.sleep } : {}),
       ...(o.loaded ? { loaded: o.loaded } : {}),
     });
+    // The parent's watchers of the child (its renderer) subscribe before the child starts: they see its `session/start`.
+    child.subscribe((e) => {
+      if (e.type === 'entry.appended') spec.onEntry?.(e.entry);
+      else if (e.type === 'chunk.streamed') spec.onChunk?.(e.chunk, e.step);
+    });
+    child.start();
     return asChild(child);
   }
 
@@ -266,45 +219,44 @@ export function createSession(o: SessionOptions): BridleSession {
   }
   const log = store.open(id, o.lock ? { lock: o.lock } : {});
   try {
-    session = wireSession({
-    ...o,
-    id,
-    host,
-    model,
-    modelName,
-    store: log,
-    clock,
-    tools: built.tools,
-    fs: host.get(FS),
-    subprocess: host.get(SUBPROCESS),
-    hooks: built.hooks,
-    prompt: built.prompt,
-    approval: host.get(APPROVAL),
-    loop,
-    context,
-    ...(policy ? { policy } : {}),
-    configured: {
-      maxSteps: loop.maxSteps,
-      ...retryConfigured(rows),
-      ...(window !== undefined ? { contextWindow: window } : {}),
-      ...(context.threshold !== DEFAULT_COMPACT_THRESHOLD ? { compactThreshold: context.threshold } : {}),
-      ...(context.tailRatio !== undefined || context.summaryMaxTokens !== undefined ? { compaction: { tailRatio: context.tailRatio, summaryMaxTokens: context.summaryMaxTokens } } : {}),
-      ...(budget ? { budget } : {}),
-    },
-    bindInject: (f) => (inject = f),
-    // Going on with a log is said in it (replay starts a segment there), and so is a lock this open took over
-    // from a writer that is gone — both before anything queued runs.
-    opening: [
-      ...((o.existing?.length ?? 0) > 0 && o.opened === undefined ? [reopenDraft(log.lock)] : []),
-      ...(log.lock && !o.lockLogged ? takeoverDraft(log.lock) : []),
-      ...(policyChange ? [policyChange] : []),
-    ],
-    onClose: async () => {
-      // A cancel still reaching a child, and the child's close, finish before the host goes.
-      if (host.has(SUBAGENTS)) await host.get(SUBAGENTS).drain();
-      host.dispose();
-    },
-  });
+    session = wireSession(o, {
+      id,
+      host,
+      model,
+      modelName,
+      store: log,
+      clock,
+      tools: built.tools,
+      fs: host.get(FS),
+      subprocess: host.get(SUBPROCESS),
+      hooks: built.hooks,
+      prompt: built.prompt,
+      approval: host.get(APPROVAL),
+      loop,
+      context,
+      ...(policy ? { policy } : {}),
+      configured: {
+        maxSteps: loop.maxSteps,
+        ...retryConfigured(rows),
+        ...(window !== undefined ? { contextWindow: window } : {}),
+        ...(context.threshold !== DEFAULT_COMPACT_THRESHOLD ? { compactThreshold: context.threshold } : {}),
+        ...(context.tailRatio !== undefined || context.summaryMaxTokens !== undefined ? { compaction: { tailRatio: context.tailRatio, summaryMaxTokens: context.summaryMaxTokens } } : {}),
+        ...(budget ? { budget } : {}),
+      },
+      bindInject: (f) => (inject = f),
+      // Going on with a log is said in it (replay starts a segment there), and so is a lock this open took over
+      // from a writer that is gone — both before anything queued runs.
+      opening: [
+        ...((o.existing?.length ?? 0) > 0 && o.opened === undefined ? [reopenDraft(log.lock)] : []),
+        ...(log.lock && !o.lockLogged ? takeoverDraft(log.lock) : []),
+        ...(policyChange ? [policyChange] : []),
+      ],
+      onClose: async () => {
+        // A cancel still reaching a child, and the child's close, finish before the host goes.
+        if (host.has(SUBAGENTS)) await host.get(SUBAGENTS).drain();
+        host.dispose();
+      },
+    });
   } catch (err) {
     // Nothing half-open is left: the log (and its lock) closed, the rows unmounted.
     void log.close().catch(() => undefined);

@@ -6,23 +6,23 @@
  */
 import type { InspectionEvent, Observer } from 'xstate';
 import type { Answerer } from '../ports/approval.js';
-import { SessionCrashedError, type BridleSession } from '../runtime/session.js';
-import { isSaveFailureCode } from '../log/errors.js';
+import type { BridleSession } from '../runtime/session.js';
+import type { Chunk } from '../log/chunks.js';
+import { isSaveFailureCode, LogAppendError } from '../log/errors.js';
 import type { DeltaSink } from '../runtime/stream-model.js';
 import type { Entry } from '../log/entries.js';
 import { loggedWorkspace } from '../runtime/session-policy.js';
 import { actorTree } from './actor-tree.js';
 import { ApprovalDesk } from './approvals.js';
 import { Attachment, type Peer } from './attachment.js';
-import { notification, type ApprovalRequest, type SessionSummary, type Snapshot } from './protocol.js';
+import { ErrorCode, notification, refusal, type ApprovalRequest, type SessionSummary, type Snapshot } from './protocol.js';
 
-/** What the server hands the session it asks for: its side of the approval, delta and state seams. */
+/** What the server hands the session it asks for: who answers its approvals, and the server's own inspector (`--inspect`). */
 export interface SessionHooks {
   answerer: Answerer;
   /** A spent budget asks the clients, as an approval of its own class (ADR 0047). */
   askOnBudget: true;
-  onChunk: DeltaSink;
-  inspect: Observer<InspectionEvent>;
+  inspect?: Observer<InspectionEvent>;
 }
 
 export interface CreateParams {
@@ -39,8 +39,11 @@ export interface CreateParams {
 }
 
 /**
- * Opens one session with the server's hooks wired in. The server calls it
- * once per `session/create`, with a `cwd` it has already checked. To refuse
+ * Opens one session with the server's hooks wired in, and does not start it:
+ * the hosted session subscribes to it, then starts it (ADR 0051), so nothing it
+ * does — a continued log's pending approval asked again — comes before the
+ * server watches. The server calls it once per `session/create`, with a `cwd`
+ * it has already checked. To refuse
  * with a reason the client may read, throw an `RpcFailure` (`refusal`); any
  * other failure reaches the client without its message, which could quote a
  * file it read.
@@ -48,7 +51,7 @@ export interface CreateParams {
 export type OpenSession = (params: CreateParams, hooks: SessionHooks) => BridleSession | Promise<BridleSession>;
 
 /**
- * Opens a session of the server's store that this process does not hold, repaired and resumed as
+ * Opens a session of the server's store that this process does not hold, repaired and not started, to be resumed as
  * `bridle resume` would (the server calls it on `session/attach` or `session/input` for an id it does not
  * host). Resolves undefined when the store has no such session. Refusals as for `OpenSession`.
  */
@@ -73,9 +76,6 @@ export class HostedSession {
   private ending?: Promise<void>;
   private idleTimer?: ReturnType<typeof setTimeout>;
   private readonly disposers: (() => void)[] = [];
-  /** Settles once `open` has returned the session (or failed): what the desk waits for before it asks. */
-  private readonly opened: Promise<void>;
-  private markOpened!: { resolve: () => void; reject: (err: unknown) => void };
   /** Who else takes the live chunks (a worker's relay to other workers, ADR 0035). */
   private readonly deltaTaps = new Set<DeltaSink>();
 
@@ -83,53 +83,37 @@ export class HostedSession {
     private readonly onProblem: (message: string) => void,
     private readonly idle: IdleWatch,
   ) {
-    this.opened = new Promise<void>((resolve, reject) => (this.markOpened = { resolve, reject }));
-    this.opened.catch(() => undefined);
     this.desk = new ApprovalDesk(() => this.id, {
-      // A session going on with its log may ask (a pending approval, ADR 0027) before `open` has returned it.
-      beforeAsk: async () => {
-        await this.opened;
-        await this.session.recorder.flush();
-      },
+      // The session asks only once started, and it starts after `open` returned it and the feed is wired.
+      beforeAsk: () => this.session.recorder.flush(),
       announce: (req) => this.announce(req),
     });
   }
 
-  /** Contract: rejects only when `open` throws or rejects. */
+  /** Contract: rejects only when `open` throws or rejects, or the session's first entry cannot be saved (then it is closed). */
   static async open(open: OpenSession, params: CreateParams, onProblem: (message: string) => void, inspect?: Observer<InspectionEvent>, idle: IdleWatch = { ms: 0, onIdle: () => undefined }): Promise<HostedSession> {
     const h = new HostedSession(onProblem, idle);
-    const hooks: SessionHooks = {
-      answerer: h.desk.answerer,
-      askOnBudget: true,
-      onChunk: (chunk, step) => {
-        if (h.attachments.size > 0) h.broadcast(JSON.stringify(notification('session/delta', { sessionId: h.id, step, chunk })));
-        for (const tap of h.deltaTaps) {
-          try {
-            tap(chunk, step);
-          } catch {
-            // A tap's failure never reaches the stream it watches.
-          }
+    const guarded: Observer<InspectionEvent> | undefined = inspect && {
+      next: (ev) => {
+        try {
+          inspect.next?.(ev);
+        } catch {
+          // An inspector's failure must never reach the actors (it would crash the process).
         }
       },
-      inspect: {
-        next: (ev) => {
-          try {
-            inspect?.next?.(ev);
-          } catch {
-            // An inspector's failure must never reach the actors (it would crash the process).
-          }
-          if (ev.type === '@xstate.snapshot') h.queueState();
-        },
-      },
     };
-    try {
-      h.session = await open(params, hooks);
-    } catch (err) {
-      h.markOpened.reject(err);
-      throw err;
-    }
+    h.session = await open(params, { answerer: h.desk.answerer, askOnBudget: true, ...(guarded ? { inspect: guarded } : {}) });
     h.wire();
-    h.markOpened.resolve();
+    try {
+      h.session.start();
+    } catch (err) {
+      h.stop();
+      // The store refused the session's first entry (a full disk): said as `openSession` says it for the CLI.
+      if (!(err instanceof LogAppendError && err.code === 'LOG_APPEND_FAILED')) throw err;
+      const message = `the session could not be saved (${err.code}: ${err.message})`;
+      onProblem(`session/create: ${message}`);
+      throw refusal(ErrorCode.CreateFailed, 'SESSION_NOT_SAVED', message);
+    }
     return h;
   }
 
@@ -154,36 +138,46 @@ export class HostedSession {
     else this.disposers.push(fn);
   }
 
+  /** The session's feed, subscribed before it starts: entries, live text and state reach the clients from its first. */
   private wire(): void {
-    const rec = this.session.recorder;
-    this.disposers.push(
-      rec.onDurable((e) => this.fanOut(e)),
-      // Flush soon after any append, so clients see entries between the durability points too.
-      rec.onEntry(() => this.queueFlush()),
-    );
-    // The checkpoint written at idle is not a durability point; flush it so clients get it now.
     let told: unknown;
-    const sub = this.session.actor.subscribe({
-      next: (s) => {
-        if (s.value === 'idle') {
-          this.queueFlush();
-          // A turn that ended because the log could not be saved: its entries may never become durable, so say it (once).
-          const last = s.context.last;
-          if (last && last !== told && last.reason === 'error' && isSaveFailureCode(last.code)) {
-            told = last;
-            this.unsaved(last.turn, last.code!, last.cause ?? '');
+    this.disposers.push(
+      this.session.subscribe((ev) => {
+        if (ev.type === 'entry.saved') this.fanOut(ev.entry);
+        // Flush soon after any append, so clients see entries between the durability points too.
+        else if (ev.type === 'entry.appended') this.queueFlush();
+        else if (ev.type === 'chunk.streamed') this.delta(ev.chunk, ev.step);
+        else if (ev.type === 'state.changed') {
+          this.queueState();
+          if (ev.snapshot.value === 'idle') {
+            // The checkpoint written at idle is not a durability point; flush it so clients get it now.
+            this.queueFlush();
+            // A turn that ended because the log could not be saved: its entries may never become durable, so say it (once).
+            const last = ev.snapshot.context.last;
+            if (last && last !== told && last.reason === 'error' && isSaveFailureCode(last.code)) {
+              told = last;
+              this.unsaved(last.turn, last.code!, last.cause ?? '');
+            }
           }
+          this.watchIdle();
+        } else if (ev.type === 'session.crashed') {
+          const f = ev.error.saveFailure;
+          if (f) this.unsaved(undefined, f.code, f.message);
         }
-        this.watchIdle();
-      },
-      error: (err) => {
-        const f = new SessionCrashedError(err).saveFailure;
-        if (f) this.unsaved(undefined, f.code, f.message);
-      },
-    });
-    this.disposers.push(() => sub.unsubscribe());
-    this.queueFlush();
+      }),
+    );
     this.watchIdle();
+  }
+
+  private delta(chunk: Chunk, step: string): void {
+    if (this.attachments.size > 0) this.broadcast(JSON.stringify(notification('session/delta', { sessionId: this.id, step, chunk })));
+    for (const tap of this.deltaTaps) {
+      try {
+        tap(chunk, step);
+      } catch {
+        // A tap's failure never reaches the stream it watches.
+      }
+    }
   }
 
   /** No client and no turn: start the idle clock; anything else stops it. */
@@ -227,8 +221,7 @@ export class HostedSession {
     this.stateQueued = true;
     setImmediate(() => {
       this.stateQueued = false;
-      // Still opening (a Postgres session's lease is being taken): no client can be attached yet.
-      if (this.closed || (this.session as BridleSession | undefined) === undefined) return;
+      if (this.closed) return;
       const snap = this.snapshot();
       const text = JSON.stringify(notification('session/state', { sessionId: this.id, value: snap.value, actors: snap.actors }));
       if (text === this.lastState) return;

@@ -23,7 +23,7 @@ describeWithPostgres('many workers from the library', (db) => {
         port: 0,
         token: 't',
         relay,
-        open: (_params, hooks) => createSession({ cwd: root, bridleHome: root, services: { model, store }, answerer: hooks.answerer, onChunk: hooks.onChunk }),
+        open: (_params, hooks) => createSession({ cwd: root, bridleHome: root, services: { model, store }, answerer: hooks.answerer }),
         // This embedder runs only the sessions it creates: one held elsewhere is refused by the store's claim, and so relayed.
         reopen: async (id) => {
           (await store.claim(id)).release();

@@ -59,6 +59,7 @@ export async function runEval(plan: EvalPlan): Promise<EvalRun> {
       try {
         copyTaskFolder(task.workspace, ws);
         const opened = await openSession({ product, cwd: ws, id: runSessionId(plan.evalId, task.name, n) });
+        opened.start();
         if (sandboxLine === undefined) {
           // Said once, for every run: each has a workspace of its own.
           sandboxLine = opened.sandboxLine.split(ws).join("each run's workspace");

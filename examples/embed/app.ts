@@ -12,7 +12,6 @@ const weather: ToolDefinition<{ city: string }> = {
   present: ({ city }) => `weather in ${city}`,
   execute: async ({ city }) => ({ status: 'ok', content: `${city}: 21°C, clear sky` }),
 };
-
 // A model of our own: asks for the weather once, then reports what the tool said.
 const model: ModelProvider = {
   id: 'tiny-model',
@@ -28,12 +27,13 @@ const model: ModelProvider = {
 };
 
 export async function ask(question: string): Promise<string> {
-  // The base product, with this app's model and tool in the place of the rows', and its log kept in memory.
+  // The base product, this app's model and tool in the place of the rows', its log in memory.
   const session = createSession({ cwd: process.cwd(), bridleHome: tmpdir(), services: { model, tools: [weather] }, patch: [{ id: 'store', use: 'memory' }], settings: { approval: 'auto' } });
-  await session.run(question);
+  let text = '';
+  session.subscribe((e) => void (e.type === 'entry.appended' && e.entry.kind === 'assistant/message' && (text = e.entry.blocks.map((b) => (b.type === 'text' ? b.text : '')).join(''))));
+  await session.start().run(question);
   await session.close();
-  const answer = session.recorder.entries.filter((e) => e.kind === 'assistant/message').pop();
-  return answer?.kind === 'assistant/message' ? answer.blocks.map((b) => (b.type === 'text' ? b.text : '')).join('') : '';
+  return text;
 }
 
 if (process.argv[1]?.endsWith('app.js')) console.log(await ask('What is the weather in Lisbon?'));

@@ -19,12 +19,10 @@
 import { agent, methods, PROTOCOL_VERSION, RequestError, type AgentApp, type AgentConnection, type AuthMethod, type McpServer, type SessionUpdate } from '@agentclientprotocol/sdk';
 import type { Answerer } from '../../ports/approval.js';
 import type { AcpClientCapabilities } from '../../ports/acp-client.js';
-import type { EntryListener } from '../../log/recorder.js';
 import type { Plugin } from '../../plugins/host.js';
 import type { Row } from '../../plugins/rows.js';
 import { ACP_CLIENT } from '../../ports/index.js';
 import type { BridleSession } from '../../runtime/session.js';
-import type { DeltaSink } from '../../runtime/stream-model.js';
 import { acpClientService } from './client-service.js';
 import { AcpHostedSession } from './hosted.js';
 import { McpServerError, mcpServerRows } from './mcp-rows.js';
@@ -45,17 +43,15 @@ export interface AcpOpenParams {
   traceparent?: string;
 }
 
-/** What the agent hands each session it opens: its side of the approval, display and client seams. */
+/** What the agent hands each session it opens: who answers its approvals, and the client's seams. */
 export interface AcpSessionHooks {
   answerer: Answerer;
-  onChunk: DeltaSink;
-  onEntry: EntryListener;
   /** Provides the `acp-client` service (the client's files and terminals) to the rows that use it. */
   plugins: Plugin[];
 }
 
 /**
- * Opens one session. To refuse with words the client may read, throw a
+ * Opens one session, not started: the agent subscribes to it, then starts it (ADR 0051). To refuse with words the client may read, throw a
  * `RequestError` (`acpRefusal`); anything else reaches the client as an
  * internal error.
  */
@@ -130,7 +126,7 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
     }
   }
 
-  /** Opens a session with this connection's hooks; registers it once it is open. */
+  /** Opens a session with this connection's hooks, its feed subscribed (a loaded one's history sent first), then starts it. */
   async function openHosted(params: AcpOpenParams): Promise<AcpHostedSession> {
     const cx = connection;
     if (!cx) throw RequestError.internalError(undefined, 'no connection');
@@ -147,8 +143,12 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
     });
     const client = acpClientService(cx.client, { name: clientName, capabilities, sessionId: () => hosted.id });
     const provideClient: Plugin = { name: 'acp-client', provides: [ACP_CLIENT], apply: (ctx) => void ctx.provide(ACP_CLIENT, client) };
-    const session = await o.open(params, { answerer, onChunk: hosted.onChunk, onEntry: hosted.onEntry, plugins: [provideClient] });
+    const session = await o.open(params, { answerer, plugins: [provideClient] });
     hosted.attach(session);
+    // A loaded session's history goes out before what it does as it starts (a pending approval asked again, queued input).
+    if (params.sessionId) hosted.replayHistory();
+    else hosted.goLive();
+    session.start();
     sessions.set(session.id, hosted);
     return hosted;
   }
@@ -187,7 +187,6 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
     })
     .onRequest(methods.agent.session.new, async ({ params }) => {
       const hosted = await openHosted({ cwd: absoluteCwd(params.cwd), mcpRows: rowsOf(params.mcpServers), ...metaTraceparent(params._meta) });
-      hosted.goLive();
       return { sessionId: hosted.id };
     })
     .onRequest(methods.agent.session.load, async ({ params }) => {
@@ -199,8 +198,7 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
         open.replayHistory();
         return {};
       }
-      const hosted = await openHosted({ cwd: absoluteCwd(params.cwd), sessionId: params.sessionId, mcpRows: rowsOf(params.mcpServers) });
-      hosted.replayHistory();
+      await openHosted({ cwd: absoluteCwd(params.cwd), sessionId: params.sessionId, mcpRows: rowsOf(params.mcpServers) });
       return {};
     })
     .onRequest(methods.agent.session.prompt, async ({ params, signal }) => {

@@ -6,14 +6,13 @@
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type { Chunk } from '../../log/chunks.js';
-import type { Entry } from '../../log/entries.js';
 import { TOOLS } from '../../ports/index.js';
 import type { BridleSession } from '../../runtime/session.js';
 import { chunkUpdate, entryUpdates, type FeedState } from './updates.js';
 
 export class AcpHostedSession {
   private session_?: BridleSession;
-  private live = false;
+  private unsubscribe?: () => void;
   private readonly streamed = new Set<string>();
   private readonly state: FeedState;
   /** A `session/prompt` is running. */
@@ -40,21 +39,7 @@ export class AcpHostedSession {
     return this.state;
   }
 
-  /** What the session is opened with: its entries and chunks reach the feed once it is live. */
-  readonly onEntry = (e: Entry): void => {
-    if (!this.live) return;
-    for (const u of entryUpdates(e, this.state, { kind: 'live', streamed: this.streamed })) this.send(this.id, u);
-  };
-
-  readonly onChunk = (chunk: Chunk, step: string): void => {
-    if (!this.live) return;
-    const u = chunkUpdate(chunk);
-    if (!u) return;
-    this.streamed.add(step);
-    this.send(this.id, u);
-  };
-
-  /** Binds the opened session; from now on its tools title the calls. */
+  /** Binds the opened session (not started yet); from now on its tools title the calls. */
   attach(session: BridleSession): void {
     this.session_ = session;
     const tools = session.host.get(TOOLS);
@@ -65,11 +50,21 @@ export class AcpHostedSession {
   replayHistory(): void {
     this.state.calls.clear();
     for (const e of this.session.recorder.entries) for (const u of entryUpdates(e, this.state, { kind: 'history' })) this.send(this.id, u);
-    this.live = true;
+    this.goLive();
   }
 
-  /** A new session has no history: live from here. */
+  /** Subscribes to the session's feed (before it starts): its entries and live text become updates. Idempotent. */
   goLive(): void {
-    this.live = true;
+    this.unsubscribe ??= this.session.subscribe((ev) => {
+      if (ev.type === 'entry.appended') for (const u of entryUpdates(ev.entry, this.state, { kind: 'live', streamed: this.streamed })) this.send(this.id, u);
+      else if (ev.type === 'chunk.streamed') this.chunk(ev.chunk, ev.step);
+    });
+  }
+
+  private chunk(chunk: Chunk, step: string): void {
+    const u = chunkUpdate(chunk);
+    if (!u) return;
+    this.streamed.add(step);
+    this.send(this.id, u);
   }
 }

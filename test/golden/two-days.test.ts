@@ -51,7 +51,7 @@ async function runOn(day: string): Promise<{ text: string; entries: Entry[]; tra
     id: 'two-days',
     settings: { model: `scripted:${script}`, approval: 'auto', sandbox: 'off' },
     patch: [{ id: 'clock', use: 'fixed', config: { start: `${day}T09:00:00.000Z` } }],
-  });
+  }).start();
   const tools = new Map(session.host.get(TOOLS).list().map((t) => [t.name, t]));
   const out = await session.run('total the cart');
   expect(out.reason).toBe('completed');

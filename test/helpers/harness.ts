@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ModelProvider } from '../../ports/model.js';
-import { createSession, type BridleSession, type SessionOptions } from '../../runtime/session.js';
+import { createSession, type BridleSession, type SessionFeedListener, type SessionOptions } from '../../runtime/session.js';
 import { loggedWorkspace } from '../../runtime/session-policy.js';
 import { createScriptedProviderFromFunction, type ResponseFunction } from '../../adapters/model/scripted.js';
 import { createMemoryStore, type MemoryStore } from '../../adapters/store/memory.js';
@@ -58,6 +58,10 @@ export interface HarnessOptions extends Partial<SessionOptions> {
   /** `false` leaves the repeat-call guard out; an object configures it. */
   repeatCall?: false | { thresholds?: number[]; exclude?: string[] };
   clock?: () => number;
+  /** Subscribed before the session starts: it sees `session/start` and everything after. */
+  subscribe?: SessionFeedListener;
+  /** Leave the session created and not started (the test subscribes and starts it). */
+  unstarted?: boolean;
 }
 
 /** The harness's shorthands as the product's terms: settings, a patch, services. */
@@ -102,7 +106,7 @@ export function createHarness(respond: ResponseFunction | ModelProvider, over: H
       return inner.stream(request, signal);
     },
   };
-  const { tools: _t, store: given, approval, approvalRules: _r, answerTimeoutMs: _a, maxSteps: _m, retry: _re, contextWindow: _c, compactThreshold: _th, compaction: _co, repeatCall: _rc, clock, ...duties } = over;
+  const { tools: _t, store: given, approval, approvalRules: _r, answerTimeoutMs: _a, maxSteps: _m, retry: _re, contextWindow: _c, compactThreshold: _th, compaction: _co, repeatCall: _rc, clock, subscribe, unstarted, ...duties } = over;
   const product = harnessProduct({ ...over, approval: approval ?? 'auto' });
   // A continued log runs in the workspace it logged, as every host opens one (ADR 0041); a new one in its own.
   const cwd = over.cwd ?? (over.existing && over.existing.length > 0 ? loggedWorkspace(over.existing) : undefined) ?? workspace;
@@ -115,6 +119,8 @@ export function createHarness(respond: ResponseFunction | ModelProvider, over: H
     ...product,
     services: { model: { ...model, name: 'scripted-test' }, store: given ?? store, clock: clock ?? steppingClock(), ...product.services },
   });
+  if (subscribe) session.subscribe(subscribe);
+  if (!unstarted) session.start();
   return {
     session,
     store: given && "lines" in given ? (given as MemoryStore) : store,
