@@ -6,16 +6,18 @@
  * outcomes and exits 2 unless it comes back byte for byte.
  */
 import { existsSync, writeFileSync } from 'node:fs';
-import { readLogFile } from '../adapters/store/jsonl-repair.js';
 import type { Entry } from '../log/entries.js';
-import { verifyLog, type Totals, type Violation } from '../log/verify.js';
-import { checkCheckpoints } from '../machines/session-fold.js';
+import type { Violation } from '../log/verify.js';
 import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage } from './home.js';
-import { looksLikePath, parseStoredLines, targetOf } from './session-store.js';
+import { looksLikePath, targetOf } from './session-store.js';
+import { verifyFile, verifyLines, type ReplayVerdict } from './verify-log.js';
+import { costLabels, costLines, pricesIn } from './cost.js';
+import { childReaderOf, childrenOf } from './session-tree.js';
+import { costOf, type CostReport } from '../log/cost.js';
 import { redactUrl } from '../adapters/store/postgres-pool.js';
 import type { ComposedRow } from '../plugins/rows.js';
-import { composeStoreRows } from './settings.js';
+import { composeProduct, composeStoreRows } from './settings.js';
 import { formatMachineVerdict, replayMachines, type MachineVerdict } from './replay-machines.js';
 import { formatTotals, timelineLine } from './timeline.js';
 import { renderReplayHtml } from '../visualizations/replay-html.js';
@@ -32,13 +34,14 @@ export interface ReplayFlags {
   html?: string;
   /** Also re-run the log through the machines with its recorded outcomes and compare the bytes (I12). */
   machines?: boolean;
+  /**
+   * Also show tokens and US dollars per step, turn, session and subagent tree: `bridle cost`'s report of the same
+   * logs (ADR 0048). Behind a flag: the prices come from the `prices` row, not from the log.
+   */
+  cost?: boolean;
 }
 
-export interface ReplayVerdict {
-  ok: boolean;
-  violations: Violation[];
-  totals: Totals;
-}
+export { verifyFile, verifyLines, type ReplayVerdict };
 
 /** A session's lineage (ADR 0029): what its header says it was forked from, and the logs beside it forked from it. */
 export interface Lineage {
@@ -53,34 +56,6 @@ export function lineageLines(l: Lineage): string[] {
   if (l.forkedFrom) out.push(`forked from: ${l.forkedFrom.session} at seq ${l.forkedFrom.seq}`);
   if (l.forks.length) out.push(`forks of this session: ${l.forks.map((f) => `${f.id} (at seq ${f.seq})`).join(', ')}`);
   return out;
-}
-
-/**
- * Contract: pure apart from reading `path`, line by line; never throws for
- * any file content (only `LogAccessError`, for a path that is not a readable
- * regular file).
- */
-export function verifyFile(path: string): { verdict: ReplayVerdict; entries: Entry[] } {
-  const read = readLogFile(path);
-  // On a bad line: what precedes it, so the timeline points at where it went wrong.
-  const entries = read.entries;
-  const found: Violation[] = [];
-  if (!read.ok) found.push(...read.violations);
-  else if (read.torn) {
-    const bytes = read.torn.bytes ?? Buffer.byteLength(read.torn.text);
-    found.push({ violation: 'torn-tail', seq: null, line: read.torn.line, message: `torn tail: line ${read.torn.line} was cut off mid-write (${bytes} bytes); repairable by \`bridle resume\`` });
-  }
-  const v = verifyLog(entries, found.length ? {} : { checkpoints: checkCheckpoints });
-  const violations = [...found, ...(read.ok ? v.violations : [])];
-  return { verdict: { ok: violations.length === 0, violations, totals: v.totals }, entries };
-}
-
-/** Contract: as `verifyFile`, for a session's lines read from a store (a Postgres session's are whole: none is torn). */
-export function verifyLines(lines: readonly string[]): { verdict: ReplayVerdict; entries: Entry[] } {
-  const read = parseStoredLines(lines);
-  const v = verifyLog(read.entries, read.ok ? { checkpoints: checkCheckpoints } : {});
-  const violations = read.ok ? v.violations : read.violations;
-  return { verdict: { ok: violations.length === 0, violations, totals: v.totals }, entries: read.entries };
 }
 
 /** What a crash leaves: `bridle resume` closes it. */
@@ -115,19 +90,30 @@ export async function replayCommand(target: string, flags: ReplayFlags, out: { w
   // Forks of this session: the logs beside it whose header names it (JSONL), or the store's sessions that do (Postgres).
   const forks = start?.kind !== 'session/start' ? [] : stored.kind === 'jsonl' ? forksIn(dirname(path), start.id) : await stored.store.forks(start.id);
   const lineage: Lineage = { ...(from ? { forkedFrom: from } : {}), forks };
+  let cost: CostReport | undefined;
+  if (flags.cost || flags.html) {
+    // The page is the viewer, which shows the figures. The same projection as `bridle cost`: the usage the logs hold (the session's and its subagents'), priced with the row.
+    const children = await childrenOf(entries, childReaderOf(stored));
+    cost = costOf(entries, pricesIn(await composeProduct({ ...(flags.store !== undefined ? { store: flags.store } : {}) })), (id) => children.get(id));
+  }
   if (flags.html) {
-    writeFileSync(flags.html, renderReplayHtml(entries, lineage));
+    writeFileSync(flags.html, renderReplayHtml(entries, lineage, cost));
     process.stderr.write(`html: ${flags.html}\n`);
   }
   // Only a log that verifies is worth re-running: a corrupt one is reported as such.
   const machines: MachineVerdict | undefined = flags.machines && verdict.ok ? await replayMachines(entries) : undefined;
   const ok = verdict.ok && (machines?.identical ?? true);
   if (flags.json) {
-    out.write(`${jsonLine({ ...verdict, ok, ...(machines ? { machines } : {}), lineage })}\n`);
+    out.write(`${jsonLine({ ...verdict, ok, ...(machines ? { machines } : {}), lineage, ...(cost ? { cost } : {}) })}\n`);
     return ok ? 0 : 2;
   }
-  for (const e of entries) out.write(`${timelineLine(e)}\n`);
+  const labels = cost ? costLabels(entries, cost) : new Map<number, string>();
+  for (const e of entries) {
+    const label = labels.get(e.seq);
+    out.write(`${timelineLine(e)}${label ? `  [${visible(label)}]` : ''}\n`);
+  }
   out.write(`\n${formatTotals(verdict.totals)}\n`);
+  if (cost) out.write(`\ncost:\n${costLines(cost).map((l) => visible(l)).join('\n')}\n\n`);
   for (const l of lineageLines(lineage)) out.write(`${visible(l)}\n`);
   if (verdict.ok) out.write(`ok: ${path} verifies (${verdict.totals.entries} entries)\n`);
   // Violations and differences quote the log, which holds model text.

@@ -1,9 +1,9 @@
 /**
  * A stored session and every subagent below it, read for a projection
- * (`bridle trace`, `bridle cost`): from a JSONL directory (each child's log
- * beside its parent's) or a Postgres store (each child a session of it).
- * Readers: no claim is taken; a log that does not verify is read as far as
- * it reads, and said so.
+ * (`bridle trace`, `bridle cost`, `bridle replay --cost`, the hosts' usage
+ * figures): from a JSONL directory (each child's log beside its parent's) or
+ * a Postgres store (each child a session of it). Readers: no claim is taken;
+ * a log that does not verify is read as far as it reads, and said so.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -12,8 +12,8 @@ import { redactUrl } from '../safety/redact.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { UsageError } from './errors.js';
 import { bridleHome } from './home.js';
-import { verifyFile, verifyLines } from './replay.js';
-import { looksLikePath, targetOf } from './session-store.js';
+import { verifyFile, verifyLines } from './verify-log.js';
+import { looksLikePath, targetOf, type StoreTarget } from './session-store.js';
 
 export interface SessionTree {
   entries: Entry[];
@@ -23,33 +23,26 @@ export interface SessionTree {
   verifies: boolean;
 }
 
-/** Contract: reads only; a session that is not there is a `UsageError` naming where it looked. */
-export async function readSessionTree(ref: string, rows: readonly ComposedRow[]): Promise<SessionTree> {
-  const stored = targetOf(looksLikePath(ref) ? [] : rows, bridleHome(), ref);
-  let entries: Entry[];
-  let verifies: boolean;
-  let read: (id: string) => Promise<Entry[] | undefined>;
+/** Reads one child's log by its session id; undefined when it is not there. */
+export type ChildReader = (id: string) => Promise<Entry[] | undefined>;
+
+/** Contract: reads only; the children of a session stored at `stored` are read where the store keeps them (beside its log, or in its Postgres store). */
+export function childReaderOf(stored: StoreTarget): ChildReader {
   if (stored.kind === 'postgres') {
-    const lines = await stored.store.tail(stored.id);
-    if (!lines || lines.length === 0) throw new UsageError(`no session ${stored.id} at ${redactUrl(stored.store.url)}`);
-    const v = verifyLines(lines);
-    ({ entries } = v);
-    verifies = v.verdict.ok;
-    read = async (id) => {
+    return async (id) => {
       const child = await stored.store.tail(id);
       return child && child.length > 0 ? verifyLines(child).entries : undefined;
     };
-  } else {
-    if (!existsSync(stored.path)) throw new UsageError(`no session log at ${stored.path}`);
-    const v = verifyFile(stored.path);
-    ({ entries } = v);
-    verifies = v.verdict.ok;
-    const dir = dirname(stored.path);
-    read = async (id) => {
-      const file = join(dir, `${id}.jsonl`);
-      return existsSync(file) ? verifyFile(file).entries : undefined;
-    };
   }
+  const dir = dirname(stored.path);
+  return async (id) => {
+    const file = join(dir, `${id}.jsonl`);
+    return existsSync(file) ? verifyFile(file).entries : undefined;
+  };
+}
+
+/** Contract: reads only; every subagent below `entries` (breadth first, each once), by its session id. A child not found is left out. */
+export async function childrenOf(entries: readonly Entry[], read: ChildReader): Promise<Map<string, Entry[]>> {
   const children = new Map<string, Entry[]>();
   const todo = [...entries];
   while (todo.length > 0) {
@@ -60,5 +53,25 @@ export async function readSessionTree(ref: string, rows: readonly ComposedRow[])
     children.set(e.child, child);
     todo.push(...child);
   }
-  return { entries, children, verifies };
+  return children;
+}
+
+/** Contract: reads only; a session that is not there is a `UsageError` naming where it looked. */
+export async function readSessionTree(ref: string, rows: readonly ComposedRow[]): Promise<SessionTree> {
+  const stored = targetOf(looksLikePath(ref) ? [] : rows, bridleHome(), ref);
+  let entries: Entry[];
+  let verifies: boolean;
+  if (stored.kind === 'postgres') {
+    const lines = await stored.store.tail(stored.id);
+    if (!lines || lines.length === 0) throw new UsageError(`no session ${stored.id} at ${redactUrl(stored.store.url)}`);
+    const v = verifyLines(lines);
+    ({ entries } = v);
+    verifies = v.verdict.ok;
+  } else {
+    if (!existsSync(stored.path)) throw new UsageError(`no session log at ${stored.path}`);
+    const v = verifyFile(stored.path);
+    ({ entries } = v);
+    verifies = v.verdict.ok;
+  }
+  return { entries, children: await childrenOf(entries, childReaderOf(stored)), verifies };
 }
