@@ -6,10 +6,18 @@
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type { Chunk } from '../../log/chunks.js';
+import type { CostReport } from '../../log/cost.js';
 import type { Entry } from '../../log/entries.js';
 import { TOOLS } from '../../ports/index.js';
 import type { BridleSession } from '../../runtime/session.js';
-import { chunkUpdate, entryUpdates, type FeedState } from './updates.js';
+import { chunkUpdate, entryUpdates, usageUpdate, type FeedState } from './updates.js';
+
+/**
+ * What a session's subagent tree has cost so far, given the session's id and
+ * entries: `bridle cost`'s projection, the children read where the store keeps
+ * them. The host supplies it (it knows the store and the prices row).
+ */
+export type UsageOf = (sessionId: string, entries: readonly Entry[]) => Promise<CostReport | undefined>;
 
 export class AcpHostedSession {
   private session_?: BridleSession;
@@ -18,10 +26,13 @@ export class AcpHostedSession {
   private readonly state: FeedState;
   /** A `session/prompt` is running. */
   prompting = false;
+  /** The `usage_update`s in flight, in order: each waits for the one before. */
+  private usageSent_: Promise<void> = Promise.resolve();
 
   constructor(
     readonly cwd: string,
     private readonly send: (sessionId: string, update: SessionUpdate) => void,
+    private readonly usageOf?: UsageOf,
   ) {
     this.state = { cwd, tools: { get: () => undefined }, calls: new Map() };
   }
@@ -44,7 +55,29 @@ export class AcpHostedSession {
   readonly onEntry = (e: Entry): void => {
     if (!this.live) return;
     for (const u of entryUpdates(e, this.state, { kind: 'live', streamed: this.streamed })) this.send(this.id, u);
+    // After each step's usage, and when a subagent ends (its steps are the tree's): what the tree has cost so far.
+    if ((e.kind === 'assistant/message' && e.usage) || e.kind === 'subagent/end') this.sendUsage();
   };
+
+  /** Contract: never rejects; resolves once every `usage_update` queued so far has been sent (or given up). */
+  usageSent(): Promise<void> {
+    return this.usageSent_;
+  }
+
+  private sendUsage(): void {
+    const usageOf = this.usageOf;
+    const session = this.session_;
+    if (!usageOf || !session) return;
+    const entries = session.recorder.entries.slice();
+    this.usageSent_ = this.usageSent_.then(async () => {
+      try {
+        const report = await usageOf(session.id, entries);
+        if (report) this.send(session.id, usageUpdate(entries, report, session.meter.window));
+      } catch {
+        // A child log that cannot be read costs the client a figure, never the session.
+      }
+    });
+  }
 
   readonly onChunk = (chunk: Chunk, step: string): void => {
     if (!this.live) return;
@@ -65,6 +98,7 @@ export class AcpHostedSession {
   replayHistory(): void {
     this.state.calls.clear();
     for (const e of this.session.recorder.entries) for (const u of entryUpdates(e, this.state, { kind: 'history' })) this.send(this.id, u);
+    if (this.session.recorder.entries.some((e) => e.kind === 'assistant/message' && e.usage)) this.sendUsage();
     this.live = true;
   }
 
