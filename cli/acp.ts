@@ -24,11 +24,7 @@ import { openSession, resolveWorkspace, WorkspaceChangedUsageError } from './ope
 import type { RunFlags } from './run.js';
 import type { Product } from './settings.js';
 import { visible } from './visible.js';
-import { costOf } from '../log/cost.js';
-import type { UsageOf } from '../server/acp/hosted.js';
-import { pricesIn } from './cost.js';
-import { childReaderOf, childrenOf } from './session-tree.js';
-import { targetOf, type StoreTarget } from './session-store.js';
+import { usageOfProduct } from './usage.js';
 
 export type AcpFlags = Omit<RunFlags, 'session' | 'json'>;
 
@@ -95,23 +91,6 @@ export function acpOpener(product: Product, problem: (m: string) => void): OpenA
     } catch (err) {
       throw openRefusal(err);
     }
-  };
-}
-
-/**
- * What a session's tree has cost so far, for `usage_update`: `bridle cost`'s
- * projection of its live entries and of its subagents' logs, read where the
- * product's store keeps them, priced with the product's `prices` row.
- */
-export function usageOfProduct(product: Product): UsageOf {
-  const prices = pricesIn(product);
-  // One store object for every session (a Postgres store holds a pool).
-  let target: StoreTarget | undefined;
-  return async (id, entries) => {
-    target ??= targetOf(product.rows, product.home, id);
-    const at: StoreTarget = target.kind === 'postgres' ? { ...target, id } : targetOf(product.rows, product.home, id);
-    const children = await childrenOf(entries, childReaderOf(at));
-    return costOf(entries, prices, (child) => children.get(child));
   };
 }
 

@@ -10,6 +10,8 @@ import { HostedSession, type CreateParams, type OpenSession, type ReopenSession 
 import { ErrorCode, refusal, RpcFailure, type ErrorReason, type ParamsOf, type ResultOf, type SessionSummary } from './protocol.js';
 import type { Peer } from './attachment.js';
 import { RelayedSession, type Forwardable, type RelaySource } from './relayed-session.js';
+import type { CostReport } from '../log/cost.js';
+import type { UsageOf } from './usage.js';
 
 /** A session as a client reaches it here: run by this worker, or relayed from the one that runs it. */
 export type Served = HostedSession | RelayedSession;
@@ -45,6 +47,8 @@ export interface HubLimits {
   relay?: (sessionId: string) => Promise<RelaySource | undefined>;
   /** Runs for every session this server comes to run (created or opened); what it returns runs when the session stops here. The owner's inbox pump. */
   adopt?: (session: HostedSession) => () => void;
+  /** What a session's tree has cost so far (`session/cost`); absent: the server prices nothing. */
+  usage?: UsageOf;
 }
 
 /** What a sweep's ask for one session came to (`Hub.sweep`). */
@@ -153,6 +157,12 @@ export class Hub {
   }
 
   /** A session this server runs. Contract: `UNKNOWN_SESSION` when it runs none by that id; `SESSION_ELSEWHERE` when it only relays it. */
+  /** `session/cost`: the projection of a session this server runs (a relayed one is refused as `snapshot` is). */
+  async cost(sessionId: string): Promise<CostReport | undefined> {
+    const s = this.get(sessionId);
+    return this.limits.usage?.(s.id, s.entries);
+  }
+
   get(sessionId: string): HostedSession {
     const s = this.sessions.get(sessionId);
     if (s) return s;

@@ -16,6 +16,7 @@ import { allowedRoots } from './allowed-cwd.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, Hub, type ForkLog, type HubLimits } from './hub.js';
 import { serveStatic, type ViewerFiles } from './static.js';
 import { startSweep, type SweepOptions } from './sweep.js';
+import type { UsageOf } from './usage.js';
 
 export interface ServerOptions {
   open: OpenSession;
@@ -53,6 +54,8 @@ export interface ServerOptions {
   fork?: ForkLog;
   /** The lease sweep (ADR 0034): sessions whose dead owner left work are taken over with nobody asking. Absent: none. */
   sweep?: SweepOptions;
+  /** What a session's tree has cost so far, for `session/cost` (ADR 0048); absent: `cost` is null. */
+  usage?: UsageOf;
 }
 
 export interface BridleServer {
@@ -90,6 +93,7 @@ export async function startServer(o: ServerOptions): Promise<BridleServer> {
     ...(o.reopen ? { reopen: o.reopen } : {}),
     ...(o.relay ? { relay: o.relay } : {}),
     ...(o.adopt ? { adopt: o.adopt } : {}),
+    ...(o.usage ? { usage: o.usage } : {}),
   }, o.fork);
   const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayload ?? DEFAULT_MAX_PAYLOAD });
   const http = createServer((req, res) => void serveStatic(req, res, o.viewer));

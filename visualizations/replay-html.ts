@@ -24,7 +24,9 @@ export function renderReplayHtml(entries: readonly Entry[], lineage?: { forkedFr
   const dir = viewerDir();
   const page = readFileSync(join(dir, 'index.html'), 'utf8');
   const css = readFileSync(join(dir, 'viewer.css'), 'utf8');
-  const js = readFileSync(join(dir, 'viewer.js'), 'utf8').replace(/<\/script/gi, '<\\/script');
+  const script = (name: string) => readFileSync(join(dir, name), 'utf8').replace(/<\/script/gi, '<\\/script');
+  const js = script('viewer.js');
+  const costJs = script('viewer-cost.js');
   const diagrams: Record<string, string> = {};
   for (const m of MACHINES) diagrams[m] = readFileSync(join(visualizationsDir(), `${m}.svg`), 'utf8');
   const start = entries.find((e) => e.kind === 'session/start');
@@ -34,5 +36,6 @@ export function renderReplayHtml(entries: readonly Entry[], lineage?: { forkedFr
   return page
     .replace(/<title>[^<]*<\/title>/, () => `<title>${title}</title>`)
     .replace('<link rel="stylesheet" href="viewer.css">', () => `<style>\n${css}</style>`)
+    .replace('<script src="viewer-cost.js"></script>', () => `<script>\n${costJs}</script>`)
     .replace('<script src="viewer.js"></script>', () => `<script type="application/json" id="bridle-data">${data}</script>\n<script>\n${js}</script>`);
 }

@@ -6,18 +6,13 @@
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type { Chunk } from '../../log/chunks.js';
-import type { CostReport } from '../../log/cost.js';
 import type { Entry } from '../../log/entries.js';
 import { TOOLS } from '../../ports/index.js';
 import type { BridleSession } from '../../runtime/session.js';
 import { chunkUpdate, entryUpdates, usageUpdate, type FeedState } from './updates.js';
+import type { UsageOf } from '../usage.js';
 
-/**
- * What a session's subagent tree has cost so far, given the session's id and
- * entries: `bridle cost`'s projection, the children read where the store keeps
- * them. The host supplies it (it knows the store and the prices row).
- */
-export type UsageOf = (sessionId: string, entries: readonly Entry[]) => Promise<CostReport | undefined>;
+export type { UsageOf };
 
 export class AcpHostedSession {
   private session_?: BridleSession;
