@@ -24,6 +24,7 @@ import type { Product } from './settings.js';
 import { isOpenAIUse, needsNoKey } from '../runtime/settings.js';
 import { visible } from './visible.js';
 import { bridleVersion } from './version.js';
+import { usageOfProduct } from './usage.js';
 
 export type AcpFlags = Omit<RunFlags, 'session' | 'json'>;
 
@@ -108,6 +109,7 @@ export function startAcp(product: Product, flags: AcpFlags, io: { input: NodeJS.
     authMethods: authMethodsOf(product),
     mcp: { http: mcpRowsMount() },
     onProblem: problem,
+    usage: usageOfProduct(product),
   });
   const input = Readable.toWeb(io.input as Readable) as ReadableStream<Uint8Array>;
   const output = Writable.toWeb(io.output as Writable) as WritableStream<Uint8Array>;

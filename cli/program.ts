@@ -123,6 +123,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--json', 'print the verdict as JSON: { ok, violations, totals }')
     .option('--html <file>', 'also write the session as a self-contained HTML page')
     .option('--machines', 're-run it through the machines; exit 2 unless byte for byte')
+    .option('--cost', 'also tokens and cost per step, turn, session and tree')
     .option('--store <url|dir>', 'read it from Postgres (postgres://…) or a JSONL dir')
     .action(async (session: string, flags: ReplayFlags) => {
       code = await replayCommand(session, flags);

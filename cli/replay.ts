@@ -7,16 +7,19 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Entry } from '../log/entries.js';
-import { verifyLog, type Totals, type Violation } from '../log/verify.js';
-import { checkCheckpoints } from '../machines/session-fold.js';
+import type { Violation } from '../log/verify.js';
 import type { ForkRef } from '../ports/store.js';
 import { noSession } from '../runtime/logs/open.js';
-import { parseStoredLines, parseStoredLog, readSessionLog, type ParsedStoredLog } from '../runtime/logs/read.js';
-import { logFileAt, looksLikePath, sessionOfRef } from '../runtime/stores.js';
+import { readSessionLog, type ParsedStoredLog } from '../runtime/logs/read.js';
+import { looksLikePath, sessionOfRef } from '../runtime/stores.js';
 import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage } from './home.js';
+import { verifyFile, verifyLines, verifyParsed, type ReplayVerdict } from './verify-log.js';
+import { costLabels, costLines, pricesIn } from './cost.js';
+import { childReaderOf, childrenOf } from './session-tree.js';
+import { costOf, type CostReport } from '../log/cost.js';
 import type { ComposedRow } from '../plugins/rows.js';
-import { composeStoreRows } from './settings.js';
+import { composeProduct, composeStoreRows } from './settings.js';
 import { formatMachineVerdict, replayMachines, type MachineVerdict } from './replay-machines.js';
 import { formatTotals, timelineLine } from './timeline.js';
 import { renderReplayHtml } from '../visualizations/replay-html.js';
@@ -31,13 +34,14 @@ export interface ReplayFlags {
   html?: string;
   /** Also re-run the log through the machines with its recorded outcomes and compare the bytes (I12). */
   machines?: boolean;
+  /**
+   * Also show tokens and US dollars per step, turn, session and subagent tree: `bridle cost`'s report of the same
+   * logs (ADR 0048). Behind a flag: the prices come from the `prices` row, not from the log.
+   */
+  cost?: boolean;
 }
 
-export interface ReplayVerdict {
-  ok: boolean;
-  violations: Violation[];
-  totals: Totals;
-}
+export { verifyFile, verifyLines, verifyParsed, type ReplayVerdict };
 
 /** A session's lineage (ADR 0029): what its header says it was forked from, and the logs beside it forked from it. */
 export interface Lineage {
@@ -52,33 +56,6 @@ export function lineageLines(l: Lineage): string[] {
   if (l.forkedFrom) out.push(`forked from: ${l.forkedFrom.session} at seq ${l.forkedFrom.seq}`);
   if (l.forks.length) out.push(`forks of this session: ${l.forks.map((f) => `${f.id} (at seq ${f.seq})`).join(', ')}`);
   return out;
-}
-
-/**
- * Contract: pure apart from reading `path`, line by line; never throws for
- * any file content (only `LogAccessError`, for a path that is not a readable
- * regular file).
- */
-export function verifyFile(path: string): { verdict: ReplayVerdict; entries: Entry[] } {
-  return verifyParsed(parseStoredLog(logFileAt(path)));
-}
-
-/** Contract: as `verifyFile`, for a session's lines read from a store's `tail` (whole lines: none is torn). */
-export const verifyLines = (lines: readonly string[]): { verdict: ReplayVerdict; entries: Entry[] } => verifyParsed(parseStoredLines(lines));
-
-/** A log as read from any store, verified: its defects (a bad line, a torn tail) and `verifyLog`'s. Contract: pure. */
-export function verifyParsed(read: ParsedStoredLog): { verdict: ReplayVerdict; entries: Entry[] } {
-  // On a bad line: what precedes it, so the timeline points at where it went wrong.
-  const entries = read.entries;
-  const found: Violation[] = [];
-  if (!read.ok) found.push(...read.violations);
-  else if (read.torn) {
-    const bytes = read.torn.bytes ?? Buffer.byteLength(read.torn.text);
-    found.push({ violation: 'torn-tail', seq: null, line: read.torn.line, message: `torn tail: line ${read.torn.line} was cut off mid-write (${bytes} bytes); repairable by \`bridle resume\`` });
-  }
-  const v = verifyLog(entries, found.length ? {} : { checkpoints: checkCheckpoints });
-  const violations = [...found, ...(read.ok ? v.violations : [])];
-  return { verdict: { ok: violations.length === 0, violations, totals: v.totals }, entries };
 }
 
 /** What a crash leaves: `bridle resume` closes it. */
@@ -106,19 +83,30 @@ export async function replayCommand(target: string, flags: ReplayFlags, out: { w
   // Forks of this session: the store's sessions whose header names it.
   const forks = start?.kind !== 'session/start' ? [] : await store.forks(start.id);
   const lineage: Lineage = { ...(from ? { forkedFrom: from } : {}), forks };
+  let cost: CostReport | undefined;
+  if (flags.cost || flags.html) {
+    // The page is the viewer, which shows the figures. The same projection as `bridle cost`: the usage the logs hold (the session's and its subagents'), priced with the row.
+    const children = await childrenOf(entries, childReaderOf(store));
+    cost = costOf(entries, pricesIn(await composeProduct({ ...(flags.store !== undefined ? { store: flags.store } : {}) })), (id) => children.get(id));
+  }
   if (flags.html) {
-    writeFileSync(flags.html, renderReplayHtml(entries, lineage));
+    writeFileSync(flags.html, renderReplayHtml(entries, lineage, cost));
     process.stderr.write(`html: ${flags.html}\n`);
   }
   // Only a log that verifies is worth re-running: a corrupt one is reported as such.
   const machines: MachineVerdict | undefined = flags.machines && verdict.ok ? await replayMachines(entries) : undefined;
   const ok = verdict.ok && (machines?.identical ?? true);
   if (flags.json) {
-    out.write(`${jsonLine({ ...verdict, ok, ...(machines ? { machines } : {}), lineage })}\n`);
+    out.write(`${jsonLine({ ...verdict, ok, ...(machines ? { machines } : {}), lineage, ...(cost ? { cost } : {}) })}\n`);
     return ok ? 0 : 2;
   }
-  for (const e of entries) out.write(`${timelineLine(e)}\n`);
+  const labels = cost ? costLabels(entries, cost) : new Map<number, string>();
+  for (const e of entries) {
+    const label = labels.get(e.seq);
+    out.write(`${timelineLine(e)}${label ? `  [${visible(label)}]` : ''}\n`);
+  }
   out.write(`\n${formatTotals(verdict.totals)}\n`);
+  if (cost) out.write(`\ncost:\n${costLines(cost).map((l) => visible(l)).join('\n')}\n\n`);
   for (const l of lineageLines(lineage)) out.write(`${visible(l)}\n`);
   if (verdict.ok) out.write(`ok: ${path} verifies (${verdict.totals.entries} entries)\n`);
   // Violations and differences quote the log, which holds model text.

@@ -40,6 +40,7 @@ import type { BridleSession } from '../runtime/session.js';
 import type { Product } from './settings.js';
 import { visible } from './visible.js';
 import { redactText, redactUrl } from '../safety/redact.js';
+import { usageOfProduct } from './usage.js';
 
 export interface ServeFlags extends RunFlags {
   port?: string;
@@ -218,6 +219,7 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
       allowCwd,
       inspect: inspector?.inspect as Observer<InspectionEvent> | undefined,
       onProblem: problem,
+      usage: usageOfProduct(product),
       reopen: (sessionId, hooks) => reopenStored(product, sessionId, hooks, allowedRoots(allowCwd), problem, relay),
       ...(relay ? { relay, sweepMs } : {}),
       fork: async (p) => {

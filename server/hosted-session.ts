@@ -121,6 +121,11 @@ export class HostedSession {
     return this.session.id;
   }
 
+  /** The log so far, as the recorder holds it (a copy). */
+  get entries(): readonly Entry[] {
+    return this.session.recorder.entries.slice();
+  }
+
   /** Hands `tap` every live chunk from now on, as the attached clients get them; returns the stop. */
   tapDeltas(tap: DeltaSink): () => void {
     this.deltaTaps.add(tap);

@@ -12,6 +12,8 @@ import type { Peer } from './attachment.js';
 import type { Forwardable, RelaySource, SweepOutcome } from '../ports/relay.js';
 import { RelayedSession } from './relayed-session.js';
 import { SessionLockedError } from '../log/errors.js';
+import type { CostReport } from '../log/cost.js';
+import type { UsageOf } from './usage.js';
 
 /** A session as a client reaches it here: run by this worker, or relayed from the one that runs it. */
 export type Served = HostedSession | RelayedSession;
@@ -47,6 +49,8 @@ export interface HubLimits {
   relay?: (sessionId: string) => Promise<RelaySource | undefined>;
   /** Runs for every session this server comes to run (created or opened); what it returns runs when the session stops here. The owner's inbox pump. */
   adopt?: (session: HostedSession) => () => void;
+  /** What a session's tree has cost so far (`session/cost`); absent: the server prices nothing. */
+  usage?: UsageOf;
 }
 
 
@@ -154,6 +158,12 @@ export class Hub {
   }
 
   /** A session this server runs. Contract: `UNKNOWN_SESSION` when it runs none by that id; `SESSION_ELSEWHERE` when it only relays it. */
+  /** `session/cost`: the projection of a session this server runs (a relayed one is refused as `snapshot` is). */
+  async cost(sessionId: string): Promise<CostReport | undefined> {
+    const s = this.get(sessionId);
+    return this.limits.usage?.(s.id, s.entries);
+  }
+
   get(sessionId: string): HostedSession {
     const s = this.sessions.get(sessionId);
     if (s) return s;

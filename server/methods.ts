@@ -60,6 +60,11 @@ export const methods: Methods = {
     hub.attachedTo(p.sessionId, peer, 'reading its snapshot');
     return hub.get(p.sessionId).snapshot();
   },
+  'session/cost': async (p, { hub, peer }) => {
+    hub.attachedTo(p.sessionId, peer, 'reading its cost');
+    const cost = await hub.cost(p.sessionId);
+    return { sessionId: p.sessionId, cost: (cost ?? null) as Record<string, unknown> | null };
+  },
   'session/close': async (p, { hub, peer }) => {
     hub.attachedTo(p.sessionId, peer, 'closing it');
     await hub.end(p.sessionId);

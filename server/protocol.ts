@@ -96,6 +96,8 @@ export const MethodParams = {
   'session/cancel': z.strictObject({ sessionId: SessionId }),
   'session/compact': z.strictObject({ sessionId: SessionId }),
   'session/snapshot': z.strictObject({ sessionId: SessionId }),
+  /** What the session's subagent tree has cost so far (ADR 0048). */
+  'session/cost': z.strictObject({ sessionId: SessionId }),
   'session/close': z.strictObject({ sessionId: SessionId }),
   'approval/respond': z.strictObject({ sessionId: SessionId, callId: z.string().min(1), outcome: z.enum(['allowed-once', 'rejected']) }),
   /** A new session from a hosted one's log (ADR 0029): up to the last completed turn at or before `at`, or with one decision answered anew. */
@@ -178,6 +180,11 @@ export const MethodResults = {
   'session/cancel': z.strictObject({ requested: z.literal(true) }),
   'session/compact': z.strictObject({ requested: z.literal(true) }),
   'session/snapshot': Snapshot,
+  /**
+   * `bridle cost --json`'s report of the session and its subagents' logs (its shape: `CostReport`, log/cost.ts,
+   * built here, never read from a client); null when the server prices nothing.
+   */
+  'session/cost': z.strictObject({ sessionId: z.string(), cost: z.record(z.string(), z.unknown()).nullable() }),
   'session/close': z.strictObject({ closed: z.literal(true) }),
   'approval/respond': z.strictObject({ accepted: z.literal(true) }),
   /** The fork, hosted (attach to it); a re-answered approval's turn goes on in it (ADR 0031), unless it cannot go on (`hosted: false`: `bridle resume` closes it). */

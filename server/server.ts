@@ -18,6 +18,7 @@ import { allowedRoots } from './allowed-cwd.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, Hub, type ForkLog } from './hub.js';
 import { serveStatic, type ViewerFiles } from './static.js';
 import { startSweep } from './sweep.js';
+import type { UsageOf } from './usage.js';
 
 export interface ServerOptions {
   open: OpenSession;
@@ -58,6 +59,8 @@ export interface ServerOptions {
   fork?: ForkLog;
   /** With `relay` and `reopen`: every how many ms the lease sweep (ADR 0034) takes over sessions whose dead owner left work, with nobody asking. Absent or 0: no sweep. */
   sweepMs?: number;
+  /** What a session's tree has cost so far, for `session/cost` (ADR 0048); absent: `cost` is null. */
+  usage?: UsageOf;
 }
 
 export interface BridleServer {
@@ -95,6 +98,7 @@ export async function startServer(o: ServerOptions): Promise<BridleServer> {
     cwdRoots: allowedRoots(o.allowCwd ?? []),
     ...(o.reopen ? { reopen: o.reopen } : {}),
     ...(relay ? { relay: (sessionId: string) => relay.source(sessionId), adopt: (hosted: HostedSession) => relay.adopt(ownedSession(hosted), onProblem) } : {}),
+    ...(o.usage ? { usage: o.usage } : {}),
   }, o.fork);
   const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayload ?? DEFAULT_MAX_PAYLOAD });
   const http = createServer((req, res) => void serveStatic(req, res, o.viewer));

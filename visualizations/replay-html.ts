@@ -2,9 +2,12 @@
  * A finished session as one self-contained HTML file: the live viewer's page,
  * script and styles inlined, with the log and the diagrams embedded as JSON.
  * A slider scrubs through the log; nothing is fetched, so it opens from disk.
+ * With `cost` (`bridle cost`'s report of the same logs) the page shows what
+ * each step, turn, session and the tree cost.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { CostReport } from '../log/cost.js';
 import type { Entry } from '../log/entries.js';
 import { viewerDir, visualizationsDir } from './paths.js';
 
@@ -17,19 +20,22 @@ const scriptSafe = (json: string) => json.replace(/</g, '\\u003c').replace(/\u20
  * Contract: pure given the checked-in viewer and diagrams; the entries are
  * embedded as data and shown with textContent, so a log cannot inject markup.
  */
-export function renderReplayHtml(entries: readonly Entry[], lineage?: { forkedFrom?: { session: string; seq: number }; forks: readonly { id: string; seq: number }[] }): string {
+export function renderReplayHtml(entries: readonly Entry[], lineage?: { forkedFrom?: { session: string; seq: number }; forks: readonly { id: string; seq: number }[] }, cost?: CostReport): string {
   const dir = viewerDir();
   const page = readFileSync(join(dir, 'index.html'), 'utf8');
   const css = readFileSync(join(dir, 'viewer.css'), 'utf8');
-  const js = readFileSync(join(dir, 'viewer.js'), 'utf8').replace(/<\/script/gi, '<\\/script');
+  const script = (name: string) => readFileSync(join(dir, name), 'utf8').replace(/<\/script/gi, '<\\/script');
+  const js = script('viewer.js');
+  const costJs = script('viewer-cost.js');
   const diagrams: Record<string, string> = {};
   for (const m of MACHINES) diagrams[m] = readFileSync(join(visualizationsDir(), `${m}.svg`), 'utf8');
   const start = entries.find((e) => e.kind === 'session/start');
   const sessionId = start?.kind === 'session/start' ? start.id : '';
-  const data = scriptSafe(JSON.stringify({ sessionId, entries, diagrams, ...(lineage ? { lineage: { ...(lineage.forkedFrom ? { forkedFrom: lineage.forkedFrom } : {}), forks: lineage.forks.map((f) => ({ id: f.id, seq: f.seq })) } } : {}) }));
+  const data = scriptSafe(JSON.stringify({ sessionId, entries, diagrams, ...(lineage ? { lineage: { ...(lineage.forkedFrom ? { forkedFrom: lineage.forkedFrom } : {}), forks: lineage.forks.map((f) => ({ id: f.id, seq: f.seq })) } } : {}), ...(cost ? { cost } : {}) }));
   const title = `bridle · replay · ${sessionId.replace(/[<>&"]/g, '')}`;
   return page
     .replace(/<title>[^<]*<\/title>/, () => `<title>${title}</title>`)
     .replace('<link rel="stylesheet" href="viewer.css">', () => `<style>\n${css}</style>`)
+    .replace('<script src="viewer-cost.js"></script>', () => `<script>\n${costJs}</script>`)
     .replace('<script src="viewer.js"></script>', () => `<script type="application/json" id="bridle-data">${data}</script>\n<script>\n${js}</script>`);
 }

@@ -24,7 +24,7 @@ import type { Row } from '../../plugins/rows.js';
 import { ACP_CLIENT } from '../../ports/index.js';
 import type { BridleSession } from '../../runtime/session.js';
 import { acpClientService } from './client-service.js';
-import { AcpHostedSession } from './hosted.js';
+import { AcpHostedSession, type UsageOf } from './hosted.js';
 import { McpServerError, mcpServerRows } from './mcp-rows.js';
 import { permissionAnswerer } from './permission.js';
 import { promptText, PromptContentError } from './prompt-text.js';
@@ -74,6 +74,8 @@ export interface AcpAgentOptions {
   /** Which MCP transports the product can mount (the stdio one is always offered). */
   mcp?: { http: boolean };
   onProblem?: (message: string) => void;
+  /** What a session's tree has cost so far: with it, each step's usage is sent as a `usage_update` (ADR 0048). */
+  usage?: UsageOf;
 }
 
 export interface AcpAgent {
@@ -130,7 +132,7 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
   async function openHosted(params: AcpOpenParams): Promise<AcpHostedSession> {
     const cx = connection;
     if (!cx) throw RequestError.internalError(undefined, 'no connection');
-    const hosted = new AcpHostedSession(params.cwd, send);
+    const hosted = new AcpHostedSession(params.cwd, send, o.usage);
     const by = `acp:${clientName}`;
     const answerer = permissionAnswerer({
       sessionId: () => hosted.id,
@@ -217,6 +219,8 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
       signal.addEventListener('abort', onAbort, { once: true });
       try {
         const out = await hosted.session.run(text);
+        // The turn's last figures reach the client before its end does.
+        await hosted.usageSent();
         const end = promptEnd(out, hosted.session.recorder.entries);
         if ('stopReason' in end) return { stopReason: end.stopReason };
         const data = { reason: 'TURN_FAILED', code: end.failed.code, cause: end.failed.cause };

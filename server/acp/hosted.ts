@@ -1,14 +1,19 @@
 /**
  * One bridle session as the ACP agent hosts it: the session, and its feed of
  * `session/update`s. The feed watches the session through one channel, the
- * recorder's entries (with the model's live chunks for text as it streams),
- * mapped by `updates.ts`; nothing reads the machines.
+ * session's feed (its entries, with the model's live chunks for text as it
+ * streams), mapped by `updates.ts`; nothing reads the machines. After each
+ * step's usage it also says what the session's tree has cost (`usage_update`).
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type { Chunk } from '../../log/chunks.js';
+import type { Entry } from '../../log/entries.js';
 import { TOOLS } from '../../ports/index.js';
 import type { BridleSession } from '../../runtime/session.js';
-import { chunkUpdate, entryUpdates, type FeedState } from './updates.js';
+import { chunkUpdate, entryUpdates, usageUpdate, type FeedState } from './updates.js';
+import type { UsageOf } from '../usage.js';
+
+export type { UsageOf };
 
 export class AcpHostedSession {
   private session_?: BridleSession;
@@ -17,10 +22,13 @@ export class AcpHostedSession {
   private readonly state: FeedState;
   /** A `session/prompt` is running. */
   prompting = false;
+  /** The `usage_update`s in flight, in order: each waits for the one before. */
+  private usageSent_: Promise<void> = Promise.resolve();
 
   constructor(
     readonly cwd: string,
     private readonly send: (sessionId: string, update: SessionUpdate) => void,
+    private readonly usageOf?: UsageOf,
   ) {
     this.state = { cwd, tools: { get: () => undefined }, calls: new Map() };
   }
@@ -50,14 +58,41 @@ export class AcpHostedSession {
   replayHistory(): void {
     this.state.calls.clear();
     for (const e of this.session.recorder.entries) for (const u of entryUpdates(e, this.state, { kind: 'history' })) this.send(this.id, u);
+    if (this.session.recorder.entries.some((e) => e.kind === 'assistant/message' && e.usage)) this.sendUsage();
     this.goLive();
   }
 
   /** Subscribes to the session's feed (before it starts): its entries and live text become updates. Idempotent. */
   goLive(): void {
     this.unsubscribe ??= this.session.subscribe((ev) => {
-      if (ev.type === 'entry.appended') for (const u of entryUpdates(ev.entry, this.state, { kind: 'live', streamed: this.streamed })) this.send(this.id, u);
+      if (ev.type === 'entry.appended') this.entry(ev.entry);
       else if (ev.type === 'chunk.streamed') this.chunk(ev.chunk, ev.step);
+    });
+  }
+
+  /** Contract: never rejects; resolves once every `usage_update` queued so far has been sent (or given up). */
+  usageSent(): Promise<void> {
+    return this.usageSent_;
+  }
+
+  private entry(e: Entry): void {
+    for (const u of entryUpdates(e, this.state, { kind: 'live', streamed: this.streamed })) this.send(this.id, u);
+    // After each step's usage, and when a subagent ends (its steps are the tree's): what the tree has cost so far.
+    if ((e.kind === 'assistant/message' && e.usage) || e.kind === 'subagent/end') this.sendUsage();
+  }
+
+  private sendUsage(): void {
+    const usageOf = this.usageOf;
+    const session = this.session_;
+    if (!usageOf || !session) return;
+    const entries = session.recorder.entries.slice();
+    this.usageSent_ = this.usageSent_.then(async () => {
+      try {
+        const report = await usageOf(session.id, entries);
+        if (report) this.send(session.id, usageUpdate(entries, report, session.meter.window));
+      } catch {
+        // A child log that cannot be read costs the client a figure, never the session.
+      }
     });
   }
 

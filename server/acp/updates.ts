@@ -11,6 +11,7 @@
 import path from 'node:path';
 import type { SessionUpdate, ToolCallContent, ToolCallLocation, ToolKind } from '@agentclientprotocol/sdk';
 import type { Chunk } from '../../log/chunks.js';
+import type { CostReport } from '../../log/cost.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
 
 /** What the mapping needs of the session's tools: each one's presenter. */
@@ -165,4 +166,39 @@ export function chunkUpdate(chunk: Chunk): SessionUpdate | undefined {
   if (chunk.type === 'text-delta' && chunk.text !== '') return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: chunk.text } };
   if (chunk.type === 'reasoning-delta' && chunk.text !== '') return { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: chunk.text } };
   return undefined;
+}
+
+/**
+ * Contract: pure; the `usage_update` for a session after a step: `used` is the
+ * context the step's request and answer filled (the provider's input plus
+ * output tokens of the newest answer with usage), `size` the window, and
+ * `cost` the whole subagent tree's so far, from `bridle cost`'s report of the
+ * same logs. A tree with a model the price table lacks has no cost (`null`),
+ * never a guess; a scripted model's usage costs 0 and `_meta` says it was scripted.
+ */
+export function usageUpdate(entries: readonly Entry[], report: CostReport, size: number): SessionUpdate {
+  let used = 0;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.kind === 'assistant/message' && e.usage) {
+      used = e.usage.inputTokens + e.usage.outputTokens;
+      break;
+    }
+  }
+  const usd = report.total.usd;
+  return {
+    sessionUpdate: 'usage_update',
+    used,
+    size,
+    cost: usd === undefined ? null : { amount: usd, currency: 'USD' },
+    _meta: {
+      bridle: {
+        tokens: report.total.tokens,
+        pricesAsOf: report.asOf,
+        scripted: report.steps.length > 0 && report.steps.every((s) => s.scripted),
+        ...(report.total.unpriced.length ? { unpriced: report.total.unpriced } : {}),
+        sessions: report.sessions.length,
+      },
+    },
+  };
 }

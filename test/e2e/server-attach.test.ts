@@ -31,6 +31,7 @@ const paramsFor: Partial<Record<Method, (sessionId: string) => Record<string, un
   'session/cancel': (sessionId) => ({ sessionId }),
   'session/compact': (sessionId) => ({ sessionId }),
   'session/snapshot': (sessionId) => ({ sessionId }),
+  'session/cost': (sessionId) => ({ sessionId }),
   'session/close': (sessionId) => ({ sessionId }),
   'session/fork': (sessionId) => ({ sessionId }),
   'approval/respond': (sessionId) => ({ sessionId, callId: 't1.s1.c1', outcome: 'allowed-once' }),

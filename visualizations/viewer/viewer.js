@@ -12,6 +12,12 @@
  * id="bridle-data"> element; a slider scrubs through the log and the active
  * states are derived from the entries up to that point.
  *
+ * What the run cost (ADR 0048) is `bridle cost`'s report, never computed
+ * here: live, the server's `session/cost`, asked after each step's answer;
+ * replayed, the report `bridle replay --html` embedded. Each answer's row
+ * shows its step's tokens and cost, each turn's end the turn's, and a panel
+ * the turns, the session, each subagent and the tree.
+ *
  * Everything from a session is shown with textContent, never as HTML.
  */
 (function () {
@@ -31,7 +37,7 @@
   var clip = function (s, n) { s = String(s); return s.length > n ? s.slice(0, n - 1) + '…' : s; };
   var oneLine = function (s) { return String(s).replace(/\s+/g, ' ').trim(); };
 
-  var view = { sessionId: null, entries: [], lastSeq: 0, approvals: new Map(), liveStep: '', liveText: '', liveReasoning: '' };
+  var view = { sessionId: null, entries: [], lastSeq: 0, approvals: new Map(), liveStep: '', liveText: '', liveReasoning: '', cost: null };
 
   /* ---------- diagrams ---------- */
 
@@ -139,11 +145,33 @@
     var li = el('li', isBad(e) ? 'bad' : '');
     li.dataset.seq = String(e.seq);
     li.dataset.kind = e.kind;
+    if (typeof e.turn === 'string') li.dataset.turn = e.turn;
     li.appendChild(el('span', 'seq', String(e.seq)));
     li.appendChild(el('span', 'kind', e.kind));
     li.appendChild(el('span', 'text', summarize(e)));
     li.title = e.at;
     return li;
+  }
+
+  /* ---------- what it cost (ADR 0048) ---------- */
+
+  // Shows `bridle cost`'s report (viewer-cost.js); `null` hides the panel.
+  function renderCost(report) {
+    view.cost = report || null;
+    window.bridleCost.render(report, document);
+  }
+
+  var costQueued = false;
+  /** Asks the server for the session's cost once, soon: a burst of entries costs one request. */
+  function queueCost() {
+    if (costQueued || replay) return;
+    costQueued = true;
+    setTimeout(function () {
+      costQueued = false;
+      var id = view.sessionId;
+      if (!id) return;
+      rpc('session/cost', { sessionId: id }).then(function (r) { if (r.sessionId === view.sessionId) renderCost(r.cost); }, function () { /* a figure missing, never the viewer */ });
+    }, 50);
   }
 
   /* ---------- lineage (ADR 0029) ---------- */
@@ -167,6 +195,7 @@
     list.appendChild(entryRow(e));
     if (atBottom) list.scrollTop = list.scrollHeight;
     $('log-count').textContent = view.entries.length + ' entries';
+    if (e.kind === 'assistant/message' || e.kind === 'subagent/end' || e.kind === 'turn/end') queueCost();
     if (e.kind === 'approval/decided' || (e.kind === 'tool/result' && view.approvals.has(e.callId))) dropApproval(e.callId);
   }
 
@@ -315,6 +344,7 @@
     view.entries = []; view.lastSeq = 0; view.approvals = new Map();
     view.liveStep = ''; view.liveText = ''; view.liveReasoning = '';
     $('timeline').textContent = '';
+    renderCost(null);
     renderLineage(null, []);
     renderApprovals(); showLive();
     var url = new URL(location.href);
@@ -323,7 +353,7 @@
     return rpc('session/attach', { sessionId: sessionId }).then(function () {
       setStatus('attached', 'attached to ' + sessionId);
       return rpc('session/snapshot', { sessionId: sessionId });
-    }).then(function (snap) { highlight(snap.actors); });
+    }).then(function (snap) { highlight(snap.actors); queueCost(); });
   }
 
   function fillSessions(sessions, selected) {
@@ -381,6 +411,7 @@
     $('input-form').hidden = true;
     $('scrubber').hidden = false;
     entries.forEach(function (e) { $('timeline').appendChild(entryRow(e)); });
+    renderCost(replay.cost);
     var lineage = replay.lineage || {};
     renderLineage(lineage.forkedFrom, lineage.forks);
     $('log-count').textContent = entries.length + ' entries';
@@ -418,5 +449,5 @@
   }
 
   loadDiagrams().then(function () { if (replay) startReplay(); else startLive(); });
-  window.bridleViewer = { view: view, deriveActors: deriveActors, activeIds: activeIds };
+  window.bridleViewer = { view: view, deriveActors: deriveActors, activeIds: activeIds, renderCost: renderCost };
 })();
