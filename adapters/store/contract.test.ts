@@ -22,6 +22,7 @@ import { jsonlStore } from './jsonl.js';
 import { createMemorySessionStore } from './memory.js';
 import { createPostgresSessionStore } from './postgres.js';
 import { forkSession } from '../../runtime/logs/fork.js';
+import { repairSession } from '../../runtime/logs/repair.js';
 
 const noServices = { get: () => { throw new Error('no services here'); }, has: () => false, onDispose: () => undefined };
 const tempDir = () => realpathSync(mkdtempSync(join(tmpdir(), 'bridle-contract-')));
@@ -35,6 +36,9 @@ const turn = (k: number, text: string): Draft[] => [
   { kind: 'user/message', turn: `t${k}`, text, origin: 'user', surfaceOp: 'append' },
   { kind: 'turn/end', turn: `t${k}`, reason: 'completed', steps: 0 },
 ];
+
+/** A format 2 turn: it takes the input logged before it (at seq `from`). */
+const taken = (k: number, text: string, from: number): Draft[] => [{ kind: 'session/input', mode: 'followup', text, origin: 'user' }, ...turn(k, text).map((d) => (d.kind === 'turn/start' ? { ...d, from } : d))];
 
 /** Writes `drafts` to session `id` of `store` through a recorder, flushing after each, then closes. */
 async function write(store: SessionStore, id: string, drafts: Draft[], existing: string[] = []) {
@@ -122,8 +126,6 @@ function storeContract(name: string, make: () => SessionStore, o: { claims: bool
     it('forkSession copies a session\'s lines into a new one of the same store, byte for byte but its header (ADR 0029)', async () => {
       const store = make();
       const id = freshId();
-      // A format 2 log: each turn takes the input logged before it.
-      const taken = (k: number, text: string, from: number): Draft[] => [{ kind: 'session/input', mode: 'followup', text, origin: 'user' }, ...turn(k, text).map((d) => (d.kind === 'turn/start' ? { ...d, from } : d))];
       await write(store, id, [start(id), ...taken(1, 'one', 2), ...taken(2, 'two', 6)]);
       const before = (await store.tail!(id))!;
       const fork = freshId();
@@ -134,6 +136,38 @@ function storeContract(name: string, make: () => SessionStore, o: { claims: bool
       expect(JSON.parse(lines[0]!)).toMatchObject({ kind: 'session/start', id: fork, forkOf: { session: id, seq: 5 } });
       expect(await store.tail!(id)).toEqual(before);
       await expect(forkSession({ store, session: id, id: fork, clock: steppingClock() })).rejects.toMatchObject({ code: 'FORK_EXISTS' });
+    });
+
+    it('lists its sessions with their last marker, and finds a session\'s forks, through the port (issue 24 item 1)', async () => {
+      const store = make();
+      const id = freshId();
+      await write(store, id, [start(id), ...taken(1, 'one', 2)]);
+      const fork = freshId();
+      await forkSession({ store, session: id, id: fork, clock: steppingClock() });
+      const { sessions } = await store.list();
+      expect(sessions.find((x) => x.id === id)).toMatchObject({ id, lastSeq: 5, cwd: '/w', model: 'm', marker: 'turn/end' });
+      expect(sessions.find((x) => x.id === id)?.owner).toBeUndefined();
+      expect(await store.forks(id)).toEqual([{ id: fork, seq: 5, location: store.locate(fork) }]);
+      expect((await store.read(id))?.lines).toEqual(await store.tail(id));
+      expect(await store.read('no-such-session')).toBeUndefined();
+    });
+
+    it('repairSession closes a crashed turn through the port, under the claim, which it leaves held (issue 24 item 1)', async () => {
+      const store = make();
+      const id = freshId();
+      await write(store, id, [start(id), ...taken(1, 'one', 2).slice(0, 3)]);
+      const lock = await store.claim(id);
+      try {
+        const r = await repairSession(store, id, lock, steppingClock());
+        expect(r?.ok && r.appended.map((e) => e.kind)).toContain('turn/end');
+        // Still held: a second writer is refused while the session goes on under it.
+        await expect(store.claim(id)).rejects.toBeInstanceOf(SessionLockedError);
+        const again = await repairSession(store, id, lock, steppingClock());
+        expect(again?.ok && again.appended).toEqual([]);
+      } finally {
+        lock.release();
+      }
+      expect((await store.tail(id))!.map((l) => JSON.parse(l).kind).at(-1)).toBe('turn/end');
     });
 
     it('holds a whole session byte for byte as the JSONL store writes it', async () => {
@@ -169,7 +203,7 @@ function storeContract(name: string, make: () => SessionStore, o: { claims: bool
   });
 }
 
-storeContract('memory', () => createMemorySessionStore(), { claims: false });
+storeContract('memory', () => createMemorySessionStore(), { claims: true });
 const dir = tempDir();
 storeContract('jsonl', () => jsonlIn(dir), { claims: true });
 describeWithPostgres('the Postgres store', (db) => {
