@@ -7,6 +7,7 @@ import type { Entry } from '../log/entries.js';
 import type { PatchEntry } from '../plugins/rows.js';
 import { createScriptedProviderFromFunction, type ResponseFunction } from '../adapters/model/scripted.js';
 import { createSession, type Services } from '../runtime/session.js';
+import type { ModelProvider } from '../ports/model.js';
 import { noopTool } from './noop-tool.js';
 
 export interface BenchSession {
@@ -18,6 +19,8 @@ export interface BenchSession {
   store?: Services['store'];
   repeatCall?: boolean;
   existing?: readonly Entry[];
+  /** Puts the scripted model behind something (a provider's wire); default: the scripted model itself. */
+  wrap?: (model: ModelProvider) => ModelProvider;
 }
 
 export function benchSession(o: BenchSession) {
@@ -31,7 +34,7 @@ export function benchSession(o: BenchSession) {
     settings: { approval: 'auto', sandbox: 'off', ...(o.maxSteps !== undefined ? { maxSteps: o.maxSteps } : {}) },
     patch,
     services: {
-      model: { ...createScriptedProviderFromFunction(o.respond, { deltas: 1 }), name: 'scripted-bench' },
+      model: { ...(o.wrap ?? ((m: ModelProvider) => m))(createScriptedProviderFromFunction(o.respond, { deltas: 1 })), name: 'scripted-bench' },
       clock: () => t++,
       tools: [noopTool],
       ...(o.store ? { store: o.store } : {}),

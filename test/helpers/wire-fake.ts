@@ -278,24 +278,30 @@ export interface WireModel {
  */
 export function wireModel(wire: Wire, inner: ModelProvider, o: { model?: string; thinkingBudget?: number } = {}): WireModel {
   const bodies: Json[] = [];
+  const fetch = wireFetch(wire, (_body, signal) => inner.stream(current!, signal), bodies);
   // Requests of one session go out one at a time: the neutral request in flight is the one the fetch answers.
   let current: ModelRequest | undefined;
-  const source = (_body: Json, signal: AbortSignal) => inner.stream(current!, signal);
-  const fetch = wireFetch(wire, source, bodies);
-  const common = { model: o.model ?? 'fake-model', baseURL: 'http://127.0.0.1:9/v1', fetch, now: () => 0 };
+  return { model: providerFor(wire, inner, { ...o, fetch, onRequest: (r) => void (current = r) }), bodies };
+}
+
+/**
+ * `wire`'s real provider, its SDK calling `o.fetch` (default: the real one, at `o.baseURL`); `onRequest` sees
+ * each neutral request as it goes out.
+ */
+export function providerFor(wire: Wire, inner: Pick<ModelProvider, 'reasoning'>, o: { model?: string; thinkingBudget?: number; fetch?: typeof fetch; baseURL?: string; onRequest: (r: ModelRequest) => void }): ModelProvider {
+  const common = { model: o.model ?? 'fake-model', baseURL: o.baseURL ?? 'http://127.0.0.1:9/v1', ...(o.fetch ? { fetch: o.fetch } : {}), now: () => 0 };
   const real =
     wire === 'anthropic'
       ? createAnthropicProvider({ ...common, ...(o.thinkingBudget !== undefined ? { thinkingBudget: o.thinkingBudget } : {}) })
       : wire === 'openai-responses'
         ? createResponsesProvider(common)
         : createOpenAIProvider(common);
-  const model: ModelProvider = {
+  return {
     ...real,
     ...(inner.reasoning !== undefined && real.reasoning === undefined ? { reasoning: inner.reasoning } : {}),
     stream(request, signal) {
-      current = request;
+      o.onRequest(request);
       return real.stream(request, signal);
     },
   };
-  return { model, bodies };
 }
