@@ -209,7 +209,7 @@ function errorResponse(wire: Wire, f: ErrorFinish): Response {
 }
 
 const terminated = () => new TypeError('terminated');
-const fail = (ctl: ReadableStreamDefaultController<Uint8Array>, err: unknown): true => (ctl.error(err), true);
+
 const abortError = () => Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
 
 /**
@@ -241,7 +241,12 @@ export function wireFetch(wire: Wire, source: (body: Json, signal: AbortSignal) 
       async pull(ctl) {
         for (let sent = false; !sent; ) sent = await step(ctl);
       },
+      cancel() {
+        void it.return?.();
+      },
     });
+    // An ended body lets go of the inner stream, as a dropped connection ends a server's generator.
+    const fail = (ctl: ReadableStreamDefaultController<Uint8Array>, err: unknown): true => (ctl.error(err), void it.return?.(), true);
     async function step(ctl: ReadableStreamDefaultController<Uint8Array>): Promise<boolean> {
         try {
           const r = pending ?? (await it.next());
