@@ -183,7 +183,7 @@ function anthropicEncoder(): Encoder {
           const stop = c.finish.kind === 'ok' ? stops[c.finish.reason]! : 'end_turn';
           const u = usage ?? { inputTokens: 0, outputTokens: 0 };
           const cached = (u.cachedTokens ?? 0) + (u.cacheWriteTokens ?? 0);
-          const wireUsage = { input_tokens: Math.max(0, u.inputTokens - cached), output_tokens: u.outputTokens, ...(u.cachedTokens !== undefined ? { cache_read_input_tokens: u.cachedTokens } : {}), ...(u.cacheWriteTokens !== undefined ? { cache_creation_input_tokens: u.cacheWriteTokens } : {}) };
+          const wireUsage = { input_tokens: Math.max(0, u.inputTokens - cached), output_tokens: u.outputTokens, ...(u.cachedTokens !== undefined ? { cache_read_input_tokens: u.cachedTokens } : {}), ...(u.cacheWriteTokens !== undefined ? { cache_creation_input_tokens: u.cacheWriteTokens } : {}), ...(u.reasoningTokens !== undefined ? { output_tokens_details: { thinking_tokens: u.reasoningTokens } } : {}) };
           return head() + ev({ type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: wireUsage }) + ev({ type: 'message_stop' });
         }
         default:
@@ -310,3 +310,17 @@ export function providerFor(wire: Wire, inner: Pick<ModelProvider, 'reasoning'>,
     },
   };
 }
+
+/** `chunks` as `wire`'s SSE body, whole (the fake's frames, without its error and cut handling). */
+export function encodeChunks(wire: Wire, chunks: readonly Chunk[]): string {
+  const enc = encoders[wire]();
+  return chunks.map((c) => enc.push(c)).join('');
+}
+
+/** The JSON payloads of an SSE body, in order (`[DONE]` left out). */
+export const ssePayloads = (body: string): Json[] =>
+  body
+    .split('\n\n')
+    .flatMap((frame) => frame.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)))
+    .filter((d) => d !== '[DONE]')
+    .map((d) => JSON.parse(d) as Json);
