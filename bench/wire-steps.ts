@@ -15,7 +15,7 @@ import { benchSession } from './session.js';
 import { median } from './stats.js';
 
 const STEPS = 200;
-const RUNS = 3;
+const RUNS = 5;
 
 async function perStep(wire: Wire | 'scripted'): Promise<number> {
   // One server per wire; each run's scripted model is put behind it.
