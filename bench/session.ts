@@ -8,6 +8,7 @@ import type { Plugin } from '../plugins/host.js';
 import type { PatchEntry } from '../plugins/rows.js';
 import { createScriptedProviderFromFunction, type ResponseFunction } from '../adapters/model/scripted.js';
 import { createSession, type Services } from '../runtime/session.js';
+import type { ModelProvider } from '../ports/model.js';
 import { noopTool } from './noop-tool.js';
 
 export interface BenchSession {
@@ -21,6 +22,8 @@ export interface BenchSession {
   existing?: readonly Entry[];
   /** Plugins mounted after the rows (the live-traces bench's). */
   plugins?: readonly Plugin[];
+  /** Puts the scripted model behind something (a provider's wire); default: the scripted model itself. */
+  wrap?: (model: ModelProvider) => ModelProvider;
 }
 
 export function benchSession(o: BenchSession) {
@@ -34,7 +37,7 @@ export function benchSession(o: BenchSession) {
     settings: { approval: 'auto', sandbox: 'off', ...(o.maxSteps !== undefined ? { maxSteps: o.maxSteps } : {}) },
     patch,
     services: {
-      model: { ...createScriptedProviderFromFunction(o.respond, { deltas: 1 }), name: 'scripted-bench' },
+      model: { ...(o.wrap ?? ((m: ModelProvider) => m))(createScriptedProviderFromFunction(o.respond, { deltas: 1 })), name: 'scripted-bench' },
       clock: () => t++,
       tools: [noopTool],
       ...(o.store ? { store: o.store } : {}),

@@ -11,10 +11,15 @@
  * - Tool results are `tool_result` blocks of one user message, consecutive
  *   results merged, as the API wants them.
  * - Prompt caching: `cache_control` breakpoints on the last tool, the system
- *   prompt and the last block of the newest message — three of the four the
- *   API allows — so each request reads the cache the one before wrote (its
- *   prefix is the one before, extended: requests are append-only between
- *   compactions).
+ *   prompt, the last block of the newest message (where this request writes
+ *   the cache) and the last block of the message before the newest assistant
+ *   turn — the API's four. That fourth is where the request before wrote its
+ *   cache (it ended there; an assistant turn after a message freezes it), so
+ *   each request reads that cache at a mark of its own: the API finds a
+ *   cache only about 20 blocks back from a mark, and one step of parallel
+ *   tool calls and their results can add more than that (ADR 0049).
+ *   Requests are append-only between compactions, so the marked prefixes
+ *   are the ones the cache holds.
  */
 import type { ModelMessage, ModelRequest } from '../../log/messages.js';
 
@@ -92,14 +97,20 @@ export function toAnthropicParams(request: ModelRequest, o: AnthropicWireOptions
     ...(i === all.length - 1 ? { cache_control: EPHEMERAL } : {}),
   }));
   const messages = toAnthropicMessages(request.messages);
-  const last = messages.at(-1);
-  if (last && last.content.length > 0) {
-    const blocks = last.content.slice();
+  const mark = (i: number) => {
+    const m = messages[i];
+    if (!m || m.content.length === 0) return;
+    const blocks = m.content.slice();
     const end = blocks.length - 1;
-    // Thinking blocks cannot carry a breakpoint; the newest message ends in text, a tool call or a result.
-    if (blocks[end]!.type !== 'thinking' && blocks[end]!.type !== 'redacted_thinking') blocks[end] = { ...blocks[end]!, cache_control: EPHEMERAL };
-    messages[messages.length - 1] = { role: last.role, content: blocks };
-  }
+    // Thinking blocks cannot carry a breakpoint; a message ends in text, a tool call or a result.
+    if (blocks[end]!.type === 'thinking' || blocks[end]!.type === 'redacted_thinking') return;
+    blocks[end] = { ...blocks[end]!, cache_control: EPHEMERAL };
+    messages[i] = { role: m.role, content: blocks };
+  };
+  // Where the request before ended (the message its answer followed), then where this one ends.
+  const answered = messages.findLastIndex((m) => m.role === 'assistant');
+  if (answered > 0) mark(answered - 1);
+  mark(messages.length - 1);
   const maxTokens = request.maxTokens ?? o.maxOutputTokens;
   const thinking = o.thinkingBudget !== undefined ? { type: 'enabled' as const, budget_tokens: Math.min(o.thinkingBudget, Math.max(1024, maxTokens - 1)) } : undefined;
   return {

@@ -49,10 +49,11 @@ describe('what goes out', () => {
     expect(srv.requests.at(-1)!.path).toBe('/v1/messages');
   });
 
-  it('cache breakpoints on the last tool, the system prompt and the newest block: never more than the API’s four', () => {
+  it('cache breakpoints on the last tool, the system prompt, the newest block and the block the request before ended on: never more than the API’s four', () => {
     const tools = Array.from({ length: 5 }, (_, i) => ({ name: `t${i}`, description: 'd', parameters: { type: 'object' } }));
     const p = toAnthropicParams(request({ messages: history, tools }), { model: 'm', maxOutputTokens: 1000 });
-    expect(breakpointsOf(p)).toBe(3);
+    expect(breakpointsOf(p)).toBe(4);
+    expect(p.messages[0]!.content.at(-1)).toMatchObject({ type: 'text', cache_control: { type: 'ephemeral' } });
     expect(breakpointsOf(p)).toBeLessThanOrEqual(MAX_BREAKPOINTS);
     expect(p.tools!.map((t) => 'cache_control' in t)).toEqual([false, false, false, false, true]);
     expect(p.system![0]).toMatchObject({ cache_control: { type: 'ephemeral' } });

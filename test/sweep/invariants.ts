@@ -151,12 +151,14 @@ function callOrder(es: readonly Entry[], out: string[]): void {
 function cutStreams(run: WorldRun, es: readonly Entry[], out: string[]): void {
   run.model.replies.forEach((reply, i) => {
     if (reply.kind !== 'cut' && reply.kind !== 'throw' && reply.kind !== 'stall') return;
-    const req = run.h.requests[i];
+    const at = run.requestOfReply?.[i] ?? i;
+    const req = run.h.requests[at];
     // A compaction's summary request fails into compaction/end, not into a step.
     if (!req || isSummaryInstruction(req.request.messages.at(-1))) return;
-    const until = run.h.requests[i + 1]?.entries ?? es.length;
+    const until = run.h.requests[at + 1]?.entries ?? es.length;
     const next = es.slice(req.entries, until).find((e) => e.kind === 'model/retry' || e.kind === 'assistant/message' || e.kind === 'step/end');
-    const want = reply.kind === 'cut' ? 'TRANSPORT' : reply.kind === 'stall' ? 'TIMEOUT' : 'UNKNOWN';
+    // Through a wire, a model that throws is a connection that failed: the provider says TRANSPORT.
+    const want = reply.kind === 'cut' ? 'TRANSPORT' : reply.kind === 'stall' ? 'TIMEOUT' : run.wire ? 'TRANSPORT' : 'UNKNOWN';
     if (next?.kind === 'model/retry' && next.code !== want) out.push(`I8: request ${i + 1} ${reply.kind} was retried as ${next.code}, not ${want}`);
     if (next?.kind === 'assistant/message' && next.finish.kind === 'ok') out.push(`I8: request ${i + 1} ${reply.kind} was taken for a success`);
     if (next?.kind === 'assistant/message' && next.finish.kind === 'error' && next.finish.code !== want) out.push(`I8: request ${i + 1} ${reply.kind} ended ${next.finish.code}, not ${want}`);

@@ -12,6 +12,7 @@ import type { ModelProvider } from '../../ports/model.js';
 import type { Plugin } from '../../plugins/host.js';
 import type { PatchEntry } from '../../plugins/rows.js';
 import { createHarness, type Harness, type HarnessOptions } from '../helpers/harness.js';
+import { wireModel, type Wire } from '../helpers/wire-fake.js';
 import { sweepModel, type SweepModel } from './model.js';
 import { sweepTools, type ToolLedger } from './tools.js';
 import { ANSWER_TIMEOUT_MS, makeWorld, sweepAnswerer, type Trigger, type World } from './world.js';
@@ -25,6 +26,10 @@ export interface WorldRun {
   ledger: ToolLedger;
   /** False when the session did not come to rest within the time limit. */
   settled: boolean;
+  /** The provider whose wire the model's answers went through (`wire-fake.ts`); unset, the sweep model was the session's model. */
+  wire?: Wire;
+  /** Through a wire: the request each of `model.replies` answered (without one, reply i answered request i). */
+  requestOfReply?: number[];
   /** Every input the session acknowledged (its `send` resolved), by the seq it answered, and every one whose save it said failed. */
   acked: { seq: number; text: string; mode: string }[];
   refusedInputs: { text: string; error: string }[];
@@ -43,14 +48,35 @@ export interface Delegating {
 }
 
 /** Contract: resolves (never rejects) once the session is idle with nothing queued and no trigger in flight, or after the time limit. */
-export async function runWorld(seed: number, delegating?: (model: SweepModel) => Delegating): Promise<WorldRun> {
+export async function runWorld(seed: number, delegating?: (model: SweepModel) => Delegating, wire?: Wire): Promise<WorldRun> {
   const world = makeWorld(seed);
   const ledger: ToolLedger = { started: [] };
   const model = sweepModel(seed);
   const d = delegating?.(model);
+  // Through a wire, the session's model is the real provider; the sweep model answers behind its fake of the wire. A
+  // cancel can land before the SDK has sent a request on, so which request each reply answered is noted.
+  const requestOfReply: number[] = [];
+  const behind: ModelProvider = {
+    ...model,
+    stream(request, signal) {
+      const at = h.requests.length - 1;
+      const inner = model.stream(request, signal)[Symbol.asyncIterator]();
+      return (async function* () {
+        for (let first = true; ; first = false) {
+          const next = inner.next();
+          // The sweep model notes its reply synchronously, on the first `next`.
+          if (first) while (requestOfReply.length < model.replies.length) requestOfReply.push(at);
+          const r = await next;
+          if (r.done) return;
+          yield r.value;
+        }
+      })();
+    },
+  };
+  const session = wire ? wireModel(wire, behind).model : model;
   // A delegation world keeps every log in one store of sessions (its flushes never fail: the children's logs are the point there).
   const store = world.flushFault && !d ? failingFlushes(world.flushFault) : undefined;
-  const h = createHarness(d?.model ?? model, {
+  const h = createHarness(d?.model ?? session, {
     ...(store ? { store } : {}),
     ...(d ? { plugins: d.plugins, patch: d.patch, settings: d.settings, services: { store: d.sessions } } : {}),
     tools: sweepTools(ledger),
@@ -106,7 +132,7 @@ export async function runWorld(seed: number, delegating?: (model: SweepModel) =>
   }
   live = false;
   off();
-  return { world, h, store: store ?? d?.sessions.get('test-session') ?? h.store, model, ledger, settled, acked, refusedInputs };
+  return { world, h, store: store ?? d?.sessions.get('test-session') ?? h.store, model, ...(wire ? { wire, requestOfReply } : {}), ledger, settled, acked, refusedInputs };
 }
 
 /** A memory store that must be flushed, whose flush fails (EIO) at its `at`-th call, and on every later one when `sticky`. */
