@@ -254,6 +254,7 @@ export function createSession(o: SessionOptions): BridleSession {
     hooks: built.hooks,
     prompt: built.prompt,
     approval: host.get(APPROVAL),
+    ...(host.has(SANDBOX) ? { sandbox: host.get(SANDBOX) } : {}),
     loop,
     context,
     ...(policy ? { policy } : {}),

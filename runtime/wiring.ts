@@ -20,6 +20,7 @@ import type { InputMode } from '../machines/session.machine.js';
 import type { PreStepDecision, TurnOutput } from '../machines/turn.machine.js';
 import type { FileSystem } from '../ports/fs.js';
 import type { Subprocess } from '../ports/subprocess.js';
+import type { SandboxService } from '../ports/sandbox.js';
 import type { ToolRegistry } from '../ports/tool-registry.js';
 import type { Answerer, ApprovalService } from '../ports/approval.js';
 import type { ContextSettings, LoopSettings } from '../ports/loop.js';
@@ -56,6 +57,8 @@ export interface Wiring extends SessionDuties {
   hooks: HookRegistry;
   prompt: PromptRegistry;
   approval: ApprovalService;
+  /** The session's sandbox, which `never` decides by (ADR 0052). */
+  sandbox?: SandboxService;
   loop: LoopSettings;
   context: ContextSettings;
   /** What `session/start` records of the settings (only what was set). */
