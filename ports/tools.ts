@@ -10,7 +10,8 @@ export { ToolError } from './tool-error.js';
 
 /** What a tool returns. `content` is what the model reads. */
 export interface ToolOutput {
-  status: 'ok' | 'error';
+  /** `unknown`: the tool cannot say whether its effect happened (it did not confirm it stopped); logged `uncertain`. */
+  status: 'ok' | 'error' | 'unknown';
   content: string;
   /** For errors: a stable code, e.g. `NOT_FOUND`, `OUTSIDE_WORKSPACE`, `EXIT_NONZERO`, `TOOL_TIMEOUT`. */
   code?: string;
