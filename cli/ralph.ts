@@ -7,16 +7,14 @@
  * goes on either way). It ends by printing `log: <path>`, as `run` does.
  */
 import { SESSION, SUBPROCESS } from '../ports/index.js';
-import type { Answerer } from '../ports/approval.js';
 import type { Entry, EntryOf } from '../log/entries.js';
 import type { WriterLock } from '../ports/store.js';
 import { runRalph, type RalphOutcome } from '../runtime/ralph/loop.js';
 import { ralphState } from '../runtime/ralph/state.js';
 import { UsageError } from './errors.js';
 import { openSession } from './open-session.js';
-import { policyOf, type RunFlags } from './run.js';
+import type { RunFlags } from './run.js';
 import { composeProduct, type Product } from './settings.js';
-import { terminalAnswerer } from './terminal-answerer.js';
 import { visible } from './visible.js';
 import { createRenderer, type ToolLookup } from './render.js';
 import type { ToolDefinition } from '../ports/tools.js';
@@ -66,8 +64,6 @@ async function driveRalph(
 ): Promise<number> {
   const err = process.stderr;
   for (const w of product.warnings) err.write(`bridle: warning: ${w}\n`);
-  const approval = policyOf(product);
-  const answerer: Answerer | undefined = approval === 'ask' && process.stdin.isTTY ? terminalAnswerer(err) : undefined;
   const opened = await openSession({
     product,
     ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}),
@@ -77,7 +73,7 @@ async function driveRalph(
   opened.start();
   const control = session.host.get(SESSION);
   if (opened.scriptedLabel) err.write(`model: ${visible(opened.scriptedLabel)}\n`);
-  err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: ${approval} for each round's worker${approval === 'ask' && !answerer ? ' (no terminal: calls that ask are denied)' : ''}; never for a verifier agent\n`);
+  err.write(`workspace: ${opened.workspace}\n${opened.sandboxLine}\napproval: never for every round's worker and the verifier agent (nobody is asked: what the sandbox confines runs, the rest is refused by name)\n`);
   if (o.start) {
     control.record({ kind: 'ralph/start', ...o.start });
     err.write(`ralph: ${o.start.rounds} rounds at most; a claim of complete is checked by ${[o.start.verify !== null ? `\`${o.start.verify}\` (under the sandbox)` : '', o.start.verifier ? 'a verifier agent' : ''].filter(Boolean).join(' and ')}\n`);
@@ -101,7 +97,7 @@ async function driveRalph(
       const r = createRenderer(process.stdout, tools, { color: Boolean(process.stdout.isTTY), ...(opened.scriptedLabel ? { scriptedLabel: opened.scriptedLabel } : {}) });
       return { onEntry: (e: Entry) => r.onEntry(e), onChunk: (c: Parameters<typeof r.onChunk>[0], s: string) => r.onChunk(c, s) };
     };
-    outcome = await runRalph({ session: control, subprocess: session.host.get(SUBPROCESS), ...(answerer ? { answerer } : {}), signal: ctl.signal, say: (line) => void err.write(`${visible(line, 'text')}\n`), watch });
+    outcome = await runRalph({ session: control, subprocess: session.host.get(SUBPROCESS), signal: ctl.signal, say: (line) => void err.write(`${visible(line, 'text')}\n`), watch });
   } finally {
     process.off('SIGINT', onSigint);
     await session.close();

@@ -30,7 +30,7 @@ export type Validation =
   | { ok: false; code: string; message: string };
 
 export interface ToolOutcome {
-  status: 'ok' | 'error';
+  status: 'ok' | 'error' | 'unknown';
   content: string;
   code?: string;
 }

@@ -7,7 +7,7 @@ import type { Finish, ModelErrorCode, TurnEndReason } from '../log/entries.js';
 import type { Entry } from '../log/entries.js';
 import type { ModelRequest } from '../log/messages.js';
 import type { Decision } from './approval.js';
-import type { ToolContext, ToolDefinition, ToolOutput } from './tools.js';
+import type { ToolConfinement, ToolContext, ToolDefinition, ToolOutput } from './tools.js';
 
 export type Disposer = () => void;
 
@@ -33,6 +33,8 @@ export interface CallFacts {
   delegates: boolean;
   /** Why it is a write for approval, when its tool says (ToolDefinition.writeReason). */
   writeReason?: string;
+  /** What confines it, when its tool says (ToolDefinition.confinement): what `never` decides by. */
+  confinement?: ToolConfinement;
   /** What approval rules match against: the command for bash, the path for file tools, else key-sorted JSON. */
   rendered: string;
 }

@@ -2,7 +2,6 @@
 import type { Chunk } from '../log/chunks.js';
 import type { Draft, Entry } from '../log/entries.js';
 import type { ChildSession, TreeBudget } from './subagents.js';
-import type { Answerer } from './approval.js';
 import type { ToolDefinition } from './tools.js';
 
 /** A child of this session's own product, as an in-process subagent provider asks for one. */
@@ -16,13 +15,11 @@ export interface ChildSpec {
   /** Tools only this child has, never hidden by `tools` (the one it answers through). */
   scoped?: readonly ToolDefinition[];
   /**
-   * `never` for every delegated child (I10): whatever would ask is denied at
-   * once, and it gets no allow rules. `inherit` only for a child the user
-   * started through the host (a Ralph round runs under the run's own flags).
+   * `never` for every child (I10), Ralph rounds included (ADR 0052): nothing
+   * asks, nothing waits; what the snapshotted sandbox confines runs, the rest
+   * is refused by name. It gets no allow rules.
    */
-  approval: 'never' | 'inherit';
-  /** With `inherit`: who answers the child's `ask` approvals (a terminal); none: an `ask` is denied as unavailable. */
-  answerer?: Answerer;
+  approval: 'never';
   /** For a host that shows the child as it works (a Ralph round's transcript): its entries, its live chunks (not logged). */
   onEntry?: (entry: Entry) => void;
   onChunk?: (chunk: Chunk, step: string) => void;

@@ -10,7 +10,8 @@ export { ToolError } from './tool-error.js';
 
 /** What a tool returns. `content` is what the model reads. */
 export interface ToolOutput {
-  status: 'ok' | 'error';
+  /** `unknown`: the tool cannot say whether its effect happened (it did not confirm it stopped); logged `uncertain`. */
+  status: 'ok' | 'error' | 'unknown';
   content: string;
   /** For errors: a stable code, e.g. `NOT_FOUND`, `OUTSIDE_WORKSPACE`, `EXIT_NONZERO`, `TOOL_TIMEOUT`. */
   code?: string;
@@ -29,6 +30,15 @@ export interface ToolContext {
   /** The call being executed (`t1.s2.c1`), for tools that log about themselves (delegate). */
   callId?: string;
 }
+
+/**
+ * What confines a call of a tool that writes, which is all `never` decides by
+ * (ADR 0052): `sandbox`, everything it does runs through the subprocess seam
+ * under the session's sandbox (bash); `workspace`, it writes through the fs
+ * seam only, inside the workspace and outside its protected paths (write_file,
+ * edit_file); `network`, it reaches the network from the harness itself.
+ */
+export type ToolConfinement = 'sandbox' | 'workspace' | 'network';
 
 /** A zod schema, or a plain JSON Schema object (MCP tools, plugins in plain JavaScript). */
 export type ToolParameters<P = any> = z.ZodType<P> | Readonly<Record<string, unknown>>;
@@ -54,6 +64,8 @@ export interface ToolDefinition<P = any> {
    * (ADR 0039). The question and a refusal under `never` give it as the reason.
    */
   writeReason?: string;
+  /** What confines it (`ToolConfinement`); none: nothing does, so `never` refuses it unless it is read-only or delegates. */
+  confinement?: ToolConfinement;
   /** A default deadline for one call, enforced by the executor. */
   timeoutMs?: number;
   /** Contract: resolves with an error output for expected failures; a throw becomes a `TOOL_ERROR` result. */

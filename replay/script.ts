@@ -74,7 +74,8 @@ function callsOf(entries: readonly Entry[]): Map<string, CallScript> {
     else if (e.kind === 'tool/result' && e.surfaceOp === 'append') {
       const c = at(e.callId);
       if (e.status === 'denied') c.decision ??= { kind: 'deny', reason: e.reason ?? '' };
-      else if (e.status === 'ok' || e.status === 'error') {
+      // A live `unknown` (a tool that did not confirm it stopped) is the tool's outcome; repair's TOOL_OUTCOME_UNKNOWN is not.
+      else if (e.status === 'ok' || e.status === 'error' || (e.status === 'unknown' && e.code !== 'TOOL_OUTCOME_UNKNOWN')) {
         if (e.code === 'DISPATCH_NOT_DURABLE') c.notDurable = true;
         else c.output = { status: e.status, content: e.content, ...(e.code !== undefined ? { code: e.code } : {}) };
       }

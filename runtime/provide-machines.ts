@@ -15,7 +15,8 @@ import { renderForRules } from '../plugins/hooks/canonical.js';
 import { createToolPipeline, type HookProblem } from '../plugins/hooks/pipeline.js';
 import type { CallFacts, Recovery, RequestErrorPayload } from '../ports/hooks.js';
 import type { ToolDefinition } from '../ports/tools.js';
-import { decideByPolicy } from '../safety/approval.js';
+import { decideByPolicy, type SessionConfinement } from '../safety/approval.js';
+import type { SandboxService } from '../ports/sandbox.js';
 import { exactRule, rulesFromLog } from '../safety/approval-rules.js';
 import { toolSpec } from '../tools/index.js';
 import { askApproval } from './ask-approval.js';
@@ -41,6 +42,10 @@ const isRecovery = (v: unknown): v is Recovery => {
   return r?.kind === 'compact' || r?.kind === 'give-up' || (r?.kind === 'retry' && typeof r.delayMs === 'number' && Number.isFinite(r.delayMs) && r.delayMs >= 0);
 };
 
+/** What `never` reads of the sandbox service, read at each decision (a child's is a snapshot taken at its start). */
+const confinementOf = (s: SandboxService | undefined): SessionConfinement | undefined =>
+  s && { confines: s.provider.confines, mode: s.policy.mode, network: s.policy.network, ...(s.policy.protectGit !== undefined ? { protectGit: s.policy.protectGit } : {}) };
+
 const defaultSleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
@@ -60,6 +65,8 @@ export interface MachineSeams {
   hooks: HookRegistry;
   prompt: PromptRegistry;
   approval: ApprovalService;
+  /** The session's sandbox, as `never` decides by it (ADR 0052); none: `never` runs nothing that writes. */
+  sandbox?: SandboxService;
   context: ContextSettings;
   answerer?: Answerer;
   /** A spent budget asks the answerer whether to go on (chat, serve, acp); else the turn ends `BUDGET_EXHAUSTED` (ADR 0047). */
@@ -110,6 +117,7 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
   const argsOf = (c: ToolCallContext) => (c.validation?.ok ? c.validation.args : {});
   const facts = (c: ToolCallContext): CallFacts => {
     const writeReason = byName.get(c.name)?.writeReason;
+    const confinement = byName.get(c.name)?.confinement;
     return {
       turn: c.turn,
       step: c.step,
@@ -122,6 +130,7 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
       idempotent: c.validation?.ok === true && c.validation.idempotent,
       delegates: c.validation?.ok === true && byName.get(c.name)?.delegates === true,
       ...(writeReason !== undefined ? { writeReason } : {}),
+      ...(confinement !== undefined ? { confinement } : {}),
       rendered: renderForRules(argsOf(c), o.cwd),
     };
   };
@@ -141,7 +150,7 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
       flushLog,
       decideCall: fromPromise(async ({ input }) => {
         const call = facts(input);
-        return pipeline.decide(call, decideByPolicy(policy, call, rules));
+        return pipeline.decide(call, decideByPolicy(policy, call, rules, confinementOf(o.sandbox)));
       }),
       askApproval: fromPromise(async ({ input, signal }) => {
         const call = facts(input);

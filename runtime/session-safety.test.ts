@@ -24,17 +24,17 @@ const hostile: { name: string; arguments: Record<string, unknown> }[] = [
 const once = (calls: typeof hostile) => (_r: unknown, i: number) => (i === 0 ? { toolCalls: calls } : { text: 'done' });
 
 describe('approval policies', () => {
-  it('never: denies every call that would ask without invoking the answerer; read-only calls still run', async () => {
+  it('never: asks nobody; a write inside the workspace runs, a command with the sandbox off is refused by name (ADR 0052)', async () => {
     let asked = 0;
     h = createHarness(once(hostile), { approval: 'never', answerer: async () => (asked++, { outcome: 'allowed-once', by: 'x' }) });
     fs.writeFileSync(path.join(h.workspace, 'keep.txt'), 'keep');
     await h.session.run('try everything');
     expect(asked).toBe(0);
     expect(of(h, 'approval/asked')).toHaveLength(0);
-    expect(of(h, 'tool/dispatch').map((d) => d.name)).toEqual(['read_file']);
-    expect(['t1.s1.c1', 't1.s1.c2', 't1.s1.c3'].map((c) => resultOf(h!, c)?.code)).toEqual(['DENIED', 'DENIED', 'DENIED']);
-    expect(fs.readdirSync(h.workspace)).toEqual(['keep.txt']);
-    expect(fs.readFileSync(path.join(h.workspace, 'keep.txt'), 'utf8')).toBe('keep');
+    expect(of(h, 'tool/dispatch').map((d) => d.name)).toEqual(['write_file', 'edit_file', 'read_file']);
+    expect(resultOf(h, 't1.s1.c2')).toMatchObject({ status: 'denied', code: 'DENIED', content: expect.stringContaining('SANDBOX_OFF') });
+    expect(fs.readdirSync(h.workspace).sort()).toEqual(['a.txt', 'keep.txt']);
+    expect(fs.readFileSync(path.join(h.workspace, 'keep.txt'), 'utf8')).toBe('changed');
   });
 
   for (const [label, answerer] of [
@@ -168,7 +168,8 @@ describe('hooks in a session', () => {
     };
     h = createHarness(once([{ name: 'sleepy', arguments: {} }]), { tools: [...builtinTools(), sleepy] });
     await h.session.run('wait');
-    expect(resultOf(h, 't1.s1.c1')).toMatchObject({ status: 'error', code: 'TOOL_TIMEOUT' });
+    // It never settles after its abort: it has not confirmed it stopped, so its outcome is uncertain (ADR 0052).
+    expect(resultOf(h, 't1.s1.c1')).toMatchObject({ status: 'unknown', code: 'TOOL_TIMEOUT', verdict: 'uncertain' });
     expect(fired).toBe(received);
     expect((received!.reason as { code: string }).code).toBe('TOOL_TIMEOUT');
   });

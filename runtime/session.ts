@@ -185,15 +185,14 @@ export function createSession(o: SessionOptions): BridleSession {
       depth: spec.depth,
       parent: id ?? null,
       rows,
-      // A delegated child's approval is `never`, whatever its parent's (I10): nothing asks, nothing waits.
-      ...(spec.approval === 'never' ? { settings: { approval: 'never' as const, allow: [] } } : {}),
+      // Every child's approval is `never`, whatever its parent's (I10, ADR 0052): nothing asks, nothing waits.
+      settings: { approval: 'never' as const, allow: [] },
       // The parent's product: its rows, the tools service and plugins it was given, its model, store and clock.
       services: { model, store, clock, sandbox: snapshot, ...(s.tools ? { tools: s.tools } : {}) },
       ...(o.plugins ? { plugins: o.plugins } : {}),
       ...(spec.tools || spec.scoped ? { toolFilter: { ...(spec.tools ? { only: spec.tools } : {}), ...(spec.scoped ? { scoped: spec.scoped } : {}) } } : {}),
       ...(budget ? { budget } : {}),
       ...(inherited ? { inheritedBudget: inherited } : {}),
-      ...(spec.approval === 'inherit' && spec.answerer ? { answerer: spec.answerer } : {}),
       ...(spec.traceparent ? { traceparent: spec.traceparent } : {}),
       ...(o.sleep ? { sleep: o.sleep } : {}),
       ...(o.loaded ? { loaded: o.loaded } : {}),
@@ -232,6 +231,7 @@ export function createSession(o: SessionOptions): BridleSession {
       hooks: built.hooks,
       prompt: built.prompt,
       approval: host.get(APPROVAL),
+      ...(host.has(SANDBOX) ? { sandbox: host.get(SANDBOX) } : {}),
       loop,
       context,
       ...(policy ? { policy } : {}),

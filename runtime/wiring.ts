@@ -13,6 +13,7 @@ import { resumableTurn } from '../log/resumable.js';
 import { Recorder } from '../log/recorder.js';
 import type { FileSystem } from '../ports/fs.js';
 import type { Subprocess } from '../ports/subprocess.js';
+import type { SandboxService } from '../ports/sandbox.js';
 import type { ToolRegistry } from '../ports/tool-registry.js';
 import type { ApprovalService } from '../ports/approval.js';
 import type { ContextSettings, LoopSettings } from '../ports/loop.js';
@@ -50,6 +51,8 @@ export interface SessionParts extends Omit<Header, 'cwd' | 'depth' | 'parent'> {
   hooks: HookRegistry;
   prompt: PromptRegistry;
   approval: ApprovalService;
+  /** The session's sandbox, which `never` decides by (ADR 0052). */
+  sandbox?: SandboxService;
   loop: LoopSettings;
   context: ContextSettings;
   /** Lets the `session` service's `inject` reach the actor once it exists. */

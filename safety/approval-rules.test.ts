@@ -70,7 +70,6 @@ describe('the approval policy', () => {
   it('gives a tool\'s own reason for treating it as a write, in the question and in the refusal under never', () => {
     const mcp = { name: 'mcp__s__look', readOnly: false, rendered: '{}', writeReason: 'mcp__s__look is a tool of the MCP server mcp:s, which runs outside the sandbox' };
     expect(decideByPolicy('ask', mcp)).toEqual({ kind: 'ask', reason: mcp.writeReason });
-    expect(decideByPolicy('never', mcp)).toEqual({ kind: 'deny', reason: `approval policy "never": ${mcp.writeReason}` });
-    expect(decideByPolicy('never', write)).toEqual({ kind: 'deny', reason: 'approval policy "never": write_file changes the workspace or runs commands' });
+    expect(decideByPolicy('never', mcp)).toEqual({ kind: 'deny', reason: `approval policy "never" (nobody is asked) refuses it, NO_CONFINEMENT: ${mcp.writeReason}, so nothing bounds what it would do` });
   });
 });

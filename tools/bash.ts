@@ -54,6 +54,7 @@ export const bashTool: ZodToolDefinition<BashArgs> = {
     'Processes it leaves running in the background are killed when it exits.',
   parameters,
   readOnly: false,
+  confinement: 'sandbox',
   idempotent: false,
   // The command's own deadline is enforced by the subprocess provider; this only catches one that hangs.
   timeoutMs: BASH_MAX_TIMEOUT_MS + 10_000,

@@ -72,6 +72,7 @@ export const editFileTool: ZodToolDefinition<EditFileArgs> = {
     '(without read_file line-number prefixes) and occur exactly once; include surrounding lines to make it unique.',
   parameters,
   readOnly: false,
+  confinement: 'workspace',
   idempotent: false,
   timeoutMs: 30_000,
   present: (args) => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { executeTool } from './execute.js';
+import { executeTool, STOP_GRACE_MS } from './execute.js';
 import { createMemoryFs } from '../adapters/fs/memory.js';
 import { createMemorySubprocess } from '../adapters/subprocess/memory.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from '../ports/tools.js';
@@ -92,10 +92,41 @@ describe('executeTool', () => {
     vi.useFakeTimers();
     const stuck = tool(() => new Promise(() => {}), 60_000);
     const pending = executeTool(stuck, {}, ctxWith(), { timeoutMs: 10 });
-    await vi.advanceTimersByTimeAsync(10);
+    await vi.advanceTimersByTimeAsync(20);
     expect(await pending).toMatchObject({ code: 'TOOL_TIMEOUT' });
 
     await executeTool(tool(async () => ({ status: 'ok', content: '' }), 60_000), {}, ctxWith());
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a tool that ignores its deadline\'s abort is uncertain, not "stopped": its effect may or may not have happened', async () => {
+    vi.useFakeTimers();
+    const pending = executeTool(tool(() => new Promise(() => {}), 100), {}, ctxWith());
+    await vi.advanceTimersByTimeAsync(100 + 100);
+    const out = await pending;
+    expect(out).toMatchObject({ status: 'unknown', code: 'TOOL_TIMEOUT' });
+    expect(out.content).toContain('may or may not have happened');
+    expect(out.content).not.toContain('was stopped');
+  });
+
+  it('a tool that settles after its deadline\'s abort confirmed it stopped, and waits no longer than it takes', async () => {
+    vi.useFakeTimers();
+    const seen: { aborted?: unknown } = {};
+    const pending = executeTool(tool(waitsForSignal(seen), 100), {}, ctxWith());
+    await vi.advanceTimersByTimeAsync(100);
+    const out = await pending;
+    expect(out).toMatchObject({ status: 'error', code: 'TOOL_TIMEOUT' });
+    expect(out.content).toContain('was stopped');
+  });
+
+  it('gives a tool past its deadline at most STOP_GRACE_MS to settle', async () => {
+    vi.useFakeTimers();
+    const pending = executeTool(tool(() => new Promise(() => {}), 60_000), {}, ctxWith());
+    let done = false;
+    void pending.then(() => (done = true));
+    await vi.advanceTimersByTimeAsync(60_000 + STOP_GRACE_MS - 1);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await pending).toMatchObject({ status: 'unknown' });
   });
 });

@@ -15,7 +15,25 @@ function describe(err: unknown): string {
 
 function isToolOutput(value: unknown): value is ToolOutput {
   const v = value as ToolOutput | null | undefined;
-  return (v?.status === 'ok' || v?.status === 'error') && typeof v.content === 'string';
+  return (v?.status === 'ok' || v?.status === 'error' || v?.status === 'unknown') && typeof v.content === 'string';
+}
+
+/** How long a tool past its deadline gets to settle after its abort (at most its own deadline): it then counts as stopped. */
+export const STOP_GRACE_MS = 1_000;
+
+/** A tool that has not settled after its deadline's abort: what it started may still be acting. */
+function notConfirmedStopped(tool: ToolDefinition, timeoutMs: number, graceMs: number): ToolOutput {
+  return {
+    status: 'unknown',
+    code: 'TOOL_TIMEOUT',
+    content: `The ${tool.name} call did not finish within ${timeoutMs} ms. It was told to stop but had not confirmed it stopped ${graceMs} ms later, so its effect may or may not have happened, and may still happen: check before relying on it or repeating it.`,
+  };
+}
+
+/** A tool that settled after its deadline's abort: stopped, or finished (its effect happened), or unsure itself. */
+function afterDeadline(tool: ToolDefinition, timeoutMs: number, output: ToolOutput): ToolOutput {
+  if (output.status === 'ok' || output.status === 'unknown') return output;
+  return { status: 'error', code: 'TOOL_TIMEOUT', content: `The ${tool.name} call did not finish within ${timeoutMs} ms and was stopped.` };
 }
 
 function aborted(tool: ToolDefinition): ToolOutput {
@@ -29,8 +47,11 @@ function aborted(tool: ToolDefinition): ToolOutput {
  *
  * Contract: never rejects. A thrown `ToolError` becomes an error result with its
  * code, any other throw `TOOL_ERROR`; an abort before or during the call gives
- * `ABORTED`; the deadline gives `TOOL_TIMEOUT`. It resolves as soon as one of
- * these is known, without waiting for a tool that ignores its signal.
+ * `ABORTED`. At the deadline the tool's signal is aborted and it gets
+ * `STOP_GRACE_MS` (at most its deadline) to settle: settled, it is
+ * `TOOL_TIMEOUT` "stopped" (or its own result, if it finished anyway); not
+ * settled, `TOOL_TIMEOUT` with status `unknown` (its effect may or may not
+ * happen). It never waits past that for a tool that ignores its signal.
  */
 export async function executeTool(
   tool: ToolDefinition,
@@ -47,22 +68,12 @@ export async function executeTool(
 
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onAbort: (() => void) | undefined;
+  // The call's one outcome: the first of the tool's own result, an abort, or the deadline's verdict.
+  let settle: (o: ToolOutput) => void = () => undefined;
   const stopped = new Promise<ToolOutput>((resolve) => {
+    settle = resolve;
     onAbort = () => resolve(aborted(tool));
     ctx.signal.addEventListener('abort', onAbort, { once: true });
-    if (timeoutMs !== undefined) {
-      timer = setTimeout(
-        () => {
-          resolve({
-            status: 'error',
-            code: 'TOOL_TIMEOUT',
-            content: `The ${tool.name} call did not finish within ${timeoutMs} ms and was stopped.`,
-          });
-          deadline?.abort(new ToolError('TOOL_TIMEOUT', `${tool.name} timed out`));
-        },
-        Math.min(Math.max(0, timeoutMs), MAX_TIMER_MS),
-      );
-    }
   });
 
   // Started synchronously, so an abort right after this call reaches a tool that is already listening.
@@ -84,8 +95,21 @@ export async function executeTool(
       }),
     );
 
+  let timedOut = false;
+  void ran.then((o) => settle(timedOut ? afterDeadline(tool, timeoutMs!, o) : o));
+  if (timeoutMs !== undefined) {
+    const ms = Math.min(Math.max(0, timeoutMs), MAX_TIMER_MS);
+    timer = setTimeout(() => {
+      timedOut = true;
+      deadline?.abort(new ToolError('TOOL_TIMEOUT', `${tool.name} timed out`));
+      // Only a tool that settles after its abort has confirmed it stopped; one that does not may still be acting (ADR 0052).
+      const grace = Math.min(ms, STOP_GRACE_MS);
+      timer = setTimeout(() => settle(notConfirmedStopped(tool, timeoutMs, grace)), grace);
+    }, ms);
+  }
+
   try {
-    const output = await Promise.race([ran, stopped]);
+    const output = await stopped;
     // A tool that noticed the abort may fail first in its own words (an AbortError); the code is still ABORTED.
     // A tool that finished anyway keeps its result: its effect happened.
     if (ctx.signal.aborted && output.status === 'error' && output.code !== 'ABORTED') return aborted(tool);

@@ -15,6 +15,7 @@ export const writeFileTool: ZodToolDefinition<WriteFileArgs> = {
     'Write a file in the workspace, replacing it if it exists. Prefer edit_file for small changes to existing files.',
   parameters,
   readOnly: false,
+  confinement: 'workspace',
   idempotent: true,
   timeoutMs: 30_000,
   present: (args) => `write_file ${args.path} (${Buffer.byteLength(args.content)} bytes)`,

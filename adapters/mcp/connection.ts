@@ -183,7 +183,7 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
       `The MCP server ${o.id} answered ${sure ? `the ${tool} call` : `a call (the ${tool} call is one of those waiting; which, its answer did not say)`} with ${megabytes(bytes)}, more than the ${megabytes(MAX_MESSAGE_BYTES)} one message may be: the answer was dropped. The server is still running and its tools are still available; ask it for less (a smaller page, a narrower query).`,
     );
 
-  const call: CallMcpTool = async (tool, args, signal) => {
+  const call: CallMcpTool = async (tool, args, signal): Promise<ToolOutput> => {
     if (gone) throw exited(false);
     if (closing) throw new ToolError(MCP_SERVER_EXITED, `The MCP server ${o.id} was stopped: the session is closing.`);
     let result: Awaited<ReturnType<Client['callTool']>>;
@@ -194,6 +194,8 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
       // The executor owns the deadline: it aborts `signal` (TOOL_TIMEOUT), which cancels the request on the server too.
       result = await client.callTool({ name: tool, arguments: (args ?? {}) as Record<string, unknown> }, { signal: AbortSignal.any([signal, dropped.signal]), timeout: MAX_TIMER_MS });
     } catch (err) {
+      // Past the deadline the request is cancelled, but the server never confirms it stopped: the outcome is unknown (ADR 0052).
+      if (signal.aborted && isDeadline(signal.reason)) return pastDeadline(o.id, tool);
       if (signal.aborted) throw signal.reason ?? err;
       if (dropped.signal.aborted) throw dropped.signal.reason;
       if (err instanceof ProtocolError && err.code === RESULT_TOO_LARGE_RPC_CODE && isTooLarge(err.data)) throw tooLarge(tool, err.data.bytes, true);
@@ -201,7 +203,7 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
         gone ??= 'closed';
         throw exited(true);
       }
-      if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) throw new ToolError('TOOL_TIMEOUT', `The MCP server ${o.id} did not answer the ${tool} call in time.`);
+      if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) return pastDeadline(o.id, tool);
       if (err instanceof ProtocolError) throw new ToolError(MCP_REQUEST_FAILED, capText(`The MCP server ${o.id} refused the ${tool} call: ${err.message}`, MESSAGE_CHARS));
       if ((err instanceof SdkError && err.code === SdkErrorCode.InvalidResult) || isSchemaFailure(err)) throw new ToolError(MCP_BAD_RESULT, `The MCP server ${o.id} answered the ${tool} call with something that is not a tool result.`);
       if (err instanceof SdkHttpError || err instanceof TypeError) throw new ToolError(MCP_UNREACHABLE, capText(`The MCP server ${o.id} could not be reached: ${describe(err)}`, MESSAGE_CHARS));
@@ -224,5 +226,16 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
     call,
     onToolsChanged: (l) => (changed.add(l), () => void changed.delete(l)),
     close,
+  };
+}
+
+const isDeadline = (reason: unknown) => reason instanceof ToolError && reason.code === 'TOOL_TIMEOUT';
+
+/** An MCP call past its deadline: the server was asked to cancel, and nothing says it did before acting. */
+function pastDeadline(server: string, tool: string): ToolOutput {
+  return {
+    status: 'unknown',
+    code: 'TOOL_TIMEOUT',
+    content: `The MCP server ${server} did not answer the ${tool} call within its deadline. The call was cancelled, but the server never confirms it stopped, so its effect may or may not have happened: check before relying on it or repeating it.`,
   };
 }

@@ -77,7 +77,7 @@ describe('the reference server-everything', () => {
     const { tools: quick } = bridleTools('mcp:everything', conn.tools, conn.call, 300);
     const long = quick.find((t) => t.name === 'mcp__everything__trigger-long-running-operation')!;
     const out = await executeTool(long, { duration: 10, steps: 2 }, { fs: undefined as never, subprocess: undefined as never, signal: new AbortController().signal });
-    expect(out).toMatchObject({ status: 'error', code: 'TOOL_TIMEOUT' });
+    expect(out).toMatchObject({ status: 'unknown', code: 'TOOL_TIMEOUT' });
     expect(await run('echo', { message: 'still here' })).toEqual({ status: 'ok', content: 'Echo: still here' });
   });
 });

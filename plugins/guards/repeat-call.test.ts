@@ -39,8 +39,8 @@ afterEach(() => h?.cleanup());
 
 describe('the repeat-call guard in a session', () => {
   it('injects an advisory after the results of the step that reached a threshold, and never blocks; denied calls count', async () => {
-    // Under `never`, write_file is denied every time, and still counts.
-    h = createHarness((_req, i) => (i < 5 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] } : { text: 'giving up' }), { approval: 'never' });
+    // Under `never` with the sandbox off, bash is denied every time (SANDBOX_OFF, ADR 0052), and still counts.
+    h = createHarness((_req, i) => (i < 5 ? { toolCalls: [{ name: 'bash', arguments: { command: 'touch a.txt' } }] } : { text: 'giving up' }), { approval: 'never' });
     const out = await h.session.run('write it');
     expect(out.reason).toBe('completed');
     const e = h.entries();

@@ -34,7 +34,7 @@ export interface ToolPipeline {
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
 const isToolOutput = (v: unknown): v is ToolOutput => {
   const o = v as ToolOutput | null | undefined;
-  return (o?.status === 'ok' || o?.status === 'error') && typeof o.content === 'string';
+  return (o?.status === 'ok' || o?.status === 'error' || o?.status === 'unknown') && typeof o.content === 'string';
 };
 
 export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem) => void): ToolPipeline {

@@ -16,7 +16,7 @@ import { SESSION, SUBPROCESS } from '../../ports/index.js';
 import { replayThroughMachines } from '../../replay/replay.js';
 import { toolsOfLog } from '../../replay/setup.js';
 import { builtinTools } from '../../tools/index.js';
-import { createHarness, type Harness } from '../../test/helpers/harness.js';
+import { createHarness, type Harness, type HarnessOptions } from '../../test/helpers/harness.js';
 import { runRalph } from './loop.js';
 
 let h: Harness | undefined;
@@ -38,7 +38,7 @@ interface Plan {
 }
 
 /** A Ralph run's own session (a memory log among others), the model answering each session by `respond`. */
-async function ralph(plan: Plan, respond: (req: ModelRequest, n: number) => ScriptedResponse) {
+async function ralph(plan: Plan, respond: (req: ModelRequest, n: number) => ScriptedResponse, over: HarnessOptions = {}) {
   const sessions = createMemorySessionStore();
   const counts = new Map<string, number>();
   const requests: ModelRequest[] = [];
@@ -50,7 +50,7 @@ async function ralph(plan: Plan, respond: (req: ModelRequest, n: number) => Scri
       counts.set(who, n + 1);
       return respond(req, n);
     },
-    { services: { store: sessions } },
+    { ...over, services: { store: sessions } },
   );
   const control = h.session.host.get(SESSION);
   control.record({ kind: 'ralph/start', objective: plan.objective, rounds: plan.rounds, verify: plan.verify, verifier: plan.verifier ?? false });
@@ -157,5 +157,42 @@ describe("the Ralph loop: the chapter 10 exercises", () => {
     const out = await ralph({ objective: 'x', rounds: 2, verify: 'false' }, (_req, n) => (n === 0 ? handoff('complete', 'surely') : { text: 'ok' }));
     expect(out.outcome).toBe('exhausted');
     expect(out.parent.filter((e) => e.kind === 'ralph/verdict').map((e) => (e as EntryOf<'ralph/verdict'>).verified)).toEqual([false, false]);
+  });
+
+  it('a Ralph verifier that only listed a directory cannot cite a file in it; one whose grep showed a line of it can', async () => {
+    let attempt = 0;
+    const r = await ralph({ objective: 'STATUS must say done', rounds: 2, verify: null, verifier: true }, (req, n) => {
+      if (isVerifier(req)) {
+        if (n === 0) attempt++;
+        const look = attempt === 1 ? { name: 'list_dir', arguments: {} } : { name: 'grep', arguments: { pattern: 'done' } };
+        return n === 0 ? { toolCalls: [look] } : n === 1 ? { toolCalls: [{ name: 'verdict', arguments: { verified: true, evidence: 'STATUS says done', citations: ['STATUS'] } }] } : { text: 'ok' };
+      }
+      return n === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'STATUS', content: 'done\n' } }] } : n === 1 ? handoff('complete', 'STATUS written') : { text: 'ok' };
+    });
+    // The listing named STATUS; it never showed what STATUS says.
+    expect(r.log('test-session.r1.verifier').find((e) => e.kind === 'tool/result' && e.name === 'list_dir')).toMatchObject({ status: 'ok', content: expect.stringContaining('STATUS') });
+    const verdicts = r.parent.filter((e): e is EntryOf<'ralph/verdict'> => e.kind === 'ralph/verdict');
+    expect(verdicts.map((v) => [v.round, v.verified, v.code])).toEqual([
+      [1, false, 'UNCITED'],
+      [2, true, undefined],
+    ]);
+    expect(r.outcome).toBe('verified');
+  });
+
+  it('a Ralph round is a child under never like every other: its write runs and nobody is asked, even when the run is on ask; a command the sandbox would not confine is refused by name', async () => {
+    const asked: string[] = [];
+    const r = await ralph({ objective: 'write notes', rounds: 1, verify: 'grep -q noted notes.txt' }, (_req, n) =>
+      n === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'noted\n' } }, { name: 'bash', arguments: { command: 'touch ran.txt' } }] } : n === 1 ? handoff('complete', 'noted') : { text: 'ok' },
+      { approval: 'ask', answerer: async (q) => (asked.push(q.name), { outcome: 'allowed-once', by: 'test' }) },
+    );
+    expect(r.outcome).toBe('verified');
+    expect(asked).toEqual([]);
+    const round = r.log('test-session.r1');
+    expect(round[0]).toMatchObject({ kind: 'session/start', policy: { approval: 'never' } });
+    expect(round.some((e) => e.kind === 'approval/asked')).toBe(false);
+    const results = round.filter((e): e is EntryOf<'tool/result'> => e.kind === 'tool/result');
+    expect(results.map((x) => [x.name, x.status]).sort()).toEqual([['bash', 'denied'], ['handoff', 'ok'], ['write_file', 'ok']]);
+    expect(results.find((x) => x.name === 'bash')!.content).toContain('SANDBOX_OFF');
+    expect(fs.existsSync(path.join(h!.workspace, 'ran.txt'))).toBe(false);
   });
 });

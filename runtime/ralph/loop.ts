@@ -13,8 +13,8 @@
  * killed anywhere continues at the round it was in.
  */
 import { finalText } from '../../log/completed-turns.js';
+import { normalizePath } from '../../plugins/hooks/canonical.js';
 import type { Draft, EntryOf, Handoff } from '../../log/entries.js';
-import type { Answerer } from '../../ports/approval.js';
 import type { ChildSpec, SessionControl } from '../../ports/session.js';
 import type { ChildOutcome, ChildSession } from '../../ports/subagents.js';
 import type { Subprocess } from '../../ports/subprocess.js';
@@ -34,8 +34,6 @@ export interface RalphDeps {
   session: SessionControl;
   /** Runs the `--verify` command, under the session's sandbox. */
   subprocess: Subprocess;
-  /** Answers a round's `ask` approvals (a terminal); none: they are denied. */
-  answerer?: Answerer;
   /** Ctrl-C: the running round or check is stopped, the run ends `cancelled`. */
   signal: AbortSignal;
   /** Progress, one line at a time, for people. */
@@ -68,19 +66,34 @@ async function runChild(child: ChildSession, prompt: string, signal: AbortSignal
   }
 }
 
-/** A path the verifier cites is one it read: a call of its own that named it, or an ok result that shows it. */
+/** The path a verifier call targeted, normalized (`./src/` → `src`); a search or listing without one targets the root. */
+const targetOf = (name: string, args: { path?: unknown }): string | undefined =>
+  typeof args.path === 'string' ? normalizePath(args.path) : name === 'read_file' ? undefined : '.';
+const within = (p: string, dir: string) => dir === '.' || p === dir || p.startsWith(`${dir}/`);
+
+/**
+ * A path the verifier cites counts only if it read that path (ADR 0052): an
+ * ok `read_file` of it; an ok `grep` that targeted it (the file itself), or
+ * targeted a directory holding it and shows a matching line of it; an ok
+ * `list_dir` or `glob` of that very directory. A name in a listing, or a
+ * string anywhere in some result, is not a reading.
+ * Contract: pure.
+ */
 export function cited(entries: ReturnType<ChildSession['entries']>, path: string): boolean {
-  const norm = (p: string) => p.replace(/^\.\//, '').replace(/\/+$/, '');
-  const want = norm(path);
-  const ok = new Set(entries.filter((e): e is EntryOf<'tool/result'> => e.kind === 'tool/result' && e.status === 'ok').map((e) => e.callId));
+  const want = normalizePath(path);
+  const ok = new Map(entries.filter((e): e is EntryOf<'tool/result'> => e.kind === 'tool/result' && e.status === 'ok').map((e) => [e.callId, e.content]));
   for (const e of entries) {
-    if (e.kind === 'tool/call' && ok.has(e.callId)) {
-      try {
-        const args = JSON.parse(e.arguments) as { path?: unknown };
-        if (typeof args.path === 'string' && norm(args.path) === want) return true;
-      } catch {}
+    if (e.kind !== 'tool/call' || !ok.has(e.callId)) continue;
+    let args: { path?: unknown };
+    try {
+      args = JSON.parse(e.arguments) as { path?: unknown };
+    } catch {
+      continue;
     }
-    if (e.kind === 'tool/result' && e.status === 'ok' && e.content.includes(want)) return true;
+    const target = targetOf(e.name, args ?? {});
+    if (target === undefined) continue;
+    if (target === want && ['read_file', 'grep', 'list_dir', 'glob'].includes(e.name)) return true;
+    if (e.name === 'grep' && within(want, target) && ok.get(e.callId)!.split('\n').some((l) => l.startsWith(`${want}:`))) return true;
   }
   return false;
 }
@@ -125,7 +138,7 @@ async function round(d: RalphDeps, st: RalphState, n: number, attempt: number, i
   const s = d.session;
   const id = `${s.id}.r${n}${attempt > 1 ? `-${attempt}` : ''}`;
   const captured: Captured<Handoff> = {};
-  const child = s.child({ id, depth: s.depth + 1, approval: 'inherit', scoped: [handoffTool(captured)], ...(d.answerer ? { answerer: d.answerer } : {}), ...d.watch?.(id) });
+  const child = s.child({ id, depth: s.depth + 1, approval: 'never', scoped: [handoffTool(captured)], ...d.watch?.(id) });
   s.record({ kind: 'ralph/round', round: n, attempt, child: id });
   d.say(`ralph: round ${n}/${st.plan.rounds}: a fresh child, log: ${child.location}`);
   const { out, text } = await runChild(child, roundPrompt(st.plan.objective, n, st.plan.rounds, input), d.signal);

@@ -144,7 +144,8 @@ describe('subagents: the chapter 7 exercises', () => {
     let asked = 0;
     const t = tree(
       (who, _req, n) => {
-        if (who === 'write a file') return n === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'x.txt', content: 'no' } }, { name: 'bash', arguments: { command: 'touch y' } }] } : { text: 'I was not allowed' };
+        // Both need more than the confinement gives (a .git write; a command with the sandbox off), so `never` refuses them (ADR 0052).
+        if (who === 'write a file') return n === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: '.git/x.txt', content: 'no' } }, { name: 'bash', arguments: { command: 'touch y' } }] } : { text: 'I was not allowed' };
         return n === 0 ? delegate('write a file') : { text: 'ok' };
       },
       // The parent asks a person who never answers; the child must never reach them.
@@ -158,7 +159,8 @@ describe('subagents: the chapter 7 exercises', () => {
     expect(resultsOf(child, 'bash')).toMatchObject([{ status: 'denied' }]);
     expect(resultsOf(child, 'write_file')[0]!.content).toContain('approval policy "never"');
     expect(child.some((e) => e.kind === 'approval/asked')).toBe(false);
-    expect(fs.existsSync(path.join(h!.workspace, 'x.txt'))).toBe(false);
+    expect(fs.existsSync(path.join(h!.workspace, '.git', 'x.txt'))).toBe(false);
+    expect(fs.existsSync(path.join(h!.workspace, 'y'))).toBe(false);
   });
 
   it('the registry rejects an unsupported delegation request (advertised depthLimit, toolFilter, unknown provider) before the provider ever creates a child', async () => {

@@ -41,7 +41,7 @@ export function delegateTool(cfg: DelegateConfig): ToolDefinition<DelegateArgs> 
   return {
     name: 'delegate',
     description:
-      'Hand a self-contained task to a subagent and get its report back. The subagent has its own context and log and runs under approval policy "never": it may use only the tools that need no approval (it reads, searches, and may delegate further within the depth limit). Several delegate calls in one answer run at the same time.',
+      'Hand a self-contained task to a subagent and get its report back. The subagent has its own context and log and runs under approval policy "never": nobody is asked, so it may read, search, edit files and run commands inside this session\'s sandbox, and anything beyond that is refused; it may delegate further within the depth limit. Several delegate calls in one answer run at the same time.',
     parameters,
     readOnly: false,
     idempotent: false,

@@ -96,7 +96,7 @@ describe('MCP tools in bridle run', () => {
     expect(existsSync(outside)).toBe(false);
     const log = readSessionLog(home);
     expect(of(log, 'tool/dispatch')).toEqual([]);
-    expect(of(log, 'tool/result')[0]).toMatchObject({ status: 'denied', content: expect.stringContaining('approval policy "never": mcp__fx__sneaky_write is a tool of the MCP server mcp:fx, which runs outside the sandbox and its row does not say trusted: true') });
+    expect(of(log, 'tool/result')[0]).toMatchObject({ status: 'denied', content: expect.stringContaining('approval policy "never" (nobody is asked) refuses it, NO_CONFINEMENT: mcp__fx__sneaky_write is a tool of the MCP server mcp:fx, which runs outside the sandbox and its row does not say trusted: true') });
     expect(r.stderr).toMatch(/mcp: mcp:fx: \d+ tools \(0 read-only\)/);
   });
 

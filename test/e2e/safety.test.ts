@@ -213,21 +213,23 @@ describeWithSystemDep('bridle run under the bwrap sandbox', SYSTEM_DEPS.bwrap, (
 });
 
 describe('bridle run: approval never, a missing bwrap, bad flags', () => {
-  it('--approval never: no write or bash call runs; reads do', async () => {
+  it('--approval never asks nobody: a write inside the workspace runs; bash with --sandbox off and a .git write are refused by name (ADR 0052)', async () => {
     const model = script([
       { name: 'write_file', arguments: { path: 'new.txt', content: 'x' } },
       { name: 'edit_file', arguments: { path: 'keep.txt', old_text: 'keep', new_text: 'gone' } },
       { name: 'bash', arguments: { command: 'touch ran.txt' } },
+      { name: 'write_file', arguments: { path: '.git/hooks/pre-commit', content: 'evil' } },
       { name: 'read_file', arguments: { path: 'keep.txt' } },
     ]);
-    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'never', 'try'], { env: { BRIDLE_HOME: home } });
+    const r = await runCli(['run', '--model', model, '--cwd', ws, '--approval', 'never', '--sandbox', 'off', 'try'], { env: { BRIDLE_HOME: home } });
     expect(r.code).toBe(0);
     const log = readLog();
-    expect(log.filter((e) => e.kind === 'tool/dispatch').map((e) => (e as EntryOf<'tool/dispatch'>).name)).toEqual(['read_file']);
+    expect(log.filter((e) => e.kind === 'tool/dispatch').map((e) => (e as EntryOf<'tool/dispatch'>).name)).toEqual(['write_file', 'edit_file', 'read_file']);
     expect(log.filter((e) => e.kind === 'approval/asked')).toHaveLength(0);
-    expect(results(log).map((x) => x.code ?? x.status)).toEqual(['DENIED', 'DENIED', 'DENIED', 'ok']);
-    expect(readdirSync(ws).sort()).toEqual(['keep.txt', 'planted']);
-    expect(readFileSync(join(ws, 'keep.txt'), 'utf8')).toBe('keep\n');
+    const denied = results(log).filter((x) => x.status === 'denied');
+    expect(denied.map((x) => [x.name, /, ([A-Z_]+):/.exec(x.content)?.[1]])).toEqual([['bash', 'SANDBOX_OFF'], ['write_file', 'GIT_WRITE']]);
+    expect(readdirSync(ws).sort()).toEqual(['keep.txt', 'new.txt', 'planted']);
+    expect(readFileSync(join(ws, 'keep.txt'), 'utf8')).toBe('gone\n');
   });
 
   it('a missing bwrap fails closed: the command never runs, the result says what to do', async () => {

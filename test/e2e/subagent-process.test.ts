@@ -43,7 +43,7 @@ describe('the process subagent provider', () => {
     });
     const childScript = w.file('child.json', {
       label: 'scripted: the child process reads the notes',
-      responses: [{ toolCalls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }, { name: 'write_file', arguments: { path: 'x.txt', content: 'no' } }] }, { text: 'The notes say the answer is 42.' }],
+      responses: [{ toolCalls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }, { name: 'write_file', arguments: { path: '.git/x.txt', content: 'no' } }] }, { text: 'The notes say the answer is 42.' }],
     });
     const patch = patchFor(w, ['--model', `scripted:${childScript}`]);
     const r = await runCli(['run', '--model', `scripted:${parentScript}`, '--cwd', w.ws, '--approval', 'auto', '--sandbox', 'off', '--max-depth', '1', '--patch', patch, 'ask a child'], { env: { BRIDLE_HOME: w.home } });
@@ -55,8 +55,8 @@ describe('the process subagent provider', () => {
     expect(parent.find((e) => e.kind === 'subagent/start')).toMatchObject({ child: childId, mode: 'process', depth: 1 });
     expect(parent.find((e) => e.kind === 'subagent/end')).toMatchObject({ child: childId, reason: 'completed' });
     expect(parent.find((e) => e.kind === 'tool/result' && e.name === 'delegate')).toMatchObject({ status: 'ok', content: expect.stringContaining('The notes say the answer is 42.') });
-    // The child runs under never, whatever the parent's: its write was denied.
-    expect(child.find((e) => e.kind === 'tool/result' && e.name === 'write_file')).toMatchObject({ status: 'denied' });
+    // The child runs under never, whatever the parent's: its .git write, beyond the confinement, was refused by name (ADR 0052).
+    expect(child.find((e) => e.kind === 'tool/result' && e.name === 'write_file')).toMatchObject({ status: 'denied', content: expect.stringContaining('GIT_WRITE') });
     for (const log of [parent, child]) expect(verifyLog(log).violations).toEqual([]);
     const replay = await runCli(['replay', join(w.home, 'sessions', `${parentId}.jsonl`), '--machines'], { env: { BRIDLE_HOME: w.home } });
     expect(replay.code, replay.stdout + replay.stderr).toBe(0);

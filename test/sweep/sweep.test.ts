@@ -71,7 +71,7 @@ describe('the sweep', () => {
     // Hostility is measured too: each of these must have happened in some world.
     const wanted = [
       'result ok',
-      'result error TOOL_TIMEOUT',
+      'result unknown TOOL_TIMEOUT',
       'result error TOOL_ERROR',
       'result error NOT_FOUND',
       'result rejected UNKNOWN_TOOL',
