@@ -9,9 +9,10 @@ import { writeFileSync } from 'node:fs';
 import type { Entry } from '../log/entries.js';
 import { verifyLog, type Totals, type Violation } from '../log/verify.js';
 import { checkCheckpoints } from '../machines/session-fold.js';
-import type { ForkRef } from '../ports/store.js';
+import type { ForkRef, StoredLog } from '../ports/store.js';
 import { noSession } from '../runtime/logs/open.js';
-import { parseStoredLines, parseStoredLog, readSessionLog, type ParsedStoredLog } from '../runtime/logs/read.js';
+import { parseStoredLines, parseStoredLog, readSessionLog, unreadable, type ParsedStoredLog } from '../runtime/logs/read.js';
+import { LogCorruptError } from '../log/errors.js';
 import { logFileAt, looksLikePath, sessionOfRef } from '../runtime/stores.js';
 import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage } from './home.js';
@@ -60,7 +61,14 @@ export function lineageLines(l: Lineage): string[] {
  * regular file).
  */
 export function verifyFile(path: string): { verdict: ReplayVerdict; entries: Entry[] } {
-  return verifyParsed(parseStoredLog(logFileAt(path)));
+  let log: StoredLog;
+  try {
+    log = logFileAt(path);
+  } catch (err) {
+    if (err instanceof LogCorruptError) return verifyParsed(unreadable(path, err));
+    throw err;
+  }
+  return verifyParsed(parseStoredLog(log));
 }
 
 /** Contract: as `verifyFile`, for a session's lines read from a store's `tail` (whole lines: none is torn). */
