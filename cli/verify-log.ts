@@ -7,7 +7,9 @@
 import type { Entry } from '../log/entries.js';
 import { verifyLog, type Totals, type Violation } from '../log/verify.js';
 import { checkCheckpoints } from '../machines/session-fold.js';
-import { parseStoredLines, parseStoredLog, type ParsedStoredLog } from '../runtime/logs/read.js';
+import { parseStoredLines, parseStoredLog, unreadable, type ParsedStoredLog } from '../runtime/logs/read.js';
+import { LogCorruptError } from '../log/errors.js';
+import type { StoredLog } from '../ports/store.js';
 import { logFileAt } from '../runtime/stores.js';
 
 export interface ReplayVerdict {
@@ -22,7 +24,15 @@ export interface ReplayVerdict {
  * regular file).
  */
 export function verifyFile(path: string): { verdict: ReplayVerdict; entries: Entry[] } {
-  return verifyParsed(parseStoredLog(logFileAt(path)));
+  let log: StoredLog;
+  try {
+    log = logFileAt(path);
+  } catch (err) {
+    // A file that is not a log at all (not UTF-8): a violation, not a crash.
+    if (err instanceof LogCorruptError) return verifyParsed(unreadable(path, err));
+    throw err;
+  }
+  return verifyParsed(parseStoredLog(log));
 }
 
 /** Contract: as `verifyFile`, for a session's lines read from a store's `tail` (whole lines: none is torn). */

@@ -132,7 +132,7 @@ export interface SessionStore {
   tail(id: string, fromSeq?: number): Promise<string[] | undefined>;
   /**
    * Session `id`'s log whole, with what follows its last newline (`StoredLog.last`); undefined when there is none.
-   * A reader. Contract: throws `LogAccessError` for a log that is there but cannot be read (not a regular file).
+   * A reader. Contract: throws `LogAccessError` for a log that is there but cannot be read (not a regular file), `LogCorruptError` for a whole line that is not UTF-8.
    */
   read(id: string): Promise<StoredLog | undefined>;
   /** Every session of the store (each log beginning with a `session/start`), by id, and what could not be listed. A reader. */

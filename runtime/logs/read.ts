@@ -33,13 +33,25 @@ export function parseStoredLog(log: StoredLog): ParsedStoredLog {
 /** Lines as a store's `tail` gives them, parsed (none is torn). Contract: as `parseStoredLog`. */
 export const parseStoredLines = (lines: readonly string[], location = ''): ParsedStoredLog => parseStoredLog({ location, lines: [...lines] });
 
+/** A log the store could not even split into lines (a whole line that is not UTF-8), as a parse that stopped there. */
+export function unreadable(location: string, err: LogCorruptError): ParsedStoredLog {
+  const v: Violation = { violation: err.violation, seq: err.seq ?? null, message: err.message };
+  if (err.line !== undefined) v.line = err.line;
+  return { ok: false, location, entries: [], violations: [v] };
+}
+
 /**
- * Session `id`'s log, parsed; undefined when the store has none (or an empty one). Contract: throws only what
- * `SessionStore.read` throws (`LogAccessError` for a log that is not a readable file, the store's error when it
- * cannot be reached).
+ * Session `id`'s log, parsed (an empty one too: it has no `session/start`, which its reader says); undefined
+ * when the store has none. Contract: throws only what `SessionStore.read` throws besides `LogCorruptError`
+ * (`LogAccessError` for a log that is not a readable file, the store's error when it cannot be reached).
  */
 export async function readSessionLog(store: SessionStore, id: string): Promise<ParsedStoredLog | undefined> {
-  const log = await store.read(id);
-  if (!log || (log.lines.length === 0 && !log.last)) return undefined;
-  return parseStoredLog(log);
+  let log: StoredLog | undefined;
+  try {
+    log = await store.read(id);
+  } catch (err) {
+    if (err instanceof LogCorruptError) return unreadable(store.locate(id), err);
+    throw err;
+  }
+  return log ? parseStoredLog(log) : undefined;
 }

@@ -8,13 +8,13 @@
  */
 import type { Clock } from '../../ports/clock.js';
 import type { Draft, Entry } from '../../log/entries.js';
-import { LogAccessError, LogFormatError, SessionLockedError } from '../../log/errors.js';
+import { LogAccessError, LogCorruptError, LogFormatError, SessionLockedError } from '../../log/errors.js';
 import { LOG_FORMAT } from '../../log/entries.js';
 import { Recorder } from '../../log/recorder.js';
 import { planRepair, type RepairReport } from '../../log/repair.js';
 import type { Violation } from '../../log/verify.js';
-import type { SessionStore, WriterLock } from '../../ports/store.js';
-import { parseStoredLog } from './read.js';
+import type { SessionStore, StoredLog, WriterLock } from '../../ports/store.js';
+import { parseStoredLog, unreadable } from './read.js';
 
 export type SessionRepair =
   | { ok: true; entries: Entry[]; appended: Entry[]; report: RepairReport; children: ChildRepair[] }
@@ -50,8 +50,17 @@ export interface RepairOptions {
  * when the store has no such session.
  */
 export async function repairSession(store: SessionStore, id: string, lock: WriterLock, clock: Clock, opts: RepairOptions = {}, visiting: ReadonlySet<string> = new Set()): Promise<SessionRepair | undefined> {
-  const raw = await store.read(id);
-  if (!raw || (raw.lines.length === 0 && !raw.last)) return undefined;
+  let raw: StoredLog | undefined;
+  try {
+    raw = await store.read(id);
+  } catch (err) {
+    if (err instanceof LogCorruptError) {
+      const bad = unreadable(store.locate(id), err);
+      return { ok: false, violations: bad.ok ? [] : bad.violations };
+    }
+    throw err;
+  }
+  if (!raw) return undefined;
   // An older log is refused before repair touches it: it logged no inputs, so what it had queued cannot be known (ADR 0021).
   const format = headerFormat(raw.lines[0]);
   if (format !== undefined && format < LOG_FORMAT) return { ok: false, violations: [{ violation: 'format-old', seq: 1, message: new LogFormatError(format, LOG_FORMAT, 'resuming it').message }] };
