@@ -163,7 +163,7 @@ describe('a budget', () => {
       askOnBudget: true,
       answerer: async (r) => (asked.push(r), { outcome: 'allowed-once', by: 'terminal' }),
     });
-    const out = await s.idle();
+    const out = await s.start().idle();
     await s.close();
     expect(out).toMatchObject({ turn: 't1', reason: 'completed', steps: 3 });
     expect(asked.map((a) => [a.callId, a.arguments])).toEqual(first.map((a) => [a.callId.replace(/1$/, '2'), a.arguments]));
