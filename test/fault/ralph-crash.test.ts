@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
+import { describeWithSystemDep, SYSTEM_DEPS } from '../helpers/system-deps.js';
 import { cliBuilt, createWorld, logHas, waitFor, type World } from './cli-world.js';
 
 const sessions = (w: World) => path.join(w.home, 'sessions');
@@ -31,15 +32,16 @@ function checkAll(w: World) {
   for (const f of files(w)) expect(verifyLog(entries(w, f)).violations, f).toEqual([]);
 }
 
-describe.skipIf(!cliBuilt)('a Ralph run killed with SIGKILL, then resumed', () => {
-  it("killed while a round's child runs a command: resume repairs the child's log, runs the round again with a fresh child, and runs nothing twice", async () => {
+// A round is a child under `never` (ADR 0052): its command runs only under the sandbox, so this one needs bubblewrap.
+describeWithSystemDep('a Ralph run killed with SIGKILL mid-command, then resumed', SYSTEM_DEPS.bwrap, () => {
+  it.skipIf(!cliBuilt)("killed while a round's child runs a command: resume repairs the child's log, runs the round again with a fresh child, and runs nothing twice", async () => {
     const w = createWorld();
     try {
       const first = w.script('first.json', {
         label: 'scripted: a round that starts a slow command',
         responses: [{ toolCalls: [{ name: 'bash', arguments: { command: 'echo ran >> count; sleep 30' } }] }, handoff('continue', 'never reached')],
       });
-      const run = w.spawn(['ralph', 'write done into STATUS', '--rounds', '3', '--verify', 'grep -q done STATUS', '--model', `scripted:${first}`, '--cwd', w.workspace, '--approval', 'auto', '--sandbox', 'off']);
+      const run = w.spawn(['ralph', 'write done into STATUS', '--rounds', '3', '--verify', 'grep -q done STATUS', '--model', `scripted:${first}`, '--cwd', w.workspace, '--approval', 'auto']);
       await waitFor(() => files(w).length === 2 && logHas(text(w, files(w)[1]!), 'tool/dispatch'), 20_000, "the round's bash dispatch");
       await waitFor(() => fs.existsSync(path.join(w.workspace, 'count')), 10_000, 'the command to start');
       run.proc.kill('SIGKILL');
@@ -49,7 +51,7 @@ describe.skipIf(!cliBuilt)('a Ralph run killed with SIGKILL, then resumed', () =
         label: 'scripted: the round again, as a fresh agent',
         responses: [{ toolCalls: [{ name: 'write_file', arguments: { path: 'STATUS', content: 'done\n' } }] }, handoff('complete', 'STATUS says done'), { text: 'handed off' }],
       });
-      const resumed = await cli(w, ['resume', path.join(sessions(w), parent!), '--model', `scripted:${second}`, '--approval', 'auto', '--sandbox', 'off']);
+      const resumed = await cli(w, ['resume', path.join(sessions(w), parent!), '--model', `scripted:${second}`, '--approval', 'auto']);
       expect(resumed.code, resumed.out).toBe(0);
       expect(resumed.out).toMatch(/repaired: subagent \S+\.r1: turn t1 never ended; step t1\.s1 was open; outcome unknown: t1\.s1\.c1 \(bash\)/);
       expect(resumed.out).toContain('ralph: round 1 was interrupted; it runs again with a fresh child');
@@ -73,7 +75,9 @@ describe.skipIf(!cliBuilt)('a Ralph run killed with SIGKILL, then resumed', () =
       w.cleanup();
     }
   }, 90_000);
+});
 
+describe.skipIf(!cliBuilt)('a Ralph run killed with SIGKILL while it verifies, then resumed', () => {
   it('killed while the --verify command checks a claim: resume runs the check again and goes on from its verdict', async () => {
     const w = createWorld();
     try {
