@@ -165,6 +165,25 @@ describeWithSystemDep('the session viewer', SYSTEM_DEPS.chromium, (executablePat
     await replayPage.close();
   });
 
+  it('at 390 px wide (a phone): nothing scrolls sideways, the header included', async () => {
+    const widths = '({ doc: document.documentElement.scrollWidth, body: document.body.scrollWidth, header: document.querySelector("header").scrollWidth })';
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    // Attached to the first session: its select option (id · model) and its log fill the page.
+    await page.goto(`${t.server.httpUrl}?token=${t.token}&session=${t.sessions[0]!.id}`);
+    await page.waitForSelector('#status[data-state="attached"]');
+    await page.waitForSelector('#timeline li[data-kind="turn/end"]');
+    // A real provider's model name is longer than the scripted model's: the select's option as a real session shows it.
+    await page.evaluate(`document.querySelector('#session-select option').textContent = document.querySelector('#session-select option').value + ' · openrouter:anthropic/claude-sonnet-4.6'`);
+    expect(await page.evaluate(widths)).toEqual({ doc: 390, body: 390, header: 390 });
+    // The replay page's header carries the slider instead.
+    const file = join(tmp, 'replay-narrow.html');
+    writeFileSync(file, renderReplayHtml(t.sessions[0]!.recorder.entries));
+    await page.goto(`file://${file}`);
+    await page.waitForSelector('#status[data-state="attached"]', { state: 'attached' });
+    expect(await page.evaluate(widths)).toEqual({ doc: 390, body: 390, header: 390 });
+    await page.close();
+  });
+
   it('at 800 px wide: the card shows a long multi-line command whole, above the charts, and its buttons work', async () => {
     const client = await RpcClient.connect(t.server.url, { token: t.token });
     const { sessionId } = await client.call('session/create', {});
