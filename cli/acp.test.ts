@@ -261,6 +261,13 @@ describe('bridle acp, in process, through the SDK client', () => {
     expect(err).toMatchObject({ code: -32603, data: { reason: 'TURN_FAILED', code: 'BAD_REQUEST' } });
   });
 
+  it('docs/acp.md says what the next test shows: MCP servers from the client are mounted, not "not mounted yet" (issue 23 item 7)', () => {
+    const doc = readFileSync(join(import.meta.dirname, '..', 'docs', 'acp.md'), 'utf8');
+    const said = doc.split('\n').find((l) => /MCP servers the client passes/.test(l)) ?? '';
+    expect(said).toMatch(/are mounted: each becomes a row `mcp:<name>`/);
+    expect(said).not.toMatch(/did not mount|until then/);
+  });
+
   it('MCP servers from the client are mounted as mcp:<name> rows: one that cannot start is a warning in the log (mcp/server failed), and the session opens', async () => {
     expect(mcpRowsMount()).toBe(true);
     w.problems.length = 0;

@@ -87,6 +87,22 @@ describe('terminalAnswerer', () => {
     expect(await shownFor(command)).toContain(command);
   });
 
+  it('an edit_file question shows the change as a diff, a write_file the content it writes, control characters visible', async () => {
+    const ask = async (name: string, args: object, presented: string) => {
+      const t = terminal();
+      const answer = terminalAnswerer(t.out, t.input)({ ...request(), name, arguments: JSON.stringify(args), presented });
+      await t.prompted();
+      t.input.write('n\n');
+      await answer;
+      return t.shown();
+    };
+    const edit = await ask('edit_file', { path: 'greet.ts', old_text: 'a();\nsay("helo");\nb();', new_text: 'a();\nsay("hello\x1b[2K");\nb();' }, 'edit_file greet.ts (-3 +3 lines)');
+    expect(edit).toContain(['  edit greet.ts:', '      a();', '    - say("helo");', '    + say("hello␛[2K");', '      b();'].join('\n'));
+    expect(edit).not.toMatch(ACTIVE);
+    const write = await ask('write_file', { path: 'hello.txt', content: 'hi\nthere\n' }, 'write_file hello.txt (9 bytes)');
+    expect(write).toContain(['  write hello.txt:', '    + hi', '    + there'].join('\n'));
+  });
+
   it('the tool name, the reason and the other arguments are shown visibly too', async () => {
     const t = terminal();
     const answer = terminalAnswerer(t.out, t.input)({

@@ -7,7 +7,16 @@
  */
 import { createInterface } from 'node:readline';
 import type { Answerer, AnswerRequest } from '../ports/approval.js';
+import { changeOf, type Change } from '../tools/diff.js';
 import { visible } from './visible.js';
+
+const parsed = (raw: string): unknown => {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+};
 
 function argumentLines(raw: string): string[] {
   let args: unknown;
@@ -27,18 +36,27 @@ function argumentLines(raw: string): string[] {
   return out;
 }
 
+/** An edit or a write as the viewer's card shows it (tools/diff.ts): the path, then every line removed, added or kept. */
+function changeLines(change: Change): string[] {
+  const lines = change.lines.map((l) => `    ${l.op} ${visible(l.text)}`);
+  return [`  ${change.tool === 'edit_file' ? 'edit' : 'write'} ${visible(change.path)}:`, ...(lines.length ? lines : ['    (no lines)'])];
+}
+
 /**
  * The question a person answers: the presenter's line (short, and it may cut
  * a long command), then every argument whole — a multi-line value one line
  * per line — so nothing that runs is left unseen, and every control
  * character shown by `visible`, so nothing can be overwritten on screen.
+ * An `edit_file` or `write_file` shows its change as a diff instead of its
+ * raw arguments: every line of `old_text`, `new_text` and `content` is in it.
  * Contract: pure; the text holds no terminal control but `\n`.
  */
-export function approvalQuestion(req: Pick<AnswerRequest, 'presented' | 'arguments' | 'reason'>): string {
+export function approvalQuestion(req: Pick<AnswerRequest, 'name' | 'presented' | 'arguments' | 'reason'>): string {
+  const change = changeOf(req.name, parsed(req.arguments));
   return [
     '',
     `? ${visible(req.presented)}`,
-    ...argumentLines(req.arguments),
+    ...(change ? changeLines(change) : argumentLines(req.arguments)),
     `  ${visible(req.reason)}. [y]es / [n]o / [a]lways (this exact call, for this session): `,
   ].join('\n');
 }

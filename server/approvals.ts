@@ -7,6 +7,7 @@
 import type { Answerer } from '../ports/approval.js';
 import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
 import type { ApprovalRequest } from './protocol.js';
+import { changeOf } from '../tools/diff.js';
 
 export interface DeskHooks {
   /** Runs before a question goes out: the server flushes, so `approval/asked` reaches clients first. */
@@ -42,7 +43,9 @@ export class ApprovalDesk {
     await this.hooks.beforeAsk().catch(() => undefined);
     if (signal.aborted) return { outcome: 'cancelled', by: 'cancel' };
     return new Promise<ApprovalAnswer>((resolve) => {
-      const request: ApprovalRequest = { sessionId: this.sessionId(), callId, tool: name, args: parseArgs(raw), reason, presented };
+      const args = parseArgs(raw);
+      const change = changeOf(name, args);
+      const request: ApprovalRequest = { sessionId: this.sessionId(), callId, tool: name, args, reason, presented, ...(change ? { change } : {}) };
       const onAbort = () => {
         if (this.pending.delete(callId)) resolve({ outcome: 'cancelled', by: 'cancel' });
       };

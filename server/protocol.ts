@@ -5,6 +5,7 @@
  * parsed with these schemas before anything acts on it.
  */
 import { z } from 'zod';
+import { Change } from '../tools/diff.js';
 import { Entry } from '../log/entries.js';
 
 export const JSONRPC = '2.0' as const;
@@ -151,6 +152,8 @@ export const ApprovalRequest = z.strictObject({
   reason: z.string(),
   /** The call as the tool renders it for people, e.g. `write_file a.txt (2 lines)`. */
   presented: z.string(),
+  /** For `edit_file` and `write_file`: the change as diff lines (tools/diff.ts), so whoever decides sees what is written. */
+  change: Change.optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 

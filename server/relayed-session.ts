@@ -16,6 +16,7 @@
 import type { Entry } from '../log/entries.js';
 import type { Delta, Forwardable, ForwardSettled, RelaySource } from '../ports/relay.js';
 import { parseArgs } from './approvals.js';
+import { changeOf } from '../tools/diff.js';
 import { Attachment, type Peer } from './attachment.js';
 import { notification, type ApprovalRequest, type SessionSummary, type Snapshot } from './protocol.js';
 
@@ -120,7 +121,9 @@ export class RelayedSession {
       }
       case 'approval/asked': {
         const raw = this.calls.get(entry.callId)?.arguments ?? '';
-        const request: ApprovalRequest = { sessionId: this.id, callId: entry.callId, tool: entry.name, args: parseArgs(raw), reason: entry.reason, presented: this.source.present(entry.name, raw) };
+        const args = parseArgs(raw);
+        const change = changeOf(entry.name, args);
+        const request: ApprovalRequest = { sessionId: this.id, callId: entry.callId, tool: entry.name, args, reason: entry.reason, presented: this.source.present(entry.name, raw), ...(change ? { change } : {}) };
         this.asked.set(entry.callId, request);
         return request;
       }

@@ -9,12 +9,36 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CostReport } from '../log/cost.js';
 import type { Entry } from '../log/entries.js';
+import { changeOf, type Change } from '../tools/diff.js';
 import { viewerDir, visualizationsDir } from './paths.js';
 
 const MACHINES = ['session', 'turn', 'step', 'tool-call'];
 
 /** JSON that is safe inside a <script> element: no `</script>`, no `<!--`. */
 const scriptSafe = (json: string) => json.replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+
+const parsed = (raw: string): unknown => {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+};
+
+/** The change each asked `edit_file`/`write_file` call makes, by call id: the replayed card shows what the live one did. */
+function askedChanges(entries: readonly Entry[]): Record<string, Change> {
+  const calls = new Map<string, { name: string; arguments: string }>();
+  const out: Record<string, Change> = {};
+  for (const e of entries) {
+    if (e.kind === 'tool/call') calls.set(e.callId, { name: e.name, arguments: e.arguments });
+    if (e.kind === 'approval/asked') {
+      const call = calls.get(e.callId);
+      const change = call && changeOf(call.name, parsed(call.arguments));
+      if (change) out[e.callId] = change;
+    }
+  }
+  return out;
+}
 
 /**
  * Contract: pure given the checked-in viewer and diagrams; the entries are
@@ -31,7 +55,7 @@ export function renderReplayHtml(entries: readonly Entry[], lineage?: { forkedFr
   for (const m of MACHINES) diagrams[m] = readFileSync(join(visualizationsDir(), `${m}.svg`), 'utf8');
   const start = entries.find((e) => e.kind === 'session/start');
   const sessionId = start?.kind === 'session/start' ? start.id : '';
-  const data = scriptSafe(JSON.stringify({ sessionId, entries, diagrams, ...(lineage ? { lineage: { ...(lineage.forkedFrom ? { forkedFrom: lineage.forkedFrom } : {}), forks: lineage.forks.map((f) => ({ id: f.id, seq: f.seq })) } } : {}), ...(cost ? { cost } : {}) }));
+  const data = scriptSafe(JSON.stringify({ sessionId, entries, diagrams, changes: askedChanges(entries), ...(lineage ? { lineage: { ...(lineage.forkedFrom ? { forkedFrom: lineage.forkedFrom } : {}), forks: lineage.forks.map((f) => ({ id: f.id, seq: f.seq })) } } : {}), ...(cost ? { cost } : {}) }));
   const title = `bridle · replay · ${sessionId.replace(/[<>&"]/g, '')}`;
   return page
     .replace(/<title>[^<]*<\/title>/, () => `<title>${title}</title>`)

@@ -61,6 +61,17 @@ describe('the package as a user installs it', () => {
     expect(stray).toEqual([]);
   });
 
+  it('ships every docs/ page the CLI\'s help and messages point at (issue 23 item 7)', async () => {
+    const help = await runCommand('npx', ['--no', '--', 'bridle', 'serve', '--help'], { cwd: project });
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toContain('docs/protocol.md');
+    // Every page any shipped CLI file names, as a user reads it in the installed package.
+    const cliDir = join(project, 'node_modules', pkg.name, 'dist', 'cli');
+    const named = new Set(readdirSync(cliDir).filter((f) => f.endsWith('.js')).flatMap((f) => readFileSync(join(cliDir, f), 'utf8').match(/docs\/[a-z0-9-]+\.md/g) ?? []));
+    expect([...named]).toContain('docs/protocol.md');
+    expect([...named].filter((d) => !files.includes(d))).toEqual([]);
+  });
+
   it('is built by prepack, not prepare (npm runs prepare on every install)', () => {
     expect(pkg.scripts.prepack).toBe('npm run build');
     expect(pkg.scripts.prepare).toBeUndefined();

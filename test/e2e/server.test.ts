@@ -212,7 +212,7 @@ describe('approvals over the wire', () => {
     await b.call('session/attach', { sessionId });
     await a.call('session/input', { sessionId, text: 'write a file' });
     const req = (await b.waitFor((m) => m.method === 'approval/request')).params;
-    expect(req).toEqual({ sessionId, callId: 't1.s1.c1', tool: 'write_file', args: { path: 'a.txt', content: 'x\n' }, reason: expect.any(String), presented: expect.stringContaining('a.txt') });
+    expect(req).toEqual({ sessionId, callId: 't1.s1.c1', tool: 'write_file', args: { path: 'a.txt', content: 'x\n' }, reason: expect.any(String), presented: expect.stringContaining('a.txt'), change: { tool: 'write_file', path: 'a.txt', lines: [{ op: '+', text: 'x' }] } });
     await a.waitFor((m) => m.method === 'approval/request');
     // The question is in the log before it is asked.
     expect(b.entries(sessionId).some((e) => e.kind === 'approval/asked' && e.callId === 't1.s1.c1')).toBe(true);

@@ -56,6 +56,8 @@ describeWithSystemDep('the session viewer', SYSTEM_DEPS.chromium, (executablePat
       (req, i) =>
         firstInput(req) === 'run the long command'
           ? i === 0 ? { toolCalls: [{ name: 'bash', arguments: { command: LONG_COMMAND } }] } : { text: 'Not run.' }
+          : firstInput(req) === 'fix the greeting'
+            ? i === 0 ? { toolCalls: [{ name: 'edit_file', arguments: { path: 'greet.ts', old_text: 'const a = 1;\nsay("helo");\nconst b = 2;', new_text: 'const a = 1;\nsay("hello");\nconst b = 2;' } }] } : { text: 'Not edited.' }
           : i === 0
             ? { text: 'I will write the file.', toolCalls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'hi\n' } }] }
             : { text: 'Wrote hello.txt.' },
@@ -128,6 +130,57 @@ describeWithSystemDep('the session viewer', SYSTEM_DEPS.chromium, (executablePat
     // Nothing was fetched: the page stands alone.
     expect(requests.filter((u) => !u.startsWith('file:'))).toEqual([]);
     expect(problems, problems.join('\n')).toEqual([]);
+    await page.close();
+  });
+
+  it('the approval card of an edit_file shows the change as a diff, not only the path; a write_file its new content', async () => {
+    const client = await RpcClient.connect(t.server.url, { token: t.token });
+    const { sessionId } = await client.call('session/create', {});
+    const page = await browser.newPage();
+    await page.goto(`${t.server.httpUrl}?token=${t.token}&session=${sessionId}`);
+    await page.waitForSelector('#status[data-state="attached"]');
+    await client.call('session/attach', { sessionId });
+    await client.call('session/input', { sessionId, text: 'fix the greeting' });
+    const card = page.locator('.approval[data-call-id="t1.s1.c1"]');
+    await card.waitFor();
+    const lines = async (sel: string) => (await card.locator(sel).allTextContents()).map((s) => s.replace(/\n$/, ''));
+    expect(await lines('.what .path')).toEqual(['greet.ts']);
+    expect(await lines('.what .del')).toEqual(['- say("helo");']);
+    expect(await lines('.what .add')).toEqual(['+ say("hello");']);
+    expect(await lines('.what .same')).toEqual(['  const a = 1;', '  const b = 2;']);
+    await card.locator('button[data-action="reject"]').click();
+    await page.waitForSelector('#timeline li[data-kind="turn/end"]');
+    client.close();
+    await page.close();
+
+    // The first session's write_file, replayed: its card shows the content being written.
+    const file = join(tmp, 'replay-write.html');
+    const entries = t.sessions[0]!.recorder.entries;
+    writeFileSync(file, renderReplayHtml(entries));
+    const replayPage = await browser.newPage();
+    await replayPage.goto(`file://${file}`);
+    await replayPage.waitForSelector('#status[data-state="attached"]', { state: 'attached' });
+    await replayPage.locator('#slider').fill(String(entries.findIndex((e) => e.kind === 'approval/asked') + 1));
+    expect(await replayPage.locator('.approval .what .add').allTextContents()).toEqual(['+ hi']);
+    await replayPage.close();
+  });
+
+  it('at 390 px wide (a phone): nothing scrolls sideways, the header included', async () => {
+    const widths = '({ doc: document.documentElement.scrollWidth, body: document.body.scrollWidth, header: document.querySelector("header").scrollWidth })';
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    // Attached to the first session: its select option (id · model) and its log fill the page.
+    await page.goto(`${t.server.httpUrl}?token=${t.token}&session=${t.sessions[0]!.id}`);
+    await page.waitForSelector('#status[data-state="attached"]');
+    await page.waitForSelector('#timeline li[data-kind="turn/end"]');
+    // A real provider's model name is longer than the scripted model's: the select's option as a real session shows it.
+    await page.evaluate(`document.querySelector('#session-select option').textContent = document.querySelector('#session-select option').value + ' · openrouter:anthropic/claude-sonnet-4.6'`);
+    expect(await page.evaluate(widths)).toEqual({ doc: 390, body: 390, header: 390 });
+    // The replay page's header carries the slider instead.
+    const file = join(tmp, 'replay-narrow.html');
+    writeFileSync(file, renderReplayHtml(t.sessions[0]!.recorder.entries));
+    await page.goto(`file://${file}`);
+    await page.waitForSelector('#status[data-state="attached"]', { state: 'attached' });
+    expect(await page.evaluate(widths)).toEqual({ doc: 390, body: 390, header: 390 });
     await page.close();
   });
 

@@ -234,6 +234,22 @@
     return a === undefined ? '' : String(a);
   }
 
+  /**
+   * An edit or a write as the diff the server (or the replay page) computed
+   * with bridle's one diff function (tools/diff.ts): the path, then every
+   * line, removed, added or kept, so the card shows what will be written.
+   */
+  function changeView(change) {
+    var pre = el('pre', 'what diff');
+    pre.appendChild(el('span', 'path', change.path + '\n'));
+    if (!change.lines.length) pre.appendChild(el('span', 'note', change.tool === 'write_file' ? '(empty file)' : '(no lines)'));
+    change.lines.forEach(function (l, i) {
+      var line = el('span', l.op === '+' ? 'add' : l.op === '-' ? 'del' : 'same', l.op + ' ' + l.text + (i < change.lines.length - 1 ? '\n' : ''));
+      pre.appendChild(line);
+    });
+    return pre;
+  }
+
   function parseArgs(text) {
     try { return JSON.parse(text); } catch (e) { return text; }
   }
@@ -246,7 +262,7 @@
       var card = el('div', 'approval');
       card.dataset.callId = callId;
       card.appendChild(el('div', 'summary', req.presented || req.tool));
-      card.appendChild(el('pre', 'what', subject(req)));
+      card.appendChild(req.change ? changeView(req.change) : el('pre', 'what', subject(req)));
       card.appendChild(el('div', 'why', callId + ' · ' + req.reason));
       var row = el('div', 'row');
       [['approve', 'allowed-once', 'approve once'], ['reject', 'rejected', 'reject']].forEach(function (b) {
@@ -430,7 +446,7 @@
       var calls = new Map();
       upTo.forEach(function (e) {
         if (e.kind === 'tool/call') calls.set(e.callId, e.arguments);
-        if (e.kind === 'approval/asked') view.approvals.set(e.callId, { callId: e.callId, tool: e.name, args: parseArgs(calls.get(e.callId)), reason: e.reason, presented: e.name });
+        if (e.kind === 'approval/asked') view.approvals.set(e.callId, { callId: e.callId, tool: e.name, args: parseArgs(calls.get(e.callId)), reason: e.reason, presented: e.name, change: (replay.changes || {})[e.callId] });
         if (e.kind === 'approval/decided' || e.kind === 'tool/result') view.approvals.delete(e.callId);
       });
       renderApprovals();
