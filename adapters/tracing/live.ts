@@ -11,7 +11,9 @@
  *
  * One `LiveTraces` a process, mounted in every session as a plugin (children
  * in this process too: their spans go out with their root's tree). An
- * exporter that fails is one warning, never a failed turn.
+ * exporter that fails is one warning, never a failed turn. The GenAI client
+ * metrics (ADR 0058) ride along: each batch's chat spans are recorded once, as
+ * they are sent, and the histograms go out after the spans.
  */
 import type { Entry } from '../../log/entries.js';
 import { traceOf, type TraceSpan } from '../../log/trace.js';
