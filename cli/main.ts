@@ -21,8 +21,9 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   if (process.env.BRIDLE_SOAK_KILL_AT || process.env.BRIDLE_SOAK_STATES) await loadSoakHook();
   const { main } = await import('./program.js');
   process.exitCode = await main(argv);
-  // Spans still on their way to a collector (ADR 0055) go before the process does; loaded only if tracing ran.
-  if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) await (await import('../runtime/catalogue.js')).flushHostPlugins();
+  // Spans and metrics still on their way to a collector (ADR 0055, 0058) go before the process does; loaded only if tracing ran.
+  const otlp = process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT;
+  if (otlp) await (await import('../runtime/catalogue.js')).flushHostPlugins();
 }
 
 async function loadSoakHook(): Promise<void> {

@@ -11,7 +11,9 @@
  *
  * One `LiveTraces` a process, mounted in every session as a plugin (children
  * in this process too: their spans go out with their root's tree). An
- * exporter that fails is one warning, never a failed turn.
+ * exporter that fails is one warning, never a failed turn. The GenAI client
+ * metrics (ADR 0058) ride along: each batch's chat spans are recorded once, as
+ * they are sent, and the histograms go out after the spans.
  */
 import type { Entry } from '../../log/entries.js';
 import { traceOf, type TraceSpan } from '../../log/trace.js';
@@ -19,6 +21,7 @@ import type { Plugin } from '../../plugins/host.js';
 import { SESSION } from '../../ports/index.js';
 import type { SessionControl } from '../../ports/session.js';
 import { redactUrl } from '../../safety/redact.js';
+import { metricsEndpoint, metricSinkOf, type MetricSink } from './metrics.js';
 import { contentOptedIn, exporterOf, traceResource, type SpanExporter, type TraceResource } from './otlp.js';
 
 export interface LiveTracesOptions {
@@ -29,6 +32,8 @@ export interface LiveTracesOptions {
   warn: (line: string) => void;
   /** Tests: an exporter of their own instead of the OTLP/HTTP one. */
   exporter?: SpanExporter;
+  /** Where the conventions' metrics go (ADR 0058), recorded from the chat spans as they are sent; none when unset. */
+  metricsEndpoint?: string;
 }
 
 /** Where the standard variables send traces, or undefined when they send none (not set, `OTEL_SDK_DISABLED`, `OTEL_TRACES_EXPORTER=none`). */
@@ -56,13 +61,15 @@ export class LiveTraces {
   private readonly resource: TraceResource;
   private readonly content: boolean;
   private exporter: Promise<SpanExporter> | undefined;
+  private metrics: Promise<MetricSink> | undefined;
   /** Roots whose tree has spans to send, and whether the root has ended; projected once a batch is due. */
   private readonly dirty = new Map<string, boolean>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly delayMs: number;
 
+  /** `endpoint` undefined: spans are projected and counted but not sent (only metrics were asked for). */
   constructor(
-    private readonly endpoint: string,
+    private readonly endpoint: string | undefined,
     private readonly o: LiveTracesOptions,
   ) {
     this.resource = traceResource(o.version, o.env);
@@ -71,7 +78,8 @@ export class LiveTraces {
     const delay = Number(o.env.OTEL_BSP_SCHEDULE_DELAY);
     this.delayMs = Number.isFinite(delay) && delay >= 0 ? delay : 5000;
     const protocol = (o.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? o.env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim();
-    if (protocol && protocol !== 'http/json') this.warnOnce(`OTEL_EXPORTER_OTLP_PROTOCOL is ${protocol}; bridle sends OTLP as http/json to ${redactUrl(endpoint)}`);
+    const to = endpoint ?? o.metricsEndpoint;
+    if (protocol && protocol !== 'http/json' && to) this.warnOnce(`OTEL_EXPORTER_OTLP_PROTOCOL is ${protocol}; bridle sends OTLP as http/json to ${redactUrl(to)}`);
   }
 
   /** Mounted in every session of the process: it tracks the session and exports at each turn's end. */
@@ -107,6 +115,8 @@ export class LiveTraces {
     await this.flush();
     const exporter = this.exporter ? await this.exporter : undefined;
     await exporter?.shutdown().catch(() => undefined);
+    const metrics = this.metrics ? await this.metrics.catch(() => undefined) : undefined;
+    await metrics?.shutdown();
   }
 
   private track(control: SessionControl): Tracked {
@@ -169,16 +179,34 @@ export class LiveTraces {
     for (const s of spans) this.sent.delete(s.spanId);
   }
 
+  /** Each span comes here once: its values are recorded then, and the metrics go out with the spans' batch. */
   private send(spans: TraceSpan[]): void {
     this.chain = this.chain.then(async () => {
-      try {
-        this.exporter ??= this.o.exporter ? Promise.resolve(this.o.exporter) : exporterOf(this.endpoint);
-        const problem = await (await this.exporter).send(spans, this.resource);
-        if (problem) this.warnOnce(`traces not taken by the collector at ${redactUrl(this.endpoint)}: ${problem} (sessions go on; this is said once)`);
-      } catch (err) {
-        this.warnOnce(`traces not exported to ${redactUrl(this.endpoint)}: ${(err as Error).message} (sessions go on; this is said once)`);
-      }
+      if (this.endpoint) await this.sendSpans(this.endpoint, spans);
+      if (this.o.metricsEndpoint) await this.sendMetrics(this.o.metricsEndpoint, spans);
     });
+  }
+
+  private async sendSpans(endpoint: string, spans: TraceSpan[]): Promise<void> {
+    try {
+      this.exporter ??= this.o.exporter ? Promise.resolve(this.o.exporter) : exporterOf(endpoint);
+      const problem = await (await this.exporter).send(spans, this.resource);
+      if (problem) this.warnOnce(`traces not taken by the collector at ${redactUrl(endpoint)}: ${problem} (sessions go on; this is said once)`);
+    } catch (err) {
+      this.warnOnce(`traces not exported to ${redactUrl(endpoint)}: ${(err as Error).message} (sessions go on; this is said once)`);
+    }
+  }
+
+  private async sendMetrics(endpoint: string, spans: TraceSpan[]): Promise<void> {
+    try {
+      this.metrics ??= metricSinkOf(endpoint, this.resource, this.o.env);
+      const sink = await this.metrics;
+      if (sink.record(spans) === 0) return;
+      const problem = await sink.export();
+      if (problem) this.warnOnce(`metrics not taken by the collector at ${redactUrl(endpoint)}: ${problem} (sessions go on; this is said once)`);
+    } catch (err) {
+      this.warnOnce(`metrics not exported to ${redactUrl(endpoint)}: ${(err as Error).message} (sessions go on; this is said once)`);
+    }
   }
 
   private warnOnce(line: string): void {
@@ -191,14 +219,15 @@ export class LiveTraces {
 let live: LiveTraces | undefined;
 
 /**
- * The process's live traces, made on the first call when the standard variables name a collector; undefined
+ * The process's live traces (and metrics), made on the first call when the standard variables name a collector for either; undefined
  * otherwise (and then no OpenTelemetry package is ever loaded). Contract: never throws.
  */
 export function liveTraces(o: LiveTracesOptions): LiveTraces | undefined {
   if (live) return live;
   const endpoint = tracesEndpoint(o.env);
-  if (!endpoint) return undefined;
-  live = new LiveTraces(endpoint, o);
+  const metrics = metricsEndpoint(o.env);
+  if (!endpoint && !metrics) return undefined;
+  live = new LiveTraces(endpoint, metrics ? { ...o, metricsEndpoint: metrics } : o);
   return live;
 }
 

@@ -65,9 +65,11 @@ describe('live traces from bridle run', () => {
     const r = await runCli(['run', '--cwd', world.ws, '--model', script(), 'what is here?'], { env });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toMatch(/warning/);
-    expect(posts.length).toBeGreaterThan(0);
-    expect(posts.every((p) => p.path === '/v1/traces' && p.type.includes('application/json'))).toBe(true);
-    const live = posts.flatMap((p) => spansOf(p.body));
+    // The same endpoint takes the metrics too (test/e2e/metrics-live.test.ts): the spans are what went to /v1/traces.
+    const traces = posts.filter((p) => p.path === '/v1/traces');
+    expect(traces.length).toBeGreaterThan(0);
+    expect(traces.every((p) => p.type.includes('application/json'))).toBe(true);
+    const live = traces.flatMap((p) => spansOf(p.body));
     // Each span went once, though the session was projected at its turn's end and again at its end.
     expect(new Set(live.map((s) => s.spanId)).size).toBe(live.length);
     expect(live.map((s) => s.name)).toEqual(expect.arrayContaining(['invoke_agent bridle', 'turn t1', 'execute_tool list_dir']));
@@ -80,7 +82,7 @@ describe('live traces from bridle run', () => {
     expect(live.every((s) => s.traceId === root.traceId)).toBe(true);
     const log = readSessionLog(world.home);
     expect(log[0]).toMatchObject({ kind: 'session/start', traceparent: PARENT });
-    const resource = (JSON.parse(posts[0]!.body) as OtlpRequest).resourceSpans[0]!.resource.attributes;
+    const resource = (JSON.parse(traces[0]!.body) as OtlpRequest).resourceSpans[0]!.resource.attributes;
     expect(resource.find((a) => a.key === 'service.name')?.value.stringValue).toBe('ci-agent');
 
     // The same log exported afterwards: the same spans.
@@ -127,7 +129,7 @@ describe('live traces from bridle run', () => {
       await c.call('session/input', { sessionId, text: 'what is here?' });
       await c.waitFor((m) => m.method === 'session/entry' && m.params.entry.kind === 'turn/end', 20_000, 'the turn');
       for (let t = Date.now(); !posts.some((p) => p.body.includes('turn t1')) && Date.now() - t < 10_000; ) await new Promise((r) => setTimeout(r, 50));
-      const spans = posts.flatMap((p) => spansOf(p.body));
+      const spans = posts.filter((p) => p.path === '/v1/traces').flatMap((p) => spansOf(p.body));
       const turn = spans.find((s) => s.name === 'turn t1')!;
       expect(turn.traceId).toBe('11111111111111111111111111111111');
       // A traceparent that is not one is refused as bad params, nothing opened.
