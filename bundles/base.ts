@@ -31,6 +31,7 @@ export const base: Bundle = {
     { id: 'prompt:core', use: 'core' },
     { id: 'prompt:tools', use: 'tools' },
     { id: 'prompt:workspace', use: 'workspace' },
+    { id: 'prompt:nested', use: 'nested' },
     { id: 'guard:repeat-call', use: 'repeat-call' },
     { id: 'guard:read-only-mode', use: 'read-only-mode' },
     { id: 'tool:read_file', use: 'read_file' },

@@ -191,6 +191,8 @@ export class ReplayDriver {
       settings: { approval: 'auto', sandbox: 'off' },
       patch: [
         { id: 'guard:repeat-call', remove: true },
+        // Nested AGENTS.md text is in the logged results replay hands back; adding it again would double it.
+        { id: 'prompt:nested', remove: true },
         // A replayed call never reaches a tool (replayPlugin answers from the log); were one to, it would find no file and run no command.
         { id: 'fs', use: 'memory' },
         { id: 'subprocess', use: 'memory' },

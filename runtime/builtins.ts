@@ -4,7 +4,7 @@
  * is what one row of the base bundle mounts.
  */
 import { z } from 'zod';
-import { CONTEXT, LOOP, PRICES, PROMPT, SESSION, TOOLS } from '../ports/index.js';
+import { CONTEXT, HOOKS, LOOP, PRICES, PROMPT, SESSION, TOOLS } from '../ports/index.js';
 import { LIST_PRICES } from '../bundles/prices.js';
 import { BudgetConfig, Price } from '../log/entries.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
@@ -12,7 +12,8 @@ import type { ToolDefinition } from '../ports/tools.js';
 import type { Plugin } from '../plugins/host.js';
 import { toolSpec } from '../tools/index.js';
 import { DEFAULT_COMPACT_THRESHOLD } from './context/windows.js';
-import { readAgentsFiles } from './prompt/agents-files.js';
+import { nearestNestedAgentsFile, readAgentsFiles } from './prompt/agents-files.js';
+import { nestedBlock, shownNested, touchedDir } from './prompt/nested-agents.js';
 import { coreSection, DEFAULT_CORE, toolsSection, workspaceSection } from './prompt/builtin.js';
 import { timeSection, type TimeSectionConfig } from './prompt/time.js';
 
@@ -84,6 +85,33 @@ export const workspaceSectionPlugin: Plugin = {
   apply(ctx) {
     const s = ctx.get(SESSION);
     ctx.prompt.section(workspaceSection(() => readAgentsFiles(s.cwd, undefined, s.bridleHome)));
+  },
+};
+
+/**
+ * The `prompt:nested` row: the AGENTS.md (or override) nearest to a directory
+ * a file tool touched below the workspace, appended once per session to that
+ * call's logged result (ADR 0060). Claimed in memory as well as read from the
+ * log, so two calls in flight at once do not both add it.
+ */
+export const nestedAgentsPlugin: Plugin = {
+  name: 'prompt-nested',
+  inject: [HOOKS, SESSION],
+  config: empty,
+  apply(ctx) {
+    const s = ctx.get(SESSION);
+    const claimed = new Map<string, number>();
+    ctx.hooks.on('tool/execute', async (p, next) => {
+      const out = await next();
+      const dir = out.status === 'ok' ? touchedDir(p.call.name, p.args, s.cwd) : undefined;
+      const file = dir === undefined ? undefined : nearestNestedAgentsFile(s.cwd, dir, s.bridleHome);
+      if (!file) return out;
+      const shown = new Map([...shownNested(s.entries()), ...claimed]);
+      if (shown.has(file.path)) return out;
+      const block = nestedBlock(file, [...shown.values()].reduce((a, b) => a + b, 0));
+      claimed.set(file.path, [...block].length);
+      return { ...out, content: out.content + block };
+    });
   },
 };
 

@@ -34,7 +34,7 @@ import type { Plugin } from '../plugins/host.js';
 import { providerPlugin } from '../plugins/provider-plugin.js';
 import type { Row } from '../plugins/rows.js';
 import { builtinTools } from '../tools/index.js';
-import { contextPlugin, coreSectionPlugin, limitsPlugin, pricesPlugin, toolPlugin, timeSectionPlugin, toolsSectionPlugin, workspaceSectionPlugin } from './builtins.js';
+import { contextPlugin, coreSectionPlugin, limitsPlugin, pricesPlugin, toolPlugin, timeSectionPlugin, toolsSectionPlugin, workspaceSectionPlugin, nestedAgentsPlugin } from './builtins.js';
 import { forkSubagents } from '../adapters/subagents/fork.js';
 import { mockRemoteSubagents } from '../adapters/subagents/mock-remote.js';
 import { processSubagents } from '../adapters/subagents/process.js';
@@ -85,6 +85,7 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
   ['prompt/core', coreSectionPlugin],
   ['prompt/tools', toolsSectionPlugin],
   ['prompt/workspace', workspaceSectionPlugin],
+  ['prompt/nested', nestedAgentsPlugin],
   ['prompt/time', timeSectionPlugin],
   ['recovery/retry', retryPlugin],
   ['recovery/overflow', overflowPlugin],

@@ -2,7 +2,11 @@
  * AGENTS.md files: project instructions for agents, read from the project
  * root (the nearest ancestor holding `.git`, else the working directory) down
  * to the working directory, outermost first, so nearer files can refine
- * farther ones.
+ * farther ones. In each directory an `AGENTS.override.md` stands in for the
+ * `AGENTS.md` beside it (ADR 0060). Files in directories below the workspace
+ * are not in the prompt: `nearestNestedAgentsFile` finds the one that governs
+ * a directory a file tool touched, and `nested-agents.ts` adds it to that
+ * call's result.
  *
  * They go into the system prompt, hence into every request and the log, with
  * no approval and no tool call: so they are read with the file tools'
@@ -14,7 +18,7 @@
  * is opened, so a FIFO cannot block and a swap after the check changes nothing.
  */
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync, readlinkSync, realpathSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isInside } from '../../safety/paths.js';
 
 export interface AgentsFile {
@@ -23,6 +27,9 @@ export interface AgentsFile {
   /** The file's text, or a bracketed note saying why it was not read. */
   text: string;
 }
+
+/** In one directory the first of these that is there wins: an override replaces, never adds to, the AGENTS.md beside it. */
+export const AGENTS_NAMES = ['AGENTS.override.md', 'AGENTS.md'] as const;
 
 /** The most read of one file; the prompt section cuts further (to 32,000 code points). */
 export const AGENTS_MAX_BYTES = 256 * 1024;
@@ -95,18 +102,50 @@ function readConfined(file: string, root: string, homes: readonly string[], show
   }
 }
 
+/** One directory's instructions (the override when there is one), paths shown relative to `root`. */
+function readDir(dir: string, root: string, homes: readonly string[]): AgentsFile | undefined {
+  for (const name of AGENTS_NAMES) {
+    const path = relative(root, join(dir, name));
+    const text = readConfined(join(dir, name), root, homes, path);
+    if (text !== undefined) return { path, text };
+  }
+  return undefined;
+}
+
+const below = (root: string, dir: string) => {
+  const rel = relative(root, dir);
+  return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+};
+
 /** Contract: never throws and never blocks on a FIFO; files that may not or cannot be read are skipped or noted. */
 export function readAgentsFiles(cwd: string, root = projectRoot(cwd), bridleHome?: string): AgentsFile[] {
-  const rel = relative(root, cwd);
   const dirs = [root];
-  if (rel && !rel.startsWith('..')) for (const part of rel.split(sep)) dirs.push(join(dirs[dirs.length - 1]!, part));
+  if (below(root, cwd)) for (const part of relative(root, cwd).split(sep)) dirs.push(join(dirs[dirs.length - 1]!, part));
   const homes = homeForms(bridleHome);
   const out: AgentsFile[] = [];
   for (const dir of dirs) {
-    const file = join(dir, 'AGENTS.md');
-    const path = relative(root, file) || 'AGENTS.md';
-    const text = readConfined(file, root, homes, path);
-    if (text !== undefined) out.push({ path, text });
+    const file = readDir(dir, root, homes);
+    if (file) out.push(file);
   }
   return out;
+}
+
+/**
+ * The instructions file that governs `dir` from strictly below the workspace:
+ * the one in `dir` itself, else in its nearest ancestor that has one, up to
+ * but not including the workspace (whose own and whose ancestors' files are
+ * in the system prompt). Paths are relative to the workspace, and every file
+ * is confined to it as the prompt's are (a link out is a note, never text).
+ *
+ * Contract: never throws and never blocks on a FIFO; undefined when `dir` is
+ * not below the workspace or no file governs it.
+ */
+export function nearestNestedAgentsFile(workspace: string, dir: string, bridleHome?: string): AgentsFile | undefined {
+  if (!below(workspace, dir)) return undefined;
+  const homes = homeForms(bridleHome);
+  for (let d = dir; below(workspace, d); d = dirname(d)) {
+    const file = readDir(d, workspace, homes);
+    if (file) return file;
+  }
+  return undefined;
 }
