@@ -240,7 +240,7 @@ export interface ExpiredWithWork {
   inbox: boolean;
 }
 
-const SESSION_INPUT_LINE = '^\\{"seq":[0-9]+,"at":"[^"]*","kind":"session/input"';
+export const SESSION_INPUT_LINE = '^\\{"seq":[0-9]+,"at":"[^"]*","kind":"session/input"';
 
 /**
  * Sessions whose lease has expired (by the database's clock) or was released (ADR 0042: a worker that stopped, or
@@ -250,22 +250,27 @@ const SESSION_INPUT_LINE = '^\\{"seq":[0-9]+,"at":"[^"]*","kind":"session/input"
  * marker may have been taken by a `user/message` (a steer at rest): the caller reads the log to tell.
  */
 export async function expiredWithWork(pool: Pool, markerLine: string, limit: number, skip: ReadonlyMap<string, number> = new Map()): Promise<ExpiredWithWork[]> {
-  const r = await pool.query<{ id: string; last_seq: string; kind: string | null; inbox: boolean }>(
-    `SELECT s.id, s.last_seq, m.kind,
+  const r = await pool.query<{ id: string; last_seq: string; kind: string | null; inbox: boolean }>(EXPIRED_WITH_WORK, [markerLine, SESSION_INPUT_LINE, [...skip.keys()], [...skip.values()], limit]);
+  return r.rows.map((x) => ({ id: x.id, lastSeq: Number(x.last_seq), turnOpen: x.kind === 'turn/start', inbox: x.inbox }));
+}
+
+/**
+ * The sweep's query. A released lease has owner and expiry both NULL (every write sets the two together), so
+ * "released or expired" is said on `lease_expires` alone: both halves are then ranges of the partial index
+ * `bridle_sessions_lease` (schema 5), and the live leases — most rows of a busy store — are never visited.
+ * Exported for the test that reads its plan.
+ */
+export const EXPIRED_WITH_WORK = `SELECT s.id, s.last_seq, m.kind,
             EXISTS (SELECT 1 FROM bridle_inbox b WHERE b.session = s.id AND b.seq IS NULL) AS inbox
        FROM bridle_sessions s
        LEFT JOIN LATERAL (SELECT e.seq, substring(e.line from $1) AS kind FROM bridle_entries e
                            WHERE e.session = s.id AND e.line ~ $1 ORDER BY e.seq DESC LIMIT 1) m ON true
        LEFT JOIN LATERAL (SELECT e.seq FROM bridle_entries e
                            WHERE e.session = s.id AND e.line ~ $2 ORDER BY e.seq DESC LIMIT 1) i ON true
-      WHERE s.header IS NOT NULL AND (s.owner IS NULL OR s.lease_expires <= now())
+      WHERE s.header IS NOT NULL AND (s.lease_expires IS NULL OR s.lease_expires <= now())
         AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::bigint[]) AS x (id, seq) WHERE x.id = s.id AND x.seq = s.last_seq)
         AND (m.kind = 'turn/start'
              OR (i.seq IS NOT NULL AND (m.seq IS NULL OR (i.seq > m.seq AND m.kind <> 'session/end')))
              OR EXISTS (SELECT 1 FROM bridle_inbox b WHERE b.session = s.id AND b.seq IS NULL))
       ORDER BY s.lease_expires
-      LIMIT $5`,
-    [markerLine, SESSION_INPUT_LINE, [...skip.keys()], [...skip.values()], limit],
-  );
-  return r.rows.map((x) => ({ id: x.id, lastSeq: Number(x.last_seq), turnOpen: x.kind === 'turn/start', inbox: x.inbox }));
-}
+      LIMIT $5`;
