@@ -39,6 +39,21 @@ export const SETTLED_CHANNEL = 'bridle_settled';
 /** Live model chunks of a session, from its owner to the workers relaying it (ADR 0035): `<session>\n<deltas>`. */
 export const DELTAS_CHANNEL = 'bridle_deltas';
 
+/** How many channels each kind of notification is spread over (ADR 0061). */
+export const CHANNEL_SHARDS = 32;
+
+/**
+ * Contract: pure, the same on every worker. The channel of `base` that carries session `id`'s notifications
+ * (ADR 0061): `<base>_<n>`, n from an FNV-1a hash of the id. A worker LISTENs only on the shards of the
+ * sessions it runs or relays, so it is not woken by every session's commits, inbox rows and live text; a
+ * channel name cannot hold an arbitrary id (63 bytes, identifier rules), hence shards, not one per session.
+ */
+export function channelFor(base: string, id: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return `${base}_${(h >>> 0) % CHANNEL_SHARDS}`;
+}
+
 export type InputMode = 'followup' | 'steer' | 'inject';
 
 /** What a row asks of the session's owner. */
@@ -98,7 +113,7 @@ export async function forward(pool: Pool, session: string, f: Forwarded): Promis
     JSON.stringify(f),
   ]);
   const id = Number(r.rows[0]!.id);
-  await notify(pool, INBOX_CHANNEL, session).catch(() => undefined);
+  await notify(pool, channelFor(INBOX_CHANNEL, session), session).catch(() => undefined);
   return id;
 }
 
@@ -164,10 +179,12 @@ export async function refuseInbox(pool: Pool, id: number, refused: InboxRefusal)
 /**
  * One LISTEN connection per URL in this process, shared by every listener (a pooled connection cannot
  * listen: it goes back to the pool). A connection that drops is opened again after a second; what was
- * notified meanwhile is missed, which the listeners' timed reads make up for.
+ * notified meanwhile is missed. A listener's `listening` runs each time its channel's LISTEN is in place
+ * (the first time, and after every reconnection), so it can read what it may have missed at once; its
+ * timed reads are the net under the rest.
  */
 export interface Bus {
-  on(channel: string, fn: (payload: string) => void): () => void;
+  on(channel: string, fn: (payload: string) => void, listening?: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -179,6 +196,10 @@ export function busFor(url: string): Bus {
   let bus = buses.get(url);
   if (bus) return bus;
   const listeners = new Map<string, Set<(payload: string) => void>>();
+  const listening = new Map<string, Set<() => void>>();
+  const heard = (ch: string) => {
+    for (const f of listening.get(ch) ?? []) f();
+  };
   let client: ListenClient | undefined;
   let connecting: Promise<void> | undefined;
   let closed = false;
@@ -196,24 +217,43 @@ export function busFor(url: string): Bus {
       });
       await c.connect();
       client = c;
-      for (const ch of listeners.keys()) await c.query(`LISTEN ${ch}`);
+      for (const ch of listeners.keys()) {
+        await c.query(`LISTEN ${ch}`);
+        heard(ch);
+      }
     })().catch((err: unknown) => {
       connecting = undefined;
       if (!closed) setTimeout(() => void connect().catch(() => undefined), 1000).unref();
       throw err;
     }));
   bus = {
-    on(channel, fn) {
-      if (!/^[a-z_]+$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+    on(channel, fn, onListening) {
+      if (!/^[a-z_][a-z_0-9]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
       let set = listeners.get(channel);
+      const fresh = !set;
       if (!set) {
         set = new Set();
         listeners.set(channel, set);
-        if (client) void client.query(`LISTEN ${channel}`).catch(() => undefined);
       }
       set.add(fn);
+      if (onListening) {
+        let ls = listening.get(channel);
+        if (!ls) listening.set(channel, (ls = new Set()));
+        ls.add(onListening);
+      }
+      const c = client;
+      if (c && fresh)
+        void c.query(`LISTEN ${channel}`).then(
+          () => heard(channel),
+          () => undefined,
+        );
+      // Already listening: this listener's channel is in place now.
+      else if (c && onListening) queueMicrotask(onListening);
       void connect().catch(() => undefined);
-      return () => set!.delete(fn);
+      return () => {
+        set!.delete(fn);
+        if (onListening) listening.get(channel)?.delete(onListening);
+      };
     },
     async close() {
       closed = true;
