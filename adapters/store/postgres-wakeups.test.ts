@@ -6,8 +6,9 @@
 import { expect, it } from 'vitest';
 import { createScriptedProviderFromFunction } from '../model/scripted.js';
 import { createPostgresSessionStore } from './postgres.js';
-import { busFor, CHANNEL_SHARDS, channelFor, closeBuses, forward, forwardInput, INBOX_CHANNEL } from './postgres-workers.js';
-import { relaySource, startInboxPump } from './postgres-relay.js';
+import { busFor, CHANNEL_SHARDS, channelFor, closeBuses, DELTAS_CHANNEL, ENTRIES_CHANNEL, forward, forwardInput, INBOX_CHANNEL } from './postgres-workers.js';
+import { relaySource, startDeltaPublisher, startInboxPump } from './postgres-relay.js';
+import type { OwnedSession } from '../../ports/relay.js';
 import type { OpenedLog } from '../../ports/store.js';
 import { createHarness } from '../../test/helpers/harness.js';
 import { describeWithPostgres, sqlRows } from '../../test/helpers/postgres.js';
@@ -68,6 +69,55 @@ describeWithPostgres('wake-ups on sharded channels', (db) => {
         expect(settled).toEqual({ seq: input!.seq });
       } finally {
         stop();
+      }
+    } finally {
+      await h.session.close();
+      h.cleanup();
+      await closeBuses();
+    }
+  });
+
+  it('a session\'s commits and live text are notified on its own shard, so a relay of another shard hears none of them', async () => {
+    // Before, every session's commits and deltas went on one channel each, heard by every relaying worker.
+    const url = await db.fresh();
+    const store = createPostgresSessionStore({ url, leaseMs: 5000, notify: true });
+    const h = createHarness(createScriptedProviderFromFunction(() => ({ text: 'ok' })), { services: { store } });
+    const bus = busFor(url);
+    try {
+      await (h.session.recorder.store as OpenedLog).ready;
+      const id = h.session.id;
+      const elsewhere = Array.from({ length: 100 }, (_, i) => `s${i}`).map((x) => channelFor(ENTRIES_CHANNEL, x)).find((c) => c !== channelFor(ENTRIES_CHANNEL, id))!;
+      const wrong: string[] = [];
+      const listen = (channel: string, fn: (p: string) => void) => new Promise<() => void>((r) => { const off = bus.on(channel, fn, () => r(off)); });
+      let committed = () => undefined as void;
+      const heardCommit = new Promise<void>((r) => (committed = r));
+      let delta = () => undefined as void;
+      const heardDelta = new Promise<void>((r) => (delta = r));
+      const offs = [
+        // The one channel of each kind every worker heard before.
+        await listen(ENTRIES_CHANNEL, (p) => wrong.push(p)),
+        await listen(DELTAS_CHANNEL, (p) => wrong.push(p)),
+        await listen(elsewhere, (p) => wrong.push(p)),
+        await listen(elsewhere.replace(ENTRIES_CHANNEL, DELTAS_CHANNEL), (p) => wrong.push(p)),
+        await listen(channelFor(ENTRIES_CHANNEL, id), (p) => p === id && committed()),
+        await listen(channelFor(DELTAS_CHANNEL, id), (p) => p.startsWith(`${id}\n`) && delta()),
+      ];
+      let tap: (chunk: { type: string }, step: string) => void = () => undefined;
+      const hosted = { id, tapDeltas: (fn: typeof tap) => ((tap = fn), () => undefined) } as unknown as OwnedSession;
+      const stop = startDeltaPublisher(store, hosted, (m) => {
+        throw new Error(m);
+      });
+      try {
+        await h.session.send('hello');
+        await h.session.idle();
+        tap({ type: 'finish' }, 'step-1');
+        await heardCommit;
+        await heardDelta;
+        // One connection delivers in commit order: a notification on the wrong shard would have come with these.
+        expect(wrong).toEqual([]);
+      } finally {
+        stop();
+        offs.forEach((off) => off());
       }
     } finally {
       await h.session.close();
