@@ -160,7 +160,7 @@ describeWithPostgres('the inbox pump', (db) => {
     await sqlRows(url, `INSERT INTO bridle_inbox (session, kind, mode, text) VALUES ('old', 'input', 'steer', 'left at 3')`);
     await sqlRows(url, `INSERT INTO bridle_inbox (session, kind, text, body) VALUES ('old', 'cancel', '', '{"by":"ws:c1"}')`);
     const pool = await createPostgresSessionStore({ url }).pool();
-    expect(await sqlRows(url, 'SELECT max(version) AS version FROM bridle_schema')).toEqual([{ version: 4 }]);
+    expect(await sqlRows(url, 'SELECT max(version) AS version FROM bridle_schema')).toEqual([{ version: SCHEMA_VERSION }]);
     const odd = 'a \u0000 and a lone \ud800';
     await forwardInput(pool, 'old', 'followup', odd);
     expect(await openInbox(pool, 'old')).toEqual([

@@ -9,7 +9,7 @@
 import type { Pool } from './postgres-pool.js';
 import type { PostgresSessionStore } from './postgres.js';
 import type { Lease } from './postgres-lease.js';
-import { busFor, closeBuses, DELTAS_CHANNEL, ENTRIES_CHANNEL, notify, expiredWithWork, forward, inboxSettled, INBOX_CHANNEL, leaseStatus, SETTLED_CHANNEL, openInbox, refuseInbox, settleInbox, takeInbox, type InboxRow } from './postgres-workers.js';
+import { busFor, channelFor, closeBuses, DELTAS_CHANNEL, ENTRIES_CHANNEL, notify, expiredWithWork, forward, inboxSettled, INBOX_CHANNEL, leaseStatus, SETTLED_CHANNEL, openInbox, refuseInbox, settleInbox, takeInbox, type InboxRow } from './postgres-workers.js';
 import { packDeltas, unpackDeltas } from './postgres-deltas.js';
 import type { Entry } from '../../log/entries.js';
 import { pendingInputs } from '../../log/inputs.js';
@@ -19,8 +19,12 @@ import { isEffectOf, type Delta, type OwnedSession, type RelaySource, type Sessi
 /** How often a forwarding worker looks for its row's settlement, and how long it waits in all. */
 const LOGGED_POLL_MS = 20;
 const LOGGED_WAIT_MS = 60_000;
-/** Every how long the owner looks in the inbox without a wake-up. */
-export const INBOX_POLL_MS = 1000;
+/**
+ * Every how long the owner looks in the inbox without a wake-up (ADR 0061): slow, since a forwarded row's
+ * NOTIFY wakes the owner and the pump looks again whenever its LISTEN is (re)established; this is the net
+ * under a notification lost otherwise (or sent by a bridle that notified the unsharded channel).
+ */
+export const INBOX_POLL_MS = 15_000;
 
 /** A call as `name arguments`: how the owner shows a call no tool of its own presents. */
 const plainCall = (tool: string, args: string) => `${tool} ${args}`;
@@ -34,9 +38,10 @@ export async function relaySource(store: PostgresSessionStore, id: string, prese
   const bus = busFor(store.url);
   return {
     tail: async (fromSeq) => (await store.tail(id, fromSeq)) ?? [],
-    subscribe: (wake) => bus.on(ENTRIES_CHANNEL, (payload) => payload === id && wake()),
+    // Woken also whenever the LISTEN is (re)established: what was committed meanwhile is read at once.
+    subscribe: (wake) => bus.on(channelFor(ENTRIES_CHANNEL, id), (payload) => payload === id && wake(), wake),
     deltas: (live) =>
-      bus.on(DELTAS_CHANNEL, (payload) => {
+      bus.on(channelFor(DELTAS_CHANNEL, id), (payload) => {
         for (const d of unpackDeltas(id, payload)) live(d);
       }),
     forward: (f) => forward(pool, id, f),
@@ -94,7 +99,7 @@ export function startDeltaPublisher(store: PostgresSessionStore, hosted: OwnedSe
     chain = chain
       .then(async () => {
         const pool = await store.pool();
-        for (const p of payloads) await notify(pool, DELTAS_CHANNEL, p);
+        for (const p of payloads) await notify(pool, channelFor(DELTAS_CHANNEL, id), p);
       })
       .catch((err: unknown) => {
         if (!warned) onProblem(`session ${id}: live text to other workers: ${String(err)}`);
@@ -124,7 +129,7 @@ export function startDeltaPublisher(store: PostgresSessionStore, hosted: OwnedSe
  * owner and not settled is settled from the log when an entry past its mark is its effect, and applied
  * otherwise. Returns the stop.
  */
-export function startInboxPump(store: PostgresSessionStore, session: OwnedSession, onProblem: (m: string) => void): () => void {
+export function startInboxPump(store: PostgresSessionStore, session: OwnedSession, onProblem: (m: string) => void, o: { pollMs?: number } = {}): () => void {
   const id = session.id;
   let stopped = false;
   let running: Promise<void> | undefined;
@@ -175,8 +180,9 @@ export function startInboxPump(store: PostgresSessionStore, session: OwnedSessio
       }
     })();
   };
-  const off = busFor(store.url).on(INBOX_CHANNEL, (payload) => payload === id && kick());
-  const timer = setInterval(kick, INBOX_POLL_MS);
+  // A row forwarded before this worker's LISTEN was in place (or while it was down) was notified to nobody: look when it is.
+  const off = busFor(store.url).on(channelFor(INBOX_CHANNEL, id), (payload) => payload === id && kick(), kick);
+  const timer = setInterval(kick, o.pollMs ?? INBOX_POLL_MS);
   timer.unref?.();
   kick();
   return () => {

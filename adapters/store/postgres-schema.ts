@@ -15,11 +15,12 @@
  *                    owner (ADR 0030, 0032): inputs, approval answers, cancels
  *                    and compactions, each settled with the seq it was logged at;
  *                    since 4 the request is the row's `forwarded` JSON text
+ *   since 5, `bridle_sessions_lease`: the sweep's index on lease expiry
  */
 import type { Pool } from './postgres-pool.js';
 
 /** The version this bridle writes; every step up to it is in `MIGRATIONS`. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** A database whose bridle tables this bridle cannot use. Code `STORE_SCHEMA_TOO_NEW`. */
 export class StoreSchemaError extends Error {
@@ -80,6 +81,9 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   // cannot hold a NUL and the driver replaces a lone surrogate, so a forwarded input holding either was refused
   // or changed. A bridle at 3 would read such a row's empty text as the input, so it must refuse this schema.
   [`ALTER TABLE bridle_inbox ADD COLUMN forwarded text`],
+  // 5 (ADR 0061): the sweep's look for expired or released leases reads this index, not the whole sessions table.
+  // Only an index: a bridle at 4 reads and writes the same tables, so it could use this schema, but the rule is one rule.
+  [`CREATE INDEX bridle_sessions_lease ON bridle_sessions (lease_expires) WHERE header IS NOT NULL`],
 ];
 
 /** Any constant both workers agree on: the advisory lock that serializes migrations. */

@@ -39,6 +39,21 @@ export const SETTLED_CHANNEL = 'bridle_settled';
 /** Live model chunks of a session, from its owner to the workers relaying it (ADR 0035): `<session>\n<deltas>`. */
 export const DELTAS_CHANNEL = 'bridle_deltas';
 
+/** How many channels each kind of notification is spread over (ADR 0061). */
+export const CHANNEL_SHARDS = 32;
+
+/**
+ * Contract: pure, the same on every worker. The channel of `base` that carries session `id`'s notifications
+ * (ADR 0061): `<base>_<n>`, n from an FNV-1a hash of the id. A worker LISTENs only on the shards of the
+ * sessions it runs or relays, so it is not woken by every session's commits, inbox rows and live text; a
+ * channel name cannot hold an arbitrary id (63 bytes, identifier rules), hence shards, not one per session.
+ */
+export function channelFor(base: string, id: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return `${base}_${(h >>> 0) % CHANNEL_SHARDS}`;
+}
+
 export type InputMode = 'followup' | 'steer' | 'inject';
 
 /** What a row asks of the session's owner. */
@@ -98,7 +113,7 @@ export async function forward(pool: Pool, session: string, f: Forwarded): Promis
     JSON.stringify(f),
   ]);
   const id = Number(r.rows[0]!.id);
-  await notify(pool, INBOX_CHANNEL, session).catch(() => undefined);
+  await notify(pool, channelFor(INBOX_CHANNEL, session), session).catch(() => undefined);
   return id;
 }
 
@@ -164,10 +179,12 @@ export async function refuseInbox(pool: Pool, id: number, refused: InboxRefusal)
 /**
  * One LISTEN connection per URL in this process, shared by every listener (a pooled connection cannot
  * listen: it goes back to the pool). A connection that drops is opened again after a second; what was
- * notified meanwhile is missed, which the listeners' timed reads make up for.
+ * notified meanwhile is missed. A listener's `listening` runs each time its channel's LISTEN is in place
+ * (the first time, and after every reconnection), so it can read what it may have missed at once; its
+ * timed reads are the net under the rest.
  */
 export interface Bus {
-  on(channel: string, fn: (payload: string) => void): () => void;
+  on(channel: string, fn: (payload: string) => void, listening?: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -179,6 +196,10 @@ export function busFor(url: string): Bus {
   let bus = buses.get(url);
   if (bus) return bus;
   const listeners = new Map<string, Set<(payload: string) => void>>();
+  const listening = new Map<string, Set<() => void>>();
+  const heard = (ch: string) => {
+    for (const f of listening.get(ch) ?? []) f();
+  };
   let client: ListenClient | undefined;
   let connecting: Promise<void> | undefined;
   let closed = false;
@@ -196,24 +217,43 @@ export function busFor(url: string): Bus {
       });
       await c.connect();
       client = c;
-      for (const ch of listeners.keys()) await c.query(`LISTEN ${ch}`);
+      for (const ch of listeners.keys()) {
+        await c.query(`LISTEN ${ch}`);
+        heard(ch);
+      }
     })().catch((err: unknown) => {
       connecting = undefined;
       if (!closed) setTimeout(() => void connect().catch(() => undefined), 1000).unref();
       throw err;
     }));
   bus = {
-    on(channel, fn) {
-      if (!/^[a-z_]+$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+    on(channel, fn, onListening) {
+      if (!/^[a-z_][a-z_0-9]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
       let set = listeners.get(channel);
+      const fresh = !set;
       if (!set) {
         set = new Set();
         listeners.set(channel, set);
-        if (client) void client.query(`LISTEN ${channel}`).catch(() => undefined);
       }
       set.add(fn);
+      if (onListening) {
+        let ls = listening.get(channel);
+        if (!ls) listening.set(channel, (ls = new Set()));
+        ls.add(onListening);
+      }
+      const c = client;
+      if (c && fresh)
+        void c.query(`LISTEN ${channel}`).then(
+          () => heard(channel),
+          () => undefined,
+        );
+      // Already listening: this listener's channel is in place now.
+      else if (c && onListening) queueMicrotask(onListening);
       void connect().catch(() => undefined);
-      return () => set!.delete(fn);
+      return () => {
+        set!.delete(fn);
+        if (onListening) listening.get(channel)?.delete(onListening);
+      };
     },
     async close() {
       closed = true;
@@ -240,7 +280,7 @@ export interface ExpiredWithWork {
   inbox: boolean;
 }
 
-const SESSION_INPUT_LINE = '^\\{"seq":[0-9]+,"at":"[^"]*","kind":"session/input"';
+export const SESSION_INPUT_LINE = '^\\{"seq":[0-9]+,"at":"[^"]*","kind":"session/input"';
 
 /**
  * Sessions whose lease has expired (by the database's clock) or was released (ADR 0042: a worker that stopped, or
@@ -250,22 +290,27 @@ const SESSION_INPUT_LINE = '^\\{"seq":[0-9]+,"at":"[^"]*","kind":"session/input"
  * marker may have been taken by a `user/message` (a steer at rest): the caller reads the log to tell.
  */
 export async function expiredWithWork(pool: Pool, markerLine: string, limit: number, skip: ReadonlyMap<string, number> = new Map()): Promise<ExpiredWithWork[]> {
-  const r = await pool.query<{ id: string; last_seq: string; kind: string | null; inbox: boolean }>(
-    `SELECT s.id, s.last_seq, m.kind,
+  const r = await pool.query<{ id: string; last_seq: string; kind: string | null; inbox: boolean }>(EXPIRED_WITH_WORK, [markerLine, SESSION_INPUT_LINE, [...skip.keys()], [...skip.values()], limit]);
+  return r.rows.map((x) => ({ id: x.id, lastSeq: Number(x.last_seq), turnOpen: x.kind === 'turn/start', inbox: x.inbox }));
+}
+
+/**
+ * The sweep's query. A released lease has owner and expiry both NULL (every write sets the two together), so
+ * "released or expired" is said on `lease_expires` alone: both halves are then ranges of the partial index
+ * `bridle_sessions_lease` (schema 5), and the live leases — most rows of a busy store — are never visited.
+ * Exported for the test that reads its plan.
+ */
+export const EXPIRED_WITH_WORK = `SELECT s.id, s.last_seq, m.kind,
             EXISTS (SELECT 1 FROM bridle_inbox b WHERE b.session = s.id AND b.seq IS NULL) AS inbox
        FROM bridle_sessions s
        LEFT JOIN LATERAL (SELECT e.seq, substring(e.line from $1) AS kind FROM bridle_entries e
                            WHERE e.session = s.id AND e.line ~ $1 ORDER BY e.seq DESC LIMIT 1) m ON true
        LEFT JOIN LATERAL (SELECT e.seq FROM bridle_entries e
                            WHERE e.session = s.id AND e.line ~ $2 ORDER BY e.seq DESC LIMIT 1) i ON true
-      WHERE s.header IS NOT NULL AND (s.owner IS NULL OR s.lease_expires <= now())
+      WHERE s.header IS NOT NULL AND (s.lease_expires IS NULL OR s.lease_expires <= now())
         AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::bigint[]) AS x (id, seq) WHERE x.id = s.id AND x.seq = s.last_seq)
         AND (m.kind = 'turn/start'
              OR (i.seq IS NOT NULL AND (m.seq IS NULL OR (i.seq > m.seq AND m.kind <> 'session/end')))
              OR EXISTS (SELECT 1 FROM bridle_inbox b WHERE b.session = s.id AND b.seq IS NULL))
       ORDER BY s.lease_expires
-      LIMIT $5`,
-    [markerLine, SESSION_INPUT_LINE, [...skip.keys()], [...skip.values()], limit],
-  );
-  return r.rows.map((x) => ({ id: x.id, lastSeq: Number(x.last_seq), turnOpen: x.kind === 'turn/start', inbox: x.inbox }));
-}
+      LIMIT $5`;

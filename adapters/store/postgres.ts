@@ -32,7 +32,7 @@ import type { Entry } from '../../log/entries.js';
 import { claimLease, type Lease, type LeaseOptions } from './postgres-lease.js';
 import { asUnavailable, isPostgresUrl, poolFor, redactUrl } from './postgres-pool.js';
 import { ensureSchema } from './postgres-schema.js';
-import { ENTRIES_CHANNEL, notify } from './postgres-workers.js';
+import { channelFor, ENTRIES_CHANNEL, notify } from './postgres-workers.js';
 
 export const DEFAULT_LEASE_MS = 15_000;
 
@@ -221,7 +221,7 @@ function createPgLog(pool: () => Promise<Pool>, id: string, location: string, le
     const r = await p.query(COMMIT, [id, l.epoch, first - 1, last, batch.map((b) => b.seq), batch.map((b) => b.line), header, l.leaseMs]);
     if (r.rowCount === batch.length) {
       // A hint, after the commit and outside its transaction (notifying commits serialize): relays read by seq anyway.
-      if (notifyAfter) void notify(p, ENTRIES_CHANNEL, id).catch(() => undefined);
+      if (notifyAfter) void notify(p, channelFor(ENTRIES_CHANNEL, id), id).catch(() => undefined);
       return;
     }
     // Nothing was written: either the epoch moved on (taken over), or the log is not where this writer thinks it ends.
