@@ -47,7 +47,7 @@ export type { AcquireWriterLock, ForkRef, ListProblem, LockHolder, LogStore, Ope
 export type { Delta, Forwardable, ForwardSettled, OwnedSession, RelayRefusal, RelaySource, SessionRelay, SweepOutcome } from './ports/relay.js';
 export type { Clock } from './ports/clock.js';
 export type { AnswerRequest, Answerer, ApprovalPolicy } from './ports/approval.js';
-export type { DeltaSink } from './runtime/stream-model.js';
+export type { DeltaSink } from './actors/stream-model.js';
 export type { HookName, HookTable, Hooks, Recovery, RequestErrorPayload, StreamPayload } from './ports/hooks.js';
 export type { ChildSpec, SessionControl } from './ports/session.js';
 export type { Admission, Advertised, ChildOutcome, ChildRequest, ChildSession, DelegationRequest, SubagentProvider, Subagents, TreeBudget } from './ports/subagents.js';

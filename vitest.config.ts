@@ -16,7 +16,7 @@ export default defineConfig({
     // `npm run coverage`: v8's own counters, read back through vitest (ADR 0026). Off unless asked for.
     coverage: {
       provider: 'v8',
-      include: ['index.ts', '{log,ports,machines,plugins,safety,tools,adapters,runtime,bundles,replay,server,cli,visualizations}/**/*.ts'],
+      include: ['index.ts', '{log,ports,machines,plugins,safety,tools,adapters,actors,runtime,bundles,replay,server,cli,visualizations}/**/*.ts'],
       exclude: ['**/*.test.ts', '**/*.d.ts'],
       reporter: ['text-summary', 'json-summary', 'html'],
       reportsDirectory: 'coverage',

@@ -7,7 +7,7 @@
  *
  * The two things a model or a tool can inflate without bound are capped
  * where they arise: an assistant answer is cut mid-stream with the finish
- * `OUTPUT_TOO_LARGE` (`runtime/stream-model.ts`), a tool result's content is
+ * `OUTPUT_TOO_LARGE` (`actors/stream-model.ts`), a tool result's content is
  * cut with a note (`draft-tool-result.ts`). The recorder refuses any entry
  * over `MAX_ENTRY_BYTES` before it reaches the store: the backstop for
  * whatever else grows (a system prompt, a user's input, a summary).

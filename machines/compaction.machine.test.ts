@@ -10,7 +10,7 @@ function run(o: { trigger: 'proactive' | 'reactive' | 'manual'; measures: number
   const drafts: Draft[] = [];
   const measures = [...o.measures];
   const prunes = Array.from({ length: o.prunes ?? 0 }, (_, i): DraftOf<'tool/result'> => ({ kind: 'tool/result', turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'a', name: 'x', status: 'ok', content: `p${i}`, surfaceOp: { op: 'replace', start: 5, end: 5 } }));
-  // The synchronous phases are actions that answer at once, as the host's do (runtime/context/compaction.ts).
+  // The synchronous phases are actions that answer at once, as the host's do (actors/compaction.ts).
   const machine = compactionMachine.provide({
     actions: {
       record: (_: unknown, d: Draft) => void drafts.push(d),

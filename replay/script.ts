@@ -11,7 +11,7 @@ import { INPUT_KINDS, type Block, type Entry, type Finish, type Usage } from '..
 import type { ApprovalAnswer, Decision } from '../machines/tool-call.machine.js';
 import { EMPTY_INPUT_CAUSE } from '../machines/turn.machine.js';
 import type { ToolOutput } from '../ports/tools.js';
-import { budgetQuestionId } from '../runtime/budget-question.js';
+import { budgetQuestionId } from '../actors/budget-question.js';
 
 /** One model request's recorded outcome; `interrupted` streams its blocks and then waits for the cancel. */
 export type ModelAnswer = { kind: 'stream'; blocks: Block[]; finish: Finish; usage?: Usage } | { kind: 'interrupted'; blocks: Block[]; usage?: Usage };

@@ -13,7 +13,7 @@ import { escapedBytes } from '../log/entry-size.js';
 import type { ModelProvider } from '../ports/model.js';
 import { replayThroughMachines } from '../replay/replay.js';
 import { builtinTools } from '../tools/index.js';
-import { requestText } from './context/compaction.js';
+import { requestText } from '../actors/compaction.js';
 import { MAX_ANSWER_BYTES } from '../log/entry-size.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
 

@@ -19,12 +19,12 @@ import { decideByPolicy, type SessionConfinement } from '../safety/approval.js';
 import type { SandboxService } from '../ports/sandbox.js';
 import { exactRule, rulesFromLog } from '../safety/approval-rules.js';
 import { toolSpec } from '../tools/index.js';
-import { askApproval } from './ask-approval.js';
-import { budgetQuestion } from './budget-question.js';
+import { askApproval } from '../actors/ask-approval.js';
+import { budgetQuestion } from '../actors/budget-question.js';
 import { createContextEngine } from './context/engine.js';
 import { prepareRequestAction } from './prepare-request.js';
 import { closeFaultedTurn } from './session-fault.js';
-import { streamModelActor } from './stream-model.js';
+import { streamModelActor } from '../actors/stream-model.js';
 import { validateCallAction } from './validate-call.js';
 import type { Answerer, ApprovalService } from '../ports/approval.js';
 import type { FileSystem } from '../ports/fs.js';
@@ -35,7 +35,7 @@ import type { ToolRegistry } from '../ports/tool-registry.js';
 import type { HookRegistry } from '../plugins/hooks/registry.js';
 import type { PreStepDecision } from '../machines/turn.machine.js';
 import type { PromptRegistry } from './prompt/registry.js';
-import type { DeltaSink } from './stream-model.js';
+import type { DeltaSink } from '../actors/stream-model.js';
 
 const isRecovery = (v: unknown): v is Recovery => {
   const r = v as Recovery | null | undefined;

@@ -9,7 +9,7 @@ import type { Answerer } from '../ports/approval.js';
 import type { BridleSession } from '../runtime/session.js';
 import type { Chunk } from '../log/chunks.js';
 import { isSaveFailureCode, LogAppendError } from '../log/errors.js';
-import type { DeltaSink } from '../runtime/stream-model.js';
+import type { DeltaSink } from '../actors/stream-model.js';
 import type { Entry } from '../log/entries.js';
 import { loggedWorkspace } from '../runtime/session-policy.js';
 import { actorTree } from './actor-tree.js';

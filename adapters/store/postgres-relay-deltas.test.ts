@@ -11,7 +11,7 @@ import { closeBuses } from './postgres-workers.js';
 import type { Chunk } from '../../log/chunks.js';
 import type { OpenedLog } from '../../ports/store.js';
 import type { Delta } from '../../ports/relay.js';
-import type { DeltaSink } from '../../runtime/stream-model.js';
+import type { DeltaSink } from '../../actors/stream-model.js';
 import { createHarness } from '../../test/helpers/harness.js';
 import { describeWithPostgres } from '../../test/helpers/postgres.js';
 import { relaySource, startDeltaPublisher } from './postgres-relay.js';

@@ -5,7 +5,7 @@
  */
 import type { ToolSpec } from '../../log/entries.js';
 import type { Recorder } from '../../log/recorder.js';
-import { compactionActors, pressureGuard } from './compaction.js';
+import { compactionActors, pressureGuard } from '../../actors/compaction.js';
 import { ContextMeter } from './meter.js';
 import { knownContextWindow } from './windows.js';
 import type { ContextSettings } from '../../ports/loop.js';

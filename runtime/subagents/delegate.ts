@@ -13,7 +13,7 @@ import type { SessionControl } from '../../ports/session.js';
 import type { Subagents } from '../../ports/subagents.js';
 import { ToolError, type ToolDefinition, type ToolOutput } from '../../ports/tools.js';
 import type { Plugin } from '../../plugins/host.js';
-import { runDelegation } from './delegation.js';
+import { runDelegation } from '../../actors/delegation.js';
 
 export interface DelegateConfig {
   /** The session that owns the tool (the `session` service). */

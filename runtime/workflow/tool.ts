@@ -19,7 +19,7 @@ import type { Subagents } from '../../ports/subagents.js';
 import { ToolError, type ToolDefinition, type ToolOutput } from '../../ports/tools.js';
 import type { AgentAnswer, AgentCall, WorkflowRunner } from '../../ports/workflow.js';
 import type { Plugin } from '../../plugins/host.js';
-import { runDelegation } from '../subagents/delegation.js';
+import { runDelegation } from '../../actors/delegation.js';
 import type { SubagentResult } from '../../machines/subagent.machine.js';
 
 export interface WorkflowToolConfig {

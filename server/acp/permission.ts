@@ -7,7 +7,7 @@
  * tool, same rendering) is rejected without asking for as long as this agent
  * holds the session. A client that cancels the question answers `cancelled`;
  * one that errors, goes away or names an option it was not offered denies
- * (`ask-approval.ts` makes a throw `unavailable`).
+ * (`actors/ask-approval.ts` makes a throw `unavailable`).
  */
 import type { PermissionOption, RequestPermissionRequest, RequestPermissionResponse, ToolCallUpdate } from '@agentclientprotocol/sdk';
 import type { ApprovalRule } from '../../log/entries.js';

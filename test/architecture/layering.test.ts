@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -56,5 +56,13 @@ describe('the layering of docs/design.md §1', () => {
     expect(LAYERS.machines).toBeLessThan(LAYERS.runtime!);
     expect(cycles(new Map([['a.ts', ['b.ts']], ['b.ts', ['a.ts']], ['c.ts', ['a.ts']]]))).toEqual([['a.ts', 'b.ts']]);
     expect(cycles(new Map([['a.ts', ['b.ts']], ['b.ts', []]]))).toEqual([]);
+  });
+
+  it('actors/ holds the actors the machines invoke, and runtime/ no longer does (issue 24, ADR 0056)', () => {
+    const moved = ['stream-model.ts', 'ask-approval.ts', 'budget-question.ts', 'compaction.ts', 'delegation.ts'];
+    expect(LAYERS.actors).toBe(LAYERS.runtime);
+    for (const f of moved) expect(existsSync(join(process.cwd(), 'actors', f)), `actors/${f}`).toBe(true);
+    for (const f of ['stream-model.ts', 'ask-approval.ts', 'budget-question.ts', 'context/compaction.ts', 'subagents/delegation.ts'])
+      expect(existsSync(join(process.cwd(), 'runtime', f)), `runtime/${f} is still there`).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The import graph of bridle's own sources, and the rules it must keep
- * (docs/design.md §1): `cli, server → replay → runtime, bundles → plugins, safety,
+ * (docs/design.md §1): `cli, server → replay → runtime, actors, bundles → plugins, safety,
  * tools, adapters → machines → ports → log`. A file may import from its own
  * layer or any below; never from above. Machines import no I/O. No import
  * circle anywhere.
@@ -18,6 +18,10 @@ export const LAYERS: Record<string, number> = {
   tools: 3,
   adapters: 3,
   visualizations: 3,
+  // The actors the machines invoke sit beside the session host: they read the host's shared pieces (the
+  // fault-injection slot, the budget accounting, the context meter's and header's types) and the host composes
+  // them, file by file without a circle (ADR 0056).
+  actors: 4,
   runtime: 4,
   bundles: 4,
   replay: 5,

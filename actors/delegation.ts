@@ -8,14 +8,14 @@
  * afterwards (the parent session's close waits for that).
  */
 import { createActor, fromPromise } from 'xstate';
-import { finalText } from '../../log/completed-turns.js';
-import { childTraceparent } from '../../log/trace.js';
-import { subagentMachine, type ChildReport, type SubagentInput, type SubagentResult } from '../../machines/subagent.machine.js';
-import type { SessionControl } from '../../ports/session.js';
-import type { ChildSession, SubagentProvider, Subagents } from '../../ports/subagents.js';
-import type { ToolDefinition } from '../../ports/tools.js';
-import { faultInspected } from '../fault-injection.js';
-import { spendOfLog } from './budget.js';
+import { finalText } from '../log/completed-turns.js';
+import { childTraceparent } from '../log/trace.js';
+import { subagentMachine, type ChildReport, type SubagentInput, type SubagentResult } from '../machines/subagent.machine.js';
+import type { SessionControl } from '../ports/session.js';
+import type { ChildSession, SubagentProvider, Subagents } from '../ports/subagents.js';
+import type { ToolDefinition } from '../ports/tools.js';
+import { faultInspected } from '../runtime/fault-injection.js';
+import { spendOfLog } from '../runtime/subagents/budget.js';
 
 /** Reports longer than this reach the parent cut, with a note naming the child's log. */
 export const REPORT_LIMIT = 16_000;

@@ -12,7 +12,7 @@ import type { Recorder } from '../log/recorder.js';
 import type { BudgetVerdict } from '../machines/turn.machine.js';
 import type { Answerer, ApprovalPolicy } from '../ports/approval.js';
 import { askApproval } from './ask-approval.js';
-import { raisedLimit, sessionBudget } from './subagents/budget.js';
+import { raisedLimit, sessionBudget } from '../runtime/subagents/budget.js';
 
 export interface BudgetQuestionOptions {
   policy: ApprovalPolicy;

@@ -3,21 +3,21 @@
  * model: measuring and the two planners (pure functions of the projection,
  * as actions) and the one model request that writes a summary (an actor).
  */
-import { escapedBytes, MAX_ANSWER_BYTES } from '../../log/entry-size.js';
+import { escapedBytes, MAX_ANSWER_BYTES } from '../log/entry-size.js';
 import { fromPromise } from 'xstate';
-import { assembleBlocks, emptyAssembly } from '../../log/chunks.js';
-import { planPrune, pruneLimitsFor } from '../../log/context/prune.js';
-import { planSummary } from '../../log/context/summary-plan.js';
-import { tokensOfChars } from '../../log/context/tokens.js';
-import { unitsOf } from '../../log/context/units.js';
-import type { DraftOf, Entry } from '../../log/entries.js';
-import type { ModelRequest } from '../../log/messages.js';
-import type { Recorder } from '../../log/recorder.js';
-import type { CompactionTrigger, ContextMeasure, SummaryAnswer, SummaryRequestPlan } from '../../machines/compaction.machine.js';
-import { isPressing } from '../../machines/compaction-drafts.js';
-import type { ContextMeter } from './meter.js';
-import type { ModelProvider } from '../../ports/model.js';
-import type { HeaderParts } from '../prepare-request.js';
+import { assembleBlocks, emptyAssembly } from '../log/chunks.js';
+import { planPrune, pruneLimitsFor } from '../log/context/prune.js';
+import { planSummary } from '../log/context/summary-plan.js';
+import { tokensOfChars } from '../log/context/tokens.js';
+import { unitsOf } from '../log/context/units.js';
+import type { DraftOf, Entry } from '../log/entries.js';
+import type { ModelRequest } from '../log/messages.js';
+import type { Recorder } from '../log/recorder.js';
+import type { CompactionTrigger, ContextMeasure, SummaryAnswer, SummaryRequestPlan } from '../machines/compaction.machine.js';
+import { isPressing } from '../machines/compaction-drafts.js';
+import type { ContextMeter } from '../runtime/context/meter.js';
+import type { ModelProvider } from '../ports/model.js';
+import type { HeaderParts } from '../runtime/prepare-request.js';
 
 export interface CompactionSettings {
   /** The recent tail kept verbatim, as a share of the window (default 0.25). */
