@@ -22,7 +22,7 @@ import { SESSION } from '../../ports/index.js';
 import type { SessionControl } from '../../ports/session.js';
 import { redactUrl } from '../../safety/redact.js';
 import { metricsEndpoint, metricSinkOf, type MetricSink } from './metrics.js';
-import { contentOptedIn, exporterOf, traceResource, type SpanExporter, type TraceResource } from './otlp.js';
+import { contentOptedIn, exporterOf, signalEndpoint, traceResource, type SpanExporter, type TraceResource } from './otlp.js';
 
 export interface LiveTracesOptions {
   /** bridle's version, for the resource (`service.version`). */
@@ -37,15 +37,7 @@ export interface LiveTracesOptions {
 }
 
 /** Where the standard variables send traces, or undefined when they send none (not set, `OTEL_SDK_DISABLED`, `OTEL_TRACES_EXPORTER=none`). */
-export function tracesEndpoint(env: NodeJS.ProcessEnv): string | undefined {
-  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return undefined;
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
-  if (exporters.length > 0 && !exporters.includes('otlp')) return undefined;
-  const signal = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
-  if (signal) return signal;
-  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  return base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined;
-}
+export const tracesEndpoint = (env: NodeJS.ProcessEnv): string | undefined => signalEndpoint(env, 'traces');
 
 interface Tracked {
   control: SessionControl;

@@ -10,7 +10,7 @@
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { chatMeasurements, OPERATION_DURATION, TOKEN_USAGE } from '../../log/trace-metrics.js';
 import type { TraceSpan } from '../../log/trace.js';
-import type { TraceResource } from './otlp.js';
+import { signalEndpoint, type TraceResource } from './otlp.js';
 
 /** The conventions' advised boundaries (seconds; tokens). */
 const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
@@ -20,15 +20,7 @@ const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048
  * Where the standard variables send metrics, or undefined when they send none: `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`,
  * else the base endpoint plus `/v1/metrics`; off with `OTEL_SDK_DISABLED=true` or an `OTEL_METRICS_EXPORTER` without `otlp`.
  */
-export function metricsEndpoint(env: NodeJS.ProcessEnv): string | undefined {
-  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return undefined;
-  const exporters = (env.OTEL_METRICS_EXPORTER ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
-  if (exporters.length > 0 && !exporters.includes('otlp')) return undefined;
-  const signal = env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?.trim();
-  if (signal) return signal;
-  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  return base ? `${base.replace(/\/+$/, '')}/v1/metrics` : undefined;
-}
+export const metricsEndpoint = (env: NodeJS.ProcessEnv): string | undefined => signalEndpoint(env, 'metrics');
 
 /** Histograms go delta with the `delta` and `lowmemory` preferences, as the OTLP exporters read the variable. */
 export const deltaHistograms = (env: NodeJS.ProcessEnv) => ['delta', 'lowmemory'].includes((env.OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE ?? '').trim().toLowerCase());

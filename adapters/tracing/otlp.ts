@@ -129,3 +129,18 @@ export function traceResource(version: string, env: NodeJS.ProcessEnv = {}): Tra
   attributes['service.version'] = version;
   return { attributes, scope: { name: 'bridle', version } };
 }
+
+/**
+ * Where the standard variables send a signal, or undefined when they send it nowhere: `OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT`,
+ * else the base endpoint plus `/v1/<signal>`; off with `OTEL_SDK_DISABLED=true` or an `OTEL_<SIGNAL>_EXPORTER` without `otlp`.
+ */
+export function signalEndpoint(env: NodeJS.ProcessEnv, signal: 'traces' | 'metrics'): string | undefined {
+  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return undefined;
+  const name = signal.toUpperCase();
+  const exporters = (env[`OTEL_${name}_EXPORTER`] ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  if (exporters.length > 0 && !exporters.includes('otlp')) return undefined;
+  const own = env[`OTEL_EXPORTER_OTLP_${name}_ENDPOINT`]?.trim();
+  if (own) return own;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  return base ? `${base.replace(/\/+$/, '')}/v1/${signal}` : undefined;
+}

@@ -5,12 +5,10 @@
  * of its log: one duration value per model request, and an input and an output
  * token value each, whose sums are the usage the log holds.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readSessionLog, tempWorld, type CliWorld } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
+import { startOtlpReceiver, twoStepScript, type OtlpPost, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 
 interface OtlpAttr { key: string; value: { stringValue?: string } }
 interface OtlpPoint { attributes: OtlpAttr[]; count: string | number; sum: number; explicitBounds: number[]; bucketCounts: (string | number)[] }
@@ -18,43 +16,18 @@ interface OtlpMetric { name: string; unit: string; histogram?: { dataPoints: Otl
 interface OtlpMetrics { resourceMetrics: { resource: { attributes: OtlpAttr[] }; scopeMetrics: { scope: { name: string }; metrics: OtlpMetric[] }[] }[] }
 const metricsOf = (body: string): OtlpMetric[] => (JSON.parse(body) as OtlpMetrics).resourceMetrics.flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
 const attr = (p: OtlpPoint, key: string) => p.attributes.find((a) => a.key === key)?.value.stringValue;
-const body = (req: IncomingMessage) =>
-  new Promise<string>((resolve) => {
-    let b = '';
-    req.on('data', (d) => (b += d));
-    req.on('end', () => resolve(b));
-  });
-
 let world: CliWorld;
-let collector: Server;
-let posts: { path: string; type: string; body: string }[];
+let collector: OtlpReceiver;
+let posts: OtlpPost[];
 let port: number;
 beforeEach(async () => {
   world = tempWorld('bridle-live-metrics-');
-  posts = [];
-  collector = createServer(async (req, res) => {
-    posts.push({ path: req.url ?? '', type: String(req.headers['content-type']), body: await body(req) });
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-  });
-  await new Promise<void>((r) => collector.listen(0, '127.0.0.1', r));
-  port = (collector.address() as { port: number }).port;
+  collector = await startOtlpReceiver();
+  ({ posts, port } = collector);
 });
-afterEach(() => void collector.close());
+afterEach(() => collector.close());
 
-function script(): string {
-  const file = join(world.root, 'script.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      label: 'scripted: live metrics',
-      responses: [
-        { text: 'Looking.', toolCalls: [{ name: 'list_dir', arguments: {} }], usage: { inputTokens: 100, outputTokens: 10 } },
-        { text: 'Nothing here.', usage: { inputTokens: 130, outputTokens: 5 } },
-      ],
-    }),
-  );
-  return `scripted:${file}`;
-}
+const script = () => twoStepScript(world.root, 'scripted: live metrics');
 
 const run = (env: NodeJS.ProcessEnv) => runCli(['run', '--cwd', world.ws, '--model', script(), 'what is here?'], { env: { BRIDLE_HOME: world.home, ...env } });
 

@@ -6,12 +6,10 @@
  * gives for the same log afterwards. A `TRACEPARENT` parents them, and is
  * logged; a collector that is not there costs one warning, not the run.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readSessionLog, tempWorld, type CliWorld } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
+import { startOtlpReceiver, twoStepScript, type OtlpPost, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { RpcClient } from '../helpers/rpc-client.js';
 import { startServeProcess } from '../helpers/serve-process.js';
 
@@ -19,43 +17,18 @@ interface OtlpSpan { name: string; traceId: string; spanId: string; parentSpanId
 interface OtlpRequest { resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: OtlpSpan[] }[] }[] }
 const spansOf = (body: string): OtlpSpan[] => (JSON.parse(body) as OtlpRequest).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
 const byId = (spans: OtlpSpan[]) => [...spans].sort((a, b) => a.spanId.localeCompare(b.spanId));
-const body = (req: IncomingMessage) =>
-  new Promise<string>((resolve) => {
-    let b = '';
-    req.on('data', (d) => (b += d));
-    req.on('end', () => resolve(b));
-  });
-
 let world: CliWorld;
-let collector: Server;
-let posts: { path: string; type: string; body: string }[];
+let collector: OtlpReceiver;
+let posts: OtlpPost[];
 let port: number;
 beforeEach(async () => {
   world = tempWorld('bridle-live-trace-');
-  posts = [];
-  collector = createServer(async (req, res) => {
-    posts.push({ path: req.url ?? '', type: String(req.headers['content-type']), body: await body(req) });
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-  });
-  await new Promise<void>((r) => collector.listen(0, '127.0.0.1', r));
-  port = (collector.address() as { port: number }).port;
+  collector = await startOtlpReceiver();
+  ({ posts, port } = collector);
 });
-afterEach(() => void collector.close());
+afterEach(() => collector.close());
 
-function script(): string {
-  const file = join(world.root, 'script.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      label: 'scripted: live traces',
-      responses: [
-        { text: 'Looking.', toolCalls: [{ name: 'list_dir', arguments: {} }], usage: { inputTokens: 100, outputTokens: 10 } },
-        { text: 'Nothing here.', usage: { inputTokens: 130, outputTokens: 5 } },
-      ],
-    }),
-  );
-  return `scripted:${file}`;
-}
+const script = () => twoStepScript(world.root, 'scripted: live traces');
 
 const PARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
