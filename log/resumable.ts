@@ -55,16 +55,10 @@ export function resumableTurn(entries: readonly Entry[]): ResumableTurn | undefi
   const at = entries.findIndex((e) => e.kind === 'turn/start' && e.turn === open.turn!.id && e.seq === open.turn!.seq);
   const answer = entries.find((e): e is EntryOf<'assistant/message'> => e.kind === 'assistant/message' && e.step === open.step!.id);
   if (at < 0 || !answer || answer.finish.kind !== 'ok') return undefined;
-  const start = entries[at] as EntryOf<'turn/start'>;
-  const first = entries.slice(at).find((e): e is EntryOf<'user/message'> => e.kind === 'user/message' && e.turn === start.turn);
   const openIds = new Set(open.calls.map((c) => c.callId));
   const settled = entries.filter((e): e is EntryOf<'tool/call'> => e.kind === 'tool/call' && e.step === open.step!.id && !openIds.has(e.callId)).map((e) => e.callId);
   return {
-    at,
-    turn: start.turn,
-    ...(start.from !== undefined ? { from: start.from } : {}),
-    input: start.input,
-    ...(first && first.origin !== 'user' ? { origin: first.origin } : {}),
+    ...turnHeader(entries, at),
     step: open.step.id,
     steps: Number(open.step.id.slice(open.step.id.lastIndexOf('.s') + 2)),
     blocks: answer.blocks,
@@ -75,10 +69,8 @@ export function resumableTurn(entries: readonly Entry[]): ResumableTurn | undefi
   };
 }
 
-/** A turn waiting on its budget question: nothing of the call it gates was made, so it is asked again (ADR 0047). */
-function budgetWait(entries: readonly Entry[], turn: { id: string; seq: number; steps: number }): ResumableTurn | undefined {
-  const at = entries.findIndex((e) => e.kind === 'turn/start' && e.turn === turn.id && e.seq === turn.seq);
-  if (at < 0) return undefined;
+/** What a resumable turn says of its start: the `turn/start` at `at`, its input, and who gave it. */
+function turnHeader(entries: readonly Entry[], at: number): Pick<ResumableTurn, 'at' | 'turn' | 'from' | 'input' | 'origin'> {
   const start = entries[at] as EntryOf<'turn/start'>;
   const first = entries.slice(at).find((e): e is EntryOf<'user/message'> => e.kind === 'user/message' && e.turn === start.turn);
   return {
@@ -87,6 +79,15 @@ function budgetWait(entries: readonly Entry[], turn: { id: string; seq: number; 
     ...(start.from !== undefined ? { from: start.from } : {}),
     input: start.input,
     ...(first && first.origin !== 'user' ? { origin: first.origin } : {}),
+  };
+}
+
+/** A turn waiting on its budget question: nothing of the call it gates was made, so it is asked again (ADR 0047). */
+function budgetWait(entries: readonly Entry[], turn: { id: string; seq: number; steps: number }): ResumableTurn | undefined {
+  const at = entries.findIndex((e) => e.kind === 'turn/start' && e.turn === turn.id && e.seq === turn.seq);
+  if (at < 0) return undefined;
+  return {
+    ...turnHeader(entries, at),
     step: '',
     steps: turn.steps,
     blocks: [],
