@@ -270,6 +270,11 @@ export async function main(argv: string[]): Promise<number> {
       say(`bridle: ${err.code}: ${visible(err.message)}\n`);
       return 1;
     }
+    // A feature whose optional packages this install lacks (the Postgres driver, the OpenTelemetry exporters; ADR 0070): what to install, exit 1.
+    if ((err as { code?: unknown } | null)?.code === 'PACKAGE_MISSING') {
+      say(`bridle: PACKAGE_MISSING: ${(err as Error).message}\n`);
+      return 1;
+    }
     if (err instanceof SetupError) {
       say(`bridle: ${err.message}\n`);
       return 1;

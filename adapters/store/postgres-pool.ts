@@ -9,6 +9,7 @@
  * closing them; `closePostgresPools` ends them for tests and benchmarks.
  */
 import { redactUrl as redactSecretsOfUrl } from '../../safety/redact.js';
+import { importFor } from '../optional-packages.js';
 
 /**
  * What bridle uses of a `pg` pool, declared here: bridle's published types must not need `@types/pg`
@@ -62,7 +63,7 @@ const pools = new Map<string, Promise<Pool>>();
 export function poolFor(url: string, size: number): Promise<Pool> {
   let p = pools.get(url);
   if (!p) {
-    p = import('pg').then(({ default: pg }) => {
+    p = importFor('the Postgres store', () => import('pg')).then(({ default: pg }) => {
       const pool = new pg.Pool({ connectionString: url, max: size, allowExitOnIdle: true });
       // An idle connection the server drops (a restart, pg_terminate_backend) is replaced on next use; unheard, it would crash the process.
       pool.on('error', () => undefined);

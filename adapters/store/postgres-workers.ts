@@ -31,6 +31,7 @@
  *   input arrives at the owner as the client sent it.
  */
 import type { PgClient, Pool } from './postgres-pool.js';
+import { importFor } from '../optional-packages.js';
 
 export const ENTRIES_CHANNEL = 'bridle_entries';
 export const INBOX_CHANNEL = 'bridle_inbox';
@@ -205,7 +206,7 @@ export function busFor(url: string): Bus {
   let closed = false;
   const connect = () =>
     (connecting ??= (async () => {
-      const { default: pg } = await import('pg');
+      const { default: pg } = await importFor('the Postgres store', () => import('pg'));
       const c = new pg.Client({ connectionString: url }) as unknown as ListenClient;
       c.on('notification', (m: { channel: string; payload?: string }) => {
         for (const fn of listeners.get(m.channel) ?? []) fn(m.payload ?? '');

@@ -11,6 +11,7 @@ import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { chatMeasurements, OPERATION_DURATION, TOKEN_USAGE } from '../../log/trace-metrics.js';
 import type { TraceSpan } from '../../log/trace.js';
 import { signalEndpoint, type TraceResource } from './otlp.js';
+import { importFor } from '../optional-packages.js';
 
 /** The conventions' advised boundaries (seconds; tokens). */
 const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
@@ -35,12 +36,12 @@ export interface MetricSink {
 
 /** The SDK's aggregation and the OTLP/HTTP JSON delegate, posting to `url` (`…/v1/metrics`); headers and timeout from the standard variables. */
 export async function metricSinkOf(url: string, resource: TraceResource, env: NodeJS.ProcessEnv): Promise<MetricSink> {
-  const [{ MeterProvider, MetricReader, AggregationTemporality }, { resourceFromAttributes }, { JsonMetricsSerializer, MetricsExporterMetricsHelper }, http] = await Promise.all([
+  const [{ MeterProvider, MetricReader, AggregationTemporality }, { resourceFromAttributes }, { JsonMetricsSerializer, MetricsExporterMetricsHelper }, http] = await importFor('OpenTelemetry export', () => Promise.all([
     import('@opentelemetry/sdk-metrics'),
     import('@opentelemetry/resources'),
     import('@opentelemetry/otlp-transformer'),
     import('@opentelemetry/otlp-exporter-base/node-http'),
-  ]);
+  ]));
   // A reader the tracer's batches pull: no timer of its own, so values go out with the spans they came from.
   class Pulled extends MetricReader {
     protected async onForceFlush(): Promise<void> {}

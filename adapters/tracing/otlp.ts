@@ -9,6 +9,7 @@
  */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import type { TraceSpan, TraceValue } from '../../log/trace.js';
+import { importFor } from '../optional-packages.js';
 
 export interface TraceResource {
   /** `service.name` and the like: who produced the spans. */
@@ -26,7 +27,7 @@ const attrs = (a: Record<string, TraceValue>) => a;
 
 /** bridle's spans as the SDK's ended spans (the shape its serializer and exporters read). */
 async function readableSpans(spans: readonly TraceSpan[], resource: TraceResource): Promise<ReadableSpan[]> {
-  const { resourceFromAttributes } = await import('@opentelemetry/resources');
+  const { resourceFromAttributes } = await importFor('OpenTelemetry export', () => import('@opentelemetry/resources'));
   const res = resourceFromAttributes(resource.attributes);
   return spans.map((s) => {
     const start = hr(s.startTimeUnixNano);
@@ -56,7 +57,7 @@ async function readableSpans(spans: readonly TraceSpan[], resource: TraceResourc
 
 /** Contract: the same spans and resource give the same bytes: an OTLP/JSON `ExportTraceServiceRequest`. */
 export async function otlpJson(spans: readonly TraceSpan[], resource: TraceResource): Promise<string> {
-  const { JsonTraceSerializer } = await import('@opentelemetry/otlp-transformer');
+  const { JsonTraceSerializer } = await importFor('OpenTelemetry export', () => import('@opentelemetry/otlp-transformer'));
   const bytes = JsonTraceSerializer.serializeRequest(await readableSpans(spans, resource));
   return Buffer.from(bytes ?? new Uint8Array()).toString('utf8');
 }
@@ -74,7 +75,7 @@ export interface SpanExporter {
  * the standard variables' (`OTEL_EXPORTER_OTLP_HEADERS`, `…_TIMEOUT`, …), as the package reads them.
  */
 export async function exporterOf(url: string, headers: Record<string, string> = {}): Promise<SpanExporter> {
-  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+  const { OTLPTraceExporter } = await importFor('OpenTelemetry export', () => import('@opentelemetry/exporter-trace-otlp-http'));
   const exporter = new OTLPTraceExporter({ url, headers });
   return {
     async send(spans, resource) {

@@ -43,7 +43,7 @@ beforeAll(async () => {
   const install = await runCommand('npm', ['install', join(root, info!.filename), '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project });
   expect(install.code, install.stderr).toBe(0);
 }, 180_000);
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => rmSync(root, { recursive: true, force: true }), 60_000);
 
 describe('the package as a user installs it', () => {
   it('holds what runs — the build, the viewer, the diagrams, the demo — and no tests, sources, benches or CI', () => {
@@ -143,5 +143,27 @@ describe('the package as a user installs it', () => {
     const shows = (what: string) => page.includes(what);
     expect({ data: shows('id="bridle-data"'), script: shows('window.bridleViewer'), styles: shows('.approval .what'), diagrams: ['session', 'turn', 'step', 'tool&#45;call'].filter((m) => shows(`machine:${m}`)) })
       .toEqual({ data: true, script: true, styles: true, diagrams: ['session', 'turn', 'step', 'tool&#45;call'] });
+  });
+
+  // After the footprint test: this one installs the telemetry peers into the project. Uses the demo's log.
+  it('a feature whose optional peers are not installed says what to install, and works once they are (ADR 0070, issue 23 item 8)', { timeout: 120_000 }, async () => {
+    const env = userEnv({ BRIDLE_HOME: join(root, 'home') });
+    const bridle = (...args: string[]) => runCommand('npx', ['--no', '--', 'bridle', ...args], { cwd: project, env });
+    const sessions = await bridle('sessions', '--store', 'postgres://bridle@127.0.0.1:9/none');
+    expect({ code: sessions.code, stderr: sessions.stderr }).toEqual({ code: 1, stderr: 'bridle: PACKAGE_MISSING: the Postgres store needs the package pg, which is not installed (an optional peer of bridle): npm install pg@^8.23.1\n' });
+    const [log] = readdirSync(join(root, 'home', 'sessions'));
+    const path = join(root, 'home', 'sessions', log!);
+    expect((await bridle('trace', path)).code, 'the span tree needs no package').toBe(0);
+    const missing = await bridle('trace', path, '--json');
+    expect(missing.code, missing.stderr).toBe(1);
+    const install = /^bridle: PACKAGE_MISSING: OpenTelemetry export needs the package @opentelemetry\/[a-z-]+, which is not installed \(an optional peer of bridle\): (npm install .+)$/.exec(missing.stderr.trim());
+    expect(install, missing.stderr).not.toBeNull();
+    // The command it names, as a user would paste it.
+    const [npm, ...args] = install![1]!.split(' ');
+    const installed = await runCommand(npm!, [...args, '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project });
+    expect(installed.code, installed.stderr).toBe(0);
+    const trace = await bridle('trace', path, '--json');
+    expect(trace.code, trace.stderr).toBe(0);
+    expect((JSON.parse(trace.stdout) as { resourceSpans: { scopeSpans: { spans: { name: string }[] }[] }[] }).resourceSpans[0]!.scopeSpans[0]!.spans[0]!.name).toMatch(/^invoke_agent /);
   });
 });
