@@ -121,6 +121,8 @@ describe('the package as a user installs it', () => {
     expect(stated, 'docs/dependencies.md states "**N packages, about M MB**"').not.toBeNull();
     expect(packages.length, packages.join(' ')).toBe(Number(stated![1]));
     expect(Math.abs(megabytes - Number(stated![2])) / Number(stated![2]), `${megabytes.toFixed(1)} MB`).toBeLessThan(0.1);
+    // The README's row says the same figures (its dependency section is that row).
+    expect(readFileSync(join(repo, 'README.md'), 'utf8')).toContain(stated![0]);
   });
 
   it('npx bridle --version prints the version', async () => {
