@@ -21,6 +21,13 @@ const commands = commandsOf(readme.slice(readme.indexOf('## The commands'), read
 const flags = [...new Set(tableRows(cliDoc).flatMap((l) => [...l.split('|')[1]!.matchAll(/`(--[a-z-]+)/g)].map((m) => m[1]!)))];
 const SESSION_COMMANDS = ['run', 'chat', 'resume', 'serve', 'acp'];
 const env = () => ({ BRIDLE_HOME: mkdtempSync(join(tmpdir(), 'bridle-help-')) });
+/** Each command's `--help`, run once and shared by the tests that read it (a CLI start is most of this file's time). */
+const helps = new Map<string, ReturnType<typeof runCli>>();
+const helpOf = (command: string) => {
+  let h = helps.get(command);
+  if (!h) helps.set(command, (h = runCli([command, '--help'], { env: env() })));
+  return h;
+};
 
 /** The lines of the Options section: each option's own line, and any line a wrapped description spilled onto. */
 function optionLines(help: string): string[] {
@@ -47,7 +54,7 @@ describe('the README table is the CLI', () => {
   });
 
   it.each(commands)('bridle %s --help exits 0 and lists each flag on one line', async (command) => {
-    const r = await runCli([command, '--help'], { env: env() });
+    const r = await helpOf(command);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^Usage: bridle ${command} `));
     const lines = optionLines(r.stdout);
@@ -57,15 +64,14 @@ describe('the README table is the CLI', () => {
   });
 
   it('every flag in the docs/cli.md table is a flag of a session command', async () => {
-    const helps = await Promise.all(SESSION_COMMANDS.map(async (c) => (await runCli([c, '--help'], { env: env() })).stdout));
-    const all = helps.join('\n');
+    const all = (await Promise.all(SESSION_COMMANDS.map(async (c) => (await helpOf(c)).stdout))).join('\n');
     expect(flags.length).toBeGreaterThan(10);
     for (const f of flags) expect(all, f).toMatch(new RegExp(`^ {2}(-\\w, )?${f}\\b`, 'm'));
   });
 
   it('every flag of every command is in the docs', { timeout: 120_000 }, async () => {
     for (const c of commands) {
-      const help = (await runCli([c, '--help'], { env: env() })).stdout;
+      const help = (await helpOf(c)).stdout;
       const own = optionLines(help).map((l) => /--[a-z-]+/.exec(l)![0]).filter((f) => f !== '--help');
       for (const f of own) expect(allDocs, `${c} ${f}`).toMatch(new RegExp(`\`(bridle [a-z]+ [^\`]*)?${f}\\b`));
     }
