@@ -9,7 +9,7 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortEr
 import type { Clock } from '../../ports/clock.js';
 import type { Finish, ModelErrorCode } from '../../log/entries.js';
 import { StreamLimitError } from './openai-deadlines.js';
-import { parseRetryAfter } from './openai-errors.js';
+import { parseRetryAfter } from './wire-codes.js';
 import { codeForAnthropicError } from './anthropic-stream.js';
 
 function codeFor(status: number, type: string, message: string): ModelErrorCode {

@@ -17,7 +17,7 @@
  * Not yet run against the live endpoint: proven against recorded streams
  * and a local fake only.
  */
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import { MODEL } from '../../ports/index.js';
 import type { ModelProvider } from '../../ports/model.js';
@@ -26,9 +26,9 @@ import type { Clock } from '../../ports/clock.js';
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';
-import { guardFetch, resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
+import { resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
 import { isLoopback, modelAndKey } from './openai.js';
-import { mapAnthropicError } from './anthropic-errors.js';
+import { anthropicClient } from './lazy-sdk.js';
 import { createAnthropicStreamMapper } from './anthropic-stream.js';
 import { toAnthropicParams, type AnthropicWireOptions } from './anthropic-wire.js';
 
@@ -68,21 +68,15 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Anth
   const now = options.now ?? Date.now;
   const limits = resolveStreamLimits({ idleMs: options.streamIdleMs, totalMs: options.streamTotalMs });
   const wire: AnthropicWireOptions = { model: options.model, maxOutputTokens: options.maxOutputTokens ?? 8192, ...(options.thinkingBudget !== undefined ? { thinkingBudget: options.thinkingBudget } : {}) };
-  let client: Anthropic | undefined;
-  let setupFailure: Finish | undefined;
   const apiKey = options.apiKey || (isLoopback(baseURL) ? LOOPBACK_PLACEHOLDER_KEY : undefined);
-  if (!apiKey) setupFailure = { kind: 'error', code: 'AUTH', message: `no API key: set ${options.apiKeyEnv ?? 'ANTHROPIC_API_KEY'} (or point --base-url at a local server) to use ${baseURL}` };
-  else {
-    try {
-      client = new Anthropic({ apiKey, baseURL, maxRetries: 0, timeout: limits.totalMs, fetch: guardFetch(options.fetch ?? globalThis.fetch, limits) });
-    } catch (err) {
-      setupFailure = { kind: 'error', code: 'BAD_REQUEST', message: `cannot create the Anthropic client: ${String(err)}` };
-    }
-  }
+  const noKey: Finish = { kind: 'error', code: 'AUTH', message: `no API key: set ${options.apiKeyEnv ?? 'ANTHROPIC_API_KEY'} (or point --base-url at a local server) to use ${baseURL}` };
+  const connect = anthropicClient({ apiKey, noKey, baseURL, limits, ...(options.fetch ? { fetch: options.fetch } : {}) });
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<Chunk> {
     if (signal.aborted) return yield finishChunk({ kind: 'aborted' });
-    if (!client) return yield finishChunk(setupFailure!);
+    const connected = await connect();
+    if ('kind' in connected) return yield finishChunk(connected);
+    const { client, mapError: mapAnthropicError } = connected;
     const params = toAnthropicParams(request, wire);
     let offset = 0;
     for (let round = 0; ; round++) {

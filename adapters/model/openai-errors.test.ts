@@ -10,7 +10,8 @@ import {
 } from 'openai';
 import { describe, expect, test } from 'vitest';
 import { Finish } from '../../log/entries.js';
-import { mapError, parseRetryAfter } from './openai-errors.js';
+import { mapError } from './openai-errors.js';
+import { parseRetryAfter } from './wire-codes.js';
 
 const h = (init: Record<string, string> = {}) => new Headers(init);
 const body = (message: string, code: string | null = null) => ({ message, type: 't', code });

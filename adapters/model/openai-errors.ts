@@ -11,50 +11,7 @@ import {
 import type { Clock } from '../../ports/clock.js';
 import { StreamLimitError } from './openai-deadlines.js';
 import type { Finish, ModelErrorCode } from '../../log/entries.js';
-
-const CONTEXT_MESSAGE = /context[ _-]?(length|window|size)|maximum context|exceed_context_size|too many tokens/i;
-
-/** The longest wait a server can ask for: a day. The header is untrusted; `1e308` seconds would be Infinity ms, which no log entry holds. */
-export const MAX_RETRY_AFTER_MS = 86_400_000;
-const waitMs = (ms: number) => Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms));
-
-/**
- * How long the server asks us to wait, in ms: `retry-after-ms`, else
- * `retry-after` as seconds or as an HTTP-date (relative to `now`).
- * Contract: pure given `now`; `undefined` when absent or unreadable; never negative, at most `MAX_RETRY_AFTER_MS`.
- */
-export function parseRetryAfter(headers: Headers | undefined, now: Clock): number | undefined {
-  if (!headers) return undefined;
-  const ms = headers.get('retry-after-ms');
-  if (ms !== null && ms.trim() !== '') {
-    const n = Number(ms);
-    if (Number.isFinite(n)) return waitMs(n);
-  }
-  const value = headers.get('retry-after')?.trim();
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return waitMs(seconds * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : waitMs(at - now());
-}
-
-function codeForStatus(status: number, code: string, message: string): ModelErrorCode {
-  if (status === 401 || status === 403) return 'AUTH';
-  if (status === 429) return 'RATE_LIMIT';
-  if (status === 408) return 'TIMEOUT';
-  if (status >= 500) return 'SERVER';
-  if (status === 400 && (code === 'context_length_exceeded' || CONTEXT_MESSAGE.test(message))) return 'CONTEXT_WINDOW_EXCEEDED';
-  if (status >= 400) return 'BAD_REQUEST';
-  return 'UNKNOWN';
-}
-
-/** An `error` frame inside a 200 stream has no status of its own: read what its body says. */
-export function codeForFrame(code: string, message: string): ModelErrorCode {
-  if (code === 'context_length_exceeded' || CONTEXT_MESSAGE.test(message)) return 'CONTEXT_WINDOW_EXCEEDED';
-  if (/rate_limit/i.test(code)) return 'RATE_LIMIT';
-  if (code === 'invalid_api_key' || /auth/i.test(code)) return 'AUTH';
-  return 'SERVER';
-}
+import { codeForFrame, codeForStatus, parseRetryAfter } from './wire-codes.js';
 
 /** A frame's own status, when it carries one as `status` or as a numeric `code`. */
 function frameStatus(err: APIError): number | undefined {

@@ -12,7 +12,7 @@
  */
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish, Usage } from '../../log/entries.js';
-import { codeForFrame } from './openai-errors.js';
+import { codeForFrame } from './wire-codes.js';
 import { safeCount } from './openai-stream.js';
 
 export interface ResponsesStreamMapper {

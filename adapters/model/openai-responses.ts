@@ -13,7 +13,6 @@
  * Not yet run against the live endpoint: proven against recorded streams and a
  * local fake only.
  */
-import OpenAI from 'openai';
 import { z } from 'zod';
 import { MODEL } from '../../ports/index.js';
 import type { ModelProvider } from '../../ports/model.js';
@@ -22,8 +21,8 @@ import type { Clock } from '../../ports/clock.js';
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';
-import { guardFetch, resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
-import { mapError } from './openai-errors.js';
+import { resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
+import { openAIClient } from './lazy-sdk.js';
 import { DEFAULT_BASE_URL, isLoopback, modelAndKey, OpenAIConfig } from './openai.js';
 import { createResponsesStreamMapper } from './openai-responses-stream.js';
 import { toResponsesParams, type ReasoningEffort } from './openai-responses-wire.js';
@@ -65,22 +64,15 @@ export function createResponsesProvider(options: ResponsesProviderOptions): Resp
   const now = options.now ?? Date.now;
   const limits = resolveStreamLimits({ idleMs: options.streamIdleMs, totalMs: options.streamTotalMs, maxLineBytes: options.maxLineBytes });
   const wire = { model: options.model, ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}), ...(options.reasoningEffort !== undefined ? { reasoningEffort: options.reasoningEffort } : {}) };
-  let client: OpenAI | undefined;
-  let setupFailure: Finish | undefined;
   const apiKey = options.apiKey || (isLoopback(baseURL) ? LOOPBACK_PLACEHOLDER_KEY : undefined);
-  if (!apiKey) {
-    setupFailure = { kind: 'error', code: 'AUTH', message: `no API key: set ${options.apiKeyEnv ?? 'OPENAI_API_KEY'} (or point --base-url at a local server) to use ${baseURL}` };
-  } else {
-    try {
-      client = new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: limits.totalMs, fetch: guardFetch(options.fetch ?? globalThis.fetch, limits) });
-    } catch (err) {
-      setupFailure = { kind: 'error', code: 'BAD_REQUEST', message: `cannot create the OpenAI client: ${String(err)}` };
-    }
-  }
+  const noKey: Finish = { kind: 'error', code: 'AUTH', message: `no API key: set ${options.apiKeyEnv ?? 'OPENAI_API_KEY'} (or point --base-url at a local server) to use ${baseURL}` };
+  const connect = openAIClient({ apiKey, noKey, baseURL, limits, ...(options.fetch ? { fetch: options.fetch } : {}) });
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<Chunk> {
     if (signal.aborted) return yield finishChunk({ kind: 'aborted' });
-    if (!client) return yield finishChunk(setupFailure!);
+    const connected = await connect();
+    if ('kind' in connected) return yield finishChunk(connected);
+    const { client, mapError } = connected;
     const mapper = createResponsesStreamMapper();
     let failure: Finish | undefined;
     try {

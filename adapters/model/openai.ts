@@ -6,7 +6,6 @@
  * `openai-stream.ts` (wire chunks → bridle chunks, the I8 endings),
  * `openai-errors.ts` (errors → normalized codes).
  */
-import OpenAI from 'openai';
 import { z } from 'zod';
 import { MODEL } from '../../ports/index.js';
 import type { ModelProvider } from '../../ports/model.js';
@@ -15,14 +14,13 @@ import type { Clock } from '../../ports/clock.js';
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';
-import { guardFetch, resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
-import { mapError } from './openai-errors.js';
+import { openAIClient } from './lazy-sdk.js';
+import { resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
 import { createStreamMapper } from './openai-stream.js';
 import { toWireParams } from './openai-wire.js';
 import { REASONING_EFFORTS, type ReasoningEffort } from './openai-responses-wire.js';
 
 export { DEFAULT_STREAM_LIMITS, resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
-export { mapError, parseRetryAfter } from './openai-errors.js';
 export { toWireMessages, toWireParams, toWireTools } from './openai-wire.js';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -77,33 +75,15 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): OpenAIProv
   const baseURL = options.baseURL ?? DEFAULT_BASE_URL;
   const now = options.now ?? Date.now;
   const limits = resolveStreamLimits({ idleMs: options.streamIdleMs, totalMs: options.streamTotalMs, maxLineBytes: options.maxLineBytes });
-  let client: OpenAI | undefined;
-  let setupFailure: Finish | undefined;
   const apiKey = options.apiKey || (isLoopback(baseURL) ? LOOPBACK_PLACEHOLDER_KEY : undefined);
-  if (!apiKey) {
-    setupFailure = {
-      kind: 'error',
-      code: 'AUTH',
-      message: `no API key: set OPENAI_API_KEY (or point --base-url at a local server) to use ${baseURL}`,
-    };
-  } else {
-    try {
-      client = new OpenAI({
-        apiKey,
-        baseURL,
-        maxRetries: 0,
-        // The deadlines live under the SDK, in the fetch it calls; its own timeout (headers only) is left no earlier than ours.
-        timeout: limits.totalMs,
-        fetch: guardFetch(options.fetch ?? globalThis.fetch, limits),
-      });
-    } catch (err) {
-      setupFailure = { kind: 'error', code: 'BAD_REQUEST', message: `cannot create the OpenAI client: ${String(err)}` };
-    }
-  }
+  const noKey: Finish = { kind: 'error', code: 'AUTH', message: `no API key: set OPENAI_API_KEY (or point --base-url at a local server) to use ${baseURL}` };
+  const connect = openAIClient({ apiKey, noKey, baseURL, limits, ...(options.fetch ? { fetch: options.fetch } : {}) });
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<Chunk> {
     if (signal.aborted) return yield finishChunk({ kind: 'aborted' });
-    if (!client) return yield finishChunk(setupFailure!);
+    const connected = await connect();
+    if ('kind' in connected) return yield finishChunk(connected);
+    const { client, mapError } = connected;
     const mapper = createStreamMapper();
     let failure: Finish | undefined;
     try {
