@@ -2,18 +2,18 @@ import { describe, expect, it } from 'vitest';
 import {
   budgetQuestionId,
   CALL_ID,
-  callId,
+  nthCall,
   childSessionId,
   isBudgetQuestionOf,
   ralphRoundSessionId,
   ralphVerifierSessionId,
   shortId,
   STEP_ID,
-  stepId,
+  nthStep,
   stepNumber,
   stepOf,
   TURN_ID,
-  turnId,
+  nthTurn,
   turnOf,
   workflowAgentSessionId,
 } from './ids.js';
@@ -21,9 +21,9 @@ import {
 describe('the ids of a log, built and read in one place', () => {
   it('a call id built from its turn and step reads back as them', () => {
     for (const [t, s, c] of [[1, 1, 1], [3, 12, 7], [104, 2, 31]] as const) {
-      const turn = turnId(t);
-      const step = stepId(turn, s);
-      const call = callId(step, c);
+      const turn = nthTurn(t);
+      const step = nthStep(turn, s);
+      const call = nthCall(step, c);
       expect([TURN_ID.test(turn), STEP_ID.test(step), CALL_ID.test(call)]).toEqual([true, true, true]);
       expect(stepOf(call)).toBe(step);
       expect(stepNumber(step)).toBe(s);
@@ -32,7 +32,7 @@ describe('the ids of a log, built and read in one place', () => {
       expect(turnOf(turn)).toBe(turn);
       expect(shortId(call)).toBe(`c${c}`);
     }
-    expect(callId(stepId(turnId(3), 2), 1)).toBe('t3.s2.c1');
+    expect(nthCall(nthStep(nthTurn(3), 2), 1)).toBe('t3.s2.c1');
   });
 
   it('a budget question belongs to its turn and no other, and is no call id', () => {

@@ -12,13 +12,13 @@ export const STEP_ID = /^t\d+\.s\d+$/;
 export const CALL_ID = /^t\d+\.s\d+\.c\d+$/;
 
 /** The turn numbered `n` (from 1). */
-export const turnId = (n: number): string => `t${n}`;
+export const nthTurn = (n: number): string => `t${n}`;
 
 /** The step numbered `n` (from 1) of a turn. */
-export const stepId = (turn: string, n: number): string => `${turn}.s${n}`;
+export const nthStep = (turn: string, n: number): string => `${turn}.s${n}`;
 
 /** The `k`th call (from 1) of a step. */
-export const callId = (step: string, k: number): string => `${step}.c${k}`;
+export const nthCall = (step: string, k: number): string => `${step}.c${k}`;
 
 /** The question's id, as an approval request carries it: the turn and which budget question of it (`t3.budget2`). */
 export const budgetQuestionId = (turn: string, n: number): string => `${turn}.budget${n}`;

@@ -9,6 +9,7 @@
  * `open`, for repair; everything before it must still be clean.
  */
 import type { Entry, EntryOf, ToolCallBlock } from './entries.js';
+import { nthCall, nthStep, nthTurn } from './ids.js';
 import type { OpenCall, OpenTail, Totals, Verdict, VerifyOptions, Violation } from './verdict.js';
 import { ralphStep, type RalphState } from './verify-ralph.js';
 import { isVisible, SurfaceTracker } from './verify-surface.js';
@@ -132,7 +133,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
           if (turn.step) closeStep(turn, e);
         }
         totals.turns++;
-        if (e.turn !== `t${totals.turns}`) flag('bad-turn-id', e, `turn ${e.turn} should be t${totals.turns}`);
+        if (e.turn !== nthTurn(totals.turns)) flag('bad-turn-id', e, `turn ${e.turn} should be ${nthTurn(totals.turns)}`);
         turn = { id: e.turn, seq: e.seq, steps: 0 };
         // A steer the turn before never took becomes this turn's input.
         take(e, e.from, ['followup', 'steer'], e.input);
@@ -165,7 +166,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         }
         turn.steps++;
         totals.steps++;
-        if (e.step !== `${turn.id}.s${turn.steps}`) flag('bad-step-id', e, `step ${e.step} should be ${turn.id}.s${turn.steps}`);
+        if (e.step !== nthStep(turn.id, turn.steps)) flag('bad-step-id', e, `step ${e.step} should be ${nthStep(turn.id, turn.steps)}`);
         turn.step = { id: e.step, seq: e.seq, blocks: [], calls: [] };
         break;
       }
@@ -194,7 +195,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         if (!s) break;
         const k = s.calls.length + 1;
         const b = s.blocks[k - 1];
-        if (e.callId !== `${s.id}.c${k}` || !b || b.id !== e.toolCallId || b.name !== e.name || b.arguments !== e.arguments) {
+        if (e.callId !== nthCall(s.id, k) || !b || b.id !== e.toolCallId || b.name !== e.name || b.arguments !== e.arguments) {
           flag('forged-entry', e, `${e.callId} does not match tool call ${k} of ${s.id}'s answer`);
           break;
         }
@@ -389,7 +390,7 @@ function describeOpen(turn: TurnState | undefined, compaction: EntryOf<'compacti
     s.blocks
       .slice(s.calls.length)
       .forEach((b, j) => {
-        open.unloggedCalls.push({ turn: turn.id, step: s.id, callId: `${s.id}.c${s.calls.length + j + 1}`, toolCallId: b.id, name: b.name, arguments: b.arguments });
+        open.unloggedCalls.push({ turn: turn.id, step: s.id, callId: nthCall(s.id, s.calls.length + j + 1), toolCallId: b.id, name: b.name, arguments: b.arguments });
       });
   }
   return open;
