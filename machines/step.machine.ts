@@ -5,6 +5,7 @@
 import { assign, enqueueActions, fromCallback, setup, type CallbackActorLogic } from 'xstate';
 import { assembleBlocks, emptyAssembly, type Assembly, type Chunk } from '../log/chunks.js';
 import type { Block, Draft, Finish, ModelErrorCode, ToolCallBlock } from '../log/entries.js';
+import { nthCall } from '../log/ids.js';
 import type { ModelRequest } from '../log/messages.js';
 import { draftAssistant, draftRetry, draftStepEnd, draftStepStart, draftToolCall, type StepRef } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
@@ -86,7 +87,7 @@ const finishOf = (c: StepContext): Finish => c.assembly.finish ?? { kind: 'error
 const callRef = (c: StepContext, b: ToolCallBlock, i: number) => ({
   turn: c.turn,
   step: c.step,
-  callId: `${c.step}.c${i + 1}`,
+  callId: nthCall(c.step, i + 1),
   toolCallId: b.id,
   name: b.name,
 });

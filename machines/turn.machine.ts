@@ -5,6 +5,7 @@
  */
 import { assign, enqueueActions, setup } from 'xstate';
 import type { Draft, Origin, TurnEndReason } from '../log/entries.js';
+import { nthStep } from '../log/ids.js';
 import { notDurableCause } from '../log/not-durable.js';
 import { compactionMachine, type CompactionOutput, type CompactionTrigger } from './compaction.machine.js';
 import { draftTurnEnd, draftTurnStart, draftUnsaved, draftUserMessage } from './drafts.js';
@@ -261,7 +262,7 @@ export const turnMachine = setup({
       invoke: {
         id: 'step',
         src: 'step',
-        input: ({ context }) => ({ turn: context.turn, step: `${context.turn}.s${context.steps}`, overflowRetried: context.overflowRetried === true, ...(context.resume ? { resume: context.resume } : {}) }),
+        input: ({ context }) => ({ turn: context.turn, step: nthStep(context.turn, context.steps), overflowRetried: context.overflowRetried === true, ...(context.resume ? { resume: context.resume } : {}) }),
         onDone: {
           target: 'deciding',
           actions: assign({
