@@ -397,8 +397,5 @@ export type DraftOf<K extends EntryKind> = Omit<EntryOf<K>, 'seq' | 'at'>;
 
 export const ENTRY_KINDS: readonly EntryKind[] = Entry.options.map((o) => o.shape.kind.value);
 
-/** Kinds whose entries can reach a model request. */
-export const MODEL_VISIBLE = new Set<EntryKind>(['user/message', 'assistant/message', 'tool/result']);
-
 /** The entries that record what reached the session from outside: replay sends each again where it stands. */
 export const INPUT_KINDS = new Set<EntryKind>(['session/input', 'session/cancel', 'session/compact', 'session/end']);

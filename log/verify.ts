@@ -12,7 +12,8 @@ import type { Entry, EntryOf, ToolCallBlock } from './entries.js';
 import { nthCall, nthStep, nthTurn } from './ids.js';
 import type { OpenCall, OpenTail, Totals, Verdict, VerifyOptions, Violation } from './verdict.js';
 import { ralphStep, type RalphState } from './verify-ralph.js';
-import { isVisible, SurfaceTracker } from './verify-surface.js';
+import { SurfaceTracker } from './verify-surface.js';
+import { isVisible } from './visible.js';
 
 export type { OpenCall, OpenTail, Totals, Verdict, VerifyOptions, Violation } from './verdict.js';
 
