@@ -236,7 +236,7 @@ export const ToolResult = z.strictObject({
   toolCallId: z.string(),
   name: z.string(),
   status: ToolResultStatus,
-  /** A stable code for anything but `ok`: UNKNOWN_TOOL, INVALID_ARGUMENTS, DENIED, ABORTED, TOOL_TIMEOUT, … */
+  /** A stable code for anything but `ok`: UNKNOWN_TOOL, INVALID_ARGUMENTS, DENIED, ABORTED, TOOL_TIMEOUT, … (the harness's own: `ToolResultCode`, codes.ts) */
   code: z.string().optional(),
   content: z.string(),
   verdict: Verdict.optional(),

@@ -9,6 +9,7 @@
  * `open`, for repair; everything before it must still be clean.
  */
 import type { Entry, EntryOf, ToolCallBlock } from './entries.js';
+import { ToolResultCode } from './codes.js';
 import { nthCall, nthStep, nthTurn } from './ids.js';
 import type { OpenCall, OpenTail, Totals, Verdict, VerifyOptions, Violation } from './verdict.js';
 import { ralphStep, type RalphState } from './verify-ralph.js';
@@ -48,7 +49,7 @@ interface TurnState {
 const callBlocks = (a: EntryOf<'assistant/message'> | undefined): ToolCallBlock[] =>
   a ? a.blocks.filter((b): b is ToolCallBlock => b.type === 'tool-call') : [];
 const RAN = new Set(['ok', 'error', 'unknown']);
-const NOT_RUN_CODES = new Set(['ABORTED_BEFORE_DISPATCH', 'TOOL_NOT_STARTED']);
+const NOT_RUN_CODES = new Set<string>([ToolResultCode.ABORTED_BEFORE_DISPATCH, ToolResultCode.TOOL_NOT_STARTED]);
 
 
 /** Contract: pure and linear in the log; never throws for any list of schema-valid entries. */
