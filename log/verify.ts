@@ -12,6 +12,7 @@ import type { Entry, EntryOf, ToolCallBlock } from './entries.js';
 import { ToolResultCode } from './codes.js';
 import { nthCall, nthStep, nthTurn } from './ids.js';
 import type { OpenCall, OpenTail, Totals, Verdict, VerifyOptions, Violation } from './verdict.js';
+import { InputLinks } from './verify-inputs.js';
 import { ralphStep, type RalphState } from './verify-ralph.js';
 import { SurfaceTracker } from './verify-surface.js';
 import { isVisible } from './visible.js';
@@ -68,24 +69,9 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
   /** Where the session runs as the log has said so far: `session/start`'s cwd, then each move's `to` (ADR 0041). */
   let workspace: string | undefined;
   let prevSeq = 0;
-  // Format 2 (ADR 0021): inputs are entries, and whatever takes one names it (`from`), once.
   const start = entries[0];
-  const linked = start?.kind === 'session/start' && start.format >= 2;
-  const inputs = new Map<number, { input: EntryOf<'session/input'>; taken: boolean }>();
-  /** `e` takes the input at `from`: one that was logged before it, in a mode and with the text it claims, not yet taken. */
-  const take = (e: Entry, from: number | undefined, modes: readonly string[], text: string) => {
-    if (!linked) {
-      if (from !== undefined) flag('bad-input-link', e, `${e.kind} names input seq ${from}, but a format 1 log logs no inputs`);
-      return;
-    }
-    if (from === undefined) return flag('bad-input-link', e, `${e.kind} does not name the session/input it takes (from)`);
-    const known = inputs.get(from);
-    if (!known) return flag('bad-input-link', e, `${e.kind} takes input seq ${from}, which is not an earlier session/input`);
-    if (known.taken) return flag('bad-input-link', e, `${e.kind} takes input seq ${from}, which an earlier entry already took`);
-    if (!modes.includes(known.input.mode)) return flag('bad-input-link', e, `${e.kind} takes input seq ${from}, a ${known.input.mode}; it takes only ${modes.join(' or ')}`);
-    if (known.input.text !== text) return flag('bad-input-link', e, `${e.kind} takes input seq ${from} but its text differs from the input's`);
-    known.taken = true;
-  };
+  const inputs = new InputLinks(start?.kind === 'session/start' && start.format >= 2, flag);
+  const linked = inputs.linked;
 
   /** The open step, when `e` names it; otherwise flags `e` as forged. */
   const stepOf = (e: Entry & { turn: string; step: string }): StepState | undefined => {
@@ -138,19 +124,18 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         if (e.turn !== nthTurn(totals.turns)) flag('bad-turn-id', e, `turn ${e.turn} should be ${nthTurn(totals.turns)}`);
         turn = { id: e.turn, seq: e.seq, steps: 0 };
         // A steer the turn before never took becomes this turn's input.
-        take(e, e.from, ['followup', 'steer'], e.input);
+        inputs.take(e, e.from, ['followup', 'steer'], e.input);
         break;
       }
       case 'user/message':
         // A summary logged by a compaction between turns belongs to no open turn (ADR 0005).
         if (e.origin === 'summary' && e.surfaceOp !== 'append' && compaction) break;
         if (turn?.id !== e.turn) flag('forged-entry', e, `user/message names turn ${e.turn}, but ${turn ? `the open turn is ${turn.id}` : 'no turn is open'}`);
-        if (e.origin === 'steer' || e.origin === 'inject') take(e, e.from, [e.origin], e.text);
+        if (e.origin === 'steer' || e.origin === 'inject') inputs.take(e, e.from, [e.origin], e.text);
         else if (e.from !== undefined) flag('bad-input-link', e, `a user/message of origin ${e.origin} names input seq ${e.from}; only a steer or inject delivers one`);
         break;
       case 'session/input':
-        if (!linked) flag('forged-entry', e, 'session/input in a format 1 log');
-        inputs.set(e.seq, { input: e, taken: false });
+        inputs.add(e);
         break;
       case 'session/cancel':
       case 'session/compact':
