@@ -4,7 +4,8 @@
  */
 import type { Entry, EntryOf } from './entries.js';
 
-type Flag = (violation: string, e: Entry | undefined, message: string) => void;
+/** Records a violation at `e` (none: the log as a whole). */
+export type Flag = (violation: string, e: Entry | undefined, message: string) => void;
 
 export class InputLinks {
   private readonly inputs = new Map<number, { input: EntryOf<'session/input'>; taken: boolean }>();

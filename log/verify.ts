@@ -12,7 +12,7 @@ import type { Entry, EntryOf, ToolCallBlock } from './entries.js';
 import { ToolResultCode } from './codes.js';
 import { nthCall, nthStep, nthTurn } from './ids.js';
 import type { OpenCall, OpenTail, Totals, Verdict, VerifyOptions, Violation } from './verdict.js';
-import { InputLinks } from './verify-inputs.js';
+import { InputLinks, type Flag } from './verify-inputs.js';
 import { ralphStep, type RalphState } from './verify-ralph.js';
 import { SurfaceTracker } from './verify-surface.js';
 import { isVisible } from './visible.js';
@@ -53,11 +53,34 @@ const RAN = new Set(['ok', 'error', 'unknown']);
 const NOT_RUN_CODES = new Set<string>([ToolResultCode.ABORTED_BEFORE_DISPATCH, ToolResultCode.TOOL_NOT_STARTED]);
 
 
+/** A `tool/result` against the call it settles (`known`), in the open turn's open step (I2). */
+function checkResult(e: EntryOf<'tool/result'>, known: { state: CallState; step: string } | undefined, turn: TurnState | undefined, compacting: boolean, flag: Flag): void {
+  if (e.surfaceOp !== 'append') {
+    // A pruned result (compaction): it stands in for the call's settled result, whose place the surface check verified.
+    if (!known?.state.settled) flag('orphan-result', e, `a replacing result for ${e.callId}, which has no settled result to replace`);
+    else if (!compacting) flag('bad-replace', e, `a replacing result for ${e.callId} outside a compaction bracket`);
+    return;
+  }
+  if (!known) return flag('orphan-result', e, `result for ${e.callId}, which has no earlier tool/call (I2)`);
+  const s = turn?.step;
+  const c = s && s.id === known.step && turn!.id === e.turn && s.id === e.step ? known.state : undefined;
+  if (!c) {
+    flag(known.state.settled ? 'duplicate-result' : 'forged-entry', e, `result for ${e.callId} (a call of ${known.step}) ${s ? `inside step ${s.id}` : 'outside any step'}`);
+    known.state.settled = true;
+    return;
+  }
+  if (c.settled) flag('duplicate-result', e, `a second result for ${e.callId} (I2)`);
+  else if (e.toolCallId !== c.call.toolCallId || e.name !== c.call.name) flag('forged-entry', e, `result for ${e.callId} names ${e.name}/${e.toolCallId}, the call ${c.call.name}/${c.call.toolCallId}`);
+  else if (RAN.has(e.status) && !c.dispatch) flag('forged-entry', e, `result for ${e.callId} says it ran (${e.status}), but it was never dispatched`);
+  else if (e.code !== undefined && NOT_RUN_CODES.has(e.code) && c.dispatch) flag('forged-entry', e, `result for ${e.callId} says ${e.code}, but it was dispatched (seq ${c.dispatch.seq})`);
+  c.settled = true;
+}
+
 /** Contract: pure and linear in the log; never throws for any list of schema-valid entries. */
 export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): Verdict {
   const violations: Violation[] = [];
   const totals: Totals = { entries: entries.length, turns: 0, turnEnds: {}, steps: 0, calls: {}, retries: 0, repairs: 0, checkpoints: 0 };
-  const flag = (violation: string, e: Entry | undefined, message: string) => violations.push({ violation, seq: e?.seq ?? null, message });
+  const flag: Flag = (violation, e, message) => void violations.push({ violation, seq: e?.seq ?? null, message });
   const calls = new Map<string, { state: CallState; step: string }>();
   const surface = new SurfaceTracker();
   const subagents = new Map<string, { callId: string; child: string }>();
@@ -217,34 +240,10 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         else if (c) c.dispatch = e;
         break;
       }
-      case 'tool/result': {
-        if (e.surfaceOp !== 'append') {
-          // A pruned result (compaction): it stands in for the call's settled result, whose place the surface check verified.
-          const known = calls.get(e.callId);
-          if (!known?.state.settled) flag('orphan-result', e, `a replacing result for ${e.callId}, which has no settled result to replace`);
-          else if (!compaction) flag('bad-replace', e, `a replacing result for ${e.callId} outside a compaction bracket`);
-          break;
-        }
-        totals.calls[e.status] = (totals.calls[e.status] ?? 0) + 1;
-        const known = calls.get(e.callId);
-        if (!known) {
-          flag('orphan-result', e, `result for ${e.callId}, which has no earlier tool/call (I2)`);
-          break;
-        }
-        const s = turn?.step;
-        const c = s && s.id === known.step && turn!.id === e.turn && s.id === e.step ? known.state : undefined;
-        if (!c) {
-          flag(known.state.settled ? 'duplicate-result' : 'forged-entry', e, `result for ${e.callId} (a call of ${known.step}) ${s ? `inside step ${s.id}` : 'outside any step'}`);
-          known.state.settled = true;
-          break;
-        }
-        if (c.settled) flag('duplicate-result', e, `a second result for ${e.callId} (I2)`);
-        else if (e.toolCallId !== c.call.toolCallId || e.name !== c.call.name) flag('forged-entry', e, `result for ${e.callId} names ${e.name}/${e.toolCallId}, the call ${c.call.name}/${c.call.toolCallId}`);
-        else if (RAN.has(e.status) && !c.dispatch) flag('forged-entry', e, `result for ${e.callId} says it ran (${e.status}), but it was never dispatched`);
-        else if (e.code !== undefined && NOT_RUN_CODES.has(e.code) && c.dispatch) flag('forged-entry', e, `result for ${e.callId} says ${e.code}, but it was dispatched (seq ${c.dispatch.seq})`);
-        c.settled = true;
+      case 'tool/result':
+        if (e.surfaceOp === 'append') totals.calls[e.status] = (totals.calls[e.status] ?? 0) + 1;
+        checkResult(e, calls.get(e.callId), turn, compaction !== undefined, flag);
         break;
-      }
       case 'step/end': {
         const s = stepOf(e);
         if (s) closeStep(turn!, e);
