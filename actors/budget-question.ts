@@ -8,6 +8,7 @@
  * stands (`budget/decided` carries the new cap); anything else ends the turn `BUDGET_EXHAUSTED` with the figures.
  */
 import { fromPromise } from 'xstate';
+import { budgetQuestionId } from '../log/ids.js';
 import type { Recorder } from '../log/recorder.js';
 import type { BudgetVerdict } from '../machines/turn.machine.js';
 import type { Answerer, ApprovalPolicy } from '../ports/approval.js';
@@ -21,9 +22,6 @@ export interface BudgetQuestionOptions {
   answerer?: Answerer;
   answerTimeoutMs?: number;
 }
-
-/** The question's id, as an approval request carries it: the turn and which budget question of it (`t3.budget2`). */
-export const budgetQuestionId = (turn: string, n: number) => `${turn}.budget${n}`;
 
 /** Contract: appends nothing until the actor runs; the guard never throws. */
 export function budgetQuestion(recorder: Recorder, o: BudgetQuestionOptions) {

@@ -12,6 +12,7 @@
 import { fromCallback } from 'xstate';
 import type { Chunk } from '../log/chunks.js';
 import { escapedBytes, MAX_ANSWER_BYTES } from '../log/entry-size.js';
+import { turnOf } from '../log/ids.js';
 import type { ModelRequest } from '../log/messages.js';
 import type { StepEvent } from '../machines/step.machine.js';
 import type { StreamPayload } from '../ports/hooks.js';
@@ -79,7 +80,7 @@ export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink, h
     };
     (async () => {
       try {
-        const turn = input.step.slice(0, input.step.indexOf('.'));
+        const turn = turnOf(input.step);
         for await (const chunk of streamOf(provider, hooks, report, { request: input.request, turn, step: input.step, attempt: input.attempt - 1, signal: controller.signal })) {
           emit(chunk);
           if (finished) break;

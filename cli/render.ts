@@ -6,6 +6,7 @@
  */
 import type { Chunk } from '../log/chunks.js';
 import type { Entry } from '../log/entries.js';
+import { shortId } from '../log/ids.js';
 import { checkerOf } from '../tools/schema.js';
 import { builtinTools } from '../tools/index.js';
 import type { ToolDefinition } from '../ports/tools.js';
@@ -90,7 +91,7 @@ export function createRenderer(out: { write(s: string): unknown }, tools: ToolLo
           line(`→ ${presentCall(tools, e.name, e.arguments)}`);
           break;
         case 'tool/result':
-          line(`  ← ${e.callId.split('.').pop()} ${e.status}${e.code ? ` ${e.code}` : ''}: ${summarizeResult(e.content)}`, true);
+          line(`  ← ${shortId(e.callId)} ${e.status}${e.code ? ` ${e.code}` : ''}: ${summarizeResult(e.content)}`, true);
           break;
         case 'model/retry':
           line(`  ↻ model request failed (${e.code}: ${e.message}); retry ${e.attempt} in ${e.delayMs} ms`, true);

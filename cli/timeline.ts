@@ -4,6 +4,7 @@
  * logged escape sequence is shown, never acted on.
  */
 import type { Entry } from '../log/entries.js';
+import { shortId } from '../log/ids.js';
 import type { Totals } from '../log/verify.js';
 import { visible } from './visible.js';
 import { describePolicy } from '../safety/policy-order.js';
@@ -12,7 +13,6 @@ const clip = (s: string, n = 60) => {
   const one = s.replace(/\s+/g, ' ').trim();
   return one.length > n ? `${one.slice(0, n - 1)}…` : one;
 };
-const short = (callId: string) => callId.slice(callId.lastIndexOf('.') + 1);
 
 function where(e: Entry): string {
   if ('step' in e && typeof e.step === 'string') return e.step;
@@ -51,19 +51,19 @@ export function summarize(e: Entry): string {
     case 'model/retry':
       return `attempt ${e.attempt} failed ${e.code}; retry in ${e.delayMs} ms`;
     case 'tool/call':
-      return `${short(e.callId)} ${e.name} ${clip(e.arguments, 50)}`;
+      return `${shortId(e.callId)} ${e.name} ${clip(e.arguments, 50)}`;
     case 'approval/asked':
-      return `${short(e.callId)} ${e.name}: ${clip(e.reason, 50)}`;
+      return `${shortId(e.callId)} ${e.name}: ${clip(e.reason, 50)}`;
     case 'approval/decided':
-      return `${short(e.callId)} ${e.outcome} by ${e.by}`;
+      return `${shortId(e.callId)} ${e.outcome} by ${e.by}`;
     case 'budget/asked':
       return `budget spent: ${e.used.tokens} tokens, $${e.used.usd.toFixed(4)}${e.limit.tokens !== undefined ? `; cap ${e.limit.tokens} tokens` : ''}${e.limit.usd !== undefined ? `; cap $${e.limit.usd.toFixed(4)}` : ''}`;
     case 'budget/decided':
       return `budget ${e.outcome} by ${e.by}${e.limit ? ` → cap ${JSON.stringify(e.limit)}` : ''}`;
     case 'tool/dispatch':
-      return `${short(e.callId)} ${e.name}${e.idempotent ? ' (idempotent)' : ''}`;
+      return `${shortId(e.callId)} ${e.name}${e.idempotent ? ' (idempotent)' : ''}`;
     case 'tool/result':
-      return `${short(e.callId)} ${e.status}${e.code ? ` ${e.code}` : ''}: ${clip(e.content, 50)}`;
+      return `${shortId(e.callId)} ${e.status}${e.code ? ` ${e.code}` : ''}: ${clip(e.content, 50)}`;
     case 'step/end':
       return e.reason;
     case 'turn/end':
@@ -87,7 +87,7 @@ export function summarize(e: Entry): string {
     case 'compaction/end':
       return `${e.outcome}, ${e.tokensBefore} → ${e.tokensAfter} tokens`;
     case 'subagent/start':
-      return `${e.child} (${e.mode}, depth ${e.depth}) for ${short(e.callId)}`;
+      return `${e.child} (${e.mode}, depth ${e.depth}) for ${shortId(e.callId)}`;
     case 'subagent/end':
       return `${e.child}: ${e.reason}${e.code ? ` ${e.code}` : ''}`;
     case 'ralph/start':

@@ -5,20 +5,7 @@
  */
 import type { Entry, EntryOf, Verdict } from './entries.js';
 import type { CarriedReasoning, ModelMessage } from './messages.js';
-
-export type Visible = EntryOf<'user/message'> | EntryOf<'assistant/message'> | EntryOf<'tool/result'>;
-
-export const isVisible = (e: Entry): e is Visible =>
-  e.kind === 'user/message' || e.kind === 'assistant/message' || e.kind === 'tool/result';
-
-/**
- * The seq span an item stands for: its own seq, or for a replacement the span
- * it shadows. A replace shadows every item whose cover lies inside its span,
- * so a later summary can take in an earlier summary or a pruned result (whose
- * own seq is late) without swallowing the entries logged in between.
- */
-export const coverOf = (e: Visible): { start: number; end: number } =>
-  e.surfaceOp === 'append' ? { start: e.seq, end: e.seq } : { start: e.surfaceOp.start, end: e.surfaceOp.end };
+import { coverOf, isVisible, type Visible } from './visible.js';
 
 const within = (e: Visible, start: number, end: number): boolean => {
   const c = coverOf(e);

@@ -236,7 +236,7 @@ export const ToolResult = z.strictObject({
   toolCallId: z.string(),
   name: z.string(),
   status: ToolResultStatus,
-  /** A stable code for anything but `ok`: UNKNOWN_TOOL, INVALID_ARGUMENTS, DENIED, ABORTED, TOOL_TIMEOUT, … */
+  /** A stable code for anything but `ok`: UNKNOWN_TOOL, INVALID_ARGUMENTS, DENIED, ABORTED, TOOL_TIMEOUT, … (the harness's own: `ToolResultCode`, codes.ts) */
   code: z.string().optional(),
   content: z.string(),
   verdict: Verdict.optional(),
@@ -396,9 +396,6 @@ export type Draft = Entry extends infer E ? (E extends Entry ? Omit<E, 'seq' | '
 export type DraftOf<K extends EntryKind> = Omit<EntryOf<K>, 'seq' | 'at'>;
 
 export const ENTRY_KINDS: readonly EntryKind[] = Entry.options.map((o) => o.shape.kind.value);
-
-/** Kinds whose entries can reach a model request. */
-export const MODEL_VISIBLE = new Set<EntryKind>(['user/message', 'assistant/message', 'tool/result']);
 
 /** The entries that record what reached the session from outside: replay sends each again where it stands. */
 export const INPUT_KINDS = new Set<EntryKind>(['session/input', 'session/cancel', 'session/compact', 'session/end']);

@@ -4,6 +4,7 @@
  * envelope every entry shares. `entries.ts` builds the entry kinds from them.
  */
 import { z } from 'zod';
+import { CALL_ID, STEP_ID, TURN_ID } from './ids.js';
 
 export const SurfaceOp = z.union([
   z.literal('append'),
@@ -136,9 +137,9 @@ export type ToolResultStatus = z.infer<typeof ToolResultStatus>;
 export const Verdict = z.enum(['confirmed', 'uncertain', 'rejected']);
 export type Verdict = z.infer<typeof Verdict>;
 
-export const TurnId = z.string().regex(/^t\d+$/);
-export const StepId = z.string().regex(/^t\d+\.s\d+$/);
-export const CallId = z.string().regex(/^t\d+\.s\d+\.c\d+$/);
+export const TurnId = z.string().regex(TURN_ID);
+export const StepId = z.string().regex(STEP_ID);
+export const CallId = z.string().regex(CALL_ID);
 
 /** The `seq` of the `session/input` an entry consumed (format 2). */
 export const From = z.int().positive();

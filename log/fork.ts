@@ -25,7 +25,15 @@ export interface ForkPoint {
   end: number;
 }
 
-export type ForkRefusalCode = 'FORK_INSIDE_TURN' | 'FORK_NO_SUCH_SEQ' | 'FORK_NOT_AN_ANSWER' | 'FORK_BAD_ANSWER' | 'FORK_CORRUPT';
+/** Why a fork was refused: the point is inside a turn, past the log, not an answer, the answer unreadable, or the fork would not verify. */
+export const ForkRefusalCode = {
+  FORK_INSIDE_TURN: 'FORK_INSIDE_TURN',
+  FORK_NO_SUCH_SEQ: 'FORK_NO_SUCH_SEQ',
+  FORK_NOT_AN_ANSWER: 'FORK_NOT_AN_ANSWER',
+  FORK_BAD_ANSWER: 'FORK_BAD_ANSWER',
+  FORK_CORRUPT: 'FORK_CORRUPT',
+} as const;
+export type ForkRefusalCode = (typeof ForkRefusalCode)[keyof typeof ForkRefusalCode];
 
 export interface ForkRefusal {
   code: ForkRefusalCode;
@@ -87,7 +95,7 @@ function insideTurn(entries: readonly Entry[], seq: number, turn: { turn: string
   const after = points.find((p) => p.seq >= seq);
   const nearest = [before, after].filter((p): p is ForkPoint => p !== undefined);
   return {
-    code: 'FORK_INSIDE_TURN',
+    code: ForkRefusalCode.FORK_INSIDE_TURN,
     message: `${what}seq ${seq} is inside turn ${turn.turn} (it began at seq ${turn.seq}); fork at ${nearest.map(describe).join(' or ')}`,
     nearest,
   };
@@ -105,7 +113,7 @@ function notAnApproval(entries: readonly Entry[], e: Entry, answer: string): For
   const decided = entries.filter((x) => x.kind === 'approval/decided').map((x) => x.seq);
   const where = decided.length > 0 ? `this log's approval answers are at seq ${decided.join(', ')}` : 'this log has none';
   return {
-    code: 'FORK_NOT_AN_ANSWER',
+    code: ForkRefusalCode.FORK_NOT_AN_ANSWER,
     message: `seq ${e.seq} is ${whatIs(e)}, not an approval/decided: --answer ${answer} re-answers an approval (${where}); to replace an input with that word, write it otherwise (e.g. ${clip(`${answer}.`)})`,
   };
 }
@@ -117,7 +125,7 @@ function notAnApproval(entries: readonly Entry[], e: Entry, answer: string): For
 function replacementFor(entries: readonly Entry[], e: Entry, answer: string): { at: Entry; draft?: Draft } | ForkRefusal {
   if (e.kind === 'approval/decided') {
     const a = answer.toLowerCase();
-    if (!APPROVE.has(a) && !DENY.has(a)) return { code: 'FORK_BAD_ANSWER', message: `seq ${e.seq} is an approval answer: --answer approve or --answer deny, not ${JSON.stringify(answer)}` };
+    if (!APPROVE.has(a) && !DENY.has(a)) return { code: ForkRefusalCode.FORK_BAD_ANSWER, message: `seq ${e.seq} is an approval answer: --answer approve or --answer deny, not ${JSON.stringify(answer)}` };
     // A no stays a no: it runs nothing. A yes is asked again of whoever may approve where the fork goes on.
     if (DENY.has(a)) return { at: e, draft: { kind: 'approval/decided', turn: e.turn, step: e.step, callId: e.callId, by: 'fork', outcome: 'rejected' } };
     return { at: e };
@@ -128,7 +136,7 @@ function replacementFor(entries: readonly Entry[], e: Entry, answer: string): { 
   const turnStart = e.kind === 'turn/start' ? e : e.kind === 'user/message' && e.origin === 'user' ? entries.find((t): t is EntryOf<'turn/start'> => t.kind === 'turn/start' && t.turn === e.turn) : undefined;
   const input = e.kind === 'session/input' ? e : entries.find((x): x is EntryOf<'session/input'> => x.kind === 'session/input' && turnStart?.from !== undefined && x.seq === turnStart.from);
   if (!input) {
-    return { code: 'FORK_NOT_AN_ANSWER', message: `seq ${e.seq} is a ${e.kind}: --answer re-answers an approval/decided or replaces a session/input (or the user message a turn took from one)` };
+    return { code: ForkRefusalCode.FORK_NOT_AN_ANSWER, message: `seq ${e.seq} is a ${e.kind}: --answer re-answers an approval/decided or replaces a session/input (or the user message a turn took from one)` };
   }
   const draft: DraftOf<'session/input'> = { kind: 'session/input', mode: input.mode, text: answer, origin: input.origin };
   return { at: input, draft };
@@ -148,15 +156,15 @@ function stamp(draft: Draft, seq: number, at: string): { entry: Entry; line: str
  */
 export function planFork(entries: readonly Entry[], lines: readonly string[], req: ForkRequest): ForkPlan | ForkRefusal {
   const start = entries[0];
-  if (start?.kind !== 'session/start') return { code: 'FORK_CORRUPT', message: 'the log does not begin with session/start' };
+  if (start?.kind !== 'session/start') return { code: ForkRefusalCode.FORK_CORRUPT, message: 'the log does not begin with session/start' };
   const last = entries.at(-1)!.seq;
-  if (req.at !== undefined && (req.at < 1 || req.at > last)) return { code: 'FORK_NO_SUCH_SEQ', message: `the log holds seq 1 to ${last}, not ${req.at}` };
+  if (req.at !== undefined && (req.at < 1 || req.at > last)) return { code: ForkRefusalCode.FORK_NO_SUCH_SEQ, message: `the log holds seq 1 to ${last}, not ${req.at}` };
 
   let keep: number;
   let replacement: Draft | undefined;
   let asks: string | undefined;
   if (req.answer !== undefined) {
-    if (req.at === undefined) return { code: 'FORK_NOT_AN_ANSWER', message: '--answer needs --at: the seq of the approval answer or input it replaces' };
+    if (req.at === undefined) return { code: ForkRefusalCode.FORK_NOT_AN_ANSWER, message: '--answer needs --at: the seq of the approval answer or input it replaces' };
     const target = replacementFor(entries, entries.find((e) => e.seq === req.at)!, req.answer);
     if ('code' in target) return target;
     keep = target.at.seq - 1;
@@ -187,7 +195,7 @@ export function planFork(entries: readonly Entry[], lines: readonly string[], re
   const verdict = verifyLog(out, { allowOpenTail: true });
   if (!verdict.ok) {
     const v = verdict.violations[0]!;
-    return { code: 'FORK_CORRUPT', message: `the fork would not verify: ${v.violation} at seq ${v.seq ?? '?'}: ${v.message}` };
+    return { code: ForkRefusalCode.FORK_CORRUPT, message: `the fork would not verify: ${v.violation} at seq ${v.seq ?? '?'}: ${v.message}` };
   }
   return { ok: true, entries: out, lines: outLines, forkOf, ...(asks !== undefined ? { asks } : {}) };
 }

@@ -7,6 +7,7 @@
  * line; a defect anywhere but the open end is corruption and is refused.
  * Decisions beyond the design are in docs/adr/0002-checkpoints-and-repair.md.
  */
+import { ToolResultCode } from './codes.js';
 import { draftToolResult } from './draft-tool-result.js';
 import type { Draft, DraftOf, Entry, RepairFound, TurnEndReason } from './entries.js';
 import { resumableTurn } from './resumable.js';
@@ -150,10 +151,10 @@ function closeOpen(open: OpenTail, report: RepairReport, closeAs: NonNullable<Re
       closing.push(k);
     } else if (c.dispatched) {
       report.outcomeUnknown.push({ callId: c.callId, name: c.name, idempotent: c.idempotent });
-      closing.push(draftToolResult(c, 'unknown', outcomeUnknownText(c.name, c.idempotent), 'TOOL_OUTCOME_UNKNOWN'));
+      closing.push(draftToolResult(c, 'unknown', outcomeUnknownText(c.name, c.idempotent), ToolResultCode.TOOL_OUTCOME_UNKNOWN));
     } else {
       report.notStarted.push(c.callId);
-      closing.push(draftToolResult(c, 'aborted', notStartedText(c.name), 'TOOL_NOT_STARTED'));
+      closing.push(draftToolResult(c, 'aborted', notStartedText(c.name), ToolResultCode.TOOL_NOT_STARTED));
     }
   }
   if (open.step) {

@@ -10,6 +10,7 @@
  * or a fork that answered anew, ADR 0029). A call runs only on an allow, once.
  */
 import type { Block, Entry, EntryOf, Finish, Origin } from './entries.js';
+import { stepNumber } from './ids.js';
 import { verifyLog, type OpenCall } from './verify.js';
 
 /** An approval answer as the log holds it: outcome, who gave it, and the rule of an "always". */
@@ -60,7 +61,7 @@ export function resumableTurn(entries: readonly Entry[]): ResumableTurn | undefi
   return {
     ...turnHeader(entries, at),
     step: open.step.id,
-    steps: Number(open.step.id.slice(open.step.id.lastIndexOf('.s') + 2)),
+    steps: stepNumber(open.step.id),
     blocks: answer.blocks,
     finish: answer.finish,
     settled,

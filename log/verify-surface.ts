@@ -3,9 +3,7 @@
  * model-visible entries are still visible, and whether a `replace` op cites
  * a span it may shadow (I9: never a call without its result, or the reverse).
  */
-import type { Entry, EntryOf } from './entries.js';
-
-type Visible = EntryOf<'user/message'> | EntryOf<'assistant/message'> | EntryOf<'tool/result'>;
+import { coverOf, type Visible } from './visible.js';
 
 export class SurfaceTracker {
   /** Every model-visible entry, in seq order. Appending is all most entries cost: a replace (rare) builds what it needs from this. */
@@ -68,7 +66,3 @@ export class SurfaceTracker {
   }
 }
 
-const coverOf = (v: Visible): { start: number; end: number } =>
-  v.surfaceOp === 'append' ? { start: v.seq, end: v.seq } : { start: v.surfaceOp.start, end: v.surfaceOp.end };
-
-export const isVisible = (e: Entry): e is Visible => e.kind === 'user/message' || e.kind === 'assistant/message' || e.kind === 'tool/result';

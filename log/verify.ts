@@ -9,9 +9,13 @@
  * `open`, for repair; everything before it must still be clean.
  */
 import type { Entry, EntryOf, ToolCallBlock } from './entries.js';
+import { ToolResultCode } from './codes.js';
+import { nthCall, nthStep, nthTurn } from './ids.js';
 import type { OpenCall, OpenTail, Totals, Verdict, VerifyOptions, Violation } from './verdict.js';
+import { InputLinks, type Flag } from './verify-inputs.js';
 import { ralphStep, type RalphState } from './verify-ralph.js';
-import { isVisible, SurfaceTracker } from './verify-surface.js';
+import { SurfaceTracker } from './verify-surface.js';
+import { isVisible } from './visible.js';
 
 export type { OpenCall, OpenTail, Totals, Verdict, VerifyOptions, Violation } from './verdict.js';
 
@@ -46,14 +50,37 @@ interface TurnState {
 const callBlocks = (a: EntryOf<'assistant/message'> | undefined): ToolCallBlock[] =>
   a ? a.blocks.filter((b): b is ToolCallBlock => b.type === 'tool-call') : [];
 const RAN = new Set(['ok', 'error', 'unknown']);
-const NOT_RUN_CODES = new Set(['ABORTED_BEFORE_DISPATCH', 'TOOL_NOT_STARTED']);
+const NOT_RUN_CODES = new Set<string>([ToolResultCode.ABORTED_BEFORE_DISPATCH, ToolResultCode.TOOL_NOT_STARTED]);
 
+
+/** A `tool/result` against the call it settles (`known`), in the open turn's open step (I2). */
+function checkResult(e: EntryOf<'tool/result'>, known: { state: CallState; step: string } | undefined, turn: TurnState | undefined, compacting: boolean, flag: Flag): void {
+  if (e.surfaceOp !== 'append') {
+    // A pruned result (compaction): it stands in for the call's settled result, whose place the surface check verified.
+    if (!known?.state.settled) flag('orphan-result', e, `a replacing result for ${e.callId}, which has no settled result to replace`);
+    else if (!compacting) flag('bad-replace', e, `a replacing result for ${e.callId} outside a compaction bracket`);
+    return;
+  }
+  if (!known) return flag('orphan-result', e, `result for ${e.callId}, which has no earlier tool/call (I2)`);
+  const s = turn?.step;
+  const c = s && s.id === known.step && turn!.id === e.turn && s.id === e.step ? known.state : undefined;
+  if (!c) {
+    flag(known.state.settled ? 'duplicate-result' : 'forged-entry', e, `result for ${e.callId} (a call of ${known.step}) ${s ? `inside step ${s.id}` : 'outside any step'}`);
+    known.state.settled = true;
+    return;
+  }
+  if (c.settled) flag('duplicate-result', e, `a second result for ${e.callId} (I2)`);
+  else if (e.toolCallId !== c.call.toolCallId || e.name !== c.call.name) flag('forged-entry', e, `result for ${e.callId} names ${e.name}/${e.toolCallId}, the call ${c.call.name}/${c.call.toolCallId}`);
+  else if (RAN.has(e.status) && !c.dispatch) flag('forged-entry', e, `result for ${e.callId} says it ran (${e.status}), but it was never dispatched`);
+  else if (e.code !== undefined && NOT_RUN_CODES.has(e.code) && c.dispatch) flag('forged-entry', e, `result for ${e.callId} says ${e.code}, but it was dispatched (seq ${c.dispatch.seq})`);
+  c.settled = true;
+}
 
 /** Contract: pure and linear in the log; never throws for any list of schema-valid entries. */
 export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): Verdict {
   const violations: Violation[] = [];
   const totals: Totals = { entries: entries.length, turns: 0, turnEnds: {}, steps: 0, calls: {}, retries: 0, repairs: 0, checkpoints: 0 };
-  const flag = (violation: string, e: Entry | undefined, message: string) => violations.push({ violation, seq: e?.seq ?? null, message });
+  const flag: Flag = (violation, e, message) => void violations.push({ violation, seq: e?.seq ?? null, message });
   const calls = new Map<string, { state: CallState; step: string }>();
   const surface = new SurfaceTracker();
   const subagents = new Map<string, { callId: string; child: string }>();
@@ -65,24 +92,9 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
   /** Where the session runs as the log has said so far: `session/start`'s cwd, then each move's `to` (ADR 0041). */
   let workspace: string | undefined;
   let prevSeq = 0;
-  // Format 2 (ADR 0021): inputs are entries, and whatever takes one names it (`from`), once.
   const start = entries[0];
-  const linked = start?.kind === 'session/start' && start.format >= 2;
-  const inputs = new Map<number, { input: EntryOf<'session/input'>; taken: boolean }>();
-  /** `e` takes the input at `from`: one that was logged before it, in a mode and with the text it claims, not yet taken. */
-  const take = (e: Entry, from: number | undefined, modes: readonly string[], text: string) => {
-    if (!linked) {
-      if (from !== undefined) flag('bad-input-link', e, `${e.kind} names input seq ${from}, but a format 1 log logs no inputs`);
-      return;
-    }
-    if (from === undefined) return flag('bad-input-link', e, `${e.kind} does not name the session/input it takes (from)`);
-    const known = inputs.get(from);
-    if (!known) return flag('bad-input-link', e, `${e.kind} takes input seq ${from}, which is not an earlier session/input`);
-    if (known.taken) return flag('bad-input-link', e, `${e.kind} takes input seq ${from}, which an earlier entry already took`);
-    if (!modes.includes(known.input.mode)) return flag('bad-input-link', e, `${e.kind} takes input seq ${from}, a ${known.input.mode}; it takes only ${modes.join(' or ')}`);
-    if (known.input.text !== text) return flag('bad-input-link', e, `${e.kind} takes input seq ${from} but its text differs from the input's`);
-    known.taken = true;
-  };
+  const inputs = new InputLinks(start?.kind === 'session/start' && start.format >= 2, flag);
+  const linked = inputs.linked;
 
   /** The open step, when `e` names it; otherwise flags `e` as forged. */
   const stepOf = (e: Entry & { turn: string; step: string }): StepState | undefined => {
@@ -132,22 +144,21 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
           if (turn.step) closeStep(turn, e);
         }
         totals.turns++;
-        if (e.turn !== `t${totals.turns}`) flag('bad-turn-id', e, `turn ${e.turn} should be t${totals.turns}`);
+        if (e.turn !== nthTurn(totals.turns)) flag('bad-turn-id', e, `turn ${e.turn} should be ${nthTurn(totals.turns)}`);
         turn = { id: e.turn, seq: e.seq, steps: 0 };
         // A steer the turn before never took becomes this turn's input.
-        take(e, e.from, ['followup', 'steer'], e.input);
+        inputs.take(e, e.from, ['followup', 'steer'], e.input);
         break;
       }
       case 'user/message':
         // A summary logged by a compaction between turns belongs to no open turn (ADR 0005).
         if (e.origin === 'summary' && e.surfaceOp !== 'append' && compaction) break;
         if (turn?.id !== e.turn) flag('forged-entry', e, `user/message names turn ${e.turn}, but ${turn ? `the open turn is ${turn.id}` : 'no turn is open'}`);
-        if (e.origin === 'steer' || e.origin === 'inject') take(e, e.from, [e.origin], e.text);
+        if (e.origin === 'steer' || e.origin === 'inject') inputs.take(e, e.from, [e.origin], e.text);
         else if (e.from !== undefined) flag('bad-input-link', e, `a user/message of origin ${e.origin} names input seq ${e.from}; only a steer or inject delivers one`);
         break;
       case 'session/input':
-        if (!linked) flag('forged-entry', e, 'session/input in a format 1 log');
-        inputs.set(e.seq, { input: e, taken: false });
+        inputs.add(e);
         break;
       case 'session/cancel':
       case 'session/compact':
@@ -165,7 +176,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         }
         turn.steps++;
         totals.steps++;
-        if (e.step !== `${turn.id}.s${turn.steps}`) flag('bad-step-id', e, `step ${e.step} should be ${turn.id}.s${turn.steps}`);
+        if (e.step !== nthStep(turn.id, turn.steps)) flag('bad-step-id', e, `step ${e.step} should be ${nthStep(turn.id, turn.steps)}`);
         turn.step = { id: e.step, seq: e.seq, blocks: [], calls: [] };
         break;
       }
@@ -194,7 +205,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         if (!s) break;
         const k = s.calls.length + 1;
         const b = s.blocks[k - 1];
-        if (e.callId !== `${s.id}.c${k}` || !b || b.id !== e.toolCallId || b.name !== e.name || b.arguments !== e.arguments) {
+        if (e.callId !== nthCall(s.id, k) || !b || b.id !== e.toolCallId || b.name !== e.name || b.arguments !== e.arguments) {
           flag('forged-entry', e, `${e.callId} does not match tool call ${k} of ${s.id}'s answer`);
           break;
         }
@@ -229,34 +240,10 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         else if (c) c.dispatch = e;
         break;
       }
-      case 'tool/result': {
-        if (e.surfaceOp !== 'append') {
-          // A pruned result (compaction): it stands in for the call's settled result, whose place the surface check verified.
-          const known = calls.get(e.callId);
-          if (!known?.state.settled) flag('orphan-result', e, `a replacing result for ${e.callId}, which has no settled result to replace`);
-          else if (!compaction) flag('bad-replace', e, `a replacing result for ${e.callId} outside a compaction bracket`);
-          break;
-        }
-        totals.calls[e.status] = (totals.calls[e.status] ?? 0) + 1;
-        const known = calls.get(e.callId);
-        if (!known) {
-          flag('orphan-result', e, `result for ${e.callId}, which has no earlier tool/call (I2)`);
-          break;
-        }
-        const s = turn?.step;
-        const c = s && s.id === known.step && turn!.id === e.turn && s.id === e.step ? known.state : undefined;
-        if (!c) {
-          flag(known.state.settled ? 'duplicate-result' : 'forged-entry', e, `result for ${e.callId} (a call of ${known.step}) ${s ? `inside step ${s.id}` : 'outside any step'}`);
-          known.state.settled = true;
-          break;
-        }
-        if (c.settled) flag('duplicate-result', e, `a second result for ${e.callId} (I2)`);
-        else if (e.toolCallId !== c.call.toolCallId || e.name !== c.call.name) flag('forged-entry', e, `result for ${e.callId} names ${e.name}/${e.toolCallId}, the call ${c.call.name}/${c.call.toolCallId}`);
-        else if (RAN.has(e.status) && !c.dispatch) flag('forged-entry', e, `result for ${e.callId} says it ran (${e.status}), but it was never dispatched`);
-        else if (e.code !== undefined && NOT_RUN_CODES.has(e.code) && c.dispatch) flag('forged-entry', e, `result for ${e.callId} says ${e.code}, but it was dispatched (seq ${c.dispatch.seq})`);
-        c.settled = true;
+      case 'tool/result':
+        if (e.surfaceOp === 'append') totals.calls[e.status] = (totals.calls[e.status] ?? 0) + 1;
+        checkResult(e, calls.get(e.callId), turn, compaction !== undefined, flag);
         break;
-      }
       case 'step/end': {
         const s = stepOf(e);
         if (s) closeStep(turn!, e);
@@ -389,7 +376,7 @@ function describeOpen(turn: TurnState | undefined, compaction: EntryOf<'compacti
     s.blocks
       .slice(s.calls.length)
       .forEach((b, j) => {
-        open.unloggedCalls.push({ turn: turn.id, step: s.id, callId: `${s.id}.c${s.calls.length + j + 1}`, toolCallId: b.id, name: b.name, arguments: b.arguments });
+        open.unloggedCalls.push({ turn: turn.id, step: s.id, callId: nthCall(s.id, s.calls.length + j + 1), toolCallId: b.id, name: b.name, arguments: b.arguments });
       });
   }
   return open;

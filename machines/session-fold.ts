@@ -12,6 +12,7 @@
  */
 import { createActor, fromPromise, initialTransition, type AnyActorScope, type SnapshotFrom } from 'xstate';
 import { z } from 'zod';
+import { TurnEndCode } from '../log/codes.js';
 import type { Entry } from '../log/entries.js';
 import { resumableTurn } from '../log/resumable.js';
 import { isSaveFailureCode, LogNotDurableError } from '../log/errors.js';
@@ -59,7 +60,7 @@ function turnOutput(e: Extract<Entry, { kind: 'turn/end' }>, next: Entry | undef
   // A turn whose end could not be saved reported LOG_NOT_DURABLE, whatever the unsaved entry says (ADR 0017);
   // one that ended on a save failure already keeps its own code and cause.
   if (next?.kind === 'log/not-durable' && next.upTo === e.seq && !isSaveFailureCode(e.code)) {
-    return { ...o, reason: 'error', cause: new LogNotDurableError(next.upTo, next.detail, next.sysCode).message, code: 'LOG_NOT_DURABLE' };
+    return { ...o, reason: 'error', cause: new LogNotDurableError(next.upTo, next.detail, next.sysCode).message, code: TurnEndCode.LOG_NOT_DURABLE };
   }
   if (e.cause !== undefined) o.cause = e.cause;
   if (e.code !== undefined) o.code = e.code;

@@ -6,6 +6,7 @@
 import { assign, enqueueActions, setup } from 'xstate';
 import { notProvided } from './not-provided.js';
 import type { Origin } from '../log/entries.js';
+import { nthTurn } from '../log/ids.js';
 import { compactionMachine, type CompactionOutput } from './compaction.machine.js';
 import { turnMachine, type TurnInput, type TurnOutput } from './turn.machine.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
@@ -155,7 +156,7 @@ export const sessionMachine = setup({
         id: 'turn',
         src: 'turn',
         input: ({ context }) => ({
-          turn: `t${context.turns}`,
+          turn: nthTurn(context.turns),
           input: context.claimed?.input.text ?? '',
           from: context.claimed?.input.seq,
           injected: context.claimed?.injects ?? [],
@@ -194,7 +195,7 @@ export const sessionMachine = setup({
         id: 'closeFaultedTurn',
         src: 'closeFaultedTurn',
         input: ({ context, event }) => ({
-          turn: `t${context.turns}`,
+          turn: nthTurn(context.turns),
           error: (event as { error?: unknown }).error,
           held: [...context.followups, ...context.injects, ...(context.claimed ? [context.claimed.input, ...context.claimed.injects] : [])].map((q) => q.seq),
         }),

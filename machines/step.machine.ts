@@ -4,7 +4,9 @@
  */
 import { assign, enqueueActions, fromCallback, setup, type CallbackActorLogic } from 'xstate';
 import { assembleBlocks, emptyAssembly, type Assembly, type Chunk } from '../log/chunks.js';
+import { TurnEndCode } from '../log/codes.js';
 import type { Block, Draft, Finish, ModelErrorCode, ToolCallBlock } from '../log/entries.js';
+import { nthCall } from '../log/ids.js';
 import type { ModelRequest } from '../log/messages.js';
 import { draftAssistant, draftRetry, draftStepEnd, draftStepStart, draftToolCall, type StepRef } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
@@ -86,7 +88,7 @@ const finishOf = (c: StepContext): Finish => c.assembly.finish ?? { kind: 'error
 const callRef = (c: StepContext, b: ToolCallBlock, i: number) => ({
   turn: c.turn,
   step: c.step,
-  callId: `${c.step}.c${i + 1}`,
+  callId: nthCall(c.step, i + 1),
   toolCallId: b.id,
   name: b.name,
 });
@@ -184,7 +186,7 @@ export const stepMachine = setup({
         'step.request.prepared': { target: 'streaming', actions: assign({ request: ({ event }) => event.request }) },
         'step.request.failed': {
           target: 'ending',
-          actions: assign({ output: ({ event }) => ({ reason: 'error' as const, code: 'REQUEST_BUILD_FAILED', finish: { kind: 'error' as const, code: 'UNKNOWN' as const, message: event.error } }) }),
+          actions: assign({ output: ({ event }) => ({ reason: 'error' as const, code: TurnEndCode.REQUEST_BUILD_FAILED, finish: { kind: 'error' as const, code: 'UNKNOWN' as const, message: event.error } }) }),
         },
         'step.cancel.requested': { target: 'ending', actions: assign({ cancelled: true, output: { reason: 'aborted' } }) },
       },
@@ -324,7 +326,7 @@ export const stepMachine = setup({
             if (context.cancelled) return { reason: 'aborted' as const };
             // A result or dispatch that could not be saved stops the turn here: the model is not told what the log does not hold (ADR 0017).
             // A cancel that came first still wins: the turn ends aborted, and its end's own flush says whether the log was saved.
-            if (context.unsaved !== undefined) return { reason: 'error' as const, code: 'LOG_NOT_DURABLE', cause: context.unsaved };
+            if (context.unsaved !== undefined) return { reason: 'error' as const, code: TurnEndCode.LOG_NOT_DURABLE, cause: context.unsaved };
             const f = finishOf(context);
             return { reason: f.kind === 'ok' && f.reason === 'length' ? ('length' as const) : ('tool-calls' as const), finish: f };
           },

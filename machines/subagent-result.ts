@@ -3,6 +3,7 @@
  * from the subagent machine's context: pure, so the machine's final states
  * only name which one applies.
  */
+import { SubagentCode } from '../log/codes.js';
 import type { DraftOf, Spend, TurnEndReason } from '../log/entries.js';
 
 /** What the delegation asked for, as the machine's input. */
@@ -57,8 +58,8 @@ const where = (child: string, depth: number, location: string | undefined) => `(
 
 export const refusedResult = (i: SubagentInput, v: AdmissionVerdict): SubagentResult => ({
   status: 'error',
-  code: v.ok ? 'SUBAGENT_REFUSED' : v.code,
-  content: `Not delegated (${v.ok ? 'SUBAGENT_REFUSED' : v.code}): ${v.ok ? 'refused' : v.message}. No subagent was created.`,
+  code: v.ok ? SubagentCode.SUBAGENT_REFUSED : v.code,
+  content: `Not delegated (${v.ok ? SubagentCode.SUBAGENT_REFUSED : v.code}): ${v.ok ? 'refused' : v.message}. No subagent was created.`,
   child: i.child,
   started: false,
 });
@@ -72,8 +73,8 @@ export const failedResult = (i: SubagentInput, code: string, message: string, st
 });
 
 export const cancelledResult = (i: SubagentInput, cause: string, started: boolean, location?: string): SubagentResult => {
-  const code = cause === 'TREE_BUDGET_EXHAUSTED' ? cause : 'ABORTED';
-  const why = code === 'ABORTED' ? 'the delegation was cancelled' : 'the delegation tree\'s budget (--tree-budget) is spent';
+  const code = cause === SubagentCode.TREE_BUDGET_EXHAUSTED ? cause : SubagentCode.ABORTED;
+  const why = code === SubagentCode.ABORTED ? 'the delegation was cancelled' : 'the delegation tree\'s budget (--tree-budget) is spent';
   return { status: 'error', code, content: `The subagent was stopped (${code}): ${why}. ${where(i.child, i.depth, location)}`, child: i.child, started };
 };
 
@@ -81,7 +82,7 @@ export const cancelledResult = (i: SubagentInput, cause: string, started: boolea
 export function reportedResult(i: SubagentInput, r: ChildReport, location: string | undefined): SubagentResult {
   const text = boundReport(r.report, i.reportLimit, location ?? i.child);
   if (r.reason === 'completed') return { status: 'ok', content: `${text || '(the subagent said nothing)'}\n${where(i.child, i.depth, location)}`, child: i.child, started: true, report: text };
-  const code = r.code === 'TREE_BUDGET_EXHAUSTED' || r.code === 'BUDGET_EXHAUSTED' ? r.code : 'SUBAGENT_FAILED';
+  const code = r.code === SubagentCode.TREE_BUDGET_EXHAUSTED || r.code === SubagentCode.BUDGET_EXHAUSTED ? r.code : SubagentCode.SUBAGENT_FAILED;
   const how = `${r.reason}${r.code ? ` (${r.code})` : ''}${r.cause ? `: ${r.cause}` : ''}`;
   return { status: 'error', code, content: `The subagent's turn ended ${how}. ${text ? `Its last words:\n${text}\n` : ''}${where(i.child, i.depth, location)}`, child: i.child, started: true };
 }

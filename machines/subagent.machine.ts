@@ -14,6 +14,7 @@
  */
 import { assign, enqueueActions, setup } from 'xstate';
 import type { Draft } from '../log/entries.js';
+import { SubagentCode } from '../log/codes.js';
 import { notProvided, recordAction } from './not-provided.js';
 import {
   cancelledResult,
@@ -75,7 +76,7 @@ export const subagentMachine = setup({
   id: 'subagent',
   context: ({ input }) => ({ input, started: false }),
   initial: 'requested',
-  output: ({ context }) => context.result ?? failedResult(context.input, 'SUBAGENT_FAILED', 'the delegation ended without a result', context.started, context.location),
+  output: ({ context }) => context.result ?? failedResult(context.input, SubagentCode.SUBAGENT_FAILED, 'the delegation ended without a result', context.started, context.location),
   states: {
     requested: {
       description: 'The registry checks the request (provider, depth, tool filter, tree budget) before any child exists.',
@@ -86,7 +87,7 @@ export const subagentMachine = setup({
           { guard: { type: 'isAdmitted', params: ({ event }) => event.output }, target: 'admitted', actions: assign({ verdict: ({ event }) => event.output }) },
           { target: 'refused', actions: assign({ verdict: ({ event }) => event.output }) },
         ],
-        onError: { target: 'refused', actions: assign({ verdict: ({ event }) => ({ ok: false as const, code: 'SUBAGENT_REFUSED', message: `the registry failed: ${message(event.error)}` }) }) },
+        onError: { target: 'refused', actions: assign({ verdict: ({ event }) => ({ ok: false as const, code: SubagentCode.SUBAGENT_REFUSED, message: `the registry failed: ${message(event.error)}` }) }) },
       },
       on: { 'subagent.cancel.requested': { target: 'cancelled', actions: assign({ cause: ({ event }) => event.cause }) } },
     },
@@ -96,7 +97,7 @@ export const subagentMachine = setup({
         src: 'openChild',
         input: ({ context }) => context.input,
         onDone: { target: 'running', actions: assign({ location: ({ event }) => event.output.location }) },
-        onError: { target: 'failed', actions: assign({ failure: ({ event }) => ({ code: 'SUBAGENT_OPEN_FAILED', message: `the child could not be created: ${message(event.error)}` }) }) },
+        onError: { target: 'failed', actions: assign({ failure: ({ event }) => ({ code: SubagentCode.SUBAGENT_OPEN_FAILED, message: `the child could not be created: ${message(event.error)}` }) }) },
       },
       on: { 'subagent.cancel.requested': { target: 'cancelled', actions: assign({ cause: ({ event }) => event.cause }) } },
     },
@@ -107,7 +108,7 @@ export const subagentMachine = setup({
         src: 'runChild',
         input: ({ context }) => context.input,
         onDone: { target: 'reporting', actions: assign({ report: ({ event }) => event.output }) },
-        onError: { target: 'failed', actions: assign({ failure: ({ event }) => ({ code: 'SUBAGENT_CRASHED', message: `the child crashed: ${message(event.error)}` }) }) },
+        onError: { target: 'failed', actions: assign({ failure: ({ event }) => ({ code: SubagentCode.SUBAGENT_CRASHED, message: `the child crashed: ${message(event.error)}` }) }) },
       },
       on: { 'subagent.cancel.requested': { target: 'cancelling', actions: assign({ cause: ({ event }) => event.cause }) } },
     },
@@ -115,7 +116,7 @@ export const subagentMachine = setup({
       description: "The bracket closes now; the cancel goes on to the child, whose own turn ends aborted in its own log.",
       entry: {
         type: 'record',
-        params: ({ context }) => draftSubagentEnd(context.input, 'aborted', context.cause === 'TREE_BUDGET_EXHAUSTED' ? context.cause : 'ABORTED'),
+        params: ({ context }) => draftSubagentEnd(context.input, 'aborted', context.cause === SubagentCode.TREE_BUDGET_EXHAUSTED ? context.cause : SubagentCode.ABORTED),
       },
       invoke: {
         src: 'cancelChild',
@@ -144,7 +145,7 @@ export const subagentMachine = setup({
     refused: {
       type: 'final',
       description: 'Nothing was created: the result names what the registry refused.',
-      entry: assign({ result: ({ context }) => refusedResult(context.input, context.verdict ?? { ok: false, code: 'SUBAGENT_REFUSED', message: 'refused' }) }),
+      entry: assign({ result: ({ context }) => refusedResult(context.input, context.verdict ?? { ok: false, code: SubagentCode.SUBAGENT_REFUSED, message: 'refused' }) }),
     },
   },
 });

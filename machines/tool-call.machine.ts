@@ -8,6 +8,7 @@
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import { notProvided, recordAction } from './not-provided.js';
 import type { Draft } from '../log/entries.js';
+import { ToolResultCode } from '../log/codes.js';
 import { notDurableCause } from '../log/not-durable.js';
 import type { ApprovalAnswer, Decision } from '../ports/approval.js';
 
@@ -190,7 +191,7 @@ export const toolCallMachine = setup({
       description: 'The dispatch could not be made durable, so the tool does not run: after a crash, repair must never call a run tool "not started".',
       entry: {
         type: 'record',
-        params: ({ context }) => draftResult(context, 'error', 'Not run: the session log could not be made durable before dispatch.', 'DISPATCH_NOT_DURABLE'),
+        params: ({ context }) => draftResult(context, 'error', 'Not run: the session log could not be made durable before dispatch.', ToolResultCode.DISPATCH_NOT_DURABLE),
       },
       always: 'settling',
     },
@@ -204,7 +205,7 @@ export const toolCallMachine = setup({
         },
         onError: {
           target: 'settling',
-          actions: { type: 'record', params: ({ context, event }) => draftResult(context, 'error', `tool failed: ${String(event.error)}`, 'TOOL_ERROR') },
+          actions: { type: 'record', params: ({ context, event }) => draftResult(context, 'error', `tool failed: ${String(event.error)}`, ToolResultCode.TOOL_ERROR) },
         },
       },
       on: { 'tool.cancel.requested': 'aborted' },
@@ -215,7 +216,7 @@ export const toolCallMachine = setup({
         type: 'record',
         params: ({ context }) => {
           const v = context.validation;
-          const code = v && !v.ok ? v.code : 'INVALID_CALL';
+          const code = v && !v.ok ? v.code : ToolResultCode.INVALID_CALL;
           return draftResult(context, 'rejected', `Rejected before dispatch (${code}): ${v && !v.ok ? v.message : 'invalid call'}`, code);
         },
       },
@@ -231,7 +232,7 @@ export const toolCallMachine = setup({
     abortedBeforeDispatch: {
       entry: {
         type: 'record',
-        params: ({ context }) => draftResult(context, 'aborted', 'Cancelled before it was dispatched; the call did not run.', 'ABORTED_BEFORE_DISPATCH'),
+        params: ({ context }) => draftResult(context, 'aborted', 'Cancelled before it was dispatched; the call did not run.', ToolResultCode.ABORTED_BEFORE_DISPATCH),
       },
       always: 'settling',
     },

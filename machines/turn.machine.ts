@@ -4,7 +4,9 @@
  * `turn/end` (I3), the end durable before anyone hears of it.
  */
 import { assign, enqueueActions, setup } from 'xstate';
+import { TurnEndCode } from '../log/codes.js';
 import type { Draft, Origin, TurnEndReason } from '../log/entries.js';
+import { nthStep } from '../log/ids.js';
 import { notDurableCause } from '../log/not-durable.js';
 import { compactionMachine, type CompactionOutput, type CompactionTrigger } from './compaction.machine.js';
 import { draftTurnEnd, draftTurnStart, draftUnsaved, draftUserMessage } from './drafts.js';
@@ -210,7 +212,7 @@ export const turnMachine = setup({
             ],
           },
         ],
-        onError: { target: 'ending', actions: assign({ end: ({ event }) => ({ reason: 'error' as const, code: 'PRE_STEP_FAILED', cause: String(event.error) }) }) },
+        onError: { target: 'ending', actions: assign({ end: ({ event }) => ({ reason: 'error' as const, code: TurnEndCode.PRE_STEP_FAILED, cause: String(event.error) }) }) },
       },
       on: { 'turn.cancel.requested': { target: 'ending', actions: [assign({ cancelled: true }), { type: 'end', params: { reason: 'aborted', cause: 'user' } }] } },
     },
@@ -226,9 +228,9 @@ export const turnMachine = setup({
         input: ({ context }) => ({ turn: context.turn }),
         onDone: [
           { guard: { type: 'isBudgetRaised', params: ({ event }) => event.output }, target: 'measuring', reenter: true, actions: assign({ resumeBudget: undefined }) },
-          { target: 'ending', actions: assign({ end: ({ event }) => ({ reason: 'error' as const, code: 'BUDGET_EXHAUSTED', cause: event.output.go ? '' : event.output.cause }) }) },
+          { target: 'ending', actions: assign({ end: ({ event }) => ({ reason: 'error' as const, code: TurnEndCode.BUDGET_EXHAUSTED, cause: event.output.go ? '' : event.output.cause }) }) },
         ],
-        onError: { target: 'ending', actions: assign({ end: ({ event }) => ({ reason: 'error' as const, code: 'BUDGET_EXHAUSTED', cause: String(event.error) }) }) },
+        onError: { target: 'ending', actions: assign({ end: ({ event }) => ({ reason: 'error' as const, code: TurnEndCode.BUDGET_EXHAUSTED, cause: String(event.error) }) }) },
       },
       on: { 'turn.cancel.requested': { target: 'ending', actions: [assign({ cancelled: true }), { type: 'end', params: { reason: 'aborted', cause: 'user' } }] } },
     },
@@ -243,12 +245,12 @@ export const turnMachine = setup({
           {
             guard: { type: 'isUnsavedCompaction', params: ({ event }) => event.output },
             target: 'ending',
-            actions: assign({ end: ({ event }) => ({ reason: 'error' as const, code: 'LOG_NOT_DURABLE', cause: event.output?.unsaved ?? '' }) }),
+            actions: assign({ end: ({ event }) => ({ reason: 'error' as const, code: TurnEndCode.LOG_NOT_DURABLE, cause: event.output?.unsaved ?? '' }) }),
           },
           {
             guard: { type: 'isUnshrunkOverflow', params: ({ event }) => event.output },
             target: 'ending',
-            actions: { type: 'end', params: { reason: 'error', code: 'CONTEXT_WINDOW_EXCEEDED', cause: 'compaction could not shrink the context' } },
+            actions: { type: 'end', params: { reason: 'error', code: TurnEndCode.CONTEXT_WINDOW_EXCEEDED, cause: 'compaction could not shrink the context' } },
           },
           { target: 'stepping' },
         ],
@@ -261,13 +263,13 @@ export const turnMachine = setup({
       invoke: {
         id: 'step',
         src: 'step',
-        input: ({ context }) => ({ turn: context.turn, step: `${context.turn}.s${context.steps}`, overflowRetried: context.overflowRetried === true, ...(context.resume ? { resume: context.resume } : {}) }),
+        input: ({ context }) => ({ turn: context.turn, step: nthStep(context.turn, context.steps), overflowRetried: context.overflowRetried === true, ...(context.resume ? { resume: context.resume } : {}) }),
         onDone: {
           target: 'deciding',
           actions: assign({
             resume: undefined,
             last: ({ event }) => event.output,
-            overflowRetried: ({ context, event }) => event.output?.code === 'CONTEXT_WINDOW_EXCEEDED' && context.overflowRetried === true,
+            overflowRetried: ({ context, event }) => event.output?.code === TurnEndCode.CONTEXT_WINDOW_EXCEEDED && context.overflowRetried === true,
           }),
         },
       },
@@ -308,7 +310,7 @@ export const turnMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             const note = draftUnsaved(event.error);
             if (note) enqueue(recordAction(note));
-            if (context.end?.code !== 'LOG_NOT_DURABLE') enqueue.assign({ end: { reason: 'error', code: 'LOG_NOT_DURABLE', cause: notDurableCause(event.error) } });
+            if (context.end?.code !== TurnEndCode.LOG_NOT_DURABLE) enqueue.assign({ end: { reason: 'error', code: TurnEndCode.LOG_NOT_DURABLE, cause: notDurableCause(event.error) } });
           }),
         },
       },

@@ -11,6 +11,7 @@ import type { Chunk } from '../log/chunks.js';
 import { chunksOf } from '../log/chunks.js';
 import { isSummaryInstruction } from '../log/context/summary-prompt.js';
 import type { Entry, ToolSpec } from '../log/entries.js';
+import { isBudgetQuestionOf, stepOf } from '../log/ids.js';
 import type { PreStepDecision } from '../machines/turn.machine.js';
 import type { ToolOutput } from '../ports/tools.js';
 import type { Answerer } from '../ports/approval.js';
@@ -117,9 +118,9 @@ export function replayPlugin(script: ReplayScript, gates: Gates): Plugin {
 export function replayAnswerer(script: ReplayScript, gates: Gates): Answerer {
   return (req) => {
     const a = script.calls.get(req.callId)?.answer;
-    if (!a && script.faulted.has(req.callId.slice(0, req.callId.lastIndexOf('.c')))) return gates.wait({ silent: true }, () => ({ outcome: 'allowed-once' as const, by: 'replay' }));
+    if (!a && script.faulted.has(stepOf(req.callId))) return gates.wait({ silent: true }, () => ({ outcome: 'allowed-once' as const, by: 'replay' }));
     if (!a) return never();
-    const leadsTo = (e: Entry) => (e.kind === 'approval/decided' && e.callId === req.callId) || (req.name === 'budget' && e.kind === 'budget/decided' && req.callId.startsWith(`${e.turn}.budget`));
+    const leadsTo = (e: Entry) => (e.kind === 'approval/decided' && e.callId === req.callId) || (req.name === 'budget' && e.kind === 'budget/decided' && isBudgetQuestionOf(req.callId, e.turn));
     return gates.wait({ leadsTo }, () => ({ ...a }));
   };
 }

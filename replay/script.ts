@@ -8,10 +8,10 @@
  * runs here, and nothing is read from an entry's prose.
  */
 import { INPUT_KINDS, type Block, type Entry, type Finish, type Usage } from '../log/entries.js';
+import { budgetQuestionId } from '../log/ids.js';
 import type { ApprovalAnswer, Decision } from '../machines/tool-call.machine.js';
 import { EMPTY_INPUT_CAUSE } from '../machines/turn.machine.js';
 import type { ToolOutput } from '../ports/tools.js';
-import { budgetQuestionId } from '../actors/budget-question.js';
 
 /** One model request's recorded outcome; `interrupted` streams its blocks and then waits for the cancel. */
 export type ModelAnswer = { kind: 'stream'; blocks: Block[]; finish: Finish; usage?: Usage } | { kind: 'interrupted'; blocks: Block[]; usage?: Usage };

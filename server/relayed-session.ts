@@ -14,6 +14,7 @@
  * latency, never an entry.
  */
 import type { Entry } from '../log/entries.js';
+import { nthCall } from '../log/ids.js';
 import type { Delta, Forwardable, ForwardSettled, RelaySource } from '../ports/relay.js';
 import { parseArgs } from './approvals.js';
 import { changeOf } from '../tools/diff.js';
@@ -116,7 +117,7 @@ export class RelayedSession {
         this.answered.add(entry.step);
         if (this.answered.size > ANSWERED_KEPT) this.answered.delete(this.answered.values().next().value!);
         let i = 0;
-        for (const b of entry.blocks) if (b.type === 'tool-call') this.calls.set(`${entry.step}.c${++i}`, { name: b.name, arguments: b.arguments });
+        for (const b of entry.blocks) if (b.type === 'tool-call') this.calls.set(nthCall(entry.step, ++i), { name: b.name, arguments: b.arguments });
         return undefined;
       }
       case 'approval/asked': {

@@ -4,7 +4,7 @@
  * ordinary logged `tool/result` citing the original's seq, with the same
  * call ids, so the call stays paired; the original stays in the log.
  */
-import { coverOf } from '../derive-messages.js';
+import { coverOf } from '../visible.js';
 import type { DraftOf } from '../entries.js';
 import { codePoints, CHARS_PER_TOKEN, tokensOfChars } from './tokens.js';
 import { truncateMiddle } from './truncate.js';

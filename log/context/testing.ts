@@ -1,5 +1,6 @@
 /** A small log builder for tests of the context modules: valid entries, gapless seqs, no session around them. */
 import { Entry, type Draft } from '../entries.js';
+import { nthCall, nthStep } from '../ids.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
 
@@ -18,7 +19,7 @@ export class LogBuilder {
 
   /** One step: an answer (text and/or calls), then results in `order` (default call order). */
   step(turn: string, n: number, o: { text?: string; calls?: { name: string; result: string }[]; order?: number[] } = {}): void {
-    const step = `${turn}.s${n}`;
+    const step = nthStep(turn, n);
     const calls = o.calls ?? [];
     this.add({ kind: 'step/start', turn, step });
     this.add({
@@ -29,11 +30,11 @@ export class LogBuilder {
       finish: { kind: 'ok', reason: calls.length ? 'tool-calls' : 'stop' },
       surfaceOp: 'append',
     });
-    calls.forEach((c, i) => this.add({ kind: 'tool/call', turn, step, callId: `${step}.c${i + 1}`, toolCallId: `${step}-${i}`, name: c.name, arguments: '{}' }));
-    calls.forEach((c, i) => this.add({ kind: 'tool/dispatch', turn, step, callId: `${step}.c${i + 1}`, name: c.name, idempotent: true }));
+    calls.forEach((c, i) => this.add({ kind: 'tool/call', turn, step, callId: nthCall(step, i + 1), toolCallId: `${step}-${i}`, name: c.name, arguments: '{}' }));
+    calls.forEach((c, i) => this.add({ kind: 'tool/dispatch', turn, step, callId: nthCall(step, i + 1), name: c.name, idempotent: true }));
     for (const i of o.order ?? calls.map((_, i) => i)) {
       const c = calls[i]!;
-      this.add({ kind: 'tool/result', turn, step, callId: `${step}.c${i + 1}`, toolCallId: `${step}-${i}`, name: c.name, status: 'ok', content: c.result, surfaceOp: 'append' });
+      this.add({ kind: 'tool/result', turn, step, callId: nthCall(step, i + 1), toolCallId: `${step}-${i}`, name: c.name, status: 'ok', content: c.result, surfaceOp: 'append' });
     }
     this.add({ kind: 'step/end', turn, step, reason: calls.length ? 'tool-calls' : 'stop' });
   }

@@ -3,7 +3,8 @@
  * unit; an assistant message and the results of its calls are one unit, so
  * an observation never leaves its call (I9).
  */
-import { coverOf, deriveMessages, type Visible } from '../derive-messages.js';
+import { deriveMessages } from '../derive-messages.js';
+import { coverOf, type Visible } from '../visible.js';
 import type { ModelMessage } from '../messages.js';
 import { messageChars } from './tokens.js';
 

@@ -5,7 +5,8 @@
  * / 4) and says so. The message part is kept incrementally from the log, so
  * a measurement costs the same at step 10 and at step 10,000.
  */
-import { deriveMessages, isVisible } from '../../log/derive-messages.js';
+import { deriveMessages } from '../../log/derive-messages.js';
+import { isVisible } from '../../log/visible.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { headerChars, messageChars, tokensOfChars } from '../../log/context/tokens.js';
 import type { Recorder } from '../../log/recorder.js';

@@ -10,7 +10,7 @@
 import type { Clock } from '../../ports/clock.js';
 import type { Entry } from '../../log/entries.js';
 import { LogCorruptError } from '../../log/errors.js';
-import { planFork, type ForkPoint, type ForkRefusalCode } from '../../log/fork.js';
+import { ForkRefusalCode, planFork, type ForkPoint } from '../../log/fork.js';
 import { LogParser } from '../../log/parse.js';
 import type { SessionStore } from '../../ports/store.js';
 
@@ -65,7 +65,7 @@ function parseLines(lines: readonly string[]): { entries: Entry[]; lines: string
     } catch (err) {
       if (!(err instanceof LogCorruptError)) throw err;
       if (i === lines.length - 1 && err.violation === 'bad-json') break;
-      throw new ForkRefusedError('FORK_CORRUPT', `the log is corrupt: ${err.message}`);
+      throw new ForkRefusedError(ForkRefusalCode.FORK_CORRUPT, `the log is corrupt: ${err.message}`);
     }
   }
   return { entries: parser.entries, lines: lines.slice(0, parser.entries.length), skipped: parser.skipped };
@@ -81,7 +81,7 @@ export async function forkSession(o: ForkOptions): Promise<ForkedSession> {
   if (!raw || raw.length === 0) throw new ForkRefusedError('FORK_NO_SESSION', `no session ${o.session} in the ${o.store.id} store`);
   const read = parseLines(raw);
   // A line of a kind this bridle skips (ignorable) has a seq of its own: copying around it would leave a gap.
-  if (read.skipped > 0) throw new ForkRefusedError('FORK_CORRUPT', `the log holds ${read.skipped} entr${read.skipped > 1 ? 'ies' : 'y'} of kinds this bridle does not know; a fork would not copy ${read.skipped > 1 ? 'them' : 'it'}`);
+  if (read.skipped > 0) throw new ForkRefusedError(ForkRefusalCode.FORK_CORRUPT, `the log holds ${read.skipped} entr${read.skipped > 1 ? 'ies' : 'y'} of kinds this bridle does not know; a fork would not copy ${read.skipped > 1 ? 'them' : 'it'}`);
   const plan = planFork(read.entries, read.lines, { id: o.id, now: new Date(o.clock()).toISOString(), ...(o.at !== undefined ? { at: o.at } : {}), ...(o.answer !== undefined ? { answer: o.answer } : {}) });
   if (!('ok' in plan)) throw new ForkRefusedError(plan.code, plan.message, plan.nearest);
   const existing = await o.store.tail(o.id);

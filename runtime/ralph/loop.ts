@@ -13,6 +13,7 @@
  * killed anywhere continues at the round it was in.
  */
 import { finalText } from '../../log/completed-turns.js';
+import { ralphRoundSessionId, ralphVerifierSessionId } from '../../log/ids.js';
 import { normalizePath } from '../../plugins/hooks/canonical.js';
 import type { Draft, EntryOf, Handoff } from '../../log/entries.js';
 import type { ChildSpec, SessionControl } from '../../ports/session.js';
@@ -136,7 +137,7 @@ export async function runRalph(d: RalphDeps): Promise<RalphOutcome> {
 
 async function round(d: RalphDeps, st: RalphState, n: number, attempt: number, input: Handoff | undefined): Promise<void> {
   const s = d.session;
-  const id = `${s.id}.r${n}${attempt > 1 ? `-${attempt}` : ''}`;
+  const id = ralphRoundSessionId(s.id, n, attempt);
   const captured: Captured<Handoff> = {};
   const child = s.child({ id, depth: s.depth + 1, approval: 'never', scoped: [handoffTool(captured)], ...d.watch?.(id) });
   s.record({ kind: 'ralph/round', round: n, attempt, child: id });
@@ -174,7 +175,7 @@ async function check(d: RalphDeps, st: RalphState, n: number, by: Check, claim: 
     d.say(`ralph: ${verdict.verified ? 'verified' : `rejected${verdict.exitCode !== undefined && verdict.exitCode !== null ? ` (exit ${verdict.exitCode})` : ''}`}${verdict.verified ? '' : `: ${tail(verdict.output, 300)}`}`);
     return;
   }
-  const id = `${s.id}.r${n}.verifier${(st.attempts.get(n) ?? 1) > 1 ? `-${st.attempts.get(n)}` : ''}`;
+  const id = ralphVerifierSessionId(s.id, n, st.attempts.get(n) ?? 1);
   const captured: Captured<Verdict> = {};
   const vid = uniqueVerifier(s, id);
   const child = s.child({ id: vid, depth: s.depth + 1, approval: 'never', tools: VERIFIER_TOOLS, scoped: [verdictTool(captured)], ...d.watch?.(vid) });

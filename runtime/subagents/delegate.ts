@@ -8,6 +8,7 @@
  * to the depth limit. Several delegate calls of one answer run at once.
  */
 import { z } from 'zod';
+import { childSessionId } from '../../log/ids.js';
 import { SESSION, SUBAGENTS, TOOLS } from '../../ports/index.js';
 import type { SessionControl } from '../../ports/session.js';
 import type { Subagents } from '../../ports/subagents.js';
@@ -51,7 +52,7 @@ export function delegateTool(cfg: DelegateConfig): ToolDefinition<DelegateArgs> 
       if (!ctx.callId) throw new ToolError('NO_CALL_ID', 'delegate needs the id of its call, which this host did not pass');
       const r = await runDelegation(
         { parent: cfg.parent, registry: cfg.subagents, offered: cfg.offered },
-        { callId: ctx.callId, child: `${cfg.parent.id}.${ctx.callId}`, provider: args.provider ?? 'spawn', task: args.task, ...(args.tools ? { tools: args.tools } : {}), signal: ctx.signal },
+        { callId: ctx.callId, child: childSessionId(cfg.parent.id, ctx.callId), provider: args.provider ?? 'spawn', task: args.task, ...(args.tools ? { tools: args.tools } : {}), signal: ctx.signal },
       );
       return { status: r.status, content: r.content, ...(r.code ? { code: r.code } : {}) };
     },

@@ -7,6 +7,7 @@
  */
 import type { Actor } from 'xstate';
 import { closeOpenTurnNow } from '../../log/close-now.js';
+import { nthTurn } from '../../log/ids.js';
 import type { Recorder } from '../../log/recorder.js';
 import type { sessionMachine } from '../../machines/session.machine.js';
 import type { TurnOutput } from '../../machines/turn.machine.js';
@@ -57,7 +58,7 @@ export function watchTurns(o: Watched): TurnWatch {
         // A checkpoint only saves replay time; one the store refuses is left out (resume replays the tail instead),
         // and the next append that fails ends its turn the ordinary way.
         try {
-          recorder.append({ kind: 'checkpoint', turn: `t${ctx.turns}`, snapshot: actor.getPersistedSnapshot() });
+          recorder.append({ kind: 'checkpoint', turn: nthTurn(ctx.turns), snapshot: actor.getPersistedSnapshot() });
         } catch {}
       }
       if (ctx.compactPending && !life.ending) return void actor.send({ type: 'session.compact.requested' });

@@ -13,6 +13,7 @@
  * brackets close before the result.
  */
 import { z } from 'zod';
+import { workflowAgentSessionId } from '../../log/ids.js';
 import { SESSION, SUBAGENTS, TOOLS, WORKFLOW } from '../../ports/index.js';
 import type { SessionControl } from '../../ports/session.js';
 import type { Subagents } from '../../ports/subagents.js';
@@ -70,7 +71,7 @@ export function workflowTool(cfg: WorkflowToolConfig): ToolDefinition<WorkflowAr
       const agent = async (call: AgentCall): Promise<AgentAnswer> => {
         const p = runDelegation(
           { parent: cfg.parent, registry: cfg.subagents, offered: cfg.offered },
-          { callId, child: `${cfg.parent.id}.${callId}.a${++n}`, provider: call.options.provider ?? 'spawn', task: call.prompt, ...(call.options.tools ? { tools: call.options.tools } : {}), signal: ctl.signal },
+          { callId, child: workflowAgentSessionId(cfg.parent.id, callId, ++n), provider: call.options.provider ?? 'spawn', task: call.prompt, ...(call.options.tools ? { tools: call.options.tools } : {}), signal: ctl.signal },
         );
         running.add(p);
         try {
