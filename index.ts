@@ -52,6 +52,7 @@ export type { HookName, HookTable, Hooks, Recovery, RequestErrorPayload, StreamP
 export type { ChildSpec, SessionControl } from './ports/session.js';
 export type { Admission, Advertised, ChildOutcome, ChildRequest, ChildSession, DelegationRequest, SubagentProvider, Subagents, TreeBudget } from './ports/subagents.js';
 export { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from './ports/tools.js';
+export type { IntentBody, IntentKind, LoggedResult, RenderIntent, SearchMatch } from './ports/present.js';
 export { FsIoError, readAtMost, type DirEntry, type EntryKind as FsEntryKind, type FileHandle, type FileStat, type FileSystem, type FsPath, type PathIntent, type UpdateOptions, type UpdateOutcome, type WalkEntry, type WalkOptions } from './ports/fs.js';
 export { SUBPROCESS_UNAVAILABLE, type LimitHit, type Subprocess, type SubprocessConfinement, type SubprocessRequest, type SubprocessResult, type SubprocessSpec } from './ports/subprocess.js';
 export type { Sandbox, SandboxPolicy, SandboxService } from './ports/sandbox.js';

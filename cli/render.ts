@@ -1,15 +1,16 @@
 /**
  * The human transcript of a session: live text as it streams, each tool call
- * rendered by its presenter, a short result, retries and the turn's end.
+ * rendered by its presenter, a short result (and under it, the result's render
+ * intent as text: ADR 0067), retries and the turn's end.
  * Everything in it but the renderer's own dim codes passes through `visible`:
  * text, names, arguments and results come from the model, a tool or a provider.
  */
 import type { Chunk } from '../log/chunks.js';
 import type { Entry } from '../log/entries.js';
 import { shortId } from '../log/ids.js';
-import { checkerOf } from '../tools/schema.js';
 import { builtinTools } from '../tools/index.js';
-import type { ToolDefinition } from '../ports/tools.js';
+import { presentCall, presentResult, type ToolLookup } from '../tools/present.js';
+import { intentText } from './present-text.js';
 import { visible } from './visible.js';
 
 export interface Renderer {
@@ -19,19 +20,7 @@ export interface Renderer {
 
 const dim = (s: string, color: boolean) => (color ? `\x1b[2m${s}\x1b[22m` : s);
 
-/** Where a renderer finds a call's tool: the session's live registry (an MCP server's tools register after the session opens). */
-export type ToolLookup = Pick<ReadonlyMap<string, ToolDefinition>, 'get'>;
-
-export function presentCall(tools: ToolLookup, name: string, args: string): string {
-  const tool = tools.get(name);
-  if (!tool) return `${name} ${args}`;
-  try {
-    const parsed = checkerOf(tool.parameters).safeParse(JSON.parse(args || '{}'));
-    return parsed.success ? tool.present(parsed.data) : `${name} ${args}`;
-  } catch {
-    return `${name} ${args}`;
-  }
-}
+export { presentCall, type ToolLookup } from '../tools/present.js';
 
 let builtins: ToolLookup | undefined;
 /** A call as bridle's built-in tools present it (`approval/request.presented` on a worker that relays the session); any other as `name arguments`. */
@@ -63,6 +52,8 @@ export function createRenderer(out: { write(s: string): unknown }, tools: ToolLo
   const color = opts.color ?? false;
   let atLineStart = true;
   let inReasoning = false;
+  /** The calls seen, by id: a result's intent reads its call's arguments. */
+  const calls = new Map<string, { name: string; arguments: string }>();
   const write = (s: string) => {
     if (!s) return;
     out.write(s);
@@ -88,11 +79,16 @@ export function createRenderer(out: { write(s: string): unknown }, tools: ToolLo
     onEntry(e) {
       switch (e.kind) {
         case 'tool/call':
+          calls.set(e.callId, { name: e.name, arguments: e.arguments });
           line(`→ ${presentCall(tools, e.name, e.arguments)}`);
           break;
-        case 'tool/result':
+        case 'tool/result': {
           line(`  ← ${shortId(e.callId)} ${e.status}${e.code ? ` ${e.code}` : ''}: ${summarizeResult(e.content)}`, true);
+          const call = calls.get(e.callId);
+          calls.delete(e.callId);
+          if (call) for (const l of intentText(presentResult(tools, call.name, call.arguments, e))) line(l, true);
           break;
+        }
         case 'model/retry':
           line(`  ↻ model request failed (${e.code}: ${e.message}); retry ${e.attempt} in ${e.delayMs} ms`, true);
           break;

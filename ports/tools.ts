@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import type { FileSystem } from './fs.js';
+import type { IntentBody, LoggedResult } from './present.js';
 import type { Subprocess } from './subprocess.js';
 
 export { ToolError } from './tool-error.js';
@@ -72,6 +73,12 @@ export interface ToolDefinition<P = any> {
   execute(args: P, ctx: ToolContext): Promise<ToolOutput>;
   /** A pure, one-line rendering of a call for people (CLI, approvals, timelines). */
   present(args: P): string;
+  /**
+   * A pure rendering of a finished call for people, as a render intent (ADR 0067): a
+   * function of its arguments and its logged result only, so a replay renders the same.
+   * None, `undefined` or a throw: `generic`, the result's content under `present`'s line.
+   */
+  presentResult?(args: P, result: LoggedResult): IntentBody | undefined;
 }
 
 /** A tool whose parameters are a zod schema (every built-in): tests and callers may parse with it directly. */

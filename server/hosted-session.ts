@@ -15,6 +15,8 @@ import { loggedWorkspace } from '../runtime/session-policy.js';
 import { actorTree } from './actor-tree.js';
 import { ApprovalDesk } from './approvals.js';
 import { Attachment, type Peer } from './attachment.js';
+import { callIn, entryNotices } from './entry-notice.js';
+import { TOOLS } from '../ports/index.js';
 import { ErrorCode, notification, refusal, type ApprovalRequest, type SessionSummary, type Snapshot } from './protocol.js';
 
 /** What the server hands the session it asks for: who answers its approvals, and the server's own inspector (`--inspect`). */
@@ -235,7 +237,9 @@ export class HostedSession {
     });
   }
 
-  private serialize = (entry: Entry): string => JSON.stringify(notification('session/entry', { sessionId: this.id, entry }));
+  /** `session/entry`, a result's with its render intent from the session's own tools (ADR 0067). */
+  private notices?: (entry: Entry) => string;
+  private serialize = (entry: Entry): string => (this.notices ??= entryNotices(this.id, () => this.session.host.get(TOOLS), (callId) => callIn(this.session.recorder.entries, callId)))(entry);
 
   private fanOut(entry: Entry): void {
     if (this.attachments.size === 0) return;

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { Change } from '../tools/diff.js';
+import { RenderIntentSchema } from '../tools/present.js';
 import { Entry } from '../log/entries.js';
 
 export const JSONRPC = '2.0' as const;
@@ -159,7 +160,8 @@ export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 
 /** Params of each server → client notification. */
 export const NotificationParams = {
-  'session/entry': z.strictObject({ sessionId: z.string(), entry: Entry }),
+  /** With a `tool/result`: its render intent (ADR 0067), as the session's tools present the call and its result. */
+  'session/entry': z.strictObject({ sessionId: z.string(), entry: Entry, intent: RenderIntentSchema.optional() }),
   'session/delta': z.strictObject({ sessionId: z.string(), step: z.string(), chunk: z.record(z.string(), z.unknown()) }),
   'session/state': z.strictObject({ sessionId: z.string(), value: z.unknown(), actors: z.array(ActorState) }),
   'approval/request': ApprovalRequest,

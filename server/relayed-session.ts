@@ -18,6 +18,9 @@ import { nthCall } from '../log/ids.js';
 import type { Delta, Forwardable, ForwardSettled, RelaySource } from '../ports/relay.js';
 import { parseArgs } from './approvals.js';
 import { changeOf } from '../tools/diff.js';
+import { builtinTools } from '../tools/index.js';
+import type { ToolLookup } from '../tools/present.js';
+import { entryNotices } from './entry-notice.js';
 import { Attachment, type Peer } from './attachment.js';
 import { notification, type ApprovalRequest, type SessionSummary, type Snapshot } from './protocol.js';
 
@@ -29,6 +32,9 @@ const ANSWERED_KEPT = 16;
 
 /** Every how long a relay reads again without a wake-up (the net under a missed notification). */
 export const RELAY_POLL_MS = 500;
+
+let builtins: ToolLookup | undefined;
+const builtinLookup = (): ToolLookup => (builtins ??= new Map(builtinTools().map((t) => [t.name, t])));
 
 export class RelayedSession {
   private readonly attachments = new Map<Peer, Attachment>();
@@ -70,7 +76,9 @@ export class RelayedSession {
     this.timer.unref?.();
   }
 
-  private serialize = (entry: Entry): string => JSON.stringify(notification('session/entry', { sessionId: this.id, entry }));
+  /** `session/entry`, a result's with its render intent from the built-in tools, as `present` renders the questions (ADR 0067). */
+  private notices?: (entry: Entry) => string;
+  private serialize = (entry: Entry): string => (this.notices ??= entryNotices(this.id, builtinLookup, (callId) => this.calls.get(callId)))(entry);
 
   /** Reads what is new and offers it; one read at a time, one more if woken meanwhile. */
   pull(): Promise<void> {

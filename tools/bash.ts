@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { SubprocessResult } from '../ports/subprocess.js';
 import { failure, ok } from './output.js';
 import { formatBytes } from './text.js';
+import { terminalIntent } from './presenters.js';
 import { ToolError, type ZodToolDefinition } from '../ports/tools.js';
 
 /** What the description promises: the `local` subprocess provider's defaults (a test keeps them equal). */
@@ -63,6 +64,7 @@ export const bashTool: ZodToolDefinition<BashArgs> = {
     const first = lines[0]!.length > 80 ? `${lines[0]!.slice(0, 79)}…` : lines[0]!;
     return `bash: ${first}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
   },
+  presentResult: (args, result) => terminalIntent(args.command, result),
   async execute(args, ctx) {
     const spec = ctx.subprocess.resolve({ argv: ['bash', '-c', args.command], timeoutMs: args.timeout_ms });
     let result: SubprocessResult;

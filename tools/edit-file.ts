@@ -1,6 +1,7 @@
 /** `edit_file`: replace one exact, unique piece of text in a file. */
 import { isUtf8 } from 'node:buffer';
 import { z } from 'zod';
+import { diffIntent } from './presenters.js';
 import { failure, fromRejection, ok } from './output.js';
 import { countOccurrences, formatBytes, looksBinary, numberLines, utf8 } from './text.js';
 import type { ZodToolDefinition, ToolOutput } from '../ports/tools.js';
@@ -79,6 +80,7 @@ export const editFileTool: ZodToolDefinition<EditFileArgs> = {
     const lines = (s: string) => (s === '' ? 0 : s.split('\n').length);
     return `edit_file ${args.path} (-${lines(args.old_text)} +${lines(args.new_text)} lines)`;
   },
+  presentResult: (args) => diffIntent('edit_file', args),
   async execute(args, ctx) {
     // What the edit made of the file's bytes, set by the fs seam's read-and-replace.
     const seen: { edited?: ReturnType<typeof applyEdit> } = {};

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { globToRegExp } from './glob-pattern.js';
 import { collectWalk, SKIPPED_DIRS, type Collected } from './collect-walk.js';
 import { failure, fromRejection, ok } from './output.js';
+import { globIntent } from './presenters.js';
 import type { ZodToolDefinition } from '../ports/tools.js';
 
 export const GLOB_MAX_RESULTS = 1000;
@@ -35,6 +36,7 @@ export const globTool: ZodToolDefinition<GlobArgs> = {
   idempotent: true,
   timeoutMs: 60_000,
   present: (args) => `glob ${args.pattern}`,
+  presentResult: (args, result) => globIntent(args.pattern, result),
   async execute(args, ctx) {
     const pattern = args.pattern.replace(/^(\.\/)+/, '');
     if (path.isAbsolute(pattern) || pattern.split('/').includes('..')) {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { FsIoError, readAtMost, type FileSystem, type FsPath } from '../ports/fs.js';
 import { collectWalk, SKIPPED_DIRS } from './collect-walk.js';
 import { createLineMatcher, type BatchEnd } from './grep-matcher.js';
+import { grepIntent } from './presenters.js';
 import { failure, fromRejection, fromToolError, ok } from './output.js';
 import { clipLine, formatBytes, looksBinary, utf8 } from './text.js';
 import { ToolError, type ToolContext, type ToolOutput, type ZodToolDefinition } from '../ports/tools.js';
@@ -47,6 +48,7 @@ export function createGrepTool(options: GrepOptions = {}): ZodToolDefinition<Gre
     idempotent: true,
     timeoutMs: 60_000,
     present: (args) => `grep /${args.pattern}/ in ${args.path ?? '.'}`,
+    presentResult: (args, result) => grepIntent(`/${args.pattern}/ in ${args.path ?? '.'}`, result),
     async execute(args, ctx) {
       try {
         new RegExp(args.pattern);

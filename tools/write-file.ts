@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { fromRejection, ok } from './output.js';
 import type { ZodToolDefinition } from '../ports/tools.js';
+import { diffIntent } from './presenters.js';
 
 const parameters = z.strictObject({
   path: z.string().describe('File path, relative to the workspace root. Missing parent directories are created.'),
@@ -19,6 +20,7 @@ export const writeFileTool: ZodToolDefinition<WriteFileArgs> = {
   idempotent: true,
   timeoutMs: 30_000,
   present: (args) => `write_file ${args.path} (${Buffer.byteLength(args.content)} bytes)`,
+  presentResult: (args) => diffIntent('write_file', args),
   async execute(args, ctx) {
     try {
       const file = await ctx.fs.realpath(args.path, { forWrite: true });

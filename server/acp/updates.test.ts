@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../log/entries.js';
+import { builtinTools } from '../../tools/index.js';
 import { chunkUpdate, entryUpdates, toolKind, toolLocations, toolTitle, type FeedState } from './updates.js';
 
 const env = { seq: 1, at: '2026-01-01T00:00:00.000Z' } as const;
 const ids = { turn: 't1', step: 't1.s1' } as const;
 const state = (): FeedState => ({
   cwd: '/ws',
-  tools: { get: (name) => (name === 'read_file' ? { present: (a: { path: string }) => `read_file ${a.path}` } : name === 'broken' ? { present: () => { throw new Error('x'); } } : undefined) },
+  tools: { get: (name) => (name === 'broken' ? { ...builtinTools()[0]!, present: () => { throw new Error('x'); } } : builtinTools().find((t) => t.name === name)) },
   calls: new Map(),
 });
 const call = (callId: string, name: string, args: unknown): Entry => ({ ...env, ...ids, kind: 'tool/call', callId, toolCallId: 'c', name, arguments: typeof args === 'string' ? args : JSON.stringify(args) });

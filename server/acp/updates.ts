@@ -3,28 +3,32 @@
  * calls seen before it), used live and to stream a loaded session's history.
  * A tool call is `tool_call` (pending) when `tool/call` is logged,
  * `in_progress` at `tool/dispatch`, and `completed` or `failed` at its
- * `tool/result`, with the result's text (and, for the file-writing tools, a
- * diff). Text and reasoning stream live from the model's chunks
+ * `tool/result`, with its render intent as ACP content (ADR 0067: the
+ * result's text; a diff for a change that landed; a search's hits as
+ * locations; a command's output as a fenced block). Text and reasoning stream live from the model's chunks
  * (`chunkUpdate`); an `assistant/message` carries them only in history, or
  * for a step whose text did not stream.
  */
 import path from 'node:path';
-import type { SessionUpdate, ToolCallContent, ToolCallLocation, ToolKind } from '@agentclientprotocol/sdk';
+import type { SessionUpdate, ToolCallLocation, ToolKind } from '@agentclientprotocol/sdk';
 import type { Chunk } from '../../log/chunks.js';
 import type { CostReport } from '../../log/cost.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
+import type { ToolDefinition } from '../../ports/tools.js';
+import { presentResult } from '../../tools/present.js';
+import { intentContent } from './intent-content.js';
 
-/** What the mapping needs of the session's tools: each one's presenter. */
+/** What the mapping needs of the session's tools: each one's presenters. */
 export interface ToolLookup {
-  get(name: string): { present(args: any): string } | undefined;
+  get(name: string): ToolDefinition | undefined;
 }
 
 export interface FeedState {
   /** The workspace: relative paths in arguments are shown absolute, as ACP wants them. */
   cwd: string;
   tools: ToolLookup;
-  /** Calls seen so far, by call id: a result's diff needs its call's arguments. */
-  calls: Map<string, { name: string; args: unknown }>;
+  /** Calls seen so far, by call id: a result's intent needs its call's arguments (parsed, and as logged). */
+  calls: Map<string, { name: string; args: unknown; raw?: string }>;
 }
 
 const KINDS: Record<string, ToolKind> = {
@@ -86,21 +90,9 @@ export function toolTitle(tools: ToolLookup, name: string, args: unknown): strin
   }
 }
 
-/** A diff for the file-writing tools: edit_file's replaced text, write_file's new content. */
-function diffOf(call: { name: string; args: unknown }, cwd: string): ToolCallContent | undefined {
-  const a = record(call.args);
-  if (typeof a.path !== 'string') return undefined;
-  const at = path.resolve(cwd, a.path);
-  if (call.name === 'edit_file' && typeof a.old_text === 'string' && typeof a.new_text === 'string') return { type: 'diff', path: at, oldText: a.old_text, newText: a.new_text };
-  if (call.name === 'write_file' && typeof a.content === 'string') return { type: 'diff', path: at, newText: a.content };
-  return undefined;
-}
-
-const text = (t: string): ToolCallContent => ({ type: 'content', content: { type: 'text', text: t } });
-
 function callUpdate(e: EntryOf<'tool/call'>, s: FeedState): SessionUpdate {
   const args = parseArgs(e.arguments);
-  s.calls.set(e.callId, { name: e.name, args });
+  s.calls.set(e.callId, { name: e.name, args, raw: e.arguments });
   return {
     sessionUpdate: 'tool_call',
     toolCallId: e.callId,
@@ -118,14 +110,16 @@ const ESCAPED = new Set(['OUTSIDE_WORKSPACE', 'INSIDE_BRIDLE_HOME', 'PATH_CHANGE
 function resultUpdate(e: EntryOf<'tool/result'>, s: FeedState): SessionUpdate {
   const ok = e.status === 'ok';
   const call = s.calls.get(e.callId);
-  const diff = ok && call ? diffOf(call, s.cwd) : undefined;
+  const raw = call ? (call.raw ?? JSON.stringify(call.args)) : '';
+  const shown = call ? intentContent(presentResult(s.tools, call.name, raw, e), e.content, s.cwd) : { content: [{ type: 'content' as const, content: { type: 'text' as const, text: e.content } }] };
   const escaped = !ok && e.code !== undefined && ESCAPED.has(e.code) && call !== undefined && toolLocations(call.name, call.args, s.cwd).length > 0;
+  const locations = escaped ? [] : shown.locations?.length ? shown.locations : undefined;
   return {
     sessionUpdate: 'tool_call_update',
     toolCallId: e.callId,
     status: ok ? 'completed' : 'failed',
-    content: [text(e.content), ...(diff ? [diff] : [])],
-    ...(escaped ? { locations: [] } : {}),
+    content: shown.content,
+    ...(locations ? { locations } : {}),
     rawOutput: { status: e.status, ...(e.code !== undefined ? { code: e.code } : {}) },
   };
 }

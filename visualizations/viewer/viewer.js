@@ -141,7 +141,8 @@
       (e.kind === 'assistant/message' && e.finish && e.finish.kind === 'error') || e.kind === 'log/not-durable';
   }
 
-  function entryRow(e) {
+  /** A row of the timeline; a finished call's row also draws its render intent (viewer-intents.js, ADR 0067). */
+  function entryRow(e, intent) {
     var li = el('li', isBad(e) ? 'bad' : '');
     li.dataset.seq = String(e.seq);
     li.dataset.kind = e.kind;
@@ -149,6 +150,8 @@
     li.appendChild(el('span', 'seq', String(e.seq)));
     li.appendChild(el('span', 'kind', e.kind));
     li.appendChild(el('span', 'text', summarize(e)));
+    var tree = e.kind === 'tool/result' ? window.bridleIntents.view(intent) : null;
+    if (tree) li.appendChild(window.bridleIntents.build(document, tree));
     li.title = e.at;
     return li;
   }
@@ -185,14 +188,14 @@
     $('lineage-panel').hidden = list.children.length === 0;
   }
 
-  function addEntry(e) {
+  function addEntry(e, intent) {
     if (e.seq <= view.lastSeq) return; // at most once, in order
     if (e.kind === 'session/start' && e.forkOf) renderLineage(e.forkOf, []);
     view.lastSeq = e.seq;
     view.entries.push(e);
     var list = $('timeline');
     var atBottom = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
-    list.appendChild(entryRow(e));
+    list.appendChild(entryRow(e, intent));
     if (atBottom) list.scrollTop = list.scrollHeight;
     $('log-count').textContent = view.entries.length + ' entries';
     if (e.kind === 'assistant/message' || e.kind === 'subagent/end' || e.kind === 'turn/end') queueCost();
@@ -349,7 +352,7 @@
     }
     var params = m.params || {};
     if (params.sessionId !== view.sessionId) return;
-    if (m.method === 'session/entry') addEntry(params.entry);
+    if (m.method === 'session/entry') addEntry(params.entry, params.intent);
     else if (m.method === 'session/delta') onDelta(params);
     else if (m.method === 'session/state') highlight(params.actors || []);
     else if (m.method === 'approval/request') { view.approvals.set(params.callId, params); renderApprovals(); }
@@ -426,7 +429,8 @@
     $('controls').hidden = true;
     $('input-form').hidden = true;
     $('scrubber').hidden = false;
-    entries.forEach(function (e) { $('timeline').appendChild(entryRow(e)); });
+    var intents = replay.intents || {};
+    entries.forEach(function (e) { $('timeline').appendChild(entryRow(e, e.kind === 'tool/result' ? intents[e.callId] : undefined)); });
     renderCost(replay.cost);
     var lineage = replay.lineage || {};
     renderLineage(lineage.forkedFrom, lineage.forks);
