@@ -49,7 +49,8 @@ import { flushLiveTraces, liveTraces, type LiveTracesOptions } from '../adapters
 
 /**
  * A subagent provider as a row (`subagent:<name>`): several are mounted at
- * once, so each registers into the `subagents` registry, by name, instead of
+ * once, so each registers into the `subagents` registry, by the row's name
+ * (`subagent:explore` with `use: spawn` is provider `explore`), instead of
  * providing a service of its own.
  */
 function subagentPlugin<C>(def: ProviderDefinition<SubagentProvider, C>): Plugin<C> {
@@ -63,7 +64,9 @@ function subagentPlugin<C>(def: ProviderDefinition<SubagentProvider, C>): Plugin
       ctx.effect(() => () => {
         for (const f of cleanups.reverse()) f();
       });
-      ctx.effect(() => ctx.get(SUBAGENTS).register(provider, ctx.id));
+      const name = /^subagent:[a-z][a-z0-9-]*$/.test(ctx.id) ? ctx.id.slice('subagent:'.length) : provider.name;
+      const named: SubagentProvider = name === provider.name ? provider : { name, get advertised() { return provider.advertised; }, open: (req) => provider.open(req) };
+      ctx.effect(() => ctx.get(SUBAGENTS).register(named, ctx.id));
     },
   };
 }
