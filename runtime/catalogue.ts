@@ -34,7 +34,7 @@ import type { Plugin } from '../plugins/host.js';
 import { providerPlugin } from '../plugins/provider-plugin.js';
 import type { Row } from '../plugins/rows.js';
 import { builtinTools } from '../tools/index.js';
-import { contextPlugin, coreSectionPlugin, limitsPlugin, pricesPlugin, toolPlugin, timeSectionPlugin, toolsSectionPlugin, workspaceSectionPlugin, nestedAgentsPlugin } from './builtins.js';
+import { hooksRegistryPlugin, promptRegistryPlugin, toolsRegistryPlugin, contextPlugin, coreSectionPlugin, limitsPlugin, pricesPlugin, toolPlugin, timeSectionPlugin, toolsSectionPlugin, workspaceSectionPlugin, nestedAgentsPlugin } from './builtins.js';
 import { forkSubagents } from '../adapters/subagents/fork.js';
 import { mockRemoteSubagents } from '../adapters/subagents/mock-remote.js';
 import { processSubagents } from '../adapters/subagents/process.js';
@@ -79,6 +79,9 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
   ...providers.map((p) => [`${p.seam.id}/${p.name}`, providerPlugin(p)] as const),
   ...builtinTools().map((t) => [`tool/${t.name}`, toolPlugin(t)] as const),
   ...subagentProviders.map((p) => [`${p.seam.id}/${p.name}`, subagentPlugin(p)] as const),
+  ['tools/registry', toolsRegistryPlugin],
+  ['hooks/registry', hooksRegistryPlugin],
+  ['prompt/registry', promptRegistryPlugin],
   ['subagents/registry', registryPlugin],
   ['tool/delegate', delegatePlugin],
   ['tool/workflow', workflowPlugin],
