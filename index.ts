@@ -14,7 +14,7 @@ export { forkPoints, planFork, type ForkPoint, type ForkRefusal, type ForkRefusa
 
 // The product as rows: the base bundle, composition, the plugin substrate.
 export { base, BUNDLES, type Bundle } from './bundles/base.js';
-export { composeEntries, enabledRows, CompositionError, Patch, RowSchema, type ComposedRow, type HostFacts, type Layer, type PatchEntry, type Predicate, type Row } from './plugins/rows.js';
+export { composeEntries, enabledRows, CompositionError, DuplicateRowError, Patch, RowSchema, type ComposedRow, type HostFacts, type Layer, type PatchEntry, type Predicate, type Row } from './plugins/rows.js';
 export { Host, DuplicateProviderError, MissingServiceError, PluginMountError, type Plugin, type PluginContext, type PluginStatus, type Disposer } from './plugins/host.js';
 export { Dispatcher } from './plugins/dispatch.js';
 export { CATALOGUE, loadRowPlugins } from './runtime/catalogue.js';

@@ -12,7 +12,7 @@ import { finalText } from '../log/completed-turns.js';
 import { childTraceparent } from '../log/trace.js';
 import { subagentMachine, type ChildReport, type SubagentInput, type SubagentResult } from '../machines/subagent.machine.js';
 import type { SessionControl } from '../ports/session.js';
-import type { ChildSession, SubagentProvider, Subagents } from '../ports/subagents.js';
+import type { ChildModel, ChildSession, SubagentProvider, Subagents } from '../ports/subagents.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { faultInspected } from '../runtime/fault-injection.js';
 import { spendOfLog } from '../runtime/subagents/budget.js';
@@ -35,6 +35,8 @@ export interface Delegation {
   tools?: readonly string[];
   scoped?: readonly ToolDefinition[];
   signal: AbortSignal;
+  /** The model the delegating tool's row names for its children (ADR 0066); absent: the provider's, else the parent's. */
+  model?: ChildModel;
   /** What the child's turn ended on, to report; default: the text of its last assistant message. */
   report?: (child: ChildSession, from: number) => string;
 }
@@ -63,14 +65,15 @@ export function runDelegation(deps: DelegationDeps, d: Delegation): Promise<Suba
         return { ok: true as const };
       }),
       openChild: fromPromise(async ({ signal }) => {
-        const opened = await chosen!.open({ id: d.child, depth: input.depth, parent: parent.id, ...(d.tools ? { tools: d.tools } : {}), ...(d.scoped ? { scoped: d.scoped } : {}), parentEntries: () => parent.entries(), signal, ...traceparentFor(parent, d.callId) });
+        const opened = await chosen!.open({ id: d.child, depth: input.depth, parent: parent.id, ...(d.tools ? { tools: d.tools } : {}), ...(d.scoped ? { scoped: d.scoped } : {}), parentEntries: () => parent.entries(), signal, ...traceparentFor(parent, d.callId), ...(d.model !== undefined ? { model: d.model } : {}) });
         // Created after the parent stopped waiting: nobody will run it.
         if (signal.aborted) {
           registry.track(opened.close());
           throw new Error('cancelled while the child was being created');
         }
         child = opened;
-        return { location: opened.location };
+        const start = opened.entries().find((e) => e.kind === 'session/start');
+        return { location: opened.location, ...(start?.kind === 'session/start' ? { model: start.model } : {}) };
       }),
       runChild: fromPromise(async (): Promise<ChildReport> => {
         const c = child!;

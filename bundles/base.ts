@@ -15,6 +15,9 @@ export interface Bundle {
 export const base: Bundle = {
   name: 'base',
   rows: [
+    { id: 'tools', use: 'registry' },
+    { id: 'hooks', use: 'registry' },
+    { id: 'prompt', use: 'registry' },
     { id: 'clock', use: 'system' },
     { id: 'ids', use: 'random' },
     { id: 'model', use: 'openai-chat' },

@@ -11,12 +11,12 @@
  * from `$BRIDLE_HOME` and from files named on the command line, never from
  * the workspace.
  */
-import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { BUNDLES } from '../bundles/base.js';
-import { composeEntries, Patch, type ComposedRow, type Layer, type PatchEntry, type Row } from '../plugins/rows.js';
+import { bundleLayer, composeEntries, CompositionError, Patch, type ComposedRow, type Layer, type PatchEntry, type Row } from '../plugins/rows.js';
 import { isModulePath, loadRowPlugins, type LoadedPlugins } from '../runtime/catalogue.js';
 import { checkRows } from '../runtime/check.js';
 import { applySettings, maxDepthSetting, RULES, settingsShape, treeBudgetSetting, type Settings, type SettingsLayer } from '../runtime/settings.js';
@@ -137,19 +137,39 @@ function anchored(patch: readonly PatchEntry[], dir: string): PatchEntry[] {
 }
 
 /** Contract: throws one `UsageError` line naming the file for a file that cannot be read, parsed, or is not `{ patch: [...] }`. */
-export function readPatchFile(path: string): PatchEntry[] {
+export function readPatchFile(path: string, what = `--patch ${path}`): PatchEntry[] {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new UsageError(`--patch ${path}: cannot read it: ${(err as Error).message}`);
+    throw new UsageError(`${what}: cannot read it: ${(err as Error).message}`);
   }
   const doc = parseDocument(text, { uniqueKeys: true });
-  if (doc.errors[0]) throw new UsageError(`--patch ${path}: not valid YAML or JSON: ${doc.errors[0].message.split('\n')[0]}`);
+  if (doc.errors[0]) throw new UsageError(`${what}: not valid YAML or JSON: ${doc.errors[0].message.split('\n')[0]}`);
   const data: unknown = doc.toJS();
   const parsed = z.strictObject({ patch: Patch }).safeParse(data);
-  if (!parsed.success) throw new UsageError(`--patch ${path}: ${describeIssues(parsed.error.issues, data)}`);
+  if (!parsed.success) throw new UsageError(`${what}: ${describeIssues(parsed.error.issues, data)}`);
   return anchored(parsed.data.patch, dirname(resolve(path)));
+}
+
+/** Where a user's bundle lives: a directory in `$BRIDLE_HOME/bundles`, its patch file and the modules it mounts (never the workspace). */
+export const userBundleFile = (home: string, name: string) => join(home, 'bundles', name, 'bundle.yaml');
+
+/**
+ * A profile's bundle as the layer that stacks it (ADR 0066): a built-in one
+ * (`bundles/`), else the user's `$BRIDLE_HOME/bundles/<name>/bundle.yaml`,
+ * its module paths taken from its own directory. Contract: throws
+ * `UsageError` for a name that is neither (or not a plain name); one id
+ * twice in it is `composeEntries`' `DuplicateRowError`.
+ */
+export function bundleOf(name: string, home: string, fromProfile: string): Layer {
+  const builtin = BUNDLES.get(name);
+  if (builtin) return bundleLayer(name, builtin.rows);
+  const file = userBundleFile(home, name);
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(name) || !existsSync(file)) {
+    throw new UsageError(`${fromProfile}: bundles: no bundle named ${JSON.stringify(name)} (built in: ${[...BUNDLES.keys()].join(', ')}; yours go in ${join(home, 'bundles', '<name>', 'bundle.yaml')})`);
+  }
+  return { from: `bundle ${name}`, patch: readPatchFile(file, `bundle ${name} (${file})`), bundle: true };
 }
 
 /** What a session command works from: the composed rows, where each came from, and what composing them warned about. */
@@ -196,17 +216,17 @@ export async function composeProduct(flags: SettingFlags, o: ComposeOptions = {}
   const file = loadConfig(home);
   const profile = profileOf(flags.profile, file);
   const fromProfile = `profile ${flags.profile}`;
-  const bundles = (profile?.bundles ?? ['base']).map((name) => {
-    const b = BUNDLES.get(name);
-    if (!b) throw new UsageError(`${fromProfile}: bundles: no bundle named ${JSON.stringify(name)} (known: ${[...BUNDLES.keys()].join(', ')})`);
-    return b;
-  });
-  const layers: Layer[] = bundles.slice(1).map((b) => ({ from: `bundle ${b.name}`, patch: b.rows.map((r) => ({ insert: true as const, ...r })) }));
-  if (profile?.patch) layers.push({ from: fromProfile, patch: anchored(profile.patch, home) });
-  if (file.config.patch) layers.push({ from: 'home', patch: anchored(file.config.patch, home) });
+  let layers: Layer[];
   let composed;
   try {
-    composed = composeEntries({ from: `bundle ${bundles[0]!.name}`, rows: bundles[0]!.rows }, ...layers);
+    layers = (profile?.bundles ?? ['base']).map((name) => bundleOf(name, home, fromProfile));
+  } catch (err) {
+    throw asUsage(err);
+  }
+  if (profile?.patch) layers.push({ from: fromProfile, patch: anchored(profile.patch, home) });
+  if (file.config.patch) layers.push({ from: 'home', patch: anchored(file.config.patch, home) });
+  try {
+    composed = composeEntries({ from: 'bundles', rows: [] }, ...layers);
   } catch (err) {
     throw asUsage(err);
   }
@@ -252,7 +272,7 @@ export async function composeStoreRows(flags: Pick<SettingFlags, 'store' | 'leas
   return product.rows.filter((r) => r.id === 'store');
 }
 
-const asUsage = (err: unknown) => (err instanceof Error && err.name === 'CompositionError' ? new UsageError(err.message) : err);
+const asUsage = (err: unknown) => (err instanceof CompositionError ? new UsageError(err.message) : err);
 
 /** The settings flags' help lines, for the commands that take them. */
 export const SETTING_FLAG_NAMES = FLAGS;

@@ -312,6 +312,8 @@ export const SubagentStart = z.strictObject({
   depth: z.int().positive(),
   /** The provider that runs the child: `spawn`, `fork`, `process`, `mock-remote`, or one a plugin registered. */
   mode: z.string().regex(/^[a-z][a-z0-9-]*$/),
+  /** The model the child runs on, as its own `session/start` names it (ADR 0066); absent when the child's log did not say. */
+  model: z.string().min(1).optional(),
 });
 export const SubagentEnd = z.strictObject({
   ...envelope,

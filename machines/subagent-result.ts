@@ -87,7 +87,7 @@ export function reportedResult(i: SubagentInput, r: ChildReport, location: strin
   return { status: 'error', code, content: `The subagent's turn ended ${how}. ${text ? `Its last words:\n${text}\n` : ''}${where(i.child, i.depth, location)}`, child: i.child, started: true };
 }
 
-export const draftSubagentStart = (i: SubagentInput): DraftOf<'subagent/start'> => ({ kind: 'subagent/start', callId: i.callId, child: i.child, depth: i.depth, mode: i.provider });
+export const draftSubagentStart = (i: SubagentInput, model?: string): DraftOf<'subagent/start'> => ({ kind: 'subagent/start', callId: i.callId, child: i.child, depth: i.depth, mode: i.provider, ...(model !== undefined ? { model } : {}) });
 
 export function draftSubagentEnd(i: SubagentInput, reason: TurnEndReason, code?: string, usage?: Spend): DraftOf<'subagent/end'> {
   const d: DraftOf<'subagent/end'> = { kind: 'subagent/end', callId: i.callId, child: i.child, reason };

@@ -36,6 +36,8 @@ export interface SubagentContext {
   verdict?: AdmissionVerdict;
   /** Where the child's log lives, once it exists. */
   location?: string;
+  /** The model the child runs on, as its `session/start` says. */
+  model?: string;
   /** Whether `subagent/start` is logged (so `subagent/end` is owed). */
   started: boolean;
   report?: ChildReport;
@@ -57,7 +59,7 @@ export const subagentMachine = setup({
   },
   actors: {
     admitRequest: notProvided<AdmissionVerdict, SubagentInput>('admitRequest'),
-    openChild: notProvided<{ location: string }, SubagentInput>('openChild'),
+    openChild: notProvided<{ location: string; model?: string }, SubagentInput>('openChild'),
     runChild: notProvided<ChildReport, SubagentInput>('runChild'),
     cancelChild: notProvided<void, { cause: string }>('cancelChild'),
   },
@@ -96,14 +98,14 @@ export const subagentMachine = setup({
       invoke: {
         src: 'openChild',
         input: ({ context }) => context.input,
-        onDone: { target: 'running', actions: assign({ location: ({ event }) => event.output.location }) },
+        onDone: { target: 'running', actions: assign({ location: ({ event }) => event.output.location, model: ({ event }) => event.output.model }) },
         onError: { target: 'failed', actions: assign({ failure: ({ event }) => ({ code: SubagentCode.SUBAGENT_OPEN_FAILED, message: `the child could not be created: ${message(event.error)}` }) }) },
       },
       on: { 'subagent.cancel.requested': { target: 'cancelled', actions: assign({ cause: ({ event }) => event.cause }) } },
     },
     running: {
       description: 'The child runs its one turn; subagent/start brackets it in the parent log.',
-      entry: [{ type: 'record', params: ({ context }) => draftSubagentStart(context.input) }, assign({ started: true })],
+      entry: [{ type: 'record', params: ({ context }) => draftSubagentStart(context.input, context.model) }, assign({ started: true })],
       invoke: {
         src: 'runChild',
         input: ({ context }) => context.input,

@@ -6,6 +6,7 @@
  * every row remembers the layer that last put it there.
  */
 import { z } from 'zod';
+import type { ChildModel } from '../ports/subagents.js';
 
 /** A host-conditional predicate: one patch file mounts different rows per environment. */
 export const Predicate = z.union([
@@ -41,6 +42,13 @@ const rowShape = () => ({
 
 export const RowSchema: z.ZodType<Row> = z.lazy(() => z.strictObject(rowShape()));
 
+/** A child's model in a row's config (ADR 0066): a model id as `--model` takes it, or the child's whole `model` row. */
+export const ChildModelConfig: z.ZodType<ChildModel> = z.union([z.string().min(1), z.strictObject({ use: z.string().min(1), config: z.unknown().optional() })]);
+
+/** The config of the rows that start in-process children (`subagent:spawn|fork`, `tool:delegate`): the model they run on. */
+export const InProcessConfig = z.strictObject({ model: ChildModelConfig.optional() });
+export type InProcessConfig = z.infer<typeof InProcessConfig>;
+
 /** One entry of a patch: replace (the default), insert, or remove. */
 export const PatchEntry = z.union([
   z.strictObject({ id: z.string().min(1), remove: z.literal(true) }),
@@ -60,6 +68,11 @@ export const Patch = z.array(PatchEntry);
 export interface Layer {
   from: string;
   patch: readonly PatchEntry[];
+  /**
+   * A bundle's layer (ADR 0066): a row whose id an earlier bundle has replaces it, one with a new id is added
+   * at the end (no `insert: true` needed), and one id given twice in it is a `DuplicateRowError`.
+   */
+  bundle?: boolean;
 }
 
 /** A composed row: where it came from, and its group's rows composed alike. */
@@ -82,6 +95,14 @@ export class CompositionError extends Error {
   ) {
     super(`row ${rowId} (${layer}): ${problem}`, options);
     this.name = 'CompositionError';
+  }
+}
+
+/** One bundle (or one list of rows) names an id twice: which of the two is meant cannot be told, so nothing is guessed. */
+export class DuplicateRowError extends CompositionError {
+  constructor(rowId: string, layer: string) {
+    super(rowId, layer, 'the id is used twice in this one layer (a later bundle may replace it; one bundle may not say it twice)');
+    this.name = 'DuplicateRowError';
   }
 }
 
@@ -110,27 +131,36 @@ function* ids(rows: readonly Row[]): Generator<string> {
   }
 }
 
-/** Contract: throws `CompositionError` when one list of rows uses an id twice (ids are unique across groups too). */
+/** Contract: throws `DuplicateRowError` when one list of rows uses an id twice (ids are unique across groups too). */
 export function checkUniqueIds(rows: readonly Row[], from: string): void {
   const seen = new Set<string>();
   for (const id of ids(rows)) {
-    if (seen.has(id)) throw new CompositionError(id, from, 'the id is used twice');
+    if (seen.has(id)) throw new DuplicateRowError(id, from);
     seen.add(id);
   }
+}
+
+/** A bundle's rows as the layer that stacks them over the bundles before it. Contract: throws `DuplicateRowError` for an id it names twice. */
+export function bundleLayer(name: string, rows: readonly Row[]): Layer {
+  checkUniqueIds(rows, `bundle ${name}`);
+  return { from: `bundle ${name}`, patch: rows, bundle: true };
 }
 
 /**
  * Applies the layers in order over the base rows: a patch entry whose id
  * matches replaces that row whole; `insert` adds one; `remove` drops one.
+ * In a bundle's layer an unmatched row is added instead (ADR 0066).
  * Contract: pure; an unmatched replace or remove only warns (never throws);
  * an insert of an id that exists, or next to one that does not, throws
- * `CompositionError` naming the row and the layer.
+ * `CompositionError` naming the row and the layer; one id twice in the base
+ * rows or in one bundle's layer throws `DuplicateRowError`.
  */
 export function composeEntries(base: { from: string; rows: readonly Row[] }, ...layers: readonly Layer[]): Composition {
   checkUniqueIds(base.rows, base.from);
   const rows = base.rows.map((r) => stamp(r, base.from));
   const warnings: string[] = [];
   for (const layer of layers) {
+    if (layer.bundle) checkUniqueIds(layer.patch.filter((e) => !('remove' in e)) as Row[], layer.from);
     for (const entry of layer.patch) {
       const at = locate(rows, entry.id);
       if ('remove' in entry) {
@@ -153,6 +183,11 @@ export function composeEntries(base: { from: string; rows: readonly Row[] }, ...
         const near = locate(rows, anchor);
         if (!near) throw new CompositionError(entry.id, layer.from, `insert ${after !== undefined ? 'after' : 'before'} row ${anchor}, which does not exist`);
         near.list.splice(after !== undefined ? near.index + 1 : near.index, 0, placed);
+        continue;
+      }
+      if (!at && layer.bundle) {
+        if (entry.rows) for (const inner of ids(entry.rows)) if (locate(rows, inner)) throw new CompositionError(inner, layer.from, 'insert of an id that already exists');
+        rows.push(stamp(entry, layer.from));
         continue;
       }
       if (!at) {

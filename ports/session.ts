@@ -1,7 +1,7 @@
 /** The `session` service: what a plugin may know of and do to the session it is mounted in. */
 import type { Chunk } from '../log/chunks.js';
 import type { Draft, Entry } from '../log/entries.js';
-import type { ChildSession, TreeBudget } from './subagents.js';
+import type { ChildModel, ChildSession, TreeBudget } from './subagents.js';
 import type { ToolDefinition } from './tools.js';
 
 /** A child of this session's own product, as an in-process subagent provider asks for one. */
@@ -25,6 +25,8 @@ export interface ChildSpec {
   onChunk?: (chunk: Chunk, step: string) => void;
   /** The trace context it is started under (the parent's call that started it), logged in its `session/start`. */
   traceparent?: string;
+  /** Its own model instead of the parent's (ADR 0066): its `model` row, from its parent's, changed as this says. */
+  model?: ChildModel;
 }
 
 export interface SessionControl {

@@ -68,6 +68,12 @@ export interface Advertised {
   filters?: boolean;
 }
 
+/**
+ * The model a child runs on, when not its parent's (ADR 0066): a model id as the `model` setting takes it
+ * (`gpt-4o-mini`, `scripted:<file>`: the parent's wire kept), or the child's whole `model` row (`{ use, config }`).
+ */
+export type ChildModel = string | { use: string; config?: unknown };
+
 /** What a provider needs to create one child. */
 export interface ChildRequest {
   /** The child session's id: a name beside its parent's log (`<parent>.<callId>`). */
@@ -85,6 +91,8 @@ export interface ChildRequest {
   signal: AbortSignal;
   /** The W3C trace context the child's spans hang under (the parent's call span), for its `session/start` (ADR 0055). */
   traceparent?: string;
+  /** The model the delegating tool's row names for its children; a provider's own row may name another. Absent: the parent's. */
+  model?: ChildModel;
 }
 
 /** One provider of the subagents seam. */

@@ -16,6 +16,10 @@ import { nearestNestedAgentsFile, readAgentsFiles } from './prompt/agents-files.
 import { nestedBlock, shownNested, touchedDir } from './prompt/nested-agents.js';
 import { coreSection, DEFAULT_CORE, toolsSection, workspaceSection } from './prompt/builtin.js';
 import { timeSection, type TimeSectionConfig } from './prompt/time.js';
+import type { HookRegistry } from '../plugins/hooks/registry.js';
+import type { Tools } from '../plugins/tool-registry.js';
+import { keyId, serviceKey, type KeyLike } from '../ports/service.js';
+import type { PromptRegistry } from './prompt/registry.js';
 
 const tokens = z.int().min(1024);
 
@@ -127,3 +131,25 @@ export const timeSectionPlugin: Plugin<TimeSectionConfig> = {
 export function toolPlugin(tool: ToolDefinition): Plugin {
   return { name: `tool/${tool.name}`, inject: [TOOLS], config: empty, apply: (ctx) => void ctx.tools.register(tool) };
 }
+
+/** The registries this host built, for the `tools`, `hooks` and `prompt` rows to put into the session (ADR 0066). */
+export interface HostRegistries {
+  tools: Tools;
+  hooks: HookRegistry;
+  prompt: PromptRegistry;
+}
+export const REGISTRIES = serviceKey<HostRegistries>('registries');
+
+/** The row that puts one of the host's registries into the session; a patch replaces it by id like any other. */
+export const registryRow = (key: typeof TOOLS | typeof HOOKS | typeof PROMPT): Plugin => ({
+  name: `${keyId(key)}-registry`,
+  inject: [REGISTRIES],
+  provides: [key],
+  config: z.strictObject({}),
+  apply: (ctx) => void ctx.provide(key as KeyLike<unknown>, ctx.get(REGISTRIES)[keyId(key) as keyof HostRegistries]),
+});
+
+
+export const toolsRegistryPlugin = registryRow(TOOLS);
+export const hooksRegistryPlugin = registryRow(HOOKS);
+export const promptRegistryPlugin = registryRow(PROMPT);

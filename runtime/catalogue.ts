@@ -34,7 +34,7 @@ import type { Plugin } from '../plugins/host.js';
 import { providerPlugin } from '../plugins/provider-plugin.js';
 import type { Row } from '../plugins/rows.js';
 import { builtinTools } from '../tools/index.js';
-import { contextPlugin, coreSectionPlugin, limitsPlugin, pricesPlugin, toolPlugin, timeSectionPlugin, toolsSectionPlugin, workspaceSectionPlugin, nestedAgentsPlugin } from './builtins.js';
+import { hooksRegistryPlugin, promptRegistryPlugin, toolsRegistryPlugin, contextPlugin, coreSectionPlugin, limitsPlugin, pricesPlugin, toolPlugin, timeSectionPlugin, toolsSectionPlugin, workspaceSectionPlugin, nestedAgentsPlugin } from './builtins.js';
 import { forkSubagents } from '../adapters/subagents/fork.js';
 import { mockRemoteSubagents } from '../adapters/subagents/mock-remote.js';
 import { processSubagents } from '../adapters/subagents/process.js';
@@ -49,7 +49,8 @@ import { flushLiveTraces, liveTraces, type LiveTracesOptions } from '../adapters
 
 /**
  * A subagent provider as a row (`subagent:<name>`): several are mounted at
- * once, so each registers into the `subagents` registry, by name, instead of
+ * once, so each registers into the `subagents` registry, by the row's name
+ * (`subagent:explore` with `use: spawn` is provider `explore`), instead of
  * providing a service of its own.
  */
 function subagentPlugin<C>(def: ProviderDefinition<SubagentProvider, C>): Plugin<C> {
@@ -63,7 +64,9 @@ function subagentPlugin<C>(def: ProviderDefinition<SubagentProvider, C>): Plugin
       ctx.effect(() => () => {
         for (const f of cleanups.reverse()) f();
       });
-      ctx.effect(() => ctx.get(SUBAGENTS).register(provider, ctx.id));
+      const name = /^subagent:[a-z][a-z0-9-]*$/.test(ctx.id) ? ctx.id.slice('subagent:'.length) : provider.name;
+      const named: SubagentProvider = name === provider.name ? provider : { name, get advertised() { return provider.advertised; }, open: (req) => provider.open(req) };
+      ctx.effect(() => ctx.get(SUBAGENTS).register(named, ctx.id));
     },
   };
 }
@@ -76,6 +79,9 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
   ...providers.map((p) => [`${p.seam.id}/${p.name}`, providerPlugin(p)] as const),
   ...builtinTools().map((t) => [`tool/${t.name}`, toolPlugin(t)] as const),
   ...subagentProviders.map((p) => [`${p.seam.id}/${p.name}`, subagentPlugin(p)] as const),
+  ['tools/registry', toolsRegistryPlugin],
+  ['hooks/registry', hooksRegistryPlugin],
+  ['prompt/registry', promptRegistryPlugin],
   ['subagents/registry', registryPlugin],
   ['tool/delegate', delegatePlugin],
   ['tool/workflow', workflowPlugin],

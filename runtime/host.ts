@@ -14,6 +14,7 @@ import { Tools } from '../plugins/tool-registry.js';
 import { CompositionError, type ComposedRow } from '../plugins/rows.js';
 import { HOOKS, PROMPT, SESSION, TOOLS } from '../ports/index.js';
 import { keyId, type KeyLike } from '../ports/service.js';
+import { REGISTRIES, registryRow } from './builtins.js';
 import type { SessionControl } from '../ports/session.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { resolveUse, type LoadedPlugins } from './catalogue.js';
@@ -48,6 +49,10 @@ export interface BuiltHost {
 
 const core = (name: string, key: KeyLike, service: unknown): Plugin => ({ name, provides: [key], apply: (ctx) => void ctx.provide(key, service) });
 
+/** A row list that has no row for a registry (one a caller wrote before they were rows) gets the host's, mounted first. */
+const REGISTRY_KEYS = [TOOLS, HOOKS, PROMPT] as const;
+const providedBy = (rows: readonly ComposedRow[], id: string): boolean => rows.some((r) => r.id === id || (r.rows !== undefined && providedBy(r.rows, id)));
+
 /** Contract: throws `CompositionError` naming the row and its layer (the host is then disposed), else returns a host with every row active. */
 export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltHost {
   const host = new Host('session');
@@ -59,12 +64,10 @@ export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltH
   const overridden = new Set((o.overrides ?? []).map((s) => keyId(s.key)));
   const fromOf = new Map<string, string>();
   try {
-    host.mount(core('tools', TOOLS, tools), undefined, { id: 'core:tools' });
-    host.mount(core('hooks', HOOKS, hooks), undefined, { id: 'core:hooks' });
-    host.mount(core('prompt', PROMPT, prompt), undefined, { id: 'core:prompt' });
+    host.mount(core('registries', REGISTRIES, { tools, hooks, prompt }), undefined, { id: 'core:registries' });
+    for (const key of REGISTRY_KEYS) if (!providedBy(rows, keyId(key)) || (key === PROMPT && o.prompt)) host.mount(registryRow(key), undefined, { id: `core:${keyId(key)}` });
     host.mount(core('session', SESSION, o.session), undefined, { id: 'core:session' });
     for (const s of o.overrides ?? []) host.mount(core(`override ${keyId(s.key)}`, s.key, s.service), undefined, { id: `override:${keyId(s.key)}` });
-    for (const t of o.tools ?? []) tools.register(t, 'options');
     const mountRows = (list: readonly ComposedRow[], scope: Scope) => {
       for (const row of list) {
         fromOf.set(row.id, row.from);
@@ -72,7 +75,7 @@ export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltH
           mountRows(row.rows ?? [], host.scope(row.id, { parent: scope, isolate: row.isolate ?? false }));
           continue;
         }
-        if ((o.tools && row.id.startsWith('tool:')) || (o.prompt && row.id.startsWith('prompt:'))) continue;
+        if ((o.tools && row.id.startsWith('tool:')) || (o.prompt && (row.id === 'prompt' || row.id.startsWith('prompt:')))) continue;
         const plugin = resolveUse(row, o.loaded);
         if (!plugin) throw new CompositionError(row.id, row.from, `unknown use ${JSON.stringify(row.use)}`);
         if ((plugin.provides ?? []).some((k) => overridden.has(keyId(k)))) continue;
@@ -80,15 +83,36 @@ export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltH
       }
     };
     mountRows(rows, host.root);
+    const built = registriesOf(host, fromOf);
+    for (const t of o.tools ?? []) built.tools.register(t, 'options');
     // A child's own tools come last, after its product's: the tool list reads as the parent's, plus them; one named like a product tool shadows it (course ch. 4).
-    for (const t of o.restrict?.scoped ?? []) tools.registerScoped(t);
+    for (const t of o.restrict?.scoped ?? []) built.tools.registerScoped(t);
     for (const p of o.plugins ?? []) host.mount(p, undefined, { id: p.name });
     const waiting = host.status().find((s) => s.state === 'pending');
     if (waiting) throw new CompositionError(waiting.id, fromOf.get(waiting.id) ?? 'options', `needs service ${waiting.waitingFor.join(', ')}, which no row provides`);
+    return { host, ...built };
   } catch (err) {
     host.dispose();
     if (err instanceof PluginMountError) throw new CompositionError(err.plugin, fromOf.get(err.plugin) ?? 'options', err.cause instanceof Error ? err.cause.message : String(err.cause), { cause: err.cause });
     throw err;
   }
-  return { host, tools, hooks, prompt };
+}
+
+/**
+ * The registries the rows put into the session. The session drives them through more than their ports (ranks,
+ * scoped tools, the hook pipeline), so a row replacing one provides an instance of bridle's class (a subclass, or
+ * the host's own from `registries`, decorated). Contract: throws `CompositionError` naming the row otherwise.
+ */
+function registriesOf(host: Host, fromOf: ReadonlyMap<string, string>): Omit<BuiltHost, 'host'> {
+  const need = (id: string, key: KeyLike, ok: (v: unknown) => boolean) => {
+    if (!host.has(key)) throw new CompositionError(id, 'options', `no row provides the ${id} registry (the base bundle's row ${id} does)`);
+    const v = host.get(key);
+    if (!ok(v)) throw new CompositionError(id, fromOf.get(id) ?? 'options', `provides a ${id} service that is not bridle's ${id} registry`);
+    return v;
+  };
+  return {
+    tools: need('tools', TOOLS, (v) => v instanceof Tools) as Tools,
+    hooks: need('hooks', HOOKS, (v) => v instanceof HookRegistry) as HookRegistry,
+    prompt: need('prompt', PROMPT, (v) => v instanceof PromptRegistry) as PromptRegistry,
+  };
 }

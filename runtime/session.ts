@@ -178,6 +178,8 @@ export function createSession(o: SessionOptions): BridleSession {
     // The child may spend what the parent has left now; what it spent comes back in its subagent/end.
     const own = session ? sessionBudget(session.recorder.entries) : undefined;
     const inherited = own?.limit ? remainingOf(own.limit, own.used) : undefined;
+    // A child on a model of its own (ADR 0066) builds it from its `model` row, the parent's changed as the spec says.
+    const childModel = spec.model;
     const child = createSession({
       cwd: o.cwd,
       bridleHome: o.bridleHome,
@@ -185,10 +187,11 @@ export function createSession(o: SessionOptions): BridleSession {
       depth: spec.depth,
       parent: id ?? null,
       rows,
+      ...(typeof childModel === 'object' ? { patch: [{ id: 'model', ...childModel }] } : {}),
       // Every child's approval is `never`, whatever its parent's (I10, ADR 0052): nothing asks, nothing waits.
-      settings: { approval: 'never' as const, allow: [] },
+      settings: { approval: 'never' as const, allow: [], ...(typeof childModel === 'string' ? { model: childModel } : {}) },
       // The parent's product: its rows, the tools service and plugins it was given, its model, store and clock.
-      services: { model, store, clock, sandbox: snapshot, ...(s.tools ? { tools: s.tools } : {}) },
+      services: { ...(childModel === undefined ? { model } : {}), store, clock, sandbox: snapshot, ...(s.tools ? { tools: s.tools } : {}) },
       ...(o.plugins ? { plugins: o.plugins } : {}),
       ...(spec.tools || spec.scoped ? { toolFilter: { ...(spec.tools ? { only: spec.tools } : {}), ...(spec.scoped ? { scoped: spec.scoped } : {}) } } : {}),
       ...(budget ? { budget } : {}),

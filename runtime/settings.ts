@@ -45,7 +45,7 @@ export const RULES = {
   store: 'must be a postgres:// URL, or the directory of the JSONL logs (absolute in a config file)',
   leaseMs: 'must be a whole number of milliseconds from 100 to 3600000',
   patch: 'must be a list of rows: { id, use, config } replaces a row, { insert: true, id, use, … } adds one, { id, remove: true } removes one',
-  bundles: 'must be a list of bundle names (known: base)',
+  bundles: 'must be a list of bundle names (built in: base; or yours, in $BRIDLE_HOME/bundles/<name>/bundle.yaml)',
   profiles: 'must map profile names to { bundles, patch } and these same settings',
 } as const;
 
@@ -106,7 +106,7 @@ export const settingsShape = {
 export const Settings = z.strictObject(settingsShape).partial();
 export type Settings = z.infer<typeof Settings>;
 
-/** A profile: the bundles to start from (default `[base]`), its own patch, and settings. */
+/** A profile: the bundles it stacks, in order (default `[base]`; a later one replaces an earlier one's rows by id), its own patch, and settings. */
 export const Profile = z.strictObject({ ...settingsShape, bundles: z.array(z.string().min(1)).min(1), patch: Patch }).partial();
 export type Profile = z.infer<typeof Profile>;
 

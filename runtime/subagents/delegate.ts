@@ -11,10 +11,11 @@ import { z } from 'zod';
 import { childSessionId } from '../../log/ids.js';
 import { SESSION, SUBAGENTS, TOOLS } from '../../ports/index.js';
 import type { SessionControl } from '../../ports/session.js';
-import type { Subagents } from '../../ports/subagents.js';
+import type { ChildModel, Subagents } from '../../ports/subagents.js';
 import { ToolError, type ToolDefinition, type ToolOutput } from '../../ports/tools.js';
 import type { Plugin } from '../../plugins/host.js';
 import { runDelegation } from '../../actors/delegation.js';
+import { InProcessConfig } from '../../plugins/rows.js';
 
 export interface DelegateConfig {
   /** The session that owns the tool (the `session` service). */
@@ -23,6 +24,8 @@ export interface DelegateConfig {
   subagents: Subagents;
   /** The tools the parent's product offers. */
   offered: () => readonly string[];
+  /** The model its children run on unless their provider's row names one (ADR 0066); absent: the parent's. */
+  model?: ChildModel;
 }
 
 const parameters = z.strictObject({
@@ -52,7 +55,7 @@ export function delegateTool(cfg: DelegateConfig): ToolDefinition<DelegateArgs> 
       if (!ctx.callId) throw new ToolError('NO_CALL_ID', 'delegate needs the id of its call, which this host did not pass');
       const r = await runDelegation(
         { parent: cfg.parent, registry: cfg.subagents, offered: cfg.offered },
-        { callId: ctx.callId, child: childSessionId(cfg.parent.id, ctx.callId), provider: args.provider ?? 'spawn', task: args.task, ...(args.tools ? { tools: args.tools } : {}), signal: ctx.signal },
+        { callId: ctx.callId, child: childSessionId(cfg.parent.id, ctx.callId), provider: args.provider ?? 'spawn', task: args.task, ...(args.tools ? { tools: args.tools } : {}), ...(cfg.model !== undefined ? { model: cfg.model } : {}), signal: ctx.signal },
       );
       return { status: r.status, content: r.content, ...(r.code ? { code: r.code } : {}) };
     },
@@ -65,14 +68,14 @@ export function delegateTool(cfg: DelegateConfig): ToolDefinition<DelegateArgs> 
  * the limit is refused by name (`DEPTH_LIMIT`) rather than looking like an
  * unknown tool.
  */
-export const delegatePlugin: Plugin = {
+export const delegatePlugin: Plugin<InProcessConfig> = {
   name: 'delegate',
   inject: [TOOLS, SESSION, SUBAGENTS],
-  config: z.strictObject({}),
-  apply(ctx) {
+  config: InProcessConfig,
+  apply(ctx, c) {
     const subagents = ctx.get(SUBAGENTS);
     if (subagents.maxDepth < 1) return;
     const tools = ctx.get(TOOLS);
-    ctx.tools.register(delegateTool({ parent: ctx.get(SESSION), subagents, offered: () => tools.list().map((t) => t.name) }));
+    ctx.tools.register(delegateTool({ parent: ctx.get(SESSION), subagents, offered: () => tools.list().map((t) => t.name), ...(c.model !== undefined ? { model: c.model } : {}) }));
   },
 };
