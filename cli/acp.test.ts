@@ -187,7 +187,7 @@ describe('bridle acp, in process, through the SDK client', () => {
     const { app, record } = recordingClient();
     const res = await app.connectWith(second.app, async (ctx) => {
       await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-      expect(await ctx.request(methods.agent.session.load, { sessionId, cwd: w.ws, mcpServers: [] })).toEqual({});
+      expect(await ctx.request(methods.agent.session.load, { sessionId, cwd: w.ws, mcpServers: [] })).toEqual({ configOptions: [expect.objectContaining({ id: 'approval' }), expect.objectContaining({ id: 'model' })] });
       return w.prompt(ctx, sessionId, 'second prompt');
     });
     expect(res.stopReason).toBe('end_turn');

@@ -25,6 +25,9 @@ import { isOpenAIUse, needsNoKey } from '../runtime/settings.js';
 import { visible } from './visible.js';
 import { bridleVersion } from './version.js';
 import { usageOfProduct } from './usage.js';
+import { storeOfRows } from '../runtime/stores.js';
+import { configChoices, withConfig } from './acp-config.js';
+import type { AcpAgentOptions } from '../server/acp/agent.js';
 
 export type AcpFlags = Omit<RunFlags, 'session' | 'json'>;
 
@@ -69,7 +72,7 @@ export function acpOpener(product: Product, problem: (m: string) => void): OpenA
     const extra = mcp ? params.mcpRows : [];
     try {
       return (await openSession({
-        product,
+        product: withConfig(product, params.config),
         cwd: params.cwd,
         ...(params.sessionId ? { session: params.sessionId } : {}),
         ...(params.traceparent ? { traceparent: params.traceparent } : {}),
@@ -92,6 +95,20 @@ function keepStdoutForTheProtocol(): void {
   console.debug = toErr;
 }
 
+/** What the agent is built with from the product: its opener, its store's sessions (list, delete), the options a client may set, usage. */
+export function acpAgentOptions(product: Product, problem: (m: string) => void, env: NodeJS.ProcessEnv = process.env): AcpAgentOptions {
+  return {
+    open: acpOpener(product, problem),
+    info: { name: 'bridle', title: 'bridle', version: bridleVersion() },
+    authMethods: authMethodsOf(product, env),
+    mcp: { http: mcpRowsMount() },
+    onProblem: problem,
+    usage: usageOfProduct(product),
+    store: storeOfRows(product.rows, product.home),
+    config: (session, set) => configChoices(product, session.recorder.entries, set),
+  };
+}
+
 export interface StartedAcp {
   agent: AcpAgent;
 }
@@ -102,15 +119,7 @@ export function startAcp(product: Product, flags: AcpFlags, io: { input: NodeJS.
   for (const w of product.warnings) problem(`warning: ${w}`);
   // The default workspace must exist, as for `run`; each session names its own.
   const defaultCwd = resolveWorkspace(flags.cwd);
-  const agent = createAcpAgent({
-    defaultCwd,
-    open: acpOpener(product, problem),
-    info: { name: 'bridle', title: 'bridle', version: bridleVersion() },
-    authMethods: authMethodsOf(product),
-    mcp: { http: mcpRowsMount() },
-    onProblem: problem,
-    usage: usageOfProduct(product),
-  });
+  const agent = createAcpAgent({ defaultCwd, ...acpAgentOptions(product, problem) });
   const input = Readable.toWeb(io.input as Readable) as ReadableStream<Uint8Array>;
   const output = Writable.toWeb(io.output as Writable) as WritableStream<Uint8Array>;
   agent.app.connect(guardedStream(output, input));

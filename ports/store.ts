@@ -76,7 +76,20 @@ export interface StoredSession {
   model: string;
   /** The kind of the last turn-or-session marker entry, if any. */
   marker?: string;
+  /** When its last entry was written (that entry's `at`), where the store can say it cheaply. */
+  updatedAt?: string;
+  /** Its first input from the user, cut to a line (`SESSION_TITLE_CHARS`), where the store can say it cheaply. */
+  title?: string;
 }
+
+/** How long a listed session's `title` may be. */
+export const SESSION_TITLE_CHARS = 80;
+
+/** A title for a session from its first input's text: its first line, cut to `SESSION_TITLE_CHARS`. Contract: pure. */
+export const titleOf = (text: string): string => {
+  const line = text.trim().split('\n', 1)[0]!.trim();
+  return line.length > SESSION_TITLE_CHARS ? `${line.slice(0, SESSION_TITLE_CHARS - 1)}…` : line;
+};
 
 /**
  * A log of the store that was not listed as it claims, or at all: `LOG_NOT_A_FILE` (a FIFO, a directory named
@@ -139,6 +152,13 @@ export interface SessionStore {
   list(): Promise<{ sessions: StoredSession[]; problems: ListProblem[] }>;
   /** The sessions whose header names `id` in `forkOf` (ADR 0029), by fork point then id. A reader; never throws for a store it can read. */
   forks(id: string): Promise<ForkRef[]>;
+  /**
+   * Removes session `id`'s log, under the writer's claim taken first (ADR 0063): a log another live writer holds is
+   * never removed. Resolves false when the store has no such session. Optional: a store without it cannot delete.
+   * Contract: throws `SessionLockedError` (`SESSION_LOCKED`, naming the holder) and removes nothing while another
+   * writer holds the session.
+   */
+  delete?(id: string): Promise<boolean>;
 }
 
 /**

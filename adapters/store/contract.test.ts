@@ -152,6 +152,24 @@ function storeContract(name: string, make: () => SessionStore, o: { claims: bool
       expect(await store.read('no-such-session')).toBeUndefined();
     });
 
+    it('lists a session\'s last activity and its first input as title; deletes it under the claim, never while another writer holds it (ADR 0063)', async (ctx) => {
+      const store = make();
+      if (!store.delete) return ctx.skip();
+      const id = freshId();
+      await write(store, id, [start(id), ...taken(1, `fix the failing test\nand more ${'x'.repeat(100)}`, 2)]);
+      const last = JSON.parse((await store.tail(id))!.at(-1)!) as { at: string };
+      expect((await store.list()).sessions.find((x) => x.id === id)).toMatchObject({ updatedAt: last.at, title: 'fix the failing test' });
+      const held = store.open(id);
+      await expect(store.delete(id)).rejects.toBeInstanceOf(SessionLockedError);
+      expect(await store.read(id)).toBeDefined();
+      await held.close();
+      expect(await store.delete(id)).toBe(true);
+      expect(await store.read(id)).toBeUndefined();
+      expect(await store.delete(id)).toBe(false);
+      // Nothing of its claim is left: the id opens afresh.
+      await (store.open(id)).close();
+    });
+
     it('repairSession closes a crashed turn through the port, under the claim, which it leaves held (issue 24 item 1)', async () => {
       const store = make();
       const id = freshId();

@@ -10,6 +10,7 @@ import { markerIn } from '../../log/markers.js';
 import type { ListProblem, StoredSession } from '../../ports/store.js';
 import { lockHoldersOf } from './jsonl-lock.js';
 import { openLogForReading } from './jsonl-read.js';
+import { listedExtras } from './listed.js';
 
 /** The last bytes of a log hold its last marker, nearly always; the whole file is read only when they do not. */
 const TAIL_BYTES = 256 * 1024;
@@ -34,10 +35,12 @@ function lastLines(fd: number, bytes: number): string[] {
   return from > 0 ? lines.slice(1) : lines;
 }
 
-function firstLine(fd: number): string {
+/** The whole lines of the log's first 64 KiB: its header, and the first input a title is taken from. */
+function firstLines(fd: number): string[] {
   const buf = Buffer.alloc(64 * 1024);
   const n = readSync(fd, buf, 0, buf.length, 0);
-  return buf.subarray(0, n).toString('utf8').split('\n', 1)[0]!;
+  const lines = buf.subarray(0, n).toString('utf8').split('\n');
+  return n === buf.length ? lines.slice(0, -1) : lines;
 }
 
 /**
@@ -61,10 +64,12 @@ export function listJsonl(dir: string): { sessions: StoredSession[]; problems: L
     }
     let start: { kind?: string; id?: string; cwd?: string; model?: string } | undefined;
     let lines: string[];
+    let head: string[];
     let marker: string | undefined;
     try {
       lines = lastLines(fd, TAIL_BYTES);
-      start = JSON.parse(firstLine(fd)) as typeof start;
+      head = firstLines(fd);
+      start = JSON.parse(head[0] ?? '') as typeof start;
       if (start?.kind !== 'session/start' || typeof start.id !== 'string') continue;
       marker = markerIn(lines) ?? markerIn(readFrom(fd, 0).split('\n'));
     } catch {
@@ -75,7 +80,7 @@ export function listJsonl(dir: string): { sessions: StoredSession[]; problems: L
     if (start.id !== id) problems.push({ file: name, code: 'LOG_ID_MISMATCH', message: `${path}: its header claims the id ${JSON.stringify(start.id)}; listed as ${JSON.stringify(id)}, its file's name` });
     const whole = lines.filter((l) => l.trim() !== '');
     const lastSeq = Number(/^\{"seq":([0-9]+),/.exec(whole.at(-1) ?? '')?.[1] ?? 0);
-    out.push({ id, lastSeq, cwd: start.cwd ?? '', model: start.model ?? '', ...(marker ? { marker } : {}) });
+    out.push({ id, lastSeq, cwd: start.cwd ?? '', model: start.model ?? '', ...(marker ? { marker } : {}), ...listedExtras(head, whole) });
     paths.push(path);
   }
   // The owners at once: one probe for every lock's socket, not one per session.

@@ -229,6 +229,18 @@ export const jsonlStore = defineProvider({
       },
       list: async () => listJsonl(dir),
       forks: async (id) => forksIn(dir, id),
+      async delete(id) {
+        const path = pathOf(id);
+        if (!nodeFs.existsSync(path)) return false;
+        // The claim first (it throws SessionLockedError while a live writer holds it): nobody appends to a log being removed.
+        const lock = acquireJsonlLock(path);
+        try {
+          nodeFs.unlinkSync(path);
+        } finally {
+          lock.release();
+        }
+        return true;
+      },
     };
   },
 });

@@ -2,9 +2,10 @@
 import { z } from 'zod';
 import { STORE } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
-import type { LockHolder, LogStore, SessionStore, WriterLock } from '../../ports/store.js';
+import { titleOf, type LockHolder, type LogStore, type SessionStore, type WriterLock } from '../../ports/store.js';
 import { SessionLockedError } from '../../log/errors.js';
 import { markerIn } from '../../log/markers.js';
+import { listedExtras } from './listed.js';
 import type { Entry } from '../../log/entries.js';
 import { nothingToFlush } from '../../log/recorder.js';
 
@@ -94,10 +95,18 @@ export function createMemorySessionStore(): MemorySessionStore {
         const lines = logs.get(id)!.lines;
         const marker = markerIn(lines);
         const lock = held.get(id);
-        return [{ id, lastSeq: lines.length, cwd: String(h.cwd ?? ''), model: String(h.model ?? ''), ...(lock ? { owner: lock.holder } : {}), ...(marker ? { marker } : {}) }];
+        return [{ id, lastSeq: lines.length, cwd: String(h.cwd ?? ''), model: String(h.model ?? ''), ...(lock ? { owner: lock.holder } : {}), ...(marker ? { marker } : {}), ...listedExtras(lines) }];
       }),
       problems: [],
     }),
+    delete: async (id) => {
+      if (!logs.has(id)) return false;
+      // The claim first: a log another writer holds is never removed.
+      const lock = claim(id);
+      logs.delete(id);
+      lock.release();
+      return true;
+    },
     forks: async (id) =>
       [...logs.keys()]
         .flatMap((k) => {

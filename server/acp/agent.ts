@@ -4,9 +4,12 @@
  * like the WebSocket server: it is handed `open(params, hooks)`, which opens
  * each session from the product the CLI composed, and it carries the
  * sessions over the protocol — `initialize`, `session/new`, `session/load`
- * (the history streamed back from the log), `session/prompt` (one turn; its
- * end as a stop reason), `session/cancel`, `session/update` (the feed of
- * `hosted.ts`), `session/request_permission` (`permission.ts`) — and, when
+ * (the history streamed back from the log), `session/resume` (the same, its
+ * history not sent), `session/prompt` (one turn; its end as a stop reason),
+ * `session/cancel` (and `$/cancel_request` of a prompt), `session/close`,
+ * `session/list` and `session/delete` (through the store, ADR 0063),
+ * `session/set_config_option` (`config-options.ts`), `session/update` (the
+ * feed of `hosted.ts`), `session/request_permission` (`permission.ts`) — and, when
  * the client offers them, its files and terminals as the `acp-client`
  * service (`client-service.ts`).
  *
@@ -16,7 +19,11 @@
  * editor quit, or stdin ended), every session's running turn is cancelled and
  * its log closed; `closed` resolves after that.
  */
-import { agent, methods, PROTOCOL_VERSION, RequestError, type AgentApp, type AgentConnection, type AuthMethod, type McpServer, type SessionUpdate } from '@agentclientprotocol/sdk';
+import { agent, methods, PROTOCOL_VERSION, RequestError, type AgentApp, type AgentConnection, type AuthMethod, type McpServer, type SessionConfigOption, type SessionUpdate } from '@agentclientprotocol/sdk';
+import { SessionLockedError } from '../../log/errors.js';
+import type { SessionStore } from '../../ports/store.js';
+import { ConfigOptionError, configOptions, settleConfig, type AcpConfig, type AcpConfigChoices } from './config-options.js';
+import { BadCursorError, sessionPage } from './session-list.js';
 import type { Answerer } from '../../ports/approval.js';
 import type { AcpClientCapabilities } from '../../ports/acp-client.js';
 import type { Plugin } from '../../plugins/host.js';
@@ -41,6 +48,8 @@ export interface AcpOpenParams {
   mcpRows: Row[];
   /** `session/new`'s `_meta.traceparent`, when well formed: the W3C trace context its spans hang under (ADR 0055). */
   traceparent?: string;
+  /** What the client set (`session/set_config_option`): the approval mode and the model to open it with. */
+  config?: AcpConfig;
 }
 
 /** What the agent hands each session it opens: who answers its approvals, and the client's seams. */
@@ -76,6 +85,10 @@ export interface AcpAgentOptions {
   onProblem?: (message: string) => void;
   /** What a session's tree has cost so far: with it, each step's usage is sent as a `usage_update` (ADR 0048). */
   usage?: UsageOf;
+  /** Where the sessions are: with it, `session/list` lists them and `session/delete` (when the store can) deletes one (ADR 0063). */
+  store?: Pick<SessionStore, 'list' | 'delete'>;
+  /** What a session may be set to and runs with now: with it, `session/set_config_option` takes the approval mode and the model. */
+  config?: (session: BridleSession, set: AcpConfig) => AcpConfigChoices;
 }
 
 export interface AcpAgent {
@@ -94,6 +107,8 @@ export function acpRefusal(code: number, reason: string, message: string): Reque
 }
 
 const INVALID_PARAMS = -32602;
+/** `bridle serve`'s code for a session it cannot open or remove (a claim another process holds). */
+const CANNOT_OPEN = -32003;
 /** A session id names a log in `$BRIDLE_HOME/sessions/`, never a path. */
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -128,8 +143,8 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
     }
   }
 
-  /** Opens a session with this connection's hooks, its feed subscribed (a loaded one's history sent first), then starts it. */
-  async function openHosted(params: AcpOpenParams): Promise<AcpHostedSession> {
+  /** Opens a session with this connection's hooks, its feed subscribed (a loaded one's history sent first when `replay`), then starts it. */
+  async function openHosted(params: AcpOpenParams, replay = params.sessionId !== undefined): Promise<AcpHostedSession> {
     const cx = connection;
     if (!cx) throw RequestError.internalError(undefined, 'no connection');
     const hosted = new AcpHostedSession(params.cwd, send, o.usage);
@@ -145,15 +160,55 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
     });
     const client = acpClientService(cx.client, { name: clientName, capabilities, sessionId: () => hosted.id });
     const provideClient: Plugin = { name: 'acp-client', provides: [ACP_CLIENT], apply: (ctx) => void ctx.provide(ACP_CLIENT, client) };
-    const session = await o.open(params, { answerer, plugins: [provideClient] });
-    hosted.attach(session);
-    // A loaded session's history goes out before what it does as it starts (a pending approval asked again, queued input).
-    if (params.sessionId) hosted.replayHistory();
-    else hosted.goLive();
-    session.start();
-    sessions.set(session.id, hosted);
+    const hooks: AcpSessionHooks = { answerer, plugins: [provideClient] };
+    await mount(hosted, params, hooks, replay);
+    reopeners.set(hosted, (config) => mount(hosted, { ...params, sessionId: hosted.id, config }, hooks, false));
+    sessions.set(hosted.id, hosted);
     return hosted;
   }
+
+  async function mount(hosted: AcpHostedSession, params: AcpOpenParams, hooks: AcpSessionHooks, replay: boolean): Promise<void> {
+    const session = await o.open(params, hooks);
+    hosted.attach(session);
+    // A loaded session's history goes out before what it does as it starts (a pending approval asked again, queued input).
+    if (replay) hosted.replayHistory();
+    else hosted.goLive();
+    session.start();
+  }
+
+  /** The session opened again with `config` (a client's set option): closed (no `session/end`: it goes on), then opened under the claim anew; the old config again when that fails. */
+  const reopeners = new WeakMap<AcpHostedSession, (config: AcpConfig) => Promise<void>>();
+  async function reconfigure(hosted: AcpHostedSession, config: AcpConfig): Promise<void> {
+    const reopen = reopeners.get(hosted)!;
+    const before = hosted.config;
+    await hosted.session.close();
+    hosted.detach();
+    try {
+      await reopen(config);
+      hosted.config = config;
+    } catch (err) {
+      await reopen(before).catch((again: unknown) => {
+        sessions.delete(hosted.id);
+        onProblem(`session ${hosted.id}: could not be opened again: ${again instanceof Error ? again.message : String(again)}`);
+      });
+      throw err;
+    }
+  }
+
+  const optionsOf = (hosted: AcpHostedSession): { configOptions?: SessionConfigOption[] } => (o.config ? { configOptions: configOptions(o.config(hosted.session, hosted.config)) } : {});
+
+  /** `session/close`, a delete of an open session, the connection gone: the running turn cancelled first (its closing entries logged), then `session/end`. */
+  async function endHosted(h: AcpHostedSession): Promise<void> {
+    sessions.delete(h.id);
+    await h.reopening;
+    await h.session.cancel('acp').catch(() => undefined);
+    await h.session.end();
+  }
+
+  const checkedId = (id: string): string => {
+    if (!SESSION_ID.test(id)) throw acpRefusal(INVALID_PARAMS, 'BAD_SESSION_ID', `not a bridle session id: ${JSON.stringify(id).slice(0, 200)}`);
+    return id;
+  };
 
   const absoluteCwd = (given: string) => {
     const cwd = given === '' && o.defaultCwd ? o.defaultCwd : given;
@@ -175,6 +230,7 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
         protocolVersion: PROTOCOL_VERSION,
         agentCapabilities: {
           loadSession: true,
+          sessionCapabilities: { resume: {}, close: {}, ...(o.store ? { list: {} } : {}), ...(o.store?.delete ? { delete: {} } : {}) },
           promptCapabilities: { image: false, audio: false, embeddedContext: true },
           mcpCapabilities: { http: o.mcp?.http ?? false, sse: false },
         },
@@ -189,22 +245,81 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
     })
     .onRequest(methods.agent.session.new, async ({ params }) => {
       const hosted = await openHosted({ cwd: absoluteCwd(params.cwd), mcpRows: rowsOf(params.mcpServers), ...metaTraceparent(params._meta) });
-      return { sessionId: hosted.id };
+      return { sessionId: hosted.id, ...optionsOf(hosted) };
     })
     .onRequest(methods.agent.session.load, async ({ params }) => {
-      if (!SESSION_ID.test(params.sessionId)) throw acpRefusal(INVALID_PARAMS, 'BAD_SESSION_ID', `not a bridle session id: ${JSON.stringify(params.sessionId).slice(0, 200)}`);
-      const open = sessions.get(params.sessionId);
+      const open = sessions.get(checkedId(params.sessionId));
       if (open) {
         // Loaded twice on one connection: the same session, its history again.
         if (open.prompting) throw RequestError.invalidRequest({ reason: 'PROMPT_RUNNING' }, 'a prompt is running in this session');
         open.replayHistory();
-        return {};
+        return optionsOf(open);
       }
-      await openHosted({ cwd: absoluteCwd(params.cwd), sessionId: params.sessionId, mcpRows: rowsOf(params.mcpServers) });
+      return optionsOf(await openHosted({ cwd: absoluteCwd(params.cwd), sessionId: params.sessionId, mcpRows: rowsOf(params.mcpServers) }));
+    })
+    // As `session/load`, but the client keeps its own history: nothing of the log is sent (a cwd other than the log's is refused alike).
+    .onRequest(methods.agent.session.resume, async ({ params }) => {
+      const open = sessions.get(checkedId(params.sessionId));
+      if (open) return optionsOf(open);
+      return optionsOf(await openHosted({ cwd: absoluteCwd(params.cwd), sessionId: params.sessionId, mcpRows: rowsOf(params.mcpServers ?? []) }, false));
+    })
+    .onRequest(methods.agent.session.close, async ({ params }) => {
+      await endHosted(sessionOf(params.sessionId));
       return {};
+    })
+    .onRequest(methods.agent.session.list, async ({ params }) => {
+      if (!o.store) throw RequestError.methodNotFound('session/list');
+      try {
+        return sessionPage((await o.store.list()).sessions, params);
+      } catch (err) {
+        if (err instanceof BadCursorError) throw acpRefusal(INVALID_PARAMS, 'BAD_CURSOR', err.message);
+        throw err;
+      }
+    })
+    .onRequest(methods.agent.session.delete, async ({ params }) => {
+      const store = o.store;
+      if (!store?.delete) throw RequestError.methodNotFound('session/delete');
+      const id = checkedId(params.sessionId);
+      const open = sessions.get(id);
+      if (open) await endHosted(open);
+      let deleted: boolean;
+      try {
+        deleted = await store.delete(id);
+      } catch (err) {
+        // Another process writes it: its log is never removed (ADR 0063).
+        if (err instanceof SessionLockedError) throw acpRefusal(CANNOT_OPEN, 'SESSION_LOCKED', `not deleted: ${err.message}`);
+        throw err;
+      }
+      if (!deleted) throw RequestError.sessionNotFound(id);
+      return {};
+    })
+    .onRequest(methods.agent.session.setConfigOption, async ({ params }) => {
+      const hosted = sessionOf(params.sessionId);
+      if (!o.config) throw RequestError.methodNotFound('session/set_config_option');
+      if (hosted.prompting || hosted.reopening) throw RequestError.invalidRequest({ reason: 'PROMPT_RUNNING' }, 'a prompt is running in this session; options change between prompts');
+      let change: AcpConfig | undefined;
+      try {
+        change = settleConfig(o.config(hosted.session, hosted.config), params.configId, (params as { value: unknown }).value);
+      } catch (err) {
+        if (err instanceof ConfigOptionError) throw acpRefusal(INVALID_PARAMS, err.reason, err.message);
+        throw err;
+      }
+      if (change) {
+        const done = reconfigure(hosted, { ...hosted.config, ...change });
+        hosted.reopening = done.catch(() => undefined);
+        try {
+          await done;
+        } catch (err) {
+          throw err instanceof RequestError ? err : acpRefusal(INVALID_PARAMS, 'CANNOT_OPEN', `the option was not set: ${(err as Error).message}`);
+        } finally {
+          hosted.reopening = undefined;
+        }
+      }
+      return { configOptions: configOptions(o.config(hosted.session, hosted.config)) };
     })
     .onRequest(methods.agent.session.prompt, async ({ params, signal }) => {
       const hosted = sessionOf(params.sessionId);
+      await hosted.reopening;
       if (hosted.prompting) throw RequestError.invalidRequest({ reason: 'PROMPT_RUNNING' }, 'a prompt is already running in this session; cancel it first');
       let text: string;
       try {
@@ -243,12 +358,8 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
   function closeAll(): Promise<void> {
     return (closing ??= (async () => {
       const all = [...sessions.values()];
-      sessions.clear();
-      await Promise.all(
-        all.map((h) =>
-          h.session.end().catch((err: unknown) => onProblem(`session ${h.id}: closing failed: ${err instanceof Error ? err.message : String(err)}`)),
-        ),
-      );
+      // Each running turn ends (cancelled, its closing entries logged) before its session's `session/end`.
+      await Promise.all(all.map((h) => endHosted(h).catch((err: unknown) => onProblem(`session ${h.id}: closing failed: ${err instanceof Error ? err.message : String(err)}`))));
     })());
   }
 

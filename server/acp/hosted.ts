@@ -12,6 +12,7 @@ import { TOOLS } from '../../ports/index.js';
 import type { BridleSession } from '../../runtime/session.js';
 import { chunkUpdate, entryUpdates, usageUpdate, type FeedState } from './updates.js';
 import type { UsageOf } from '../usage.js';
+import type { AcpConfig } from './config-options.js';
 
 export type { UsageOf };
 
@@ -22,6 +23,10 @@ export class AcpHostedSession {
   private readonly state: FeedState;
   /** A `session/prompt` is running. */
   prompting = false;
+  /** What the client set (`session/set_config_option`): the session is opened again with it. */
+  config: AcpConfig = {};
+  /** Set while the session is opened again with a new config; a prompt waits for it. */
+  reopening?: Promise<void>;
   /** The `usage_update`s in flight, in order: each waits for the one before. */
   private usageSent_: Promise<void> = Promise.resolve();
 
@@ -52,6 +57,12 @@ export class AcpHostedSession {
     this.session_ = session;
     const tools = session.host.get(TOOLS);
     this.state.tools = { get: (name) => tools.get(name) };
+  }
+
+  /** Stops watching the session (closed, to be opened again): `attach` and `goLive` bind the next one. */
+  detach(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
   }
 
   /** Streams what the log holds so far as history (`session/load`), then goes live. */

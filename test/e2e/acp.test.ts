@@ -169,7 +169,7 @@ describe('bridle acp (the CLI, on stdio)', () => {
     expect(readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')).toBe(before);
   });
 
-  it('a client that disconnects mid-turn: the turn is cancelled, the process exits 0, the log replays', async () => {
+  it('a client that disconnects mid-turn: the turn is cancelled and ends before session/end, the process exits 0, the log replays', async () => {
     const c = acp(['--model', `scripted:${script([{ toolCalls: [{ name: 'bash', arguments: { command: 'sleep 60' } }] }])}`, '--approval', 'auto']);
     const { app, record } = recordingClient();
     const conn = app.connect(c.stream);
@@ -182,6 +182,12 @@ describe('bridle acp (the CLI, on stdio)', () => {
     const log = logOf(sessionId);
     expect(log.find((e) => e.kind === 'turn/end')).toMatchObject({ reason: 'aborted' });
     expect(log.find((e) => e.kind === 'tool/result')).toMatchObject({ code: 'ABORTED' });
+    // The aborted turn's closing entries, then `session/end`, last: `bridle sessions` lists it ended, not idle.
+    const kinds = log.map((e) => e.kind);
+    expect(kinds.at(-1)).toBe('session/end');
+    expect(kinds.indexOf('session/end')).toBeGreaterThan(kinds.lastIndexOf('turn/end'));
+    const listed = await runCli(['sessions', '--json'], { env: { BRIDLE_HOME: home } });
+    expect(listed.stdout).toContain('"ended"');
     await replays(sessionId);
   });
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { methods, type ClientContext } from '@agentclientprotocol/sdk';
 import { afterEach, beforeEach } from 'vitest';
-import { acpOpener, authMethodsOf } from '../../cli/acp.js';
+import { acpAgentOptions } from '../../cli/acp.js';
 import { composeProduct, type SettingFlags } from '../../cli/settings.js';
 import type { Entry } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
@@ -57,7 +57,7 @@ export function useAcpWorld(): AcpWorld {
     },
     async agentWith(flags) {
       const product = await composeProduct({ sandbox: 'off', approval: 'ask', ...flags }, { env: { BRIDLE_HOME: w.home } });
-      const a = createAcpAgent({ open: acpOpener(product, (m) => w.problems.push(m)), info: { name: 'bridle', version: '0' }, authMethods: authMethodsOf(product, {}) });
+      const a = createAcpAgent({ ...acpAgentOptions(product, (m) => w.problems.push(m), {}), info: { name: 'bridle', version: '0' } });
       agents.push(a);
       return a;
     },
