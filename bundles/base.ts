@@ -50,6 +50,8 @@ export const base: Bundle = {
     { id: 'workflow', use: 'worker' },
     { id: 'tool:delegate', use: 'delegate' },
     { id: 'tool:workflow', use: 'workflow' },
+    // After the tools: the `skill` tool it offers (only when there are skills) comes last.
+    { id: 'prompt:skills', use: 'skills' },
   ],
 };
 

@@ -10,7 +10,7 @@ import type { Answerer } from '../ports/approval.js';
 import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import { openSession } from './open-session.js';
-import { createRenderer, mcpNotes } from './render.js';
+import { createRenderer, mcpNotes, skillNotes } from './render.js';
 import type { RunFlags } from './run.js';
 import { APPROVAL } from '../ports/index.js';
 import type { Product } from './settings.js';
@@ -71,7 +71,7 @@ export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO 
   session.subscribe((ev) => {
     const e = entryToShow(ev);
     if (e) renderer.onEntry(e);
-    if (ev.type === 'entry.appended') for (const l of mcpNotes(ev.entry)) err.write(`${l}\n`);
+    if (ev.type === 'entry.appended') for (const l of [...mcpNotes(ev.entry), ...skillNotes(ev.entry)]) err.write(`${l}\n`);
     else if (ev.type === 'chunk.streamed') renderer.onChunk(ev.chunk, ev.step);
   });
   opened.start();

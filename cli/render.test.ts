@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../log/entries.js';
 import { builtinTools } from '../tools/index.js';
-import { createRenderer, mcpNotes } from './render.js';
+import { createRenderer, mcpNotes, skillNotes } from './render.js';
 
 const tools = new Map(builtinTools().map((t) => [t.name, t]));
 const at = '2026-01-01T00:00:00.000Z';
@@ -76,5 +76,18 @@ describe('mcpNotes', () => {
       'bridle: warning: mcp:y: "c" left out: why',
     ]);
     expect(mcpNotes({ seq: 3, at: at.at, kind: 'turn/start', turn: 't1', input: 'x' })).toEqual([]);
+  });
+});
+
+describe('skillNotes', () => {
+  it('each warning of a skills/found entry is a line on stderr, controls shown, never acted on; the skills found say nothing', () => {
+    const warnings = [
+      { code: 'SKILL_NAME_INVALID', path: '.agents/skills/B/SKILL.md', message: 'name "B\x1b[2J" is not 1–64 of a-z, 0-9 and single hyphens inside' },
+      { code: 'SKILL_FIELD_UNKNOWN', path: '.agents/skills/c/SKILL.md', message: 'field "model" is not in the specification; it is ignored' },
+    ];
+    expect(skillNotes({ seq: 2, at: '2026-01-01T00:00:00.000Z', ignorable: true, kind: 'skills/found', skills: [{ name: 'c', source: 'workspace', path: '.agents/skills/c/SKILL.md' }], warnings })).toEqual([
+      'bridle: warning: name "B␛[2J" is not 1–64 of a-z, 0-9 and single hyphens inside (SKILL_NAME_INVALID); the skill is skipped',
+      'bridle: warning: field "model" is not in the specification; it is ignored (SKILL_FIELD_UNKNOWN); the skill is still listed',
+    ]);
   });
 });

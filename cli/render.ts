@@ -48,6 +48,13 @@ export function mcpNotes(e: Entry): string[] {
   return [visible(`mcp: ${e.server}: ${e.outcome === 'relisted' ? 'tools re-listed: ' : ''}${e.tools.length} tools (${readOnly} read-only)`), ...e.problems.map((p) => visible(`bridle: warning: ${e.server}: ${p}`))];
 }
 
+/** A `skills/found` entry's warnings, one line each on stderr (ADR 0064); the skills it lists say nothing. Contract: pure. */
+export function skillNotes(e: Entry): string[] {
+  if (e.kind !== 'skills/found') return [];
+  const outcome = (code: string) => (code.startsWith('SKILLS_') ? '' : code === 'SKILL_FIELD_UNKNOWN' ? '; the skill is still listed' : '; the skill is skipped');
+  return e.warnings.map((w) => visible(`bridle: warning: ${w.message} (${w.code})${outcome(w.code)}`));
+}
+
 export function createRenderer(out: { write(s: string): unknown }, tools: ToolLookup, opts: { color?: boolean; scriptedLabel?: string } = {}): Renderer {
   const color = opts.color ?? false;
   let atLineStart = true;

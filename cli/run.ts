@@ -8,7 +8,7 @@ import type { TurnOutput } from '../machines/turn.machine.js';
 import { UsageError } from './errors.js';
 import { openSession, type OpenOptions } from './open-session.js';
 import type { Product, SettingFlags } from './settings.js';
-import { createRenderer, mcpNotes, type Renderer } from './render.js';
+import { createRenderer, mcpNotes, skillNotes, type Renderer } from './render.js';
 import { terminalAnswerer } from './terminal-answerer.js';
 import { jsonLine, visible } from './visible.js';
 import { closeFailureLine, crashedLine, entryToShow, unsavedTurnLine } from './save-failure.js';
@@ -61,7 +61,7 @@ export async function runPrompt(prompt: string | undefined, product: Product, fl
   session.subscribe((ev) => {
     const e = entryToShow(ev);
     if (e) show(e);
-    if (ev.type === 'entry.appended') for (const l of mcpNotes(ev.entry)) err.write(`${l}\n`);
+    if (ev.type === 'entry.appended') for (const l of [...mcpNotes(ev.entry), ...skillNotes(ev.entry)]) err.write(`${l}\n`);
     else if (ev.type === 'chunk.streamed' && !flags.json) renderer.onChunk(ev.chunk, ev.step);
   });
   opened.start();

@@ -102,6 +102,8 @@ export function summarize(e: Entry): string {
       return `round ${e.round} ${e.verified ? 'verified' : 'rejected'} by ${e.by}${e.code ? ` ${e.code}` : ''}${e.exitCode !== undefined ? ` (exit ${e.exitCode})` : ''}`;
     case 'ralph/end':
       return `${e.outcome} after round ${e.round}${e.blockerText ? `: ${clip(e.blockerText, 50)}` : ''}`;
+    case 'skills/found':
+      return `${e.skills.length} skills${e.warnings.length ? `, ${e.warnings.length} warnings (${[...new Set(e.warnings.map((w) => w.code))].join(', ')})` : ''}`;
     case 'mcp/server':
       return e.outcome !== 'failed' ? `${e.server} ${e.outcome}, ${e.tools.length} tools${e.problems.length ? `, ${e.problems.length} left out` : ''}` : `${e.server} failed ${e.code ?? ''}: ${clip(e.message ?? '', 60)}`;
   }

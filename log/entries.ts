@@ -348,6 +348,18 @@ export const McpServer = z.strictObject({
   message: z.string().optional(),
 });
 
+/**
+ * What a process of the session found of Agent Skills (ADR 0064): each skill it lists in the prompt, and
+ * a named warning (`SKILL_NAME_INVALID`, …) for each one it skipped or noted. Written by the
+ * `prompt:skills` row before its first turn, only when there is something to say; marked `ignorable`.
+ */
+export const SkillsFound = z.strictObject({
+  ...envelope,
+  kind: z.literal('skills/found'),
+  skills: z.array(z.strictObject({ name: z.string(), source: z.enum(['workspace', 'home']), path: z.string() })),
+  warnings: z.array(z.strictObject({ code: z.string(), path: z.string(), message: z.string() })),
+});
+
 export const Entry = z.discriminatedUnion('kind', [
   SessionStart,
   TurnStart,
@@ -386,6 +398,7 @@ export const Entry = z.discriminatedUnion('kind', [
   RalphVerdict,
   RalphEnd,
   McpServer,
+  SkillsFound,
   BudgetAsked,
   BudgetDecided,
 ]);

@@ -303,6 +303,7 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
       }
       case 'hook/report':
       case 'mcp/server':
+      case 'skills/found':
         break;
       case 'log/not-durable':
         // A note says a save of earlier entries failed; it may stand anywhere, inside a turn or between turns.

@@ -193,6 +193,8 @@ export class ReplayDriver {
         { id: 'guard:repeat-call', remove: true },
         // Nested AGENTS.md text is in the logged results replay hands back; adding it again would double it.
         { id: 'prompt:nested', remove: true },
+        // The skills' list is in the logged system prompt, the `skill` tool stands in from the logged header, what was found is copied (`skills/found`).
+        { id: 'prompt:skills', remove: true },
         // A replayed call never reaches a tool (replayPlugin answers from the log); were one to, it would find no file and run no command.
         { id: 'fs', use: 'memory' },
         { id: 'subprocess', use: 'memory' },

@@ -12,6 +12,7 @@ import { ToolError, type ToolDefinition } from '../ports/tools.js';
 import { delegateTool } from '../runtime/subagents/delegate.js';
 import { workflowTool } from '../runtime/workflow/tool.js';
 import { handoffTool, verdictTool } from '../runtime/ralph/tools.js';
+import { skillTool } from '../runtime/skills/plugin.js';
 import { NotReplayableError } from './errors.js';
 import type { Segment } from './segments.js';
 
@@ -53,7 +54,7 @@ export function segmentSetup(entries: readonly Entry[], seg: Segment, config: Se
   return out;
 }
 
-/** The harness's own tools that are not built-ins (delegate, workflow, Ralph's handoff and verdict), for their flags (read-only, idempotent, delegates): the scheduler and the dispatch entries depend on them. */
+/** The harness's own tools that are not built-ins (delegate, workflow, Ralph's handoff and verdict, skill), for their flags (read-only, idempotent, delegates): the scheduler and the dispatch entries depend on them. */
 function harnessTools(): ToolDefinition[] {
   const never = (): never => {
     throw new ToolError('REPLAY_RUNS_NO_TOOL', 'replay re-runs no tool');
@@ -61,7 +62,7 @@ function harnessTools(): ToolDefinition[] {
   const nobody = { id: '', depth: 0, cwd: '', bridleHome: '', inject: never, entries: never, record: never, child: never };
   const registry = { maxDepth: 0, register: never, names: () => [], admit: never, track: never, drain: async () => {} };
   const runner = { run: never };
-  return [delegateTool({ parent: nobody, subagents: registry, offered: () => [] }), workflowTool({ parent: nobody, subagents: registry, runner, offered: () => [] }), handoffTool({}), verdictTool({})];
+  return [delegateTool({ parent: nobody, subagents: registry, offered: () => [] }), workflowTool({ parent: nobody, subagents: registry, runner, offered: () => [] }), handoffTool({}), verdictTool({}), skillTool([], { workspace: '', bridleHome: '' })];
 }
 
 /**

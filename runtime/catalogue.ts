@@ -42,6 +42,7 @@ import { spawnSubagents } from '../adapters/subagents/spawn.js';
 import { SUBAGENTS } from '../ports/index.js';
 import type { SubagentProvider } from '../ports/subagents.js';
 import { delegatePlugin } from './subagents/delegate.js';
+import { skillsPlugin } from './skills/plugin.js';
 import { workflowPlugin } from './workflow/tool.js';
 import { workerWorkflow } from '../adapters/workflow/worker.js';
 import { registryPlugin } from './subagents/registry.js';
@@ -92,6 +93,7 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
   ['prompt/tools', toolsSectionPlugin],
   ['prompt/workspace', workspaceSectionPlugin],
   ['prompt/nested', nestedAgentsPlugin],
+  ['prompt/skills', skillsPlugin],
   ['prompt/time', timeSectionPlugin],
   ['recovery/retry', retryPlugin],
   ['recovery/overflow', overflowPlugin],

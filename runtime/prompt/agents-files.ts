@@ -18,7 +18,7 @@
  * is opened, so a FIFO cannot block and a swap after the check changes nothing.
  */
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync, readlinkSync, realpathSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isInside } from '../../safety/paths.js';
 
 export interface AgentsFile {
@@ -44,7 +44,8 @@ export function projectRoot(cwd: string): string {
   }
 }
 
-function homeForms(bridleHome: string | undefined): string[] {
+/** `$BRIDLE_HOME` as spelled and as its real path: what a file read for the prompt must stay out of. */
+export function homeForms(bridleHome: string | undefined): string[] {
   if (bridleHome === undefined) return [];
   const spelled = resolve(bridleHome);
   try {
@@ -56,20 +57,35 @@ function homeForms(bridleHome: string | undefined): string[] {
 
 const mib = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MiB`;
 
-/** The first `AGENTS_MAX_BYTES` of the file, cut on a character boundary. */
-function readHead(fd: number, size: number): string {
-  const buf = Buffer.alloc(Math.min(size, AGENTS_MAX_BYTES) + 1);
+/** The first `max` bytes of the file, cut on a character boundary. */
+function readHead(fd: number, size: number, max: number, name: string): string {
+  const buf = Buffer.alloc(Math.min(size, max) + 1);
   let got = 0;
   for (let n; got < buf.length && (n = readSync(fd, buf, got, buf.length - got, got)) > 0; ) got += n;
-  if (got <= AGENTS_MAX_BYTES) return buf.toString('utf8', 0, got);
-  let end = AGENTS_MAX_BYTES;
+  if (got <= max) return buf.toString('utf8', 0, got);
+  let end = max;
   while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
-  return `${buf.toString('utf8', 0, end)}\n[… AGENTS.md is ${mib(size)}; only its first ${AGENTS_MAX_BYTES / 1024} KiB were read …]`;
+  return `${buf.toString('utf8', 0, end)}\n[… ${name} is ${mib(size)}; only its first ${max / 1024} KiB were read …]`;
 }
+
+/** A confined read: the file's text, or a bracketed note saying why it was not read. */
+export type ConfinedRead = { text: string } | { note: string };
 
 /** The text of one AGENTS.md, a note when it is there but may not be read, undefined when there is none. */
 function readConfined(file: string, root: string, homes: readonly string[], shown: string): string | undefined {
-  if (process.platform !== 'linux') return existsSync(file) ? `[not read: ${shown}: bridle reads files through /proc/self/fd, which ${process.platform} lacks]` : undefined;
+  const got = readConfinedFile(file, root, homes, shown);
+  return got === undefined ? undefined : 'text' in got ? got.text : got.note;
+}
+
+/**
+ * One file read as AGENTS.md is (pinned with `O_PATH`, a regular file with
+ * one link, its real path inside `root` and outside every one of `homes`),
+ * its first `max` bytes. Also what skills are read with (ADR 0064).
+ * Contract: never throws and never blocks on a FIFO; undefined when there is no such file.
+ */
+export function readConfinedFile(file: string, root: string, homes: readonly string[], shown: string, max = AGENTS_MAX_BYTES): ConfinedRead | undefined {
+  const note = (why: string): ConfinedRead => ({ note: `[not read: ${shown}${why}]` });
+  if (process.platform !== 'linux') return existsSync(file) ? note(`: bridle reads files through /proc/self/fd, which ${process.platform} lacks`) : undefined;
   let pinned: number;
   try {
     pinned = openSync(file, O_PATH);
@@ -80,10 +96,10 @@ function readConfined(file: string, root: string, homes: readonly string[], show
     const stats = fstatSync(pinned);
     if (stats.isDirectory()) return undefined;
     const real = readlinkSync(`/proc/self/fd/${pinned}`);
-    if (!isInside(root, real)) return `[not read: ${shown} leads outside the project (to ${real})]`;
-    if (homes.some((home) => isInside(home, real))) return `[not read: ${shown} leads into bridle's own home (${real})]`;
-    if (!stats.isFile()) return `[not read: ${shown} is not a regular file]`;
-    if (stats.nlink > 1) return `[not read: ${shown} has ${stats.nlink} hard links; the other names may lie outside the project]`;
+    if (!isInside(root, real)) return note(` leads outside the project (to ${real})`);
+    if (homes.some((home) => isInside(home, real))) return note(` leads into bridle's own home (${real})`);
+    if (!stats.isFile()) return note(' is not a regular file');
+    if (stats.nlink > 1) return note(` has ${stats.nlink} hard links; the other names may lie outside the project`);
     let fd: number;
     try {
       fd = openSync(`/proc/self/fd/${pinned}`, constants.O_RDONLY | constants.O_NOCTTY);
@@ -91,7 +107,7 @@ function readConfined(file: string, root: string, homes: readonly string[], show
       return undefined;
     }
     try {
-      return readHead(fd, stats.size);
+      return { text: readHead(fd, stats.size, max, basename(file)) };
     } finally {
       closeSync(fd);
     }
