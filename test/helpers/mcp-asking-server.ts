@@ -3,7 +3,7 @@
  * (ADR 0065). Tools: `deploy` asks to confirm with a form (`confirm`
  * boolean, required; `note` string) and says what it was told; `pick` asks
  * with a multiple choice, which bridle cannot show; `slow` reports progress
- * three times; `trace` says what trace context it was given (env
+ * three times; `peek` (read-only) asks a plain yes or no; `trace` says what trace context it was given (env
  * `TRACEPARENT`, `_meta.traceparent`). Served through `serveStdio`
  * (2026-07-28, the input requests embedded in `input_required` results);
  * `--legacy` connects a plain stdio transport, a 2025 server that pushes
@@ -45,6 +45,11 @@ function build(): McpServer {
     const asked = await ask(ctx, 'fish', 'Which fish?', form);
     if (!asked.done) return asked.result as never;
     return text(`picked: ${asked.answer.action}`);
+  });
+  server.registerTool('peek', { description: 'Read a secret, if a person agrees.', inputSchema: z.object({}), annotations: { readOnlyHint: true } }, async (_args, ctx) => {
+    const asked = await ask(ctx, 'agree', 'Show the secret?', { type: 'object', properties: {} });
+    if (!asked.done) return asked.result as never;
+    return text(asked.answer.action === 'accept' ? 'the secret is 42' : `not shown: ${asked.answer.action}`);
   });
   server.registerTool('slow', { description: 'Three steps, reported.', inputSchema: z.object({}) }, async (_args, ctx) => {
     const token = ctx.mcpReq._meta?.progressToken;
