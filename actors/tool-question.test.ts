@@ -92,7 +92,7 @@ describe('a tool\'s question', () => {
 
 describe('verifyLog and a tool\'s questions', () => {
   const running = () => new LogBuilder().startTurn().startStep().answer('x', [{ name: 'mcp__fx__deploy' }]).dispatch(1);
-  const asked = (n: number) => ({ kind: 'question/asked', ...call, question: `t1.s1.c1.q${n}`, from: 'mcp:fx', message: 'Deploy?', fields: [] }) as const;
+  const asked = (n: number) => ({ kind: 'question/asked', ...call, question: `t1.s1.c1.q${n}`, from: 'mcp:fx', message: 'Deploy?', fields: [] as [] }) as const;
   const decided = (n: number) => ({ kind: 'question/decided', ...call, question: `t1.s1.c1.q${n}`, outcome: 'declined', by: 'approval policy never', reason: 'never' }) as const;
 
   it('accepts questions asked and decided while the call runs, and one left open by its result', () => {
