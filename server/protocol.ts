@@ -170,6 +170,8 @@ export const NotificationParams = {
   'session/entry': z.strictObject({ sessionId: z.string(), entry: Entry }),
   'session/delta': z.strictObject({ sessionId: z.string(), step: z.string(), chunk: z.record(z.string(), z.unknown()) }),
   'session/state': z.strictObject({ sessionId: z.string(), value: z.unknown(), actors: z.array(ActorState) }),
+  /** A running call's progress (an MCP server's report): live, never logged, not replayed on attach (ADR 0065). */
+  'session/progress': z.strictObject({ sessionId: z.string(), callId: z.string(), name: z.string(), progress: z.number(), total: z.number().optional(), message: z.string().optional() }),
   'approval/request': ApprovalRequest,
   /**
    * The session's log could not be saved (ADR 0017): a turn ended `error` with `code` (`LOG_NOT_DURABLE`,
