@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../adapters/store/memory.js';
 import { Recorder } from '../log/recorder.js';
 import { verifyLog } from '../log/verify.js';
+import { planRepair } from '../log/repair.js';
 import { LogBuilder } from '../test/helpers/log-builder.js';
 import type { AnswerRequest, Answerer } from '../ports/approval.js';
 import type { QuestionField, ToolQuestion } from '../ports/tools.js';
@@ -105,5 +106,15 @@ describe('verifyLog and a tool\'s questions', () => {
     expect(v(running().add(asked(2)))).toEqual([expect.stringMatching(/question 1 of t1.s1.c1 is t1.s1.c1.q1/)]);
     expect(v(running().add(asked(1)).add(decided(1)).add(decided(1)))).toEqual([expect.stringMatching(/not open/)]);
     expect(v(running().result(1).add(asked(1)))).toEqual([expect.stringMatching(/not running \(it has its result\)/)]);
+  });
+
+  it('a crash while a question waits: repair closes its call (outcome unknown) and appends no answer; the repaired log verifies', () => {
+    const b = running().add(asked(1));
+    const p = planRepair(b.entries);
+    if (!p.ok) throw new Error(JSON.stringify(p.violations));
+    expect(p.drafts.some((d) => d.kind === 'question/decided')).toBe(false);
+    expect(p.drafts.find((d) => d.kind === 'tool/result')).toMatchObject({ callId: 't1.s1.c1', status: 'unknown' });
+    for (const d of p.drafts) b.add(d);
+    expect(verifyLog(b.entries).violations).toEqual([]);
   });
 });
