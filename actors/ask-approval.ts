@@ -21,6 +21,9 @@ function normalize(answer: unknown, request: Omit<AnswerRequest, 'signal'>): App
   const outcome = ApprovalOutcome.safeParse(a?.outcome);
   if (!outcome.success) return { outcome: 'unavailable', by: `invalid answer: ${JSON.stringify(answer) ?? 'undefined'}` };
   const by = typeof a?.by === 'string' && a.by !== '' ? a.by : 'answerer';
+  // A form's values, kept as given: the question's own check (actors/tool-question.ts) reads them against its fields.
+  const values = request.form && a?.values && typeof a.values === 'object' && !Array.isArray(a.values) ? { values: a.values } : {};
+  if (request.form) return { outcome: outcome.data, by, ...values };
   if (outcome.data !== 'allowed-always') return { outcome: outcome.data, by };
   let rule = request.always;
   if (a?.rule !== undefined) {

@@ -18,6 +18,7 @@ import { approvalQuestion } from './terminal-answerer.js';
 import { visible } from './visible.js';
 import { closeFailureLine, crashedLine, entryToShow, unsavedTurnLine } from './save-failure.js';
 import { SessionCrashedError } from '../runtime/session.js';
+import { progressPrinter } from './progress-line.js';
 
 export interface ChatIO {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
@@ -68,11 +69,13 @@ export async function chatCommand(product: Product, flags: RunFlags, io: ChatIO 
     if (line) unsaved = true;
   };
   // Subscribed before the session starts: a turn a continued log's queued input starts as it opens (ADR 0021) is shown whole.
+  const progress = progressPrinter(err);
   session.subscribe((ev) => {
     const e = entryToShow(ev);
     if (e) renderer.onEntry(e);
     if (ev.type === 'entry.appended') for (const l of [...mcpNotes(ev.entry), ...skillNotes(ev.entry)]) err.write(`${l}\n`);
     else if (ev.type === 'chunk.streamed') renderer.onChunk(ev.chunk, ev.step);
+    else if (ev.type === 'tool.progress') progress(ev);
   });
   opened.start();
   if (scriptedLabel) err.write(`model: ${visible(scriptedLabel)}\n`);

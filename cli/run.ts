@@ -12,6 +12,7 @@ import { createRenderer, mcpNotes, skillNotes, type Renderer } from './render.js
 import { terminalAnswerer } from './terminal-answerer.js';
 import { jsonLine, visible } from './visible.js';
 import { closeFailureLine, crashedLine, entryToShow, unsavedTurnLine } from './save-failure.js';
+import { progressPrinter } from './progress-line.js';
 
 export interface RunFlags extends SettingFlags {
   cwd?: string;
@@ -58,11 +59,13 @@ export async function runPrompt(prompt: string | undefined, product: Product, fl
   const renderer: Renderer = createRenderer(human, tools, { color: Boolean((human as NodeJS.WriteStream).isTTY), scriptedLabel });
   // Subscribed before the session starts: its `session/start`, and a turn a continued log's queued input starts (ADR 0021), are shown whole.
   const show = flags.json ? (e: Entry) => void process.stdout.write(`${jsonLine(e)}\n`) : (e: Entry) => renderer.onEntry(e);
+  const progress = progressPrinter(err);
   session.subscribe((ev) => {
     const e = entryToShow(ev);
     if (e) show(e);
     if (ev.type === 'entry.appended') for (const l of [...mcpNotes(ev.entry), ...skillNotes(ev.entry)]) err.write(`${l}\n`);
     else if (ev.type === 'chunk.streamed' && !flags.json) renderer.onChunk(ev.chunk, ev.step);
+    else if (ev.type === 'tool.progress') progress(ev);
   });
   opened.start();
   if (scriptedLabel) err.write(`model: ${visible(scriptedLabel)}\n`);

@@ -122,3 +122,42 @@ describe('terminalAnswerer', () => {
     expect(t.shown()).toContain('because␍␛[2K');
   });
 });
+
+describe('terminalAnswerer and a tool\'s question (ADR 0065)', () => {
+  const question = (): AnswerRequest => ({
+    callId: 't1.s1.c1.q1',
+    name: 'question',
+    arguments: '{"confirm":"boolean","env":"string"}',
+    reason: 'Deploy?',
+    presented: 'mcp:fx asks: Deploy?',
+    always: { tool: 'question', pattern: '' },
+    form: {
+      fields: [
+        { name: 'confirm', type: 'boolean', title: 'Deploy now?', required: true },
+        { name: 'env', type: 'string', required: false, options: ['prod', 'staging'], default: 'staging' },
+      ],
+    },
+    signal: new AbortController().signal,
+  });
+
+  it('shows the form, asks each field after a yes (answers typed in one go), and hands back what was typed', async () => {
+    const t = terminal();
+    const answer = terminalAnswerer(t.out, t.input)(question());
+    t.input.write('y\nyes\n\n');
+    expect(await answer).toEqual({ outcome: 'allowed-once', by: 'terminal', values: { confirm: 'yes' } });
+    expect(t.shown()).toContain('? mcp:fx asks: Deploy?\n  - Deploy now? (yes or no, required)\n  - env (one of prod, staging, optional, default staging)\n  [y]es (fill in the form) / [n]o: ');
+    expect(t.shown()).toContain('  env [staging]: ');
+  });
+
+  it('a no declines without asking the fields; a closed stdin mid-form is unavailable', async () => {
+    const t = terminal();
+    const no = terminalAnswerer(t.out, t.input)(question());
+    t.input.write('n\n');
+    expect(await no).toEqual({ outcome: 'rejected', by: 'terminal' });
+    expect(t.shown()).not.toContain('Deploy now?: ');
+    const u = terminal();
+    const cut = terminalAnswerer(u.out, u.input)(question());
+    u.input.end('y\n');
+    expect((await cut).outcome).toBe('unavailable');
+  });
+});

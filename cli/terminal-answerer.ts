@@ -3,12 +3,14 @@
  * then the exact arguments, and reads y / n / a (always: adds a session rule
  * for exactly this call) from the terminal. One question at a time; a closed
  * stdin answers `unavailable`, which denies. `run` mounts it only when stdin
- * is a terminal.
+ * is a terminal. A tool's question with a form asks yes or no, then each
+ * field (`terminal-form.ts`, ADR 0065).
  */
 import { createInterface } from 'node:readline';
 import type { Answerer, AnswerRequest } from '../ports/approval.js';
 import { changeOf, type Change } from '../tools/diff.js';
 import { visible } from './visible.js';
+import { fieldPrompt, formQuestion } from './terminal-form.js';
 
 const parsed = (raw: string): unknown => {
   try {
@@ -67,16 +69,37 @@ export function terminalAnswerer(out: NodeJS.WritableStream, input: NodeJS.Reada
     const ask = async () => {
       if (req.signal.aborted) return { outcome: 'cancelled' as const, by: 'terminal' };
       const rl = createInterface({ input, output: out, terminal: false });
-      try {
-        const answer = await new Promise<string | null>((resolve) => {
-          rl.once('line', (l) => resolve(l));
-          rl.once('close', () => resolve(null));
-          req.signal.addEventListener('abort', () => resolve(null), { once: true });
-          out.write(approvalQuestion(req));
+      // Lines kept until asked for: a form's answers may come in one chunk.
+      const lines: string[] = [];
+      let waiting: ((l: string | null) => void) | undefined;
+      let closed = false;
+      rl.on('line', (l) => (waiting ? (waiting(l), (waiting = undefined)) : lines.push(l)));
+      rl.once('close', () => ((closed = true), waiting?.(null)));
+      req.signal.addEventListener('abort', () => waiting?.(null), { once: true });
+      const next = (prompt: string) =>
+        new Promise<string | null>((resolve) => {
+          out.write(prompt);
+          if (lines.length) resolve(lines.shift()!);
+          else if (closed || req.signal.aborted) resolve(null);
+          else waiting = resolve;
         });
-        if (answer === null) return { outcome: req.signal.aborted ? ('cancelled' as const) : ('unavailable' as const), by: 'terminal' };
+      const gone = () => ({ outcome: req.signal.aborted ? ('cancelled' as const) : ('unavailable' as const), by: 'terminal' });
+      try {
+        const answer = await next(req.form ? formQuestion({ presented: req.presented, form: req.form }) : approvalQuestion(req));
+        if (answer === null) return gone();
         const a = answer.trim().toLowerCase();
-        if (a === 'y' || a === 'yes') return { outcome: 'allowed-once' as const, by: 'terminal' };
+        const yes = a === 'y' || a === 'yes';
+        if (req.form) {
+          if (!yes) return { outcome: 'rejected' as const, by: 'terminal' };
+          const values: Record<string, string> = {};
+          for (const f of req.form.fields) {
+            const v = await next(fieldPrompt(f));
+            if (v === null) return gone();
+            if (v.trim() !== '') values[f.name] = v.trim();
+          }
+          return { outcome: 'allowed-once' as const, by: 'terminal', values };
+        }
+        if (yes) return { outcome: 'allowed-once' as const, by: 'terminal' };
         if (a === 'a' || a === 'always') return { outcome: 'allowed-always' as const, by: 'terminal' };
         return { outcome: 'rejected' as const, by: 'terminal' };
       } finally {

@@ -60,6 +60,10 @@ export function summarize(e: Entry): string {
       return `budget spent: ${e.used.tokens} tokens, $${e.used.usd.toFixed(4)}${e.limit.tokens !== undefined ? `; cap ${e.limit.tokens} tokens` : ''}${e.limit.usd !== undefined ? `; cap $${e.limit.usd.toFixed(4)}` : ''}`;
     case 'budget/decided':
       return `budget ${e.outcome} by ${e.by}${e.limit ? ` → cap ${JSON.stringify(e.limit)}` : ''}`;
+    case 'question/asked':
+      return `${short(e.question)} ${e.from} asks: ${clip(e.message, 50)}${e.unshowable ? ` (cannot be shown: ${clip(e.unshowable, 40)})` : e.fields?.length ? ` (${e.fields.length} field${e.fields.length === 1 ? '' : 's'})` : ''}`;
+    case 'question/decided':
+      return `${short(e.question)} ${e.outcome} by ${e.by}${e.reason ? `: ${clip(e.reason, 50)}` : ''}`;
     case 'tool/dispatch':
       return `${shortId(e.callId)} ${e.name}${e.idempotent ? ' (idempotent)' : ''}`;
     case 'tool/result':

@@ -10,6 +10,7 @@ import { LogNotDurable, Repair, SessionTakeover } from './entries-durability.js'
 import { SessionCancel, SessionCompact, SessionEnd, SessionInput, SessionReopen } from './entries-inputs.js';
 import { RalphStart, RalphRound, RalphHandoff, RalphVerify, RalphVerdict, RalphEnd } from './entries-ralph.js';
 import { BudgetAsked, BudgetConfig, BudgetDecided, Spend } from './entries-budget.js';
+import { QuestionAsked, QuestionDecided } from './entries-questions.js';
 import { SurfaceOp, Block, Usage, ModelErrorCode, Finish, ToolSpec, TurnEndReason, StepEndReason, Origin, ToolResultStatus, Verdict, TurnId, StepId, CallId, From, envelope, ReasoningProvider } from './entry-values.js';
 
 export * from './entry-values.js';
@@ -17,6 +18,7 @@ export * from './entries-durability.js';
 export * from './entries-inputs.js';
 export * from './entries-ralph.js';
 export * from './entries-budget.js';
+export * from './entries-questions.js';
 
 /**
  * The log's format. 2: inputs are entries (`session/input`, `session/cancel`, `session/compact`,
@@ -401,6 +403,8 @@ export const Entry = z.discriminatedUnion('kind', [
   SkillsFound,
   BudgetAsked,
   BudgetDecided,
+  QuestionAsked,
+  QuestionDecided,
 ]);
 export type Entry = z.infer<typeof Entry>;
 export type EntryKind = Entry['kind'];

@@ -29,6 +29,9 @@ interface CallState {
   /** The `approval/decided` that answered it. */
   answer?: EntryOf<'approval/decided'>;
   settled: boolean;
+  /** Its tool's questions (ADR 0065): how many were asked, and the one not decided yet. */
+  questions?: number;
+  openQuestion?: string;
 }
 interface StepState {
   id: string;
@@ -301,6 +304,10 @@ export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): 
         turn.budgetAsked = e.kind === 'budget/asked';
         break;
       }
+      case 'question/asked':
+      case 'question/decided':
+        questionStep(callIn(e), e, flag);
+        break;
       case 'hook/report':
       case 'mcp/server':
       case 'skills/found':
@@ -381,4 +388,22 @@ function describeOpen(turn: TurnState | undefined, compaction: EntryOf<'compacti
       });
   }
   return open;
+}
+
+/**
+ * A tool's question (ADR 0065) is asked while its call runs (dispatched, no result yet), numbered in order
+ * (`<callId>.q<n>`), and decided at most once; one left open is closed by the call's result, never answered later.
+ */
+function questionStep(c: CallState | undefined, e: EntryOf<'question/asked'> | EntryOf<'question/decided'>, flag: (violation: string, e: Entry, message: string) => void): void {
+  if (!c) return;
+  if (!c.dispatch || c.settled) return flag('forged-entry', e, `${e.kind} ${e.question} for ${e.callId}, which is not running (${c.settled ? 'it has its result' : 'not dispatched'})`);
+  if (e.kind === 'question/asked') {
+    const n = (c.questions ?? 0) + 1;
+    if (e.question !== `${e.callId}.q${n}`) return flag('forged-entry', e, `question/asked ${e.question}, but question ${n} of ${e.callId} is ${e.callId}.q${n}`);
+    c.questions = n;
+    c.openQuestion = e.question;
+    return;
+  }
+  if (c.openQuestion !== e.question) return flag('forged-entry', e, `question/decided ${e.question}, which is ${c.openQuestion ? `not the open question (${c.openQuestion})` : 'not open'}`);
+  c.openQuestion = undefined;
 }

@@ -5,6 +5,7 @@
  * the `approval` row; the answerer is the host's.
  */
 import type { ApprovalOutcome, ApprovalRule } from '../log/entries.js';
+import type { QuestionField, QuestionValue } from './tools.js';
 
 /** The pre-execute verdict: guards can only deny; `ask` goes to the approval seam. */
 export type Decision = { kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; reason: string };
@@ -14,6 +15,8 @@ export interface ApprovalAnswer {
   by: string;
   /** With `allowed-always`: the session-scoped rule the answer adds; logged with the decision. */
   rule?: ApprovalRule;
+  /** To a question with a form (`AnswerRequest.form`): the values filled in; a yes without them takes the fields' defaults. */
+  values?: Record<string, QuestionValue>;
 }
 
 export type ApprovalPolicy = 'never' | 'ask' | 'auto';
@@ -28,6 +31,11 @@ export interface AnswerRequest {
   presented: string;
   /** The rule an `allowed-always` answer adds unless the answer names its own. */
   always: ApprovalRule;
+  /**
+   * A tool's question (name `question`, ADR 0065): the form to fill, flat primitive fields; an answerer that
+   * cannot fill forms answers yes or no, and a yes takes the defaults (a required field without one declines).
+   */
+  form?: { fields: readonly QuestionField[] };
   signal: AbortSignal;
 }
 

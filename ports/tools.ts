@@ -30,6 +30,45 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The call being executed (`t1.s2.c1`), for tools that log about themselves (delegate). */
   callId?: string;
+  /**
+   * Asks whoever answers the session's approvals a question the tool was asked during the call (an MCP
+   * server's input request, ADR 0065): logged (`question/asked`, `question/decided`), declined without asking
+   * under `never`, with nobody to ask, or when the form cannot be shown. Absent: the host asks nothing.
+   * Contract: never rejects.
+   */
+  ask?: (question: ToolQuestion, signal?: AbortSignal) => Promise<ToolAnswer>;
+  /** How far the call has got, for display: ephemeral, it reaches the session's feed and never the log. */
+  progress?: (report: ToolProgress) => void;
+}
+
+/** One field of a form a tool's question asks to fill: flat and primitive, as a terminal or a card can show it. */
+export interface QuestionField {
+  name: string;
+  type: 'string' | 'number' | 'integer' | 'boolean';
+  title?: string;
+  description?: string;
+  required: boolean;
+  /** A string field that takes one of these values only. */
+  options?: string[];
+  default?: string | number | boolean;
+}
+
+export type QuestionValue = string | number | boolean;
+
+/**
+ * A question a tool was asked to put to a person during its call: who asks (`mcp:<name>`), what, and the
+ * form's fields (none: a plain yes or no), or why its form cannot be shown (`unshowable`: declined, not asked).
+ */
+export type ToolQuestion = { from: string; message: string } & ({ fields: readonly QuestionField[] } | { unshowable: string });
+
+/** The answer: `accepted` with a value for every required field, `declined` (with who or what declined), `cancelled`. */
+export type ToolAnswer = { action: 'accepted'; values: Record<string, QuestionValue> } | { action: 'declined'; reason: string } | { action: 'cancelled' };
+
+/** A progress report of a running call, as MCP's `notifications/progress` carries it. */
+export interface ToolProgress {
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /**

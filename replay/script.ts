@@ -50,8 +50,8 @@ export interface ReplayScript {
   faulted: Set<string>;
 }
 
-/** Entries no machine writes: hook problems, the delegate tool's brackets, a writer's reopening, takeover and policy change, MCP servers' starts, a Ralph run's rounds and checks. Replay copies them where they stand. */
-export const FOREIGN_KINDS = new Set<Entry['kind']>(['hook/report', 'subagent/start', 'subagent/end', 'session/takeover', 'session/reopen', 'session/policy', 'mcp/server', 'skills/found', 'ralph/start', 'ralph/round', 'ralph/handoff', 'ralph/verify', 'ralph/verdict', 'ralph/end']);
+/** Entries no machine writes: hook problems, the delegate tool's brackets, a writer's reopening, takeover and policy change, MCP servers' starts, the skills a session found, a tool's questions, a Ralph run's rounds and checks. Replay copies them where they stand. */
+export const FOREIGN_KINDS = new Set<Entry['kind']>(['hook/report', 'subagent/start', 'subagent/end', 'session/takeover', 'session/reopen', 'session/policy', 'mcp/server', 'skills/found', 'question/asked', 'question/decided', 'ralph/start', 'ralph/round', 'ralph/handoff', 'ralph/verify', 'ralph/verdict', 'ralph/end']);
 export const isForeign = (e: Entry | undefined): boolean => e !== undefined && FOREIGN_KINDS.has(e.kind);
 
 function callsOf(entries: readonly Entry[]): Map<string, CallScript> {

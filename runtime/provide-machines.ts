@@ -14,13 +14,14 @@ import { turnMachine } from '../machines/turn.machine.js';
 import { renderForRules } from '../plugins/hooks/canonical.js';
 import { createToolPipeline, type HookProblem } from '../plugins/hooks/pipeline.js';
 import type { CallFacts, Recovery, RequestErrorPayload } from '../ports/hooks.js';
-import type { ToolDefinition } from '../ports/tools.js';
+import type { ToolDefinition, ToolProgress } from '../ports/tools.js';
 import { decideByPolicy, type SessionConfinement } from '../safety/approval.js';
 import type { SandboxService } from '../ports/sandbox.js';
 import { exactRule, rulesFromLog } from '../safety/approval-rules.js';
 import { toolSpec } from '../tools/index.js';
 import { askApproval } from '../actors/ask-approval.js';
 import { budgetQuestion } from '../actors/budget-question.js';
+import { toolQuestions } from '../actors/tool-question.js';
 import { createContextEngine } from './context/engine.js';
 import { prepareRequestAction } from './prepare-request.js';
 import { closeFaultedTurn } from './session-fault.js';
@@ -74,6 +75,8 @@ export interface MachineSeams {
   system?: string;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   onChunk?: DeltaSink;
+  /** A running call's progress report (an MCP server's `notifications/progress`): for display, never logged (ADR 0065). */
+  onProgress?: (call: { callId: string; name: string }, report: ToolProgress) => void;
   maxAnswerBytes?: number;
   preStep?: (input: { turn: string; text: string }) => Promise<PreStepDecision>;
 }
@@ -142,6 +145,8 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
     }
   };
 
+  // A tool's questions during its call (an MCP server's input requests): an approval class of their own (ADR 0065).
+  const askTool = toolQuestions(recorder, { policy, ...(o.answerer ? { answerer: o.answerer } : {}), ...(o.approval.answerTimeoutMs !== undefined ? { answerTimeoutMs: o.approval.answerTimeoutMs } : {}) });
   const toolCall = toolCallMachine.provide({
     actions: { record, validateCall: validateCallAction(() => current().byName) },
     // A store durable on append (memory) has nothing to flush: the call skips its two flushLog actors (ADR 0007).
@@ -161,7 +166,10 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
       }),
       executeTool: fromPromise(async ({ input, signal }) => {
         const tool = byName.get(input.name)!;
-        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { fs: o.fs, subprocess: o.subprocess, signal, callId: input.callId } });
+        const call = { turn: input.turn, step: input.step, callId: input.callId };
+        const ask = (q: Parameters<typeof askTool>[1], own?: AbortSignal) => askTool(call, q, own ? AbortSignal.any([signal, own]) : signal);
+        const progress = (r: ToolProgress) => o.onProgress?.({ callId: input.callId, name: input.name }, r);
+        return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { fs: o.fs, subprocess: o.subprocess, signal, callId: input.callId, ask, progress } });
       }),
     },
   });

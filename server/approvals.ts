@@ -2,7 +2,8 @@
  * The `ws` approval provider: an `Answerer` that asks every attached client
  * and takes the first valid answer. The tool-call machine logs the question
  * (`approval/asked`) and the decision (`approval/decided`); this desk only
- * carries them over the wire.
+ * carries them over the wire. A tool's question (ADR 0065) goes out with
+ * its form and comes back with the values filled in.
  */
 import type { Answerer } from '../ports/approval.js';
 import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
@@ -39,13 +40,13 @@ export class ApprovalDesk {
    * machine is gone and nothing is logged, so the question stays open in the
    * log for resume to ask again).
    */
-  readonly answerer: Answerer = async ({ callId, name, arguments: raw, reason, presented, signal }) => {
+  readonly answerer: Answerer = async ({ callId, name, arguments: raw, reason, presented, form, signal }) => {
     await this.hooks.beforeAsk().catch(() => undefined);
     if (signal.aborted) return { outcome: 'cancelled', by: 'cancel' };
     return new Promise<ApprovalAnswer>((resolve) => {
       const args = parseArgs(raw);
       const change = changeOf(name, args);
-      const request: ApprovalRequest = { sessionId: this.sessionId(), callId, tool: name, args, reason, presented, ...(change ? { change } : {}) };
+      const request: ApprovalRequest = { sessionId: this.sessionId(), callId, tool: name, args, reason, presented, ...(change ? { change } : {}), ...(form ? { form: { fields: [...form.fields] } } : {}) };
       const onAbort = () => {
         if (this.pending.delete(callId)) resolve({ outcome: 'cancelled', by: 'cancel' });
       };
@@ -61,12 +62,12 @@ export class ApprovalDesk {
     });
   };
 
-  /** The first answer wins; returns false when the call is not waiting (answered, cancelled, unknown). */
-  respond(callId: string, outcome: 'allowed-once' | 'rejected', by: string): boolean {
+  /** The first answer wins; returns false when the call is not waiting (answered, cancelled, unknown). `values`: a question's form, filled in. */
+  respond(callId: string, outcome: 'allowed-once' | 'rejected', by: string, values?: Record<string, string | number | boolean>): boolean {
     const p = this.pending.get(callId);
     if (!p) return false;
     this.pending.delete(callId);
-    p.settle({ outcome, by });
+    p.settle({ outcome, by, ...(values ? { values } : {}) });
     return true;
   }
 

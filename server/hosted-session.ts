@@ -154,6 +154,11 @@ export class HostedSession {
         // Flush soon after any append, so clients see entries between the durability points too.
         else if (ev.type === 'entry.appended') this.queueFlush();
         else if (ev.type === 'chunk.streamed') this.delta(ev.chunk, ev.step);
+        // A running call's progress, as live as a delta and as unlogged (ADR 0065).
+        else if (ev.type === 'tool.progress' && this.attachments.size > 0) {
+          const { type: _t, ...p } = ev;
+          this.broadcast(JSON.stringify(notification('session/progress', { sessionId: this.id, ...p })));
+        }
         else if (ev.type === 'state.changed') {
           this.queueState();
           if (ev.snapshot.value === 'idle') {

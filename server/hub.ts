@@ -219,7 +219,7 @@ export class Hub {
    * and answered once that worker has logged the decision. Contract: refuses `NOT_ATTACHED` for a peer not
    * attached to the session on this worker, `NOT_PENDING` (here or from the owner) for a call not waiting.
    */
-  async respond(sessionId: string, peer: Peer, callId: string, outcome: 'allowed-once' | 'rejected'): Promise<void> {
+  async respond(sessionId: string, peer: Peer, callId: string, outcome: 'allowed-once' | 'rejected', values?: Record<string, string | number | boolean>): Promise<void> {
     const relayed = this.sessions.has(sessionId) ? undefined : this.relays.get(sessionId);
     // Only a client that watches the session (and so was asked) may answer for it.
     this.attachedTo(sessionId, peer, 'answering its approvals');
@@ -229,7 +229,7 @@ export class Hub {
       await this.forwarded(relayed, { kind: 'approval', callId, outcome, by, attached: true });
       return;
     }
-    if (!(s as HostedSession).desk.respond(callId, outcome, by)) throw notPending(callId);
+    if (!(s as HostedSession).desk.respond(callId, outcome, by, values)) throw notPending(callId);
   }
 
   /**

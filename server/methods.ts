@@ -75,7 +75,7 @@ export const methods: Methods = {
     return hub.fork(p);
   },
   'approval/respond': async (p, { hub, peer }) => {
-    await hub.respond(p.sessionId, peer, p.callId, p.outcome);
+    await hub.respond(p.sessionId, peer, p.callId, p.outcome, p.values);
     return { accepted: true };
   },
 };

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { Change } from '../tools/diff.js';
 import { RenderIntentSchema } from '../tools/present.js';
-import { Entry } from '../log/entries.js';
+import { Entry, QuestionField } from '../log/entries.js';
 
 export const JSONRPC = '2.0' as const;
 
@@ -101,7 +101,13 @@ export const MethodParams = {
   /** What the session's subagent tree has cost so far (ADR 0048). */
   'session/cost': z.strictObject({ sessionId: SessionId }),
   'session/close': z.strictObject({ sessionId: SessionId }),
-  'approval/respond': z.strictObject({ sessionId: SessionId, callId: z.string().min(1), outcome: z.enum(['allowed-once', 'rejected']) }),
+  /** `values`: the filled-in form of a tool's question (an `approval/request` with `form`, ADR 0065). */
+  'approval/respond': z.strictObject({
+    sessionId: SessionId,
+    callId: z.string().min(1),
+    outcome: z.enum(['allowed-once', 'rejected']),
+    values: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  }),
   /** A new session from a hosted one's log (ADR 0029): up to the last completed turn at or before `at`, or with one decision answered anew. */
   'session/fork': z.strictObject({ sessionId: SessionId, at: z.int().positive().optional(), answer: z.string().optional() }),
 } as const;
@@ -155,6 +161,8 @@ export const ApprovalRequest = z.strictObject({
   presented: z.string(),
   /** For `edit_file` and `write_file`: the change as diff lines (tools/diff.ts), so whoever decides sees what is written. */
   change: Change.optional(),
+  /** A tool's question (tool `question`, callId `<call>.q<n>`, ADR 0065): the form to fill, answered with `values`. */
+  form: z.strictObject({ fields: z.array(QuestionField) }).optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 
@@ -164,6 +172,8 @@ export const NotificationParams = {
   'session/entry': z.strictObject({ sessionId: z.string(), entry: Entry, intent: RenderIntentSchema.optional() }),
   'session/delta': z.strictObject({ sessionId: z.string(), step: z.string(), chunk: z.record(z.string(), z.unknown()) }),
   'session/state': z.strictObject({ sessionId: z.string(), value: z.unknown(), actors: z.array(ActorState) }),
+  /** A running call's progress (an MCP server's report): live, never logged, not replayed on attach (ADR 0065). */
+  'session/progress': z.strictObject({ sessionId: z.string(), callId: z.string(), name: z.string(), progress: z.number(), total: z.number().optional(), message: z.string().optional() }),
   'approval/request': ApprovalRequest,
   /**
    * The session's log could not be saved (ADR 0017): a turn ended `error` with `code` (`LOG_NOT_DURABLE`,

@@ -18,19 +18,27 @@
  * has nothing to cancel, so neither the deadline passing later nor the
  * session closing sends `notifications/cancelled` (issue 23).
  *
+ * A server's input request during a call (`elicitation/create`, pushed on a
+ * 2025 connection, embedded in an `input_required` result on 2026-07-28 and
+ * fulfilled by the SDK) is asked of the session through the call's `ask`
+ * (ADR 0065); a call sends a progress token, and the server's progress
+ * reaches the call's `progress`; a session's `traceparent` goes to a stdio
+ * server as `TRACEPARENT` and with each call in `_meta.traceparent`.
+ *
  * This file is the only one that loads the SDK's client; the plugin imports
  * it when a row asks for a server, so sessions without MCP rows never load it.
  */
 import { readFileSync } from 'node:fs';
 import { Client, ProtocolError, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { ToolError, type ToolOutput } from '../../ports/tools.js';
+import { elicitResult, questionOf } from './elicitation.js';
 import { isStdio, type McpConfig } from './config.js';
 import { capText, resultText, type McpResultLike } from './content.js';
 import { MCP_BAD_RESULT, MCP_REQUEST_FAILED, MCP_RESULT_TOO_LARGE, MCP_SERVER_EXITED, MCP_TOOL_ERROR, MCP_UNREACHABLE, McpStartError } from './errors.js';
 import { redactText, redactUrl } from '../../safety/redact.js';
 import { MAX_MESSAGE_BYTES, RESULT_TOO_LARGE_RPC_CODE } from './read-buffer.js';
 import { CappedStdioTransport } from './stdio-transport.js';
-import type { CallMcpTool, McpToolInfo } from './tools.js';
+import type { CallMcpTool, McpCallContext, McpToolInfo } from './tools.js';
 
 export interface McpConnection {
   /** The tools the server listed at the start. */
@@ -88,6 +96,8 @@ export interface ConnectOptions {
   cwd: string;
   /** Aborts the start (the session closed meanwhile). */
   signal: AbortSignal;
+  /** The session's W3C trace context, when it has one: a stdio server gets it as `TRACEPARENT` (a row's own `env` wins). */
+  traceparent?: string;
 }
 
 /**
@@ -106,7 +116,8 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   let stdio: CappedStdioTransport | undefined;
   const transportFor = (): Transport => {
     if (!isStdio(config)) return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers ?? {} } });
-    stdio = new CappedStdioTransport({ command: config.command, args: config.args ?? [], env: config.env ?? {}, cwd: o.cwd }, (bytes) => {
+    const env = { ...(o.traceparent ? { TRACEPARENT: o.traceparent } : {}), ...(config.env ?? {}) };
+    stdio = new CappedStdioTransport({ command: config.command, args: config.args ?? [], env, cwd: o.cwd }, (bytes) => {
       for (const fail of inFlight) fail(bytes);
     });
     // Read, so a chatty server never blocks on a full pipe; kept, so its last words can explain an exit.
@@ -124,8 +135,17 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   };
   const client = new Client(
     { name: 'bridle', version: bridleVersion() },
-    { capabilities: {}, versionNegotiation: { mode: 'auto', probe }, listMaxPages: MAX_PAGES, listChanged: { tools: { onChanged } } },
+    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto', probe }, listMaxPages: MAX_PAGES, listChanged: { tools: { onChanged } } },
   );
+  // The calls running, for a server's input request to find the one it belongs to (ADR 0065).
+  const running = new Set<McpCallContext>();
+  client.setRequestHandler('elicitation/create', async (request, ctx) => {
+    const question = questionOf(o.id, request.params);
+    const calls = [...running];
+    // Neither era says which call asks: bridle asks for the one call running, and declines when it cannot tell.
+    if (calls.length !== 1 || !calls[0]!.ask) return { action: 'decline' };
+    return elicitResult(await calls[0]!.ask(question, ctx.mcpReq.signal));
+  });
   let gone: string | undefined;
   let closing: Promise<void> | undefined;
   client.onclose = () => {
@@ -183,16 +203,21 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
       `The MCP server ${o.id} answered ${sure ? `the ${tool} call` : `a call (the ${tool} call is one of those waiting; which, its answer did not say)`} with ${megabytes(bytes)}, more than the ${megabytes(MAX_MESSAGE_BYTES)} one message may be: the answer was dropped. The server is still running and its tools are still available; ask it for less (a smaller page, a narrower query).`,
     );
 
-  const call: CallMcpTool = async (tool, args, signal): Promise<ToolOutput> => {
+  const call: CallMcpTool = async (tool, args, signal, ctx = {}): Promise<ToolOutput> => {
     if (gone) throw exited(false);
     if (closing) throw new ToolError(MCP_SERVER_EXITED, `The MCP server ${o.id} was stopped: the session is closing.`);
     let result: Awaited<ReturnType<Client['callTool']>>;
     const dropped = new AbortController();
     const fail = (bytes: number) => dropped.abort(tooLarge(tool, bytes, false));
     inFlight.add(fail);
+    running.add(ctx);
     try {
       // The executor owns the deadline: it aborts `signal` (TOOL_TIMEOUT), which cancels the request on the server too.
-      result = await client.callTool({ name: tool, arguments: (args ?? {}) as Record<string, unknown> }, { signal: AbortSignal.any([signal, dropped.signal]), timeout: MAX_TIMER_MS });
+      const params = { name: tool, arguments: (args ?? {}) as Record<string, unknown>, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) };
+      // `onprogress` makes the SDK send a progress token; reports are for display only (never logged).
+      const onprogress = (p: { progress: number; total?: number; message?: string }) =>
+        ctx.progress?.({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) });
+      result = await client.callTool(params, { signal: AbortSignal.any([signal, dropped.signal]), timeout: MAX_TIMER_MS, onprogress });
     } catch (err) {
       // Past the deadline the request is cancelled, but the server never confirms it stopped: the outcome is unknown (ADR 0052).
       if (signal.aborted && isDeadline(signal.reason)) return pastDeadline(o.id, tool);
@@ -210,6 +235,7 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
       throw new ToolError(MCP_REQUEST_FAILED, capText(`The ${tool} call to the MCP server ${o.id} failed: ${describe(err)}`, MESSAGE_CHARS));
     } finally {
       inFlight.delete(fail);
+      running.delete(ctx);
     }
     // An old server's answer (`toolResult`) is shown as JSON.
     const r = result as McpResultLike & { toolResult?: unknown };

@@ -72,8 +72,9 @@ describe('the reference server-everything', () => {
     expect(Object.keys(env).every((k) => ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'].includes(k))).toBe(true);
   });
 
-  it('offers no tool that needs a capability bridle does not declare (sampling, elicitation), and a long call past its deadline is TOOL_TIMEOUT', async () => {
+  it('offers no tool that needs a capability bridle does not declare (sampling), one that asks (elicitation, ADR 0065), and a long call past its deadline is TOOL_TIMEOUT', async () => {
     expect(tools.map((t) => t.name)).not.toContain('mcp__everything__trigger-sampling-request');
+    expect(tools.map((t) => t.name)).toContain('mcp__everything__trigger-elicitation-request');
     const { tools: quick } = bridleTools('mcp:everything', conn.tools, conn.call, 300);
     const long = quick.find((t) => t.name === 'mcp__everything__trigger-long-running-operation')!;
     const out = await executeTool(long, { duration: 10, steps: 2 }, { fs: undefined as never, subprocess: undefined as never, signal: new AbortController().signal });

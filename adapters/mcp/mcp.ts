@@ -23,6 +23,7 @@ import { McpConfig } from './config.js';
 import { McpStartError, MCP_NAME_TAKEN, MCP_START_FAILED } from './errors.js';
 import type { Disposer } from '../../ports/hooks.js';
 import { betweenSteps } from './between-steps.js';
+import { childTraceparent } from '../../log/trace.js';
 import { bridleTools, serverName, type McpToolInfo } from './tools.js';
 import type { McpConnection } from './connection.js';
 
@@ -79,7 +80,7 @@ export const mcpPlugin: Plugin<McpConfig> = {
     taken.set(prefixOf(ctx.id), ctx.id);
     ctx.effect(() => () => void (taken.get(prefixOf(ctx.id)) === ctx.id && taken.delete(prefixOf(ctx.id))));
     try {
-      starting = import('./connection.js').then(({ connectMcp }) => connectMcp(config, { id: ctx.id, cwd: session.cwd, signal: stop.signal }));
+      starting = import('./connection.js').then(({ connectMcp }) => connectMcp(config, { id: ctx.id, cwd: session.cwd, signal: stop.signal, ...(session.traceparent ? { traceparent: session.traceparent } : {}) }));
       conn = await starting;
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -89,11 +90,13 @@ export const mcpPlugin: Plugin<McpConfig> = {
     }
     if (!live) return void (await conn.close());
     const connection = conn;
+    // A session given a trace context passes each call's span on, as a subagent is given its call's (ADR 0055).
+    const traceparentOf = (callId: string) => (session.traceparent ? childTraceparent(session.entries(), callId) : undefined);
     let held: Disposer[] = [];
     // Registers the server's tools in place of those it offered before; says what it offers now, and what it left out.
     const offer = (listed: readonly McpToolInfo[]) => {
       for (const undo of held.splice(0)) undo();
-      const { tools: built, problems } = bridleTools(ctx.id, listed, connection.call, config.timeoutMs, { trusted: config.trusted });
+      const { tools: built, problems } = bridleTools(ctx.id, listed, connection.call, config.timeoutMs, { trusted: config.trusted, traceparentOf });
       const tools = built.filter((t) => {
         // A name another row (a plugin, a tool row) registered first: this one is left out, saying so, rather than failing the row in silence.
         try {

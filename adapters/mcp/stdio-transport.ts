@@ -96,19 +96,29 @@ export class CappedStdioTransport implements Transport {
     });
   }
 
+  private draining = false;
+
   private drain(): void {
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.buffer.readMessage();
-      } catch (err) {
-        // A line that is not JSON-RPC: reported, and the next line is read.
-        this.onerror?.(err instanceof Error ? err : new Error(String(err)));
-        continue;
+    if (this.draining) return;
+    this.draining = true;
+    const step = () => {
+      for (;;) {
+        let message: JSONRPCMessage | null;
+        try {
+          message = this.buffer.readMessage();
+        } catch (err) {
+          // A line that is not JSON-RPC: reported, and the next line is read.
+          this.onerror?.(err instanceof Error ? err : new Error(String(err)));
+          continue;
+        }
+        if (message === null) return void (this.draining = false);
+        this.onmessage?.(message);
+        // The SDK runs a notification's handler a microtask later: what follows waits for it, so a progress
+        // report read in one chunk with its call's answer is not taken for one of a finished request (ADR 0065).
+        if (!('id' in message)) return void queueMicrotask(step);
       }
-      if (message === null) return;
-      this.onmessage?.(message);
-    }
+    };
+    step();
   }
 
   send(message: JSONRPCMessage): Promise<void> {

@@ -20,8 +20,16 @@ export interface McpToolInfo {
   annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; title?: string };
 }
 
+/** What a call brings beside its arguments: whom the server's questions go to, where its progress goes, its trace context. */
+export interface McpCallContext {
+  ask?: ToolContext['ask'];
+  progress?: ToolContext['progress'];
+  /** The W3C trace context of the call's span, sent as `_meta.traceparent` (ADR 0065). */
+  traceparent?: string;
+}
+
 /** Calls one tool of the server; resolves with its output, rejects with a `ToolError` (server gone, timeout, protocol). */
-export type CallMcpTool = (tool: string, args: unknown, signal: AbortSignal) => Promise<ToolOutput>;
+export type CallMcpTool = (tool: string, args: unknown, signal: AbortSignal, ctx?: McpCallContext) => Promise<ToolOutput>;
 
 /** What OpenAI-compatible APIs accept as a function name. */
 const WIRE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -54,7 +62,7 @@ export function bridleTools(
   listed: readonly McpToolInfo[],
   call: CallMcpTool,
   timeoutMs: number,
-  o: { trusted: boolean } = { trusted: false },
+  o: { trusted: boolean; traceparentOf?: (callId: string) => string | undefined } = { trusted: false },
 ): { tools: ToolDefinition[]; problems: string[] } {
   const tools: ToolDefinition[] = [];
   const problems: string[] = [];
@@ -91,7 +99,10 @@ export function bridleTools(
       idempotent: hinted || info.annotations?.idempotentHint === true,
       timeoutMs,
       present: (args: unknown) => clip(`${server}: ${info.name} ${JSON.stringify(args) ?? ''}`, PRESENT_CHARS),
-      execute: (args: unknown, ctx: ToolContext) => call(info.name, args, ctx.signal),
+      execute: (args: unknown, ctx: ToolContext) => {
+        const traceparent = ctx.callId !== undefined ? o.traceparentOf?.(ctx.callId) : undefined;
+        return call(info.name, args, ctx.signal, { ...(ctx.ask ? { ask: ctx.ask } : {}), ...(ctx.progress ? { progress: ctx.progress } : {}), ...(traceparent ? { traceparent } : {}) });
+      },
     });
   }
   return { tools, problems };

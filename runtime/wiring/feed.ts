@@ -22,6 +22,8 @@ export type SessionFeedEvent =
   | { type: 'entry.saved'; entry: Entry }
   /** Live model output for display, never logged (the entries say what was streamed). */
   | { type: 'chunk.streamed'; chunk: Chunk; step: string }
+  /** A running call's progress (an MCP server's `notifications/progress`): ephemeral, never logged (ADR 0065). */
+  | { type: 'tool.progress'; callId: string; name: string; progress: number; total?: number; message?: string }
   /** An actor of the session's tree changed its state; `snapshot` is the session machine's, as it is now. */
   | { type: 'state.changed'; snapshot: SnapshotFrom<typeof sessionMachine> }
   /** The session machine failed: it takes no more input (`SESSION_CRASHED`). */

@@ -154,6 +154,8 @@ export function createAcpAgent(o: AcpAgentOptions): AcpAgent {
       by,
       ask: (p, signal) => cx.client.request(methods.client.session.requestPermission, p, { cancellationSignal: signal }),
       toolCall: (r) => {
+        // A tool's question is shown beside the call that asked it (`t1.s1.c1.q1` is a question of `t1.s1.c1`).
+        if (r.form) return { toolCallId: r.callId.replace(/\.q\d+$/, ''), title: r.presented, status: 'in_progress' };
         const args = hosted.feed.calls.get(r.callId)?.args;
         return { toolCallId: r.callId, title: r.presented, kind: toolKind(r.name), status: 'pending', locations: toolLocations(r.name, args, params.cwd), rawInput: args };
       },

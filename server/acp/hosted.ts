@@ -10,7 +10,7 @@ import type { Chunk } from '../../log/chunks.js';
 import type { Entry } from '../../log/entries.js';
 import { TOOLS } from '../../ports/index.js';
 import type { BridleSession } from '../../runtime/session.js';
-import { chunkUpdate, entryUpdates, usageUpdate, type FeedState } from './updates.js';
+import { chunkUpdate, entryUpdates, progressUpdate, usageUpdate, type FeedState } from './updates.js';
 import type { UsageOf } from '../usage.js';
 import type { AcpConfig } from './config-options.js';
 
@@ -78,6 +78,7 @@ export class AcpHostedSession {
     this.unsubscribe ??= this.session.subscribe((ev) => {
       if (ev.type === 'entry.appended') this.entry(ev.entry);
       else if (ev.type === 'chunk.streamed') this.chunk(ev.chunk, ev.step);
+      else if (ev.type === 'tool.progress') this.send(this.id, progressUpdate(ev));
     });
   }
 

@@ -8,10 +8,20 @@
  * holds the session. A client that cancels the question answers `cancelled`;
  * one that errors, goes away or names an option it was not offered denies
  * (`actors/ask-approval.ts` makes a throw `unavailable`).
+ *
+ * A tool's question (an MCP server's input request, ADR 0065) is offered
+ * accept or decline only, beside the call that asked: a permission request
+ * carries no form, so a yes takes the form's defaults, and a form with a
+ * required field that has none is declined by bridle, saying so.
  */
 import type { PermissionOption, RequestPermissionRequest, RequestPermissionResponse, ToolCallUpdate } from '@agentclientprotocol/sdk';
 import type { ApprovalRule } from '../../log/entries.js';
 import type { AnswerRequest, Answerer, ApprovalAnswer } from '../../ports/approval.js';
+
+export const QUESTION_OPTIONS: readonly PermissionOption[] = [
+  { optionId: 'allow-once', name: 'Accept', kind: 'allow_once' },
+  { optionId: 'reject-once', name: 'Decline', kind: 'reject_once' },
+];
 
 export const PERMISSION_OPTIONS: readonly PermissionOption[] = [
   { optionId: 'allow-once', name: 'Allow once', kind: 'allow_once' },
@@ -38,10 +48,11 @@ export function permissionAnswerer(o: PermissionOptions): Answerer {
   const rejectedAlways: ApprovalRule[] = [];
   return async (request): Promise<ApprovalAnswer> => {
     if (rejectedAlways.some((r) => sameRule(r, request.always))) return { outcome: 'rejected', by: `${o.by} (rejected always)` };
-    const res = await o.ask({ sessionId: o.sessionId(), toolCall: o.toolCall(request), options: [...PERMISSION_OPTIONS] }, request.signal);
+    const offered = request.form ? QUESTION_OPTIONS : PERMISSION_OPTIONS;
+    const res = await o.ask({ sessionId: o.sessionId(), toolCall: o.toolCall(request), options: [...offered] }, request.signal);
     if (res.outcome.outcome === 'cancelled') return { outcome: 'cancelled', by: o.by };
     const chosen = res.outcome.optionId;
-    const option = PERMISSION_OPTIONS.find((p) => p.optionId === chosen);
+    const option = offered.find((p) => p.optionId === chosen);
     switch (option?.kind) {
       case 'allow_once':
         return { outcome: 'allowed-once', by: o.by };

@@ -155,6 +155,15 @@ export function entryUpdates(e: Entry, state: FeedState, mode: Mode): SessionUpd
   }
 }
 
+/**
+ * Contract: pure; a running call's progress as its `tool_call_update`: the call's content for now is one line
+ * (`3/10 · copying`), replaced by its result when it ends. Ephemeral: a loaded session's history has none (ADR 0065).
+ */
+export function progressUpdate(p: { callId: string; progress: number; total?: number; message?: string }): SessionUpdate {
+  const figure = p.total !== undefined ? `${p.progress}/${p.total}` : `${p.progress}`;
+  return { sessionUpdate: 'tool_call_update', toolCallId: p.callId, status: 'in_progress', content: [text(p.message ? `${figure} · ${p.message}` : figure)] };
+}
+
 /** Contract: pure; the update a live chunk means (text and reasoning deltas; nothing for the rest). */
 export function chunkUpdate(chunk: Chunk): SessionUpdate | undefined {
   if (chunk.type === 'text-delta' && chunk.text !== '') return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: chunk.text } };

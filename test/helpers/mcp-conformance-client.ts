@@ -5,10 +5,20 @@
  * `mcp:<name>` row with a `url` starts, then one call of every tool listed,
  * with arguments made from its schema, then close. What bridle does with a
  * scenario is what a session would do; nothing here is scenario-specific.
+ * A server's input request is a session's question (ADR 0065), answered by a
+ * person who says yes to every question without filling anything in: the
+ * form's defaults are the values.
  * Compiled to `dist/test/helpers/mcp-conformance-client.js`.
  */
 import { McpConfig } from '../../adapters/mcp/config.js';
 import { connectMcp } from '../../adapters/mcp/connection.js';
+import { toolQuestions } from '../../actors/tool-question.js';
+import type { Recorder } from '../../log/recorder.js';
+
+/** The log a question is written to: kept in memory, never read. */
+const entries: unknown[] = [];
+const recorder = { entries, append: (d: unknown) => void entries.push(d), flush: async () => undefined } as unknown as Recorder;
+const askSession = toolQuestions(recorder, { policy: 'ask', answerer: async () => ({ outcome: 'allowed-once', by: 'conformance' }) });
 
 type Schema = { type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; enum?: unknown[]; default?: unknown };
 
@@ -31,8 +41,11 @@ async function main(url: string): Promise<number> {
   const signal = new AbortController().signal;
   const conn = await connectMcp(McpConfig.parse({ url }), { id: 'mcp:conformance', cwd: process.cwd(), signal });
   process.stdout.write(`connected: ${conn.protocolVersion ?? '?'}, ${conn.tools.length} tools\n`);
+  let k = 0;
   for (const t of conn.tools) {
-    const out = await conn.call(t.name, sample(t.inputSchema as Schema), signal).catch((err: unknown) => ({ status: 'error', content: String(err) }));
+    const call = { turn: 't1', step: 't1.s1', callId: `t1.s1.c${++k}` };
+    const ask = (q: Parameters<typeof askSession>[1], own?: AbortSignal) => askSession(call, q, own ?? signal);
+    const out = await conn.call(t.name, sample(t.inputSchema as Schema), signal, { ask }).catch((err: unknown) => ({ status: 'error', content: String(err) }));
     process.stdout.write(`${t.name}: ${out.status} ${out.content.slice(0, 200)}\n`);
   }
   await conn.close();
