@@ -48,7 +48,7 @@ describe('progress lines and the tool result', () => {
 });
 
 describe("bridle mcp --http's front", () => {
-  it('401 without the token or with a wrong one, 404 off /mcp, 403 for a foreign Origin (a foreign Host: the conformance suite's dns-rebinding scenario); with the token the handler answers', async () => {
+  it('401 without the token or with a wrong one, 404 off /mcp, 403 for a foreign Origin (a foreign Host: the dns-rebinding scenario of the conformance suite); with the token the handler answers', async () => {
     let reached = 0;
     const handler = { fetch: async () => (reached++, new Response('{"ok":true}', { headers: { 'content-type': 'application/json' } })), close: async () => undefined } as unknown as McpHttpHandler;
     const srv = await startMcpHttp({ host: '127.0.0.1', port: 0, token: 'tok', handler });
