@@ -88,7 +88,7 @@ export function acpOpener(product: Product, problem: (m: string) => void): OpenA
 }
 
 /** Anything written with console.log would corrupt the protocol on stdout: send it to stderr. */
-function keepStdoutForTheProtocol(): void {
+export function keepStdoutForTheProtocol(): void {
   const toErr = (...args: unknown[]) => process.stderr.write(`${args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ')}\n`);
   console.log = toErr;
   console.info = toErr;

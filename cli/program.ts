@@ -204,6 +204,17 @@ export async function main(argv: string[]): Promise<number> {
       code = await acpCommand(await composeProduct(flags), flags);
     });
 
+  modelOptions(program.command('mcp'))
+    .summary('be an MCP server: a bridle session as a tool')
+    .description('serve MCP on stdin/stdout (or streamable HTTP with --http, on 127.0.0.1 behind a token): the tool bridle_run runs a session on a prompt (a new one, or one named by id) and returns its final answer and log; resources: each stored session\'s log and transcript. Nobody answers approvals: unless a flag or the config file chose one, the policy is never (docs/mcp.md)')
+    .option('--http', 'serve streamable HTTP at /mcp instead of stdio')
+    .option('--port <n>', 'with --http: port (default: 0, a free one)')
+    .option('--host <address>', 'with --http: address to bind (default: 127.0.0.1)')
+    .action(async (flags: import('./mcp.js').McpFlags) => {
+      const { mcpCommand } = await import('./mcp.js');
+      code = await mcpCommand(await composeProduct(flags), flags);
+    });
+
   settingOptions(program.command('eval').argument('[dir]', 'a task folder, or a folder of them'))
     .summary('run tasks N times and score them, or re-score logs')
     .description('run each task of <dir> (a workspace, a prompt, a check command) --runs times, a session per run, then its check in the sandbox (exit 0 passes); print task, model, passes/N, steps, tokens, time. --model scripted: each task\'s scripted.json. Unattended, so --approval defaults to auto. A task\'s workspace must lie in the task set\'s folder or a --workspace-root (default: the git repository the task set is in). --replay re-scores logs: no model is called, no tool runs')

@@ -93,7 +93,18 @@ export function responseChunks(r: ScriptedResponse, index: number, deltas = 3): 
   return out;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** A pause that an abort ends at once, its timer cleared: a cancelled stream holds no timer that keeps the process up. */
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 
 /**
  * A scripted provider driven by a function of the request, for tests and
@@ -122,7 +133,7 @@ export function createScriptedProviderFromFunction(respond: ResponseFunction, op
     }
     const open: number[] = [];
     for (const c of chunks) {
-      if (delayMs > 0 && c.type !== 'finish') await sleep(delayMs);
+      if (delayMs > 0 && c.type !== 'finish') await sleep(delayMs, signal);
       if (signal.aborted) {
         for (const i of open) yield { type: 'block-end', index: i };
         return yield { type: 'finish', finish: { kind: 'aborted' } };
