@@ -61,9 +61,9 @@ export function summarize(e: Entry): string {
     case 'budget/decided':
       return `budget ${e.outcome} by ${e.by}${e.limit ? ` → cap ${JSON.stringify(e.limit)}` : ''}`;
     case 'question/asked':
-      return `${short(e.question)} ${e.from} asks: ${clip(e.message, 50)}${e.unshowable ? ` (cannot be shown: ${clip(e.unshowable, 40)})` : e.fields?.length ? ` (${e.fields.length} field${e.fields.length === 1 ? '' : 's'})` : ''}`;
+      return `${shortId(e.question)} ${e.from} asks: ${clip(e.message, 50)}${e.unshowable ? ` (cannot be shown: ${clip(e.unshowable, 40)})` : e.fields?.length ? ` (${e.fields.length} field${e.fields.length === 1 ? '' : 's'})` : ''}`;
     case 'question/decided':
-      return `${short(e.question)} ${e.outcome} by ${e.by}${e.reason ? `: ${clip(e.reason, 50)}` : ''}`;
+      return `${shortId(e.question)} ${e.outcome} by ${e.by}${e.reason ? `: ${clip(e.reason, 50)}` : ''}`;
     case 'tool/dispatch':
       return `${shortId(e.callId)} ${e.name}${e.idempotent ? ' (idempotent)' : ''}`;
     case 'tool/result':

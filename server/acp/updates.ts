@@ -161,7 +161,7 @@ export function entryUpdates(e: Entry, state: FeedState, mode: Mode): SessionUpd
  */
 export function progressUpdate(p: { callId: string; progress: number; total?: number; message?: string }): SessionUpdate {
   const figure = p.total !== undefined ? `${p.progress}/${p.total}` : `${p.progress}`;
-  return { sessionUpdate: 'tool_call_update', toolCallId: p.callId, status: 'in_progress', content: [text(p.message ? `${figure} · ${p.message}` : figure)] };
+  return { sessionUpdate: 'tool_call_update', toolCallId: p.callId, status: 'in_progress', content: [{ type: 'content', content: { type: 'text', text: p.message ? `${figure} · ${p.message}` : figure } }] };
 }
 
 /** Contract: pure; the update a live chunk means (text and reasoning deltas; nothing for the rest). */

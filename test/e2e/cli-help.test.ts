@@ -38,7 +38,7 @@ function optionLines(help: string): string[] {
 
 describe('the README table is the CLI', () => {
   it('the README names every command docs/design.md §6 lists, and ralph (docs/design.md §2), eval, fork and sessions (issues #14, #15)', () => {
-    expect(commands.sort()).toEqual(['acp', 'chat', 'config', 'cost', 'eval', 'fork', 'ralph', 'replay', 'resume', 'run', 'serve', 'sessions', 'trace', 'viz']);
+    expect(commands.sort()).toEqual(['acp', 'chat', 'config', 'cost', 'eval', 'fork', 'mcp', 'ralph', 'replay', 'resume', 'run', 'serve', 'sessions', 'trace', 'viz']);
   });
 
   it('docs/cli.md describes the same commands as the README', () => {
