@@ -48,34 +48,29 @@ export interface ClientOptions {
   fetch?: typeof globalThis.fetch;
 }
 
+/** The options every SDK's client takes the same way from bridle. */
+const clientSettings = (o: ClientOptions) => ({ apiKey: o.apiKey, baseURL: o.baseURL, maxRetries: 0, timeout: o.limits.totalMs, fetch: guardFetch(o.fetch ?? globalThis.fetch, o.limits) });
+
 /**
- * Contract: never rejects; the first call loads the SDK and builds the client, once. The SDK does not retry
- * (`maxRetries: 0`): bridle retries above it, and logs it. The deadlines live under the SDK, in the fetch it calls;
+ * Contract: never rejects; the first call loads the SDK (`load`) and builds the client (`build`), once. The SDK does not
+ * retry (`maxRetries: 0`): bridle retries above it, and logs it. The deadlines live under the SDK, in the fetch it calls;
  * its own timeout (headers only) is left no earlier than ours.
  */
-export function openAIClient(o: ClientOptions): () => Promise<{ client: OpenAI; mapError: OpenAISdk['mapError'] } | Finish> {
+function clientOf<S extends object, C>(o: ClientOptions, what: string, load: () => Promise<S | Finish>, build: (sdk: S, settings: ReturnType<typeof clientSettings>) => C): () => Promise<C | Finish> {
   return once(async () => {
     if (!o.apiKey) return o.noKey;
-    const sdk = await loadOpenAISdk();
+    const sdk = await load();
     if ('kind' in sdk) return sdk;
     try {
-      return { client: new sdk.OpenAI({ apiKey: o.apiKey, baseURL: o.baseURL, maxRetries: 0, timeout: o.limits.totalMs, fetch: guardFetch(o.fetch ?? globalThis.fetch, o.limits) }), mapError: sdk.mapError };
+      return build(sdk, clientSettings(o));
     } catch (err) {
-      return { kind: 'error', code: 'BAD_REQUEST', message: `cannot create the OpenAI client: ${String(err)}` };
+      return { kind: 'error', code: 'BAD_REQUEST', message: `cannot create the ${what} client: ${String(err)}` };
     }
   });
 }
 
-/** `openAIClient`, for Anthropic's SDK. */
-export function anthropicClient(o: ClientOptions): () => Promise<{ client: Anthropic; mapError: AnthropicSdk['mapAnthropicError'] } | Finish> {
-  return once(async () => {
-    if (!o.apiKey) return o.noKey;
-    const sdk = await loadAnthropicSdk();
-    if ('kind' in sdk) return sdk;
-    try {
-      return { client: new sdk.Anthropic({ apiKey: o.apiKey, baseURL: o.baseURL, maxRetries: 0, timeout: o.limits.totalMs, fetch: guardFetch(o.fetch ?? globalThis.fetch, o.limits) }), mapError: sdk.mapAnthropicError };
-    } catch (err) {
-      return { kind: 'error', code: 'BAD_REQUEST', message: `cannot create the Anthropic client: ${String(err)}` };
-    }
-  });
-}
+export const openAIClient = (o: ClientOptions): (() => Promise<{ client: OpenAI; mapError: OpenAISdk['mapError'] } | Finish>) =>
+  clientOf(o, 'OpenAI', loadOpenAISdk, (sdk, settings) => ({ client: new sdk.OpenAI(settings), mapError: sdk.mapError }));
+
+export const anthropicClient = (o: ClientOptions): (() => Promise<{ client: Anthropic; mapError: AnthropicSdk['mapAnthropicError'] } | Finish>) =>
+  clientOf(o, 'Anthropic', loadAnthropicSdk, (sdk, settings) => ({ client: new sdk.Anthropic(settings), mapError: sdk.mapAnthropicError }));

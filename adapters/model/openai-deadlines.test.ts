@@ -7,11 +7,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { run, type Drained } from '../../test/helpers/model-stream.js';
 import { chunk, pause, raw, startOpenAIServer, streamReply, textChunks, type OpenAIServer, type StreamItem } from '../../test/helpers/openai-sse-server.js';
+import { loadOpenAISdk } from './lazy-sdk.js';
 import { createOpenAIProvider, type OpenAIProviderOptions } from './openai.js';
 import { DEFAULT_STREAM_LIMITS, guardBody, resolveStreamLimits, StreamLimitError } from './openai-deadlines.js';
 
 let srv: OpenAIServer;
-beforeAll(async () => void (srv = await startOpenAIServer()));
+// The SDK loads at the first request (ADR 0071): loaded here, so the timings below are the deadlines' alone.
+beforeAll(async () => void (srv = await startOpenAIServer(), await loadOpenAISdk()));
 afterAll(() => srv.close());
 beforeEach(() => void srv.requests.splice(0));
 
