@@ -7,10 +7,11 @@
 import { createServer } from 'node:http';
 import { LiveTraces } from '../adapters/tracing/live.js';
 import { benchSession } from './session.js';
-import { median, repeat } from './stats.js';
+import { median } from './stats.js';
 
 const TURNS = 100;
 const STEPS = 5;
+const PAIRS = 9;
 
 async function runTurns(live: LiveTraces | undefined): Promise<number> {
   const session = benchSession({
@@ -41,18 +42,23 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/v1/traces`;
+  const traced = async () => {
+    const live = new LiveTraces(url, { version: 'bench', env: {}, warn: (l) => process.stderr.write(`bench: ${l}\n`) });
+    const us = await runTurns(live);
+    await live.shutdown();
+    return us;
+  };
   try {
+    // Both paths warm (the first traced run also loads the OpenTelemetry packages), then untraced and traced runs
+    // alternate, so a drift of the machine's load weighs on both alike; the ratio is the median of each pair's.
     for (let i = 0; i < 2; i++) await runTurns(undefined);
-    const untraced = median(await repeat(5, () => runTurns(undefined)));
-    const traced = median(
-      await repeat(5, async () => {
-        const live = new LiveTraces(url, { version: 'bench', env: {}, warn: (l) => process.stderr.write(`bench: ${l}\n`) });
-        const us = await runTurns(live);
-        await live.shutdown();
-        return us;
-      }),
-    );
-    return { label: 'live traces (100 turns of 5 steps, memory store)', value: { untracedUsPerStep: Number(untraced.toFixed(1)), tracedUsPerStep: Number(traced.toFixed(1)), ratio: Number((traced / untraced).toFixed(3)), spansReceived: spans } };
+    await traced();
+    const pairs: Array<[number, number]> = [];
+    for (let i = 0; i < PAIRS; i++) pairs.push([await runTurns(undefined), await traced()]);
+    const untracedUs = median(pairs.map((p) => p[0]));
+    const tracedUs = median(pairs.map((p) => p[1]));
+    const ratio = median(pairs.map(([u, t]) => t / u));
+    return { label: `live traces (100 turns of 5 steps, memory store; ${PAIRS} alternating pairs)`, value: { untracedUsPerStep: Number(untracedUs.toFixed(1)), tracedUsPerStep: Number(tracedUs.toFixed(1)), ratio: Number(ratio.toFixed(3)), spansReceived: spans } };
   } finally {
     receiver.close();
   }
