@@ -14,7 +14,7 @@ export const noopTool: ToolDefinition<{ n?: number }> = {
 
 /**
  * The same, declared neither read-only nor idempotent: its dispatch is flushed before it runs and its result before
- * the step goes on (ADR 0069), so it measures what a call that must not run twice costs.
+ * the step goes on (ADR 0072), so it measures what a call that must not run twice costs.
  */
 export const noopOnceTool: ToolDefinition<{ n?: number }> = { ...noopTool, name: 'noop_once', description: 'Does nothing, but counts as a write.', readOnly: false, idempotent: false };
 

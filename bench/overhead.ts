@@ -34,7 +34,7 @@ export async function runSteps(steps: number, store: 'memory' | 'jsonl', calls =
   return ns / 1000 / steps;
 }
 
-/** The fdatasyncs a step of `calls` no-op calls released together costs on the JSONL store (group fsync, ADR 0028; ADR 0069 for `noop_once`). */
+/** The fdatasyncs a step of `calls` no-op calls released together costs on the JSONL store (group fsync, ADR 0028; ADR 0072 for `noop_once`). */
 export async function fsyncsPerStep(calls: number, steps = 200, tool: BenchTool = 'noop'): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'bridle-bench-'));
   let syncs = 0;

@@ -26,7 +26,7 @@ async function main() {
   say(`  flatness (10,000 vs 100 steps): ${fmt(rows.flatness as number, 2)}×`);
   const durable = median(await repeat(3, () => runSteps(2000, 'jsonl')));
   rows.durableUsPerStep = durable;
-  say(`harness overhead, JSONL store, a read-only call a step (flushed only at turn end, ADR 0069), 2000 steps: median ${fmt(durable)} µs/step`);
+  say(`harness overhead, JSONL store, a read-only call a step (flushed only at turn end, ADR 0072), 2000 steps: median ${fmt(durable)} µs/step`);
   const once = median(await repeat(3, () => runSteps(2000, 'jsonl', 1, 'noop_once')));
   rows.durableUsPerStepNonIdempotent = once;
   say(`  the same, a call that may not run twice (fsync at its dispatch and its result), 2000 steps: median ${fmt(once)} µs/step`);

@@ -55,7 +55,7 @@ export function reply(t: Trial, body: { messages: { role: string; content?: unkn
     case 'dispatch':
       return step === 0 ? streamReply([...toolCallChunks([marking(t, 0.3), marking(t, 0.3)]), usage()]) : streamReply([...textChunks('both ran'), usage()]);
     case 'flush':
-      // A read-only call before each marking one: its dispatch and result are flushed only by the marking call's dispatch (ADR 0069).
+      // A read-only call before each marking one: its dispatch and result are flushed only by the marking call's dispatch (ADR 0072).
       return step < 6 ? streamReply([...toolCallChunks([reading(t), marking(t, 0)]), usage()]) : streamReply([...textChunks('all marked'), usage()]);
     case 'compaction':
     case 'workflow':

@@ -62,7 +62,7 @@ export const slowly = (text: string, parts: number, ms: number): StreamItem[] =>
 const calls = (...cs: { id: string; name: string; arguments: string }[]) => streamReply([...toolCallChunks(cs), usage()]);
 const text = (s: string) => streamReply([...textChunks(s), usage()]);
 const call = (t: ScenarioTrial, name: string, args: object) => ({ id: `call_t${t.id}x${++t.calls}`, name, arguments: JSON.stringify(args) });
-/** A read-only, idempotent call (it reads the marker file): it runs before anything flushes its dispatch (ADR 0069). */
+/** A read-only, idempotent call (it reads the marker file): it runs before anything flushes its dispatch (ADR 0072). */
 export const reading = (t: ScenarioTrial) => call(t, 'read_file', { path: 'marker' });
 
 /** The agent a request is from (`soak trial N agent X`), or undefined for the trial's own session. */
@@ -133,7 +133,7 @@ export function scenarioReply(t: ScenarioTrial, s: Exclude<Scenario, 'compaction
     case 'cancel':
       return step === 0 ? calls(call(t, 'workflow', { script: cancellingScript(t.id) })) : text('the workflow stopped');
     case 'reads':
-      // Two read-only, idempotent calls, which run before anything flushes them (ADR 0069), then a marking one, whose dispatch flush carries them.
+      // Two read-only, idempotent calls, which run before anything flushes them (ADR 0072), then a marking one, whose dispatch flush carries them.
       return step === 0 ? calls(call(t, 'list_dir', { path: '.' }), call(t, 'read_file', { path: 'marker' }), marking(t, 0)) : text('read and marked');
   }
 }

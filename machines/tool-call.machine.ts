@@ -2,7 +2,7 @@
  * One tool call: validate → pre-execute (policy, guards) → approval → wait for
  * release → dispatch (durable) → execute → result (durable).
  *
- * A read-only, idempotent call skips both flushes (ADR 0069): running it twice
+ * A read-only, idempotent call skips both flushes (ADR 0072): running it twice
  * changes nothing, so its dispatch and result ride the next flush something
  * else needs (a non-idempotent dispatch, the turn's end, a saved input).
  *
@@ -97,7 +97,7 @@ export const toolCallMachine = setup({
   },
   guards: {
     isValid: (_, v: Validation | undefined) => v?.ok === true,
-    /** Read-only and idempotent (ADR 0069): a repair may mark it unknown or it may run again, and nothing is changed twice. */
+    /** Read-only and idempotent (ADR 0072): a repair may mark it unknown or it may run again, and nothing is changed twice. */
     isRepeatable: ({ context }) => context.validation?.ok === true && context.validation.readOnly && context.validation.idempotent,
     /** Provided by the host: every appended entry is durable already (a store durable on append), so a flush would wait for nothing. */
     isLogDurable: (_) => false,
@@ -186,7 +186,7 @@ export const toolCallMachine = setup({
     },
     dispatching: {
       description:
-        'tool/dispatch is made durable before the tool body starts (two-phase dispatch): flushed, unless the log is durable on append or the call is read-only and idempotent (ADR 0069: running it twice changes nothing).',
+        'tool/dispatch is made durable before the tool body starts (two-phase dispatch): flushed, unless the log is durable on append or the call is read-only and idempotent (ADR 0072: running it twice changes nothing).',
       entry: { type: 'record', params: ({ context }) => draftDispatch(context, context.validation?.ok === true && context.validation.idempotent) },
       always: [{ guard: 'isLogDurable', target: 'executing' }, { guard: 'isRepeatable', target: 'executing' }, { target: 'flushingDispatch' }],
     },
@@ -252,7 +252,7 @@ export const toolCallMachine = setup({
     },
     settling: {
       description:
-        'tool/result is made durable before the step hears of it: flushed, unless the log is durable on append or the call is read-only and idempotent (ADR 0069: its result rides the next flush something else needs).',
+        'tool/result is made durable before the step hears of it: flushed, unless the log is durable on append or the call is read-only and idempotent (ADR 0072: its result rides the next flush something else needs).',
       always: [{ guard: 'isLogDurable', target: 'done' }, { guard: 'isRepeatable', target: 'done' }, { target: 'flushingResult' }],
     },
     flushingResult: {

@@ -1,5 +1,5 @@
 /**
- * Only the flushes a step needs (ADR 0069): a read-only, idempotent call runs
+ * Only the flushes a step needs (ADR 0072): a read-only, idempotent call runs
  * before its dispatch is flushed, and its dispatch and result ride the next
  * flush something else needs; a call that may not run twice still has its
  * dispatch durable before its body. A crash in between leaves a log that
@@ -73,13 +73,13 @@ async function syncsOfATurn(name: string, calls: number, inOneStep = false): Pro
   return syncs;
 }
 
-describe('only the flushes a step needs (ADR 0069)', () => {
+describe('only the flushes a step needs (ADR 0072)', () => {
   it('a turn of five read-only calls costs no fsync beyond the turn that made none; five that may not run twice cost two each', async () => {
     const bare = await syncsOfATurn('noop', 0);
     const fiveSteps = await syncsOfATurn('noop', 1);
     const oneStep = await syncsOfATurn('noop', 5, true);
     const writes = await syncsOfATurn('noop_once', 1);
-    // Before ADR 0069 each read-only call flushed at its dispatch and at its result, like a write: bare + 10.
+    // Before ADR 0072 each read-only call flushed at its dispatch and at its result, like a write: bare + 10.
     expect({ fiveSteps, oneStep }).toEqual({ fiveSteps: bare, oneStep: bare });
     expect(writes).toBe(bare + 10);
   });
@@ -127,7 +127,7 @@ describe('a crash after a read-only body, before anything flushed it', () => {
     h.session.actor.stop();
     const dispatched = (ls: readonly string[]) => ls.some((l) => l.includes('"kind":"tool/dispatch"'));
     expect(dispatched(written)).toBe(true);
-    // Before ADR 0069 the dispatch was flushed before the body ran.
+    // Before ADR 0072 the dispatch was flushed before the body ran.
     expect(dispatched(durable)).toBe(false);
 
     const killed = repaired(written);

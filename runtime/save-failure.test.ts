@@ -145,7 +145,7 @@ describe('a flush that fails ends the turn error LOG_NOT_DURABLE', () => {
     await expectReplays(es, [tool]);
   });
 
-  it('read-only, idempotent calls ride the next flush (ADR 0069): when it is the turn end and it fails, the turn ends LOG_NOT_DURABLE, the log replays', async () => {
+  it('read-only, idempotent calls ride the next flush (ADR 0072): when it is the turn end and it fails, the turn ends LOG_NOT_DURABLE, the log replays', async () => {
     const store = failingFlush(lastIs('turn/end'), Infinity);
     h = createHarness(
       (_r, i) => (i === 0 ? { toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }, { name: 'read_file', arguments: { path: 'a.txt' } }] } : { text: 'done' }),

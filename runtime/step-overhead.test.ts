@@ -3,7 +3,7 @@
  * actions, the pressure guard is a guard, and a log that is durable on append
  * is not flushed — so a step with one call creates exactly five actors. On a
  * store that must be flushed, each call that may not run twice still flushes
- * at dispatch and result; a read-only, idempotent one does not (ADR 0069).
+ * at dispatch and result; a read-only, idempotent one does not (ADR 0072).
  */
 import type { InspectionEvent } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -47,7 +47,7 @@ describe('actors per step', () => {
     expect(seen.flushLog).toBe(2 * 2 + 1);
   });
 
-  it('on a store that must be flushed: read-only, idempotent calls flush nothing of their own; the turn flushes at its end (ADR 0069)', async () => {
+  it('on a store that must be flushed: read-only, idempotent calls flush nothing of their own; the turn flushes at its end (ADR 0072)', async () => {
     const seen = await actorsOfATurn({ ...createMemoryStore(), flush: async () => {} });
     expect(seen.flushLog).toBe(1);
   });

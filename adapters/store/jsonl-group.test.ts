@@ -49,7 +49,7 @@ describe('group fsync in the JSONL store (ADR 0028)', () => {
     const { fs, events } = tracingFs();
     const session = benchSession({
       id: 's',
-      // Two read-only calls in one answer: the step releases them together. Not idempotent, so their dispatches are flushed (ADR 0069).
+      // Two read-only calls in one answer: the step releases them together. Not idempotent, so their dispatches are flushed (ADR 0072).
       respond: (_r, i) => (i === 0 ? { toolCalls: [{ name: 'noop_read_once', arguments: { n: 1 } }, { name: 'noop_read_once', arguments: { n: 2 } }] } : { text: 'done' }),
       tools: [noopReadOnceTool],
       store: createJsonlStore(newLog(), { fs }),

@@ -67,14 +67,14 @@ describe('the kill points come from the machines', () => {
 
 // One per machine, in a scenario that enters it (no probe runs, to keep the suite's time); the kill that left a
 // cancelled child's log open under its closed bracket (resume did not repair it); and one after a read-only body
-// that nothing has flushed (ADR 0069).
+// that nothing has flushed (ADR 0072).
 const ONE_PER_MACHINE = [
   { point: 'tool-call.executing', scenario: 'tools' },
   { point: 'step.retrying', scenario: 'retry' },
   { point: 'turn.compacting', scenario: 'compaction' },
   { point: 'subagent.running', scenario: 'workflow' },
   { point: 'subagent.cancelling', scenario: 'cancel' },
-  // ADR 0069: a read-only call's result is written and nothing has flushed its dispatch yet.
+  // ADR 0072: a read-only call's result is written and nothing has flushed its dispatch yet.
   { point: 'tool-call.settling', scenario: 'reads' },
 ] as const;
 

@@ -6,7 +6,7 @@
  * ABORTED_BEFORE_DISPATCH before dispatch and ABORTED after it (I5); the
  * tool body never starts while the dispatch's flush is pending (two-phase
  * dispatch), in both worlds: a log durable on append, and one that is not;
- * a read-only, idempotent call flushes nothing of its own (ADR 0069);
+ * a read-only, idempotent call flushes nothing of its own (ADR 0072);
  * a flush that fails never runs the tool after it and is reported in the
  * output (`unsaved`), so the step stops (ADR 0017).
  * Started with an answer the log holds (a step gone on with, ADR 0031): it
@@ -78,7 +78,7 @@ function check(run: PathRun): string[] {
   if (body && run.children.some((c) => c.src === 'flushLog' && c.born <= body.born) && flushedAt > body.born) {
     problems.push('the tool body started before its dispatch was flushed');
   }
-  // ADR 0069: a read-only, idempotent call flushes nothing of its own; its entries ride the next flush.
+  // ADR 0072: a read-only, idempotent call flushes nothing of its own; its entries ride the next flush.
   const v = (run.final.context as { validation?: { ok?: boolean; readOnly?: boolean; idempotent?: boolean } }).validation;
   if (v?.ok && v.readOnly && v.idempotent && run.children.some((c) => c.src === 'flushLog')) problems.push('a read-only, idempotent call flushed the log');
   // A flush that failed: the tool does not run after it, and the output says so.
