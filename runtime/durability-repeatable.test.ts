@@ -22,7 +22,9 @@ import { planRepair } from '../log/repair.js';
 import { verifyLog } from '../log/verify.js';
 import { checkCheckpoints } from '../machines/session-fold.js';
 import type { ToolDefinition, ToolOutput } from '../ports/tools.js';
+import { bridleTools, type McpToolInfo } from '../adapters/mcp/tools.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
+import { builtinTools } from '../tools/index.js';
 
 let h: Harness | undefined;
 afterEach(() => {
@@ -95,6 +97,46 @@ describe('only the flushes a step needs (ADR 0072)', () => {
     expect(durableAtPoke).toBeGreaterThanOrEqual(lineOf('tool/dispatch', 't1.s1.c3'));
     expect(durableAtPoke).toBeGreaterThan(lineOf('tool/result', 't1.s1.c2'));
     expect(verifyLog(h.entries(), { checkpoints: checkCheckpoints }).violations).toEqual([]);
+  });
+});
+
+/** One tool of an MCP server, as `adapters/mcp/tools.ts` makes it from what `tools/list` says. */
+function mcpTool(annotations: McpToolInfo['annotations'], trusted: boolean): ToolDefinition {
+  const info: McpToolInfo = { name: 'lookup', inputSchema: { type: 'object' }, ...(annotations ? { annotations } : {}) };
+  return bridleTools('mcp:srv', [info], async () => ({ status: 'ok', content: 'looked up' }), 5_000, { trusted }).tools[0]!;
+}
+
+const builtin = (name: string) => builtinTools().find((t) => t.name === name)!;
+
+/** [what, the tool, its arguments, whether its dispatch must be durable before its body]. */
+const classes: [string, ToolDefinition, Record<string, unknown>, boolean][] = [
+  ['write_file (idempotent, not read-only)', builtin('write_file'), { path: 'a.txt', content: 'x' }, true],
+  ['edit_file', builtin('edit_file'), { path: 'a.txt', old_text: 'a', new_text: 'b' }, true],
+  ['bash', builtin('bash'), { command: 'true' }, true],
+  ['an MCP tool without annotations', mcpTool(undefined, false), {}, true],
+  ['an MCP tool whose readOnlyHint its row does not trust (idempotent, not read-only)', mcpTool({ readOnlyHint: true }, false), {}, true],
+  ['an MCP tool of a trusted row with only idempotentHint', mcpTool({ idempotentHint: true }, true), {}, true],
+  ['a read-only tool that may not run twice (as delegate is)', tool('once', true, false), {}, true],
+  ['a tool that is neither', tool('neither', false, false), {}, true],
+  ['read_file', builtin('read_file'), { path: 'a.txt' }, false],
+  ['grep', builtin('grep'), { pattern: 'a' }, false],
+  ['glob', builtin('glob'), { pattern: '*.txt' }, false],
+  ['list_dir', builtin('list_dir'), {}, false],
+  ['an MCP tool of a trusted row with readOnlyHint (read-only and idempotent)', mcpTool({ readOnlyHint: true }, true), {}, false],
+];
+
+describe('every call not marked both read-only and idempotent keeps its dispatch durable before its body (ADR 0072)', () => {
+  it.each(classes)('%s', async (_what, t, args, mustFlush) => {
+    const store = flushedStore();
+    let durableAtBody = -1;
+    const watched: ToolDefinition = { ...t, execute: (a, ctx) => ((durableAtBody = store.durable), t.execute(a, ctx)) };
+    h = createHarness((_r, i) => (i === 0 ? { toolCalls: [{ name: t.name, arguments: args }] } : { text: 'done' }), { store, tools: [watched] });
+    nodeFs.writeFileSync(join(h.workspace, 'a.txt'), 'a\n');
+    expect(await h.session.run('go')).toMatchObject({ reason: 'completed' });
+    const dispatchLine = store.lines.findIndex((l) => l.includes('"kind":"tool/dispatch"')) + 1;
+    expect(dispatchLine).toBeGreaterThan(0);
+    expect(durableAtBody).toBeGreaterThanOrEqual(0);
+    expect({ durableBeforeBody: durableAtBody >= dispatchLine }).toEqual({ durableBeforeBody: mustFlush });
   });
 });
 
