@@ -79,8 +79,9 @@ afterEach(() => {
   scheduler.buggy = true;
 });
 
+/** Waits for what real file reads and the machines bring, a millisecond at a time (10 s at most: the machine may be loaded). */
 async function until(what: string, check: () => boolean): Promise<void> {
-  for (let i = 0; i < 10_000 && !check(); i++) await tick();
+  for (let i = 0; i < 10_000 && !check(); i++) await new Promise<void>((r) => setTimeout(r, 1));
   if (!check()) throw new Error(`never came: ${what}`);
 }
 
