@@ -26,14 +26,18 @@ async function main() {
   say(`  flatness (10,000 vs 100 steps): ${fmt(rows.flatness as number, 2)}×`);
   const durable = median(await repeat(3, () => runSteps(2000, 'jsonl')));
   rows.durableUsPerStep = durable;
-  say(`harness overhead, JSONL store (fsync at dispatch/result/turn end), 2000 steps: median ${fmt(durable)} µs/step`);
-  const paired = median(await repeat(3, () => runSteps(1000, 'jsonl', 2)));
+  say(`harness overhead, JSONL store, a read-only call a step (flushed only at turn end, ADR 0072), 2000 steps: median ${fmt(durable)} µs/step`);
+  const once = median(await repeat(3, () => runSteps(2000, 'jsonl', 1, 'noop_once')));
+  rows.durableUsPerStepNonIdempotent = once;
+  say(`  the same, a call that may not run twice (fsync at its dispatch and its result), 2000 steps: median ${fmt(once)} µs/step`);
+  const paired = median(await repeat(3, () => runSteps(1000, 'jsonl', 2, 'noop_read_once')));
   rows.durableUsPerStepTwoCalls = paired;
-  say(`  the same, two read-only calls released together per step (their dispatches share one fsync), 1000 steps: median ${fmt(paired)} µs/step`);
-  const syncs: Record<number, number> = {};
-  for (const c of [1, 2, 4]) syncs[c] = await fsyncsPerStep(c);
+  say(`  the same, two read-only calls that may not run twice, released together per step (they share their fsyncs), 1000 steps: median ${fmt(paired)} µs/step`);
+  const syncs: Record<string, number> = {};
+  for (const c of [1, 2, 4]) syncs[`readOnly${c}`] = await fsyncsPerStep(c);
+  for (const c of [1, 2, 4]) syncs[`nonIdempotent${c}`] = await fsyncsPerStep(c, 200, 'noop_read_once');
   rows.fdatasyncsPerStep = syncs;
-  say(`  fdatasyncs per step with 1 / 2 / 4 read-only calls released together: ${[1, 2, 4].map((c) => fmt(syncs[c]!, 2)).join(' / ')}`);
+  say(`  fdatasyncs per step with 1 / 2 / 4 calls released together: read-only ${[1, 2, 4].map((c) => fmt(syncs[`readOnly${c}`]!, 2)).join(' / ')}; non-idempotent ${[1, 2, 4].map((c) => fmt(syncs[`nonIdempotent${c}`]!, 2)).join(' / ')}`);
 
   const cold = median(await repeat(15, coldStartMs));
   rows.coldStartMs = cold;

@@ -22,6 +22,8 @@ export interface BenchSession {
   existing?: readonly Entry[];
   /** Plugins mounted after the rows (the live-traces bench's). */
   plugins?: readonly Plugin[];
+  /** The tools; default: the no-op tool alone. */
+  tools?: Services['tools'];
   /** Puts the scripted model behind something (a provider's wire); default: the scripted model itself. */
   wrap?: (model: ModelProvider) => ModelProvider;
 }
@@ -39,7 +41,7 @@ export function benchSession(o: BenchSession) {
     services: {
       model: { ...(o.wrap ?? ((m: ModelProvider) => m))(createScriptedProviderFromFunction(o.respond, { deltas: 1 })), name: 'scripted-bench' },
       clock: () => t++,
-      tools: [noopTool],
+      tools: o.tools ?? [noopTool],
       ...(o.store ? { store: o.store } : {}),
     },
     ...(o.existing ? { existing: o.existing } : {}),

@@ -5,7 +5,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { SUMMARY_REQUEST_MARK } from '../log/context/summary-prompt.js';
 import { treeLogs } from './soak-points.js';
-import { marking, scenarioReply, slowly, usage, type Scenario } from './soak-scenarios.js';
+import { marking, reading, scenarioReply, slowly, usage, type Scenario } from './soak-scenarios.js';
 import { logHas, waitFor, type Child, type World } from '../test/fault/cli-world.js';
 import { streamReply, textChunks, toolCallChunks, type Reply } from '../test/helpers/openai-sse-server.js';
 
@@ -55,7 +55,8 @@ export function reply(t: Trial, body: { messages: { role: string; content?: unkn
     case 'dispatch':
       return step === 0 ? streamReply([...toolCallChunks([marking(t, 0.3), marking(t, 0.3)]), usage()]) : streamReply([...textChunks('both ran'), usage()]);
     case 'flush':
-      return step < 6 ? streamReply([...toolCallChunks([marking(t, 0)]), usage()]) : streamReply([...textChunks('all marked'), usage()]);
+      // A read-only call before each marking one: its dispatch and result are flushed only by the marking call's dispatch (ADR 0072).
+      return step < 6 ? streamReply([...toolCallChunks([reading(t), marking(t, 0)]), usage()]) : streamReply([...textChunks('all marked'), usage()]);
     case 'compaction':
     case 'workflow':
     case 'delegate':

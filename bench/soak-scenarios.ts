@@ -21,7 +21,7 @@
 import { errorReply, pause, streamReply, textChunks, toolCallChunks, usageChunk, type Reply, type StreamItem } from '../test/helpers/openai-sse-server.js';
 
 /** The scenarios a generated kill point runs in; each trial of a moment runs its own (`workflow`, `delegate`). */
-export const SCENARIOS = ['tools', 'ask', 'retry', 'fails', 'compaction', 'workflow', 'delegate', 'cancel'] as const;
+export const SCENARIOS = ['tools', 'ask', 'retry', 'fails', 'compaction', 'workflow', 'delegate', 'cancel', 'reads'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** What a scenario's answers need of its trial. */
@@ -62,6 +62,8 @@ export const slowly = (text: string, parts: number, ms: number): StreamItem[] =>
 const calls = (...cs: { id: string; name: string; arguments: string }[]) => streamReply([...toolCallChunks(cs), usage()]);
 const text = (s: string) => streamReply([...textChunks(s), usage()]);
 const call = (t: ScenarioTrial, name: string, args: object) => ({ id: `call_t${t.id}x${++t.calls}`, name, arguments: JSON.stringify(args) });
+/** A read-only, idempotent call (it reads the marker file): it runs before anything flushes its dispatch (ADR 0072). */
+export const reading = (t: ScenarioTrial) => call(t, 'read_file', { path: 'marker' });
 
 /** The agent a request is from (`soak trial N agent X`), or undefined for the trial's own session. */
 export function agentOf(body: Body): string | undefined {
@@ -130,5 +132,8 @@ export function scenarioReply(t: ScenarioTrial, s: Exclude<Scenario, 'compaction
         : text('delegated');
     case 'cancel':
       return step === 0 ? calls(call(t, 'workflow', { script: cancellingScript(t.id) })) : text('the workflow stopped');
+    case 'reads':
+      // Two read-only, idempotent calls, which run before anything flushes them (ADR 0072), then a marking one, whose dispatch flush carries them.
+      return step === 0 ? calls(call(t, 'list_dir', { path: '.' }), call(t, 'read_file', { path: 'marker' }), marking(t, 0)) : text('read and marked');
   }
 }

@@ -2,6 +2,10 @@
  * One tool call: validate → pre-execute (policy, guards) → approval → wait for
  * release → dispatch (durable) → execute → result (durable).
  *
+ * A read-only, idempotent call skips both flushes (ADR 0072): running it twice
+ * changes nothing, so its dispatch and result ride the next flush something
+ * else needs (a non-idempotent dispatch, the turn's end, a saved input).
+ *
  * Every path to `done` records exactly one `tool/result` (I2); no path
  * reaches `dispatching` without a passed validation and an allow (I4, I6).
  */
@@ -93,6 +97,8 @@ export const toolCallMachine = setup({
   },
   guards: {
     isValid: (_, v: Validation | undefined) => v?.ok === true,
+    /** Read-only and idempotent (ADR 0072): a repair may mark it unknown or it may run again, and nothing is changed twice. */
+    isRepeatable: ({ context }) => context.validation?.ok === true && context.validation.readOnly && context.validation.idempotent,
     /** Provided by the host: every appended entry is durable already (a store durable on append), so a flush would wait for nothing. */
     isLogDurable: (_) => false,
     isAllowed: (_, d: Decision) => d.kind === 'allow',
@@ -179,9 +185,10 @@ export const toolCallMachine = setup({
       on: { 'tool.call.released': 'dispatching', 'tool.cancel.requested': 'abortedBeforeDispatch' },
     },
     dispatching: {
-      description: 'tool/dispatch is made durable before the tool body starts (two-phase dispatch): flushed, unless the log is durable on append.',
+      description:
+        'tool/dispatch is made durable before the tool body starts (two-phase dispatch): flushed, unless the log is durable on append or the call is read-only and idempotent (ADR 0072: running it twice changes nothing).',
       entry: { type: 'record', params: ({ context }) => draftDispatch(context, context.validation?.ok === true && context.validation.idempotent) },
-      always: [{ guard: 'isLogDurable', target: 'executing' }, { target: 'flushingDispatch' }],
+      always: [{ guard: 'isLogDurable', target: 'executing' }, { guard: 'isRepeatable', target: 'executing' }, { target: 'flushingDispatch' }],
     },
     flushingDispatch: {
       invoke: { src: 'flushLog', onDone: 'executing', onError: { target: 'notDurable', actions: 'markUnsaved' } },
@@ -244,8 +251,9 @@ export const toolCallMachine = setup({
       always: 'settling',
     },
     settling: {
-      description: 'tool/result is made durable before the step hears of it: flushed, unless the log is durable on append.',
-      always: [{ guard: 'isLogDurable', target: 'done' }, { target: 'flushingResult' }],
+      description:
+        'tool/result is made durable before the step hears of it: flushed, unless the log is durable on append or the call is read-only and idempotent (ADR 0072: its result rides the next flush something else needs).',
+      always: [{ guard: 'isLogDurable', target: 'done' }, { guard: 'isRepeatable', target: 'done' }, { target: 'flushingResult' }],
     },
     flushingResult: {
       description: 'A result that cannot be made durable still says what the tool did; the call reports the failure so the step stops.',

@@ -180,6 +180,7 @@ describe('replay through the machines (I12)', () => {
     const store = createMemoryStore();
     let failNext = true;
     const flaky = { ...store, flush: async () => (failNext && store.lines.at(-1)?.includes('"tool/dispatch"') ? ((failNext = false), Promise.reject(new Error('disk full'))) : undefined) };
+    // A call that is not both read-only and idempotent: only those flush their dispatch before the body (ADR 0072).
     h = createHarness((_r, i) => (i === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] } : { text: 'done' }), { store: flaky });
     await h.session.run('go');
     expect(h.entries().some((e) => e.kind === 'tool/result' && e.code === 'DISPATCH_NOT_DURABLE')).toBe(true);

@@ -24,6 +24,8 @@ import { checkCheckpoints, durableView, foldSession } from '../machines/session-
 import { replayThroughMachines } from '../replay/replay.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
 import { builtinTools } from '../tools/index.js';
+import { noopReadOnceTool } from '../bench/noop-tool.js';
+import type { ToolDefinition } from '../ports/tools.js';
 
 let h: Harness | undefined;
 afterEach(() => {
@@ -51,9 +53,9 @@ function failingFlush(fails: (lastLine: string) => boolean, times = 1): MemorySt
 const lastIs = (kind: string) => (line: string) => line.includes(`"kind":"${kind}"`);
 const ofKind = <K extends Entry['kind']>(es: readonly Entry[], k: K) => es.filter((e): e is EntryOf<K> => e.kind === k);
 
-async function expectReplays(entries: readonly Entry[]): Promise<void> {
+async function expectReplays(entries: readonly Entry[], extra: readonly ToolDefinition[] = []): Promise<void> {
   expect(verifyLog(entries, { checkpoints: checkCheckpoints }).violations).toEqual([]);
-  const r = await replayThroughMachines(entries, builtinTools());
+  const r = await replayThroughMachines(entries, [...builtinTools(), ...extra]);
   if (!r.identical) {
     const i = r.firstDifference! - 1;
     expect({ line: i + 1, note: r.note, replayed: r.text.split('\n')[i] }).toEqual({ line: i + 1, note: r.note, replayed: r.original.split('\n')[i] });
@@ -127,8 +129,24 @@ describe('a flush that fails ends the turn error LOG_NOT_DURABLE', () => {
     await expectReplays(h.entries());
   });
 
-  it('two read-only calls released together, whose shared dispatch flush fails: neither runs, both say so, the log replays', async () => {
+  it('two read-only calls that may not run twice, released together, whose shared dispatch flush fails: neither runs, both say so, the log replays', async () => {
     const store = failingFlush(lastIs('tool/dispatch'), Infinity);
+    let ran = 0;
+    const tool = { ...noopReadOnceTool, execute: async () => (ran++, { status: 'ok' as const, content: 'ok' }) };
+    h = createHarness(
+      (_r, i) => (i === 0 ? { toolCalls: [{ name: tool.name, arguments: { n: 1 } }, { name: tool.name, arguments: { n: 2 } }] } : { text: 'done' }),
+      { store, tools: [...builtinTools(), tool] },
+    );
+    expect(await h.session.run('look')).toMatchObject({ reason: 'error', code: 'LOG_NOT_DURABLE' });
+    const es = h.entries();
+    expect(ofKind(es, 'tool/result').map((r) => r.code)).toEqual(['DISPATCH_NOT_DURABLE', 'DISPATCH_NOT_DURABLE']);
+    expect(ran).toBe(0);
+    expect(h.requests).toHaveLength(1);
+    await expectReplays(es, [tool]);
+  });
+
+  it('read-only, idempotent calls ride the next flush (ADR 0072): when it is the turn end and it fails, the turn ends LOG_NOT_DURABLE, the log replays', async () => {
+    const store = failingFlush(lastIs('turn/end'), Infinity);
     h = createHarness(
       (_r, i) => (i === 0 ? { toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }, { name: 'read_file', arguments: { path: 'a.txt' } }] } : { text: 'done' }),
       { store },
@@ -136,8 +154,8 @@ describe('a flush that fails ends the turn error LOG_NOT_DURABLE', () => {
     fs.writeFileSync(path.join(h.workspace, 'a.txt'), 'a\n');
     expect(await h.session.run('look')).toMatchObject({ reason: 'error', code: 'LOG_NOT_DURABLE' });
     const es = h.entries();
-    expect(ofKind(es, 'tool/result').map((r) => r.code)).toEqual(['DISPATCH_NOT_DURABLE', 'DISPATCH_NOT_DURABLE']);
-    expect(h.requests).toHaveLength(1);
+    expect(ofKind(es, 'tool/result').map((r) => r.status)).toEqual(['ok', 'ok']);
+    expect(ofKind(es, 'log/not-durable')).toHaveLength(1);
     await expectReplays(es);
   });
 

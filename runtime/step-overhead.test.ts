@@ -2,12 +2,14 @@
  * What one step costs in actors (ADR 0007): the synchronous phases are
  * actions, the pressure guard is a guard, and a log that is durable on append
  * is not flushed — so a step with one call creates exactly five actors. On a
- * store that must be flushed, each call still flushes at dispatch and result.
+ * store that must be flushed, each call that may not run twice still flushes
+ * at dispatch and result; a read-only, idempotent one does not (ADR 0072).
  */
 import type { InspectionEvent } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../adapters/store/memory.js';
-import { noopTool } from '../bench/noop-tool.js';
+import { noopOnceTool, noopTool } from '../bench/noop-tool.js';
+import type { ToolDefinition } from '../ports/tools.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
 
 let h: Harness | undefined;
@@ -18,14 +20,14 @@ afterEach(() => {
 });
 
 /** The `src` of every actor created during a three-step turn, counted. */
-async function actorsOfATurn(store = createMemoryStore()): Promise<Record<string, number>> {
+async function actorsOfATurn(store = createMemoryStore(), tool: ToolDefinition<{ n?: number }> = noopTool): Promise<Record<string, number>> {
   const seen: Record<string, number> = {};
   const inspect = (e: InspectionEvent) => {
     if (e.type !== '@xstate.actor') return;
     const src = String((e.actorRef as { src?: unknown }).src ?? '');
     seen[src] = (seen[src] ?? 0) + 1;
   };
-  h = createHarness((_r, i) => (i < 2 ? { toolCalls: [{ name: 'noop', arguments: { n: i } }] } : { text: 'done' }), { store, tools: [noopTool], inspect });
+  h = createHarness((_r, i) => (i < 2 ? { toolCalls: [{ name: tool.name, arguments: { n: i } }] } : { text: 'done' }), { store, tools: [tool], inspect });
   const out = await h.session.run('go');
   expect(out).toMatchObject({ reason: 'completed', steps: 3 });
   return seen;
@@ -40,8 +42,13 @@ describe('actors per step', () => {
     expect(seen.flushLog).toBe(1);
   });
 
-  it('on a store that must be flushed: each call flushes at dispatch and at its result, and the turn at its end', async () => {
-    const seen = await actorsOfATurn({ ...createMemoryStore(), flush: async () => {} });
+  it('on a store that must be flushed: each call that may not run twice flushes at dispatch and at its result, and the turn at its end', async () => {
+    const seen = await actorsOfATurn({ ...createMemoryStore(), flush: async () => {} }, noopOnceTool);
     expect(seen.flushLog).toBe(2 * 2 + 1);
+  });
+
+  it('on a store that must be flushed: read-only, idempotent calls flush nothing of their own; the turn flushes at its end (ADR 0072)', async () => {
+    const seen = await actorsOfATurn({ ...createMemoryStore(), flush: async () => {} });
+    expect(seen.flushLog).toBe(1);
   });
 });

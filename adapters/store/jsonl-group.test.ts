@@ -8,6 +8,7 @@ import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { noopReadOnceTool } from '../../bench/noop-tool.js';
 import { benchSession } from '../../bench/session.js';
 import { Recorder } from '../../log/recorder.js';
 import { createJsonlStore, type JsonlFs } from './jsonl.js';
@@ -48,8 +49,9 @@ describe('group fsync in the JSONL store (ADR 0028)', () => {
     const { fs, events } = tracingFs();
     const session = benchSession({
       id: 's',
-      // Two read-only calls in one answer: the step releases them together.
-      respond: (_r, i) => (i === 0 ? { toolCalls: [{ name: 'noop', arguments: { n: 1 } }, { name: 'noop', arguments: { n: 2 } }] } : { text: 'done' }),
+      // Two read-only calls in one answer: the step releases them together. Not idempotent, so their dispatches are flushed (ADR 0072).
+      respond: (_r, i) => (i === 0 ? { toolCalls: [{ name: 'noop_read_once', arguments: { n: 1 } }, { name: 'noop_read_once', arguments: { n: 2 } }] } : { text: 'done' }),
+      tools: [noopReadOnceTool],
       store: createJsonlStore(newLog(), { fs }),
     });
     const out = await session.run('go');

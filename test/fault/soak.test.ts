@@ -65,18 +65,21 @@ describe('the kill points come from the machines', () => {
   });
 });
 
-// One per machine, in a scenario that enters it (no probe runs, to keep the suite's time); and the kill that left a
-// cancelled child's log open under its closed bracket (resume did not repair it).
+// One per machine, in a scenario that enters it (no probe runs, to keep the suite's time); the kill that left a
+// cancelled child's log open under its closed bracket (resume did not repair it); and one after a read-only body
+// that nothing has flushed (ADR 0072).
 const ONE_PER_MACHINE = [
   { point: 'tool-call.executing', scenario: 'tools' },
   { point: 'step.retrying', scenario: 'retry' },
   { point: 'turn.compacting', scenario: 'compaction' },
   { point: 'subagent.running', scenario: 'workflow' },
   { point: 'subagent.cancelling', scenario: 'cancel' },
+  // ADR 0072: a read-only call's result is written and nothing has flushed its dispatch yet.
+  { point: 'tool-call.settling', scenario: 'reads' },
 ] as const;
 
 describe.skipIf(!cliBuilt)('crash soak (21 kills, and one at a state of each machine)', () => {
-  it('21 SIGKILLs at seeded moments (workflows and delegations among them) and 5 at machine states: every log of every tree verifies and replays, no body ran twice, no acknowledged input is lost', async () => {
+  it('21 SIGKILLs at seeded moments (workflows and delegations among them) and 6 at machine states: every log of every tree verifies and replays, no body ran twice, no acknowledged input is lost', async () => {
     const r = await soak({ kills: 21, concurrency: 3, seed: 1, pinned: ONE_PER_MACHINE });
     const summary = [...formatReport(r), ...r.problems].join('\n');
     expect(r.kills, summary).toBe(21 + ONE_PER_MACHINE.length);

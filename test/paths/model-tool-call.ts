@@ -6,6 +6,7 @@
  * ABORTED_BEFORE_DISPATCH before dispatch and ABORTED after it (I5); the
  * tool body never starts while the dispatch's flush is pending (two-phase
  * dispatch), in both worlds: a log durable on append, and one that is not;
+ * a read-only, idempotent call flushes nothing of its own (ADR 0072);
  * a flush that fails never runs the tool after it and is reported in the
  * output (`unsaved`), so the step stops (ADR 0017).
  * Started with an answer the log holds (a step gone on with, ADR 0031): it
@@ -77,6 +78,9 @@ function check(run: PathRun): string[] {
   if (body && run.children.some((c) => c.src === 'flushLog' && c.born <= body.born) && flushedAt > body.born) {
     problems.push('the tool body started before its dispatch was flushed');
   }
+  // ADR 0072: a read-only, idempotent call flushes nothing of its own; its entries ride the next flush.
+  const v = (run.final.context as { validation?: { ok?: boolean; readOnly?: boolean; idempotent?: boolean } }).validation;
+  if (v?.ok && v.readOnly && v.idempotent && run.children.some((c) => c.src === 'flushLog')) problems.push('a read-only, idempotent call flushed the log');
   // A flush that failed: the tool does not run after it, and the output says so.
   const failedDispatchAt = firstAt(run, (e) => isFailed(e, 'flushingDispatch'));
   if (failedDispatchAt !== Infinity && run.children.some((c) => c.src === 'executeTool' && c.born >= failedDispatchAt)) problems.push('the tool ran after its dispatch could not be made durable');
@@ -102,12 +106,13 @@ export const toolCallModel: PathModel = {
     { name: 'answered yes', input: { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'call_1', name: 'probe', arguments: '{}', answered: { outcome: 'allowed-once', by: 'fork' } } },
     { name: 'answered no', input: { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'call_1', name: 'probe', arguments: '{}', answered: { outcome: 'rejected', by: 'fork' } } },
   ],
-  // A store durable on append skips both flushes; any other store flushes at dispatch and at the result.
+  // A store durable on append skips both flushes; any other store flushes at dispatch and at the result (but for a read-only, idempotent call).
   worlds: [{ isLogDurable: false }, { isLogDurable: true }],
-  // The host's validateCall assigns the validation as the call is created: read-only, writing, or rejected.
+  // The host's validateCall assigns the validation as the call is created: read-only (idempotent or not, as a delegation), writing, or rejected.
   assigns: (
     [
       ['valid read-only', { ok: true, readOnly: true, idempotent: true, args: {} }],
+      ['valid read-only, not idempotent', { ok: true, readOnly: true, idempotent: false, args: {} }],
       ['valid writing', { ok: true, readOnly: false, idempotent: false, args: {} }],
       ['invalid', { ok: false, code: 'INVALID_ARGUMENTS', message: 'bad arguments' }],
     ] as const
