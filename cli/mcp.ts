@@ -23,7 +23,7 @@ import { applySettings } from '../runtime/settings.js';
 import { SessionCrashedError } from '../runtime/session.js';
 import { readSessionLog } from '../runtime/logs/read.js';
 import { storeOfRows } from '../runtime/stores.js';
-import { isLoopbackHost, newToken } from '../server/access.js';
+import { newToken } from '../server/access.js';
 import { createBridleMcpServer, mcpAsking, McpRunRefused, type BridleMcpOptions, type McpRunHooks, type McpRunRequest, type McpRunResult } from '../server/mcp/bridle-mcp.js';
 import { startMcpHttp, type McpHttpServer } from '../server/mcp/http.js';
 import { RoundCancel } from '../server/mcp/rounds.js';
@@ -32,7 +32,7 @@ import { SessionNotSavedError, SetupError, UsageError } from './errors.js';
 import { openSession, resolveWorkspace, WorkspaceChangedUsageError } from './open-session.js';
 import { presentCall, type ToolLookup } from './render.js';
 import { policyOf, type RunFlags } from './run.js';
-import { listenFailure, ListenError, parsePort } from './serve.js';
+import { announceListening, ListenError, listenOrExplain, parsePort } from './listen.js';
 import type { Product } from './settings.js';
 import type { Answerer } from '../ports/approval.js';
 import { formatTotals, timelineLine } from './timeline.js';
@@ -234,20 +234,11 @@ export async function startMcp(given: Product, flags: McpFlags, err: NodeJS.Writ
     return { stop: async () => (await runs.stop(), await handle.close()) };
   }
   const host = flags.host ?? '127.0.0.1';
-  const port = parsePort(flags.port ?? '0');
+  const port = parsePort(flags.port, 0);
   const token = process.env.BRIDLE_TOKEN || newToken();
   const handler = createMcpHandler(factory, { onerror: (e) => problem(e.message) });
-  let http: McpHttpServer;
-  try {
-    http = await startMcpHttp({ host, port, token, handler, onProblem: problem });
-  } catch (e) {
-    const line = listenFailure(e, host, port);
-    if (line === undefined) throw e;
-    throw new ListenError(line);
-  }
-  if (!isLoopbackHost(host)) err.write(`bridle mcp: WARNING: listening on ${host}, not loopback: anyone who can reach this address and has the token can run an agent in your workspace.\n`);
-  out.write(`bridle mcp: ${http.url} (MCP streamable HTTP)\n`);
-  out.write(`token: ${process.env.BRIDLE_TOKEN ? 'from $BRIDLE_TOKEN' : token}\n`);
+  const http: McpHttpServer = await listenOrExplain(host, port, () => startMcpHttp({ host, port, token, handler, onProblem: problem }));
+  announceListening({ command: 'mcp', host, url: http.url, what: 'MCP streamable HTTP', token, tokenFromEnv: !!process.env.BRIDLE_TOKEN, reach: 'run an agent in your workspace' }, out, err);
   err.write(`${policyLine}\n`);
   return { http, token, stop: async () => (await runs.stop(), await http.close()) };
 }

@@ -140,12 +140,21 @@ export function runResultOf(r: McpRunResult): CallToolResult {
 
 const refusedResult = (err: McpRunRefused): CallToolResult => ({ content: [{ type: 'text', text: `bridle: ${err.code}: ${err.message}` }], isError: true });
 
-/** Progress as the caller asked for it: one notification per line, `progress` counting up. */
-function progressOf(ctx: ServerContext): ((message: string) => void) | undefined {
+/**
+ * Progress as the caller asked for it: one notification per line, `progress` counting up, sent in order; `sent`
+ * resolves once every line so far is out, so the result never overtakes its last progress (a client drops
+ * progress that arrives after the result).
+ */
+function progressOf(ctx: ServerContext): { send: (message: string) => void; sent: () => Promise<void> } | undefined {
   const token = ctx.mcpReq._meta?.progressToken;
   if (token === undefined) return undefined;
   let n = 0;
-  return (message) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: ++n, message } }).catch(() => undefined);
+  let chain = Promise.resolve();
+  const send = (message: string) => {
+    const params = { progressToken: token, progress: ++n, message };
+    chain = chain.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params })).catch(() => undefined);
+  };
+  return { send, sent: () => chain };
 }
 
 const envelopeOf = (ctx: ServerContext) => (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
@@ -181,7 +190,8 @@ async function refOf(o: BridleMcpOptions, ctx: ServerContext): Promise<RoundRef 
 const notWaiting = () => refusedResult(new McpRunRefused('NO_SUCH_QUESTION', 'no bridle run is waiting for this answer (answered already, cancelled, timed out, or the server restarted)'));
 
 async function runTool(o: BridleMcpOptions, server: McpServer, args: z.infer<typeof RunInput>, ctx: ServerContext): Promise<CallToolResult> {
-  const progress = progressOf(ctx);
+  const sink = progressOf(ctx);
+  const progress = sink?.send;
   const { rounds, seal } = o.asking;
   try {
     const ref = await refOf(o, ctx);
@@ -194,6 +204,7 @@ async function runTool(o: BridleMcpOptions, server: McpServer, args: z.infer<typ
       : rounds.begin((h) => o.run(req, { signal: h.signal, progress: h.progress, ...(answerable ? { answerer: h.answerer } : {}) }), ctx.mcpReq.signal, progress);
     if (!step) return notWaiting();
     const s = await step;
+    await sink?.sent();
     if (s.kind === 'done') return runResultOf(s.result);
     return inputRequired({ inputRequests: { approval: inputRequired.elicit(approvalElicitation(s.question)) }, requestState: await seal.mint(s.ref, ctx) }) as unknown as CallToolResult;
   } catch (err) {
