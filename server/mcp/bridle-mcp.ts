@@ -98,6 +98,8 @@ export interface McpAsking {
 
 /** How long a question waits for the retried call that answers it; the sealed state lives as long. */
 export const ANSWER_WAIT_S = 600;
+/** Questions one call may ask a 2025 caller (the SDK's shim: one round each; its default, 8, is a short turn's worth). */
+const MAX_ROUNDS = 100;
 
 /** The rounds and a seal with a fresh per-process key (a restarted server cannot read an old state: the caller's retry is refused). */
 export function mcpAsking(newId: () => string, waitS = ANSWER_WAIT_S): McpAsking {
@@ -230,7 +232,7 @@ function sessionResource(o: BridleMcpOptions, server: McpServer, kind: 'log' | '
 
 /** Contract: a fresh server each call, holding nothing between calls; every run goes through `o.run`. */
 export function createBridleMcpServer(o: BridleMcpOptions): McpServer {
-  const server = new McpServer({ name: 'bridle', title: 'bridle', version: o.version }, { capabilities: { tools: {}, resources: {} } });
+  const server = new McpServer({ name: 'bridle', title: 'bridle', version: o.version }, { capabilities: { tools: {}, resources: {} }, inputRequired: { maxRounds: MAX_ROUNDS, roundTimeoutMs: ANSWER_WAIT_S * 1000 } });
   server.registerTool(
     'bridle_run',
     {
