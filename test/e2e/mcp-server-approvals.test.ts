@@ -7,9 +7,11 @@
  * and its answer decides the call: the scripted model's `write_file` runs
  * after an approve and not after a deny; both answers are logged as
  * approvals are, with who answered. A client that cannot answer runs under
- * `never`, and nothing asks it.
+ * `never`, and nothing asks it. A server killed while its question waits
+ * has logged the question; continuing the session by id asks it again of
+ * the next caller, and the call runs on its approve.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
@@ -87,4 +89,41 @@ describe('bridle mcp asks a caller that answers input requests', () => {
     expect(r.entries.filter((e) => e.kind === 'approval/asked')).toEqual([]);
     expect(readFileSync(r.file, 'utf8')).toBe('hello\nworld\n');
   }, 60_000);
+
+  it('a server killed while the question waits left it in the log; continuing the session by id asks it again, and an approve runs the call', async () => {
+    const w = world();
+    const env = { PATH: process.env.PATH!, HOME: process.env.HOME!, BRIDLE_HOME: w.home };
+    const args = [CLI, 'mcp', '--model', `scripted:${w.script}`, '--cwd', w.ws, '--sandbox', 'off'];
+    const caller = (onAsk: () => Promise<Answer>) => {
+      const c = new Client({ name: 'crasher', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } });
+      c.setRequestHandler('elicitation/create', onAsk);
+      return c;
+    };
+    const first = new StdioClientTransport({ command: process.execPath, args, env, stderr: 'pipe' });
+    const killer = caller(async () => {
+      process.kill(first.pid!, 'SIGKILL');
+      await new Promise((r) => setTimeout(r, 300));
+      return { action: 'decline' };
+    });
+    await killer.connect(first);
+    await expect(killer.callTool({ name: 'bridle_run', arguments: { prompt: 'Write out.txt.' } })).rejects.toThrow();
+    const sessions = join(w.home, 'sessions');
+    const log = join(sessions, readdirSync(sessions).find((f) => f.endsWith('.jsonl'))!);
+    expect(parseLog(readFileSync(log, 'utf8')).entries.at(-1)).toMatchObject({ kind: 'approval/asked' });
+    expect(existsSync(join(w.ws, 'out.txt'))).toBe(false);
+
+    const approver = caller(async () => ({ action: 'accept', content: { decision: 'approve' } }));
+    await approver.connect(new StdioClientTransport({ command: process.execPath, args, env, stderr: 'pipe' }));
+    try {
+      const id = log.slice(sessions.length + 1, -'.jsonl'.length);
+      await approver.callTool({ name: 'bridle_run', arguments: { prompt: 'Go on.', session: id } });
+      const entries = parseLog(readFileSync(log, 'utf8')).entries;
+      const after = entries.slice(entries.findIndex((e) => e.kind === 'session/takeover'));
+      expect(decided(after)[0]).toMatchObject({ outcome: 'allowed-once', by: 'mcp:crasher' });
+      expect(readFileSync(join(w.ws, 'out.txt'), 'utf8')).toBe('hello\nworld\n');
+      expect(verifyLog(entries).violations).toEqual([]);
+    } finally {
+      await approver.close();
+    }
+  }, 90_000);
 });
