@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import type { Entry } from '../log/entries.js';
 import { runResultOf } from '../server/mcp/bridle-mcp.js';
 import { startMcpHttp } from '../server/mcp/http.js';
-import { headlessProduct, progressLine } from './mcp.js';
+import { answeringProduct, describePolicy, headlessProduct, mcpProducts, progressLine } from './mcp.js';
 import { policyOf } from './run.js';
 import { composeProduct } from './settings.js';
 
@@ -24,6 +24,14 @@ describe('the policy bridle mcp runs sessions under', () => {
     expect(policyOf(headlessProduct(await composeProduct({ model: 'scripted:x.json' }, home())))).toBe('never');
     expect(policyOf(headlessProduct(await composeProduct({ model: 'scripted:x.json', approval: 'auto' }, home())))).toBe('auto');
     expect(policyOf(headlessProduct(await composeProduct({ model: 'scripted:x.json', approval: 'ask' }, home())))).toBe('ask');
+  });
+
+  it('for a caller that answers input requests: ask when nobody chose one, the chosen one when a flag did (never stays never)', async () => {
+    expect(policyOf(answeringProduct(await composeProduct({ model: 'scripted:x.json' }, home())))).toBe('ask');
+    expect(policyOf(answeringProduct(await composeProduct({ model: 'scripted:x.json', approval: 'never' }, home())))).toBe('never');
+    expect(policyOf(answeringProduct(await composeProduct({ model: 'scripted:x.json', approval: 'auto' }, home())))).toBe('auto');
+    const both = mcpProducts(await composeProduct({ model: 'scripted:x.json' }, home()));
+    expect(describePolicy(both)).toMatch(/^approval policy "ask" when you answer input requests .*else "never"/);
   });
 });
 

@@ -4,11 +4,14 @@
  * (`server/mcp/http.ts`). Thin, as `bridle acp` is: each `bridle_run` call
  * opens a session through `open-session.ts` from the product `settings.ts`
  * composed (the session flags, `--profile`, `--patch`), runs the prompt as
- * one turn, closes it; the log lands in the store like any other. Nobody
- * answers approvals: unless a flag, the environment, a profile or the config
- * file chose a policy, the sessions run under `never` (ADR 0052), so nothing
- * asks; under a chosen `ask` a call that asks is denied (`no answerer`).
+ * one turn, closes it; the log lands in the store like any other. Who
+ * answers approvals is the caller, when it declared form elicitation: unless
+ * a flag, the environment, a profile or the config file chose a policy, its
+ * sessions run under `ask` and each approval becomes an input request to it
+ * (ADR 0075); a caller that cannot answer gets `never` (ADR 0052), so
+ * nothing asks; under a chosen `ask` it gets a denial (`no answerer`).
  */
+import { randomUUID } from 'node:crypto';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { Entry } from '../log/entries.js';
@@ -20,16 +23,18 @@ import { applySettings } from '../runtime/settings.js';
 import { SessionCrashedError } from '../runtime/session.js';
 import { readSessionLog } from '../runtime/logs/read.js';
 import { storeOfRows } from '../runtime/stores.js';
-import { isLoopbackHost, newToken } from '../server/access.js';
-import { createBridleMcpServer, McpRunRefused, type BridleMcpOptions, type McpRunHooks, type McpRunRequest, type McpRunResult } from '../server/mcp/bridle-mcp.js';
+import { newToken } from '../server/access.js';
+import { createBridleMcpServer, mcpAsking, McpRunRefused, type BridleMcpOptions, type McpRunHooks, type McpRunRequest, type McpRunResult } from '../server/mcp/bridle-mcp.js';
 import { startMcpHttp, type McpHttpServer } from '../server/mcp/http.js';
+import { RoundCancel } from '../server/mcp/rounds.js';
 import { keepStdoutForTheProtocol } from './acp.js';
 import { SessionNotSavedError, SetupError, UsageError } from './errors.js';
 import { openSession, resolveWorkspace, WorkspaceChangedUsageError } from './open-session.js';
 import { presentCall, type ToolLookup } from './render.js';
 import { policyOf, type RunFlags } from './run.js';
-import { listenFailure, ListenError, parsePort } from './serve.js';
+import { announceListening, ListenError, listenOrExplain, parsePort } from './listen.js';
 import type { Product } from './settings.js';
+import type { Answerer } from '../ports/approval.js';
 import { formatTotals, timelineLine } from './timeline.js';
 import { verifyParsed } from './verify-log.js';
 import { bridleVersion } from './version.js';
@@ -41,11 +46,35 @@ export interface McpFlags extends Omit<RunFlags, 'session' | 'json'> {
   host?: string;
 }
 
+const chosenPolicy = (product: Product) => {
+  const row = product.rows.find((r) => r.id === 'approval');
+  return !row || !row.from.startsWith('bundle ');
+};
+
 /** The policy a headless caller can bear: `never`, unless someone chose one (a flag, the environment, a profile, the config file). Contract: pure. */
 export function headlessProduct(product: Product): Product {
-  const row = product.rows.find((r) => r.id === 'approval');
-  if (!row || !row.from.startsWith('bundle ')) return product;
+  if (chosenPolicy(product)) return product;
   return { ...product, rows: applySettings(product.rows, [{ from: 'mcp default', settings: { approval: 'never' } }]).rows };
+}
+
+/** The policy for a caller that answers input requests: `ask`, unless someone chose one. Contract: pure. */
+export function answeringProduct(product: Product): Product {
+  if (chosenPolicy(product)) return product;
+  return { ...product, rows: applySettings(product.rows, [{ from: 'mcp default (the caller answers)', settings: { approval: 'ask' } }]).rows };
+}
+
+/** The two products a call may run under: one for a caller that answers approvals, one for a caller that cannot. */
+export interface McpProducts {
+  answering: Product;
+  headless: Product;
+}
+
+export const mcpProducts = (given: Product): McpProducts => ({ answering: answeringProduct(given), headless: headlessProduct(given) });
+
+/** Who cancelled, in the log: the server stopping, the rounds (no answer in time), or the caller. */
+function cancelledBy(runs: Runs, signal: AbortSignal): string {
+  if (runs.stopping.signal.aborted) return 'mcp: the server is stopping';
+  return signal.reason instanceof RoundCancel ? signal.reason.message : 'mcp client';
 }
 
 /** Why a session could not be opened, as a named refusal the caller reads; anything else is thrown on. */
@@ -92,10 +121,14 @@ class Runs {
 }
 
 /** One `bridle_run` call: a session opened as `bridle run` opens it, one turn, closed; cancelled when the caller cancels or the server stops. */
-async function runOne(product: Product, flags: McpFlags, runs: Runs, req: McpRunRequest, hooks: McpRunHooks): Promise<McpRunResult> {
-  let opened: Awaited<ReturnType<typeof openSession>>;
+async function runOne(products: McpProducts, flags: McpFlags, runs: Runs, req: McpRunRequest, hooks: McpRunHooks): Promise<McpRunResult> {
+  let opened: Awaited<ReturnType<typeof openSession>> | undefined;
+  const asker = hooks.answerer;
+  // The question is in the log before the caller hears it: a crash while it waits leaves it for the repair.
+  const answerer: Answerer | undefined = asker && (async (q) => (await opened?.session.recorder.flush().catch(() => undefined), asker(q)));
+  const product = answerer ? products.answering : products.headless;
   try {
-    opened = await openSession({ product, ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}), ...(req.session !== undefined ? { session: req.session } : {}) });
+    opened = await openSession({ product, ...(answerer ? { answerer } : {}), ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}), ...(req.session !== undefined ? { session: req.session } : {}) });
   } catch (err) {
     throw refusalOf(err);
   }
@@ -108,7 +141,7 @@ async function runOne(product: Product, flags: McpFlags, runs: Runs, req: McpRun
       })
     : () => undefined;
   const signal = AbortSignal.any([hooks.signal, runs.stopping.signal]);
-  const cancel = () => void session.cancel(runs.stopping.signal.aborted ? 'mcp: the server is stopping' : 'mcp client').catch(() => undefined);
+  const cancel = () => void session.cancel(cancelledBy(runs, signal)).catch(() => undefined);
   try {
     opened.start();
   } catch (err) {
@@ -159,13 +192,21 @@ function storeSide(product: Product): Pick<BridleMcpOptions, 'sessions' | 'log' 
 }
 
 /** The server's options: runs go through `runOne`, resources through the product's store. */
-export function bridleMcpOptions(product: Product, flags: McpFlags, runs: Runs = new Runs()): BridleMcpOptions {
+export function bridleMcpOptions(products: McpProducts, flags: McpFlags, runs: Runs = new Runs()): BridleMcpOptions {
   return {
     version: bridleVersion(),
-    describePolicy: `approval policy "${policyOf(product)}" (no one is asked: a call beyond the session's confinement is refused)`,
-    run: (req, hooks) => runs.track(runOne(product, flags, runs, req, hooks)),
-    ...storeSide(product),
+    describePolicy: describePolicy(products),
+    run: (req, hooks) => runs.track(runOne(products, flags, runs, req, hooks)),
+    asking: mcpAsking(() => randomUUID()),
+    ...storeSide(products.headless),
   };
+}
+
+/** The policy line of the tool's description and the start-up line. Contract: pure. */
+export function describePolicy(p: McpProducts): string {
+  const [answering, headless] = [policyOf(p.answering), policyOf(p.headless)];
+  if (answering === headless) return `approval policy "${headless}"${headless === 'ask' ? ' (each approval is asked of you as an input request; a caller that cannot answer is refused)' : ''}`;
+  return `approval policy "${answering}" when you answer input requests (form elicitation: each approval is asked of you), else "${headless}" (no one is asked: a call beyond the session's confinement is refused)`;
 }
 
 export interface StartedMcp {
@@ -178,35 +219,27 @@ export interface StartedMcp {
 
 /** Starts the server (stdio, or HTTP with `--http`); the caller decides when to stop. */
 export async function startMcp(given: Product, flags: McpFlags, err: NodeJS.WritableStream = process.stderr, out: NodeJS.WritableStream = process.stdout): Promise<StartedMcp> {
-  const product = headlessProduct(given);
-  for (const w of product.warnings) err.write(`bridle mcp: warning: ${w}\n`);
+  const products = mcpProducts(given);
+  for (const w of given.warnings) err.write(`bridle mcp: warning: ${w}\n`);
   resolveWorkspace(flags.cwd);
   const runs = new Runs();
-  const options = bridleMcpOptions(product, flags, runs);
+  const options = bridleMcpOptions(products, flags, runs);
+  const policyLine = describePolicy(products);
   const problem = (m: string) => err.write(`bridle mcp: ${visible(m, 'text')}\n`);
   const factory = () => createBridleMcpServer(options);
   if (!flags.http) {
     if (flags.port !== undefined || flags.host !== undefined) throw new UsageError('--port and --host are for --http; over stdio there is nothing to bind');
     const handle = serveStdio(factory, { onerror: (e) => problem(e.message) });
-    err.write(`bridle mcp: serving MCP on stdin/stdout; approval: ${policyOf(product)}\n`);
+    err.write(`bridle mcp: serving MCP on stdin/stdout; ${policyLine}\n`);
     return { stop: async () => (await runs.stop(), await handle.close()) };
   }
   const host = flags.host ?? '127.0.0.1';
-  const port = parsePort(flags.port ?? '0');
+  const port = parsePort(flags.port, 0);
   const token = process.env.BRIDLE_TOKEN || newToken();
   const handler = createMcpHandler(factory, { onerror: (e) => problem(e.message) });
-  let http: McpHttpServer;
-  try {
-    http = await startMcpHttp({ host, port, token, handler, onProblem: problem });
-  } catch (e) {
-    const line = listenFailure(e, host, port);
-    if (line === undefined) throw e;
-    throw new ListenError(line);
-  }
-  if (!isLoopbackHost(host)) err.write(`bridle mcp: WARNING: listening on ${host}, not loopback: anyone who can reach this address and has the token can run an agent in your workspace.\n`);
-  out.write(`bridle mcp: ${http.url} (MCP streamable HTTP)\n`);
-  out.write(`token: ${process.env.BRIDLE_TOKEN ? 'from $BRIDLE_TOKEN' : token}\n`);
-  err.write(`approval: ${policyOf(product)}\n`);
+  const http: McpHttpServer = await listenOrExplain(host, port, () => startMcpHttp({ host, port, token, handler, onProblem: problem }));
+  announceListening({ command: 'mcp', host, url: http.url, what: 'MCP streamable HTTP', token, tokenFromEnv: !!process.env.BRIDLE_TOKEN, reach: 'run an agent in your workspace' }, out, err);
+  err.write(`${policyLine}\n`);
   return { http, token, stop: async () => (await runs.stop(), await http.close()) };
 }
 

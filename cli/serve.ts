@@ -17,6 +17,7 @@ import { ErrorCode, refusal } from '../server/protocol.js';
 import { DEFAULT_PORT, startServer, type BridleServer } from '../server/server.js';
 import { viewerDir, visualizationsDir } from '../visualizations/paths.js';
 import { SessionNotSavedError, SetupError, UsageError } from './errors.js';
+import { announceListening, ListenError, listenOrExplain, parsePort as parsePortOr } from './listen.js';
 import { SessionLockedError } from '../log/errors.js';
 import { PolicyWidenedError } from '../runtime/session-policy.js';
 import { inspectUrl, openInspector, type OpenInspector } from './inspect.js';
@@ -127,12 +128,7 @@ function openRefusal(err: unknown, model: string | undefined, problem: (m: strin
   return refusal(ErrorCode.CreateFailed, 'MODEL_UNAVAILABLE', err.message);
 }
 
-export function parsePort(v: string | undefined): number {
-  if (v === undefined) return DEFAULT_PORT;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535 (got ${JSON.stringify(v)})`);
-  return n;
-}
+export const parsePort = (v: string | undefined): number => parsePortOr(v, DEFAULT_PORT);
 
 export function parseOrigins(list: string[] | undefined): string[] {
   return (list ?? []).map((o) => {
@@ -147,20 +143,7 @@ export function parseOrigins(list: string[] | undefined): string[] {
   });
 }
 
-/** The server could not listen where it was told (`--port`, `--host`): one line for the user, exit 2. */
-export class ListenError extends Error {
-  override name = 'ListenError';
-}
-
-/** Contract: pure; the line for a failed listen, naming the port or host and the system's code; undefined for an error that is not one. */
-export function listenFailure(err: unknown, host: string, port: number): string | undefined {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code !== 'string' || (err as { syscall?: string }).syscall !== 'listen') return undefined;
-  if (code === 'EADDRINUSE') return `port ${port} is in use (EADDRINUSE): stop what listens there, or pick another with --port (0: any free port)`;
-  if (code === 'EACCES') return `port ${port} on ${host} may not be bound by this user (EACCES): pick one above 1023 with --port`;
-  if (code === 'EADDRNOTAVAIL') return `${host} is not an address of this machine (EADDRNOTAVAIL): pick another with --host`;
-  return `cannot listen on ${host}:${port} (${code})`;
-}
+export { ListenError };
 
 export interface Started {
   server: BridleServer;
@@ -206,9 +189,8 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
   const fromEnv = process.env.BRIDLE_TOKEN;
   const token = fromEnv || newToken();
 
-  let server: BridleServer;
-  try {
-    server = await startServer({
+  const server: BridleServer = await listenOrExplain(host, port, () =>
+    startServer({
       host,
       port,
       token,
@@ -250,22 +232,13 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
           throw openRefusal(e, model ?? modelOf(product), problem);
         }
       },
-    });
-  } catch (e) {
-    const line = listenFailure(e, host, port);
-    await relay?.close();
-    if (line === undefined) throw e;
-    await inspector?.close();
-    throw new ListenError(line);
-  }
+    }),
+    async () => (await relay?.close(), await inspector?.close()),
+  );
 
-  if (!isLoopbackHost(host)) {
-    err.write(`bridle serve: WARNING: listening on ${host}, not loopback: anyone who can reach this address and has the token can run tools in your workspace.\n`);
-    if (server.origins.length === 0 && allowOrigins.length === 0) err.write('bridle serve: browsers cannot connect until you pass --allow-origin <origin> (a wildcard bind has no origin of its own)\n');
-  }
+  announceListening({ command: 'serve', host, url: server.url, what: 'JSON-RPC 2.0, see docs/protocol.md', token, tokenFromEnv: !!fromEnv, reach: 'run tools in your workspace' }, out, err);
+  if (!isLoopbackHost(host) && server.origins.length === 0 && allowOrigins.length === 0) err.write('bridle serve: browsers cannot connect until you pass --allow-origin <origin> (a wildcard bind has no origin of its own)\n');
   const shownToken = fromEnv ? '$BRIDLE_TOKEN' : token;
-  out.write(`bridle serve: ${server.url} (JSON-RPC 2.0, see docs/protocol.md)\n`);
-  out.write(`token: ${fromEnv ? 'from $BRIDLE_TOKEN' : token}\n`);
   out.write(`viewer: ${server.httpUrl}?token=${shownToken}\n`);
   if (inspector) err.write(`inspect: reporting every actor to ${redactUrl(inspector.url)}\n`);
   err.write(`approval: ${approval}${approval === 'ask' ? ' (asked of attached clients)' : ''}\n`);

@@ -6,10 +6,31 @@
  * `McpServer`s on the v2 SDK's server package: the stdio entry builds one per
  * connection, the HTTP entry one per request, so no state lives here — the
  * sessions are in the store. What a run does (open, start, run, close) is
- * the host's (`cli/mcp.ts`), handed in as `run`.
+ * the host's (`cli/mcp.ts`), handed in as `run`. A run that asks an
+ * approval of a caller that answers input requests goes on across the call's
+ * rounds (`rounds.ts`, ADR 0075): the one piece of state kept between calls,
+ * process-wide, found again through the HMAC-sealed `requestState`.
  */
-import { McpServer, ResourceNotFoundError, ResourceTemplate, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
+import { randomBytes } from 'node:crypto';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  createRequestStateCodec,
+  inputRequired,
+  inputResponse,
+  McpServer,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  type CallToolResult,
+  type ClientCapabilities,
+  type Implementation,
+  type RequestStateCodec,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import type { Answerer } from '../../ports/approval.js';
+import { answerOfResponse, approvalElicitation } from './approval-form.js';
+import { Rounds, type RoundRef } from './rounds.js';
 
 /** What a `bridle_run` call asks for. */
 export interface McpRunRequest {
@@ -30,10 +51,12 @@ export interface McpRunResult {
   answer: string;
 }
 
-/** A run's hooks: the caller's cancel, and a progress line per step or call when the caller asked for progress. */
+/** A run's hooks: the caller's cancel, a progress line per step or call, and an answerer when the caller can answer approvals. */
 export interface McpRunHooks {
   signal: AbortSignal;
   progress?: (message: string) => void;
+  /** Set when the caller declared form elicitation: each approval becomes an input request to it (ADR 0075). */
+  answerer?: Answerer;
 }
 
 /** A run that could not start, said to the caller as a tool error (`SESSION_LOCKED: …`). */
@@ -64,6 +87,26 @@ export interface BridleMcpOptions {
   log(id: string): Promise<string | undefined>;
   /** A session's transcript (`bridle replay`'s timeline); undefined when the store has none. */
   transcript(id: string): Promise<string | undefined>;
+  /** Runs waiting for their caller's answer between rounds, and the seal on the state that finds them: from `mcpAsking()`. */
+  asking: McpAsking;
+}
+
+export interface McpAsking {
+  rounds: Rounds<McpRunResult>;
+  seal: RequestStateCodec<RoundRef>;
+}
+
+/** How long a question waits for the retried call that answers it; the sealed state lives as long. */
+export const ANSWER_WAIT_S = 600;
+/** Questions one call may ask a 2025 caller (the SDK's shim: one round each; its default, 8, is a short turn's worth). */
+const MAX_ROUNDS = 100;
+
+/** The rounds and a seal with a fresh per-process key (a restarted server cannot read an old state: the caller's retry is refused). */
+export function mcpAsking(newId: () => string, waitS = ANSWER_WAIT_S): McpAsking {
+  return {
+    rounds: new Rounds<McpRunResult>({ newId, waitMs: waitS * 1000 }),
+    seal: createRequestStateCodec<RoundRef>({ key: randomBytes(32), ttlSeconds: waitS, bind: (ctx) => ctx.mcpReq.method }),
+  };
 }
 
 export const logUri = (id: string) => `bridle://sessions/${encodeURIComponent(id)}/log`;
@@ -99,19 +142,73 @@ export function runResultOf(r: McpRunResult): CallToolResult {
 
 const refusedResult = (err: McpRunRefused): CallToolResult => ({ content: [{ type: 'text', text: `bridle: ${err.code}: ${err.message}` }], isError: true });
 
-/** Progress as the caller asked for it: one notification per line, `progress` counting up. */
-function progressOf(ctx: ServerContext): ((message: string) => void) | undefined {
+/**
+ * Progress as the caller asked for it: one notification per line, `progress` counting up, sent in order; `sent`
+ * resolves once every line so far is out, so the result never overtakes its last progress (a client drops
+ * progress that arrives after the result).
+ */
+function progressOf(ctx: ServerContext): { send: (message: string) => void; sent: () => Promise<void> } | undefined {
   const token = ctx.mcpReq._meta?.progressToken;
   if (token === undefined) return undefined;
   let n = 0;
-  return (message) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: ++n, message } }).catch(() => undefined);
+  let chain = Promise.resolve();
+  const send = (message: string) => {
+    const params = { progressToken: token, progress: ++n, message };
+    chain = chain.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params })).catch(() => undefined);
+  };
+  return { send, sent: () => chain };
 }
 
-async function runTool(o: BridleMcpOptions, args: z.infer<typeof RunInput>, ctx: ServerContext): Promise<CallToolResult> {
-  const progress = progressOf(ctx);
+const envelopeOf = (ctx: ServerContext) => (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
+
+/** Whether the caller declared form elicitation: in this request's envelope (2026-07-28), or at `initialize` (2025). Contract: pure. */
+export function canAnswer(ctx: ServerContext, server: McpServer): boolean {
+  const caps = (envelopeOf(ctx)[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) ?? server.server.getClientCapabilities();
+  const e = caps?.elicitation;
+  // An empty `elicitation` declares form mode (the spec's default).
+  return e !== undefined && (e.form !== undefined || e.url === undefined);
+}
+
+/** Who answered, in the log: `mcp:<the client's name>`. */
+function callerOf(ctx: ServerContext, server: McpServer): string {
+  const info = (envelopeOf(ctx)[CLIENT_INFO_META_KEY] as Implementation | undefined) ?? server.server.getClientVersion();
+  const name = typeof info?.name === 'string' ? info.name.replace(/[^\w.@/-]/g, '').slice(0, 64) : '';
+  return `mcp:${name || 'client'}`;
+}
+
+/** The sealed state of a retried call, checked here (the 2025 shim's re-entry passes it through unverified). */
+async function refOf(o: BridleMcpOptions, ctx: ServerContext): Promise<RoundRef | undefined | 'invalid'> {
+  const raw = ctx.mcpReq.requestState();
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string') return 'invalid';
   try {
-    const r = await o.run({ prompt: args.prompt, ...(args.session !== undefined ? { session: args.session } : {}) }, { signal: ctx.mcpReq.signal, ...(progress ? { progress } : {}) });
-    return runResultOf(r);
+    const ref = await o.asking.seal.verify(raw, ctx);
+    return typeof ref?.run === 'string' && Number.isInteger(ref.seq) ? ref : 'invalid';
+  } catch {
+    return 'invalid';
+  }
+}
+
+const notWaiting = () => refusedResult(new McpRunRefused('NO_SUCH_QUESTION', 'no bridle run is waiting for this answer (answered already, cancelled, timed out, or the server restarted)'));
+
+async function runTool(o: BridleMcpOptions, server: McpServer, args: z.infer<typeof RunInput>, ctx: ServerContext): Promise<CallToolResult> {
+  const sink = progressOf(ctx);
+  const progress = sink?.send;
+  const { rounds, seal } = o.asking;
+  try {
+    const ref = await refOf(o, ctx);
+    if (ref === 'invalid') return notWaiting();
+    const by = callerOf(ctx, server);
+    const answerable = canAnswer(ctx, server);
+    const req = { prompt: args.prompt, ...(args.session !== undefined ? { session: args.session } : {}) };
+    const step = ref
+      ? rounds.resume(ref, (q) => answerOfResponse(inputResponse(ctx.mcpReq.inputResponses, 'approval'), by, q.form), ctx.mcpReq.signal, progress)
+      : rounds.begin((h) => o.run(req, { signal: h.signal, progress: h.progress, ...(answerable ? { answerer: h.answerer } : {}) }), ctx.mcpReq.signal, progress);
+    if (!step) return notWaiting();
+    const s = await step;
+    await sink?.sent();
+    if (s.kind === 'done') return runResultOf(s.result);
+    return inputRequired({ inputRequests: { approval: inputRequired.elicit(approvalElicitation(s.question)) }, requestState: await seal.mint(s.ref, ctx) }) as unknown as CallToolResult;
   } catch (err) {
     if (err instanceof McpRunRefused) return refusedResult(err);
     throw err;
@@ -135,7 +232,7 @@ function sessionResource(o: BridleMcpOptions, server: McpServer, kind: 'log' | '
 
 /** Contract: a fresh server each call, holding nothing between calls; every run goes through `o.run`. */
 export function createBridleMcpServer(o: BridleMcpOptions): McpServer {
-  const server = new McpServer({ name: 'bridle', title: 'bridle', version: o.version }, { capabilities: { tools: {}, resources: {} } });
+  const server = new McpServer({ name: 'bridle', title: 'bridle', version: o.version }, { capabilities: { tools: {}, resources: {} }, inputRequired: { maxRounds: MAX_ROUNDS, roundTimeoutMs: ANSWER_WAIT_S * 1000 } });
   server.registerTool(
     'bridle_run',
     {
@@ -145,7 +242,7 @@ export function createBridleMcpServer(o: BridleMcpOptions): McpServer {
       outputSchema: RunOutput,
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
     },
-    (args, ctx) => runTool(o, args, ctx),
+    (args, ctx) => runTool(o, server, args, ctx),
   );
   sessionResource(o, server, 'log');
   sessionResource(o, server, 'transcript');

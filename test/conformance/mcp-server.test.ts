@@ -18,19 +18,19 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { startMcpHttpProcess, type McpServerProcess } from '../helpers/mcp-server-process.js';
+import { startCliServer, type CliServer } from '../helpers/cli-server.js';
 
 const SUITE = createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/dist/index.js');
 const HOOK = fileURLToPath(new URL('./node20.mjs', import.meta.url));
 const EXPECTED = fileURLToPath(new URL('./mcp-server-expected-failures.yml', import.meta.url));
 
 let root: string;
-let server: McpServerProcess;
+let server: CliServer;
 beforeAll(async () => {
   root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-mcp-conformance-')));
   const script = join(root, 'script.json');
   writeFileSync(script, JSON.stringify({ label: 'scripted: conformance', responses: [] }));
-  server = await startMcpHttpProcess(['--model', `scripted:${script}`, '--cwd', root, '--sandbox', 'off'], { BRIDLE_HOME: join(root, 'home'), BRIDLE_TOKEN: 'conformance-token' });
+  server = await startCliServer('mcp', ['--http', '--model', `scripted:${script}`, '--cwd', root, '--sandbox', 'off'], { BRIDLE_HOME: join(root, 'home'), BRIDLE_TOKEN: 'conformance-token' });
 }, 60_000);
 afterAll(async () => {
   await server?.stop();
