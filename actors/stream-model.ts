@@ -8,12 +8,19 @@
  * provider's stream is stopped — so the `assistant/message` is always a line
  * the log's reader takes back. Replay re-streams the logged (cut) answer and
  * its finish: within the limit, so the same cut is never made twice.
+ *
+ * It also times the answer (ADR 0079): the session's clock is read when the
+ * request goes out and when the provider says the response's first chunk
+ * arrived (a bare `first-chunk`); the step gets the difference, which the
+ * `assistant/message` logs. A `first-chunk` that brings its own time (replay,
+ * from the log) is passed on as it is. Hosts are not sent it: it is no text.
  */
 import { fromCallback } from 'xstate';
 import type { Chunk } from '../log/chunks.js';
 import { escapedBytes, MAX_ANSWER_BYTES } from '../log/entry-size.js';
 import { turnOf } from '../log/ids.js';
 import type { ModelRequest } from '../log/messages.js';
+import type { Clock } from '../ports/clock.js';
 import type { StepEvent } from '../machines/step.machine.js';
 import type { StreamPayload } from '../ports/hooks.js';
 import type { ModelProvider } from '../ports/model.js';
@@ -60,13 +67,26 @@ function sizeOf(chunk: Chunk): number {
   }
 }
 
-export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink, hooks?: HookRegistry, report?: HookReporter, maxAnswerBytes = MAX_ANSWER_BYTES) {
+/** A time a provider gave: whole, non-negative milliseconds, or nothing (the log's schema takes no other). */
+const givenMs = (ms: unknown): number | undefined => (typeof ms === 'number' && Number.isSafeInteger(ms) && ms >= 0 ? ms : undefined);
+
+export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink, hooks?: HookRegistry, report?: HookReporter, maxAnswerBytes = MAX_ANSWER_BYTES, clock?: Clock) {
   return fromCallback<StepEvent, { request: ModelRequest; step: string; attempt: number }>(({ input, sendBack }) => {
     const controller = new AbortController();
     let finished = false;
     let bytes = 0;
+    let sentAt: number | undefined;
+    let timed = false;
+    /** The first `first-chunk` of the stream, timed; any later one, and one nothing can time, says nothing. */
+    const firstChunk = (chunk: Extract<Chunk, { type: 'first-chunk' }>) => {
+      if (timed) return;
+      timed = true;
+      const ms = givenMs(chunk.ms) ?? (sentAt !== undefined && clock ? Math.max(0, Math.round(clock() - sentAt)) : undefined);
+      if (ms !== undefined) sendBack({ type: 'model.chunk.received', chunk: { type: 'first-chunk', ms } });
+    };
     const emit = (chunk: Chunk) => {
       if (finished || controller.signal.aborted) return;
+      if (chunk.type === 'first-chunk') return firstChunk(chunk);
       bytes += sizeOf(chunk);
       if (bytes > maxAnswerBytes && chunk.type !== 'finish') {
         emit({ type: 'finish', finish: { kind: 'error', code: 'OUTPUT_TOO_LARGE', message: `the answer passed ${maxAnswerBytes} bytes, the most one log entry may hold: cut there` } });
@@ -81,6 +101,7 @@ export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink, h
     (async () => {
       try {
         const turn = turnOf(input.step);
+        sentAt = clock?.();
         for await (const chunk of streamOf(provider, hooks, report, { request: input.request, turn, step: input.step, attempt: input.attempt - 1, signal: controller.signal })) {
           emit(chunk);
           if (finished) break;

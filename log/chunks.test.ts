@@ -56,6 +56,17 @@ describe('assembleBlocks', () => {
     expect(a.finish).toEqual({ kind: 'ok', reason: 'tool-calls' });
   });
 
+  it('the time to first chunk (ADR 0079): a timed first-chunk sets it, a bare one does not, a second is a violation; chunksOf re-streams it first', () => {
+    expect(assembleAll([{ type: 'first-chunk' }, { type: 'finish', finish: { kind: 'ok', reason: 'stop' } }]).firstChunkMs).toBeUndefined();
+    const twice = assembleAll([{ type: 'first-chunk', ms: 12 }, { type: 'first-chunk', ms: 30 }, { type: 'finish', finish: { kind: 'ok', reason: 'stop' } }]);
+    expect([twice.firstChunkMs, twice.violations]).toEqual([12, ['a second timed first-chunk']]);
+    const blocks = [{ type: 'text' as const, text: 'hi' }];
+    const again = chunksOf(blocks, { kind: 'ok', reason: 'stop' }, undefined, 340);
+    expect(again[0]).toEqual({ type: 'first-chunk', ms: 340 });
+    expect(assembleAll(again)).toMatchObject({ blocks, firstChunkMs: 340, violations: [] });
+    expect(chunksOf(blocks, { kind: 'ok', reason: 'stop' }).some((c) => c.type === 'first-chunk')).toBe(false);
+  });
+
   it('a refusal-marked text block survives assembly and replay with its mark', () => {
     const blocks = [{ type: 'text' as const, text: "I can't help with that.", refusal: true as const }];
     const a = assembleAll(chunksOf(blocks, { kind: 'ok', reason: 'refusal' }));

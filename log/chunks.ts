@@ -5,7 +5,9 @@
  * A stream is: any number of `block-start` / `*-delta` / `block-end` and
  * `usage` chunks, then exactly one `finish`. A reasoning block's `block-end`
  * may carry the provider's opaque payload (`opaque`), known only once the
- * provider has sent the whole item or block (ADR 0044).
+ * provider has sent the whole item or block (ADR 0044). A `first-chunk` says
+ * the response's first chunk arrived (ADR 0079): a wire's mapper yields it,
+ * bare, at its first event; the step's actor times it on the session's clock.
  */
 import type { Block, Finish, ReasoningProvider, Usage } from './entries.js';
 
@@ -22,6 +24,8 @@ export type Chunk =
   | { type: 'tool-call-delta'; index: number; argumentsDelta: string }
   | { type: 'block-end'; index: number; opaque?: OpaqueReasoning }
   | { type: 'usage'; usage: Usage }
+  /** `ms`: since the request went out, in whole ms; absent from a provider (the actor measures), present from replay (the log's). */
+  | { type: 'first-chunk'; ms?: number }
   | { type: 'finish'; finish: Finish };
 
 export interface Assembly {
@@ -29,6 +33,8 @@ export interface Assembly {
   readonly blocks: Block[];
   readonly open: ReadonlySet<number>;
   readonly usage?: Usage;
+  /** Time to the response's first chunk, ms (ADR 0079): from the first timed `first-chunk`. */
+  readonly firstChunkMs?: number;
   readonly finish?: Finish;
   /** Protocol violations seen (a delta for an unopened block, a chunk after finish); they never throw. */
   readonly violations: string[];
@@ -86,6 +92,10 @@ export function assembleBlocks(state: Assembly, chunk: Chunk): Assembly {
     }
     case 'usage':
       return { ...state, usage: chunk.usage };
+    case 'first-chunk':
+      if (chunk.ms === undefined) return state;
+      if (state.firstChunkMs !== undefined) return { ...state, violations: [...state.violations, 'a second timed first-chunk'] };
+      return { ...state, firstChunkMs: chunk.ms };
     case 'finish': {
       const blocks = state.blocks.filter((b): b is Block => b !== undefined);
       return { ...state, blocks, open: new Set(), finish: chunk.finish };
@@ -114,9 +124,9 @@ export function assembleAll(chunks: Iterable<Chunk>): Assembly {
   return s;
 }
 
-/** The chunks that reproduce `blocks` exactly through `assembleBlocks`: how replay re-streams a recorded answer. */
-export function chunksOf(blocks: readonly Block[], finish: Finish, usage?: Usage): Chunk[] {
-  const out: Chunk[] = [];
+/** The chunks that reproduce `blocks` exactly through `assembleBlocks`: how replay re-streams a recorded answer (its logged time to first chunk first). */
+export function chunksOf(blocks: readonly Block[], finish: Finish, usage?: Usage, firstChunkMs?: number): Chunk[] {
+  const out: Chunk[] = firstChunkMs !== undefined ? [{ type: 'first-chunk', ms: firstChunkMs }] : [];
   blocks.forEach((b, index) => {
     if (b.type === 'tool-call') {
       out.push({ type: 'block-start', index, block: { type: 'tool-call', id: b.renamedFrom ?? b.id, name: b.name } });

@@ -162,6 +162,11 @@ export const AssistantMessage = z.strictObject({
   step: StepId,
   blocks: z.array(Block),
   usage: Usage.optional(),
+  /**
+   * Milliseconds from the request going out to the response's first chunk, on the session's clock (ADR 0079):
+   * the conventions' time to first chunk. Absent: no chunk came (a refused request), or a log from before it.
+   */
+  firstChunkMs: z.int().nonnegative().optional(),
   finish: Finish,
   interrupted: z.literal(true).optional(),
   surfaceOp: SurfaceOp,

@@ -3,7 +3,8 @@ import * as semconv from '@opentelemetry/semantic-conventions/incubating';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from './entries.js';
 import { parseLog } from './parse.js';
-import { chatMeasurements, OPERATION_DURATION, TOKEN_USAGE } from './trace-metrics.js';
+import { verifyLog } from './verify.js';
+import { chatMeasurements, OPERATION_DURATION, TIME_TO_FIRST_CHUNK, TOKEN_USAGE } from './trace-metrics.js';
 import { traceOf } from './trace.js';
 
 const golden = (name: string): Entry[] => parseLog(readFileSync(new URL(`../test/golden/${name}.jsonl`, import.meta.url), 'utf8')).entries;
@@ -26,6 +27,7 @@ describe('the GenAI client metrics are a projection of the chat spans', () => {
   it('the metric and attribute names are the official conventions package’s', () => {
     expect(OPERATION_DURATION).toBe(semconv.METRIC_GEN_AI_CLIENT_OPERATION_DURATION);
     expect(TOKEN_USAGE).toBe(semconv.METRIC_GEN_AI_CLIENT_TOKEN_USAGE);
+    expect(TIME_TO_FIRST_CHUNK).toBe(semconv.METRIC_GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK);
     const known = new Set(Object.entries(semconv).filter(([k]) => k.startsWith('ATTR_')).map(([, v]) => v as string));
     const m = chatMeasurements(traceOf(withUsage()));
     expect(m.tokens.length).toBeGreaterThan(0);
@@ -63,5 +65,38 @@ describe('the GenAI client metrics are a projection of the chat spans', () => {
     const entries = withUsage();
     const cut = entries.slice(0, entries.findLastIndex((e) => e.kind === 'assistant/message'));
     expect(chatMeasurements(traceOf(cut)).duration).toHaveLength(usageOf(entries).length - 1);
+  });
+});
+
+/** The golden log as a run of today writes it: each answer with the time to its first chunk (ADR 0079), read back through the parser. */
+function withFirstChunk(): Entry[] {
+  let n = 0;
+  const text = withUsage()
+    .map((e) => JSON.stringify(e.kind === 'assistant/message' ? { ...e, firstChunkMs: 150 * ++n } : e))
+    .join('\n');
+  return parseLog(text).entries;
+}
+
+describe('time to first chunk (ADR 0079)', () => {
+  it('a log that holds firstChunkMs gives one gen_ai.client.operation.time_to_first_chunk value per answer, in seconds, with the duration’s attributes but no error.type', () => {
+    const entries = withFirstChunk();
+    expect(verifyLog(entries).violations).toEqual([]);
+    const logged = entries.flatMap((e) => (e.kind === 'assistant/message' && e.firstChunkMs !== undefined ? [e.firstChunkMs] : []));
+    expect(logged.length).toBeGreaterThan(1);
+    const m = chatMeasurements(traceOf(entries));
+    expect(m.firstChunk.map((f) => f.value)).toEqual(logged.map((ms) => ms / 1000));
+    // The conventions list operation, provider and models for this metric; the failed last request's point has no error.type.
+    const { 'error.type': _e, ...base } = m.duration.at(-1)!.attributes;
+    expect(m.firstChunk.at(-1)!.attributes).toEqual(base);
+    expect(m.duration.at(-1)!.attributes['error.type']).toBe('RATE_LIMIT');
+  });
+
+  it('a log from before it (every golden) has no time to first chunk, and no point', () => {
+    for (const name of ['approvals', 'compaction', 'crash-resume', 'ctrl-c', 'flaky-checkout', 'schedule']) {
+      const entries = golden(name);
+      expect(verifyLog(entries).violations, name).toEqual([]);
+      expect(entries.some((e) => e.kind === 'assistant/message' && e.firstChunkMs !== undefined), name).toBe(false);
+      expect(chatMeasurements(traceOf(entries)).firstChunk, name).toEqual([]);
+    }
   });
 });

@@ -3,13 +3,17 @@
  * each ended `chat {model}` span — itself a projection of the log — gives one
  * `gen_ai.client.operation.duration` value (its duration, seconds) and, when the
  * provider reported usage, two `gen_ai.client.token.usage` values (input and
- * output tokens, told apart by `gen_ai.token.type`). Pure: the same spans give
- * the same measurements. Time to first chunk is not here: chunks are not logged.
+ * output tokens, told apart by `gen_ai.token.type`); and, when the log holds
+ * the time to the response's first chunk (the span's
+ * `gen_ai.response.time_to_first_chunk`, ADR 0079), one
+ * `gen_ai.client.operation.time_to_first_chunk` value (seconds). Pure: the same
+ * spans give the same measurements.
  */
 import type { TraceSpan } from './trace.js';
 
 export const OPERATION_DURATION = 'gen_ai.client.operation.duration';
 export const TOKEN_USAGE = 'gen_ai.client.token.usage';
+export const TIME_TO_FIRST_CHUNK = 'gen_ai.client.operation.time_to_first_chunk';
 
 export interface Measurement {
   value: number;
@@ -21,6 +25,8 @@ export interface ChatMeasurements {
   duration: Measurement[];
   /** Tokens, an input and an output value per chat span that has usage. */
   tokens: Measurement[];
+  /** Seconds, one per ended chat span whose log holds the time to its first chunk (streamed; a log from before ADR 0079 has none). */
+  firstChunk: Measurement[];
 }
 
 /** The attributes the conventions list for both metrics, copied from the span where it has them. */
@@ -31,7 +37,7 @@ const KEYS = ['gen_ai.operation.name', 'gen_ai.provider.name', 'gen_ai.request.m
  * a chat still open when the log was read has no duration yet, and is counted when a later projection ends it.
  */
 export function chatMeasurements(spans: readonly TraceSpan[]): ChatMeasurements {
-  const out: ChatMeasurements = { duration: [], tokens: [] };
+  const out: ChatMeasurements = { duration: [], tokens: [], firstChunk: [] };
   for (const s of spans) {
     if (s.attributes['gen_ai.operation.name'] !== 'chat' || s.status.code === 'unset') continue;
     const attributes: Record<string, string> = {};
@@ -46,6 +52,9 @@ export function chatMeasurements(spans: readonly TraceSpan[]): ChatMeasurements 
     const output = s.attributes['gen_ai.usage.output_tokens'];
     if (typeof input === 'number') out.tokens.push({ value: input, attributes: { ...attributes, 'gen_ai.token.type': 'input' } });
     if (typeof output === 'number') out.tokens.push({ value: output, attributes: { ...attributes, 'gen_ai.token.type': 'output' } });
+    // The conventions give this metric no `error.type`: a request that broke after its first chunk still had one.
+    const first = s.attributes['gen_ai.response.time_to_first_chunk'];
+    if (typeof first === 'number') out.firstChunk.push({ value: first, attributes });
   }
   return out;
 }

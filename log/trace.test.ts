@@ -48,6 +48,17 @@ describe('a trace is a projection of the log', () => {
     }
   });
 
+  it('an answer that logged its time to first chunk gives its chat span gen_ai.response.time_to_first_chunk, in seconds; one that did not, none (ADR 0079)', () => {
+    expect(semconv.ATTR_GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK).toBe('gen_ai.response.time_to_first_chunk');
+    const plain = golden('flaky-checkout');
+    const first = plain.findIndex((e) => e.kind === 'assistant/message');
+    const timed = plain.map((e, i) => (i === first ? ({ ...e, firstChunkMs: 1234 } as Entry) : e));
+    const chats = byName(traceOf(timed), 'chat ');
+    expect(chats[0]!.attributes['gen_ai.response.time_to_first_chunk']).toBe(1.234);
+    expect(chats.slice(1).some((s) => 'gen_ai.response.time_to_first_chunk' in s.attributes)).toBe(false);
+    expect(byName(traceOf(plain), 'chat ').some((s) => 'gen_ai.response.time_to_first_chunk' in s.attributes)).toBe(false);
+  });
+
   it('the same log always gives the same trace', () => {
     const a = JSON.stringify(traceOf(golden('approvals')));
     const b = JSON.stringify(traceOf(golden('approvals')));

@@ -263,6 +263,8 @@ export function traceOf(entries: readonly Entry[], options: TraceOptions = {}): 
             if (u.cachedTokens !== undefined) chat.attributes['gen_ai.usage.cache_read.input_tokens'] = u.cachedTokens;
             if (u.reasoningTokens !== undefined) chat.attributes['gen_ai.usage.reasoning.output_tokens'] = u.reasoningTokens;
           }
+          // The conventions' time to first chunk, in seconds, where the log holds it (ADR 0079).
+          if (e.firstChunkMs !== undefined) chat.attributes['gen_ai.response.time_to_first_chunk'] = e.firstChunkMs / 1000;
           if (e.finish.kind === 'ok') chat.attributes['gen_ai.response.finish_reasons'] = [FINISH[e.finish.reason] ?? e.finish.reason];
           if (options.content) chat.attributes['gen_ai.output.messages'] = JSON.stringify([outputMessage(e)]);
           if (e.interrupted) chat.attributes['bridle.interrupted'] = true;

@@ -27,12 +27,23 @@ export const draftUserMessage = (turn: string, text: string, origin: DraftOf<'us
 
 export const draftStepStart = (r: StepRef): DraftOf<'step/start'> => ({ kind: 'step/start', turn: r.turn, step: r.step });
 
-export const draftAssistant = (r: StepRef, blocks: Block[], finish: Finish, usage?: Usage, interrupted?: boolean): DraftOf<'assistant/message'> => {
-  const d: DraftOf<'assistant/message'> = { kind: 'assistant/message', turn: r.turn, step: r.step, blocks, finish, surfaceOp: 'append' };
-  if (usage) d.usage = usage;
-  if (interrupted) d.interrupted = true;
-  return d;
-};
+/** What the stream measured besides its blocks: the provider's usage, and the time to its first chunk (ADR 0079). */
+export interface Measured {
+  usage?: Usage | undefined;
+  firstChunkMs?: number | undefined;
+}
+
+export const draftAssistant = (r: StepRef, blocks: Block[], finish: Finish, measured: Measured = {}, interrupted?: boolean): DraftOf<'assistant/message'> => ({
+  kind: 'assistant/message',
+  turn: r.turn,
+  step: r.step,
+  blocks,
+  ...(measured.usage ? { usage: measured.usage } : {}),
+  ...(measured.firstChunkMs !== undefined ? { firstChunkMs: measured.firstChunkMs } : {}),
+  finish,
+  ...(interrupted ? { interrupted: true as const } : {}),
+  surfaceOp: 'append',
+});
 
 export const draftRetry = (r: StepRef, attempt: number, code: DraftOf<'model/retry'>['code'], message: string, delayMs: number): DraftOf<'model/retry'> => ({
   kind: 'model/retry',

@@ -251,7 +251,7 @@ export const stepMachine = setup({
     failing: {
       description: 'A final model failure: partial text is kept, half-streamed calls are dropped.',
       entry: [
-        { type: 'record', params: ({ context }) => draftAssistant(context, withoutCalls(context.assembly), finishOf(context), context.assembly.usage) },
+        { type: 'record', params: ({ context }) => draftAssistant(context, withoutCalls(context.assembly), finishOf(context), context.assembly) },
         assign({
           output: ({ context }) => {
             const f = finishOf(context);
@@ -266,7 +266,7 @@ export const stepMachine = setup({
       entry: [
         enqueueActions(({ context, enqueue, check }) => {
           if (check('hasPartialText')) {
-            enqueue(recordAction(draftAssistant(context, withoutCalls(context.assembly), { kind: 'aborted' }, context.assembly.usage, true)));
+            enqueue(recordAction(draftAssistant(context, withoutCalls(context.assembly), { kind: 'aborted' }, context.assembly, true)));
           }
         }),
         assign({ cancelled: true, output: { reason: 'aborted' } }),
@@ -274,7 +274,7 @@ export const stepMachine = setup({
       always: 'ending',
     },
     answered: {
-      entry: { type: 'record', params: ({ context }) => draftAssistant(context, context.assembly.blocks, finishOf(context), context.assembly.usage) },
+      entry: { type: 'record', params: ({ context }) => draftAssistant(context, context.assembly.blocks, finishOf(context), context.assembly) },
       always: [
         { guard: 'hasToolCalls', target: 'calling' },
         {

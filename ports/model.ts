@@ -7,7 +7,9 @@ import type { ModelRequest } from '../log/messages.js';
  * The model seam.
  * Contract: `stream` never throws and never rejects: every failure is encoded
  * in the stream, which ends in exactly one `finish` chunk (I8). An aborted
- * signal ends it with `finish { kind: 'aborted' }`.
+ * signal ends it with `finish { kind: 'aborted' }`. A provider that streams
+ * yields a bare `first-chunk` first, at its response's first event, so the
+ * step can time it (ADR 0079); one that does not is simply not timed.
  */
 export interface ModelProvider {
   readonly id: string;

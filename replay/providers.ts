@@ -62,7 +62,7 @@ export function replayModel(script: ReplayScript, progress: () => Progress, gate
     if (answer?.kind === 'stream') await Promise.race([gates.wait({ leadsTo: answerLeadsTo(summary, p.step) }, () => undefined), aborted(signal)]);
     if (answer) {
       const finish = answer.kind === 'stream' ? answer.finish : { kind: 'aborted' as const };
-      const chunks = chunksOf(answer.blocks, finish, answer.usage);
+      const chunks = chunksOf(answer.blocks, finish, answer.usage, answer.firstChunkMs);
       // An interrupted answer streams what was logged, then waits for the cancel that cut it.
       if (answer.kind === 'interrupted') chunks.pop();
       for (const c of chunks) {

@@ -13,8 +13,8 @@ import type { ApprovalAnswer, Decision } from '../machines/tool-call.machine.js'
 import { EMPTY_INPUT_CAUSE } from '../machines/turn.machine.js';
 import type { ToolOutput } from '../ports/tools.js';
 
-/** One model request's recorded outcome; `interrupted` streams its blocks and then waits for the cancel. */
-export type ModelAnswer = { kind: 'stream'; blocks: Block[]; finish: Finish; usage?: Usage } | { kind: 'interrupted'; blocks: Block[]; usage?: Usage };
+/** One model request's recorded outcome; `interrupted` streams its blocks and then waits for the cancel. `firstChunkMs`: the time to its first chunk the log holds (ADR 0079). */
+export type ModelAnswer = { kind: 'stream'; blocks: Block[]; finish: Finish; usage?: Usage; firstChunkMs?: number } | { kind: 'interrupted'; blocks: Block[]; usage?: Usage; firstChunkMs?: number };
 
 export interface CallScript {
   /** The pre-execute verdict, where the log shows one (asked, denied before asking, or dispatched). */
@@ -103,8 +103,8 @@ function stepsOf(entries: readonly Entry[]): Map<string, ModelAnswer[]> {
   for (const e of entries) {
     if (e.kind === 'model/retry') push(e.step, { kind: 'stream', blocks: [], finish: { kind: 'error', code: e.code, message: e.message, retryAfterMs: e.delayMs } });
     else if (e.kind === 'assistant/message') {
-      const usage = e.usage ? { usage: e.usage } : {};
-      push(e.step, e.interrupted ? { kind: 'interrupted', blocks: e.blocks, ...usage } : { kind: 'stream', blocks: e.blocks, finish: e.finish, ...usage });
+      const measured = { ...(e.usage ? { usage: e.usage } : {}), ...(e.firstChunkMs !== undefined ? { firstChunkMs: e.firstChunkMs } : {}) };
+      push(e.step, e.interrupted ? { kind: 'interrupted', blocks: e.blocks, ...measured } : { kind: 'stream', blocks: e.blocks, finish: e.finish, ...measured });
     }
   }
   return steps;

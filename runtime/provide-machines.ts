@@ -6,6 +6,7 @@
 import { fromPromise } from 'xstate';
 import type { ApprovalRule, ToolSpec } from '../log/entries.js';
 import type { Recorder } from '../log/recorder.js';
+import type { Clock } from '../ports/clock.js';
 import { compactionMachine } from '../machines/compaction.machine.js';
 import { sessionMachine } from '../machines/session.machine.js';
 import { stepMachine } from '../machines/step.machine.js';
@@ -78,6 +79,8 @@ export interface MachineSeams {
   /** A running call's progress report (an MCP server's `notifications/progress`): for display, never logged (ADR 0065). */
   onProgress?: (call: { callId: string; name: string }, report: ToolProgress) => void;
   maxAnswerBytes?: number;
+  /** The session's clock: the time to a response's first chunk is measured on it (ADR 0079). */
+  clock?: Clock;
   preStep?: (input: { turn: string; text: string }) => Promise<PreStepDecision>;
 }
 
@@ -177,7 +180,7 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
     actions: { record, prepareRequest: prepareRequestAction(recorder, context.header) },
     actors: {
       toolCall,
-      streamModel: streamModelActor(o.model, o.onChunk, hooks, reportHook, o.maxAnswerBytes),
+      streamModel: streamModelActor(o.model, o.onChunk, hooks, reportHook, o.maxAnswerBytes, o.clock),
       wait: fromPromise<void, { ms: number }>(({ input, signal }) => sleep(input.ms, signal)),
       // The request-error waterfall (ADR 0020): the built-in retry and overflow policies are listeners (rows); none answering gives up.
       recoverRequest: fromPromise<Recovery, RequestErrorPayload>(({ input }) =>

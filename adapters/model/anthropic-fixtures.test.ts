@@ -50,6 +50,8 @@ async function bridleReading(name: string) {
   srv.enqueue(served(name));
   const d = await run(createAnthropicProvider({ model: 'm', baseURL: origin, apiKey: 'sk-test' }));
   expect(d.problems).toEqual([]);
+  // The response's first chunk is said first, bare: the step times it (ADR 0079).
+  expect(d.chunks[0]).toEqual({ type: 'first-chunk' });
   const blocks = d.assembly.blocks;
   const u = d.assembly.usage!;
   return {

@@ -70,6 +70,7 @@ export function createAnthropicStreamMapper(offset = 0): AnthropicStreamMapper {
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
   let sawUsage = false;
   let stopReason: string | undefined;
+  let heard = false;
   let stopped = false;
   let failure: Finish | undefined;
   let refusalText: string | undefined;
@@ -171,6 +172,40 @@ export function createAnthropicStreamMapper(offset = 0): AnthropicStreamMapper {
     }
   }
 
+  function eventChunks(event: Json): Chunk[] {
+    switch (event.type) {
+      case 'message_start':
+        if (isObject(event.message)) readUsage(event.message.usage);
+        return [];
+      case 'content_block_start':
+        return start(event);
+      case 'content_block_delta':
+        return delta(event);
+      case 'content_block_stop': {
+        const s = slots.get(count(event.index));
+        return s && s.index >= 0 ? close(s) : [];
+      }
+      case 'message_delta': {
+        const d = isObject(event.delta) ? event.delta : {};
+        if (typeof d.stop_reason === 'string') stopReason = d.stop_reason;
+        const details = isObject(d.stop_details) ? d.stop_details : undefined;
+        if (details && typeof details.explanation === 'string') refusalText = details.explanation;
+        readUsage(event.usage);
+        return [];
+      }
+      case 'message_stop':
+        stopped = true;
+        return [];
+      case 'error': {
+        const err = isObject(event.error) ? event.error : {};
+        failure = { kind: 'error', code: codeForAnthropicError(str(err.type), str(err.message)), message: str(err.message) || str(err.type) || 'the stream reported an error' };
+        return [];
+      }
+      default:
+        return [];
+    }
+  }
+
   return {
     get stopReason() {
       return stopReason;
@@ -180,37 +215,11 @@ export function createAnthropicStreamMapper(offset = 0): AnthropicStreamMapper {
     },
     push(event: unknown): Chunk[] {
       if (!isObject(event) || stopped || failure) return [];
-      switch (event.type) {
-        case 'message_start':
-          if (isObject(event.message)) readUsage(event.message.usage);
-          return [];
-        case 'content_block_start':
-          return start(event);
-        case 'content_block_delta':
-          return delta(event);
-        case 'content_block_stop': {
-          const s = slots.get(count(event.index));
-          return s && s.index >= 0 ? close(s) : [];
-        }
-        case 'message_delta': {
-          const d = isObject(event.delta) ? event.delta : {};
-          if (typeof d.stop_reason === 'string') stopReason = d.stop_reason;
-          const details = isObject(d.stop_details) ? d.stop_details : undefined;
-          if (details && typeof details.explanation === 'string') refusalText = details.explanation;
-          readUsage(event.usage);
-          return [];
-        }
-        case 'message_stop':
-          stopped = true;
-          return [];
-        case 'error': {
-          const err = isObject(event.error) ? event.error : {};
-          failure = { kind: 'error', code: codeForAnthropicError(str(err.type), str(err.message)), message: str(err.message) || str(err.type) || 'the stream reported an error' };
-          return [];
-        }
-        default:
-          return [];
-      }
+      const out = eventChunks(event);
+      if (heard) return out;
+      // The response's first event (`message_start`, as a rule): the step times it (ADR 0079).
+      heard = true;
+      return [{ type: 'first-chunk' }, ...out];
     },
     end(override?: Finish): Chunk[] {
       const out: Chunk[] = [];

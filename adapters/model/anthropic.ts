@@ -86,6 +86,8 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Anth
         const events = await client.messages.create(params as unknown as Anthropic.MessageCreateParamsStreaming, { signal });
         for await (const event of events) {
           for (const c of mapper.push(event)) {
+            // One answer, one first chunk (ADR 0079): a continuation's first event is not the answer's.
+            if (c.type === 'first-chunk' && round > 0) continue;
             if (c.type === 'block-start') offset = Math.max(offset, c.index + 1);
             yield c;
           }

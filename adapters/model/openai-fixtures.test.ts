@@ -64,6 +64,8 @@ describe('recorded provider streams, replayed at the wire through the SDK', () =
     srv.enqueue(streamReply(pieces(f.body).map(raw), { done: false }));
     const d = await run(provider());
     expect(d.problems).toEqual([]);
+    // The response's first chunk is said first, bare: the step times it (ADR 0079).
+    expect(d.chunks[0]).toEqual({ type: 'first-chunk' });
     expect(d.assembly.blocks).toEqual(said.blocks);
     expect(d.finish).toEqual(FINISH[name]);
     if (said.tokens) expect(d.assembly.usage).toMatchObject({ inputTokens: said.tokens.input, outputTokens: said.tokens.output });

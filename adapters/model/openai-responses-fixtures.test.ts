@@ -57,6 +57,8 @@ async function bridleReading(body: Buffer) {
   srv.enqueue(served(body));
   const d = await run(createResponsesProvider({ model: 'm', baseURL: srv.url, apiKey: 'sk-test' }));
   expect(d.problems).toEqual([]);
+  // The response's first chunk is said first, bare: the step times it (ADR 0079).
+  expect(d.chunks[0]).toEqual({ type: 'first-chunk' });
   const blocks = d.assembly.blocks;
   const u = d.assembly.usage;
   return {

@@ -69,6 +69,7 @@ export function createResponsesStreamMapper(): ResponsesStreamMapper {
   let terminal: { type: string; response: Json } | undefined;
   let failure: Finish | undefined;
   let ended = false;
+  let heard = false;
 
   const start = (out: Chunk[], block: Extract<Chunk, { type: 'block-start' }>['block']): Slot => {
     const index = next++;
@@ -126,6 +127,9 @@ export function createResponsesStreamMapper(): ResponsesStreamMapper {
     push(event) {
       const out: Chunk[] = [];
       if (ended || !isObject(event)) return out;
+      // The response's first event (`response.created`, as a rule): the step times it (ADR 0079).
+      if (!heard) out.push({ type: 'first-chunk' });
+      heard = true;
       const at = typeof event.output_index === 'number' ? event.output_index : -1;
       const delta = str(event.delta);
       switch (event.type) {

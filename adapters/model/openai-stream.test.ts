@@ -20,9 +20,10 @@ const tc = (index: number | undefined, fn: { name?: string; arguments?: string }
 });
 
 describe('createStreamMapper', () => {
-  test('blocks start lazily: an empty role chunk opens nothing', () => {
+  test('blocks start lazily: an empty role chunk opens nothing, and is the response’s first chunk (ADR 0079)', () => {
     const out = map([chunk({ role: 'assistant', content: '' }), chunk({ content: 'x' }), chunk({}, 'stop')]);
     expect(out).toEqual([
+      { type: 'first-chunk' },
       { type: 'block-start', index: 0, block: { type: 'text' } },
       { type: 'text-delta', index: 0, text: 'x' },
       { type: 'block-end', index: 0 },
@@ -84,7 +85,8 @@ describe('createStreamMapper', () => {
 
   test('a chunk without choices (or with junk) does not throw; end is idempotent', () => {
     const m = createStreamMapper();
-    expect(m.push({} as ChatCompletionChunk)).toEqual([]);
+    expect(m.push({} as ChatCompletionChunk)).toEqual([{ type: 'first-chunk' }]);
+    expect(m.push(null as unknown as ChatCompletionChunk)).toEqual([]);
     expect(m.end()).toHaveLength(1);
     expect(m.end()).toEqual([]);
   });

@@ -126,6 +126,7 @@ export function createStreamMapper(): StreamMapper {
   let usage: Usage | undefined;
   let rawReason: string | undefined;
   let ended = false;
+  let heard = false;
 
   const start = (out: Chunk[], block: Extract<Chunk, { type: 'block-start' }>['block']): number => {
     const index = nextBlock++;
@@ -179,6 +180,9 @@ export function createStreamMapper(): StreamMapper {
       const out: Chunk[] = [];
       const wire = chunk as unknown;
       if (ended || !isObject(wire)) return out;
+      // The response's first chunk, whatever it holds (a role, nothing yet): the step times it (ADR 0079).
+      if (!heard) out.push({ type: 'first-chunk' });
+      heard = true;
       const u = usageOf(wire);
       if (u) usage = toUsage(u);
       const choice = choiceZero(wire);

@@ -89,7 +89,7 @@ describe('scripted provider', () => {
       },
     };
     const d = wellFormed(await run(tapped));
-    expect(d.chunks.map((c) => c.type)).toEqual(['block-start', 'text-delta', 'block-end', 'finish']);
+    expect(d.chunks.map((c) => c.type)).toEqual(['first-chunk', 'block-start', 'text-delta', 'block-end', 'finish']);
     expect(d.finish).toEqual({ kind: 'aborted' });
   });
 

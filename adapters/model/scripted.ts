@@ -2,7 +2,8 @@
  * The `scripted` model provider: answers from a script (a file of responses,
  * format in `scripted-script.ts` and `SCRIPTED.md`) or from a function, for
  * the demo, tests and benchmarks. It speaks the same chunk protocol as the
- * `openai` provider and keeps the same I8 promises.
+ * `openai` provider and keeps the same I8 promises, the `first-chunk` of a
+ * streamed answer included.
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -128,6 +129,9 @@ export function createScriptedProviderFromFunction(respond: ResponseFunction, op
       chunks = r
         ? responseChunks(r, index, deltas)
         : [{ type: 'finish', finish: { kind: 'error', code: 'EMPTY_RESPONSE', message: `scripted model: script exhausted after ${served} responses` } }];
+      // An answer streams, as a real one does: its first chunk is timed by the step (ADR 0079). A scripted error is a
+      // refused request, which sends no chunk; an exhausted script is no answer.
+      if (r && !r.error) chunks.unshift({ type: 'first-chunk' });
     } catch (err) {
       chunks = [{ type: 'finish', finish: { kind: 'error', code: 'UNKNOWN', message: `scripted model: the response function threw: ${String(err)}` } }];
     }

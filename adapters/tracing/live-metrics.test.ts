@@ -57,6 +57,12 @@ describe('live metrics', () => {
     expect(bodies).toHaveLength(2);
     expect(count(last)).toBe(2);
     expect([tokenSum(last, 'input'), tokenSum(last, 'output')]).toEqual([30, 3]);
+    // The time to each answer's first chunk, as its assistant/message logged it (ADR 0079), once each.
+    const logged = h.entries().flatMap((e) => (e.kind === 'assistant/message' && e.firstChunkMs !== undefined ? [e.firstChunkMs] : []));
+    expect(logged).toHaveLength(2);
+    const first = points(last, 'gen_ai.client.operation.time_to_first_chunk');
+    expect(first.reduce((n, p) => n + Number(p.count), 0)).toBe(2);
+    expect(first.reduce((n, p) => n + p.sum, 0)).toBeCloseTo(logged.reduce((a, b) => a + b, 0) / 1000, 9);
     expect(warned).toEqual([]);
   });
 });

@@ -1,19 +1,20 @@
 /**
- * Live metrics (ADR 0058): the GenAI conventions' client histograms, fed by the
- * chat spans the live tracer projects from the log (`log/trace-metrics.ts`) and
- * exported with its batches. Aggregation is the official SDK's (`MeterProvider`,
+ * Live metrics (ADR 0058, 0079): the GenAI conventions' client histograms
+ * (operation duration, token usage, time to first chunk), fed by the chat spans
+ * the live tracer projects from the log (`log/trace-metrics.ts`) and exported
+ * with its batches. Aggregation is the official SDK's (`MeterProvider`,
  * histograms with the conventions' advised buckets); the OTLP/HTTP JSON request
  * is the official serializer's, posted by the official delegate that the
  * `exporter-*-otlp-http` packages are made of. Nothing here is loaded unless a
  * metrics endpoint is set.
  */
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { chatMeasurements, OPERATION_DURATION, TOKEN_USAGE } from '../../log/trace-metrics.js';
+import { chatMeasurements, OPERATION_DURATION, TIME_TO_FIRST_CHUNK, TOKEN_USAGE } from '../../log/trace-metrics.js';
 import type { TraceSpan } from '../../log/trace.js';
 import { signalEndpoint, type TraceResource } from './otlp.js';
 import { importFor } from '../optional-packages.js';
 
-/** The conventions' advised boundaries (seconds; tokens). */
+/** The conventions' advised boundaries (seconds, for the duration and the time to first chunk alike; tokens). */
 const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
 const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
 
@@ -53,6 +54,11 @@ export async function metricSinkOf(url: string, resource: TraceResource, env: No
   const meter = provider.getMeter(resource.scope.name, resource.scope.version);
   const duration = meter.createHistogram(OPERATION_DURATION, { unit: 's', description: 'GenAI operation duration', advice: { explicitBucketBoundaries: DURATION_BUCKETS } });
   const tokens = meter.createHistogram(TOKEN_USAGE, { unit: '{token}', description: 'Number of input and output tokens used', advice: { explicitBucketBoundaries: TOKEN_BUCKETS } });
+  const firstChunk = meter.createHistogram(TIME_TO_FIRST_CHUNK, {
+    unit: 's',
+    description: 'Time to receive the first chunk, measured from when the client issues the generation request to when the first chunk is received in the response stream',
+    advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+  });
   const delegate = http.createOtlpHttpExportDelegate(
     http.convertLegacyHttpOptions({ url }, 'METRICS', 'v1/metrics', { 'Content-Type': 'application/json' }),
     JsonMetricsSerializer,
@@ -65,7 +71,8 @@ export async function metricSinkOf(url: string, resource: TraceResource, env: No
       const m = chatMeasurements(spans);
       for (const d of m.duration) duration.record(d.value, d.attributes);
       for (const t of m.tokens) tokens.record(t.value, t.attributes);
-      return m.duration.length + m.tokens.length;
+      for (const f of m.firstChunk) firstChunk.record(f.value, f.attributes);
+      return m.duration.length + m.tokens.length + m.firstChunk.length;
     },
     async export() {
       try {

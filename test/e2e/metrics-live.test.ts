@@ -3,7 +3,8 @@
  * variables name a collector (a local OTLP/HTTP receiver here) and `bridle run`
  * sends the GenAI conventions' client histograms, computed from the chat spans
  * of its log: one duration value per model request, and an input and an output
- * token value each, whose sums are the usage the log holds.
+ * token value each, whose sums are the usage the log holds; and the time to each
+ * answer's first chunk, as its `assistant/message` logged it (ADR 0079).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readSessionLog, tempWorld, type CliWorld } from '../helpers/cli-world.js';
@@ -74,6 +75,18 @@ describe('live metrics from bridle run', () => {
     expect([Number(byType.output!.count), byType.output!.sum]).toEqual([2, outputSum]);
     expect(attr(byType.input!, 'gen_ai.request.model')).toBe(attr(d!, 'gen_ai.request.model'));
 
+    // Time to first chunk (ADR 0079): one value per answer, each the firstChunkMs its assistant/message logged, in seconds.
+    const first = metrics.find((m) => m.name === 'gen_ai.client.operation.time_to_first_chunk')!;
+    expect(first.unit).toBe('s');
+    const logged = (log.filter((e) => e.kind === 'assistant/message') as unknown as { firstChunkMs?: number }[]).map((e) => e.firstChunkMs);
+    expect(logged.every((ms) => Number.isInteger(ms) && ms! >= 0)).toBe(true);
+    const [f] = first.histogram!.dataPoints;
+    expect(first.histogram!.dataPoints).toHaveLength(1);
+    expect(Number(f!.count)).toBe(2);
+    expect(f!.sum).toBeCloseTo(logged.reduce((a, b) => a! + b!, 0)! / 1000, 9);
+    expect(f!.explicitBounds).toEqual(d!.explicitBounds);
+    expect(f!.attributes.map((a) => a.key).sort()).toEqual(d!.attributes.map((a) => a.key).sort());
+
     const resource = (JSON.parse(posts.filter((p) => p.path === '/v1/metrics').at(-1)!.body) as OtlpMetrics).resourceMetrics[0]!.resource.attributes;
     expect(resource.find((a) => a.key === 'service.name')?.value.stringValue).toBe('ci-agent');
   }, 60_000);
@@ -83,7 +96,7 @@ describe('live metrics from bridle run', () => {
     expect(alone.code, alone.stderr).toBe(0);
     expect(posts.length).toBeGreaterThan(0);
     expect(posts.every((p) => p.path === '/v1/metrics')).toBe(true);
-    expect(lastMetrics().map((m) => m.name).sort()).toEqual(['gen_ai.client.operation.duration', 'gen_ai.client.token.usage']);
+    expect(lastMetrics().map((m) => m.name).sort()).toEqual(['gen_ai.client.operation.duration', 'gen_ai.client.operation.time_to_first_chunk', 'gen_ai.client.token.usage']);
 
     posts.length = 0;
     const none = await run({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_METRICS_EXPORTER: 'none' });

@@ -1,7 +1,8 @@
 /**
  * Drains a `ModelProvider` stream and checks the chunk protocol (I8):
  * exactly one `finish`, last; blocks opened before their deltas and closed
- * before the finish; `assembleAll` sees no violation. Test-framework free:
+ * before the finish; a `first-chunk`, if any, once and first (ADR 0079);
+ * `assembleAll` sees no violation. Test-framework free:
  * a test asserts `problems` is empty.
  */
 import type { ModelProvider } from '../../ports/model.js';
@@ -24,6 +25,9 @@ export function checkChunks(chunks: readonly Chunk[]): string[] {
   const finishes = chunks.filter((c) => c.type === 'finish').length;
   if (finishes !== 1) problems.push(`expected exactly one finish, got ${finishes}`);
   if (chunks.length > 0 && chunks[chunks.length - 1]!.type !== 'finish') problems.push('the last chunk is not the finish');
+  const firsts = chunks.filter((c) => c.type === 'first-chunk').length;
+  if (firsts > 1) problems.push(`expected at most one first-chunk, got ${firsts}`);
+  if (firsts === 1 && chunks[0]!.type !== 'first-chunk') problems.push('the first-chunk is not the first chunk');
   const open = new Set<number>();
   for (const c of chunks) {
     if (c.type === 'block-start') open.add(c.index);
