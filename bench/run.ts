@@ -43,7 +43,7 @@ async function main() {
   rows.coldStartMs = cold;
   say(`CLI cold start (bridle --version): median ${fmt(cold)} ms over 15 runs`);
 
-  for (const extra of ['./replay-verify.js', './fanout.js', './compaction.js', './cache-share.js', './wire-steps.js', './live-traces.js', './trace-export.js', './postgres.js']) {
+  for (const extra of ['./replay-verify.js', './fanout.js', './compaction.js', './cache-share.js', './wire-steps.js', './live-traces.js', './trace-export.js', './postgres.js', './group-commit.js']) {
     try {
       const mod = (await import(extra)) as { bench?: () => Promise<{ label: string; value: Record<string, unknown> }> };
       if (!mod.bench) continue;

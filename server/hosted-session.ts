@@ -151,7 +151,8 @@ export class HostedSession {
     this.disposers.push(
       this.session.subscribe((ev) => {
         if (ev.type === 'entry.saved') this.fanOut(ev.entry);
-        // Flush soon after any append, so clients see entries between the durability points too.
+        // Clients see only durable entries (ADR 0073): flush after any append, so they see entries between the
+        // durability points too. The flush joins the process's round of this tick, shared with every other session.
         else if (ev.type === 'entry.appended') this.queueFlush();
         else if (ev.type === 'chunk.streamed') this.delta(ev.chunk, ev.step);
         // A running call's progress, as live as a delta and as unlogged (ADR 0065).
@@ -208,7 +209,9 @@ export class HostedSession {
   private queueFlush(): void {
     if (this.flushQueued || this.closed) return;
     this.flushQueued = true;
-    setImmediate(() => {
+    // A microtask, not a tick: the appends of this run of the machines are in it, and the store's round (at the end
+    // of the tick) takes them with every other session's; a later append of the tick joins the same round.
+    queueMicrotask(() => {
       this.flushQueued = false;
       if (this.closed) return;
       this.session.recorder.flush().catch((err) => {

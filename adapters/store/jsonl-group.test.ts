@@ -75,9 +75,8 @@ describe('group fsync in the JSONL store (ADR 0028)', () => {
     const r = new Recorder(createJsonlStore(newLog(), { fs }), () => 0);
     r.append(header);
     const one = r.flush();
-    await Promise.resolve();
-    await Promise.resolve();
-    // The first sync is under way: lines appended now need the next one.
+    // The sync starts in the round at the end of this tick (ADR 0073); once it is under way, lines appended need the next one.
+    while (!events.includes('sync start')) await new Promise((res) => setImmediate(res));
     r.append({ kind: 'turn/start', turn: 't1', input: 'x' });
     const two = r.flush();
     r.append({ kind: 'turn/start', turn: 't2', input: 'y' });

@@ -1,9 +1,11 @@
 /**
  * The JSONL store: one entry per line, appended with synchronous writes (so a
  * line is in the file in seq order before `append` returns) and fsynced by
- * `flush` at the durability points. A sync starts a microtask after it is
- * asked for, so the flushes asked for in one run of the machines (the
- * dispatches of parallel calls released together) share it (ADR 0028).
+ * `flush` at the durability points. A sync runs in the process's next round
+ * of flushes (`flush-rounds.ts`, ADR 0073): at the end of the tick it was
+ * asked for in, so the flushes asked for in one run of the machines (the
+ * dispatches of parallel calls released together, ADR 0028) share it, and
+ * every other session's syncs of that tick run beside it.
  *
  * A new file is only durable once its directory entry is: the first flush
  * after creating the log (and any directory above it, such as `sessions/`)
@@ -29,6 +31,7 @@ import { forksIn } from './jsonl-forks.js';
 import { mendTail } from './jsonl-mend.js';
 import type { Entry } from '../../log/entries.js';
 import { LogAccessError } from '../../log/errors.js';
+import { createFlushRounds, type FlushRounds, type RunRound } from './flush-rounds.js';
 
 type Done = (err: NodeJS.ErrnoException | null) => void;
 
@@ -48,7 +51,21 @@ export interface JsonlFs {
 
 export interface JsonlStoreOptions {
   fs?: JsonlFs;
+  /** The rounds this log's syncs run in; default the process's (`jsonlRounds`), shared by every JSONL log. */
+  rounds?: FlushRounds<JsonlSync>;
 }
+
+/** A JSONL log as a round of flushes sees it. */
+export interface JsonlSync {
+  /** Its fdatasync (and its new directories'). Contract: covers every line appended before it was called. */
+  sync(): Promise<void>;
+}
+
+/** One round: every log's sync at once (one fdatasync per file; the kernel runs them side by side), each its own outcome. */
+export const syncAll: RunRound<JsonlSync> = (logs) => Promise.all(logs.map((l) => l.sync().then(() => undefined, (err: unknown) => (err instanceof Error ? err : new Error(String(err))))));
+
+/** The process's rounds of JSONL syncs (ADR 0073): every session's flushes of a tick share one round. */
+export const jsonlRounds: FlushRounds<JsonlSync> = createFlushRounds(syncAll);
 
 /** The directories that gained an entry when `created` (mkdir's first new directory) and everything down to `dir` were made. */
 function parentsOfCreated(dir: string, created: string | undefined): string[] {
@@ -104,6 +121,20 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
   let wedged: Error | undefined;
   /** Where the next line starts: the file's length after the last whole line. */
   let end = fs.fstatSync(fd).size;
+  const rounds = opts.rounds ?? jsonlRounds;
+  /** This log in a round: its fdatasync, then the directory entries that lead to a new file. */
+  const member: JsonlSync = {
+    async sync() {
+      queued = undefined;
+      dirty = false;
+      await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+      // The new entries are only durable once the directory entries that lead to the file are.
+      for (const d of pendingDirs.slice()) {
+        await syncDir(d);
+        pendingDirs = pendingDirs.filter((x) => x !== d);
+      }
+    },
+  };
   return {
     location: path,
     append(_entry: Entry, line: string) {
@@ -133,27 +164,14 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
       if (queued) return queued;
       // Nothing new: the caller still must not hear "durable" before a sync already under way has finished.
       if (!dirty && pendingDirs.length === 0) return inflight ?? Promise.resolve();
-      // The sync starts a microtask from now (or after the one under way): the flushes of calls released together,
-      // each asked for in the same run of the machines, share it. `dirty` is cleared as it starts, so a line
-      // appended while it runs asks for one of its own; a failure is final (syncFailed).
-      const sync = (inflight ?? Promise.resolve())
-        .then(() => {
-          queued = undefined;
-          dirty = false;
-          return new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
-        })
-        .then(async () => {
-          // The new entries are only durable once the directory entries that lead to the file are.
-          for (const d of pendingDirs.slice()) {
-            await syncDir(d);
-            pendingDirs = pendingDirs.filter((x) => x !== d);
-          }
-        })
-        .catch((err: unknown) => {
-          queued = undefined;
-          syncFailed ??= err instanceof Error ? err : new Error(String(err));
-          throw syncFailed;
-        });
+      // The sync runs in the next round of the process's flushes (ADR 0073): at the end of this tick, with every
+      // other session's, or after the round under way. `dirty` is cleared as it starts, so a line appended while
+      // it runs asks for one of its own; a failure is final (syncFailed).
+      const sync = rounds.request(member).catch((err: unknown) => {
+        queued = undefined;
+        syncFailed ??= err instanceof Error ? err : new Error(String(err));
+        throw syncFailed;
+      });
       queued = sync;
       inflight = sync;
       void sync.then(

@@ -7,12 +7,13 @@
  * committed seq (`postgres-schema.ts`).
  *
  * `append` keeps the line in memory, in order. `flush` commits every line
- * appended since the last flush as one statement — one transaction — that
- * checks the lease's epoch and that the batch follows the last committed
- * seq, advances it, renews the lease and inserts the lines: an entry is
- * durable when that commit returns. Many sessions committing at once share
- * the database's group commit (one WAL flush for the commits that wait
- * together).
+ * appended since the last commit in the next round of the pool's commits
+ * (`postgres-commit.ts`, ADR 0073): one statement — one transaction — for
+ * every session of the pool that asked in that tick, which for each checks
+ * the lease's epoch and that its batch follows its last committed seq,
+ * advances it, renews the lease and inserts the lines: an entry is durable
+ * when that commit returns. Many sessions of a process share one commit (one
+ * WAL flush); many processes' commits share the database's group commit.
  *
  * Failures, as for JSONL (ADR 0017): a commit that fails is final for this
  * log — every later flush rejects with the same error, since a commit whose
@@ -32,7 +33,7 @@ import type { Entry } from '../../log/entries.js';
 import { claimLease, type Lease, type LeaseOptions } from './postgres-lease.js';
 import { asUnavailable, isPostgresUrl, poolFor, redactUrl } from './postgres-pool.js';
 import { ensureSchema } from './postgres-schema.js';
-import { channelFor, ENTRIES_CHANNEL, notify } from './postgres-workers.js';
+import { commitRoundsFor, type PgCommitter } from './postgres-commit.js';
 
 export const DEFAULT_LEASE_MS = 15_000;
 
@@ -54,16 +55,6 @@ export interface PostgresSessionStore extends SessionStore {
   /** The pool, its tables ready: for the workers' relay and inbox (`postgres-relay.ts`). */
   pool(): Promise<Pool>;
 }
-
-const COMMIT = `
-WITH s AS (
-  UPDATE bridle_sessions
-     SET last_seq = $4, lease_expires = now() + $8::int * interval '1 millisecond', header = COALESCE(header, $7::jsonb)
-   WHERE id = $1 AND epoch = $2 AND owner IS NOT NULL AND last_seq = $3
-  RETURNING id
-)
-INSERT INTO bridle_entries (session, seq, line)
-SELECT s.id, e.seq, e.line FROM s, unnest($5::bigint[], $6::text[]) AS e (seq, line)`;
 
 const PAGE = 5000;
 
@@ -211,26 +202,22 @@ function createPgLog(pool: () => Promise<Pool>, id: string, location: string, le
   let failed: Error | undefined;
   let closed = false;
 
-  const commit = async (batch: typeof pending) => {
+  /** This log in a round of its pool's commits (`postgres-commit.ts`): what it appended since its last one. */
+  const committer: PgCommitter = {
+    take() {
+      if (failed) throw failed;
+      if (held?.lost) throw held.lost;
+      if (pending.length === 0) return undefined;
+      const lines = pending;
+      pending = [];
+      return { id, lease: held!, lines, notify: notifyAfter };
+    },
+  };
+  /** The commit of everything appended so far, in the next round of the pool's commits, once the lease is held. */
+  const commit = async () => {
     const l = await lease;
     if (l.lost) throw l.lost;
-    const p = await pool();
-    const first = batch[0]!.seq;
-    const last = batch.at(-1)!.seq;
-    const header = batch.find((b) => b.header !== undefined)?.header ?? null;
-    const r = await p.query(COMMIT, [id, l.epoch, first - 1, last, batch.map((b) => b.seq), batch.map((b) => b.line), header, l.leaseMs]);
-    if (r.rowCount === batch.length) {
-      // A hint, after the commit and outside its transaction (notifying commits serialize): relays read by seq anyway.
-      if (notifyAfter) void notify(p, channelFor(ENTRIES_CHANNEL, id), id).catch(() => undefined);
-      return;
-    }
-    // Nothing was written: either the epoch moved on (taken over), or the log is not where this writer thinks it ends.
-    const now = await p.query<{ epoch: string; last_seq: string; owner: { pid: number; host: string } | null }>('SELECT epoch, last_seq, owner FROM bridle_sessions WHERE id = $1', [id]);
-    const row = now.rows[0];
-    if (!row || Number(row.epoch) !== l.epoch || row.owner === null) {
-      throw l.markLost(row ? `the session is at epoch ${row.epoch}${row.owner ? `, held by pid ${row.owner.pid} on ${row.owner.host}` : ''}` : 'the session is gone from the store');
-    }
-    throw Object.assign(new Error(`the session's log in the store ends at seq ${row.last_seq}, but this writer's next entry is seq ${first}`), { code: 'SEQ_MISMATCH' });
+    return commitRoundsFor(await pool()).request(committer);
   };
 
   const log: OpenedLog = {
@@ -245,9 +232,8 @@ function createPgLog(pool: () => Promise<Pool>, id: string, location: string, le
       if (closed) return Promise.resolve();
       if (failed) return Promise.reject(failed);
       if (pending.length === 0) return inflight ?? Promise.resolve();
-      const batch = pending;
-      pending = [];
-      const run = (inflight ?? Promise.resolve()).then(() => commit(batch)).catch((err: unknown) => {
+      // The round takes the lines as it starts: a flush asked for before then joins it; one asked for after, the next round.
+      const run = commit().catch((err: unknown) => {
         failed ??= asError(err);
         throw failed;
       });
