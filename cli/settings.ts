@@ -17,7 +17,7 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { BUNDLES } from '../bundles/base.js';
 import { bundleLayer, composeEntries, CompositionError, Patch, type ComposedRow, type Layer, type PatchEntry, type Row } from '../plugins/rows.js';
-import { isModulePath, loadRowPlugins, type LoadedPlugins } from '../runtime/catalogue.js';
+import { childModelUse, isModulePath, loadRowPlugins, type LoadedPlugins } from '../runtime/catalogue.js';
 import { checkRows } from '../runtime/check.js';
 import { applySettings, maxDepthSetting, RULES, settingsShape, treeBudgetSetting, type Settings, type SettingsLayer } from '../runtime/settings.js';
 import { parseBudget, parseTreeBudget } from '../runtime/subagents/budget.js';
@@ -125,13 +125,15 @@ export function envSettings(env: NodeJS.ProcessEnv): Settings {
   return out;
 }
 
-/** A patch's module paths made absolute against the file that wrote them; a `scripted:` path likewise. */
+/** A patch's module paths made absolute against the file that wrote them: a row's `use`, and its children's model row's (ADR 0077). */
 function anchored(patch: readonly PatchEntry[], dir: string): PatchEntry[] {
+  const at = (use: string) => (isModulePath(use) && !isAbsolute(use) && !use.startsWith('file:') ? resolve(dir, use) : use);
   const fix = (e: PatchEntry): PatchEntry => {
     if ('remove' in e) return e;
-    const use = isModulePath(e.use) && !isAbsolute(e.use) && !e.use.startsWith('file:') ? resolve(dir, e.use) : e.use;
     const rows = e.rows?.map((r) => fix(r as PatchEntry) as Row);
-    return { ...e, use, ...(rows ? { rows } : {}) };
+    const model = childModelUse(e.config);
+    const config = model === undefined ? e.config : { ...(e.config as object), model: { ...(e.config as { model: object }).model, use: at(model) } };
+    return { ...e, use: at(e.use), ...(config !== undefined ? { config } : {}), ...(rows ? { rows } : {}) };
   };
   return patch.map(fix);
 }
