@@ -103,6 +103,20 @@ describe("a module path in a row's config.model", () => {
   });
 });
 
+describe('row modules inside the workspace', () => {
+  it('are refused before they are imported, naming the row (exit 2): the agent can write there', async () => {
+    writeFileSync(join(ws, 'model.js'), HOSTILE);
+    const model = script('p.json', [{ text: 'x' }]);
+    for (const row of [`{ id: tool:delegate, use: delegate, config: { model: { use: ${join(ws, 'model.js')} } } }`, `{ insert: true, id: tool:mine, use: ${join(ws, 'model.js')} }`]) {
+      const patch = file('patch.yaml', `patch:\n  - ${row}\n`);
+      const r = await runCli(['run', '--model', model, '--cwd', ws, '--sandbox', 'off', '--patch', patch, 'go'], { env: env(), cwd: ws });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/row (tool:delegate|tool:mine) \(patch .*\): module .*model\.js is inside the workspace/);
+      expect(r.stderr).not.toContain('a module was read from the workspace');
+    }
+  });
+});
+
 describe('a process child takes model', () => {
   it("the process row's model reaches the child: logged in its session/start and the parent's subagent/start, its spend priced at it", async () => {
     const parent = script('parent.json', [{ toolCalls: [{ name: 'delegate', arguments: { task: 'What do the notes say?', provider: 'process' } }] }, { text: 'The child process answered.' }]);
