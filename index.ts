@@ -19,6 +19,8 @@ export { Host, DuplicateProviderError, MissingServiceError, PluginMountError, ty
 export { Dispatcher } from './plugins/dispatch.js';
 export { CATALOGUE, loadRowPlugins } from './runtime/catalogue.js';
 export { checkRows } from './runtime/check.js';
+export { AGENT_LOOP, MACHINES, builtinLoop, type AgentLoop, type LoopRefinements } from './runtime/agent-loop.js';
+export type { MachineSeams, ProvidedMachines } from './runtime/provide-machines.js';
 export * from './ports/index.js';
 export { serviceKey, type KeyLike, type ServiceKey, type ServiceLookup } from './ports/service.js';
 export { defineProvider, ProviderSetupError, type ProviderDefinition } from './ports/provider.js';

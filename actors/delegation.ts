@@ -11,11 +11,12 @@ import { createActor, fromPromise } from 'xstate';
 import { finalText } from '../log/completed-turns.js';
 import { childTraceparent } from '../log/trace.js';
 import { subagentMachine, type ChildReport, type SubagentInput, type SubagentResult } from '../machines/subagent.machine.js';
+import type { BudgetLimit } from '../log/entries.js';
 import type { SessionControl } from '../ports/session.js';
 import type { ChildModel, ChildSession, SubagentProvider, Subagents } from '../ports/subagents.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { faultInspected } from '../runtime/fault-injection.js';
-import { spendOfLog } from '../runtime/subagents/budget.js';
+import { remainingOf, sessionBudget, spendOfLog } from '../runtime/subagents/budget.js';
 
 /** Reports longer than this reach the parent cut, with a note naming the child's log. */
 export const REPORT_LIMIT = 16_000;
@@ -44,6 +45,12 @@ export interface Delegation {
 const TURN_START = 'turn/start';
 
 /** The child's spans hang under the call that started it, live and after the fact (ADR 0055). */
+/** What is left of the parent's own cap now, for a provider whose child cannot fold it from the parent (ADR 0077). */
+function budgetLeft(parent: SessionControl): { budget?: BudgetLimit } {
+  const own = sessionBudget(parent.entries());
+  return own.limit ? { budget: remainingOf(own.limit, own.used) } : {};
+}
+
 function traceparentFor(parent: SessionControl, callId: string): { traceparent?: string } {
   const t = childTraceparent(parent.entries(), callId);
   return t ? { traceparent: t } : {};
@@ -65,7 +72,7 @@ export function runDelegation(deps: DelegationDeps, d: Delegation): Promise<Suba
         return { ok: true as const };
       }),
       openChild: fromPromise(async ({ signal }) => {
-        const opened = await chosen!.open({ id: d.child, depth: input.depth, parent: parent.id, ...(d.tools ? { tools: d.tools } : {}), ...(d.scoped ? { scoped: d.scoped } : {}), parentEntries: () => parent.entries(), signal, ...traceparentFor(parent, d.callId), ...(d.model !== undefined ? { model: d.model } : {}) });
+        const opened = await chosen!.open({ id: d.child, depth: input.depth, parent: parent.id, ...(d.tools ? { tools: d.tools } : {}), ...(d.scoped ? { scoped: d.scoped } : {}), parentEntries: () => parent.entries(), signal, ...traceparentFor(parent, d.callId), ...(d.model !== undefined ? { model: d.model } : {}), ...budgetLeft(parent) });
         // Created after the parent stopped waiting: nobody will run it.
         if (signal.aborted) {
           registry.track(opened.close());

@@ -27,6 +27,8 @@ export const base: Bundle = {
     { id: 'subprocess', use: 'local' },
     { id: 'approval', use: 'policy' },
     { id: 'turn', use: 'limits' },
+    // The agent loop: the session, turn and step machines, as bridle provides them (ADR 0077).
+    { id: 'loop:agent', use: 'machines' },
     { id: 'prices', use: 'table' },
     { id: 'compaction', use: 'compaction' },
     { id: 'recovery:retry', use: 'retry' },

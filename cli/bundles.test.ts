@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { composeEntries, DuplicateRowError, bundleLayer } from '../plugins/rows.js';
 import { base } from '../bundles/base.js';
 import { composeProduct } from './settings.js';
@@ -58,6 +58,20 @@ describe('bundles and profiles (course ch. 11)', () => {
     bundle('twice', 'patch:\n  - { id: sandbox, use: off }\n  - { id: sandbox, use: bwrap }\n');
     config('profiles:\n  t: { bundles: [base, twice] }\n');
     await expect(compose('t')).rejects.toThrow(/row sandbox \(bundle twice\): the id is used twice/);
+  });
+
+  it("a bundle's modules are the home's even when the workspace holds the home; a --patch module inside the workspace is refused (ADR 0077)", async () => {
+    bundle('ci', 'patch:\n  - { id: tool:lint, use: ./lint.js }\n', { 'lint.js': LINT });
+    config('profiles:\n  ci: { bundles: [base, ci] }\n');
+    const p = await composeProduct({ profile: 'ci' }, { env: { BRIDLE_HOME: home }, workspace: home });
+    expect(p.loaded.get(path.join(home, 'bundles', 'ci', 'lint.js'))).toMatchObject({ name: 'lint' });
+    const ws = `${home}-ws`;
+    fs.mkdirSync(ws);
+    onTestFinished(() => fs.rmSync(ws, { recursive: true, force: true }));
+    fs.writeFileSync(path.join(ws, 'lint.js'), LINT);
+    const patch = path.join(home, 'patch.yaml');
+    fs.writeFileSync(patch, `patch:\n  - { insert: true, id: tool:mine, use: ../${path.basename(ws)}/lint.js }\n`);
+    await expect(composeProduct({ patch }, { env: { BRIDLE_HOME: home }, workspace: ws })).rejects.toThrow(/row tool:mine \(patch .*\): module .*-ws\/lint\.js is inside the workspace/);
   });
 
   it('a bundle that is neither built in nor in $BRIDLE_HOME/bundles is refused by name; so is a name that is a path', async () => {

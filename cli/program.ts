@@ -77,7 +77,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--inspect [url]', 'send actors to an inspector (ws://localhost:8080)')
     .action(async (prompt: string | undefined, flags: RunFlags & { inspect?: string | boolean }) => {
       // A bad config fails before anything waits on stdin.
-      const product = await composeProduct(flags);
+      const product = await composeProduct(flags, { workspace: flags.cwd ?? process.cwd() });
       const text = await readPrompt(prompt);
       if (flags.inspect === undefined) code = await runPrompt(text, product, flags);
       else {
@@ -112,7 +112,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--session <id|path>', 'continue this session')
     .action(async (flags: RunFlags) => {
       const { chatCommand } = await import('./chat.js');
-      code = await chatCommand(await composeProduct(flags), flags);
+      code = await chatCommand(await composeProduct(flags, { workspace: flags.cwd ?? process.cwd() }), flags);
     });
 
   program

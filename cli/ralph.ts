@@ -40,7 +40,7 @@ export async function ralphCommand(objective: string, flags: RalphFlags): Promis
   const rounds = parseRounds(flags.rounds);
   if (flags.verify === undefined && !flags.verifier) throw new UsageError('ralph checks a claim of complete before it accepts it: pass --verify "<command>" (exit 0 is verified), --verifier (an agent that reads the workspace), or both');
   if (flags.verify !== undefined && !flags.verify.trim()) throw new UsageError('--verify needs a command');
-  const product = await composeProduct(flags);
+  const product = await composeProduct(flags, { workspace: flags.cwd ?? process.cwd() });
   return driveRalph(product, flags, { start: { objective, rounds, verify: flags.verify ?? null, verifier: Boolean(flags.verifier) } });
 }
 

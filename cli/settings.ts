@@ -11,13 +11,14 @@
  * from `$BRIDLE_HOME` and from files named on the command line, never from
  * the workspace.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { BUNDLES } from '../bundles/base.js';
 import { bundleLayer, composeEntries, CompositionError, Patch, type ComposedRow, type Layer, type PatchEntry, type Row } from '../plugins/rows.js';
-import { isModulePath, loadRowPlugins, type LoadedPlugins } from '../runtime/catalogue.js';
+import { childModelUse, isModulePath, loadRowPlugins, type LoadedPlugins } from '../runtime/catalogue.js';
 import { checkRows } from '../runtime/check.js';
 import { applySettings, maxDepthSetting, RULES, settingsShape, treeBudgetSetting, type Settings, type SettingsLayer } from '../runtime/settings.js';
 import { parseBudget, parseTreeBudget } from '../runtime/subagents/budget.js';
@@ -125,13 +126,15 @@ export function envSettings(env: NodeJS.ProcessEnv): Settings {
   return out;
 }
 
-/** A patch's module paths made absolute against the file that wrote them; a `scripted:` path likewise. */
+/** A patch's module paths made absolute against the file that wrote them: a row's `use`, and its children's model row's (ADR 0077). */
 function anchored(patch: readonly PatchEntry[], dir: string): PatchEntry[] {
+  const at = (use: string) => (isModulePath(use) && !isAbsolute(use) && !use.startsWith('file:') ? resolve(dir, use) : use);
   const fix = (e: PatchEntry): PatchEntry => {
     if ('remove' in e) return e;
-    const use = isModulePath(e.use) && !isAbsolute(e.use) && !e.use.startsWith('file:') ? resolve(dir, e.use) : e.use;
     const rows = e.rows?.map((r) => fix(r as PatchEntry) as Row);
-    return { ...e, use, ...(rows ? { rows } : {}) };
+    const model = childModelUse(e.config);
+    const config = model === undefined ? e.config : { ...(e.config as object), model: { ...(e.config as { model: object }).model, use: at(model) } };
+    return { ...e, use: at(e.use), ...(config !== undefined ? { config } : {}), ...(rows ? { rows } : {}) };
   };
   return patch.map(fix);
 }
@@ -191,6 +194,33 @@ export interface ComposeOptions {
   env?: NodeJS.ProcessEnv;
   /** `resume`: the model the session logged takes the place of one that only the bundle or the config file named. */
   loggedModel?: string;
+  /** The workspace the command runs in, when known before composing: a row module inside it is refused before it is imported. */
+  workspace?: string;
+}
+
+const realOr = (p: string) => (existsSync(p) ? realpathSync(p) : resolve(p));
+const within = (dir: string, p: string) => {
+  const rel = relative(dir, p);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+};
+
+/**
+ * Row modules (a row's `use`, its children's model row's) that lie inside the workspace, where the agent can
+ * write, are refused (ADR 0077): one it rewrote would run, unconfined, at the next start. One inside
+ * `$BRIDLE_HOME` is the home's, even when the workspace holds the home. Contract: throws `UsageError` naming the row.
+ */
+export function refuseWorkspaceModules(rows: readonly ComposedRow[], workspace: string, home: string): void {
+  if (!existsSync(workspace)) return;
+  const ws = realpathSync(workspace);
+  const own = realOr(home);
+  for (const row of rows) {
+    if (row.rows) refuseWorkspaceModules(row.rows, workspace, home);
+    for (const use of [row.use, childModelUse(row.config)]) {
+      if (use === undefined || !isModulePath(use)) continue;
+      const file = realOr(use.startsWith('file:') ? fileURLToPath(use) : use);
+      if (within(ws, file) && !within(own, file)) throw new UsageError(`row ${row.id} (${row.from}): module ${use} is inside the workspace ${ws}, where the agent can write; keep row modules in $BRIDLE_HOME or beside a patch file outside it`);
+    }
+  }
 }
 
 /** The profile a `--profile` names. Contract: throws `UsageError` naming the known ones when there is none. */
@@ -249,6 +279,7 @@ export async function composeProduct(flags: SettingFlags, o: ComposeOptions = {}
   late.push({ from: 'env', settings: envSettings(env) }, { from: 'flag', settings: flagged });
   rows = applySettings(current, late);
   warnings.push(...rows.warnings);
+  if (o.workspace !== undefined) refuseWorkspaceModules(rows.rows, o.workspace, home);
   const loaded = await loadRowPlugins(rows.rows).catch((err: unknown) => {
     throw new UsageError((err as Error).message);
   });

@@ -7,7 +7,7 @@
  * then creates the child, which the parent drives through `ChildSession`
  * whatever the provider — the same call site for every one of them.
  */
-import type { Entry, TurnEndReason } from '../log/entries.js';
+import type { BudgetLimit, Entry, TurnEndReason } from '../log/entries.js';
 import type { ToolDefinition } from './tools.js';
 
 export type Disposer = () => void;
@@ -93,6 +93,11 @@ export interface ChildRequest {
   traceparent?: string;
   /** The model the delegating tool's row names for its children; a provider's own row may name another. Absent: the parent's. */
   model?: ChildModel;
+  /**
+   * What is left of the parent's own spending cap (ADR 0047), for a provider whose child does not fold it from
+   * the parent (`process`: it crosses as `--budget`, so the child's `session/start` records the prices its spend is counted at).
+   */
+  budget?: BudgetLimit;
 }
 
 /** One provider of the subagents seam. */

@@ -46,6 +46,7 @@ import { skillsPlugin } from './skills/plugin.js';
 import { workflowPlugin } from './workflow/tool.js';
 import { workerWorkflow } from '../adapters/workflow/worker.js';
 import { registryPlugin } from './subagents/registry.js';
+import { agentLoopPlugin } from './agent-loop.js';
 import { flushLiveTraces, liveTraces, type LiveTracesOptions } from '../adapters/tracing/live.js';
 
 /**
@@ -87,6 +88,7 @@ export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugi
   ['tool/delegate', delegatePlugin],
   ['tool/workflow', workflowPlugin],
   ['turn/limits', limitsPlugin],
+  ['loop/machines', agentLoopPlugin],
   ['prices/table', pricesPlugin],
   ['compaction/compaction', contextPlugin],
   ['prompt/core', coreSectionPlugin],
@@ -143,10 +145,19 @@ export function knownUses(rowId: string): string[] {
   return [...CATALOGUE.keys()].filter((k) => seams.some((s) => k.startsWith(`${s}/`))).map((k) => k.slice(k.indexOf('/') + 1));
 }
 
-/** Rows (and their groups' rows) whose `use` is a module path. */
+/** The `use` of a whole model row a row's `config.model` names for its children (ADR 0066), if it names one. */
+export function childModelUse(config: unknown): string | undefined {
+  const model = (config as { model?: unknown } | null | undefined)?.model;
+  const use = typeof model === 'object' && model !== null ? (model as { use?: unknown }).use : undefined;
+  return typeof use === 'string' ? use : undefined;
+}
+
+/** Rows (and their groups' rows) whose `use`, or whose children's model row's `use` (ADR 0077), is a module path. */
 function* moduleUses(rows: readonly Row[]): Generator<string> {
   for (const r of rows) {
     if (isModulePath(r.use)) yield r.use;
+    const model = childModelUse(r.config);
+    if (model !== undefined && isModulePath(model)) yield model;
     if (r.rows) yield* moduleUses(r.rows);
   }
 }

@@ -7,7 +7,7 @@
  */
 import { CompositionError, type ComposedRow } from '../plugins/rows.js';
 import { keyId } from '../ports/service.js';
-import { knownUses, resolveUse, type LoadedPlugins } from './catalogue.js';
+import { childModelUse, knownUses, resolveUse, type LoadedPlugins } from './catalogue.js';
 
 /** A row as checked: its config with the plugin's defaults filled in. */
 export interface CheckedRow extends ComposedRow {
@@ -34,6 +34,9 @@ export function checkRows(rows: readonly ComposedRow[], loaded?: LoadedPlugins):
         const known = knownUses(row.id);
         throw new CompositionError(row.id, row.from, `unknown use ${JSON.stringify(row.use)}${known.length ? ` (known for ${row.id}: ${known.join(', ')})` : ' (qualify it with its seam, e.g. model/scripted)'}`);
       }
+      // The model row a row names for its children is mounted only when a child starts: checked now, as a row is.
+      const model = childModelUse(row.config);
+      if (model !== undefined && !resolveUse({ id: 'model', use: model }, loaded)) throw new CompositionError(row.id, row.from, `config.model: unknown use ${JSON.stringify(model)} (known for model: ${knownUses('model').join(', ')}, or a module path)`);
       let config = row.config;
       if (plugin.config) {
         const r = plugin.config.safeParse(row.config ?? {});

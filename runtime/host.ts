@@ -15,6 +15,7 @@ import { CompositionError, type ComposedRow } from '../plugins/rows.js';
 import { HOOKS, PROMPT, SESSION, TOOLS } from '../ports/index.js';
 import { keyId, type KeyLike } from '../ports/service.js';
 import { REGISTRIES, registryRow } from './builtins.js';
+import { AGENT_LOOP, builtinLoop, isAgentLoop, MACHINES, type AgentLoop } from './agent-loop.js';
 import type { SessionControl } from '../ports/session.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { resolveUse, type LoadedPlugins } from './catalogue.js';
@@ -45,6 +46,8 @@ export interface BuiltHost {
   tools: Tools;
   hooks: HookRegistry;
   prompt: PromptRegistry;
+  /** The loop the session runs: the `loop:agent` row's, else bridle's own (ADR 0077). */
+  loop: AgentLoop;
 }
 
 const core = (name: string, key: KeyLike, service: unknown): Plugin => ({ name, provides: [key], apply: (ctx) => void ctx.provide(key, service) });
@@ -67,6 +70,7 @@ export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltH
     host.mount(core('registries', REGISTRIES, { tools, hooks, prompt }), undefined, { id: 'core:registries' });
     for (const key of REGISTRY_KEYS) if (!providedBy(rows, keyId(key)) || (key === PROMPT && o.prompt)) host.mount(registryRow(key), undefined, { id: `core:${keyId(key)}` });
     host.mount(core('session', SESSION, o.session), undefined, { id: 'core:session' });
+    host.mount(core('machines', MACHINES, builtinLoop), undefined, { id: 'core:machines' });
     for (const s of o.overrides ?? []) host.mount(core(`override ${keyId(s.key)}`, s.key, s.service), undefined, { id: `override:${keyId(s.key)}` });
     const mountRows = (list: readonly ComposedRow[], scope: Scope) => {
       for (const row of list) {
@@ -90,7 +94,7 @@ export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltH
     for (const p of o.plugins ?? []) host.mount(p, undefined, { id: p.name });
     const waiting = host.status().find((s) => s.state === 'pending');
     if (waiting) throw new CompositionError(waiting.id, fromOf.get(waiting.id) ?? 'options', `needs service ${waiting.waitingFor.join(', ')}, which no row provides`);
-    return { host, ...built };
+    return { host, ...built, loop: loopOf(host, fromOf) };
   } catch (err) {
     host.dispose();
     if (err instanceof PluginMountError) throw new CompositionError(err.plugin, fromOf.get(err.plugin) ?? 'options', err.cause instanceof Error ? err.cause.message : String(err.cause), { cause: err.cause });
@@ -98,12 +102,20 @@ export function buildHost(rows: readonly ComposedRow[], o: BuildOptions): BuiltH
   }
 }
 
+/** The row's loop, checked: a module may provide anything under the key. Contract: throws `CompositionError` naming the row. */
+function loopOf(host: Host, fromOf: ReadonlyMap<string, string>): AgentLoop {
+  if (!host.has(AGENT_LOOP)) return builtinLoop;
+  const loop = host.get(AGENT_LOOP);
+  if (!isAgentLoop(loop)) throw new CompositionError('loop:agent', fromOf.get('loop:agent') ?? 'options', 'provides an agent-loop service that is not a loop ({ name, provide(seams, recorder) }; build one with machines.refine)');
+  return loop;
+}
+
 /**
  * The registries the rows put into the session. The session drives them through more than their ports (ranks,
  * scoped tools, the hook pipeline), so a row replacing one provides an instance of bridle's class (a subclass, or
  * the host's own from `registries`, decorated). Contract: throws `CompositionError` naming the row otherwise.
  */
-function registriesOf(host: Host, fromOf: ReadonlyMap<string, string>): Omit<BuiltHost, 'host'> {
+function registriesOf(host: Host, fromOf: ReadonlyMap<string, string>): Omit<BuiltHost, 'host' | 'loop'> {
   const need = (id: string, key: KeyLike, ok: (v: unknown) => boolean) => {
     if (!host.has(key)) throw new CompositionError(id, 'options', `no row provides the ${id} registry (the base bundle's row ${id} does)`);
     const v = host.get(key);

@@ -84,6 +84,15 @@ export interface MachineSeams {
   preStep?: (input: { turn: string; text: string }) => Promise<PreStepDecision>;
 }
 
+/** Each machine as bridle provided it, changed before the machine above it invokes it (none given: as provided). */
+export interface LoopRefinements {
+  session?: (m: typeof sessionMachine) => typeof sessionMachine;
+  turn?: (m: typeof turnMachine) => typeof turnMachine;
+  step?: (m: typeof stepMachine) => typeof stepMachine;
+  toolCall?: (m: typeof toolCallMachine) => typeof toolCallMachine;
+  compaction?: (m: typeof compactionMachine) => typeof compactionMachine;
+}
+
 export interface ProvidedMachines {
   /** The session machine, every actor, action and guard of its tree provided. */
   machine: ReturnType<typeof sessionMachine.provide>;
@@ -94,7 +103,8 @@ export interface ProvidedMachines {
 }
 
 /** Contract: appends nothing and starts nothing; the returned machine writes through `recorder` once run. */
-export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMachines {
+export function provideMachines(o: MachineSeams, recorder: Recorder, refine: LoopRefinements = {}): ProvidedMachines {
+  const as = <M>(f: ((m: M) => M) | undefined, m: M): M => (f ? f(m) : m);
   // What the registry holds, derived again only when it changes (a plugin mounted or unmounted a tool).
   let derived: { version: number; byName: Map<string, ToolDefinition>; specs: ToolSpec[] } | undefined;
   const current = () => {
@@ -109,7 +119,7 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
   // A flush that fails rejects with LogNotDurableError: the machine waiting on it notes it in the log and ends the turn LOG_NOT_DURABLE (ADR 0017).
   const flushLog = fromPromise<void, void>(() => recorder.flush());
   const record = (_: unknown, draft: Parameters<Recorder['append']>[0]) => void recorder.append(draft);
-  const compaction = compactionMachine.provide({ actions: { record, ...context.actors.actions }, actors: { ...context.actors.actors, flushLog } });
+  const compaction = as(refine.compaction, compactionMachine.provide({ actions: { record, ...context.actors.actions }, actors: { ...context.actors.actors, flushLog } }));
   const sleep = o.sleep ?? defaultSleep;
   const policy = o.approval.policy;
   const hooks = o.hooks;
@@ -150,7 +160,7 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
 
   // A tool's questions during its call (an MCP server's input requests): an approval class of their own (ADR 0065).
   const askTool = toolQuestions(recorder, { policy, ...(o.answerer ? { answerer: o.answerer } : {}), ...(o.approval.answerTimeoutMs !== undefined ? { answerTimeoutMs: o.approval.answerTimeoutMs } : {}) });
-  const toolCall = toolCallMachine.provide({
+  const toolCall = as(refine.toolCall, toolCallMachine.provide({
     actions: { record, validateCall: validateCallAction(() => current().byName) },
     // A store durable on append (memory) has nothing to flush: the call skips its two flushLog actors (ADR 0007).
     guards: { isLogDurable: () => recorder.isDurable },
@@ -175,8 +185,8 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
         return pipeline.execute({ call: facts(input), tool, args: argsOf(input), ctx: { fs: o.fs, subprocess: o.subprocess, signal, callId: input.callId, ask, progress } });
       }),
     },
-  });
-  const step = stepMachine.provide({
+  }));
+  const step = as(refine.step, stepMachine.provide({
     actions: { record, prepareRequest: prepareRequestAction(recorder, context.header) },
     actors: {
       toolCall,
@@ -191,9 +201,9 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
         }),
       ),
     },
-  });
+  }));
   const budget = budgetQuestion(recorder, { policy, ask: o.askOnBudget === true, ...(o.answerer ? { answerer: o.answerer } : {}), ...(o.approval.answerTimeoutMs !== undefined ? { answerTimeoutMs: o.approval.answerTimeoutMs } : {}) });
-  const turn = turnMachine.provide({
+  const turn = as(refine.turn, turnMachine.provide({
     actions: { record },
     guards: { isOverThreshold: context.isOverThreshold, isOverBudget: budget.isOverBudget },
     actors: {
@@ -205,9 +215,9 @@ export function provideMachines(o: MachineSeams, recorder: Recorder): ProvidedMa
         pipeline.preStep(input, async (p) => (o.preStep ? o.preStep(p) : { kind: 'enter' as const, text: p.text })),
       ),
     },
-  });
-  const machine = sessionMachine.provide({
+  }));
+  const machine = as(refine.session, sessionMachine.provide({
     actors: { turn, compaction, closeFaultedTurn: fromPromise(({ input }) => closeFaultedTurn(recorder, input.turn, input.error, new Set(input.held))) },
-  });
+  }));
   return { machine, context, reportHook };
 }

@@ -24,7 +24,8 @@ describe('the registries as rows', () => {
     const built = buildHost(sessionRows({ settings: { sandbox: 'off' }, facts }), { session, overrides });
     const active = built.host.status().filter((s) => s.state === 'active').map((s) => s.id);
     expect(active).toEqual(expect.arrayContaining(['tools', 'hooks', 'prompt']));
-    expect(active.filter((id) => id.startsWith('core:') && id !== 'core:session' && id !== 'core:registries')).toEqual([]);
+    // Besides the session, only what rows build on: the registries and bridle's own loop (ADR 0077).
+    expect(active.filter((id) => id.startsWith('core:') && !['core:session', 'core:registries', 'core:machines'].includes(id))).toEqual([]);
     expect(built.host.get(TOOLS)).toBe(built.tools);
     built.host.dispose();
   });

@@ -236,6 +236,7 @@ export function createSession(o: SessionOptions): BridleSession {
       approval: host.get(APPROVAL),
       ...(host.has(SANDBOX) ? { sandbox: host.get(SANDBOX) } : {}),
       loop,
+      agentLoop: built.loop,
       context,
       ...(policy ? { policy } : {}),
       configured: {

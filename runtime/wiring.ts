@@ -1,5 +1,5 @@
 /**
- * A session, wired and not yet started: the machine `provideMachines` gave
+ * A session, wired and not yet started: the machine the `loop:agent` row's loop (`provideMachines`, unless a patch replaced it) gave
  * every seam to, and the host duties the machine cannot do itself, each in
  * its own part (`wiring/`): the opening of the log, admission of logged
  * inputs, the duties between turns, compaction on request, close. Nothing
@@ -23,7 +23,7 @@ import type { ModelProvider } from '../ports/model.js';
 import type { Clock } from '../ports/clock.js';
 import type { LogStore } from '../ports/store.js';
 import type { PromptRegistry } from './prompt/registry.js';
-import { provideMachines } from './provide-machines.js';
+import type { AgentLoop } from './agent-loop.js';
 import { SessionClosedError, type BridleSession } from './bridle-session.js';
 import type { SessionOptions } from './session-options.js';
 import { faultInspected } from './fault-injection.js';
@@ -54,6 +54,8 @@ export interface SessionParts extends Omit<Header, 'cwd' | 'depth' | 'parent'> {
   /** The session's sandbox, which `never` decides by (ADR 0052). */
   sandbox?: SandboxService;
   loop: LoopSettings;
+  /** What provides the machines: the `loop:agent` row's loop (ADR 0077). */
+  agentLoop: AgentLoop;
   context: ContextSettings;
   /** Lets the `session` service's `inject` reach the actor once it exists. */
   bindInject: (inject: (text: string) => void) => void;
@@ -70,7 +72,7 @@ export function wireSession(o: SessionOptions, p: SessionParts): BridleSession {
   const feed = new SessionFeed();
   const recorder = new Recorder(p.store, p.clock, existing);
   feedEntries(recorder, feed);
-  const { machine, context, reportHook } = provideMachines({ ...o, ...p, onChunk: (chunk, step) => feed.emit({ type: 'chunk.streamed', chunk, step }), onProgress: (call, r) => feed.emit({ type: 'tool.progress', ...call, ...r }) }, recorder);
+  const { machine, context, reportHook } = p.agentLoop.provide({ ...o, ...p, onChunk: (chunk, step) => feed.emit({ type: 'chunk.streamed', chunk, step }), onProgress: (call, r) => feed.emit({ type: 'tool.progress', ...call, ...r }) }, recorder);
   entryHook(recorder, p.hooks, reportHook);
   // A log that ends inside a turn waiting on an approval: that turn goes on, before anything queued (ADR 0027).
   const fromLog = existing.length > 0 && o.opened !== 'fresh';

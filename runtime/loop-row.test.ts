@@ -1,0 +1,70 @@
+/**
+ * The agent loop is a row (course ch. 11, ADR 0077): the base bundle's `loop:agent` provides the machines;
+ * a patch replaces it by id with a plugin that provides another loop, built on bridle's own (`machines`)
+ * by refining a machine, and the session runs that one — no fork. A row that provides something that is
+ * not a loop is refused by name.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { base } from '../bundles/base.js';
+import type { Plugin } from '../plugins/host.js';
+import { CompositionError } from '../plugins/rows.js';
+import type { EntryOf } from '../log/entries.js';
+import { createHarness, type Harness } from '../test/helpers/harness.js';
+import { AGENT_LOOP, MACHINES, type AgentLoop } from './agent-loop.js';
+
+let h: Harness | undefined;
+afterEach(() => h?.cleanup());
+
+/** A model that never stops calling tools: only the loop's step policy ends its turn. */
+const busy = () => ({ toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] });
+const twoSteps: Plugin = {
+  name: 'two-steps',
+  inject: [MACHINES],
+  provides: [AGENT_LOOP],
+  apply: (ctx) => void ctx.provide(AGENT_LOOP, ctx.get(MACHINES).refine({ turn: (m) => m.provide({ guards: { isAtMaxSteps: ({ context }) => context.steps >= 2 } }) }, 'two-steps')),
+};
+const ends = (h: Harness) => h.entries().filter((e): e is EntryOf<'turn/end'> => e.kind === 'turn/end');
+const steps = (h: Harness) => h.entries().filter((e) => e.kind === 'step/start').length;
+
+describe('the agent loop as a row', () => {
+  it('the base bundle has the loop:agent row, and a session on it runs bridle\'s own step policy (max-steps at the turn row\'s limit)', async () => {
+    expect(base.rows.find((r) => r.id === 'loop:agent')).toEqual({ id: 'loop:agent', use: 'machines' });
+    h = createHarness(busy, { maxSteps: 4 });
+    await h.session.run('go');
+    expect(ends(h)).toMatchObject([{ reason: 'max-steps' }]);
+    expect(steps(h)).toBe(4);
+  });
+
+  it('a patch replacing loop:agent by id runs its loop: the same machines with another step policy', async () => {
+    h = createHarness(busy, { maxSteps: 4, patch: [{ id: 'loop:agent', use: '/virtual/two-steps.js' }], loaded: new Map([['/virtual/two-steps.js', twoSteps]]) });
+    expect(h.session.host.status().find((s) => s.id === 'loop:agent')).toMatchObject({ state: 'active' });
+    await h.session.run('go');
+    expect(ends(h)).toMatchObject([{ reason: 'max-steps' }]);
+    expect(steps(h)).toBe(2);
+  });
+
+  it('refinements stack: a refined loop refined again applies both, in order, each time a session provides it', async () => {
+    const seen: string[] = [];
+    const stacked: Plugin = {
+      name: 'stacked',
+      inject: [MACHINES],
+      provides: [AGENT_LOOP],
+      apply(ctx) {
+        const three = ctx.get(MACHINES).refine({ step: (m) => (seen.push('step'), m), turn: (m) => (seen.push('three'), m.provide({ guards: { isAtMaxSteps: ({ context }) => context.steps >= 3 } })) });
+        ctx.provide(AGENT_LOOP, three.refine({ turn: (m) => (seen.push('one'), m.provide({ guards: { isAtMaxSteps: ({ context }) => context.steps >= 1 } })) }));
+      },
+    };
+    h = createHarness(busy, { maxSteps: 4, patch: [{ id: 'loop:agent', use: '/virtual/stacked.js' }], loaded: new Map([['/virtual/stacked.js', stacked]]) });
+    expect(seen).toEqual(['step', 'three', 'one']);
+    await h.session.run('go');
+    // The later refinement's guard wins (xstate's `provide` merges, the last one given is used).
+    expect(steps(h)).toBe(1);
+  });
+
+  it('a row that provides something that is not a loop is a CompositionError naming the row', () => {
+    const fake: Plugin = { name: 'fake-loop', provides: [AGENT_LOOP], apply: (ctx) => void ctx.provide(AGENT_LOOP, { name: 'nope' } as unknown as AgentLoop) };
+    const open = () => createHarness(busy, { patch: [{ id: 'loop:agent', use: '/virtual/fake.js' }], loaded: new Map([['/virtual/fake.js', fake]]) });
+    expect(open).toThrow(CompositionError);
+    expect(open).toThrow(/row loop:agent \(options\): provides an agent-loop service that is not a loop/);
+  });
+});
