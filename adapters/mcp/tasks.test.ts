@@ -18,11 +18,13 @@ const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol
 const server = { command: process.execPath, args: [EVERYTHING, 'stdio'] };
 
 describe('isTaskTool', () => {
-  it('is a task when the tool requires one, or allows one and the server offers tasks for tools/call', () => {
+  it('is a task when the tool requires or allows one and the server offers tasks for tools/call (SEP-1686\'s capability slot)', () => {
     const offered = { tasks: { requests: { tools: { call: {} } } } };
     const tool = (taskSupport?: 'required' | 'optional' | 'forbidden') => ({ name: 't', inputSchema: {}, ...(taskSupport ? { execution: { taskSupport } } : {}) });
-    expect(isTaskTool(tool('required'), undefined)).toBe(true);
+    expect(isTaskTool(tool('required'), offered)).toBe(true);
     expect(isTaskTool(tool('optional'), offered)).toBe(true);
+    expect(isTaskTool(tool('required'), undefined)).toBe(false);
+    expect(isTaskTool(tool('required'), { extensions: { 'io.modelcontextprotocol/tasks': {} } })).toBe(false);
     expect(isTaskTool(tool('optional'), { tasks: {} })).toBe(false);
     expect(isTaskTool(tool('forbidden'), offered)).toBe(false);
     expect(isTaskTool(tool(), offered)).toBe(false);

@@ -1,6 +1,6 @@
 /**
- * The client side of MCP's tasks (SEP-1686, ADR 0076): a tool the server runs as a task — its listing says
- * `execution.taskSupport: 'required'`, or `'optional'` when the server offers `tasks.requests.tools.call` — is
+ * The client side of MCP's tasks (SEP-1686, the 2025-11-25 wire; ADR 0076): a tool the server runs as a task — its
+ * listing says `execution.taskSupport` `'required'` or `'optional'`, and the server offers `tasks.requests.tools.call` — is
  * called with `task: { ttl }`, which answers at once with the task's id. bridle then asks `tasks/get` every
  * `pollInterval` (the server's, kept within bounds) until the task is done or needs input, passing its status
  * message on as progress, and fetches the tool's result with `tasks/result` (which also carries a server's
@@ -45,12 +45,16 @@ export interface TaskCallOptions {
   progress?: (p: { progress: number; message?: string }) => void;
 }
 
-/** Contract: pure. Whether `tool` is called as a task, given the server's capabilities. */
+/**
+ * Contract: pure. Whether `tool` is called as a task: its listing allows or requires one, and the server offers
+ * tasks for `tools/call` in the capabilities slot of this wire (SEP-1686's `tasks`). The 2026 extension
+ * (`io.modelcontextprotocol/tasks`, SEP-2663: server-directed tasks, results inlined in `tasks/get`) is another
+ * wire, which no server here speaks: its tools are called in place.
+ */
 export function isTaskTool(tool: McpToolInfo | undefined, capabilities: unknown): boolean {
   const support = tool?.execution?.taskSupport;
-  if (support === 'required') return true;
   const offered = (capabilities as { tasks?: { requests?: { tools?: { call?: unknown } } } } | undefined)?.tasks?.requests?.tools?.call;
-  return support === 'optional' && offered !== undefined;
+  return (support === 'required' || support === 'optional') && offered !== undefined;
 }
 
 const pollMs = (t: Task) => Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, t.pollInterval ?? DEFAULT_POLL_MS));
