@@ -8,7 +8,7 @@
 import type { Chunk } from '../log/chunks.js';
 import type { Entry } from '../log/entries.js';
 import { shortId } from '../log/ids.js';
-import { builtinTools } from '../tools/index.js';
+import { knownToolLookup } from '../tools/index.js';
 import { presentCall, presentResult, type ToolLookup } from '../tools/present.js';
 import { intentText } from './present-text.js';
 import { visible } from './visible.js';
@@ -24,7 +24,7 @@ export { presentCall, type ToolLookup } from '../tools/present.js';
 
 let builtins: ToolLookup | undefined;
 /** A call as bridle's built-in tools present it (`approval/request.presented` on a worker that relays the session); any other as `name arguments`. */
-export const presentBuiltin = (name: string, args: string): string => presentCall((builtins ??= new Map(builtinTools().map((t) => [t.name, t]))), name, args);
+export const presentBuiltin = (name: string, args: string): string => presentCall((builtins ??= knownToolLookup()), name, args);
 
 /** The first and, when different, the last non-empty line: a command's exit code and its verdict both show. */
 export function summarizeResult(content: string, max = 80): string {

@@ -26,18 +26,27 @@ export interface SearchMatch {
   text?: string;
 }
 
+/** One step of a plan (`update_plan`, ADR 0076), as ACP's plan entry has it: what, how far, and how much it matters (none: medium). */
+export interface PlanStep {
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed';
+  priority?: 'high' | 'medium' | 'low';
+}
+
 /**
  * What a tool's `presentResult` returns: a kind and its fields.
  * - `generic`: text (the result's content, by default).
  * - `terminal`: a command, its exit code (`null`: none, killed or never run) and what it printed.
  * - `diff`: a file's change: its path, the text replaced (`null` for a whole new content), the new text, and the line diff.
  * - `search`: what was searched for, the hits, and notes (what was cut or skipped).
+ * - `plan`: the steps of the plan the call set, whole (each call replaces the one before).
  */
 export type IntentBody =
   | { kind: 'generic'; text: string }
   | { kind: 'terminal'; command: string; exitCode: number | null; output: string }
   | { kind: 'diff'; path: string; oldText: string | null; newText: string; lines: IntentDiffLine[] }
-  | { kind: 'search'; query: string; matches: SearchMatch[]; notes: string[] };
+  | { kind: 'search'; query: string; matches: SearchMatch[]; notes: string[] }
+  | { kind: 'plan'; entries: PlanStep[] };
 
 export type IntentKind = IntentBody['kind'];
 

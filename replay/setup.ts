@@ -7,7 +7,7 @@
  */
 import type { Entry, EntryOf, ReasoningProvider, SessionConfig } from '../log/entries.js';
 import type { RetryPolicy } from '../ports/loop.js';
-import { toolSpec } from '../tools/index.js';
+import { optionalTools, toolSpec } from '../tools/index.js';
 import { ToolError, type ToolDefinition } from '../ports/tools.js';
 import { delegateTool } from '../runtime/subagents/delegate.js';
 import { workflowTool } from '../runtime/workflow/tool.js';
@@ -54,7 +54,7 @@ export function segmentSetup(entries: readonly Entry[], seg: Segment, config: Se
   return out;
 }
 
-/** The harness's own tools that are not built-ins (delegate, workflow, Ralph's handoff and verdict, skill), for their flags (read-only, idempotent, delegates): the scheduler and the dispatch entries depend on them. */
+/** The harness's own tools that are not built-ins (delegate, workflow, Ralph's handoff and verdict, skill, and the built-ins `base` leaves out: update_plan), for their flags (read-only, idempotent, delegates): the scheduler and the dispatch entries depend on them. */
 function harnessTools(): ToolDefinition[] {
   const never = (): never => {
     throw new ToolError('REPLAY_RUNS_NO_TOOL', 'replay re-runs no tool');
@@ -62,7 +62,7 @@ function harnessTools(): ToolDefinition[] {
   const nobody = { id: '', depth: 0, cwd: '', bridleHome: '', inject: never, entries: never, record: never, child: never };
   const registry = { maxDepth: 0, register: never, names: () => [], admit: never, track: never, drain: async () => {} };
   const runner = { run: never };
-  return [delegateTool({ parent: nobody, subagents: registry, offered: () => [] }), workflowTool({ parent: nobody, subagents: registry, runner, offered: () => [] }), handoffTool({}), verdictTool({}), skillTool([], { workspace: '', bridleHome: '' })];
+  return [delegateTool({ parent: nobody, subagents: registry, offered: () => [] }), workflowTool({ parent: nobody, subagents: registry, runner, offered: () => [] }), handoffTool({}), verdictTool({}), skillTool([], { workspace: '', bridleHome: '' }), ...optionalTools()];
 }
 
 /**

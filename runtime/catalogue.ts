@@ -33,7 +33,7 @@ import { overflowPlugin, retryPlugin } from '../plugins/recovery.js';
 import type { Plugin } from '../plugins/host.js';
 import { providerPlugin } from '../plugins/provider-plugin.js';
 import type { Row } from '../plugins/rows.js';
-import { builtinTools } from '../tools/index.js';
+import { builtinTools, optionalTools } from '../tools/index.js';
 import { hooksRegistryPlugin, promptRegistryPlugin, toolsRegistryPlugin, contextPlugin, coreSectionPlugin, limitsPlugin, pricesPlugin, toolPlugin, timeSectionPlugin, toolsSectionPlugin, workspaceSectionPlugin, nestedAgentsPlugin } from './builtins.js';
 import { forkSubagents } from '../adapters/subagents/fork.js';
 import { mockRemoteSubagents } from '../adapters/subagents/mock-remote.js';
@@ -79,7 +79,7 @@ const providers: ProviderDefinition<any, any>[] = [openaiChatModel, openaiModel,
 /** Built-ins by qualified name (`<seam>/<use>`), or bare where they belong to no seam. */
 export const CATALOGUE: ReadonlyMap<string, Plugin<any>> = new Map<string, Plugin<any>>([
   ...providers.map((p) => [`${p.seam.id}/${p.name}`, providerPlugin(p)] as const),
-  ...builtinTools().map((t) => [`tool/${t.name}`, toolPlugin(t)] as const),
+  ...[...builtinTools(), ...optionalTools()].map((t) => [`tool/${t.name}`, toolPlugin(t)] as const),
   ...subagentProviders.map((p) => [`${p.seam.id}/${p.name}`, subagentPlugin(p)] as const),
   ['tools/registry', toolsRegistryPlugin],
   ['hooks/registry', hooksRegistryPlugin],

@@ -18,7 +18,7 @@ import { nthCall } from '../log/ids.js';
 import type { Delta, Forwardable, ForwardSettled, RelaySource } from '../ports/relay.js';
 import { parseArgs } from './approvals.js';
 import { changeOf } from '../tools/diff.js';
-import { builtinTools } from '../tools/index.js';
+import { knownToolLookup } from '../tools/index.js';
 import type { ToolLookup } from '../tools/present.js';
 import { entryNotices } from './entry-notice.js';
 import { Attachment, type Peer } from './attachment.js';
@@ -34,7 +34,7 @@ const ANSWERED_KEPT = 16;
 export const RELAY_POLL_MS = 500;
 
 let builtins: ToolLookup | undefined;
-const builtinLookup = (): ToolLookup => (builtins ??= new Map(builtinTools().map((t) => [t.name, t])));
+const builtinLookup = (): ToolLookup => (builtins ??= knownToolLookup());
 
 export class RelayedSession {
   private readonly attachments = new Map<Peer, Attachment>();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { builtinTools, toolSpec } from './index.js';
+import { builtinTools, knownToolLookup, optionalTools, toolSpec } from './index.js';
 
 describe('builtinTools', () => {
   it('offers the seven tools in a fixed order with one-line presenters', () => {
@@ -7,6 +7,13 @@ describe('builtinTools', () => {
     expect(tools.map((t) => t.name)).toEqual(['read_file', 'write_file', 'edit_file', 'list_dir', 'glob', 'grep', 'bash']);
     expect(tools.filter((t) => t.readOnly).map((t) => t.name)).toEqual(['read_file', 'list_dir', 'glob', 'grep']);
     for (const t of tools) expect(t.description.length, t.name).toBeGreaterThan(20);
+  });
+});
+
+describe('optionalTools', () => {
+  it('holds the built-ins base leaves out (update_plan), which the lookup of every built-in presents too', () => {
+    expect(optionalTools().map((t) => t.name)).toEqual(['update_plan']);
+    expect([...knownToolLookup().keys()]).toEqual([...builtinTools(), ...optionalTools()].map((t) => t.name));
   });
 });
 
@@ -22,7 +29,7 @@ describe('toolSpec', () => {
   });
 
   it('describes every parameter for the model', () => {
-    for (const def of builtinTools()) {
+    for (const def of [...builtinTools(), ...optionalTools()]) {
       const properties = toolSpec(def).parameters.properties as Record<string, { description?: string }>;
       for (const [key, schema] of Object.entries(properties)) expect(schema.description, `${def.name}.${key}`).toBeTruthy();
     }

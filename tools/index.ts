@@ -7,11 +7,22 @@ import { grepTool } from './grep.js';
 import { listDirTool } from './list-dir.js';
 import { readFileTool } from './read-file.js';
 import type { ToolDefinition, ZodToolDefinition } from '../ports/tools.js';
+import { updatePlanTool } from './update-plan.js';
 import { writeFileTool } from './write-file.js';
 
 /** The built-in tools, in the order they are offered to the model. */
 export function builtinTools(): ZodToolDefinition[] {
   return [readFileTool, writeFileTool, editFileTool, listDirTool, globTool, grepTool, bashTool];
+}
+
+/** The built-in tools `base` leaves out, which a row offers (`{ id: 'tool:update_plan', use: 'update_plan' }`). */
+export function optionalTools(): ZodToolDefinition[] {
+  return [updatePlanTool];
+}
+
+/** Every built-in tool, by name: the presenters of a surface that draws a log without its session's registry. */
+export function knownToolLookup(): ReadonlyMap<string, ToolDefinition> {
+  return new Map([...builtinTools(), ...optionalTools()].map((t) => [t.name, t]));
 }
 
 /** What the model is told about a tool. */

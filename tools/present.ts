@@ -11,6 +11,7 @@ import type { IntentBody, LoggedResult, RenderIntent } from '../ports/present.js
 import type { ToolDefinition } from '../ports/tools.js';
 import { DiffLine } from './diff.js';
 import { checkerOf } from './schema.js';
+import { PlanStepSchema } from './update-plan.js';
 
 /** Where a renderer finds a call's tool: the session's live registry, or the built-ins. */
 export type ToolLookup = Pick<ReadonlyMap<string, ToolDefinition>, 'get'>;
@@ -21,6 +22,7 @@ export const RenderIntentSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('generic'), text: z.string(), ...base }),
   z.strictObject({ kind: z.literal('terminal'), command: z.string(), exitCode: z.int().nullable(), output: z.string(), ...base }),
   z.strictObject({ kind: z.literal('diff'), path: z.string(), oldText: z.string().nullable(), newText: z.string(), lines: z.array(DiffLine), ...base }),
+  z.strictObject({ kind: z.literal('plan'), entries: z.array(PlanStepSchema), ...base }),
   z.strictObject({ kind: z.literal('search'), query: z.string(), matches: z.array(z.strictObject({ path: z.string(), line: z.int().positive().optional(), text: z.string().optional() })), notes: z.array(z.string()), ...base }),
 ]);
 

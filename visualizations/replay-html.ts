@@ -13,7 +13,7 @@ import type { CostReport } from '../log/cost.js';
 import type { Entry } from '../log/entries.js';
 import type { RenderIntent } from '../ports/present.js';
 import { changeOf, type Change } from '../tools/diff.js';
-import { builtinTools } from '../tools/index.js';
+import { knownToolLookup } from '../tools/index.js';
 import { presentResult, type ToolLookup } from '../tools/present.js';
 import { viewerDir, visualizationsDir } from './paths.js';
 
@@ -63,7 +63,7 @@ export function resultIntents(entries: readonly Entry[], tools: ToolLookup): Rec
  * Contract: pure given the checked-in viewer and diagrams; the entries are
  * embedded as data and shown with textContent, so a log cannot inject markup.
  */
-export function renderReplayHtml(entries: readonly Entry[], lineage?: { forkedFrom?: { session: string; seq: number }; forks: readonly { id: string; seq: number }[] }, cost?: CostReport, tools: ToolLookup = new Map(builtinTools().map((t) => [t.name, t]))): string {
+export function renderReplayHtml(entries: readonly Entry[], lineage?: { forkedFrom?: { session: string; seq: number }; forks: readonly { id: string; seq: number }[] }, cost?: CostReport, tools: ToolLookup = knownToolLookup()): string {
   const dir = viewerDir();
   const page = readFileSync(join(dir, 'index.html'), 'utf8');
   const css = readFileSync(join(dir, 'viewer.css'), 'utf8');

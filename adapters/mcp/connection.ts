@@ -22,7 +22,8 @@
  * 2025 connection, embedded in an `input_required` result on 2026-07-28 and
  * fulfilled by the SDK) is asked of the session through the call's `ask`
  * (ADR 0065); a call sends a progress token, and the server's progress
- * reaches the call's `progress`; a session's `traceparent` goes to a stdio
+ * reaches the call's `progress`; a tool the server runs as a task is called as one, polled and cancelled
+ * (`tasks.ts`, ADR 0076); a session's `traceparent` goes to a stdio
  * server as `TRACEPARENT` and with each call in `_meta.traceparent`.
  *
  * This file is the only one that loads the SDK's client; the plugin imports
@@ -38,6 +39,7 @@ import { MCP_BAD_RESULT, MCP_REQUEST_FAILED, MCP_RESULT_TOO_LARGE, MCP_SERVER_EX
 import { redactText, redactUrl } from '../../safety/redact.js';
 import { MAX_MESSAGE_BYTES, RESULT_TOO_LARGE_RPC_CODE } from './read-buffer.js';
 import { CappedStdioTransport } from './stdio-transport.js';
+import { callAsTask, isTaskTool, type TaskClient } from './tasks.js';
 import type { CallMcpTool, McpCallContext, McpToolInfo } from './tools.js';
 
 export interface McpConnection {
@@ -128,9 +130,12 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   // past the probe's deadline (some 2025 servers never answer a request before `initialize`) (ADR 0054).
   const probe = { timeoutMs: Math.min(PROBE_TIMEOUT_MS, config.startTimeoutMs) };
   const changed = new Set<(tools: readonly McpToolInfo[]) => void>();
+  /** The tools as last listed (`tools`, once listed): whether a call goes as a task is read from its tool's listing. */
+  let listedNow: readonly McpToolInfo[] = [];
   // A list read again that failed is not news: the tools offered stay as they were.
   const onChanged = (err: Error | null, listed: unknown[] | null) => {
     if (err || !listed || closing || gone) return;
+    listedNow = listed as McpToolInfo[];
     for (const l of changed) l(listed as McpToolInfo[]);
   };
   const client = new Client(
@@ -172,6 +177,7 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   try {
     await client.connect(transportFor(), startOptions);
     if (client.getServerCapabilities()?.tools) tools.push(...((await client.listTools(undefined, startOptions)).tools as McpToolInfo[]));
+    listedNow = tools;
   } catch (err) {
     await close();
     const code = (err as NodeJS.ErrnoException | null)?.code;
@@ -217,7 +223,10 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
       // `onprogress` makes the SDK send a progress token; reports are for display only (never logged).
       const onprogress = (p: { progress: number; total?: number; message?: string }) =>
         ctx.progress?.({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) });
-      result = await client.callTool(params, { signal: AbortSignal.any([signal, dropped.signal]), timeout: MAX_TIMER_MS, onprogress });
+      const options = { signal: AbortSignal.any([signal, dropped.signal]), timeout: MAX_TIMER_MS };
+      result = isTaskTool(listedNow.find((t) => t.name === tool), client.getServerCapabilities())
+        ? ((await callAsTask(client as unknown as TaskClient, params, { ...options, progress: onprogress })) as typeof result)
+        : await client.callTool(params, { ...options, onprogress });
     } catch (err) {
       // Past the deadline the request is cancelled, but the server never confirms it stopped: the outcome is unknown (ADR 0052).
       if (signal.aborted && isDeadline(signal.reason)) return pastDeadline(o.id, tool);

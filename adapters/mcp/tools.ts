@@ -18,6 +18,8 @@ export interface McpToolInfo {
   description?: string;
   inputSchema: Record<string, unknown>;
   annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; title?: string };
+  /** Whether the server runs its calls as tasks (`tasks.ts`). */
+  execution?: { taskSupport?: 'required' | 'optional' | 'forbidden' };
 }
 
 /** What a call brings beside its arguments: whom the server's questions go to, where its progress goes, its trace context. */

@@ -160,6 +160,8 @@ function storeContract(name: string, make: () => SessionStore, o: { claims: bool
       const last = JSON.parse((await store.tail(id))!.at(-1)!) as { at: string };
       expect((await store.list()).sessions.find((x) => x.id === id)).toMatchObject({ updatedAt: last.at, title: 'fix the failing test' });
       const held = store.open(id);
+      // A store whose claim is asynchronous (Postgres) holds the session once `ready` settles.
+      await held.ready;
       await expect(store.delete(id)).rejects.toBeInstanceOf(SessionLockedError);
       expect(await store.read(id)).toBeDefined();
       await held.close();

@@ -6,7 +6,7 @@
 import { titleOf, type StoredSession } from '../../ports/store.js';
 
 /** How many of a log's first lines are searched for its first input: a title is not worth a whole read. */
-const TITLE_LINES = 64;
+export const TITLE_LINES = 64;
 
 /** Contract: pure; never throws; a line that is not an entry is passed over. */
 export function listedExtras(head: readonly string[], tail: readonly string[] = head): Pick<StoredSession, 'updatedAt' | 'title'> {

@@ -144,5 +144,33 @@ describeWithPostgres('the Postgres store', (db) => {
       h.cleanup();
     }
   });
+  it('deletes a session and its child rows in one transaction under the lease: never while another worker holds it; a fenced writer then finds it gone', async () => {
+    const a = createPostgresSessionStore({ url: db.url(), leaseMs: 300 }, { pid: 5001, renew: false });
+    const b = createPostgresSessionStore({ url: db.url(), leaseMs: 5000 }, { pid: 5002 });
+    const logA = a.open('gone', { lock: await a.claim('gone') });
+    const ra = new Recorder(logA, steppingClock());
+    ra.append(start('gone'));
+    ra.append(turnStart(1));
+    await ra.flush();
+    await sqlRows(db.url(), `INSERT INTO bridle_inbox (session, text, forwarded) VALUES ($1, '', '{}')`, ['gone']);
+    const rows = async () =>
+      (await sqlRows<{ n: string }>(db.url(), `SELECT (SELECT count(*) FROM bridle_sessions WHERE id = $1) + (SELECT count(*) FROM bridle_entries WHERE session = $1) + (SELECT count(*) FROM bridle_inbox WHERE session = $1) AS n`, ['gone']))[0]!.n;
+
+    const refused = await b.delete!('gone').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(SessionLockedError);
+    expect((refused as Error).message).toMatch(/pid 5001 on /);
+    expect(await rows()).toBe('4');
+
+    await sleep(450);
+    expect(await b.delete!('gone')).toBe(true);
+    expect(await rows()).toBe('0');
+    expect(await b.tail('gone')).toBeUndefined();
+    ra.append(turnStart(2));
+    await expect(ra.flush()).rejects.toMatchObject({ sysCode: 'LEASE_LOST' });
+    await logA.close().catch(() => undefined);
+    // A delete of a session the store lacks takes no claim: no row is left for the id.
+    expect(await b.delete!('gone')).toBe(false);
+    expect(await rows()).toBe('0');
+  });
 });
 

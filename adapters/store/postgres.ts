@@ -21,6 +21,13 @@
  * table (a resume) can tell. A lease that was lost refuses the flush with
  * `LEASE_LOST`, and every later append too, so the session stops there
  * (its turn cannot even be closed in the log) and runs nothing more.
+ *
+ * `delete` (ADR 0076) takes the lease first, as a writer would (a live one
+ * refuses it `SESSION_LOCKED`), then removes the session's row, its entries
+ * and its inbox in one transaction that checks the lease's epoch: a writer
+ * it took over finds the session gone at its next commit (`LEASE_LOST`).
+ * A subagent's session (`<id>.<callId>`) is a session of its own and stays,
+ * as in the JSONL store.
  */
 import { hostname } from 'node:os';
 import type { Pool } from './postgres-pool.js';
@@ -28,10 +35,12 @@ import { z } from 'zod';
 import { STORE } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
 import type { OpenedLog, SessionStore, StoredSession, WriterLock } from '../../ports/store.js';
+import { SessionLockedError } from '../../log/errors.js';
 import { MARKER_LINE } from '../../log/markers.js';
 import type { Entry } from '../../log/entries.js';
 import { claimLease, type Lease, type LeaseOptions } from './postgres-lease.js';
 import { asUnavailable, isPostgresUrl, poolFor, redactUrl } from './postgres-pool.js';
+import { listedExtras, TITLE_LINES } from './listed.js';
 import { ensureSchema } from './postgres-schema.js';
 import { commitRoundsFor, type PgCommitter } from './postgres-commit.js';
 
@@ -58,10 +67,23 @@ export interface PostgresSessionStore extends SessionStore {
 
 const PAGE = 5000;
 
+/**
+ * A session's rows and its child rows (its entries, its inbox), in one transaction, under the lease `delete` took:
+ * the epoch is checked with the row locked, so a writer that took the session over meanwhile keeps it.
+ */
+const DELETE = [
+  'SELECT 1 FROM bridle_sessions WHERE id = $1 AND epoch = $2 FOR UPDATE',
+  'DELETE FROM bridle_inbox WHERE session = $1',
+  'DELETE FROM bridle_entries WHERE session = $1',
+  'DELETE FROM bridle_sessions WHERE id = $1',
+] as const;
+
 const LIST = `
 SELECT s.id, s.owner, s.epoch, s.last_seq, s.header->>'cwd' AS cwd, s.header->>'model' AS model,
        (s.owner IS NOT NULL AND s.lease_expires > now()) AS live, s.lease_expires,
-       (SELECT e.line FROM bridle_entries e WHERE e.session = s.id AND e.line ~ $1 ORDER BY e.seq DESC LIMIT 1) AS marker
+       (SELECT e.line FROM bridle_entries e WHERE e.session = s.id AND e.line ~ $1 ORDER BY e.seq DESC LIMIT 1) AS marker,
+       (SELECT e.line FROM bridle_entries e WHERE e.session = s.id AND e.seq = s.last_seq) AS last_line,
+       ARRAY(SELECT e.line FROM bridle_entries e WHERE e.session = s.id AND e.seq <= $2 AND e.line LIKE '%"kind":"session/input"%' ORDER BY e.seq) AS inputs
   FROM bridle_sessions s
  WHERE s.header IS NOT NULL
  ORDER BY s.id`;
@@ -114,10 +136,10 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
   /** Every session the store holds (those with a `session/start` committed), by id. */
   const listSessions = async (): Promise<StoredSession[]> => {
     const p = await ready();
-      type Row = { id: string; owner: { pid: number; host: string; since: string } | null; epoch: string; last_seq: string; cwd: string | null; model: string | null; live: boolean; lease_expires: Date | null; marker: string | null };
+      type Row = { id: string; owner: { pid: number; host: string; since: string } | null; epoch: string; last_seq: string; cwd: string | null; model: string | null; live: boolean; lease_expires: Date | null; marker: string | null; last_line: string | null; inputs: string[] };
       let rows: Row[];
       try {
-        rows = (await p.query<Row>(LIST, [MARKER_LINE.source])).rows;
+        rows = (await p.query<Row>(LIST, [MARKER_LINE.source, TITLE_LINES])).rows;
       } catch (err) {
         throw asUnavailable(err, where);
       }
@@ -131,6 +153,7 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
           cwd: r.cwd ?? '',
           model: r.model ?? '',
           ...(marker ? { marker } : {}),
+          ...listedExtras(r.inputs, r.last_line === null ? [] : [r.last_line]),
         };
       });
   };
@@ -166,6 +189,26 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
       }
       return rows.map((r) => ({ id: r.id, seq: Number(r.seq), location: locationOf(r.id) })).sort((a, b) => a.seq - b.seq || a.id.localeCompare(b.id));
     },
+    async delete(id) {
+      const p = await ready();
+      try {
+        if ((await p.query('SELECT 1 FROM bridle_sessions WHERE id = $1', [id])).rowCount === 0) return false;
+      } catch (err) {
+        throw asUnavailable(err, where);
+      }
+      // The claim first (SessionLockedError while a live writer holds it): nobody appends to a log being removed.
+      const lease = await claim(id);
+      try {
+        if (await deleteRows(p, id, lease.epoch)) return true;
+      } catch (err) {
+        throw asUnavailable(err, where);
+      } finally {
+        // Its row is gone, so the release changes nothing: it stops the renewals.
+        lease.release();
+        await lease.released();
+      }
+      throw new SessionLockedError(undefined, locationOf(id), 'another writer took it over while it was being deleted');
+    },
     async tail(id, fromSeq = 1) {
       const p = await ready();
       try {
@@ -184,6 +227,27 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
     },
   };
   return store;
+}
+
+/** Contract: true once session `id`'s rows are gone; false, removing nothing, when its epoch is no longer `epoch`. */
+async function deleteRows(pool: Pool, id: string, epoch: number): Promise<boolean> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const [lock, ...rest] = DELETE;
+    if ((await c.query(lock, [id, epoch])).rowCount === 0) {
+      await c.query('ROLLBACK');
+      return false;
+    }
+    for (const sql of rest) await c.query(sql, [id]);
+    await c.query('COMMIT');
+    return true;
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    c.release();
+  }
 }
 
 /**

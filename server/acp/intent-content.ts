@@ -65,5 +65,8 @@ export function intentContent(intent: RenderIntent, resultText: string, cwd: str
     }
     case 'search':
       return { content: [text(resultText)], locations: searchLocations(intent, cwd) };
+    case 'plan':
+      // The steps go as the session's `plan` update (`updates.ts`), which a client shows as the plan; the call says it was set.
+      return { content: [text(resultText)] };
   }
 }

@@ -5,7 +5,8 @@
  * `in_progress` at `tool/dispatch`, and `completed` or `failed` at its
  * `tool/result`, with its render intent as ACP content (ADR 0067: the
  * result's text; a diff for a change that landed; a search's hits as
- * locations; a command's output as a fenced block). Text and reasoning stream live from the model's chunks
+ * locations; a command's output as a fenced block), and after a plan's
+ * result (`update_plan`, ADR 0076) the session's `plan` update. Text and reasoning stream live from the model's chunks
  * (`chunkUpdate`); an `assistant/message` carries them only in history, or
  * for a step whose text did not stream.
  */
@@ -14,6 +15,7 @@ import type { SessionUpdate, ToolCallLocation, ToolKind } from '@agentclientprot
 import type { Chunk } from '../../log/chunks.js';
 import type { CostReport } from '../../log/cost.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
+import type { PlanStep } from '../../ports/present.js';
 import type { ToolDefinition } from '../../ports/tools.js';
 import { presentResult } from '../../tools/present.js';
 import { intentContent } from './intent-content.js';
@@ -40,6 +42,7 @@ const KINDS: Record<string, ToolKind> = {
   glob: 'search',
   bash: 'execute',
   delegate: 'think',
+  update_plan: 'think',
 };
 
 /** Contract: pure. The ACP kind a tool's calls show as: the built-ins by name, a fetching tool (`fetch`, `web_fetch`, `mcp__x__fetch`) as `fetch`, anything else `other`. */
@@ -107,14 +110,21 @@ function callUpdate(e: EntryOf<'tool/call'>, s: FeedState): SessionUpdate {
 /** The file tools' refusals of a path that leads out of bounds (through a link, say): its location is taken back. */
 const ESCAPED = new Set(['OUTSIDE_WORKSPACE', 'INSIDE_BRIDLE_HOME', 'PATH_CHANGED']);
 
-function resultUpdate(e: EntryOf<'tool/result'>, s: FeedState): SessionUpdate {
+/** A plan intent as ACP's `plan` update: every step, whole (the client replaces its plan); ACP's priority is required, medium when the step has none. */
+const planUpdate = (entries: readonly PlanStep[]): SessionUpdate => ({
+  sessionUpdate: 'plan',
+  entries: entries.map((p) => ({ content: p.content, status: p.status, priority: p.priority ?? 'medium' })),
+});
+
+function resultUpdates(e: EntryOf<'tool/result'>, s: FeedState): SessionUpdate[] {
   const ok = e.status === 'ok';
   const call = s.calls.get(e.callId);
   const raw = call ? (call.raw ?? JSON.stringify(call.args)) : '';
-  const shown = call ? intentContent(presentResult(s.tools, call.name, raw, e), e.content, s.cwd) : { content: [{ type: 'content' as const, content: { type: 'text' as const, text: e.content } }] };
+  const intent = call ? presentResult(s.tools, call.name, raw, e) : undefined;
+  const shown = intent ? intentContent(intent, e.content, s.cwd) : { content: [{ type: 'content' as const, content: { type: 'text' as const, text: e.content } }] };
   const escaped = !ok && e.code !== undefined && ESCAPED.has(e.code) && call !== undefined && toolLocations(call.name, call.args, s.cwd).length > 0;
   const locations = escaped ? [] : shown.locations?.length ? shown.locations : undefined;
-  return {
+  const update: SessionUpdate = {
     sessionUpdate: 'tool_call_update',
     toolCallId: e.callId,
     status: ok ? 'completed' : 'failed',
@@ -122,6 +132,7 @@ function resultUpdate(e: EntryOf<'tool/result'>, s: FeedState): SessionUpdate {
     ...(locations ? { locations } : {}),
     rawOutput: { status: e.status, ...(e.code !== undefined ? { code: e.code } : {}) },
   };
+  return ok && intent?.kind === 'plan' ? [update, planUpdate(intent.entries)] : [update];
 }
 
 export type Mode = { kind: 'history' } | { kind: 'live'; streamed: ReadonlySet<string> };
@@ -149,7 +160,7 @@ export function entryUpdates(e: Entry, state: FeedState, mode: Mode): SessionUpd
     case 'tool/dispatch':
       return [{ sessionUpdate: 'tool_call_update', toolCallId: e.callId, status: 'in_progress' }];
     case 'tool/result':
-      return [resultUpdate(e, state)];
+      return resultUpdates(e, state);
     default:
       return [];
   }

@@ -53,7 +53,7 @@ function script(responses: unknown[]): string {
 
 /** `acpx --agent "bridle acp …" exec <prompt>`, with acpx's JSON output (every message of the conversation). */
 async function exec(agentArgs: string[], acpxArgs: string[], prompt: string) {
-  const agent = [process.execPath, CLI, 'acp', ...agentArgs].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+  const agent = agentCommand(agentArgs);
   const r = await runCommand(acpx, ['--cwd', ws, '--format', 'json', ...acpxArgs, '--agent', agent, 'exec', prompt], {
     cwd: ws,
     env: userEnv({ HOME: join(root, `user-home-${n}`), BRIDLE_HOME: home }),
@@ -65,6 +65,26 @@ async function exec(agentArgs: string[], acpxArgs: string[], prompt: string) {
     .map((l) => JSON.parse(l) as { method?: string; params?: { update?: { sessionUpdate: string; status?: string; toolCallId?: string } }; result?: { stopReason?: string } });
   return { ...r, messages, methods: messages.map((m) => m.method).filter(Boolean) as string[] };
 }
+
+/** The agent command acpx spawns: `bridle acp …`, quoted for acpx's own splitting of `--agent`. */
+const agentCommand = (agentArgs: string[]) => [process.execPath, CLI, 'acp', ...agentArgs].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+
+/**
+ * `acpx --agent "sh -c 'tee <wire> | bridle acp …'" <command…>`: what acpx sent bridle is appended to `wire`
+ * (acpx's own output shows only a prompt's conversation, not `sessions close` through its queue owner).
+ */
+async function acpxCommand(agentArgs: string[], wire: string, command: string[]) {
+  const inner = `tee -a ${wire} | exec ${agentCommand(agentArgs)}`;
+  expect(inner).not.toContain("'");
+  const agent = `sh -c '${inner}'`;
+  return runCommand(acpx, ['--cwd', ws, '--format', 'json', '--ttl', '30', '--agent', agent, ...command], {
+    cwd: ws,
+    env: userEnv({ HOME: join(root, `user-home-${n}`), BRIDLE_HOME: home }),
+    timeoutMs: 90_000,
+  });
+}
+
+const methodsIn = (wire: string): string[] => readFileSync(wire, 'utf8').split('\n').filter((l) => l.startsWith('{')).flatMap((l) => ((JSON.parse(l) as { method?: string }).method ?? []));
 
 function onlyLog(): { id: string; entries: Entry[] } {
   const files = readdirSync(join(home, 'sessions')).filter((f) => f.endsWith('.jsonl'));
@@ -123,6 +143,27 @@ describe(`bridle acp driven by ${ACPX} (a headless ACP client from npm)`, () => 
     const results = log.entries.filter((e) => e.kind === 'tool/result');
     expect(results.map((e) => e.status)).toEqual(['ok', 'ok', 'ok']);
     expect(results[2]!.content).toContain('from-bash\nvia acpx');
+    await replays(log.id);
+  });
+  it('persistent sessions: `sessions new` (session/new), `prompt` in a new process (session/resume), `sessions list` (session/list), `sessions close` (session/close); the log replays', { timeout: 180_000 }, async () => {
+    // acpx 0.19 has no command that sends session/delete (`sessions prune` removes only its own records): the
+    // delete is covered through the SDK's client (cli/acp-lifecycle.test.ts, cli/acp-postgres.test.ts).
+    const wire = join(root, `wire-${n}.ndjson`);
+    const args = ['--model', `scripted:${script([{ text: 'Resumed.' }])}`, '--approval', 'auto', '--sandbox', 'off'];
+    const steps: string[][] = [];
+    for (const command of [['sessions', 'new'], ['prompt', 'fix the failing test'], ['sessions', 'list'], ['sessions', 'close']]) {
+      const r = await acpxCommand(args, wire, command);
+      expect(r.code, `${command.join(' ')}: ${r.stderr}`).toBe(0);
+      steps.push(r.stdout.split('\n').filter((l) => l.startsWith('{"source"') || l.startsWith('{"action"')));
+    }
+    expect(methodsIn(wire)).toEqual(['initialize', 'session/new', 'initialize', 'session/resume', 'session/prompt', 'initialize', 'session/list', 'session/close']);
+    const log = onlyLog();
+    expect(JSON.parse(steps[2]![0]!)).toEqual({ source: 'agent', sessions: [{ sessionId: log.id, cwd: ws, title: 'fix the failing test', updatedAt: expect.any(String) }] });
+    expect(JSON.parse(steps[3]![0]!)).toMatchObject({ action: 'session_closed', acpxSessionId: log.id });
+    const kinds = log.entries.map((e) => e.kind);
+    // One session: created, ended with its first process, reopened by the resume, ended by the close.
+    expect(kinds.filter((k) => k === 'session/start' || k === 'session/reopen' || k === 'session/end')).toEqual(['session/start', 'session/end', 'session/reopen', 'session/end']);
+    expect(log.entries.find((e) => e.kind === 'assistant/message')).toMatchObject({ blocks: [{ type: 'text', text: 'Resumed.' }] });
     await replays(log.id);
   });
 });

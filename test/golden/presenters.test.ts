@@ -61,17 +61,22 @@ const INTENTS: Record<RenderIntent['kind'], RenderIntent> = {
   generic: { kind: 'generic', text: 'plain <b>text</b>', ...base },
   terminal: { kind: 'terminal', command: 'echo ```hi```', exitCode: 2, output: '--- stdout ---\nhi <there>\n', ...base },
   diff: { kind: 'diff', path: 'src/a.ts', oldText: 'x = 1', newText: 'x = 2', lines: [{ op: '-', text: 'x = 1' }, { op: '+', text: 'x = 2' }], ...base },
+  plan: { kind: 'plan', entries: [{ content: 'read the <tests>', status: 'completed' }, { content: 'fix the bug', status: 'in_progress', priority: 'high' }, { content: 'run them', status: 'pending', priority: 'medium' }], ...base },
   search: { kind: 'search', query: '/load/ in .', matches: [{ path: 'a.js', line: 12, text: 'load(<x>)' }, { path: '../out.js', line: 1, text: 'x' }], notes: ['[cut]'], ...base },
 };
 
 /** ACP's rendering of an intent: a call and its result through the feed, with a tool that presents as `intent`. */
 function acpOf(intent: RenderIntent, content: string) {
+  return acpUpdatesOf(intent, content)[0] as { content: { type: string; content?: { text: string }; path?: string; oldText?: string; newText?: string }[]; locations?: { path: string; line?: number }[] };
+}
+
+function acpUpdatesOf(intent: RenderIntent, content: string) {
   const { kind: _k, title: _t, status: _s, ...body } = intent;
   const tool: ToolDefinition = { ...builtinTools()[0]!, name: 'x', parameters: {}, present: () => 't', presentResult: () => ({ kind: intent.kind, ...body }) as never };
   const s: FeedState = { cwd: '/ws', tools: { get: (n) => (n === 'x' ? tool : undefined) }, calls: new Map() };
   const ids = { seq: 1, at: '2026-01-01T00:00:00.000Z', turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'c', name: 'x' } as const;
   entryUpdates({ ...ids, kind: 'tool/call', arguments: '{}' } as Entry, s, { kind: 'history' });
-  return entryUpdates({ ...ids, kind: 'tool/result', status: 'ok', content, surfaceOp: 'append' } as Entry, s, { kind: 'history' })[0] as { content: { type: string; content?: { text: string }; path?: string; oldText?: string; newText?: string }[]; locations?: { path: string; line?: number }[] };
+  return entryUpdates({ ...ids, kind: 'tool/result', status: 'ok', content, surfaceOp: 'append' } as Entry, s, { kind: 'history' });
 }
 
 describe('each intent kind on each surface', () => {
@@ -100,5 +105,13 @@ describe('each intent kind on each surface', () => {
     expect(intentText(INTENTS.search)).toEqual(['    2 matches in 2 files for /load/ in .', '    a.js:12: load(<x>)', '    ../out.js:1: x', '    [cut]']);
     expect(draw(INTENTS.search)).toContain('<li class="match"><span class="path">a.js</span><span class="line">:12</span><span class="hit"> load(&lt;x&gt;)</span></li>');
     expect(acpOf(INTENTS.search, 'a.js:12: load(<x>)').locations).toEqual([{ path: '/ws/a.js', line: 12 }]);
+  });
+  it('plan: a checklist on the CLI and in the viewer, the call\'s text and then ACP\'s plan update, every step with a priority', () => {
+    expect(intentText(INTENTS.plan)).toEqual(['    [x] read the <tests>', '    [>] fix the bug (high)', '    [ ] run them']);
+    expect(draw(INTENTS.plan)).toBe('<ol class="intent plan"><li class="step completed"><span class="mark">[x] </span><span class="step">read the &lt;tests&gt;</span></li><li class="step in_progress"><span class="mark">[&gt;] </span><span class="step">fix the bug</span><span class="note"> (high)</span></li><li class="step pending"><span class="mark">[ ] </span><span class="step">run them</span></li></ol>');
+    expect(acpUpdatesOf(INTENTS.plan, 'Plan updated: 1 of 3 completed.')).toEqual([
+      expect.objectContaining({ sessionUpdate: 'tool_call_update', status: 'completed', content: [{ type: 'content', content: { type: 'text', text: 'Plan updated: 1 of 3 completed.' } }] }),
+      { sessionUpdate: 'plan', entries: [{ content: 'read the <tests>', status: 'completed', priority: 'medium' }, { content: 'fix the bug', status: 'in_progress', priority: 'high' }, { content: 'run them', status: 'pending', priority: 'medium' }] },
+    ]);
   });
 });

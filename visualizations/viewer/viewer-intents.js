@@ -51,12 +51,26 @@
     return box('div', 'intent search', [head, box('ul', 'matches', hits)]);
   }
 
+  var MARKS = { completed: '[x]', in_progress: '[>]', pending: '[ ]' };
+
+  /** A plan (update_plan, ADR 0076): its steps as a list, each marked with its status; a priority other than medium after it. */
+  function plan(i) {
+    var steps = i.entries.map(function (e) {
+      var parts = [node('span', 'mark', (MARKS[e.status] || '[?]') + ' '), node('span', 'step', e.content)];
+      if (e.priority && e.priority !== 'medium') parts.push(node('span', 'note', ' (' + e.priority + ')'));
+      return box('li', 'step ' + e.status, parts);
+    });
+    if (!steps.length) steps.push(node('li', 'note', '(no plan)'));
+    return box('ol', 'intent plan', steps);
+  }
+
   /** The tree an intent draws as; null for `generic` (and anything unknown): the row says it all. */
   function view(intent) {
     if (!intent || typeof intent !== 'object') return null;
     if (intent.kind === 'terminal') return terminal(intent);
     if (intent.kind === 'diff') return diff(intent);
     if (intent.kind === 'search') return search(intent);
+    if (intent.kind === 'plan') return plan(intent);
     return null;
   }
 
