@@ -34,7 +34,7 @@ import { closeSession } from './wiring/close.js';
 import { cancelNow, compactNow, endSession } from './wiring/requests.js';
 import type { Lifecycle } from './wiring/lifecycle.js';
 import { appendOpening, checkContinuable, type Header } from './wiring/opening.js';
-import { entryHook, feedEntries, feedStates } from './wiring/taps.js';
+import { entryHook, feedEntries, feedStates, feedStatesWhileWatched } from './wiring/taps.js';
 
 export { SessionClosedError, type BridleSession } from './bridle-session.js';
 
@@ -77,9 +77,13 @@ export function wireSession(o: SessionOptions, p: SessionParts): BridleSession {
   const resumed = fromLog ? resumableTurn(existing) : undefined;
   const priorTurns = existing.filter((e) => e.kind === 'turn/start').length - (resumed ? 1 : 0);
   let actorRef: BridleSession['actor'] | undefined;
-  const inspect = faultInspected(feedStates(() => actorRef, feed, o.inspect));
+  // An inspector of the caller's or the fault hook sees every actor from its creation, the feed's before it; with neither,
+  // the feed's is attached only while someone watches (an unwatched session does no inspection work, #26).
+  const inspected = faultInspected(o.inspect) !== undefined;
+  const inspect = inspected ? faultInspected(feedStates(() => actorRef, feed, o.inspect)) : undefined;
   const actor = createActor(machine, { input: { maxSteps: p.loop.maxSteps, turns: priorTurns }, ...(inspect ? { inspect } : {}), ...(o.snapshot ? { snapshot: o.snapshot } : {}) });
   actorRef = actor;
+  if (!inspected) feedStatesWhileWatched(actor, feed);
   const turns = watchTurns({ actor, recorder, hooks: p.hooks, reportHook, life, priorTurns, onCrash: (error) => feed.emit({ type: 'session.crashed', error }) });
   const input = admission({ actor, recorder, host: p.host, life, ...(o.startGate ? { startGate: o.startGate } : {}) });
   // A plugin's advisory is input like any other: logged, then admitted (its own turn's failures report a failed save).

@@ -33,6 +33,18 @@ export function feedStates(actor: () => Actor<typeof sessionMachine> | undefined
 }
 
 /**
+ * The feed's inspector for a session created without one (no inspector of the caller's, no fault hook): attached to
+ * the actor system only while the feed is watched, so an unwatched session's actors do no inspection work at all —
+ * xstate builds its inspection events only for an observer (#26).
+ */
+export function feedStatesWhileWatched(actor: Actor<typeof sessionMachine>, feed: SessionFeed): void {
+  feed.whileWatched(() => {
+    const sub = actor.system.inspect(feedStates(() => actor, feed));
+    return () => sub.unsubscribe();
+  });
+}
+
+/**
  * Every entry as it is appended, to the `session/entry` hook. A listener's throw is reported after the append that
  * caused it returns, so other listeners see entries in log order; a report about this hook is not emitted again.
  */
