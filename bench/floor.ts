@@ -13,7 +13,7 @@
  */
 import { GCProfiler, getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { assign, createActor, fromCallback, fromPromise } from 'xstate';
+import { assign, createActor, fromCallback, fromPromise, type InspectionEvent } from 'xstate';
 import { responseChunks } from '../adapters/model/scripted.js';
 import type { ModelRequest } from '../log/messages.js';
 import { sessionMachine } from '../machines/session.machine.js';
@@ -71,9 +71,9 @@ function floorMachine(steps: number) {
   return sessionMachine.provide({ actors: { turn } });
 }
 
-/** Runs one floor turn of `steps` steps; returns microseconds per step. */
-export async function runFloorSteps(steps: number): Promise<number> {
-  const actor = createActor(floorMachine(steps), { input: { maxSteps: steps + 1 } });
+/** Runs one floor turn of `steps` steps; returns microseconds per step. `inspect`: for the test that its tree is bridle's. */
+export async function runFloorSteps(steps: number, inspect?: (e: InspectionEvent) => void): Promise<number> {
+  const actor = createActor(floorMachine(steps), { input: { maxSteps: steps + 1 }, ...(inspect ? { inspect } : {}) });
   const done = new Promise<TurnOutput>((resolve, reject) => {
     const sub = actor.subscribe({
       next: (s) => {
