@@ -119,21 +119,52 @@ export interface FloorFigures {
   steps: number;
   floorUsPerStep: number;
   bridleUsPerStep: number;
-  /** bridle's step over its floor (the target: within 1.5×). */
+  /** bridle's step over its floor, in wall time (the target: within 1.5×). */
   ratio: number;
+  /** The same in the process's CPU time (user + system, GC threads included): what a loaded machine disturbs least. */
+  floorCpuUsPerStep: number;
+  bridleCpuUsPerStep: number;
+  cpuRatio: number;
   floorKbPerStep: number;
   bridleKbPerStep: number;
 }
 
-/** Medians of 5 timed runs each (after a warm-up, as run.ts does), and one counted run each for allocations. */
+/** Wall and CPU microseconds per step of one run. */
+async function timed(run: () => Promise<number>, steps: number): Promise<{ wall: number; cpu: number }> {
+  const cpu = process.cpuUsage();
+  const wall = await run();
+  const used = process.cpuUsage(cpu);
+  return { wall, cpu: (used.user + used.system) / steps };
+}
+
+/**
+ * Medians of 5 timed runs each, after a warm-up as run.ts does; the floor's and bridle's runs alternate, so a burst of
+ * load on a shared machine falls on both alike. One counted run each for allocations.
+ */
 export async function floorFigures(steps = 2000): Promise<FloorFigures> {
-  for (let i = 0; i < 3; i++) await runFloorSteps(steps);
-  for (let i = 0; i < 3; i++) await runSteps(steps, 'memory');
-  const floorUs = median(await repeat(5, () => runFloorSteps(steps)));
-  const bridleUs = median(await repeat(5, () => runSteps(steps, 'memory')));
+  const floor = () => runFloorSteps(steps);
+  const bridle = () => runSteps(steps, 'memory');
+  for (let i = 0; i < 3; i++) (await floor(), await bridle());
+  const f: { wall: number; cpu: number }[] = [];
+  const b: { wall: number; cpu: number }[] = [];
+  for (let i = 0; i < 5; i++) (f.push(await timed(floor, steps)), b.push(await timed(bridle, steps)));
+  const floorUs = median(f.map((x) => x.wall));
+  const bridleUs = median(b.map((x) => x.wall));
+  const floorCpu = median(f.map((x) => x.cpu));
+  const bridleCpu = median(b.map((x) => x.cpu));
   const floorKb = (await bytesPerStep(runFloorSteps, steps)) / 1024;
   const bridleKb = (await bytesPerStep((n) => runSteps(n, 'memory'), steps)) / 1024;
-  return { steps, floorUsPerStep: floorUs, bridleUsPerStep: bridleUs, ratio: bridleUs / floorUs, floorKbPerStep: floorKb, bridleKbPerStep: bridleKb };
+  return {
+    steps,
+    floorUsPerStep: floorUs,
+    bridleUsPerStep: bridleUs,
+    ratio: bridleUs / floorUs,
+    floorCpuUsPerStep: floorCpu,
+    bridleCpuUsPerStep: bridleCpu,
+    cpuRatio: bridleCpu / floorCpu,
+    floorKbPerStep: floorKb,
+    bridleKbPerStep: bridleKb,
+  };
 }
 
 const fmt = (n: number, d = 1) => n.toFixed(d);
@@ -141,8 +172,9 @@ const fmt = (n: number, d = 1) => n.toFixed(d);
 /** The bench output's rows for the floor. */
 export function floorLines(f: FloorFigures): string[] {
   return [
-    `step floor (bridle's machines, no-op effects), memory store, ${f.steps} steps: median ${fmt(f.floorUsPerStep)} µs/step, ${fmt(f.floorKbPerStep)} KB/step allocated`,
-    `  bridle's step: median ${fmt(f.bridleUsPerStep)} µs/step, ${fmt(f.bridleKbPerStep)} KB/step allocated; ${fmt(f.ratio, 2)}× its floor (target ≤ 1.5×), bridle's share ${fmt(f.bridleUsPerStep - f.floorUsPerStep)} µs and ${fmt(f.bridleKbPerStep - f.floorKbPerStep)} KB a step`,
+    `step floor (bridle's machines, no-op effects), ${f.steps} steps: median ${fmt(f.floorUsPerStep)} µs/step (CPU ${fmt(f.floorCpuUsPerStep)} µs), ${fmt(f.floorKbPerStep)} KB/step allocated`,
+    `  bridle's step, memory store: median ${fmt(f.bridleUsPerStep)} µs/step (CPU ${fmt(f.bridleCpuUsPerStep)} µs), ${fmt(f.bridleKbPerStep)} KB/step allocated`,
+    `  bridle over its floor (target ≤ 1.5×): ${fmt(f.ratio, 2)}× wall, ${fmt(f.cpuRatio, 2)}× CPU; bridle's share ${fmt(f.bridleCpuUsPerStep - f.floorCpuUsPerStep)} CPU µs and ${fmt(f.bridleKbPerStep - f.floorKbPerStep)} KB a step`,
   ];
 }
 
