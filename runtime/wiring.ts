@@ -70,7 +70,7 @@ export function wireSession(o: SessionOptions, p: SessionParts): BridleSession {
   const feed = new SessionFeed();
   const recorder = new Recorder(p.store, p.clock, existing);
   feedEntries(recorder, feed);
-  const { machine, context, reportHook } = provideMachines({ ...o, ...p, onChunk: (chunk, step) => feed.emit({ type: 'chunk.streamed', chunk, step }), onProgress: (call, r) => feed.emit({ type: 'tool.progress', ...call, ...r }) }, recorder);
+  const { machine, context, reportHook } = provideMachines({ ...o, ...p, onChunk: (chunk, step) => feed.watched && feed.emit({ type: 'chunk.streamed', chunk, step }), onProgress: (call, r) => feed.emit({ type: 'tool.progress', ...call, ...r }) }, recorder);
   entryHook(recorder, p.hooks, reportHook);
   // A log that ends inside a turn waiting on an approval: that turn goes on, before anything queued (ADR 0027).
   const fromLog = existing.length > 0 && o.opened !== 'fresh';

@@ -63,6 +63,7 @@ export class SessionFeed {
   }
 
   emit(event: SessionFeedEvent): void {
+    if (this.listeners.size === 0) return;
     for (const l of [...this.listeners]) {
       // One unsubscribed by an earlier listener of this same event gets no more, this one included.
       if (!this.listeners.has(l)) continue;

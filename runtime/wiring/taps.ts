@@ -12,8 +12,9 @@ import type { SessionFeed } from './feed.js';
 
 /** The log's entries, appended and durable, as feed events. */
 export function feedEntries(recorder: Recorder, feed: SessionFeed): void {
-  recorder.onEntry((entry) => feed.emit({ type: 'entry.appended', entry }));
-  recorder.onDurable((entry) => feed.emit({ type: 'entry.saved', entry }));
+  // Unwatched (a bench, an embedding that never subscribes): no event is built for nobody, twice an entry (#26).
+  recorder.onEntry((entry) => feed.watched && feed.emit({ type: 'entry.appended', entry }));
+  recorder.onDurable((entry) => feed.watched && feed.emit({ type: 'entry.saved', entry }));
 }
 
 /**
