@@ -1,5 +1,6 @@
 /** `npm run bench`: every target of docs/design.md §8 that has a benchmark, medians and ratios from this one run. */
 import { coldStartMs } from './cold-start.js';
+import { floorFigures, floorLines } from './floor.js';
 import { fsyncsPerStep, runSteps } from './overhead.js';
 import { median, repeat } from './stats.js';
 
@@ -24,6 +25,10 @@ async function main() {
   rows.overheadUsPerStep = per;
   rows.flatness = per[10000]! / per[100]!;
   say(`  flatness (10,000 vs 100 steps): ${fmt(rows.flatness as number, 2)}×`);
+  // The same turn through bridle's own machines with no-op effects: how much of a step is XState's and how much bridle's (#26).
+  const floor = await floorFigures(2000);
+  rows.stepFloor = floor;
+  for (const line of floorLines(floor)) say(line);
   const durable = median(await repeat(3, () => runSteps(2000, 'jsonl')));
   rows.durableUsPerStep = durable;
   say(`harness overhead, JSONL store, a read-only call a step (flushed only at turn end, ADR 0072), 2000 steps: median ${fmt(durable)} µs/step`);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deriveMessages, Projection } from './derive-messages.js';
+import { deriveMessages, messageOf, Projection } from './derive-messages.js';
+import { isVisible } from './visible.js';
 import type { Entry } from './entries.js';
 
 const at = '2026-01-01T00:00:00.000Z';
@@ -97,5 +98,35 @@ describe('deriveMessages', () => {
       p.apply(x);
       expect(p.messages).toEqual(deriveMessages(log.slice(0, i + 1)));
     });
+  });
+});
+
+describe('messageOf', () => {
+  it("is the one message an entry alone projects to, for every kind, origin and verdict (the meter's measure, #26)", () => {
+    seq = 0;
+    const log = [
+      e({ kind: 'user/message', turn: 't1', text: 'hi', origin: 'user', surfaceOp: 'append' }),
+      e({ kind: 'user/message', turn: 't1', text: 'earlier', origin: 'summary', verdict: 'uncertain', surfaceOp: 'append' }),
+      e({
+        kind: 'assistant/message',
+        turn: 't1',
+        step: 't1.s1',
+        blocks: [
+          { type: 'reasoning', text: 'think', provider: 'anthropic', data: 'sig' },
+          { type: 'text', text: 'looking' },
+          { type: 'tool-call', id: 'a', name: 'read_file', arguments: '{"path":"x"}' },
+        ],
+        finish: { kind: 'ok', reason: 'tool-calls' },
+        surfaceOp: 'append',
+      }),
+      e({ kind: 'assistant/message', turn: 't1', step: 't1.s2', blocks: [], finish: { kind: 'ok', reason: 'stop' }, surfaceOp: 'append' }),
+      e({ kind: 'tool/result', turn: 't1', step: 't1.s1', callId: 't1.s1.c1', toolCallId: 'a', name: 'read_file', status: 'ok', content: 'A', verdict: 'rejected', surfaceOp: 'append' }),
+    ];
+    for (const entry of log) {
+      if (!isVisible(entry)) throw new Error('not visible');
+      const m = messageOf(entry);
+      expect(m === undefined ? [] : [m]).toEqual(deriveMessages([entry]));
+    }
+    expect(messageOf(log[3] as never)).toBeUndefined();
   });
 });

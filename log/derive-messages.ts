@@ -59,6 +59,13 @@ function renderAssistant(e: EntryOf<'assistant/message'>): ModelMessage | undefi
   return m;
 }
 
+/** Contract: pure; the message `e` alone projects to (`deriveMessages([e])`'s one message), none for an empty answer. */
+export function messageOf(e: Visible): ModelMessage | undefined {
+  if (e.kind === 'user/message') return { role: 'user', content: renderUserText(e) };
+  if (e.kind === 'assistant/message') return renderAssistant(e);
+  return { role: 'tool', toolCallId: e.toolCallId, content: verdictLine(e.verdict) + e.content };
+}
+
 /**
  * Incremental projection. Contract: after `apply`ing entries e1..en in order,
  * `messages` equals `deriveMessages([e1..en])`.
@@ -103,20 +110,15 @@ export class Projection {
   }
 
   private place(e: Visible): void {
-    if (e.kind === 'user/message') {
-      this.out.push({ role: 'user', content: renderUserText(e) });
-      return;
-    }
-    if (e.kind === 'assistant/message') {
-      const m = renderAssistant(e);
-      if (!m) return;
-      this.out.push(m);
-      if (m.role === 'assistant' && m.toolCalls) {
-        this.open = { step: e.step, at: this.out.length - 1, order: new Map(m.toolCalls.map((c, i) => [c.id, i])), placed: [] };
+    const msg = messageOf(e);
+    if (!msg) return;
+    if (e.kind !== 'tool/result') {
+      this.out.push(msg);
+      if (e.kind === 'assistant/message' && msg.role === 'assistant' && msg.toolCalls) {
+        this.open = { step: e.step, at: this.out.length - 1, order: new Map(msg.toolCalls.map((c, i) => [c.id, i])), placed: [] };
       }
       return;
     }
-    const msg: ModelMessage = { role: 'tool', toolCallId: e.toolCallId, content: verdictLine(e.verdict) + e.content };
     const o = this.open;
     const rank = o && o.step === e.step ? o.order.get(e.toolCallId) : undefined;
     if (!o || rank === undefined) {

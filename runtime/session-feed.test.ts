@@ -92,4 +92,33 @@ describe('a session feed', () => {
     expect(events).toEqual([{ type: 'session.closed' }]);
     expect(() => h!.session.start()).toThrow(expect.objectContaining({ code: 'SESSION_CLOSED' }));
   });
+  it('inspects the actors only while watched: no inspector unsubscribed, one from the first subscribe to the last unsubscribe (#26)', async () => {
+    h = createHarness(() => ({ text: 'ok' }), { unstarted: true });
+    const system = h.session.actor.system;
+    const inspect = system.inspect.bind(system);
+    let attached = 0;
+    system.inspect = (observer) => {
+      attached++;
+      const sub = inspect(observer);
+      return { unsubscribe: () => (attached--, sub.unsubscribe()) };
+    };
+    h.session.start();
+    await h.session.run('unwatched');
+    expect(attached).toBe(0);
+    const states: string[] = [];
+    const first = h.session.subscribe((e) => void (e.type === 'state.changed' && states.push(JSON.stringify(e.snapshot.value))));
+    const second = h.session.subscribe(() => undefined);
+    expect(attached).toBe(1);
+    await h.session.run('watched');
+    expect(states).toContain(JSON.stringify({ running: 'active' }));
+    second();
+    expect(attached).toBe(1);
+    first();
+    expect(attached).toBe(0);
+    const seen = states.length;
+    await h.session.run('unwatched again');
+    expect(states).toHaveLength(seen);
+    h.session.subscribe(() => undefined);
+    expect(attached).toBe(1);
+  });
 });

@@ -34,7 +34,7 @@ import { closeSession } from './wiring/close.js';
 import { cancelNow, compactNow, endSession } from './wiring/requests.js';
 import type { Lifecycle } from './wiring/lifecycle.js';
 import { appendOpening, checkContinuable, type Header } from './wiring/opening.js';
-import { entryHook, feedEntries, feedStates } from './wiring/taps.js';
+import { entryHook, feedEntries, feedStates, feedStatesWhileWatched } from './wiring/taps.js';
 
 export { SessionClosedError, type BridleSession } from './bridle-session.js';
 
@@ -72,16 +72,20 @@ export function wireSession(o: SessionOptions, p: SessionParts): BridleSession {
   const feed = new SessionFeed();
   const recorder = new Recorder(p.store, p.clock, existing);
   feedEntries(recorder, feed);
-  const { machine, context, reportHook } = p.agentLoop.provide({ ...o, ...p, onChunk: (chunk, step) => feed.emit({ type: 'chunk.streamed', chunk, step }), onProgress: (call, r) => feed.emit({ type: 'tool.progress', ...call, ...r }) }, recorder);
+  const { machine, context, reportHook } = p.agentLoop.provide({ ...o, ...p, onChunk: (chunk, step) => feed.watched && feed.emit({ type: 'chunk.streamed', chunk, step }), onProgress: (call, r) => feed.emit({ type: 'tool.progress', ...call, ...r }) }, recorder);
   entryHook(recorder, p.hooks, reportHook);
   // A log that ends inside a turn waiting on an approval: that turn goes on, before anything queued (ADR 0027).
   const fromLog = existing.length > 0 && o.opened !== 'fresh';
   const resumed = fromLog ? resumableTurn(existing) : undefined;
   const priorTurns = existing.filter((e) => e.kind === 'turn/start').length - (resumed ? 1 : 0);
   let actorRef: BridleSession['actor'] | undefined;
-  const inspect = faultInspected(feedStates(() => actorRef, feed, o.inspect));
+  // An inspector of the caller's or the fault hook sees every actor from its creation, the feed's before it; with neither,
+  // the feed's is attached only while someone watches (an unwatched session does no inspection work, #26).
+  const inspected = faultInspected(o.inspect) !== undefined;
+  const inspect = inspected ? faultInspected(feedStates(() => actorRef, feed, o.inspect)) : undefined;
   const actor = createActor(machine, { input: { maxSteps: p.loop.maxSteps, turns: priorTurns }, ...(inspect ? { inspect } : {}), ...(o.snapshot ? { snapshot: o.snapshot } : {}) });
   actorRef = actor;
+  if (!inspected) feedStatesWhileWatched(actor, feed);
   const turns = watchTurns({ actor, recorder, hooks: p.hooks, reportHook, life, priorTurns, onCrash: (error) => feed.emit({ type: 'session.crashed', error }) });
   const input = admission({ actor, recorder, host: p.host, life, ...(o.startGate ? { startGate: o.startGate } : {}) });
   // A plugin's advisory is input like any other: logged, then admitted (its own turn's failures report a failed save).

@@ -5,8 +5,8 @@
  * / 4) and says so. The message part is kept incrementally from the log, so
  * a measurement costs the same at step 10 and at step 10,000.
  */
-import { deriveMessages } from '../../log/derive-messages.js';
-import { isVisible } from '../../log/visible.js';
+import { messageOf } from '../../log/derive-messages.js';
+import { isVisible, type Visible } from '../../log/visible.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { headerChars, messageChars, tokensOfChars } from '../../log/context/tokens.js';
 import type { Recorder } from '../../log/recorder.js';
@@ -21,7 +21,11 @@ export interface ContextMeterOptions {
   threshold: number;
 }
 
-const entryChars = (e: Entry): number => deriveMessages([e]).reduce((n, m) => n + messageChars(m), 0);
+/** What a visible entry adds to the messages: its one message, measured without a projection built for it (#26). */
+const entryChars = (e: Visible): number => {
+  const m = messageOf(e);
+  return m ? messageChars(m) : 0;
+};
 
 export class ContextMeter {
   /** Σ messageChars over the projection's messages. */

@@ -36,12 +36,26 @@ export type SessionFeedListener = (event: SessionFeedEvent) => void;
 /** The listeners of one session. Contract: `emit` never throws; a listener's throw reaches neither the session nor the other listeners. */
 export class SessionFeed {
   private readonly listeners = new Set<SessionFeedListener>();
+  private watch?: { attach: () => () => void; detach?: () => void };
 
   subscribe(listener: SessionFeedListener): () => void {
     // A listener subscribed twice is two subscriptions: each unsubscribe removes its own.
     const own: SessionFeedListener = (e) => listener(e);
     this.listeners.add(own);
-    return () => void this.listeners.delete(own);
+    if (this.watch && !this.watch.detach) this.watch.detach = this.watch.attach();
+    return () => {
+      this.listeners.delete(own);
+      if (this.listeners.size === 0 && this.watch?.detach) (this.watch.detach(), (this.watch.detach = undefined));
+    };
+  }
+
+  /**
+   * `attach` runs while anyone watches: when the first listener subscribes (at once, if one has), and the function it
+   * returns when the last one leaves. What only feeds the listeners costs nothing while there are none (#26).
+   */
+  whileWatched(attach: () => () => void): void {
+    this.watch = { attach };
+    if (this.watched) this.watch.detach = attach();
   }
 
   get watched(): boolean {
@@ -49,6 +63,7 @@ export class SessionFeed {
   }
 
   emit(event: SessionFeedEvent): void {
+    if (this.listeners.size === 0) return;
     for (const l of [...this.listeners]) {
       // One unsubscribed by an earlier listener of this same event gets no more, this one included.
       if (!this.listeners.has(l)) continue;

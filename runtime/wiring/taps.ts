@@ -12,8 +12,9 @@ import type { SessionFeed } from './feed.js';
 
 /** The log's entries, appended and durable, as feed events. */
 export function feedEntries(recorder: Recorder, feed: SessionFeed): void {
-  recorder.onEntry((entry) => feed.emit({ type: 'entry.appended', entry }));
-  recorder.onDurable((entry) => feed.emit({ type: 'entry.saved', entry }));
+  // Unwatched (a bench, an embedding that never subscribes): no event is built for nobody, twice an entry (#26).
+  recorder.onEntry((entry) => feed.watched && feed.emit({ type: 'entry.appended', entry }));
+  recorder.onDurable((entry) => feed.watched && feed.emit({ type: 'entry.saved', entry }));
 }
 
 /**
@@ -30,6 +31,18 @@ export function feedStates(actor: () => Actor<typeof sessionMachine> | undefined
       else own?.next?.(e);
     } catch {}
   };
+}
+
+/**
+ * The feed's inspector for a session created without one (no inspector of the caller's, no fault hook): attached to
+ * the actor system only while the feed is watched, so an unwatched session's actors do no inspection work at all —
+ * xstate builds its inspection events only for an observer (#26).
+ */
+export function feedStatesWhileWatched(actor: Actor<typeof sessionMachine>, feed: SessionFeed): void {
+  feed.whileWatched(() => {
+    const sub = actor.system.inspect(feedStates(() => actor, feed));
+    return () => sub.unsubscribe();
+  });
 }
 
 /**
