@@ -6,11 +6,10 @@
  */
 import type { Decision } from '../../machines/tool-call.machine.js';
 import type { PreStepDecision } from '../../machines/turn.machine.js';
-import { executeTool } from '../../tools/execute.js';
 import type { ToolOutput } from '../../ports/tools.js';
 import { combineDecisions, isDecision, isPostDecision, isPreStepDecision, stricter, stricterPost, stricterPreStep } from './decisions.js';
 import type { HookRegistry } from './registry.js';
-import type { CallFacts, ExecutePayload, PreStepPayload } from '../../ports/hooks.js';
+import type { CallFacts, ExecutePayload, PreStepPayload, RunTool } from '../../ports/hooks.js';
 import { runWaterfall } from '../waterfall.js';
 
 export interface HookProblem {
@@ -25,7 +24,7 @@ export interface HookProblem {
 export interface ToolPipeline {
   /** Contract: never rejects; the verdict is at least as strict as `policy`, every guard's deny and every pre-execute deny (I6). */
   decide(call: CallFacts, policy: Decision): Promise<Decision>;
-  /** Contract: never rejects; runs the execute chain (ending in `executeTool`, with its deadline) and then post-execute. */
+  /** Contract: never rejects; runs the execute chain (ending in `run`, the executor with its deadline) and then post-execute. */
   execute(payload: Omit<ExecutePayload, 'timeoutMs'> & { timeoutMs?: number }): Promise<ToolOutput>;
   /** Contract: rejects only when a listener throws (the turn then ends with `PRE_STEP_FAILED`). */
   preStep(payload: PreStepPayload, terminal: (p: PreStepPayload) => Promise<PreStepDecision>): Promise<PreStepDecision>;
@@ -37,7 +36,8 @@ const isToolOutput = (v: unknown): v is ToolOutput => {
   return (o?.status === 'ok' || o?.status === 'error' || o?.status === 'unknown') && typeof o.content === 'string';
 };
 
-export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem) => void): ToolPipeline {
+/** `run` is the executor the `tool/execute` chain ends in (the host passes `actors/execute-tool.ts`). */
+export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem) => void, run: RunTool): ToolPipeline {
   const at = (call: CallFacts) => ({ turn: call.turn, step: call.step, callId: call.callId });
 
   async function runGuards(call: CallFacts): Promise<Decision[]> {
@@ -79,7 +79,7 @@ export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem)
         output = await runWaterfall(
           hooks.listeners('tool/execute'),
           { ...payload, timeoutMs: payload.timeoutMs ?? payload.tool.timeoutMs },
-          (p) => executeTool(p.tool, p.args, p.ctx, p.timeoutMs === undefined ? {} : { timeoutMs: p.timeoutMs }),
+          (p) => run(p.tool, p.args, p.ctx, p.timeoutMs === undefined ? {} : { timeoutMs: p.timeoutMs }),
           {
             hook: 'tool/execute',
             accepts: isToolOutput,
