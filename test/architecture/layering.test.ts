@@ -66,8 +66,9 @@ describe('the layering of docs/design.md §1', () => {
       expect(existsSync(join(process.cwd(), 'runtime', f)), `runtime/${f} is still there`).toBe(false);
   });
 
-  it('executing a call is an actor, and actor logic is written in actors/ only (issue 24, ADR 0078)', () => {
-    expect(existsSync(join(process.cwd(), 'actors', 'execute-tool.ts'))).toBe(true);
+  it('executing a call and the agents of a workflow are actors, and actor logic is written in actors/ only (issue 24, ADR 0078)', () => {
+    for (const f of ['execute-tool.ts', 'workflow-agents.ts']) expect(existsSync(join(process.cwd(), 'actors', f)), `actors/${f}`).toBe(true);
+    expect(readFileSync(join(process.cwd(), 'runtime/workflow/tool.ts'), 'utf8'), 'the workflow tool runs its agents through actors/workflow-agents.ts').not.toMatch(/runDelegation/);
     expect(existsSync(join(process.cwd(), 'tools', 'execute.ts')), 'tools/execute.ts is still there').toBe(false);
     // Machines declare placeholders (`not-provided.ts`, a replay fold's no-op); the host's inline actors are ADR 0056's "left".
     const allowed = (f: string) => f.startsWith('actors/') || f.startsWith('machines/') || f === 'runtime/provide-machines.ts';
