@@ -17,7 +17,7 @@ export function codes<const T extends Record<string, string>>(meanings: T): { re
 /** The union of a code set's codes. */
 export type CodeOf<T> = T[keyof T];
 
-/** A `tool/result` the harness wrote: the call never ran, or its outcome is not known. */
+/** A `tool/result` the harness wrote: the call never ran, was stopped, was blocked, or its outcome is not known. */
 export const ToolResultCode = codes({
   ABORTED_BEFORE_DISPATCH: 'Cancelled before dispatch: the call did not run.',
   DISPATCH_NOT_DURABLE: 'The dispatch could not be made durable, so the call was not run.',
@@ -25,6 +25,9 @@ export const ToolResultCode = codes({
   TOOL_ERROR: 'The tool threw.',
   TOOL_NOT_STARTED: 'Repair closed a call that was never dispatched.',
   TOOL_OUTCOME_UNKNOWN: 'Repair closed a call that was dispatched but never settled: it may or may not have run.',
+  TOOL_TIMEOUT: 'The call passed its deadline and was stopped (status `unknown` when it did not confirm it stopped).',
+  ABORTED: 'The call was cancelled while it ran.',
+  BLOCKED: 'A post-execute check blocked the result after the call ran; its output is withheld.',
 });
 export type ToolResultCode = CodeOf<typeof ToolResultCode>;
 
