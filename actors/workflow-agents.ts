@@ -10,6 +10,7 @@ import type { SessionControl } from '../ports/session.js';
 import type { Subagents } from '../ports/subagents.js';
 import type { AgentAnswer, AgentCall } from '../ports/workflow.js';
 import { runDelegation } from './delegation.js';
+import { SubagentCode } from '../log/codes.js';
 
 export interface WorkflowAgentsConfig {
   parent: SessionControl;
@@ -27,8 +28,8 @@ export interface WorkflowAgents {
 /** Refused (nothing was created) or cancelled: the script cannot go on as planned. A child that ran and failed: that item only. */
 export function answerOf(r: SubagentResult): AgentAnswer {
   if (r.status === 'ok') return { ok: true, value: r.report ?? r.content };
-  const category = !r.started || r.code === 'ABORTED' || r.code === 'TREE_BUDGET_EXHAUSTED' ? 'fatal' : 'recoverable';
-  return { ok: false, category, code: r.code ?? 'SUBAGENT_FAILED', message: r.content };
+  const category = !r.started || r.code === SubagentCode.ABORTED || r.code === SubagentCode.TREE_BUDGET_EXHAUSTED ? 'fatal' : 'recoverable';
+  return { ok: false, category, code: r.code ?? SubagentCode.SUBAGENT_FAILED, message: r.content };
 }
 
 /** The agents of one `workflow` call `callId`: each a child session numbered in the call, cancelled by `signal`. */
