@@ -11,6 +11,7 @@ import { combineDecisions, isDecision, isPostDecision, isPreStepDecision, strict
 import type { HookRegistry } from './registry.js';
 import type { CallFacts, ExecutePayload, PreStepPayload, RunTool } from '../../ports/hooks.js';
 import { runWaterfall } from '../waterfall.js';
+import { ToolResultCode } from '../../log/codes.js';
 
 export interface HookProblem {
   hook: string;
@@ -83,12 +84,12 @@ export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem)
           {
             hook: 'tool/execute',
             accepts: isToolOutput,
-            onThrow: (owner, err) => ({ status: 'error', code: 'TOOL_ERROR', content: `execute hook ${owner} failed: ${describe(err)}` }),
+            onThrow: (owner, err) => ({ status: 'error', code: ToolResultCode.TOOL_ERROR, content: `execute hook ${owner} failed: ${describe(err)}` }),
             report: (listener, problem) => report({ hook: 'tool/execute', listener, problem, ...at(call) }),
           },
         );
       } catch (err) {
-        output = { status: 'error', code: 'TOOL_ERROR', content: describe(err) };
+        output = { status: 'error', code: ToolResultCode.TOOL_ERROR, content: describe(err) };
       }
       const post = await runWaterfall(hooks.listeners('tool/post-execute'), { call, output }, async () => ({ kind: 'accept' as const }), {
         hook: 'tool/post-execute',
@@ -99,7 +100,7 @@ export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem)
         report: (listener, problem) => report({ hook: 'tool/post-execute', listener, problem, ...at(call) }),
       }).catch((err: unknown) => ({ kind: 'block' as const, feedback: `post-execute failed: ${describe(err)}` }));
       if (post.kind === 'accept') return output;
-      return { status: 'error', code: 'BLOCKED', content: `Blocked after it ran: ${post.feedback}. Its output is withheld.` };
+      return { status: 'error', code: ToolResultCode.BLOCKED, content: `Blocked after it ran: ${post.feedback}. Its output is withheld.` };
     },
 
     preStep(payload, terminal) {
