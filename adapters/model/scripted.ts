@@ -13,6 +13,7 @@ import type { Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';
 import { loadScript, parseScript, type Script, type ScriptedResponse } from './scripted-script.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 export { loadScript, parseScript, Script, ScriptedResponse, ScriptError } from './scripted-script.js';
 
@@ -87,7 +88,7 @@ export function responseChunks(r: ScriptedResponse, index: number, deltas = 3): 
   out.push({
     type: 'finish',
     finish: empty
-      ? { kind: 'error', code: 'EMPTY_RESPONSE', message: `scripted model: response ${index} has no text and no tool calls` }
+      ? { kind: 'error', code: ModelCode.EMPTY_RESPONSE, message: `scripted model: response ${index} has no text and no tool calls` }
       : { kind: 'ok', reason },
   });
   return out;
@@ -127,9 +128,9 @@ export function createScriptedProviderFromFunction(respond: ResponseFunction, op
       if (r) served++;
       chunks = r
         ? responseChunks(r, index, deltas)
-        : [{ type: 'finish', finish: { kind: 'error', code: 'EMPTY_RESPONSE', message: `scripted model: script exhausted after ${served} responses` } }];
+        : [{ type: 'finish', finish: { kind: 'error', code: ModelCode.EMPTY_RESPONSE, message: `scripted model: script exhausted after ${served} responses` } }];
     } catch (err) {
-      chunks = [{ type: 'finish', finish: { kind: 'error', code: 'UNKNOWN', message: `scripted model: the response function threw: ${String(err)}` } }];
+      chunks = [{ type: 'finish', finish: { kind: 'error', code: ModelCode.UNKNOWN, message: `scripted model: the response function threw: ${String(err)}` } }];
     }
     const open: number[] = [];
     for (const c of chunks) {
