@@ -17,6 +17,7 @@ import type { Entry, EntryOf } from '../../log/entries.js';
 import type { ToolDefinition } from '../../ports/tools.js';
 import { presentResult } from '../../tools/present.js';
 import { intentContent } from './intent-content.js';
+import { FsCode } from '../../ports/fs.js';
 
 /** What the mapping needs of the session's tools: each one's presenters. */
 export interface ToolLookup {
@@ -105,7 +106,7 @@ function callUpdate(e: EntryOf<'tool/call'>, s: FeedState): SessionUpdate {
 }
 
 /** The file tools' refusals of a path that leads out of bounds (through a link, say): its location is taken back. */
-const ESCAPED = new Set(['OUTSIDE_WORKSPACE', 'INSIDE_BRIDLE_HOME', 'PATH_CHANGED']);
+const ESCAPED = new Set<string>([FsCode.OUTSIDE_WORKSPACE, FsCode.INSIDE_BRIDLE_HOME, FsCode.PATH_CHANGED]);
 
 function resultUpdate(e: EntryOf<'tool/result'>, s: FeedState): SessionUpdate {
   const ok = e.status === 'ok';
