@@ -15,7 +15,6 @@ import type { RetryPolicy } from '../ports/loop.js';
 import type { Plugin } from './host.js';
 import { ModelCode } from '../log/entry-values.js';
 
-export type { RetryPolicy } from '../ports/loop.js';
 
 export const defaultRetryPolicy: RetryPolicy = {
   maxRetries: 3,

@@ -1,7 +1,7 @@
 /** `list_dir`: one directory's entries. */
 import { z } from 'zod';
 import { failure, fromRejection, ok } from './output.js';
-import { byCodePoint } from './text.js';
+import { byCodePoint } from '../ports/fs.js';
 import type { ZodToolDefinition } from '../ports/tools.js';
 import { FsCode } from '../ports/fs.js';
 

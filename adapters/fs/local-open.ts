@@ -15,8 +15,8 @@ import { lstat, mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ToolError } from '../../ports/tool-error.js';
-import { bridleHomeForms, isInside, type LocalRoots } from './local-resolve.js';
-import { gitComponent } from '../../safety/paths.js';
+import { gitComponent, isInside } from '../../safety/paths.js';
+import { bridleHomeForms, type LocalRoots } from './local-resolve.js';
 import { isADirectory } from './refusals.js';
 import { FsCode } from '../../ports/fs.js';
 

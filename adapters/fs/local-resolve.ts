@@ -16,7 +16,6 @@ import { gitComponent, isGitName, isInside } from '../../safety/paths.js';
 import { emptyPath, isADirectory, notFound, nulByte, outsideWorkspace, protectedPath } from './refusals.js';
 import { FsCode } from '../../ports/fs.js';
 
-export { displayPath, isInside } from '../../safety/paths.js';
 
 /** Where the local file system confines every path: from its config, that is from the session. */
 export interface LocalRoots {

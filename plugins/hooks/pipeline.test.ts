@@ -9,7 +9,7 @@ import { executeTool } from '../../actors/execute-tool.js';
 import { HookRegistry } from './registry.js';
 import { mulberry32 as seededRandom } from '../../test/sweep/prng.js';
 import type { CallFacts, Guard } from '../../ports/hooks.js';
-import type { Listener } from '../waterfall.js';
+import type { Listener } from '../../ports/hooks.js';
 
 const call: CallFacts = { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', name: 'bash', arguments: '{"command":"ls"}', args: { command: 'ls' }, readOnly: false, idempotent: false, delegates: false, rendered: 'ls' };
 
