@@ -15,7 +15,8 @@ export { forkPoints, planFork, type ForkPoint, type ForkRefusal, type ForkRefusa
 // The product as rows: the base bundle, composition, the plugin substrate.
 export { base, BUNDLES, type Bundle } from './bundles/base.js';
 export { composeEntries, enabledRows, CompositionError, DuplicateRowError, Patch, RowSchema, type ComposedRow, type HostFacts, type Layer, type PatchEntry, type Predicate, type Row } from './plugins/rows.js';
-export { Host, DuplicateProviderError, MissingServiceError, PluginMountError, type Plugin, type PluginContext, type PluginStatus, type Disposer } from './plugins/host.js';
+export { Host, type Plugin, type PluginContext, type PluginStatus, type Disposer } from './plugins/host.js';
+export { DuplicateProviderError, MissingServiceError, PluginMountError } from './plugins/host-errors.js';
 export { Dispatcher } from './plugins/dispatch.js';
 export { CATALOGUE, loadRowPlugins } from './runtime/catalogue.js';
 export { checkRows } from './runtime/check.js';

@@ -18,6 +18,7 @@ import { isPressing } from '../machines/compaction-drafts.js';
 import type { ContextMeter } from '../runtime/context/meter.js';
 import type { ModelProvider } from '../ports/model.js';
 import type { HeaderParts } from '../runtime/prepare-request.js';
+import { ModelCode } from '../log/entry-values.js';
 
 export interface CompactionSettings {
   /** The recent tail kept verbatim, as a share of the window (default 0.25). */
@@ -48,19 +49,19 @@ export async function requestText(model: ModelProvider, request: ModelRequest, s
     for await (const chunk of model.stream(request, signal)) {
       // A summary is logged whole (`compaction/summary`): one past what an answer may hold fails, as an answer is cut.
       if (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') bytes += escapedBytes(chunk.text);
-      if (bytes > MAX_ANSWER_BYTES) return { ok: false, code: 'OUTPUT_TOO_LARGE', message: `the summary passed ${MAX_ANSWER_BYTES} bytes, the most one log entry may hold` };
+      if (bytes > MAX_ANSWER_BYTES) return { ok: false, code: ModelCode.OUTPUT_TOO_LARGE, message: `the summary passed ${MAX_ANSWER_BYTES} bytes, the most one log entry may hold` };
       a = assembleBlocks(a, chunk);
       if (chunk.type === 'finish') break;
     }
   } catch (err) {
-    return { ok: false, code: 'UNKNOWN', message: `${model.id} threw across the stream: ${String(err)}` };
+    return { ok: false, code: ModelCode.UNKNOWN, message: `${model.id} threw across the stream: ${String(err)}` };
   }
   const f = a.finish;
-  if (!f) return { ok: false, code: 'TRANSPORT', message: 'the summary stream ended without a finish' };
+  if (!f) return { ok: false, code: ModelCode.TRANSPORT, message: 'the summary stream ended without a finish' };
   if (f.kind === 'aborted') return { ok: false, code: 'ABORTED', message: 'the summary request was aborted' };
   if (f.kind === 'error') return { ok: false, code: f.code, message: f.message };
   const text = a.blocks.flatMap((b) => (b?.type === 'text' ? [b.text] : [])).join('');
-  return text.trim() ? { ok: true, text: text.trim() } : { ok: false, code: 'EMPTY_RESPONSE', message: 'the summary answer held no text' };
+  return text.trim() ? { ok: true, text: text.trim() } : { ok: false, code: ModelCode.EMPTY_RESPONSE, message: 'the summary answer held no text' };
 }
 
 /**

@@ -17,6 +17,7 @@ import type { ChildModel, ChildSession, SubagentProvider, Subagents } from '../p
 import type { ToolDefinition } from '../ports/tools.js';
 import { faultInspected } from '../runtime/fault-injection.js';
 import { remainingOf, sessionBudget, spendOfLog } from '../runtime/subagents/budget.js';
+import { SubagentCode } from '../log/codes.js';
 
 /** Reports longer than this reach the parent cut, with a note naming the child's log. */
 export const REPORT_LIMIT = 16_000;
@@ -100,7 +101,7 @@ export function runDelegation(deps: DelegationDeps, d: Delegation): Promise<Suba
     const actor = createActor(machine, { input, inspect: faultInspected(undefined) });
     const cancel = (cause: string) => actor.send({ type: 'subagent.cancel.requested', cause });
     const onAbort = () => cancel('parent');
-    const offBudget = registry.budget?.onExhausted(() => cancel('TREE_BUDGET_EXHAUSTED'));
+    const offBudget = registry.budget?.onExhausted(() => cancel(SubagentCode.TREE_BUDGET_EXHAUSTED));
     let settled = false;
     const finish = (r: SubagentResult) => {
       if (settled) return;
@@ -114,7 +115,7 @@ export function runDelegation(deps: DelegationDeps, d: Delegation): Promise<Suba
     };
     actor.subscribe({
       complete: () => finish(actor.getSnapshot().output!),
-      error: (err) => finish({ status: 'error', code: 'SUBAGENT_FAILED', content: `The delegation failed: ${err instanceof Error ? err.message : String(err)}`, child: d.child, started: child !== undefined }),
+      error: (err) => finish({ status: 'error', code: SubagentCode.SUBAGENT_FAILED, content: `The delegation failed: ${err instanceof Error ? err.message : String(err)}`, child: d.child, started: child !== undefined }),
     });
     actor.start();
     if (d.signal.aborted) onAbort();

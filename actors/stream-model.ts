@@ -25,6 +25,7 @@ import type { StepEvent } from '../machines/step.machine.js';
 import type { StreamPayload } from '../ports/hooks.js';
 import type { ModelProvider } from '../ports/model.js';
 import type { HookRegistry } from '../plugins/hooks/registry.js';
+import { ModelCode } from '../log/entry-values.js';
 
 export type DeltaSink = (chunk: Chunk, step: string) => void;
 
@@ -47,7 +48,7 @@ function streamOf(provider: ModelProvider, hooks: HookRegistry | undefined, repo
 }
 
 async function* failing(message: string): AsyncGenerator<Chunk> {
-  yield { type: 'finish', finish: { kind: 'error', code: 'UNKNOWN', message } };
+  yield { type: 'finish', finish: { kind: 'error', code: ModelCode.UNKNOWN, message } };
 }
 
 export type HookReporter = (p: { hook: string; listener: string; problem: string; turn?: string; step?: string }) => void;
@@ -89,7 +90,7 @@ export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink, h
       if (chunk.type === 'first-chunk') return firstChunk(chunk);
       bytes += sizeOf(chunk);
       if (bytes > maxAnswerBytes && chunk.type !== 'finish') {
-        emit({ type: 'finish', finish: { kind: 'error', code: 'OUTPUT_TOO_LARGE', message: `the answer passed ${maxAnswerBytes} bytes, the most one log entry may hold: cut there` } });
+        emit({ type: 'finish', finish: { kind: 'error', code: ModelCode.OUTPUT_TOO_LARGE, message: `the answer passed ${maxAnswerBytes} bytes, the most one log entry may hold: cut there` } });
         // The provider's stream is stopped now, not drained.
         controller.abort();
         return;
@@ -106,9 +107,9 @@ export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink, h
           emit(chunk);
           if (finished) break;
         }
-        if (!finished) emit({ type: 'finish', finish: { kind: 'error', code: 'TRANSPORT', message: `${provider.id}: stream ended without a finish` } });
+        if (!finished) emit({ type: 'finish', finish: { kind: 'error', code: ModelCode.TRANSPORT, message: `${provider.id}: stream ended without a finish` } });
       } catch (err) {
-        emit({ type: 'finish', finish: { kind: 'error', code: 'UNKNOWN', message: `${provider.id} threw across the stream: ${String(err)}` } });
+        emit({ type: 'finish', finish: { kind: 'error', code: ModelCode.UNKNOWN, message: `${provider.id} threw across the stream: ${String(err)}` } });
       }
     })();
     // After the finish the stream is over (the loop breaks, closing the provider's iterator): an abort now would only

@@ -11,7 +11,7 @@ import { hostPlugins } from '../runtime/catalogue.js';
 import { bridleVersion } from './version.js';
 import { visible } from './visible.js';
 import type { Entry } from '../log/entries.js';
-import { LogAccessError, LogAppendError, LogFormatError } from '../log/errors.js';
+import { LogAccessError, LogAppendError, LogFormatError, LogAppendCode } from '../log/errors.js';
 import type { OpenedLog, SessionStore, WriterLock } from '../ports/store.js';
 import type { Answerer } from '../ports/approval.js';
 import { MODEL, SANDBOX, TOOLS } from '../ports/index.js';
@@ -308,7 +308,7 @@ function openFailure(err: unknown, o: OpenOptions, lock: WriterLock | undefined)
   // The same for a workspace other than the logged one, naming both paths (ADR 0041).
   if (err instanceof WorkspaceChangedError) throw new WorkspaceChangedUsageError(err.message, { cause: err });
   // The disk refused the session's first entry (full, read-only): a problem outside bridle, said in one line.
-  if (err instanceof LogAppendError && err.code === 'LOG_APPEND_FAILED') throw new SessionNotSavedError(`the session could not be saved (${err.code}: ${err.message})`);
+  if (err instanceof LogAppendError && err.code === LogAppendCode.LOG_APPEND_FAILED) throw new SessionNotSavedError(`the session could not be saved (${err.code}: ${err.message})`);
   if (err instanceof LogAccessError) accessFailure(err);
   if (err instanceof LogFormatError) throw new UsageError(`${o.session ?? 'the session log'}: ${err.message}`);
   throw err;

@@ -13,6 +13,7 @@ import { terminalAnswerer } from './terminal-answerer.js';
 import { jsonLine, visible } from './visible.js';
 import { closeFailureLine, crashedLine, entryToShow, unsavedTurnLine } from './save-failure.js';
 import { progressPrinter } from './progress-line.js';
+import { TurnEndCode } from '../log/codes.js';
 
 export interface RunFlags extends SettingFlags {
   cwd?: string;
@@ -104,7 +105,7 @@ export async function runPrompt(prompt: string | undefined, product: Product, fl
     if (unsaved) err.write(`${unsaved}\n`);
     // The provider's message is the provider's (or a proxy's) text: shown, never acted on.
     // A spent budget names its figures (used/limit), as the log's turn/end does.
-    else if (out?.reason === 'error' && out.code === 'BUDGET_EXHAUSTED') err.write(`bridle: the turn failed: BUDGET_EXHAUSTED — the budget is spent: ${visible(out.cause ?? '')}\n`);
+    else if (out?.reason === 'error' && out.code === TurnEndCode.BUDGET_EXHAUSTED) err.write(`bridle: the turn failed: BUDGET_EXHAUSTED — the budget is spent: ${visible(out.cause ?? '')}\n`);
     else if (out?.reason === 'error') err.write(`bridle: the turn failed: ${visible(`${out.code ?? 'error'}${lastModelError(session.recorder.entries) ?? ''}`)}\n`);
     if (closeLine && !unsaved && out) err.write(`${closeLine}\n`);
     return closeLine && out && !unsaved ? Math.max(1, exitCodeFor(out)) : exitCodeFor(out);

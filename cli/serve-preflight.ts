@@ -18,7 +18,7 @@ import { ralphState } from '../runtime/ralph/state.js';
 import { loggedWorkspace, PolicyWidenedError } from '../runtime/session-policy.js';
 import type { SessionRef } from '../runtime/stores.js';
 import { checkCwd } from '../server/allowed-cwd.js';
-import { ErrorCode, refusal, type RpcFailure } from '../server/protocol.js';
+import { ErrorCode, refusal, Reason, type RpcFailure } from '../server/protocol.js';
 import { preflightContinued } from './open-session.js';
 import type { Product } from './settings.js';
 
@@ -53,7 +53,7 @@ export async function refuseBeforeClaim(product: Product, where: SessionRef, roo
   const start = entries?.[0];
   if (!entries || start?.kind !== 'session/start') return;
   let refused: RpcFailure | undefined;
-  const notResumable = (why: string) => refusal(ErrorCode.CreateFailed, 'SESSION_NOT_RESUMABLE', `session ${id} cannot be resumed here: ${why}`);
+  const notResumable = (why: string) => refusal(ErrorCode.CreateFailed, Reason.SESSION_NOT_RESUMABLE, `session ${id} cannot be resumed here: ${why}`);
   // Where its log says it runs now (ADR 0041), as the open will use.
   const cwd = checkCwd(loggedWorkspace(entries) ?? start.cwd, roots);
   if (ralphState(entries)) refused = notResumable('it is a Ralph run; continue it with bridle resume');
@@ -62,12 +62,12 @@ export async function refuseBeforeClaim(product: Product, where: SessionRef, roo
     try {
       preflightContinued(product, cwd.cwd, entries);
     } catch (err) {
-      if (err instanceof PolicyWidenedError) refused = refusal(ErrorCode.CreateFailed, 'POLICY_WIDENED', `session ${id} cannot be run by this server: ${err.message}`);
-      else if (err instanceof CompositionError) refused = refusal(ErrorCode.CreateFailed, 'MODEL_UNAVAILABLE', `session ${id} cannot be run by this server: ${err.message}`);
+      if (err instanceof PolicyWidenedError) refused = refusal(ErrorCode.CreateFailed, Reason.POLICY_WIDENED, `session ${id} cannot be run by this server: ${err.message}`);
+      else if (err instanceof CompositionError) refused = refusal(ErrorCode.CreateFailed, Reason.MODEL_UNAVAILABLE, `session ${id} cannot be run by this server: ${err.message}`);
       else throw err;
     }
   }
   if (!refused) return;
-  if (await heldElsewhere(relay, id)) throw refusal(ErrorCode.CreateFailed, 'SESSION_LOCKED', `session ${id} is held by another worker`);
+  if (await heldElsewhere(relay, id)) throw refusal(ErrorCode.CreateFailed, Reason.SESSION_LOCKED, `session ${id} is held by another worker`);
   throw refused;
 }

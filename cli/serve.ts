@@ -13,7 +13,7 @@ import { isLoopbackHost, newToken } from '../server/access.js';
 import { allowedRoots, checkCwd } from '../server/allowed-cwd.js';
 import type { SessionHooks } from '../server/hosted-session.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../server/hub.js';
-import { ErrorCode, refusal } from '../server/protocol.js';
+import { ErrorCode, refusal, Reason } from '../server/protocol.js';
 import { DEFAULT_PORT, startServer, type BridleServer } from '../server/server.js';
 import { viewerDir, visualizationsDir } from '../visualizations/paths.js';
 import { SessionNotSavedError, SetupError, UsageError } from './errors.js';
@@ -86,7 +86,7 @@ export function parseIdleTimeout(v: string | undefined): number {
 const MAX_SCRIPT_BYTES = 16 * 1024 * 1024;
 
 const unusableScript = (model: string) =>
-  refusal(ErrorCode.CreateFailed, 'MODEL_UNAVAILABLE', `model ${JSON.stringify(model)} is not a readable, valid scripted-model script (the server's log says why)`);
+  refusal(ErrorCode.CreateFailed, Reason.MODEL_UNAVAILABLE, `model ${JSON.stringify(model)} is not a readable, valid scripted-model script (the server's log says why)`);
 
 /**
  * A client may name any path as `scripted:<path>`, and reading a device, a
@@ -117,15 +117,15 @@ function checkClientScript(model: string, problem: (m: string) => void): void {
  */
 function openRefusal(err: unknown, model: string | undefined, problem: (m: string) => void, what = 'session/create'): unknown {
   // Another process writes that session, or its log cannot be saved: said as such, not as a model problem.
-  if (err instanceof SessionLockedError) return (problem(`${what}: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_LOCKED', err.message));
-  if (err instanceof SessionNotSavedError) return (problem(`${what}: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_NOT_SAVED', err.message));
-  if (err instanceof SessionExistsError) return (problem(`${what}: ${err.message}`), refusal(ErrorCode.CreateFailed, 'SESSION_EXISTS', 'a session with that id exists already'));
+  if (err instanceof SessionLockedError) return (problem(`${what}: ${err.message}`), refusal(ErrorCode.CreateFailed, Reason.SESSION_LOCKED, err.message));
+  if (err instanceof SessionNotSavedError) return (problem(`${what}: ${err.message}`), refusal(ErrorCode.CreateFailed, Reason.SESSION_NOT_SAVED, err.message));
+  if (err instanceof SessionExistsError) return (problem(`${what}: ${err.message}`), refusal(ErrorCode.CreateFailed, Reason.SESSION_EXISTS, 'a session with that id exists already'));
   if (!(err instanceof UsageError || err instanceof SetupError || err instanceof CompositionError)) return err;
   problem(`${what}: ${err.message}`);
   // A logged policy this server's flags would widen (ADR 0027): said as such, not as a model problem.
-  if (err.cause instanceof PolicyWidenedError) return refusal(ErrorCode.CreateFailed, 'POLICY_WIDENED', err.message);
+  if (err.cause instanceof PolicyWidenedError) return refusal(ErrorCode.CreateFailed, Reason.POLICY_WIDENED, err.message);
   if (model?.startsWith('scripted:')) return unusableScript(model);
-  return refusal(ErrorCode.CreateFailed, 'MODEL_UNAVAILABLE', err.message);
+  return refusal(ErrorCode.CreateFailed, Reason.MODEL_UNAVAILABLE, err.message);
 }
 
 export const parsePort = (v: string | undefined): number => parsePortOr(v, DEFAULT_PORT);
@@ -299,13 +299,13 @@ async function reopenStored(product: Product, sessionId: string, hooks: SessionH
   await refuseBeforeClaim(product, where, roots, relay);
   const said: string[] = [];
   const notes = { write: (l: string) => (said.push(l.trimEnd()), true) };
-  const notResumable = (why: string) => refusal(ErrorCode.CreateFailed, 'SESSION_NOT_RESUMABLE', `session ${sessionId} cannot be resumed here: ${why}`);
+  const notResumable = (why: string) => refusal(ErrorCode.CreateFailed, Reason.SESSION_NOT_RESUMABLE, `session ${sessionId} cannot be resumed here: ${why}`);
   let r: Awaited<ReturnType<typeof repairForResume>>;
   try {
     r = await repairForResume(where, sessionId, notes);
   } catch (e) {
     for (const l of said) problem(`session ${sessionId}: ${l}`);
-    if (e instanceof SessionLockedError) throw refusal(ErrorCode.CreateFailed, 'SESSION_LOCKED', e.message);
+    if (e instanceof SessionLockedError) throw refusal(ErrorCode.CreateFailed, Reason.SESSION_LOCKED, e.message);
     if (e instanceof UsageError) throw notResumable(e.message);
     throw e;
   }

@@ -6,49 +6,49 @@
  * a string in the schema: tools, plugins and providers add codes of their own.
  */
 
-/** A `tool/result` the harness wrote: the call never ran, or its outcome is not known. */
-export const ToolResultCode = {
-  /** Cancelled before dispatch: the call did not run. */
-  ABORTED_BEFORE_DISPATCH: 'ABORTED_BEFORE_DISPATCH',
-  /** The dispatch could not be made durable, so the call was not run. */
-  DISPATCH_NOT_DURABLE: 'DISPATCH_NOT_DURABLE',
-  /** The call failed validation or admission (a validator may give a more specific code). */
-  INVALID_CALL: 'INVALID_CALL',
-  /** The tool threw. */
-  TOOL_ERROR: 'TOOL_ERROR',
-  /** Repair closed a call that was never dispatched. */
-  TOOL_NOT_STARTED: 'TOOL_NOT_STARTED',
-  /** Repair closed a call that was dispatched but never settled: it may or may not have run. */
-  TOOL_OUTCOME_UNKNOWN: 'TOOL_OUTCOME_UNKNOWN',
-} as const;
-export type ToolResultCode = (typeof ToolResultCode)[keyof typeof ToolResultCode];
+/**
+ * A closed set of stable codes, each spelled as its own name, from the codes and what each means:
+ * `codes({ A: 'why A' })` is `{ A: 'A' }` (frozen), so a caller writes `Set.A` and never the string.
+ */
+export function codes<const T extends Record<string, string>>(meanings: T): { readonly [K in keyof T]: K } {
+  return Object.freeze(Object.fromEntries(Object.keys(meanings).map((k) => [k, k]))) as { readonly [K in keyof T]: K };
+}
+
+/** The union of a code set's codes. */
+export type CodeOf<T> = T[keyof T];
+
+/** A `tool/result` the harness wrote: the call never ran, was stopped, was blocked, or its outcome is not known. */
+export const ToolResultCode = codes({
+  ABORTED_BEFORE_DISPATCH: 'Cancelled before dispatch: the call did not run.',
+  DISPATCH_NOT_DURABLE: 'The dispatch could not be made durable, so the call was not run.',
+  INVALID_CALL: 'The call failed validation or admission (a validator may give a more specific code).',
+  TOOL_ERROR: 'The tool threw.',
+  TOOL_NOT_STARTED: 'Repair closed a call that was never dispatched.',
+  TOOL_OUTCOME_UNKNOWN: 'Repair closed a call that was dispatched but never settled: it may or may not have run.',
+  TOOL_TIMEOUT: 'The call passed its deadline and was stopped (status `unknown` when it did not confirm it stopped).',
+  ABORTED: 'The call was cancelled while it ran.',
+  BLOCKED: 'A post-execute check blocked the result after the call ran; its output is withheld.',
+});
+export type ToolResultCode = CodeOf<typeof ToolResultCode>;
 
 /** A `turn/end` with reason `error`, and why. */
-export const TurnEndCode = {
-  /** The log could not be made durable; the turn stops before anything else happens. */
-  LOG_NOT_DURABLE: 'LOG_NOT_DURABLE',
-  /** A pre-step hook failed. */
-  PRE_STEP_FAILED: 'PRE_STEP_FAILED',
-  /** The session's budget is spent and no one raised it. */
-  BUDGET_EXHAUSTED: 'BUDGET_EXHAUSTED',
-  /** The context overflowed and compaction could not shrink it. */
-  CONTEXT_WINDOW_EXCEEDED: 'CONTEXT_WINDOW_EXCEEDED',
-  /** The model request could not be built. */
-  REQUEST_BUILD_FAILED: 'REQUEST_BUILD_FAILED',
-} as const;
-export type TurnEndCode = (typeof TurnEndCode)[keyof typeof TurnEndCode];
+export const TurnEndCode = codes({
+  LOG_NOT_DURABLE: 'The log could not be made durable; the turn stops before anything else happens.',
+  PRE_STEP_FAILED: 'A pre-step hook failed.',
+  BUDGET_EXHAUSTED: 'The session\'s budget is spent and no one raised it.',
+  CONTEXT_WINDOW_EXCEEDED: 'The context overflowed and compaction could not shrink it.',
+  REQUEST_BUILD_FAILED: 'The model request could not be built.',
+});
+export type TurnEndCode = CodeOf<typeof TurnEndCode>;
 
 /** A delegation that did not complete: `subagent/end`'s code and the delegating call's result. */
-export const SubagentCode = {
-  SUBAGENT_REFUSED: 'SUBAGENT_REFUSED',
-  SUBAGENT_OPEN_FAILED: 'SUBAGENT_OPEN_FAILED',
-  SUBAGENT_CRASHED: 'SUBAGENT_CRASHED',
-  SUBAGENT_FAILED: 'SUBAGENT_FAILED',
-  /** The delegation tree's budget (`--tree-budget`) is spent. */
-  TREE_BUDGET_EXHAUSTED: 'TREE_BUDGET_EXHAUSTED',
-  /** The child's own budget is spent. */
-  BUDGET_EXHAUSTED: 'BUDGET_EXHAUSTED',
-  /** The parent cancelled. */
-  ABORTED: 'ABORTED',
-} as const;
-export type SubagentCode = (typeof SubagentCode)[keyof typeof SubagentCode];
+export const SubagentCode = codes({
+  SUBAGENT_REFUSED: 'The registry refused the delegation (or could not decide): no child was created.',
+  SUBAGENT_OPEN_FAILED: 'The child session could not be opened.',
+  SUBAGENT_CRASHED: 'The child crashed while it ran.',
+  SUBAGENT_FAILED: 'The child ran and did not complete (or the delegation ended without a result).',
+  TREE_BUDGET_EXHAUSTED: 'The delegation tree\'s budget (`--tree-budget`) is spent.',
+  BUDGET_EXHAUSTED: 'The child\'s own budget is spent.',
+  ABORTED: 'The parent cancelled.',
+});
+export type SubagentCode = CodeOf<typeof SubagentCode>;

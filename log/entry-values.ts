@@ -82,6 +82,8 @@ export const ModelErrorCode = z.enum([
   'OUTPUT_TOO_LARGE',
 ]);
 export type ModelErrorCode = z.infer<typeof ModelErrorCode>;
+/** The same codes as a value to write them with: `ModelCode.RATE_LIMIT`. */
+export const ModelCode = ModelErrorCode.enum;
 
 /** Why the model stopped. `refusal`: it declined, and said so in a refusal-marked text block. */
 export const FinishReason = z.enum(['stop', 'tool-calls', 'length', 'content-filter', 'refusal']);

@@ -1,5 +1,6 @@
 /** Named errors of the log. Who is at fault: the log's bytes, not the caller. */
 import type { Draft } from './entries.js';
+import { codes, type CodeOf } from './codes.js';
 
 export class LogCorruptError extends Error {
   constructor(
@@ -14,14 +15,22 @@ export class LogCorruptError extends Error {
   }
 }
 
+/** Why a log cannot be opened as one (`LogAccessError`'s stable `code`). */
+export const LogAccessCode = codes({
+  LOG_NOT_A_FILE: 'The path names a directory, a FIFO or a device, not a session log.',
+  LOG_UNREADABLE: 'The log could not be read.',
+  LOG_UNWRITABLE: 'The log, its directory or its lock could not be written.',
+});
+export type LogAccessCode = CodeOf<typeof LogAccessCode>;
+
 /**
  * A log that cannot be opened as one: who is at fault is the environment (a
  * path that names a directory or a FIFO, a directory bridle may not write).
- * `code` is stable: `LOG_NOT_A_FILE`, `LOG_UNREADABLE`, `LOG_UNWRITABLE`.
+ * `code` is one of `LogAccessCode`.
  */
 export class LogAccessError extends Error {
   constructor(
-    readonly code: 'LOG_NOT_A_FILE' | 'LOG_UNREADABLE' | 'LOG_UNWRITABLE',
+    readonly code: LogAccessCode,
     message: string,
     /** The system's error code behind it (`ENOENT`, `EACCES`, …), when there is one. */
     readonly sysCode?: string,
@@ -37,11 +46,18 @@ export class LogAccessError extends Error {
  * which the log could not be read back; such an error carries no draft, so the closing does not try it again) or `LOG_APPEND_FAILED` (the store threw: disk full, lock lost).
  * Nothing of the entry was recorded. The session ends the running turn with this code (ADR 0012).
  */
+export const LogAppendCode = codes({
+  LOG_ENTRY_REJECTED: 'The draft failed its schema: untrusted data reached a draft unchecked, or a harness bug.',
+  LOG_ENTRY_TOO_LARGE: 'The entry\'s line would pass MAX_ENTRY_BYTES, past which the log could not be read back.',
+  LOG_APPEND_FAILED: 'The store threw: disk full, lock lost.',
+});
+export type LogAppendCode = CodeOf<typeof LogAppendCode>;
+
 export class LogAppendError extends Error {
   /** The entry that was not appended, as drafted: the closing keeps a tool's outcome from it (ADR 0017). */
   readonly draft?: Draft;
   constructor(
-    readonly code: 'LOG_ENTRY_REJECTED' | 'LOG_ENTRY_TOO_LARGE' | 'LOG_APPEND_FAILED',
+    readonly code: LogAppendCode,
     /** The kind of the entry that was not appended. */
     readonly entryKind: string,
     message: string,
@@ -73,7 +89,7 @@ export class LogNotDurableError extends Error {
 }
 
 /** Whether a code names a failure to save the log (the store refused an append or a flush), not a harness bug. */
-export const isSaveFailureCode = (code: string | undefined): boolean => code === 'LOG_NOT_DURABLE' || code === 'LOG_APPEND_FAILED';
+export const isSaveFailureCode = (code: string | undefined): boolean => code === 'LOG_NOT_DURABLE' || code === LogAppendCode.LOG_APPEND_FAILED;
 
 /** Who holds a session for writing: its process, on which host, since when (real time: a lock is not the log). */
 export interface LockHolder {

@@ -13,6 +13,7 @@
  * written in its place and the fork ends with the call asked, unanswered,
  * for the fork's own approval path to ask again.
  */
+import { codes, type CodeOf } from './codes.js';
 import { Entry, type Draft, type DraftOf, type EntryOf } from './entries.js';
 import { verifyLog } from './verify.js';
 
@@ -26,14 +27,14 @@ export interface ForkPoint {
 }
 
 /** Why a fork was refused: the point is inside a turn, past the log, not an answer, the answer unreadable, or the fork would not verify. */
-export const ForkRefusalCode = {
-  FORK_INSIDE_TURN: 'FORK_INSIDE_TURN',
-  FORK_NO_SUCH_SEQ: 'FORK_NO_SUCH_SEQ',
-  FORK_NOT_AN_ANSWER: 'FORK_NOT_AN_ANSWER',
-  FORK_BAD_ANSWER: 'FORK_BAD_ANSWER',
-  FORK_CORRUPT: 'FORK_CORRUPT',
-} as const;
-export type ForkRefusalCode = (typeof ForkRefusalCode)[keyof typeof ForkRefusalCode];
+export const ForkRefusalCode = codes({
+  FORK_INSIDE_TURN: 'The point is inside a turn; the refusal names the nearest points to fork at.',
+  FORK_NO_SUCH_SEQ: 'The point is no seq of the log.',
+  FORK_NOT_AN_ANSWER: 'An answer was given for a point that asks no question.',
+  FORK_BAD_ANSWER: 'The answer is not one the question accepts.',
+  FORK_CORRUPT: 'The log does not begin with session/start, or the fork would not verify.',
+});
+export type ForkRefusalCode = CodeOf<typeof ForkRefusalCode>;
 
 export interface ForkRefusal {
   code: ForkRefusalCode;

@@ -8,7 +8,7 @@ import type { Clock } from './clock.js';
 import type { LogStore } from './store.js';
 import { Projection } from './derive-messages.js';
 import { Entry, type Draft } from './entries.js';
-import { LogAppendError, LogNotDurableError } from './errors.js';
+import { LogAppendError, LogNotDurableError, LogAppendCode } from './errors.js';
 import { isCanonicalEntry } from './parse.js';
 import { isOverBytes, MAX_ENTRY_BYTES } from './entry-size.js';
 
@@ -60,13 +60,13 @@ export class Recorder {
     const entry = isCanonicalEntry(stamped) ? (stamped as Entry) : this.parse(stamped, draft);
     const line = JSON.stringify(entry);
     if (isOverBytes(line)) {
-      throw new LogAppendError('LOG_ENTRY_TOO_LARGE', draft.kind, `${draft.kind} not appended: its line would pass ${MAX_ENTRY_BYTES} bytes, more than one log entry may hold`);
+      throw new LogAppendError(LogAppendCode.LOG_ENTRY_TOO_LARGE, draft.kind, `${draft.kind} not appended: its line would pass ${MAX_ENTRY_BYTES} bytes, more than one log entry may hold`);
     }
     try {
       this.store.append(entry, line);
     } catch (err) {
       if (err instanceof LogAppendError) throw err;
-      throw new LogAppendError('LOG_APPEND_FAILED', draft.kind, `${draft.kind} not appended: ${err instanceof Error ? err.message : String(err)}`, { cause: err, draft });
+      throw new LogAppendError(LogAppendCode.LOG_APPEND_FAILED, draft.kind, `${draft.kind} not appended: ${err instanceof Error ? err.message : String(err)}`, { cause: err, draft });
     }
     this.entries.push(entry);
     this.projection.apply(entry);
@@ -83,7 +83,7 @@ export class Recorder {
     const parsed = Entry.safeParse(stamped);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(entry)'}: ${i.message}`).join('; ');
-      throw new LogAppendError('LOG_ENTRY_REJECTED', draft.kind, `${draft.kind} rejected by its schema (${issues})`, { cause: parsed.error, draft });
+      throw new LogAppendError(LogAppendCode.LOG_ENTRY_REJECTED, draft.kind, `${draft.kind} rejected by its schema (${issues})`, { cause: parsed.error, draft });
     }
     return parsed.data;
   }

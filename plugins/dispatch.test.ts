@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Dispatcher } from './dispatch.js';
-import type { Listener } from './waterfall.js';
+import type { Listener } from '../ports/hooks.js';
 
 type Table = {
   ping: { payload: string; answer: never; mode: 'emit' };

@@ -18,7 +18,6 @@ import type { DispatchMode, Disposer, Listener, Observer } from '../ports/hooks.
 import { placeByRank, unranked } from './rank-order.js';
 import { runWaterfall, type WaterfallOptions } from './waterfall.js';
 
-export type { DispatchMode, Disposer, Observer } from '../ports/hooks.js';
 
 /** Hook name → its payload, its answer, and its mode. */
 export type HookTable = Record<string, { payload: unknown; answer: unknown; mode: DispatchMode }>;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { DuplicateProviderError, Host, PluginMountError, serviceKey, type Plugin } from './host.js';
+import { DuplicateProviderError, PluginMountError } from './host-errors.js';
+import { Host, serviceKey, type Plugin } from './host.js';
 
 /** A registry service like the tools one: register returns its disposer. */
 class Names {

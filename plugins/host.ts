@@ -13,6 +13,8 @@ import { HOOKS, PROMPT, TOOLS } from '../ports/index.js';
 import type { PromptSection } from '../ports/prompt.js';
 import { keyId, type KeyLike } from '../ports/service.js';
 import type { ToolDefinition } from '../ports/tools.js';
+import { DuplicateProviderError, MissingServiceError, PluginMountError } from './host-errors.js';
+import { inside, Scope, type Provided } from './scope.js';
 
 export { serviceKey, type KeyLike, type ServiceKey } from '../ports/service.js';
 
@@ -50,73 +52,6 @@ export interface Plugin<C = unknown> {
 }
 
 export type PluginState = 'pending' | 'active' | 'failed';
-
-export class PluginMountError extends Error {
-  constructor(
-    readonly plugin: string,
-    override readonly cause: unknown,
-  ) {
-    super(`plugin ${plugin} failed to mount: ${cause instanceof Error ? cause.message : String(cause)}`);
-    this.name = 'PluginMountError';
-  }
-}
-
-export class DuplicateProviderError extends Error {
-  constructor(
-    readonly service: string,
-    readonly first: string,
-    readonly second: string,
-  ) {
-    super(`service ${service} has two providers: ${first} and ${second} (one provider per service)`);
-    this.name = 'DuplicateProviderError';
-  }
-}
-
-export class MissingServiceError extends Error {
-  constructor(
-    readonly service: string,
-    readonly asker: string,
-  ) {
-    super(`${asker} asked for service ${service}, which nothing provides`);
-    this.name = 'MissingServiceError';
-  }
-}
-
-interface Provided {
-  service: unknown;
-  owner: string;
-}
-
-/** Where services live. A child scope sees its parent's services; an isolating one keeps its own (all, or the keys listed) to itself. */
-export class Scope {
-  readonly services = new Map<string, Provided>();
-  readonly children: Scope[] = [];
-
-  constructor(
-    readonly name: string,
-    readonly parent?: Scope,
-    private readonly isolate: boolean | readonly string[] = false,
-  ) {
-    parent?.children.push(this);
-  }
-
-  /** Where a service provided from here lands: this scope when it isolates that key (or is the root), else the nearest one up that does. */
-  home(key: string): Scope {
-    if (!this.parent) return this;
-    if (this.isolate === true || (Array.isArray(this.isolate) && this.isolate.includes(key))) return this;
-    return this.parent.home(key);
-  }
-
-  lookup(key: string): Provided | undefined {
-    return this.services.get(key) ?? this.parent?.lookup(key);
-  }
-
-  /** This scope and every scope below it. */
-  *all(): Generator<Scope> {
-    yield this;
-    for (const c of this.children) yield* c.all();
-  }
-}
 
 interface Mounted {
   id: string;
@@ -402,8 +337,3 @@ export class Host {
     };
   }
 }
-
-const inside = (s: Scope, ancestor: Scope): boolean => {
-  for (let x: Scope | undefined = s; x; x = x.parent) if (x === ancestor) return true;
-  return false;
-};

@@ -13,14 +13,14 @@ import { ModelErrorCode } from '../log/entries.js';
 import { HOOKS } from '../ports/index.js';
 import type { RetryPolicy } from '../ports/loop.js';
 import type { Plugin } from './host.js';
+import { ModelCode } from '../log/entry-values.js';
 
-export type { RetryPolicy } from '../ports/loop.js';
 
 export const defaultRetryPolicy: RetryPolicy = {
   maxRetries: 3,
   baseDelayMs: 500,
   maxDelayMs: 30_000,
-  retryable: ['RATE_LIMIT', 'SERVER', 'TRANSPORT'],
+  retryable: [ModelCode.RATE_LIMIT, ModelCode.SERVER, ModelCode.TRANSPORT],
 };
 
 /**
@@ -64,6 +64,6 @@ export const overflowPlugin: Plugin = {
   inject: [HOOKS],
   config: z.strictObject({}),
   apply(ctx) {
-    ctx.hooks.on('request-error', async (p, next) => (p.code === 'CONTEXT_WINDOW_EXCEEDED' && !p.overflowRetried ? { kind: 'compact' } : next()));
+    ctx.hooks.on('request-error', async (p, next) => (p.code === ModelCode.CONTEXT_WINDOW_EXCEEDED && !p.overflowRetried ? { kind: 'compact' } : next()));
   },
 };

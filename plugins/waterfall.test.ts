@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { stricter } from './hooks/decisions.js';
 import type { Decision } from '../machines/tool-call.machine.js';
-import { runWaterfall, type Listener, type Registered } from './waterfall.js';
+import type { Listener } from '../ports/hooks.js';
+import { runWaterfall, type Registered } from './waterfall.js';
 
 const reg = <P, R>(owner: string, listener: Listener<P, R>): Registered<P, R> => ({ owner, listener });
 

@@ -7,7 +7,6 @@
 
 import type { Listener, Next } from '../ports/hooks.js';
 
-export type { Listener, Next } from '../ports/hooks.js';
 
 export interface Registered<P, R> {
   /** Who registered it: a plugin's name; used in `hook/report` entries. */

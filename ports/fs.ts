@@ -11,17 +11,32 @@
  * provider may check again when it uses one (the local one does: the world
  * may have changed in between).
  *
- * Failures. Every method rejects with a `ToolError` for a refusal, with the
- * codes the tools show the model: `INVALID_PATH`, `NOT_FOUND`,
- * `OUTSIDE_WORKSPACE`, `INSIDE_BRIDLE_HOME`, `PROTECTED_PATH`,
- * `IS_A_DIRECTORY`, `NOT_A_FILE`, `HARD_LINKED`, `PATH_CHANGED`,
- * `UNSUPPORTED_PLATFORM`; and with an `FsIoError` (a `ToolError` too) when
- * the storage failed at what it was asked: `NOT_FOUND` (gone meanwhile),
- * `NOT_A_DIRECTORY` (a file where a parent should be), `PERMISSION_DENIED`,
- * `NO_SPACE`, `INVALID_PATH`, `CLIENT_FAILED` (an editor the files live in,
- * over ACP, failed the request or went away). Anything else it rejects with is a bug.
+ * Failures. Every method rejects with a `ToolError` for a refusal, or with an
+ * `FsIoError` (a `ToolError` too) when the storage failed at what it was asked,
+ * with one of the codes of `FsCode` below, which the tools show the model.
+ * Anything else it rejects with is a bug.
  */
+import { codes, type CodeOf } from '../log/codes.js';
 import { ToolError } from './tool-error.js';
+
+/** The fs seam's refusals and storage failures: the codes a file tool's result carries when the seam said no. */
+export const FsCode = codes({
+  INVALID_PATH: 'The path is empty, holds a NUL byte, is too long or loops through links (a refusal or the storage\'s).',
+  NOT_FOUND: 'No such file or directory (or it went away meanwhile).',
+  OUTSIDE_WORKSPACE: 'The path, or where its links lead, is outside the workspace.',
+  INSIDE_BRIDLE_HOME: 'The path is inside bridle\'s own home, which tools may not touch.',
+  PROTECTED_PATH: 'A write inside a path the tools may read but not write (`.git` unless allowed).',
+  IS_A_DIRECTORY: 'A directory where a file was asked for.',
+  NOT_A_DIRECTORY: 'A file where a directory (or a parent) should be.',
+  NOT_A_FILE: 'Not a regular file (a FIFO, socket or device).',
+  HARD_LINKED: 'A file with more than one hard link: writing it would change the other names too.',
+  PATH_CHANGED: 'The path changed while it was being opened or listed; nothing was touched.',
+  UNSUPPORTED_PLATFORM: 'This platform cannot open files race-free (no /proc/self/fd).',
+  PERMISSION_DENIED: 'The storage refused access.',
+  NO_SPACE: 'No space left on the device.',
+  CLIENT_FAILED: 'The editor the files live in (over ACP) failed the request or went away.',
+});
+export type FsCode = CodeOf<typeof FsCode>;
 
 /** What an entry is; a symbolic link is never followed where `symlink` can be said. */
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'other';

@@ -54,6 +54,14 @@ export interface ExecutePayload {
   timeoutMs: number | undefined;
 }
 
+/**
+ * The executor at the end of the `tool/execute` chain: runs one validated call with its deadline
+ * (`actors/execute-tool.ts`). The host hands it to the pipeline, so `plugins/` never imports an actor.
+ *
+ * Contract: never rejects; every failure is a result.
+ */
+export type RunTool = (tool: ToolDefinition, args: unknown, ctx: ToolContext, options: { timeoutMs?: number }) => Promise<ToolOutput>;
+
 export interface PostExecutePayload {
   call: CallFacts;
   output: ToolOutput;

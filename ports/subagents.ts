@@ -7,6 +7,7 @@
  * then creates the child, which the parent drives through `ChildSession`
  * whatever the provider — the same call site for every one of them.
  */
+import { codes } from '../log/codes.js';
 import type { BudgetLimit, Entry, TurnEndReason } from '../log/entries.js';
 import type { ToolDefinition } from './tools.js';
 
@@ -109,6 +110,14 @@ export interface SubagentProvider {
 }
 
 /** The registry's verdict on a request, before any child exists. */
+/** Why the registry refused a delegation before any child was created (a refused `Admission`'s code). */
+export const AdmissionCode = codes({
+  SUBAGENT_PROVIDER_UNKNOWN: 'No subagent provider has that name in this session.',
+  DEPTH_LIMIT: 'The delegation would go deeper than `--max-depth`, or than its provider can.',
+  TOOL_FILTER_UNSUPPORTED: 'The provider cannot narrow or offer the tools asked for.',
+  TREE_BUDGET_EXHAUSTED: 'The delegation tree\'s budget is spent (the same code as `SubagentCode`\'s).',
+});
+
 export type Admission = { ok: true; provider: SubagentProvider } | { ok: false; code: string; message: string };
 
 /** The `subagents` service: the providers by name, the depth limit, the tree's budget. */

@@ -33,7 +33,10 @@ export type AgentAnswer = { ok: true; value: string } | { ok: false; category: E
 
 export type WorkflowOutcome = { ok: true; value: Json } | { ok: false; category: ErrorCategory; code: string; message: string };
 
-/** The codes a runner ends a script with (besides those a script's own `fatal(message, code)` names). */
+/**
+ * The codes a runner ends a script with (besides those a script's own `fatal(message, code)` names). `script-runtime.ts`
+ * and `quickjs-host.ts` spell them as strings: their source text runs inside the VM and the worker, and may name nothing.
+ */
 export const WORKFLOW_CODES = {
   syntax: 'WORKFLOW_SYNTAX_ERROR',
   thrown: 'WORKFLOW_SCRIPT_ERROR',
@@ -45,6 +48,11 @@ export const WORKFLOW_CODES = {
   /** More `agent()` requests than `maxAgents`: answered by the host, never run. */
   tooManyAgents: 'WORKFLOW_TOO_MANY_AGENTS',
   crashed: 'WORKFLOW_WORKER_CRASHED',
+  /** An `agent()`, `parallel()` or `pipeline()` call the runtime could not read (the self-contained runtime spells it too). */
+  badCall: 'WORKFLOW_BAD_CALL',
+  /** A script's own `fatal(message)` or `recoverable(message)` that names no code. */
+  fatal: 'WORKFLOW_FATAL',
+  recoverable: 'WORKFLOW_RECOVERABLE',
   aborted: 'ABORTED',
 } as const;
 

@@ -11,7 +11,7 @@
  */
 import { INPUT_KINDS, type Draft, type Entry, type EntryOf, type SessionConfig } from '../log/entries.js';
 import { loggedWorkspace } from '../runtime/session-policy.js';
-import { LogAppendError } from '../log/errors.js';
+import { LogAppendError, LogAppendCode } from '../log/errors.js';
 import { Recorder } from '../log/recorder.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { toolSpec } from '../tools/index.js';
@@ -125,8 +125,8 @@ export class ReplayDriver {
     const end = this.original.slice(i).find((e): e is EntryOf<'turn/end'> => e.kind === 'turn/end');
     const cause = end?.cause ?? '';
     const { seq: _seq, at: _at, ...draft } = entry;
-    if (end?.code === 'LOG_ENTRY_TOO_LARGE') return new LogAppendError(end.code, entry.kind, cause);
-    return end?.code === 'LOG_ENTRY_REJECTED' || end?.code === 'LOG_APPEND_FAILED' ? new LogAppendError(end.code, entry.kind, cause, { draft: draft as Draft }) : new Error(cause);
+    if (end?.code === LogAppendCode.LOG_ENTRY_TOO_LARGE) return new LogAppendError(end.code, entry.kind, cause);
+    return end?.code === LogAppendCode.LOG_ENTRY_REJECTED || end?.code === LogAppendCode.LOG_APPEND_FAILED ? new LogAppendError(end.code, entry.kind, cause, { draft: draft as Draft }) : new Error(cause);
   }
 
   private store(gates: Gates): LogStore {

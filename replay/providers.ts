@@ -24,6 +24,7 @@ import type { PromptVars } from '../runtime/prompt/interpolate.js';
 import { PromptRegistry, type PromptScope } from '../runtime/prompt/registry.js';
 import type { Gates } from './gates.js';
 import type { ModelAnswer, ReplayScript } from './script.js';
+import { ToolResultCode } from '../log/codes.js';
 
 /** Where the replayed log stands, for the model to know which answer is asked for. */
 export interface Progress {
@@ -106,7 +107,7 @@ export function replayPlugin(script: ReplayScript, gates: Gates): Plugin {
       ctx.hooks.on('tool/execute', ({ call, ctx }) => {
         const out = script.calls.get(call.callId)?.output;
         if (!out && script.faulted.has(call.step)) return gates.wait({ silent: true }, (): ToolOutput => ({ status: 'error', code: 'REPLAY_FAULT', content: 'replay: the result the log lacks' }));
-        if (!out) return aborted(ctx.signal).then((): ToolOutput => ({ status: 'error', code: 'ABORTED', content: 'replay: cancelled' }));
+        if (!out) return aborted(ctx.signal).then((): ToolOutput => ({ status: 'error', code: ToolResultCode.ABORTED, content: 'replay: cancelled' }));
         // A result the store refused: handing it back leads to the failed append (the driver fails it again), not to a result.
         if (script.calls.get(call.callId)?.kept) return gates.wait({ leadsTo: (e) => e.kind === 'repair' && e.found === 'turn-fault' }, () => ({ ...out }));
         return gates.wait({ leadsTo: resultOf(call.callId) }, () => ({ ...out }));

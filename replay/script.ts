@@ -12,6 +12,7 @@ import { budgetQuestionId } from '../log/ids.js';
 import type { ApprovalAnswer, Decision } from '../machines/tool-call.machine.js';
 import { EMPTY_INPUT_CAUSE } from '../machines/turn.machine.js';
 import type { ToolOutput } from '../ports/tools.js';
+import { ToolResultCode, TurnEndCode } from '../log/codes.js';
 
 /** One model request's recorded outcome; `interrupted` streams its blocks and then waits for the cancel. `firstChunkMs`: the time to its first chunk the log holds (ADR 0079). */
 export type ModelAnswer = { kind: 'stream'; blocks: Block[]; finish: Finish; usage?: Usage; firstChunkMs?: number } | { kind: 'interrupted'; blocks: Block[]; usage?: Usage; firstChunkMs?: number };
@@ -75,8 +76,8 @@ function callsOf(entries: readonly Entry[]): Map<string, CallScript> {
       const c = at(e.callId);
       if (e.status === 'denied') c.decision ??= { kind: 'deny', reason: e.reason ?? '' };
       // A live `unknown` (a tool that did not confirm it stopped) is the tool's outcome; repair's TOOL_OUTCOME_UNKNOWN is not.
-      else if (e.status === 'ok' || e.status === 'error' || (e.status === 'unknown' && e.code !== 'TOOL_OUTCOME_UNKNOWN')) {
-        if (e.code === 'DISPATCH_NOT_DURABLE') c.notDurable = true;
+      else if (e.status === 'ok' || e.status === 'error' || (e.status === 'unknown' && e.code !== ToolResultCode.TOOL_OUTCOME_UNKNOWN)) {
+        if (e.code === ToolResultCode.DISPATCH_NOT_DURABLE) c.notDurable = true;
         else c.output = { status: e.status, content: e.content, ...(e.code !== undefined ? { code: e.code } : {}) };
       }
     }
@@ -144,7 +145,7 @@ function preStepOf(entries: readonly Entry[], start: number): PreStepScript | un
   if (e?.kind === 'turn/end' && e.reason === 'blocked') return { kind: 'reject', reason: e.cause ?? '' };
   // A rewrite to nothing: the turn closed with zero steps (the machine's empty-input edge); its exact text is not logged, and need not be.
   if (e?.kind === 'turn/end' && e.reason === 'completed' && e.steps === 0 && e.cause === EMPTY_INPUT_CAUSE) return { kind: 'enter', text: '' };
-  if (e?.kind === 'turn/end' && e.reason === 'error' && e.code === 'PRE_STEP_FAILED') return { kind: 'fail', cause: e.cause ?? '' };
+  if (e?.kind === 'turn/end' && e.reason === 'error' && e.code === TurnEndCode.PRE_STEP_FAILED) return { kind: 'fail', cause: e.cause ?? '' };
   return undefined;
 }
 

@@ -8,7 +8,9 @@
  * for a service when everything is mounted, undoes the whole host and is
  * named in the error with the layer it came from.
  */
-import { Host, PluginMountError, type Plugin, type Scope } from '../plugins/host.js';
+import { Host, type Plugin } from '../plugins/host.js';
+import { PluginMountError } from '../plugins/host-errors.js';
+import type { Scope } from '../plugins/scope.js';
 import { HookRegistry } from '../plugins/hooks/registry.js';
 import { Tools } from '../plugins/tool-registry.js';
 import { CompositionError, type ComposedRow } from '../plugins/rows.js';

@@ -23,6 +23,7 @@ import { toolSpec } from '../tools/index.js';
 import { askApproval } from '../actors/ask-approval.js';
 import { budgetQuestion } from '../actors/budget-question.js';
 import { toolQuestions } from '../actors/tool-question.js';
+import { executeTool } from '../actors/execute-tool.js';
 import { createContextEngine } from './context/engine.js';
 import { prepareRequestAction } from './prepare-request.js';
 import { closeFaultedTurn } from './session-fault.js';
@@ -128,7 +129,7 @@ export function provideMachines(o: MachineSeams, recorder: Recorder, refine: Loo
     for (const k of ['turn', 'step', 'callId'] as const) if (p[k] !== undefined) d[k] = p[k];
     recorder.append(d);
   };
-  const pipeline = createToolPipeline(hooks, reportHook);
+  const pipeline = createToolPipeline(hooks, reportHook, executeTool);
   const rules: ApprovalRule[] = [...o.approval.rules, ...rulesFromLog(recorder.entries)];
   const argsOf = (c: ToolCallContext) => (c.validation?.ok ? c.validation.args : {});
   const facts = (c: ToolCallContext): CallFacts => {

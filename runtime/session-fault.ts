@@ -6,7 +6,7 @@
  * and says so to whoever sends it input.
  */
 import type { DraftOf } from '../log/entries.js';
-import { isSaveFailureCode, LogAppendError, LogNotDurableError } from '../log/errors.js';
+import { isSaveFailureCode, LogAppendError, LogNotDurableError, LogAppendCode } from '../log/errors.js';
 import { flushOrNote } from '../log/not-durable.js';
 import type { Recorder } from '../log/recorder.js';
 import { planRepair } from '../log/repair.js';
@@ -29,7 +29,7 @@ export class SessionCrashedError extends Error {
 /** The first store failure down an error's cause chain. */
 function saveFailureIn(err: unknown): LogAppendError | LogNotDurableError | undefined {
   for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    if (e instanceof LogNotDurableError || (e instanceof LogAppendError && e.code === 'LOG_APPEND_FAILED')) return e;
+    if (e instanceof LogNotDurableError || (e instanceof LogAppendError && e.code === LogAppendCode.LOG_APPEND_FAILED)) return e;
   }
   return undefined;
 }

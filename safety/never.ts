@@ -15,6 +15,7 @@
  *
  * Read-only calls and delegations never get here (`decideByPolicy`).
  */
+import { codes, type CodeOf } from '../log/codes.js';
 import type { Decision } from '../ports/approval.js';
 import type { ToolConfinement } from '../ports/tools.js';
 import type { SandboxMode } from '../ports/sandbox.js';
@@ -29,8 +30,16 @@ export interface SessionConfinement {
   protectGit?: boolean;
 }
 
-export const NEVER_REFUSALS = ['SANDBOX_OFF', 'FULL_MODE', 'OUTSIDE_WORKSPACE', 'GIT_WRITE', 'NETWORK_OFF', 'NO_CONFINEMENT'] as const;
-export type NeverRefusal = (typeof NEVER_REFUSALS)[number];
+/** Why the policy `never` refused a call: the code its denial's reason names. */
+export const NeverRefusal = codes({
+  SANDBOX_OFF: 'The sandbox is off, so the call would run unconfined.',
+  FULL_MODE: 'The sandbox is in full mode, so the call could write anywhere the user can.',
+  OUTSIDE_WORKSPACE: 'The call writes outside the workspace.',
+  GIT_WRITE: 'The call writes inside .git, which only the user can allow.',
+  NETWORK_OFF: 'The call reaches the network, and the session\'s network is off.',
+  NO_CONFINEMENT: 'Nothing says what confines the call, so nothing bounds it.',
+});
+export type NeverRefusal = CodeOf<typeof NeverRefusal>;
 
 export interface NeverCall {
   name: string;
@@ -51,26 +60,26 @@ const inGit = (p: string) => p.split('/').some((part) => part.toLowerCase() === 
 
 /**
  * Contract: pure. `allow` for a call `session` confines, else a `deny` whose
- * reason starts with the policy and names one of `NEVER_REFUSALS`. Without a
+ * reason starts with the policy and names one of `NeverRefusal`. Without a
  * confinement to lean on (`session` undefined), every call is `NO_CONFINEMENT`.
  */
 export function decideUnderNever(call: NeverCall, session: SessionConfinement | undefined): Decision {
   const kind = call.confinement;
   if (kind === undefined || session === undefined) {
     const why = call.writeReason ?? `${call.name} says nothing of what confines it`;
-    return refuse('NO_CONFINEMENT', `${why}, so nothing bounds what it would do`);
+    return refuse(NeverRefusal.NO_CONFINEMENT, `${why}, so nothing bounds what it would do`);
   }
   switch (kind) {
     case 'sandbox':
-      if (!session.confines) return refuse('SANDBOX_OFF', `the sandbox is off, so ${call.name} would run unconfined, with the user's permissions and network`);
-      if (session.mode === 'full') return refuse('FULL_MODE', `the sandbox is in full mode, so ${call.name} could write anywhere the user can`);
+      if (!session.confines) return refuse(NeverRefusal.SANDBOX_OFF, `the sandbox is off, so ${call.name} would run unconfined, with the user's permissions and network`);
+      if (session.mode === 'full') return refuse(NeverRefusal.FULL_MODE, `the sandbox is in full mode, so ${call.name} could write anywhere the user can`);
       return { kind: 'allow' };
     case 'workspace':
-      if (leavesWorkspace(call.rendered)) return refuse('OUTSIDE_WORKSPACE', `${call.rendered} is outside the workspace`);
-      if (inGit(call.rendered) && session.protectGit !== false) return refuse('GIT_WRITE', `${call.rendered} is inside .git, which only the user can allow to be written (--allow-git-writes)`);
+      if (leavesWorkspace(call.rendered)) return refuse(NeverRefusal.OUTSIDE_WORKSPACE, `${call.rendered} is outside the workspace`);
+      if (inGit(call.rendered) && session.protectGit !== false) return refuse(NeverRefusal.GIT_WRITE, `${call.rendered} is inside .git, which only the user can allow to be written (--allow-git-writes)`);
       return { kind: 'allow' };
     case 'network':
-      if (!session.network) return refuse('NETWORK_OFF', `${call.name} reaches the network, and the session's network is off`);
+      if (!session.network) return refuse(NeverRefusal.NETWORK_OFF, `${call.name} reaches the network, and the session's network is off`);
       return { kind: 'allow' };
   }
 }

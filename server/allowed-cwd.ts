@@ -7,7 +7,7 @@
  */
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import type { ErrorReason } from './protocol.js';
+import { Reason, type ErrorReason } from './protocol.js';
 
 export type CwdVerdict = { ok: true; cwd: string } | { ok: false; reason: Extract<ErrorReason, `CWD_${string}`>; message: string };
 
@@ -28,21 +28,21 @@ export function allowedRoots(dirs: readonly string[]): string[] {
 /** Contract: reads only the filesystem under `roots`; never throws. */
 export function checkCwd(requested: string, roots: readonly string[]): CwdVerdict {
   const shown = JSON.stringify(requested);
-  const outside: CwdVerdict = { ok: false, reason: 'CWD_NOT_ALLOWED', message: `cwd ${shown} is not a directory this server allows (its --cwd or an --allow-cwd, or below)` };
-  if (!isAbsolute(requested)) return { ok: false, reason: 'CWD_NOT_ALLOWED', message: `cwd ${shown} must be an absolute path` };
+  const outside: CwdVerdict = { ok: false, reason: Reason.CWD_NOT_ALLOWED, message: `cwd ${shown} is not a directory this server allows (its --cwd or an --allow-cwd, or below)` };
+  if (!isAbsolute(requested)) return { ok: false, reason: Reason.CWD_NOT_ALLOWED, message: `cwd ${shown} must be an absolute path` };
   const lexical = resolve(requested);
   if (!roots.some((r) => isWithin(r, lexical))) return outside;
   let real: string;
   try {
     real = realpathSync(lexical);
   } catch {
-    return { ok: false, reason: 'CWD_NOT_FOUND', message: `cwd ${shown}: no such directory` };
+    return { ok: false, reason: Reason.CWD_NOT_FOUND, message: `cwd ${shown}: no such directory` };
   }
   if (!roots.some((r) => isWithin(r, real))) return outside;
   try {
-    if (!statSync(real).isDirectory()) return { ok: false, reason: 'CWD_NOT_A_DIRECTORY', message: `cwd ${shown} is not a directory` };
+    if (!statSync(real).isDirectory()) return { ok: false, reason: Reason.CWD_NOT_A_DIRECTORY, message: `cwd ${shown} is not a directory` };
   } catch {
-    return { ok: false, reason: 'CWD_NOT_FOUND', message: `cwd ${shown}: no such directory` };
+    return { ok: false, reason: Reason.CWD_NOT_FOUND, message: `cwd ${shown}: no such directory` };
   }
   return { ok: true, cwd: real };
 }

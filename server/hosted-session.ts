@@ -8,7 +8,7 @@ import type { InspectionEvent, Observer } from 'xstate';
 import type { Answerer } from '../ports/approval.js';
 import type { BridleSession } from '../runtime/session.js';
 import type { Chunk } from '../log/chunks.js';
-import { isSaveFailureCode, LogAppendError } from '../log/errors.js';
+import { isSaveFailureCode, LogAppendError, LogAppendCode } from '../log/errors.js';
 import type { DeltaSink } from '../actors/stream-model.js';
 import type { Entry } from '../log/entries.js';
 import { loggedWorkspace } from '../runtime/session-policy.js';
@@ -17,7 +17,7 @@ import { ApprovalDesk } from './approvals.js';
 import { Attachment, type Peer } from './attachment.js';
 import { callIn, entryNotices } from './entry-notice.js';
 import { TOOLS } from '../ports/index.js';
-import { ErrorCode, notification, refusal, type ApprovalRequest, type SessionSummary, type Snapshot } from './protocol.js';
+import { ErrorCode, notification, refusal, Reason, type ApprovalRequest, type SessionSummary, type Snapshot } from './protocol.js';
 
 /** What the server hands the session it asks for: who answers its approvals, and the server's own inspector (`--inspect`). */
 export interface SessionHooks {
@@ -111,10 +111,10 @@ export class HostedSession {
     } catch (err) {
       h.stop();
       // The store refused the session's first entry (a full disk): said as `openSession` says it for the CLI.
-      if (!(err instanceof LogAppendError && err.code === 'LOG_APPEND_FAILED')) throw err;
+      if (!(err instanceof LogAppendError && err.code === LogAppendCode.LOG_APPEND_FAILED)) throw err;
       const message = `the session could not be saved (${err.code}: ${err.message})`;
       onProblem(`session/create: ${message}`);
-      throw refusal(ErrorCode.CreateFailed, 'SESSION_NOT_SAVED', message);
+      throw refusal(ErrorCode.CreateFailed, Reason.SESSION_NOT_SAVED, message);
     }
     return h;
   }

@@ -7,7 +7,7 @@ import type { InspectionEvent, Observer } from 'xstate';
 import { checkCwd } from './allowed-cwd.js';
 import { ForkRefusedError } from '../runtime/logs/fork.js';
 import { HostedSession, type CreateParams, type OpenSession, type ReopenSession } from './hosted-session.js';
-import { ErrorCode, refusal, RpcFailure, type ErrorReason, type ParamsOf, type ResultOf, type SessionSummary } from './protocol.js';
+import { ErrorCode, refusal, RpcFailure, Reason, type ErrorReason, type ParamsOf, type ResultOf, type SessionSummary } from './protocol.js';
 import type { Peer } from './attachment.js';
 import type { Forwardable, RelaySource, SweepOutcome } from '../ports/relay.js';
 import { RelayedSession } from './relayed-session.js';
@@ -60,12 +60,12 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 15 * 60 * 1000;
 const DEFAULT_LIMITS: HubLimits = { maxSessions: DEFAULT_MAX_SESSIONS, idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS, cwdRoots: [] };
 
 /** Refusals that hold for this worker until the session's log changes. */
-const NOT_RUNNABLE_HERE = new Set(['SESSION_NOT_RESUMABLE', 'UNKNOWN_SESSION', 'POLICY_WIDENED', 'MODEL_UNAVAILABLE']);
+const NOT_RUNNABLE_HERE = new Set<string>([Reason.SESSION_NOT_RESUMABLE, Reason.UNKNOWN_SESSION, Reason.POLICY_WIDENED, Reason.MODEL_UNAVAILABLE]);
 
 /** Held by another writer: refused so by `reopen`, or the store's own `SessionLockedError` an embedder's `reopen` let through. */
-const isLocked = (err: unknown): boolean => (err instanceof RpcFailure && (err.data as { reason?: string } | undefined)?.reason === 'SESSION_LOCKED') || (err instanceof SessionLockedError);
+const isLocked = (err: unknown): boolean => (err instanceof RpcFailure && (err.data as { reason?: string } | undefined)?.reason === Reason.SESSION_LOCKED) || (err instanceof SessionLockedError);
 
-const notPending = (callId: string) => refusal(ErrorCode.NotPending, 'NOT_PENDING', `no approval is waiting for ${JSON.stringify(callId)} (already answered, cancelled, or never asked)`);
+const notPending = (callId: string) => refusal(ErrorCode.NotPending, Reason.NOT_PENDING, `no approval is waiting for ${JSON.stringify(callId)} (already answered, cancelled, or never asked)`);
 
 export class Hub {
   private readonly sessions = new Map<string, HostedSession>();
@@ -102,11 +102,11 @@ export class Hub {
    */
   async create(params: CreateParams): Promise<HostedSession> {
     if (this.held >= this.limits.maxSessions) {
-      throw refusal(ErrorCode.SessionLimit, 'SESSION_LIMIT', `this server holds its limit of ${this.limits.maxSessions} sessions: close one (session/close) or wait for an idle one to be released`);
+      throw refusal(ErrorCode.SessionLimit, Reason.SESSION_LIMIT, `this server holds its limit of ${this.limits.maxSessions} sessions: close one (session/close) or wait for an idle one to be released`);
     }
     let cwd: string | undefined;
     if (params.cwd !== undefined) {
-      if (this.limits.cwdRoots.length === 0) throw refusal(ErrorCode.CreateFailed, 'CWD_NOT_ALLOWED', 'this server does not let clients choose a cwd');
+      if (this.limits.cwdRoots.length === 0) throw refusal(ErrorCode.CreateFailed, Reason.CWD_NOT_ALLOWED, 'this server does not let clients choose a cwd');
       const verdict = checkCwd(params.cwd, this.limits.cwdRoots);
       if (!verdict.ok) throw refusal(ErrorCode.CreateFailed, verdict.reason, verdict.message);
       cwd = verdict.cwd;
@@ -122,7 +122,7 @@ export class Hub {
     } catch (err) {
       if (err instanceof RpcFailure) throw err;
       this.onProblem(`session/create failed: ${(err as Error)?.stack ?? String(err)}`);
-      throw refusal(ErrorCode.CreateFailed, 'OPEN_FAILED', "could not create the session (the server's log says why)");
+      throw refusal(ErrorCode.CreateFailed, Reason.OPEN_FAILED, "could not create the session (the server's log says why)");
     } finally {
       this.opening--;
     }
@@ -142,14 +142,14 @@ export class Hub {
    */
   async fork(p: ParamsOf<'session/fork'>): Promise<ResultOf<'session/fork'>> {
     this.get(p.sessionId);
-    if (!this.forkLog) throw refusal(ErrorCode.ForkRefused, 'FORK_UNAVAILABLE', 'this server keeps no store it can fork sessions in');
+    if (!this.forkLog) throw refusal(ErrorCode.ForkRefused, Reason.FORK_UNAVAILABLE, 'this server keeps no store it can fork sessions in');
     let forked: Awaited<ReturnType<ForkLog>>;
     try {
       forked = await this.forkLog(p);
     } catch (err) {
-      if (err instanceof ForkRefusedError) throw refusal(ErrorCode.ForkRefused, 'FORK_REFUSED', `${err.code}: ${err.message}`);
+      if (err instanceof ForkRefusedError) throw refusal(ErrorCode.ForkRefused, Reason.FORK_REFUSED, `${err.code}: ${err.message}`);
       this.onProblem(`session/fork failed: ${(err as Error)?.stack ?? String(err)}`);
-      throw refusal(ErrorCode.ForkRefused, 'FORK_UNAVAILABLE', "could not fork the session (the server's log says why)");
+      throw refusal(ErrorCode.ForkRefused, Reason.FORK_UNAVAILABLE, "could not fork the session (the server's log says why)");
     }
     // A re-answered approval's turn goes on inside the fork as it is hosted (ADR 0031): the approved call runs, or the model hears of the denial.
     const hosted = !forked.open || forked.resumable === true;
@@ -167,8 +167,8 @@ export class Hub {
   get(sessionId: string): HostedSession {
     const s = this.sessions.get(sessionId);
     if (s) return s;
-    if (this.relays.has(sessionId)) throw refusal(ErrorCode.Elsewhere, 'SESSION_ELSEWHERE', `session ${JSON.stringify(sessionId)} runs on another worker; this one relays its entries and approval questions and forwards input, approval answers, cancels and compactions (snapshot and close on the worker that runs it)`);
-    throw refusal(ErrorCode.UnknownSession, 'UNKNOWN_SESSION', `no session ${JSON.stringify(sessionId)} in this server`);
+    if (this.relays.has(sessionId)) throw refusal(ErrorCode.Elsewhere, Reason.SESSION_ELSEWHERE, `session ${JSON.stringify(sessionId)} runs on another worker; this one relays its entries and approval questions and forwards input, approval answers, cancels and compactions (snapshot and close on the worker that runs it)`);
+    throw refusal(ErrorCode.UnknownSession, Reason.UNKNOWN_SESSION, `no session ${JSON.stringify(sessionId)} in this server`);
   }
 
   /** Detaches a client from a session it watches here, run or relayed; nothing if there is none. */
@@ -211,7 +211,7 @@ export class Hub {
   attachedTo(sessionId: string, peer: Peer, what: string): void {
     const s = this.sessions.get(sessionId) ?? this.relays.get(sessionId);
     if (!s && !this.limits.reopen) this.get(sessionId);
-    if (!s?.isAttached(peer)) throw refusal(ErrorCode.NotAttached, 'NOT_ATTACHED', `attach to session ${JSON.stringify(sessionId)} (session/attach) before ${what}`);
+    if (!s?.isAttached(peer)) throw refusal(ErrorCode.NotAttached, Reason.NOT_ATTACHED, `attach to session ${JSON.stringify(sessionId)} (session/attach) before ${what}`);
   }
 
   /**
@@ -332,7 +332,7 @@ export class Hub {
   /** Opens a session of the store here; `relay`: a session another live worker holds is relayed, else its refusal stands. */
   private reopenHere(sessionId: string, relay: boolean): Promise<Served> {
     if (this.held >= this.limits.maxSessions) {
-      return Promise.reject(refusal(ErrorCode.SessionLimit, 'SESSION_LIMIT', `this server holds its limit of ${this.limits.maxSessions} sessions: close one (session/close) or wait for an idle one to be released`));
+      return Promise.reject(refusal(ErrorCode.SessionLimit, Reason.SESSION_LIMIT, `this server holds its limit of ${this.limits.maxSessions} sessions: close one (session/close) or wait for an idle one to be released`));
     }
     const reopen = this.limits.reopen!;
     this.opening++;
@@ -342,7 +342,7 @@ export class Hub {
           async (_params, hooks) => {
             const session = await reopen(sessionId, hooks);
             if (session) return session;
-            throw refusal(ErrorCode.UnknownSession, 'UNKNOWN_SESSION', `no session ${JSON.stringify(sessionId)} in this server or its store`);
+            throw refusal(ErrorCode.UnknownSession, Reason.UNKNOWN_SESSION, `no session ${JSON.stringify(sessionId)} in this server or its store`);
           },
           {},
           this.onProblem,
@@ -372,7 +372,7 @@ export class Hub {
         }
         if (err instanceof RpcFailure) throw err;
         this.onProblem(`opening session ${sessionId} from the store failed: ${(err as Error)?.stack ?? String(err)}`);
-        throw refusal(ErrorCode.CreateFailed, 'OPEN_FAILED', "could not open the session (the server's log says why)");
+        throw refusal(ErrorCode.CreateFailed, Reason.OPEN_FAILED, "could not open the session (the server's log says why)");
       } finally {
         this.opening--;
         this.reopening.delete(sessionId);

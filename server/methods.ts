@@ -7,7 +7,7 @@ import { LogAppendError, LogNotDurableError } from '../log/errors.js';
 import { SessionCrashedError } from '../runtime/session.js';
 import type { Peer } from './attachment.js';
 import type { Hub } from './hub.js';
-import { ErrorCode, refusal, type Method, type ParamsOf, type ResultOf } from './protocol.js';
+import { ErrorCode, refusal, Reason, type Method, type ParamsOf, type ResultOf } from './protocol.js';
 
 export interface CallContext {
   hub: Hub;
@@ -40,8 +40,8 @@ export const methods: Methods = {
       // Answered only once the input is in the log, durably: a client told `accepted` can lose it to no crash.
       return { accepted: true, seq: await hub.input(p.sessionId, p.text, p.mode) };
     } catch (err) {
-      if (err instanceof SessionCrashedError) throw refusal(ErrorCode.SessionCrashed, 'SESSION_CRASHED', err.message);
-      if (isSaveFailure(err)) throw refusal(ErrorCode.NotSaved, 'SESSION_NOT_SAVED', `the session could not save the input, so it is not acknowledged (${err.code}: ${err.message}); nothing the session does after it can be saved either`);
+      if (err instanceof SessionCrashedError) throw refusal(ErrorCode.SessionCrashed, Reason.SESSION_CRASHED, err.message);
+      if (isSaveFailure(err)) throw refusal(ErrorCode.NotSaved, Reason.SESSION_NOT_SAVED, `the session could not save the input, so it is not acknowledged (${err.code}: ${err.message}); nothing the session does after it can be saved either`);
       throw err;
     }
   },

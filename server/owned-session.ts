@@ -7,7 +7,7 @@
 import type { OpenedLog } from '../ports/store.js';
 import { isEffectOf, type Forwardable, type OwnedSession, type RelayRefusal } from '../ports/relay.js';
 import type { HostedSession } from './hosted-session.js';
-import { ErrorCode } from './protocol.js';
+import { ErrorCode, Reason } from './protocol.js';
 
 /** How often, and how many times, an answer to a question the log shows open and the desk does not hold yet is tried again. */
 const DESK_WAIT_MS = 10;
@@ -39,11 +39,11 @@ export function ownedSession(hosted: HostedSession): OwnedSession {
       let done: Promise<unknown>;
       if (f.kind === 'approval') {
         // The client answered on the worker it is attached to there (that worker checked it): answered as an attached client here.
-        if (!f.attached) return { code: ErrorCode.NotAttached, reason: 'NOT_ATTACHED', message: `attach to session ${JSON.stringify(id)} (session/attach) before answering its approvals` };
+        if (!f.attached) return { code: ErrorCode.NotAttached, reason: Reason.NOT_ATTACHED, message: `attach to session ${JSON.stringify(id)} (session/attach) before answering its approvals` };
         // The question is durable before the desk holds it (the desk flushes, then waits): an answer that outran it waits a little.
         for (let i = 0; !hosted.desk.respond(f.callId, f.outcome, f.by); i++) {
           if (i >= DESK_WAIT_TRIES || !openInLog(f.callId)) {
-            return { code: ErrorCode.NotPending, reason: 'NOT_PENDING', message: `no approval is waiting for ${JSON.stringify(f.callId)} (already answered, cancelled, or never asked)` };
+            return { code: ErrorCode.NotPending, reason: Reason.NOT_PENDING, message: `no approval is waiting for ${JSON.stringify(f.callId)} (already answered, cancelled, or never asked)` };
           }
           await sleep(DESK_WAIT_MS);
         }

@@ -64,6 +64,8 @@ export const ErrorReason = z.enum([
   'FORK_UNAVAILABLE',
 ]);
 export type ErrorReason = z.infer<typeof ErrorReason>;
+/** The same reasons as a value to write them with: `Reason.SESSION_LOCKED`. */
+export const Reason = ErrorReason.enum;
 
 export const RequestId = z.union([z.string(), z.number(), z.null()]);
 export type RequestId = z.infer<typeof RequestId>;

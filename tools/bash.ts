@@ -6,10 +6,11 @@
  */
 import { z } from 'zod';
 import type { SubprocessResult } from '../ports/subprocess.js';
-import { failure, ok } from './output.js';
+import { failure, ok, BuiltinCode } from './output.js';
 import { formatBytes } from './text.js';
 import { terminalIntent } from './presenters.js';
 import { ToolError, type ZodToolDefinition } from '../ports/tools.js';
+import { ToolResultCode } from '../log/codes.js';
 
 /** What the description promises: the `local` subprocess provider's defaults (a test keeps them equal). */
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
@@ -73,14 +74,14 @@ export const bashTool: ZodToolDefinition<BashArgs> = {
     } catch (err) {
       // A provider that refuses on purpose (a sandbox that cannot confine the command, no subprocess at all) names its own code.
       if (err instanceof ToolError) return failure(err.code, err.message);
-      return failure('SPAWN_FAILED', `Could not start bash (${ctx.subprocess.id} shell): ${(err as Error).message}`);
+      return failure(BuiltinCode.SPAWN_FAILED, `Could not start bash (${ctx.subprocess.id} shell): ${(err as Error).message}`);
     }
     const text = formatCommandResult(result, spec.maxOutputBytes);
-    if (result.timedOut) return failure('TOOL_TIMEOUT', `Command timed out after ${spec.timeoutMs} ms and was killed.\n${text}`);
-    if (ctx.signal.aborted) return failure('ABORTED', `Command was aborted.\n${text}`);
+    if (result.timedOut) return failure(ToolResultCode.TOOL_TIMEOUT, `Command timed out after ${spec.timeoutMs} ms and was killed.\n${text}`);
+    if (ctx.signal.aborted) return failure(ToolResultCode.ABORTED, `Command was aborted.\n${text}`);
     if (result.exitCode === 0) return ok(text);
     // A command that failed after running into a sandbox limit failed because of it, most likely: say so in the code too.
-    if ((result.limitsHit ?? []).length > 0) return failure('SANDBOX_LIMIT', text);
-    return failure('EXIT_NONZERO', text);
+    if ((result.limitsHit ?? []).length > 0) return failure(BuiltinCode.SANDBOX_LIMIT, text);
+    return failure(BuiltinCode.EXIT_NONZERO, text);
   },
 };

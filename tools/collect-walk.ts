@@ -1,6 +1,6 @@
 /** The search tools' walk: what they skip, how many entries they take, in what order they show them. */
 import type { FileSystem, FsPath, WalkEntry } from '../ports/fs.js';
-import { byCodePoint } from './text.js';
+import { byCodePoint } from '../ports/fs.js';
 
 /** Directories that are huge and rarely what a search means. */
 export const SKIPPED_DIRS: readonly string[] = ['node_modules', '.git'];

@@ -2,7 +2,7 @@
 import { isUtf8 } from 'node:buffer';
 import { z } from 'zod';
 import { diffIntent } from './presenters.js';
-import { failure, fromRejection, ok } from './output.js';
+import { failure, fromRejection, ok, BuiltinCode } from './output.js';
 import { countOccurrences, formatBytes, looksBinary, numberLines, utf8 } from './text.js';
 import type { ZodToolDefinition, ToolOutput } from '../ports/tools.js';
 
@@ -39,10 +39,10 @@ export function editContext(after: string, start: number, insertedLength: number
 
 /** The file's text with the one edit applied, or the refusal the model reads. */
 function applyEdit(bytes: Uint8Array, args: EditFileArgs): { after: string; start: number } | ToolOutput {
-  if (looksBinary(bytes)) return failure('BINARY_FILE', `"${args.path}" is a binary file; edit_file edits text only.`);
+  if (looksBinary(bytes)) return failure(BuiltinCode.BINARY_FILE, `"${args.path}" is a binary file; edit_file edits text only.`);
   // Decoding would turn every invalid byte into U+FFFD and write that back: refuse rather than change bytes nobody asked about.
   if (!isUtf8(bytes)) {
-    return failure('NOT_UTF8', `"${args.path}" is not valid UTF-8 (perhaps Latin-1 or another legacy encoding); edit_file edits UTF-8 text only, so nothing was changed. Use bash (e.g. iconv or sed) for this file.`);
+    return failure(BuiltinCode.NOT_UTF8, `"${args.path}" is not valid UTF-8 (perhaps Latin-1 or another legacy encoding); edit_file edits UTF-8 text only, so nothing was changed. Use bash (e.g. iconv or sed) for this file.`);
   }
   const before = utf8(bytes);
 
@@ -52,11 +52,11 @@ function applyEdit(bytes: Uint8Array, args: EditFileArgs): { after: string; star
     const hint = crlf
       ? ' The file uses CRLF line endings; old_text must too.'
       : ' Check whitespace and indentation, or read_file again to see the current text.';
-    return failure('EDIT_NOT_FOUND', `old_text was not found in "${args.path}".${hint}`);
+    return failure(BuiltinCode.EDIT_NOT_FOUND, `old_text was not found in "${args.path}".${hint}`);
   }
   if (count > 1) {
     return failure(
-      'EDIT_AMBIGUOUS',
+      BuiltinCode.EDIT_AMBIGUOUS,
       `old_text occurs ${count} times in "${args.path}"; include more surrounding text so it matches exactly once.`,
     );
   }
@@ -91,7 +91,7 @@ export const editFileTool: ZodToolDefinition<EditFileArgs> = {
         return 'status' in edited ? undefined : Buffer.from(edited.after, 'utf8');
       });
       if (outcome === 'too-large') {
-        return failure('FILE_TOO_LARGE', `"${args.path}" is larger than ${formatBytes(EDIT_MAX_BYTES)}; edit_file edits smaller files only.`);
+        return failure(BuiltinCode.FILE_TOO_LARGE, `"${args.path}" is larger than ${formatBytes(EDIT_MAX_BYTES)}; edit_file edits smaller files only.`);
       }
     } catch (err) {
       return fromRejection(err);

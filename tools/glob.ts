@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { globToRegExp } from './glob-pattern.js';
 import { collectWalk, SKIPPED_DIRS, type Collected } from './collect-walk.js';
-import { failure, fromRejection, ok } from './output.js';
+import { failure, fromRejection, ok, BuiltinCode } from './output.js';
 import { globIntent } from './presenters.js';
 import type { ZodToolDefinition } from '../ports/tools.js';
 
@@ -40,7 +40,7 @@ export const globTool: ZodToolDefinition<GlobArgs> = {
   async execute(args, ctx) {
     const pattern = args.pattern.replace(/^(\.\/)+/, '');
     if (path.isAbsolute(pattern) || pattern.split('/').includes('..')) {
-      return failure('INVALID_PATTERN', `Glob "${args.pattern}" must be relative to the workspace and must not use "..".`);
+      return failure(BuiltinCode.INVALID_PATTERN, `Glob "${args.pattern}" must be relative to the workspace and must not use "..".`);
     }
     const matcher = globToRegExp(pattern);
     const skipDirs = SKIPPED_DIRS.filter((name) => !namesSegment(pattern, name));

@@ -2,7 +2,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { executeTool } from './execute.js';
+import { executeTool } from '../actors/execute-tool.js';
 import * as grepModule from './grep.js';
 import { GREP_MAX_MATCHES, grepTool, type GrepArgs } from './grep.js';
 import { createTempWorkspace, type TempWorkspace } from '../adapters/fs/testing.js';

@@ -4,9 +4,10 @@ import { FsIoError, readAtMost, type FileSystem, type FsPath } from '../ports/fs
 import { collectWalk, SKIPPED_DIRS } from './collect-walk.js';
 import { createLineMatcher, type BatchEnd } from './grep-matcher.js';
 import { grepIntent } from './presenters.js';
-import { failure, fromRejection, fromToolError, ok } from './output.js';
+import { failure, fromRejection, fromToolError, ok, BuiltinCode } from './output.js';
 import { clipLine, formatBytes, looksBinary, utf8 } from './text.js';
 import { ToolError, type ToolContext, type ToolOutput, type ZodToolDefinition } from '../ports/tools.js';
+import { ToolResultCode } from '../log/codes.js';
 
 export const GREP_MAX_MATCHES = 500;
 export const GREP_MAX_FILES = 50_000;
@@ -53,7 +54,7 @@ export function createGrepTool(options: GrepOptions = {}): ZodToolDefinition<Gre
       try {
         new RegExp(args.pattern);
       } catch (err) {
-        return failure('INVALID_PATTERN', `Invalid regular expression: ${(err as Error).message}`);
+        return failure(BuiltinCode.INVALID_PATTERN, `Invalid regular expression: ${(err as Error).message}`);
       }
       const shown = args.path ?? '.';
       let root: FsPath;
@@ -141,14 +142,14 @@ async function search(args: GrepArgs, ctx: ToolContext, root: FsPath, shown: str
     await matcher.close();
   }
 
-  if ('failed' in end) return failure('GREP_FAILED', `grep could not run the pattern: ${end.failed}.`);
+  if ('failed' in end) return failure(BuiltinCode.GREP_FAILED, `grep could not run the pattern: ${end.failed}.`);
   if (capped) notes.push(`[stopped at ${GREP_MAX_MATCHES} matches; narrow the pattern or the path]`);
   if (tooLarge > 0) notes.push(`[${tooLarge} files over ${formatBytes(GREP_MAX_FILE_BYTES)} were not searched]`);
-  if (ctx.signal.aborted) return failure('ABORTED', 'The grep call was aborted.');
+  if (ctx.signal.aborted) return failure(ToolResultCode.ABORTED, 'The grep call was aborted.');
   if (signal.aborted) {
     const found = hits.length === 0 ? 'No matches were found before that.' : `Matches found before that:\n${hits.join('\n')}`;
     return failure(
-      'GREP_TIMEOUT',
+      BuiltinCode.GREP_TIMEOUT,
       `grep stopped after ${deadlineMs} ms without finishing. A pattern with nested repetition such as (a+)+ can take ` +
         `exponential time on some lines; simplify it, or narrow the path. ${found}${notes.length ? `\n${notes.join('\n')}` : ''}`,
     );

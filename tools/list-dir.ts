@@ -1,8 +1,9 @@
 /** `list_dir`: one directory's entries. */
 import { z } from 'zod';
 import { failure, fromRejection, ok } from './output.js';
-import { byCodePoint } from './text.js';
+import { byCodePoint } from '../ports/fs.js';
 import type { ZodToolDefinition } from '../ports/tools.js';
+import { FsCode } from '../ports/fs.js';
 
 export const LIST_MAX_ENTRIES = 1000;
 
@@ -25,7 +26,7 @@ export const listDirTool: ZodToolDefinition<ListDirArgs> = {
     try {
       const dir = await ctx.fs.realpath(shown, { mustExist: true });
       if ((await ctx.fs.stat(dir)).kind !== 'directory') {
-        return failure('NOT_A_DIRECTORY', `"${shown}" is a file, not a directory; use read_file.`);
+        return failure(FsCode.NOT_A_DIRECTORY, `"${shown}" is a file, not a directory; use read_file.`);
       }
       const names = (await ctx.fs.list(dir))
         .map((e) => (e.kind === 'directory' ? `${e.name}/` : e.kind === 'symlink' ? `${e.name}@` : e.name))

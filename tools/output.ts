@@ -1,5 +1,23 @@
 /** Small constructors for tool results, so every tool words failures the same way. */
+import { codes, type CodeOf } from '../log/codes.js';
 import { ToolError, type ToolOutput } from '../ports/tools.js';
+
+/** The built-in tools' own failure codes (a refusal of the fs seam keeps its `FsCode`). */
+export const BuiltinCode = codes({
+  SPAWN_FAILED: 'The command could not be started.',
+  EXIT_NONZERO: 'The command ran and exited with a non-zero status.',
+  SANDBOX_LIMIT: 'The command hit a sandbox limit (memory, processes, output).',
+  BINARY_FILE: 'The file is binary; the tool reads or edits text only.',
+  NOT_UTF8: 'The file is not valid UTF-8.',
+  FILE_TOO_LARGE: 'The file is larger than the tool handles.',
+  EDIT_NOT_FOUND: 'The text to replace was not found.',
+  EDIT_AMBIGUOUS: 'The text to replace occurs more than once.',
+  INVALID_PATTERN: 'The glob or regular expression is not valid.',
+  GREP_FAILED: 'grep could not run the pattern.',
+  GREP_TIMEOUT: 'grep ran past its time.',
+  OFFSET_OUT_OF_RANGE: 'The offset is past the end of the file.',
+});
+export type BuiltinCode = CodeOf<typeof BuiltinCode>;
 
 export function ok(content: string): ToolOutput {
   return { status: 'ok', content };

@@ -1,7 +1,7 @@
 /** `read_file`: a text file with numbered lines, a window at a time. */
 import { z } from 'zod';
-import type { FileHandle } from '../ports/fs.js';
-import { failure, fromRejection, ok } from './output.js';
+import { FsCode, type FileHandle } from '../ports/fs.js';
+import { failure, fromRejection, ok, BuiltinCode } from './output.js';
 import { scanLines } from './scan-lines.js';
 import { BINARY_SNIFF_BYTES, formatBytes, looksBinary, numberLines } from './text.js';
 import { ToolError, type ZodToolDefinition } from '../ports/tools.js';
@@ -85,11 +85,11 @@ export const readFileTool: ZodToolDefinition<ReadFileArgs> = {
       opened = await ctx.fs.open(file);
       const head = await opened.read(0, Math.min(opened.size, BINARY_SNIFF_BYTES));
       if (looksBinary(head)) {
-        return failure('BINARY_FILE', `"${args.path}" is a binary file (${formatBytes(opened.size)}); read_file shows text only.`);
+        return failure(BuiltinCode.BINARY_FILE, `"${args.path}" is a binary file (${formatBytes(opened.size)}); read_file shows text only.`);
       }
       window = await readWindow(opened, args.offset ?? 1, args.limit, opened.size, ctx.signal);
     } catch (err) {
-      if (err instanceof ToolError && err.code === 'IS_A_DIRECTORY') return failure('IS_A_DIRECTORY', `"${args.path}" is a directory; use list_dir.`);
+      if (err instanceof ToolError && err.code === FsCode.IS_A_DIRECTORY) return failure(FsCode.IS_A_DIRECTORY, `"${args.path}" is a directory; use list_dir.`);
       return fromRejection(err);
     } finally {
       await opened?.close();
@@ -100,7 +100,7 @@ export const readFileTool: ZodToolDefinition<ReadFileArgs> = {
     const { lines, total, cutBy } = window;
     if (total === 0) return ok(`(empty file: ${args.path})`);
     if (lines.length === 0) {
-      return failure('OFFSET_OUT_OF_RANGE', `offset ${first} is past the end of "${args.path}" (${total} lines).`);
+      return failure(BuiltinCode.OFFSET_OUT_OF_RANGE, `offset ${first} is past the end of "${args.path}" (${total} lines).`);
     }
     const last = first + lines.length - 1;
     let text = numberLines(lines, first);

@@ -39,7 +39,6 @@ export function countOccurrences(haystack: string, needle: string, stopAt = Infi
 }
 
 /** Code-point order, so listings do not depend on the host's locale (the fs seam's walk order). */
-export { byCodePoint } from '../ports/fs.js';
 
 /** Bytes as UTF-8 text, the way Node decodes them (invalid sequences become U+FFFD, a BOM stays). */
 export function utf8(bytes: Uint8Array): string {

@@ -1,11 +1,20 @@
 /** Checks a model's tool call before anything runs (I4). Pure. */
 import { z } from 'zod';
 import type { ToolDefinition } from '../ports/tools.js';
+import { codes, type CodeOf } from '../log/codes.js';
 import { checkerOf } from './schema.js';
+
+/** Why a call was refused before it ran (I4): its `tool/result`'s code. */
+export const CallValidationCode = codes({
+  UNKNOWN_TOOL: 'The model called a tool the session does not offer.',
+  INVALID_JSON: 'The arguments are not JSON.',
+  INVALID_ARGUMENTS: 'The arguments do not fit the tool\'s parameters.',
+});
+export type CallValidationCode = CodeOf<typeof CallValidationCode>;
 
 export type CallValidation =
   | { ok: true; tool: ToolDefinition; args: unknown }
-  | { ok: false; code: 'UNKNOWN_TOOL' | 'INVALID_JSON' | 'INVALID_ARGUMENTS'; message: string };
+  | { ok: false; code: CallValidationCode; message: string };
 
 const EXCERPT_CHARS = 200;
 
@@ -38,7 +47,7 @@ export function validateCall(
     const available = toolNames(tools);
     return {
       ok: false,
-      code: 'UNKNOWN_TOOL',
+      code: CallValidationCode.UNKNOWN_TOOL,
       message: `Unknown tool "${name}". Available tools: ${available.length > 0 ? available.join(', ') : '(none)'}.`,
     };
   }
@@ -51,7 +60,7 @@ export function validateCall(
     } catch (err) {
       return {
         ok: false,
-        code: 'INVALID_JSON',
+        code: CallValidationCode.INVALID_JSON,
         message: `The arguments for ${name} are not valid JSON (${(err as Error).message}). Received: ${excerpt(argumentsText)}`,
       };
     }
@@ -61,7 +70,7 @@ export function validateCall(
   if (!parsed.success) {
     return {
       ok: false,
-      code: 'INVALID_ARGUMENTS',
+      code: CallValidationCode.INVALID_ARGUMENTS,
       message: `Invalid arguments for ${name}:\n${z.prettifyError(parsed.error)}`,
     };
   }

@@ -18,7 +18,7 @@
 import { isUtf8 } from 'node:buffer';
 import { z } from 'zod';
 import { ACP_RESOURCE_NOT_FOUND, AcpClientError, type AcpClient } from '../../ports/acp-client.js';
-import { FsIoError, readAtMost, type FileHandle, type FileSystem, type FsPath } from '../../ports/fs.js';
+import { FsCode, FsIoError, readAtMost, type FileHandle, type FileSystem, type FsPath } from '../../ports/fs.js';
 import { ACP_CLIENT, FS, SESSION } from '../../ports/index.js';
 import { defineProvider, ProviderSetupError } from '../../ports/provider.js';
 import { ToolError } from '../../ports/tool-error.js';
@@ -39,8 +39,8 @@ const SNIFF_BYTES = 8192;
 /** The client's failure as the fs port words failures: a missing file is `NOT_FOUND`, anything else `CLIENT_FAILED`. */
 function clientFailure(err: unknown, shown: string, doing: string): ToolError {
   if (err instanceof ToolError) return err;
-  if (err instanceof AcpClientError && err.code === ACP_RESOURCE_NOT_FOUND) return new FsIoError('NOT_FOUND', `"${shown}" does not exist (the editor says).`);
-  return new FsIoError('CLIENT_FAILED', `The editor could not ${doing} "${shown}": ${(err as Error).message}`);
+  if (err instanceof AcpClientError && err.code === ACP_RESOURCE_NOT_FOUND) return new FsIoError(FsCode.NOT_FOUND, `"${shown}" does not exist (the editor says).`);
+  return new FsIoError(FsCode.CLIENT_FAILED, `The editor could not ${doing} "${shown}": ${(err as Error).message}`);
 }
 
 async function viaClient<T>(shown: string, doing: string, fn: () => Promise<T>): Promise<T> {
@@ -88,7 +88,7 @@ export function createAcpClientFs(o: AcpClientFsOptions): FileSystem {
     const exists = await local.stat(p).then(
       () => true,
       (err: unknown) => {
-        if (err instanceof ToolError && err.code === 'NOT_FOUND') return false;
+        if (err instanceof ToolError && err.code === FsCode.NOT_FOUND) return false;
         throw err;
       },
     );

@@ -15,9 +15,10 @@ import { lstat, mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ToolError } from '../../ports/tool-error.js';
-import { bridleHomeForms, isInside, type LocalRoots } from './local-resolve.js';
-import { gitComponent } from '../../safety/paths.js';
+import { gitComponent, isInside } from '../../safety/paths.js';
+import { bridleHomeForms, type LocalRoots } from './local-resolve.js';
 import { isADirectory } from './refusals.js';
+import { FsCode } from '../../ports/fs.js';
 
 /** Linux's `O_PATH` (the generic value, shared by x86 and arm); `fs.constants` does not carry it. */
 const O_PATH = 0o10000000;
@@ -43,7 +44,7 @@ const release = (fd: number) => {
 
 function unsupported(): ToolError | undefined {
   if (process.platform === 'linux') return undefined;
-  return new ToolError('UNSUPPORTED_PLATFORM', `The file tools open files race-free through /proc/self/fd, which ${process.platform} lacks.`);
+  return new ToolError(FsCode.UNSUPPORTED_PLATFORM, `The file tools open files race-free through /proc/self/fd, which ${process.platform} lacks.`);
 }
 
 /**
@@ -54,7 +55,7 @@ function unsupported(): ToolError | undefined {
 function confine(workspace: string, homes: readonly string[], pinned: number, shown: string, git = false): string | ToolError {
   const real = readlinkSync(fdPath(pinned));
   const changed = (where: string) =>
-    new ToolError('PATH_CHANGED', `"${shown}" changed while it was being opened: it now leads to ${real}, ${where}. Nothing was touched.`);
+    new ToolError(FsCode.PATH_CHANGED, `"${shown}" changed while it was being opened: it now leads to ${real}, ${where}. Nothing was touched.`);
   for (const home of homes) if (isInside(home, real)) return changed("inside bridle's own home");
   if (!isInside(workspace, real)) return changed('outside the workspace');
   if (git && gitComponent(workspace, real) !== undefined) return changed('inside a .git');
@@ -65,9 +66,9 @@ function refuseKind(stats: Stats, shown: string): ToolError | undefined {
   if (stats.isFile()) return undefined;
   if (stats.isDirectory()) return isADirectory(shown);
   if (stats.isSymbolicLink()) {
-    return new ToolError('PATH_CHANGED', `"${shown}" became a symbolic link while it was being opened. Nothing was touched.`);
+    return new ToolError(FsCode.PATH_CHANGED, `"${shown}" became a symbolic link while it was being opened. Nothing was touched.`);
   }
-  return new ToolError('NOT_A_FILE', `"${shown}" is not a regular file (a FIFO, socket or device); the file tools read and write regular files only.`);
+  return new ToolError(FsCode.NOT_A_FILE, `"${shown}" is not a regular file (a FIFO, socket or device); the file tools read and write regular files only.`);
 }
 
 export interface OpenedFile {
@@ -96,7 +97,7 @@ async function pinAndReopen(ctx: OpenContext, real: string, shown: string, flags
     if (where instanceof ToolError) return where;
     if (single && stats.nlink > 1) {
       return new ToolError(
-        'HARD_LINKED',
+        FsCode.HARD_LINKED,
         `"${shown}" has ${stats.nlink} hard links; writing it would change the other names too, which may lie outside the workspace. Nothing was written.`,
       );
     }
@@ -123,7 +124,7 @@ async function pinDir(child: string, shown: string): Promise<number | ToolError>
     return await pin(child, O_PATH | O_DIRECTORY | O_NOFOLLOW);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOTDIR' && (await lstat(child)).isSymbolicLink()) {
-      return new ToolError('PATH_CHANGED', `A directory on the way to "${shown}" became a symbolic link while it was being opened. Nothing was written.`);
+      return new ToolError(FsCode.PATH_CHANGED, `A directory on the way to "${shown}" became a symbolic link while it was being opened. Nothing was written.`);
     }
     throw err;
   }
@@ -188,7 +189,7 @@ export async function openForWrite(ctx: OpenContext, real: string, shown: string
       return { handle, size: 0, created: true };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      return new ToolError('PATH_CHANGED', `"${shown}" appeared while it was being created. Nothing was written; try again.`);
+      return new ToolError(FsCode.PATH_CHANGED, `"${shown}" appeared while it was being created. Nothing was written; try again.`);
     }
   } finally {
     if (typeof parent === 'number' && parent !== root) release(parent);

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTempWorkspace, type TempWorkspace } from './testing.js';
 import { ToolError } from '../../ports/tool-error.js';
-import { displayPath, isInside, resolveInWorkspace, type LocalRoots } from './local-resolve.js';
+import { displayPath, isInside } from '../../safety/paths.js';
+import { resolveInWorkspace, type LocalRoots } from './local-resolve.js';
 
 /** What the local file system confines to, for a temp workspace. */
 const roots = (w: TempWorkspace): LocalRoots => ({ workspace: w.workspace, bridleHome: w.bridleHome, protect: [], protectGit: false });

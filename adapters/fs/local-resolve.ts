@@ -14,8 +14,8 @@ import path from 'node:path';
 import { ToolError } from '../../ports/tool-error.js';
 import { gitComponent, isGitName, isInside } from '../../safety/paths.js';
 import { emptyPath, isADirectory, notFound, nulByte, outsideWorkspace, protectedPath } from './refusals.js';
+import { FsCode } from '../../ports/fs.js';
 
-export { displayPath, isInside } from '../../safety/paths.js';
 
 /** Where the local file system confines every path: from its config, that is from the session. */
 export interface LocalRoots {
@@ -71,7 +71,7 @@ async function walk(start: string, userPath: string, workspace: string): Promise
       stats = await lstat(candidate);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENAMETOOLONG') return new ToolError('INVALID_PATH', `Path "${userPath}" is too long.`);
+      if (code === 'ENAMETOOLONG') return new ToolError(FsCode.INVALID_PATH, `Path "${userPath}" is too long.`);
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
       return { path: path.resolve(candidate, ...queue), exists: false, viaGit };
     }
@@ -80,7 +80,7 @@ async function walk(start: string, userPath: string, workspace: string): Promise
       continue;
     }
     if (++followed > MAX_SYMLINKS) {
-      return new ToolError('INVALID_PATH', `Path "${userPath}" has too many levels of symbolic links.`);
+      return new ToolError(FsCode.INVALID_PATH, `Path "${userPath}" has too many levels of symbolic links.`);
     }
     let target: string;
     try {
@@ -135,7 +135,7 @@ export async function resolveInWorkspace(
   for (const home of ctx.homes ?? (await bridleHomeForms(ctx.bridleHome))) {
     if (isInside(home, resolved)) {
       return new ToolError(
-        'INSIDE_BRIDLE_HOME',
+        FsCode.INSIDE_BRIDLE_HOME,
         `Path "${userPath}"${via} is inside bridle's own home ${home}, which tools may not touch.`,
       );
     }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { byCodePoint } from '../../ports/fs.js';
 import { ToolError } from '../../ports/tool-error.js';
 import { readDirExactly } from './local-open.js';
-import { isInside } from './local-resolve.js';
+import { isInside } from '../../safety/paths.js';
 
 export interface WalkOptions {
   /** Directory names never entered, at any depth below the root. */

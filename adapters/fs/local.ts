@@ -22,7 +22,8 @@ import { defineProvider } from '../../ports/provider.js';
 import { ToolError } from '../../ports/tool-error.js';
 import { ioFailure, worded } from './local-errors.js';
 import { openForRead, openForUpdate, openForWrite, readDirExactly, replaceContent, type OpenedFile } from './local-open.js';
-import { bridleHomeForms, displayPath, resolveInWorkspace, type LocalRoots } from './local-resolve.js';
+import { displayPath } from '../../safety/paths.js';
+import { bridleHomeForms, resolveInWorkspace, type LocalRoots } from './local-resolve.js';
 import { walkFiles } from './local-walk.js';
 import { changedWhileListed } from './refusals.js';
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ToolError } from '../../ports/tools.js';
-import { executeTool } from '../../tools/execute.js';
+import { executeTool } from '../../actors/execute-tool.js';
 import { startHttpFixture, type HttpFixture } from '../../test/helpers/mcp-fixture-server.js';
 import { FIXTURE, requireFixture } from '../../test/helpers/mcp-fixture.js';
 import { McpConfig } from './config.js';

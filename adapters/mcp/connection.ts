@@ -41,6 +41,7 @@ import { MAX_MESSAGE_BYTES, RESULT_TOO_LARGE_RPC_CODE } from './read-buffer.js';
 import { CappedStdioTransport } from './stdio-transport.js';
 import { callAsTask, isTaskTool, type TaskClient } from './tasks.js';
 import type { CallMcpTool, McpCallContext, McpToolInfo } from './tools.js';
+import { ToolResultCode } from '../../log/codes.js';
 
 export interface McpConnection {
   /** The tools the server listed at the start. */
@@ -264,13 +265,13 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   };
 }
 
-const isDeadline = (reason: unknown) => reason instanceof ToolError && reason.code === 'TOOL_TIMEOUT';
+const isDeadline = (reason: unknown) => reason instanceof ToolError && reason.code === ToolResultCode.TOOL_TIMEOUT;
 
 /** An MCP call past its deadline: the server was asked to cancel, and nothing says it did before acting. */
 function pastDeadline(server: string, tool: string): ToolOutput {
   return {
     status: 'unknown',
-    code: 'TOOL_TIMEOUT',
+    code: ToolResultCode.TOOL_TIMEOUT,
     content: `The MCP server ${server} did not answer the ${tool} call within its deadline. The call was cancelled, but the server never confirms it stopped, so its effect may or may not have happened: check before relying on it or repeating it.`,
   };
 }

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executeTool } from '../../tools/execute.js';
+import { executeTool } from '../../actors/execute-tool.js';
 import { validateCall } from '../../tools/validate-call.js';
 import type { ToolDefinition } from '../../ports/tools.js';
 import { McpConfig } from './config.js';

@@ -11,15 +11,16 @@ import type { Finish, ModelErrorCode } from '../../log/entries.js';
 import { StreamLimitError } from './openai-deadlines.js';
 import { parseRetryAfter } from './wire-codes.js';
 import { codeForAnthropicError } from './anthropic-stream.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 function codeFor(status: number, type: string, message: string): ModelErrorCode {
-  if (status === 401 || status === 403) return 'AUTH';
-  if (status === 429) return 'RATE_LIMIT';
-  if (status === 408 || status === 504) return 'TIMEOUT';
-  if (status === 413) return 'CONTEXT_WINDOW_EXCEEDED';
-  if (status >= 500) return 'SERVER';
-  if (status === 400) return codeForAnthropicError(type, message) === 'CONTEXT_WINDOW_EXCEEDED' ? 'CONTEXT_WINDOW_EXCEEDED' : 'BAD_REQUEST';
-  return status >= 400 ? 'BAD_REQUEST' : 'UNKNOWN';
+  if (status === 401 || status === 403) return ModelCode.AUTH;
+  if (status === 429) return ModelCode.RATE_LIMIT;
+  if (status === 408 || status === 504) return ModelCode.TIMEOUT;
+  if (status === 413) return ModelCode.CONTEXT_WINDOW_EXCEEDED;
+  if (status >= 500) return ModelCode.SERVER;
+  if (status === 400) return codeForAnthropicError(type, message) === ModelCode.CONTEXT_WINDOW_EXCEEDED ? ModelCode.CONTEXT_WINDOW_EXCEEDED : ModelCode.BAD_REQUEST;
+  return status >= 400 ? ModelCode.BAD_REQUEST : ModelCode.UNKNOWN;
 }
 
 /** Contract: total — never throws; anything unrecognised is `UNKNOWN`. */
@@ -28,22 +29,22 @@ export function mapAnthropicError(err: unknown, now: Clock = Date.now): Finish {
     if (err instanceof APIUserAbortError) return { kind: 'aborted' };
     const limit = err instanceof StreamLimitError ? err : err instanceof APIConnectionError && err.cause instanceof StreamLimitError ? err.cause : undefined;
     if (limit) return { kind: 'error', code: limit.code, message: limit.message };
-    if (err instanceof APIConnectionTimeoutError) return { kind: 'error', code: 'TIMEOUT', message: err.message };
-    if (err instanceof APIConnectionError) return { kind: 'error', code: 'TRANSPORT', message: err.message };
+    if (err instanceof APIConnectionTimeoutError) return { kind: 'error', code: ModelCode.TIMEOUT, message: err.message };
+    if (err instanceof APIConnectionError) return { kind: 'error', code: ModelCode.TRANSPORT, message: err.message };
     if (err instanceof APIError) {
       const type = typeof err.type === 'string' ? err.type : '';
       const message = err.apiMessage ?? err.message;
       if (err.status === undefined) return { kind: 'error', code: codeForAnthropicError(type, message), message };
       const code = codeFor(err.status, type, message);
       const f: Finish = { kind: 'error', code, message, status: err.status };
-      const wait = code === 'RATE_LIMIT' || code === 'SERVER' ? parseRetryAfter(err.headers, now) : undefined;
+      const wait = code === ModelCode.RATE_LIMIT || code === ModelCode.SERVER ? parseRetryAfter(err.headers, now) : undefined;
       if (wait !== undefined) f.retryAfterMs = wait;
       return f;
     }
     if (err instanceof Error && err.name === 'AbortError') return { kind: 'aborted' };
-    if (err instanceof TypeError && /^(terminated|fetch failed)$/.test(err.message)) return { kind: 'error', code: 'TRANSPORT', message: `connection lost: ${err.message}` };
-    return { kind: 'error', code: 'UNKNOWN', message: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
+    if (err instanceof TypeError && /^(terminated|fetch failed)$/.test(err.message)) return { kind: 'error', code: ModelCode.TRANSPORT, message: `connection lost: ${err.message}` };
+    return { kind: 'error', code: ModelCode.UNKNOWN, message: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
   } catch {
-    return { kind: 'error', code: 'UNKNOWN', message: 'unreadable error' };
+    return { kind: 'error', code: ModelCode.UNKNOWN, message: 'unreadable error' };
   }
 }

@@ -16,6 +16,7 @@
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish, FinishReason, Usage } from '../../log/entries.js';
 import type { AnthropicBlock } from './anthropic-wire.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 export interface AnthropicStreamMapper {
   push(event: unknown): Chunk[];
@@ -44,13 +45,13 @@ const STOPS: Record<string, FinishReason> = {
 
 /** Anthropic's `error.type` values → bridle's codes. */
 export function codeForAnthropicError(type: string, message: string): Extract<Finish, { kind: 'error' }>['code'] {
-  if (type === 'rate_limit_error') return 'RATE_LIMIT';
-  if (type === 'overloaded_error' || type === 'api_error') return 'SERVER';
-  if (type === 'authentication_error' || type === 'permission_error') return 'AUTH';
-  if (type === 'request_too_large' || /prompt is too long|context window|too many tokens/i.test(message)) return 'CONTEXT_WINDOW_EXCEEDED';
-  if (type === 'invalid_request_error' || type === 'not_found_error') return 'BAD_REQUEST';
-  if (type === 'timeout_error') return 'TIMEOUT';
-  return 'SERVER';
+  if (type === 'rate_limit_error') return ModelCode.RATE_LIMIT;
+  if (type === 'overloaded_error' || type === 'api_error') return ModelCode.SERVER;
+  if (type === 'authentication_error' || type === 'permission_error') return ModelCode.AUTH;
+  if (type === 'request_too_large' || /prompt is too long|context window|too many tokens/i.test(message)) return ModelCode.CONTEXT_WINDOW_EXCEEDED;
+  if (type === 'invalid_request_error' || type === 'not_found_error') return ModelCode.BAD_REQUEST;
+  if (type === 'timeout_error') return ModelCode.TIMEOUT;
+  return ModelCode.SERVER;
 }
 
 interface Slot {
@@ -227,10 +228,10 @@ export function createAnthropicStreamMapper(offset = 0): AnthropicStreamMapper {
       let finish: Finish;
       if (override) finish = override;
       else if (failure) finish = failure;
-      else if (!stopped) finish = { kind: 'error', code: 'TRANSPORT', message: 'the stream ended before message_stop' };
-      else if (stopReason === undefined) finish = { kind: 'error', code: 'TRANSPORT', message: 'the stream ended without a stop_reason' };
+      else if (!stopped) finish = { kind: 'error', code: ModelCode.TRANSPORT, message: 'the stream ended before message_stop' };
+      else if (stopReason === undefined) finish = { kind: 'error', code: ModelCode.TRANSPORT, message: 'the stream ended without a stop_reason' };
       else if (STOPS[stopReason] !== undefined) finish = { kind: 'ok', reason: STOPS[stopReason]! };
-      else finish = { kind: 'error', code: 'UNKNOWN', message: `unknown stop_reason ${JSON.stringify(stopReason).slice(0, 80)}` };
+      else finish = { kind: 'error', code: ModelCode.UNKNOWN, message: `unknown stop_reason ${JSON.stringify(stopReason).slice(0, 80)}` };
       // A refusal with nothing said: the explanation the API gave is what the model "said".
       if (finish.kind === 'ok' && finish.reason === 'refusal' && !order.some((s) => s.kind === 'text' && s.text)) {
         const i = next++;

@@ -31,6 +31,7 @@ import { isLoopback, modelAndKey } from './openai.js';
 import { anthropicClient } from './lazy-sdk.js';
 import { createAnthropicStreamMapper } from './anthropic-stream.js';
 import { toAnthropicParams, type AnthropicWireOptions } from './anthropic-wire.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 const LOOPBACK_PLACEHOLDER_KEY = 'bridle-local';
@@ -69,7 +70,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Anth
   const limits = resolveStreamLimits({ idleMs: options.streamIdleMs, totalMs: options.streamTotalMs });
   const wire: AnthropicWireOptions = { model: options.model, maxOutputTokens: options.maxOutputTokens ?? 8192, ...(options.thinkingBudget !== undefined ? { thinkingBudget: options.thinkingBudget } : {}) };
   const apiKey = options.apiKey || (isLoopback(baseURL) ? LOOPBACK_PLACEHOLDER_KEY : undefined);
-  const noKey: Finish = { kind: 'error', code: 'AUTH', message: `no API key: set ${options.apiKeyEnv ?? 'ANTHROPIC_API_KEY'} (or point --base-url at a local server) to use ${baseURL}` };
+  const noKey: Finish = { kind: 'error', code: ModelCode.AUTH, message: `no API key: set ${options.apiKeyEnv ?? 'ANTHROPIC_API_KEY'} (or point --base-url at a local server) to use ${baseURL}` };
   const connect = anthropicClient({ apiKey, noKey, baseURL, limits, ...(options.fetch ? { fetch: options.fetch } : {}) });
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<Chunk> {
@@ -104,7 +105,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Anth
         else params.messages.push({ role: 'assistant', content: mapper.content });
         continue;
       }
-      const tail = mapper.end(failure ?? (mapper.stopReason === 'pause_turn' ? { kind: 'error', code: 'UNKNOWN', message: `the API paused the turn more than ${MAX_PAUSE_CONTINUATIONS} times` } : undefined));
+      const tail = mapper.end(failure ?? (mapper.stopReason === 'pause_turn' ? { kind: 'error', code: ModelCode.UNKNOWN, message: `the API paused the turn more than ${MAX_PAUSE_CONTINUATIONS} times` } : undefined));
       for (const c of tail) yield c;
       return;
     }

@@ -10,6 +10,7 @@ import type OpenAI from 'openai';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Finish } from '../../log/entries.js';
 import { guardFetch, type StreamLimits } from './openai-deadlines.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 /** Contract: `f` runs at most once; every call gets its promise. */
 export function once<T>(f: () => Promise<T>): () => Promise<T> {
@@ -23,7 +24,7 @@ const loader = <T>(pkg: string, load: () => Promise<T>) =>
     try {
       return await load();
     } catch (err) {
-      return { kind: 'error', code: 'UNKNOWN', message: `cannot load ${pkg}: ${(err as Error)?.message ?? String(err)}` };
+      return { kind: 'error', code: ModelCode.UNKNOWN, message: `cannot load ${pkg}: ${(err as Error)?.message ?? String(err)}` };
     }
   });
 
@@ -64,7 +65,7 @@ function clientOf<S extends object, C>(o: ClientOptions, what: string, load: () 
     try {
       return build(sdk, clientSettings(o));
     } catch (err) {
-      return { kind: 'error', code: 'BAD_REQUEST', message: `cannot create the ${what} client: ${String(err)}` };
+      return { kind: 'error', code: ModelCode.BAD_REQUEST, message: `cannot create the ${what} client: ${String(err)}` };
     }
   });
 }

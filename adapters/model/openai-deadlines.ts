@@ -13,6 +13,7 @@
  * - line: at most `maxLineBytes` bytes between two line ends.
  */
 import type { ModelErrorCode } from '../../log/entries.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 export interface StreamLimits {
   idleMs: number;
@@ -40,7 +41,7 @@ export function resolveStreamLimits(given: Partial<StreamLimits> = {}): StreamLi
 export class StreamLimitError extends Error {
   constructor(
     readonly limit: 'idle' | 'total' | 'line',
-    readonly code: Extract<ModelErrorCode, 'TIMEOUT' | 'TRANSPORT'>,
+    readonly code: Extract<ModelErrorCode, typeof ModelCode.TIMEOUT | typeof ModelCode.TRANSPORT>,
     message: string,
   ) {
     super(message);
@@ -48,9 +49,9 @@ export class StreamLimitError extends Error {
   }
 }
 
-const idleError = (l: StreamLimits) => new StreamLimitError('idle', 'TIMEOUT', `no data from the model for ${l.idleMs} ms (streamIdleMs)`);
-const totalError = (l: StreamLimits) => new StreamLimitError('total', 'TIMEOUT', `the model stream ran past its total deadline of ${l.totalMs} ms (streamTotalMs)`);
-const lineError = (l: StreamLimits) => new StreamLimitError('line', 'TRANSPORT', `a stream line passed ${l.maxLineBytes} bytes without a newline (maxLineBytes)`);
+const idleError = (l: StreamLimits) => new StreamLimitError('idle', ModelCode.TIMEOUT, `no data from the model for ${l.idleMs} ms (streamIdleMs)`);
+const totalError = (l: StreamLimits) => new StreamLimitError('total', ModelCode.TIMEOUT, `the model stream ran past its total deadline of ${l.totalMs} ms (streamTotalMs)`);
+const lineError = (l: StreamLimits) => new StreamLimitError('line', ModelCode.TRANSPORT, `a stream line passed ${l.maxLineBytes} bytes without a newline (maxLineBytes)`);
 
 const DATA = [0x64, 0x61, 0x74, 0x61, 0x3a]; // "data:"
 const LF = 0x0a;

@@ -12,6 +12,7 @@ import type { Clock } from '../../ports/clock.js';
 import { StreamLimitError } from './openai-deadlines.js';
 import type { Finish, ModelErrorCode } from '../../log/entries.js';
 import { codeForFrame, codeForStatus, parseRetryAfter } from './wire-codes.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 /** A frame's own status, when it carries one as `status` or as a numeric `code`. */
 function frameStatus(err: APIError): number | undefined {
@@ -49,26 +50,26 @@ export function mapError(err: unknown, now: Clock = Date.now): Finish {
     // A deadline or the line cap (openai-deadlines.ts): thrown from the body, or from fetch and wrapped by the SDK.
     const limit = err instanceof StreamLimitError ? err : err instanceof APIConnectionError && err.cause instanceof StreamLimitError ? err.cause : undefined;
     if (limit) return fail(limit.code, limit.message);
-    if (err instanceof APIConnectionTimeoutError) return fail('TIMEOUT', err.message);
+    if (err instanceof APIConnectionTimeoutError) return fail(ModelCode.TIMEOUT, err.message);
     if (err instanceof APIConnectionError) {
       const cause = (err as { cause?: unknown }).cause;
-      return fail('TRANSPORT', cause instanceof Error ? `${err.message} (${cause.message})` : err.message);
+      return fail(ModelCode.TRANSPORT, cause instanceof Error ? `${err.message} (${cause.message})` : err.message);
     }
     if (err instanceof APIError) {
       const code = typeof err.code === 'string' ? err.code : '';
       const status = err.status ?? frameStatus(err);
       if (status === undefined) return fail(codeForFrame(code, err.message), err.message);
       const mapped = codeForStatus(status, code, err.message);
-      const retryAfterMs = mapped === 'RATE_LIMIT' || mapped === 'SERVER' ? parseRetryAfter(err.headers, now) : undefined;
+      const retryAfterMs = mapped === ModelCode.RATE_LIMIT || mapped === ModelCode.SERVER ? parseRetryAfter(err.headers, now) : undefined;
       return fail(mapped, err.message, { status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
     }
     if (err instanceof Error && err.name === 'AbortError') return { kind: 'aborted' };
     if (isNetworkError(err)) {
       const cause = (err as { cause?: unknown }).cause;
-      return fail('TRANSPORT', cause instanceof Error ? `connection lost: ${cause.message}` : `connection lost: ${(err as Error).message}`);
+      return fail(ModelCode.TRANSPORT, cause instanceof Error ? `connection lost: ${cause.message}` : `connection lost: ${(err as Error).message}`);
     }
-    return fail('UNKNOWN', err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+    return fail(ModelCode.UNKNOWN, err instanceof Error ? `${err.name}: ${err.message}` : String(err));
   } catch {
-    return fail('UNKNOWN', 'unreadable error');
+    return fail(ModelCode.UNKNOWN, 'unreadable error');
   }
 }

@@ -14,6 +14,7 @@ import type { Chunk } from '../../log/chunks.js';
 import type { Finish, Usage } from '../../log/entries.js';
 import { codeForFrame } from './wire-codes.js';
 import { safeCount } from './openai-stream.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 export interface ResponsesStreamMapper {
   /** The chunks one event yields. */
@@ -211,7 +212,7 @@ export function createResponsesStreamMapper(): ResponsesStreamMapper {
 
   function decide(): Finish {
     if (failure) return failure;
-    if (!terminal) return { kind: 'error', code: 'TRANSPORT', message: 'stream ended before response.completed' };
+    if (!terminal) return { kind: 'error', code: ModelCode.TRANSPORT, message: 'stream ended before response.completed' };
     const r = terminal.response;
     if (terminal.type === 'response.failed') {
       const err = isObject(r.error) ? r.error : {};
@@ -222,11 +223,11 @@ export function createResponsesStreamMapper(): ResponsesStreamMapper {
       const reason = isObject(r.incomplete_details) ? str(r.incomplete_details.reason) : '';
       if (reason === 'max_output_tokens') return { kind: 'ok', reason: 'length' };
       if (reason === 'content_filter') return { kind: 'ok', reason: 'content-filter' };
-      return { kind: 'error', code: 'UNKNOWN', message: `the response is incomplete (${JSON.stringify(reason)}): the answer may be cut` };
+      return { kind: 'error', code: ModelCode.UNKNOWN, message: `the response is incomplete (${JSON.stringify(reason)}): the answer may be cut` };
     }
     if (calls.size > 0) return { kind: 'ok', reason: 'tool-calls' };
     if (refusals.size > 0) return { kind: 'ok', reason: 'refusal' };
     if (texts.size > 0) return { kind: 'ok', reason: 'stop' };
-    return { kind: 'error', code: 'EMPTY_RESPONSE', message: 'the model finished with no text and no tool calls' };
+    return { kind: 'error', code: ModelCode.EMPTY_RESPONSE, message: 'the model finished with no text and no tool calls' };
   }
 }

@@ -26,6 +26,7 @@ import { openAIClient } from './lazy-sdk.js';
 import { DEFAULT_BASE_URL, isLoopback, modelAndKey, OpenAIConfig } from './openai.js';
 import { createResponsesStreamMapper } from './openai-responses-stream.js';
 import { toResponsesParams, type ReasoningEffort } from './openai-responses-wire.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 export { toResponsesInput, toResponsesParams, toResponsesTools } from './openai-responses-wire.js';
 
@@ -65,7 +66,7 @@ export function createResponsesProvider(options: ResponsesProviderOptions): Resp
   const limits = resolveStreamLimits({ idleMs: options.streamIdleMs, totalMs: options.streamTotalMs, maxLineBytes: options.maxLineBytes });
   const wire = { model: options.model, ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}), ...(options.reasoningEffort !== undefined ? { reasoningEffort: options.reasoningEffort } : {}) };
   const apiKey = options.apiKey || (isLoopback(baseURL) ? LOOPBACK_PLACEHOLDER_KEY : undefined);
-  const noKey: Finish = { kind: 'error', code: 'AUTH', message: `no API key: set ${options.apiKeyEnv ?? 'OPENAI_API_KEY'} (or point --base-url at a local server) to use ${baseURL}` };
+  const noKey: Finish = { kind: 'error', code: ModelCode.AUTH, message: `no API key: set ${options.apiKeyEnv ?? 'OPENAI_API_KEY'} (or point --base-url at a local server) to use ${baseURL}` };
   const connect = openAIClient({ apiKey, noKey, baseURL, limits, ...(options.fetch ? { fetch: options.fetch } : {}) });
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<Chunk> {

@@ -10,6 +10,7 @@
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish, FinishReason, ModelErrorCode, Usage } from '../../log/entries.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 export interface StreamMapper {
   /** The chunks one wire chunk yields; blocks start lazily, on first content. */
@@ -88,9 +89,9 @@ export function readFinishReason(raw: string): ReadReason {
   const known = Object.hasOwn(CLEAN, raw) ? CLEAN[raw] : undefined;
   if (known) return { kind: 'ok', reason: known };
   if (raw === 'insufficient_system_resource' || raw === 'error') {
-    return { kind: 'error', code: 'SERVER', message: `the provider cut the answer short (finish reason ${raw})` };
+    return { kind: 'error', code: ModelCode.SERVER, message: `the provider cut the answer short (finish reason ${raw})` };
   }
-  return { kind: 'error', code: 'UNKNOWN', message: `unknown finish reason ${JSON.stringify(raw)}: the answer may be incomplete` };
+  return { kind: 'error', code: ModelCode.UNKNOWN, message: `unknown finish reason ${JSON.stringify(raw)}: the answer may be incomplete` };
 }
 
 /** Reasoning text of a delta: `reasoning_content` (DeepSeek, vLLM) or `reasoning` (newer vLLM, Ollama, OpenRouter, Groq). */
@@ -221,7 +222,7 @@ export function createStreamMapper(): StreamMapper {
 
   function decide(): Finish {
     if (rawReason === undefined) {
-      return { kind: 'error', code: 'TRANSPORT', message: 'stream ended without a finish reason' };
+      return { kind: 'error', code: ModelCode.TRANSPORT, message: 'stream ended without a finish reason' };
     }
     const read = readFinishReason(rawReason);
     if (read.kind === 'error') return read;
@@ -231,7 +232,7 @@ export function createStreamMapper(): StreamMapper {
     if (reason === 'stop' && refusalBlock !== undefined) reason = 'refusal';
     // `length` and `content-filter` say more than "empty" about an answer with nothing in it.
     if (textBlock === undefined && refusalBlock === undefined && calls.size === 0 && (reason === 'stop' || reason === 'tool-calls')) {
-      return { kind: 'error', code: 'EMPTY_RESPONSE', message: `the model finished (${rawReason}) with no text and no tool calls` };
+      return { kind: 'error', code: ModelCode.EMPTY_RESPONSE, message: `the model finished (${rawReason}) with no text and no tool calls` };
     }
     return { kind: 'ok', reason };
   }

@@ -19,6 +19,7 @@ import { resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
 import { createStreamMapper } from './openai-stream.js';
 import { toWireParams } from './openai-wire.js';
 import { REASONING_EFFORTS, type ReasoningEffort } from './openai-responses-wire.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 export { DEFAULT_STREAM_LIMITS, resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
 export { toWireMessages, toWireParams, toWireTools } from './openai-wire.js';
@@ -76,7 +77,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): OpenAIProv
   const now = options.now ?? Date.now;
   const limits = resolveStreamLimits({ idleMs: options.streamIdleMs, totalMs: options.streamTotalMs, maxLineBytes: options.maxLineBytes });
   const apiKey = options.apiKey || (isLoopback(baseURL) ? LOOPBACK_PLACEHOLDER_KEY : undefined);
-  const noKey: Finish = { kind: 'error', code: 'AUTH', message: `no API key: set OPENAI_API_KEY (or point --base-url at a local server) to use ${baseURL}` };
+  const noKey: Finish = { kind: 'error', code: ModelCode.AUTH, message: `no API key: set OPENAI_API_KEY (or point --base-url at a local server) to use ${baseURL}` };
   const connect = openAIClient({ apiKey, noKey, baseURL, limits, ...(options.fetch ? { fetch: options.fetch } : {}) });
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<Chunk> {

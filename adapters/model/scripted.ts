@@ -14,6 +14,7 @@ import type { Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';
 import { loadScript, parseScript, type Script, type ScriptedResponse } from './scripted-script.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 export { loadScript, parseScript, Script, ScriptedResponse, ScriptError } from './scripted-script.js';
 
@@ -88,7 +89,7 @@ export function responseChunks(r: ScriptedResponse, index: number, deltas = 3): 
   out.push({
     type: 'finish',
     finish: empty
-      ? { kind: 'error', code: 'EMPTY_RESPONSE', message: `scripted model: response ${index} has no text and no tool calls` }
+      ? { kind: 'error', code: ModelCode.EMPTY_RESPONSE, message: `scripted model: response ${index} has no text and no tool calls` }
       : { kind: 'ok', reason },
   });
   return out;
@@ -128,12 +129,12 @@ export function createScriptedProviderFromFunction(respond: ResponseFunction, op
       if (r) served++;
       chunks = r
         ? responseChunks(r, index, deltas)
-        : [{ type: 'finish', finish: { kind: 'error', code: 'EMPTY_RESPONSE', message: `scripted model: script exhausted after ${served} responses` } }];
+        : [{ type: 'finish', finish: { kind: 'error', code: ModelCode.EMPTY_RESPONSE, message: `scripted model: script exhausted after ${served} responses` } }];
       // An answer streams, as a real one does: its first chunk is timed by the step (ADR 0079). A scripted error is a
       // refused request, which sends no chunk; an exhausted script is no answer.
       if (r && !r.error) chunks.unshift({ type: 'first-chunk' });
     } catch (err) {
-      chunks = [{ type: 'finish', finish: { kind: 'error', code: 'UNKNOWN', message: `scripted model: the response function threw: ${String(err)}` } }];
+      chunks = [{ type: 'finish', finish: { kind: 'error', code: ModelCode.UNKNOWN, message: `scripted model: the response function threw: ${String(err)}` } }];
     }
     const open: number[] = [];
     for (const c of chunks) {

@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../../ports/clock.js';
 import type { ModelErrorCode } from '../../log/entries.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 const CONTEXT_MESSAGE = /context[ _-]?(length|window|size)|maximum context|exceed_context_size|too many tokens/i;
 
@@ -35,19 +36,19 @@ export function parseRetryAfter(headers: Headers | undefined, now: Clock): numbe
 }
 
 export function codeForStatus(status: number, code: string, message: string): ModelErrorCode {
-  if (status === 401 || status === 403) return 'AUTH';
-  if (status === 429) return 'RATE_LIMIT';
-  if (status === 408) return 'TIMEOUT';
-  if (status >= 500) return 'SERVER';
-  if (status === 400 && (code === 'context_length_exceeded' || CONTEXT_MESSAGE.test(message))) return 'CONTEXT_WINDOW_EXCEEDED';
-  if (status >= 400) return 'BAD_REQUEST';
-  return 'UNKNOWN';
+  if (status === 401 || status === 403) return ModelCode.AUTH;
+  if (status === 429) return ModelCode.RATE_LIMIT;
+  if (status === 408) return ModelCode.TIMEOUT;
+  if (status >= 500) return ModelCode.SERVER;
+  if (status === 400 && (code === 'context_length_exceeded' || CONTEXT_MESSAGE.test(message))) return ModelCode.CONTEXT_WINDOW_EXCEEDED;
+  if (status >= 400) return ModelCode.BAD_REQUEST;
+  return ModelCode.UNKNOWN;
 }
 
 /** An `error` frame inside a 200 stream has no status of its own: read what its body says. */
 export function codeForFrame(code: string, message: string): ModelErrorCode {
-  if (code === 'context_length_exceeded' || CONTEXT_MESSAGE.test(message)) return 'CONTEXT_WINDOW_EXCEEDED';
-  if (/rate_limit/i.test(code)) return 'RATE_LIMIT';
-  if (code === 'invalid_api_key' || /auth/i.test(code)) return 'AUTH';
-  return 'SERVER';
+  if (code === 'context_length_exceeded' || CONTEXT_MESSAGE.test(message)) return ModelCode.CONTEXT_WINDOW_EXCEEDED;
+  if (/rate_limit/i.test(code)) return ModelCode.RATE_LIMIT;
+  if (code === 'invalid_api_key' || /auth/i.test(code)) return ModelCode.AUTH;
+  return ModelCode.SERVER;
 }

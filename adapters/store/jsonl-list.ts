@@ -5,7 +5,7 @@
  */
 import { closeSync, existsSync, fstatSync, readdirSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { LogAccessError } from '../../log/errors.js';
+import { LogAccessError, LogAccessCode } from '../../log/errors.js';
 import { markerIn } from '../../log/markers.js';
 import type { ListProblem, StoredSession } from '../../ports/store.js';
 import { lockHoldersOf } from './jsonl-lock.js';
@@ -59,7 +59,7 @@ export function listJsonl(dir: string): { sessions: StoredSession[]; problems: L
     try {
       fd = openLogForReading(path);
     } catch (err) {
-      if (err instanceof LogAccessError && err.code !== 'LOG_UNWRITABLE') problems.push({ file: name, code: err.code, message: err.message });
+      if (err instanceof LogAccessError && err.code !== LogAccessCode.LOG_UNWRITABLE) problems.push({ file: name, code: err.code, message: err.message });
       continue;
     }
     let start: { kind?: string; id?: string; cwd?: string; model?: string } | undefined;

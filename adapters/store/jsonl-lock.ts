@@ -24,7 +24,7 @@ import { hostname } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { LogAccessError, SessionLockedError, type LockHolder } from '../../log/errors.js';
+import { LogAccessError, SessionLockedError, LogAccessCode, type LockHolder } from '../../log/errors.js';
 import type { LogStore, WriterLock } from '../../ports/store.js';
 
 export interface JsonlLockOptions {
@@ -171,7 +171,7 @@ function readClaim(path: string): Read {
 
 const unwritable = (lock: string, err: unknown): LogAccessError => {
   const code = (err as NodeJS.ErrnoException).code;
-  return new LogAccessError('LOG_UNWRITABLE', `cannot take the session's lock ${lock}: ${(err as Error).message ?? code}`, code);
+  return new LogAccessError(LogAccessCode.LOG_UNWRITABLE, `cannot take the session's lock ${lock}: ${(err as Error).message ?? code}`, code);
 };
 
 function tryUnlink(path: string): void {

@@ -4,7 +4,7 @@
  * gets one, each made durable.
  */
 import { closeSync, fsyncSync, openSync, ftruncateSync, statSync, writeSync } from 'node:fs';
-import { LogAccessError } from '../../log/errors.js';
+import { LogAccessError, LogAccessCode } from '../../log/errors.js';
 import { readStoredLog } from './jsonl-read.js';
 
 function openForRepair(path: string, flags: string): number {
@@ -12,7 +12,7 @@ function openForRepair(path: string, flags: string): number {
     return openSync(path, flags);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new LogAccessError('LOG_UNWRITABLE', `cannot repair ${path}: ${code ?? (err as Error).message}`, code);
+    throw new LogAccessError(LogAccessCode.LOG_UNWRITABLE, `cannot repair ${path}: ${code ?? (err as Error).message}`, code);
   }
 }
 

@@ -10,7 +10,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { TextDecoder } from 'node:util';
-import { LogAccessError, LogCorruptError } from '../../log/errors.js';
+import { LogAccessError, LogCorruptError, LogAccessCode } from '../../log/errors.js';
 import { LogParser, type ParsedLog } from '../../log/parse.js';
 import type { StoredLog } from '../../ports/store.js';
 
@@ -141,12 +141,12 @@ export function openLogForReading(path: string): number {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new LogAccessError('LOG_UNREADABLE', `cannot read ${path}: ${code ?? (err as Error).message}`, code);
+    throw new LogAccessError(LogAccessCode.LOG_UNREADABLE, `cannot read ${path}: ${code ?? (err as Error).message}`, code);
   }
   const st = fstatSync(fd);
   if (!st.isFile()) {
     closeSync(fd);
-    throw new LogAccessError('LOG_NOT_A_FILE', `${path} is ${kindOf(st)}, not a session log`);
+    throw new LogAccessError(LogAccessCode.LOG_NOT_A_FILE, `${path} is ${kindOf(st)}, not a session log`);
   }
   return fd;
 }
@@ -182,7 +182,7 @@ function fromFd(fd: number, path: string): ByteSource {
       return readSync(fd, buf, 0, buf.length, null);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      throw new LogAccessError('LOG_UNREADABLE', `cannot read ${path}: ${code ?? (err as Error).message}`, code);
+      throw new LogAccessError(LogAccessCode.LOG_UNREADABLE, `cannot read ${path}: ${code ?? (err as Error).message}`, code);
     }
   };
 }

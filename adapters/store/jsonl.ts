@@ -30,7 +30,7 @@ import { listJsonl } from './jsonl-list.js';
 import { forksIn } from './jsonl-forks.js';
 import { mendTail } from './jsonl-mend.js';
 import type { Entry } from '../../log/entries.js';
-import { LogAccessError } from '../../log/errors.js';
+import { LogAccessError, LogAccessCode } from '../../log/errors.js';
 import { createFlushRounds, type FlushRounds, type RunRound } from './flush-rounds.js';
 
 type Done = (err: NodeJS.ErrnoException | null) => void;
@@ -83,7 +83,7 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
   const dir = dirname(path);
   const unwritable = (what: string, err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code;
-    return new LogAccessError('LOG_UNWRITABLE', `cannot ${what}: ${code ?? (err as Error).message}`, code);
+    return new LogAccessError(LogAccessCode.LOG_UNWRITABLE, `cannot ${what}: ${code ?? (err as Error).message}`, code);
   };
   let pendingDirs: string[];
   try {

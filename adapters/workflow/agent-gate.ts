@@ -7,7 +7,7 @@
  * script the same error early; this one is the limit.
  */
 import { z } from 'zod';
-import type { AgentAnswer, AgentCall } from '../../ports/workflow.js';
+import { WORKFLOW_CODES, type AgentAnswer, type AgentCall } from '../../ports/workflow.js';
 
 /** An `agent` message as the worker posts it: parsed here, at the boundary. */
 export const AgentRequest = z.strictObject({
@@ -50,10 +50,10 @@ export function createAgentGate(
       const m = AgentRequest.safeParse(message);
       if (!m.success) {
         const id = (message as { id?: unknown } | null)?.id;
-        if (typeof id === 'number') answer(id, { ok: false, category: 'fatal', code: 'WORKFLOW_BAD_CALL', message: 'agent(prompt, options): the call was malformed' });
+        if (typeof id === 'number') answer(id, { ok: false, category: 'fatal', code: WORKFLOW_CODES.badCall, message: 'agent(prompt, options): the call was malformed' });
         return;
       }
-      if (++admitted > limits.maxAgents) return answer(m.data.id, { ok: false, category: 'fatal', code: 'WORKFLOW_TOO_MANY_AGENTS', message: `this workflow asked for more than ${limits.maxAgents} agents` });
+      if (++admitted > limits.maxAgents) return answer(m.data.id, { ok: false, category: 'fatal', code: WORKFLOW_CODES.tooManyAgents, message: `this workflow asked for more than ${limits.maxAgents} agents` });
       const { provider, tools } = m.data.options;
       queue.push({ id: m.data.id, call: { prompt: m.data.prompt, options: { ...(provider !== undefined ? { provider } : {}), ...(tools !== undefined ? { tools } : {}) } } });
       pump();

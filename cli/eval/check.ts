@@ -16,6 +16,7 @@ import type { Product } from '../settings.js';
 import type { CheckResult } from './score.js';
 import { CHECK_DIR, type Task } from './tasks.js';
 import { copyTaskFolder } from './workspace-roots.js';
+import { BuiltinCode } from '../../tools/output.js';
 
 const TAIL_LINES = 20;
 const tail = (s: string) => s.split('\n').slice(-TAIL_LINES).join('\n').trimEnd();
@@ -51,7 +52,7 @@ export async function runCheck(task: Task, workspace: string, product: Product, 
     if (r.timedOut) return { exitCode: null, passed: false, code: 'TIMEOUT', ms, output };
     return { exitCode: r.exitCode, passed: r.exitCode === 0, ...(r.exitCode === null ? { code: `SIGNAL ${r.signal ?? ''}`.trim() } : {}), ms, output };
   } catch (err) {
-    const code = err instanceof ToolError ? err.code : 'SPAWN_FAILED';
+    const code = err instanceof ToolError ? err.code : BuiltinCode.SPAWN_FAILED;
     return { exitCode: null, passed: false, code, ms: Math.round(clock() - started), output: (err as Error).message };
   } finally {
     host.dispose();

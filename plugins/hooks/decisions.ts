@@ -6,7 +6,6 @@
 import type { Decision } from '../../ports/approval.js';
 import type { PostDecision, PreStepDecision } from '../../ports/hooks.js';
 
-export type { PostDecision } from '../../ports/hooks.js';
 
 
 const RANK: Record<Decision['kind'], number> = { allow: 0, ask: 1, deny: 2 };

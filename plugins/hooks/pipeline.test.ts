@@ -5,10 +5,11 @@ import { createMemoryFs } from '../../adapters/fs/memory.js';
 import { createMemorySubprocess } from '../../adapters/subprocess/memory.js';
 import type { ToolDefinition } from '../../ports/tools.js';
 import { createToolPipeline, type HookProblem } from './pipeline.js';
+import { executeTool } from '../../actors/execute-tool.js';
 import { HookRegistry } from './registry.js';
 import { mulberry32 as seededRandom } from '../../test/sweep/prng.js';
 import type { CallFacts, Guard } from '../../ports/hooks.js';
-import type { Listener } from '../waterfall.js';
+import type { Listener } from '../../ports/hooks.js';
 
 const call: CallFacts = { turn: 't1', step: 't1.s1', callId: 't1.s1.c1', name: 'bash', arguments: '{"command":"ls"}', args: { command: 'ls' }, readOnly: false, idempotent: false, delegates: false, rendered: 'ls' };
 
@@ -52,7 +53,7 @@ describe('the pre-execute decision (I6)', () => {
         else hooks.guard(`${k}#${i}`, GUARDS[k]!.g);
       }
       const policy = pick(r, POLICIES);
-      const got = await createToolPipeline(hooks, () => undefined).decide(call, policy);
+      const got = await createToolPipeline(hooks, () => undefined, executeTool).decide(call, policy);
 
       let want: number = rank[policy.kind];
       for (const l of hooks.listeners('tool/pre-execute')) {
@@ -73,7 +74,7 @@ describe('the pre-execute decision (I6)', () => {
     hooks.on('tool/pre-execute', 'never-reached', () => ({ kind: 'deny', reason: 'x' }));
     hooks.guard('watcher', (c) => void seen.push(c.callId));
     hooks.guard('broken', () => { throw new Error('oops'); });
-    const d = await createToolPipeline(hooks, (p) => problems.push(p)).decide(call, { kind: 'allow' });
+    const d = await createToolPipeline(hooks, (p) => problems.push(p), executeTool).decide(call, { kind: 'allow' });
     expect(seen).toEqual(['t1.s1.c1']);
     expect(d).toEqual({ kind: 'deny', reason: 'guard broken failed: oops' });
     expect(problems).toEqual([{ hook: 'tool/guard', listener: 'broken', problem: 'threw: oops', turn: 't1', step: 't1.s1', callId: 't1.s1.c1' }]);
@@ -108,7 +109,7 @@ describe('execute and post-execute', () => {
       return out.status === 'error' ? next() : out;
     });
     hooks.on('tool/post-execute', 'secrets', ({ output }) => (output.content.includes('SECRET') ? { kind: 'block', feedback: 'the output held a secret' } : { kind: 'accept' }));
-    const p = createToolPipeline(hooks, () => undefined);
+    const p = createToolPipeline(hooks, () => undefined, executeTool);
     const t = tool(async () => (++runs === 1 ? { status: 'error', content: 'flaky' } : { status: 'ok', content: 'SECRET=1' }));
     const out = await p.execute({ call, tool: t, args: {}, ctx: ctx() });
     expect(runs).toBe(2);
@@ -123,7 +124,7 @@ describe('execute and post-execute', () => {
     const problems: string[] = [];
     hooks.on('tool/post-execute', 'silent', () => undefined);
     hooks.on('tool/post-execute', 'broken', () => { throw new Error('scanner down'); });
-    const out = await createToolPipeline(hooks, (p) => problems.push(`${p.hook} ${p.listener}: ${p.problem}`)).execute({ call, tool: tool(async () => ({ status: 'ok', content: 'fine' })), args: {}, ctx: ctx() });
+    const out = await createToolPipeline(hooks, (p) => problems.push(`${p.hook} ${p.listener}: ${p.problem}`), executeTool).execute({ call, tool: tool(async () => ({ status: 'ok', content: 'fine' })), args: {}, ctx: ctx() });
     expect(out).toMatchObject({ status: 'error', code: 'BLOCKED' });
     expect(problems).toEqual(['tool/post-execute silent: neither called next() nor returned a decision; skipped', 'tool/post-execute broken: threw: scanner down']);
   });
@@ -142,7 +143,7 @@ describe('execute and post-execute', () => {
       60_000,
     );
     const outer = new AbortController();
-    const out = await createToolPipeline(hooks, () => undefined).execute({ call, tool: t, args: {}, ctx: ctx(outer.signal) });
+    const out = await createToolPipeline(hooks, () => undefined, executeTool).execute({ call, tool: t, args: {}, ctx: ctx(outer.signal) });
     expect(out.code).toBe('TOOL_TIMEOUT');
     expect(received).toBeDefined();
     expect(abortedSignal).toBe(received);

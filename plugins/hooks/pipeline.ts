@@ -6,12 +6,12 @@
  */
 import type { Decision } from '../../machines/tool-call.machine.js';
 import type { PreStepDecision } from '../../machines/turn.machine.js';
-import { executeTool } from '../../tools/execute.js';
 import type { ToolOutput } from '../../ports/tools.js';
 import { combineDecisions, isDecision, isPostDecision, isPreStepDecision, stricter, stricterPost, stricterPreStep } from './decisions.js';
 import type { HookRegistry } from './registry.js';
-import type { CallFacts, ExecutePayload, PreStepPayload } from '../../ports/hooks.js';
+import type { CallFacts, ExecutePayload, PreStepPayload, RunTool } from '../../ports/hooks.js';
 import { runWaterfall } from '../waterfall.js';
+import { ToolResultCode } from '../../log/codes.js';
 
 export interface HookProblem {
   hook: string;
@@ -25,7 +25,7 @@ export interface HookProblem {
 export interface ToolPipeline {
   /** Contract: never rejects; the verdict is at least as strict as `policy`, every guard's deny and every pre-execute deny (I6). */
   decide(call: CallFacts, policy: Decision): Promise<Decision>;
-  /** Contract: never rejects; runs the execute chain (ending in `executeTool`, with its deadline) and then post-execute. */
+  /** Contract: never rejects; runs the execute chain (ending in `run`, the executor with its deadline) and then post-execute. */
   execute(payload: Omit<ExecutePayload, 'timeoutMs'> & { timeoutMs?: number }): Promise<ToolOutput>;
   /** Contract: rejects only when a listener throws (the turn then ends with `PRE_STEP_FAILED`). */
   preStep(payload: PreStepPayload, terminal: (p: PreStepPayload) => Promise<PreStepDecision>): Promise<PreStepDecision>;
@@ -37,7 +37,8 @@ const isToolOutput = (v: unknown): v is ToolOutput => {
   return (o?.status === 'ok' || o?.status === 'error' || o?.status === 'unknown') && typeof o.content === 'string';
 };
 
-export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem) => void): ToolPipeline {
+/** `run` is the executor the `tool/execute` chain ends in (the host passes `actors/execute-tool.ts`). */
+export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem) => void, run: RunTool): ToolPipeline {
   const at = (call: CallFacts) => ({ turn: call.turn, step: call.step, callId: call.callId });
 
   async function runGuards(call: CallFacts): Promise<Decision[]> {
@@ -79,16 +80,16 @@ export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem)
         output = await runWaterfall(
           hooks.listeners('tool/execute'),
           { ...payload, timeoutMs: payload.timeoutMs ?? payload.tool.timeoutMs },
-          (p) => executeTool(p.tool, p.args, p.ctx, p.timeoutMs === undefined ? {} : { timeoutMs: p.timeoutMs }),
+          (p) => run(p.tool, p.args, p.ctx, p.timeoutMs === undefined ? {} : { timeoutMs: p.timeoutMs }),
           {
             hook: 'tool/execute',
             accepts: isToolOutput,
-            onThrow: (owner, err) => ({ status: 'error', code: 'TOOL_ERROR', content: `execute hook ${owner} failed: ${describe(err)}` }),
+            onThrow: (owner, err) => ({ status: 'error', code: ToolResultCode.TOOL_ERROR, content: `execute hook ${owner} failed: ${describe(err)}` }),
             report: (listener, problem) => report({ hook: 'tool/execute', listener, problem, ...at(call) }),
           },
         );
       } catch (err) {
-        output = { status: 'error', code: 'TOOL_ERROR', content: describe(err) };
+        output = { status: 'error', code: ToolResultCode.TOOL_ERROR, content: describe(err) };
       }
       const post = await runWaterfall(hooks.listeners('tool/post-execute'), { call, output }, async () => ({ kind: 'accept' as const }), {
         hook: 'tool/post-execute',
@@ -99,7 +100,7 @@ export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem)
         report: (listener, problem) => report({ hook: 'tool/post-execute', listener, problem, ...at(call) }),
       }).catch((err: unknown) => ({ kind: 'block' as const, feedback: `post-execute failed: ${describe(err)}` }));
       if (post.kind === 'accept') return output;
-      return { status: 'error', code: 'BLOCKED', content: `Blocked after it ran: ${post.feedback}. Its output is withheld.` };
+      return { status: 'error', code: ToolResultCode.BLOCKED, content: `Blocked after it ran: ${post.feedback}. Its output is withheld.` };
     },
 
     preStep(payload, terminal) {

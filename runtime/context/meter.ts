@@ -13,6 +13,7 @@ import type { Recorder } from '../../log/recorder.js';
 import type { ContextMeasure } from '../../machines/compaction-drafts.js';
 import { FALLBACK_CONTEXT_WINDOW } from './windows.js';
 import type { HeaderParts } from '../prepare-request.js';
+import { ModelCode } from '../../log/entry-values.js';
 
 export interface ContextMeterOptions {
   /** The model's window in tokens; undefined when unknown (then proactive compaction waits for an overflow to learn it). */
@@ -90,7 +91,7 @@ export class ContextMeter {
       const requestChars = this.chars + this.headerCharsLogged;
       if (e.usage) this.calibration = { reported: e.usage.inputTokens, chars: requestChars };
       // The provider says the request did not fit: the window is smaller than it, whatever was configured.
-      if (e.finish.kind === 'error' && e.finish.code === 'CONTEXT_WINDOW_EXCEEDED') {
+      if (e.finish.kind === 'error' && e.finish.code === ModelCode.CONTEXT_WINDOW_EXCEEDED) {
         const sent = this.calibration ? this.calibration.reported + Math.round((requestChars - this.calibration.chars) / 4) : tokensOfChars(requestChars);
         this.inferredWindow = Math.max(1024, Math.min(this.inferredWindow ?? Infinity, Math.floor(sent * 0.9)));
       }

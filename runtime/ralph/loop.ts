@@ -22,6 +22,7 @@ import type { Subprocess } from '../../ports/subprocess.js';
 import { fit, nextStep, ralphState, type Check, type RalphState } from './state.js';
 import { roundPrompt, verifierPrompt } from './prompts.js';
 import { handoffTool, verdictTool, type Captured, type Verdict } from './tools.js';
+import { SubagentCode } from '../../log/codes.js';
 
 /** The verifier agent's tools: it reads, and answers through `verdict`. */
 export const VERIFIER_TOOLS = ['read_file', 'list_dir', 'glob', 'grep'];
@@ -59,7 +60,7 @@ async function runChild(child: ChildSession, prompt: string, signal: AbortSignal
   signal.addEventListener('abort', onAbort, { once: true });
   try {
     const from = child.entries().length;
-    const out = await child.run(prompt).catch((err: unknown): ChildOutcome => ({ reason: 'error', code: 'SUBAGENT_CRASHED', cause: err instanceof Error ? err.message : String(err) }));
+    const out = await child.run(prompt).catch((err: unknown): ChildOutcome => ({ reason: 'error', code: SubagentCode.SUBAGENT_CRASHED, cause: err instanceof Error ? err.message : String(err) }));
     return { out, text: finalText(child.entries(), from) };
   } finally {
     signal.removeEventListener('abort', onAbort);

@@ -13,6 +13,7 @@
 import { readdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { codes, type CodeOf } from '../../log/codes.js';
 import { isInside } from '../../safety/paths.js';
 import { homeForms, readConfinedFile } from '../prompt/agents-files.js';
 
@@ -32,21 +33,22 @@ export interface Skill {
   allowedTools: string[];
 }
 
-export const SKILL_WARNINGS = [
-  'SKILL_NOT_READ',
-  'SKILL_FILE_MISSING',
-  'SKILL_FRONT_MATTER_INVALID',
-  'SKILL_NAME_INVALID',
-  'SKILL_NAME_MISMATCH',
-  'SKILL_NAME_DUPLICATE',
-  'SKILL_DESCRIPTION_MISSING',
-  'SKILL_DESCRIPTION_TOO_LONG',
-  'SKILL_FIELD_INVALID',
-  'SKILL_FIELD_UNKNOWN',
-  'SKILLS_DIR_OUTSIDE',
-  'SKILLS_TOO_MANY',
-] as const;
-export type SkillWarningCode = (typeof SKILL_WARNINGS)[number];
+/** Why a skill was skipped or read with a warning: the code of its `SkillWarning`. */
+export const SkillWarning = codes({
+  SKILL_NOT_READ: 'The SKILL.md could not be read (confinement or I/O).',
+  SKILL_FILE_MISSING: 'The skill\'s directory has no SKILL.md (or it went away while it was read).',
+  SKILL_FRONT_MATTER_INVALID: 'The YAML front matter is missing or unreadable.',
+  SKILL_NAME_INVALID: 'The name is not 1–64 of a-z, 0-9 and single hyphens inside.',
+  SKILL_NAME_MISMATCH: 'The name is not its directory\'s name.',
+  SKILL_NAME_DUPLICATE: 'A skill of the same name was found first; this one is skipped.',
+  SKILL_DESCRIPTION_MISSING: 'The skill has no description.',
+  SKILL_DESCRIPTION_TOO_LONG: 'The description is past its length limit.',
+  SKILL_FIELD_INVALID: 'An optional field (license, compatibility, metadata, allowed-tools) has the wrong shape.',
+  SKILL_FIELD_UNKNOWN: 'A field not in the specification; it is ignored.',
+  SKILLS_DIR_OUTSIDE: 'A skills directory leads outside its root; none of its skills are read.',
+  SKILLS_TOO_MANY: 'More skills than are listed; the rest are left out.',
+});
+export type SkillWarningCode = CodeOf<typeof SkillWarning>;
 
 export interface SkillWarning {
   code: SkillWarningCode;
@@ -100,7 +102,7 @@ function entries(dir: string, root: string, shown: string, warn: (w: SkillWarnin
     return [];
   }
   if (!isInside(realRoot, real)) {
-    warn({ code: 'SKILLS_DIR_OUTSIDE', path: shown, message: `${shown} leads outside ${root} (to ${real}); none of its skills are read` });
+    warn({ code: SkillWarning.SKILLS_DIR_OUTSIDE, path: shown, message: `${shown} leads outside ${root} (to ${real}); none of its skills are read` });
     return [];
   }
   try {
@@ -133,19 +135,19 @@ export function checkFields(fields: Record<string, unknown>, dirName: string, sh
   const w = (code: SkillWarningCode, message: string) => out.push({ code, path: shown, message });
   const { name, description, compatibility, metadata } = fields;
   if (typeof name !== 'string' || name.length < 1 || name.length > SKILL_NAME_MAX || !NAME.test(name)) {
-    w('SKILL_NAME_INVALID', `name ${JSON.stringify(name ?? null)} is not 1–${SKILL_NAME_MAX} of a-z, 0-9 and single hyphens inside`);
-  } else if (name !== dirName) w('SKILL_NAME_MISMATCH', `name "${name}" is not its directory's name "${dirName}"`);
-  if (typeof description !== 'string' || description.trim() === '') w('SKILL_DESCRIPTION_MISSING', 'it has no description');
-  else if (description.length > SKILL_DESCRIPTION_MAX) w('SKILL_DESCRIPTION_TOO_LONG', `its description is ${description.length} characters, past ${SKILL_DESCRIPTION_MAX}`);
-  if (fields.license !== undefined && typeof fields.license !== 'string') w('SKILL_FIELD_INVALID', 'license is not a string');
-  if (compatibility !== undefined && (typeof compatibility !== 'string' || compatibility.length > SKILL_COMPATIBILITY_MAX)) w('SKILL_FIELD_INVALID', `compatibility is not a string of at most ${SKILL_COMPATIBILITY_MAX} characters`);
+    w(SkillWarning.SKILL_NAME_INVALID, `name ${JSON.stringify(name ?? null)} is not 1–${SKILL_NAME_MAX} of a-z, 0-9 and single hyphens inside`);
+  } else if (name !== dirName) w(SkillWarning.SKILL_NAME_MISMATCH, `name "${name}" is not its directory's name "${dirName}"`);
+  if (typeof description !== 'string' || description.trim() === '') w(SkillWarning.SKILL_DESCRIPTION_MISSING, 'it has no description');
+  else if (description.length > SKILL_DESCRIPTION_MAX) w(SkillWarning.SKILL_DESCRIPTION_TOO_LONG, `its description is ${description.length} characters, past ${SKILL_DESCRIPTION_MAX}`);
+  if (fields.license !== undefined && typeof fields.license !== 'string') w(SkillWarning.SKILL_FIELD_INVALID, 'license is not a string');
+  if (compatibility !== undefined && (typeof compatibility !== 'string' || compatibility.length > SKILL_COMPATIBILITY_MAX)) w(SkillWarning.SKILL_FIELD_INVALID, `compatibility is not a string of at most ${SKILL_COMPATIBILITY_MAX} characters`);
   if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata) || Object.values(metadata).some((v) => typeof v !== 'string'))) {
-    w('SKILL_FIELD_INVALID', 'metadata is not a mapping of strings to strings');
+    w(SkillWarning.SKILL_FIELD_INVALID, 'metadata is not a mapping of strings to strings');
   }
-  if (fields['allowed-tools'] !== undefined && typeof fields['allowed-tools'] !== 'string') w('SKILL_FIELD_INVALID', 'allowed-tools is not a space-separated string');
+  if (fields['allowed-tools'] !== undefined && typeof fields['allowed-tools'] !== 'string') w(SkillWarning.SKILL_FIELD_INVALID, 'allowed-tools is not a space-separated string');
   const skip = out.length > 0;
   // An unknown field (another agent's extension) is noted; the skill is still listed.
-  for (const k of Object.keys(fields)) if (!KNOWN_FIELDS.has(k)) w('SKILL_FIELD_UNKNOWN', `field "${k}" is not in the specification; it is ignored`);
+  for (const k of Object.keys(fields)) if (!KNOWN_FIELDS.has(k)) w(SkillWarning.SKILL_FIELD_UNKNOWN, `field "${k}" is not in the specification; it is ignored`);
   return { warnings: out, skip };
 }
 
@@ -154,17 +156,17 @@ function readSkill(place: Place, dirName: string): { skill?: Skill; warnings: Sk
   const dirShown = `${place.shown}/${dirName}`;
   const shown = `${dirShown}/SKILL.md`;
   const got = readConfinedFile(join(place.dir, dirName, 'SKILL.md'), place.root, place.homes, shown);
-  if (got === undefined) return { warnings: [{ code: 'SKILL_FILE_MISSING', path: dirShown, message: `${dirShown} has no SKILL.md` }] };
-  if ('note' in got) return { warnings: [{ code: 'SKILL_NOT_READ', path: shown, message: got.note.slice(1, -1) }] };
+  if (got === undefined) return { warnings: [{ code: SkillWarning.SKILL_FILE_MISSING, path: dirShown, message: `${dirShown} has no SKILL.md` }] };
+  if ('note' in got) return { warnings: [{ code: SkillWarning.SKILL_NOT_READ, path: shown, message: got.note.slice(1, -1) }] };
   const split = splitFrontMatter(got.text);
-  if ('problem' in split) return { warnings: [{ code: 'SKILL_FRONT_MATTER_INVALID', path: shown, message: `${shown}: ${split.problem}` }] };
+  if ('problem' in split) return { warnings: [{ code: SkillWarning.SKILL_FRONT_MATTER_INVALID, path: shown, message: `${shown}: ${split.problem}` }] };
   const checked = checkFields(split.fields, dirName, shown);
   if (checked.skip) return { warnings: checked.warnings };
   let dir: string;
   try {
     dir = realpathSync(join(place.dir, dirName));
   } catch {
-    return { warnings: [{ code: 'SKILL_FILE_MISSING', path: dirShown, message: `${dirShown} went away while it was read` }] };
+    return { warnings: [{ code: SkillWarning.SKILL_FILE_MISSING, path: dirShown, message: `${dirShown} went away while it was read` }] };
   }
   const f = split.fields as { name: string; description: string; 'allowed-tools'?: string };
   const allowedTools = (f['allowed-tools'] ?? '').split(/\s+/).filter(Boolean);
@@ -186,7 +188,7 @@ export function discoverSkills(workspace: string, bridleHome?: string): FoundSki
       if (!got.skill) continue;
       const held = byName.get(got.skill.name);
       if (held) {
-        warnings.push({ code: 'SKILL_NAME_DUPLICATE', path: got.skill.path, message: `skill "${got.skill.name}" of ${got.skill.path} is skipped: ${held.path} has its name` });
+        warnings.push({ code: SkillWarning.SKILL_NAME_DUPLICATE, path: got.skill.path, message: `skill "${got.skill.name}" of ${got.skill.path} is skipped: ${held.path} has its name` });
         continue;
       }
       byName.set(got.skill.name, got.skill);
@@ -195,7 +197,7 @@ export function discoverSkills(workspace: string, bridleHome?: string): FoundSki
   const skills = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (skills.length > SKILLS_MAX) {
     const left = skills.splice(SKILLS_MAX);
-    warnings.push({ code: 'SKILLS_TOO_MANY', path: left[0]!.path, message: `only ${SKILLS_MAX} skills are listed; left out: ${left.map((s) => s.name).join(', ')}` });
+    warnings.push({ code: SkillWarning.SKILLS_TOO_MANY, path: left[0]!.path, message: `only ${SKILLS_MAX} skills are listed; left out: ${left.map((s) => s.name).join(', ')}` });
   }
   return { skills, warnings };
 }

@@ -20,6 +20,7 @@ import { failure, ok } from '../../tools/output.js';
 import { homeForms, readConfinedFile } from '../prompt/agents-files.js';
 import type { PromptSection } from '../prompt/registry.js';
 import { discoverSkills, type FoundSkills, type Skill } from './discover.js';
+import { FsCode } from '../../ports/fs.js';
 
 /** A body or a file handed to the model is cut in the middle past this many code points (AGENTS.md's cap in the prompt). */
 export const SKILL_TEXT_CAP = 32_000;
@@ -60,7 +61,7 @@ function activate(s: Skill, path: string | undefined, o: { workspace: string; br
   const shown = `${s.path.slice(0, -'SKILL.md'.length)}${relative(s.dir, abs)}`;
   if (!isInside(s.dir, abs) || abs === s.dir) return failure('SKILL_PATH_OUTSIDE', `"${path}" is not a file inside the skill ${s.name}'s directory`);
   const got = readConfinedFile(abs, s.dir, s.source === 'workspace' ? homeForms(o.bridleHome) : [], shown);
-  if (got === undefined) return failure('NOT_FOUND', `the skill ${s.name} has no file "${path}"`);
+  if (got === undefined) return failure(FsCode.NOT_FOUND, `the skill ${s.name} has no file "${path}"`);
   if ('note' in got) return failure('SKILL_FILE_NOT_READ', got.note);
   return ok(cut(got.text, shown));
 }

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { SESSION, SUBAGENTS } from '../../ports/index.js';
-import type { Admission, DelegationRequest, Disposer, SubagentProvider, Subagents, TreeBudget } from '../../ports/subagents.js';
+import { AdmissionCode, type Admission, type DelegationRequest, type Disposer, type SubagentProvider, type Subagents, type TreeBudget } from '../../ports/subagents.js';
 import type { Plugin } from '../../plugins/host.js';
 import { createTreeBudget, type BudgetLimit } from './budget.js';
 
@@ -38,18 +38,18 @@ export function createRegistry(o: RegistryOptions): Subagents {
     names: () => [...providers.keys()],
     admit(req: DelegationRequest, offered: readonly string[]): Admission {
       const found = providers.get(req.provider)?.provider;
-      if (!found) return { ok: false, code: 'SUBAGENT_PROVIDER_UNKNOWN', message: `there is no subagent provider named ${JSON.stringify(req.provider)} (this session has: ${[...providers.keys()].join(', ') || 'none'})` };
-      if (req.depth > o.maxDepth) return { ok: false, code: 'DEPTH_LIMIT', message: `delegation depth ${req.depth} is over the limit of ${o.maxDepth} (--max-depth); do this task yourself` };
+      if (!found) return { ok: false, code: AdmissionCode.SUBAGENT_PROVIDER_UNKNOWN, message: `there is no subagent provider named ${JSON.stringify(req.provider)} (this session has: ${[...providers.keys()].join(', ') || 'none'})` };
+      if (req.depth > o.maxDepth) return { ok: false, code: AdmissionCode.DEPTH_LIMIT, message: `delegation depth ${req.depth} is over the limit of ${o.maxDepth} (--max-depth); do this task yourself` };
       const own = found.advertised.maxDepth;
-      if (own !== undefined && req.depth > own) return { ok: false, code: 'DEPTH_LIMIT', message: `delegation depth ${req.depth} is deeper than provider ${found.name} can go (${own}); do this task yourself` };
-      if (req.tools && found.advertised.filters === false) return { ok: false, code: 'TOOL_FILTER_UNSUPPORTED', message: `provider ${found.name} cannot narrow a child's tools (leave tools out, or use another provider)` };
+      if (own !== undefined && req.depth > own) return { ok: false, code: AdmissionCode.DEPTH_LIMIT, message: `delegation depth ${req.depth} is deeper than provider ${found.name} can go (${own}); do this task yourself` };
+      if (req.tools && found.advertised.filters === false) return { ok: false, code: AdmissionCode.TOOL_FILTER_UNSUPPORTED, message: `provider ${found.name} cannot narrow a child's tools (leave tools out, or use another provider)` };
       if (req.tools) {
         const can = new Set(found.advertised.tools ?? offered);
         const missing = req.tools.filter((t) => !can.has(t));
-        if (missing.length) return { ok: false, code: 'TOOL_FILTER_UNSUPPORTED', message: `provider ${found.name} cannot offer ${missing.join(', ')} (it offers: ${[...can].join(', ') || 'nothing'})` };
+        if (missing.length) return { ok: false, code: AdmissionCode.TOOL_FILTER_UNSUPPORTED, message: `provider ${found.name} cannot offer ${missing.join(', ')} (it offers: ${[...can].join(', ') || 'nothing'})` };
       }
       const spent = o.budget?.exhausted();
-      if (spent) return { ok: false, code: 'TREE_BUDGET_EXHAUSTED', message: `the delegation tree's budget is spent (${spent})` };
+      if (spent) return { ok: false, code: AdmissionCode.TREE_BUDGET_EXHAUSTED, message: `the delegation tree's budget is spent (${spent})` };
       return { ok: true, provider: found };
     },
     track(teardown) {

@@ -10,24 +10,18 @@
  * `pipeline` or `parallel`). The result is the script's plain-JSON return
  * value; a bad script ends the call with a named error, and the session goes
  * on. When the script ends, agents it left running are cancelled, and their
- * brackets close before the result.
+ * brackets close before the result. The agents are the runner's host side, in
+ * `actors/workflow-agents.ts`; this file is the tool and its plugin row.
  */
 import { z } from 'zod';
-import { workflowAgentSessionId } from '../../log/ids.js';
 import { SESSION, SUBAGENTS, TOOLS, WORKFLOW } from '../../ports/index.js';
-import type { SessionControl } from '../../ports/session.js';
-import type { Subagents } from '../../ports/subagents.js';
 import { ToolError, type ToolDefinition, type ToolOutput } from '../../ports/tools.js';
-import type { AgentAnswer, AgentCall, WorkflowRunner } from '../../ports/workflow.js';
+import type { WorkflowRunner } from '../../ports/workflow.js';
 import type { Plugin } from '../../plugins/host.js';
-import { runDelegation } from '../../actors/delegation.js';
-import type { SubagentResult } from '../../machines/subagent.machine.js';
+import { workflowAgents, type WorkflowAgentsConfig } from '../../actors/workflow-agents.js';
 
-export interface WorkflowToolConfig {
-  parent: SessionControl;
-  subagents: Subagents;
+export interface WorkflowToolConfig extends WorkflowAgentsConfig {
   runner: WorkflowRunner;
-  offered: () => readonly string[];
 }
 
 const parameters = z.strictObject({
@@ -40,13 +34,6 @@ const parameters = z.strictObject({
     ),
 });
 export type WorkflowArgs = z.infer<typeof parameters>;
-
-/** Refused (nothing was created) or cancelled: the script cannot go on as planned. A child that ran and failed: that item only. */
-export function answerOf(r: SubagentResult): AgentAnswer {
-  if (r.status === 'ok') return { ok: true, value: r.report ?? r.content };
-  const category = !r.started || r.code === 'ABORTED' || r.code === 'TREE_BUDGET_EXHAUSTED' ? 'fatal' : 'recoverable';
-  return { ok: false, category, code: r.code ?? 'SUBAGENT_FAILED', message: r.content };
-}
 
 export function workflowTool(cfg: WorkflowToolConfig): ToolDefinition<WorkflowArgs> {
   return {
@@ -66,25 +53,12 @@ export function workflowTool(cfg: WorkflowToolConfig): ToolDefinition<WorkflowAr
       const ctl = new AbortController();
       const stop = () => ctl.abort();
       ctx.signal.addEventListener('abort', stop, { once: true });
-      let n = 0;
-      const running = new Set<Promise<SubagentResult>>();
-      const agent = async (call: AgentCall): Promise<AgentAnswer> => {
-        const p = runDelegation(
-          { parent: cfg.parent, registry: cfg.subagents, offered: cfg.offered },
-          { callId, child: workflowAgentSessionId(cfg.parent.id, callId, ++n), provider: call.options.provider ?? 'spawn', task: call.prompt, ...(call.options.tools ? { tools: call.options.tools } : {}), signal: ctl.signal },
-        );
-        running.add(p);
-        try {
-          return answerOf(await p);
-        } finally {
-          running.delete(p);
-        }
-      };
+      const agents = workflowAgents(cfg, callId, ctl.signal);
       try {
-        const outcome = await cfg.runner.run({ script: args.script, agent, signal: ctl.signal });
+        const outcome = await cfg.runner.run({ script: args.script, agent: (call) => agents.agent(call), signal: ctl.signal });
         // Agents the script left running (a fatal error escaped past them) are cancelled; their brackets close now.
         ctl.abort();
-        await Promise.all(running);
+        await agents.settled();
         if (outcome.ok) return { status: 'ok', content: JSON.stringify(outcome.value, null, 2) };
         return { status: 'error', code: outcome.code, content: `The workflow failed (${outcome.code}, ${outcome.category}): ${outcome.message}` };
       } finally {

@@ -19,6 +19,7 @@ import type { PlanStep } from '../../ports/present.js';
 import type { ToolDefinition } from '../../ports/tools.js';
 import { presentResult } from '../../tools/present.js';
 import { intentContent } from './intent-content.js';
+import { FsCode } from '../../ports/fs.js';
 
 /** What the mapping needs of the session's tools: each one's presenters. */
 export interface ToolLookup {
@@ -108,7 +109,7 @@ function callUpdate(e: EntryOf<'tool/call'>, s: FeedState): SessionUpdate {
 }
 
 /** The file tools' refusals of a path that leads out of bounds (through a link, say): its location is taken back. */
-const ESCAPED = new Set(['OUTSIDE_WORKSPACE', 'INSIDE_BRIDLE_HOME', 'PATH_CHANGED']);
+const ESCAPED = new Set<string>([FsCode.OUTSIDE_WORKSPACE, FsCode.INSIDE_BRIDLE_HOME, FsCode.PATH_CHANGED]);
 
 /** A plan intent as ACP's `plan` update: every step, whole (the client replaces its plan); ACP's priority is required, medium when the step has none. */
 const planUpdate = (entries: readonly PlanStep[]): SessionUpdate => ({

@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkLayering, COMPOSITION_ROOT, cycles, LAYERS } from './layering.js';
+import { checkLayering, COMPOSITION_ROOT, cycles, LAYERS, sourceFiles } from './layering.js';
 
 describe('the layering of docs/design.md §1', () => {
   it('no file imports against the layering: machines import no I/O, nothing below imports from above, no import circle', () => {
@@ -64,5 +64,17 @@ describe('the layering of docs/design.md §1', () => {
     for (const f of moved) expect(existsSync(join(process.cwd(), 'actors', f)), `actors/${f}`).toBe(true);
     for (const f of ['stream-model.ts', 'ask-approval.ts', 'budget-question.ts', 'context/compaction.ts', 'subagents/delegation.ts'])
       expect(existsSync(join(process.cwd(), 'runtime', f)), `runtime/${f} is still there`).toBe(false);
+  });
+
+  it('executing a call and the agents of a workflow are actors, and actor logic is written in actors/ only (issue 24, ADR 0078)', () => {
+    for (const f of ['execute-tool.ts', 'workflow-agents.ts']) expect(existsSync(join(process.cwd(), 'actors', f)), `actors/${f}`).toBe(true);
+    expect(readFileSync(join(process.cwd(), 'runtime/workflow/tool.ts'), 'utf8'), 'the workflow tool runs its agents through actors/workflow-agents.ts').not.toMatch(/runDelegation/);
+    expect(existsSync(join(process.cwd(), 'tools', 'execute.ts')), 'tools/execute.ts is still there').toBe(false);
+    // Machines declare placeholders (`not-provided.ts`, a replay fold's no-op); the host's inline actors are ADR 0056's "left".
+    const allowed = (f: string) => f.startsWith('actors/') || f.startsWith('machines/') || f === 'runtime/provide-machines.ts';
+    const making = sourceFiles(process.cwd())
+      .map((f) => f.split(sep).join('/'))
+      .filter((f) => !allowed(f) && /\bfrom(Promise|Callback|Observable)\(/.test(readFileSync(join(process.cwd(), f), 'utf8')));
+    expect(making).toEqual([]);
   });
 });

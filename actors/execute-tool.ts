@@ -1,5 +1,6 @@
 /** Runs one validated tool call with a deadline and cancellation, turning every failure into a result. */
 import { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from '../ports/tools.js';
+import { ToolResultCode } from '../log/codes.js';
 
 export interface ExecuteOptions {
   /** Overrides `tool.timeoutMs`; leave both unset for no deadline. */
@@ -25,7 +26,7 @@ export const STOP_GRACE_MS = 1_000;
 function notConfirmedStopped(tool: ToolDefinition, timeoutMs: number, graceMs: number): ToolOutput {
   return {
     status: 'unknown',
-    code: 'TOOL_TIMEOUT',
+    code: ToolResultCode.TOOL_TIMEOUT,
     content: `The ${tool.name} call did not finish within ${timeoutMs} ms. It was told to stop but had not confirmed it stopped ${graceMs} ms later, so its effect may or may not have happened, and may still happen: check before relying on it or repeating it.`,
   };
 }
@@ -33,11 +34,11 @@ function notConfirmedStopped(tool: ToolDefinition, timeoutMs: number, graceMs: n
 /** A tool that settled after its deadline's abort: stopped, or finished (its effect happened), or unsure itself. */
 function afterDeadline(tool: ToolDefinition, timeoutMs: number, output: ToolOutput): ToolOutput {
   if (output.status === 'ok' || output.status === 'unknown') return output;
-  return { status: 'error', code: 'TOOL_TIMEOUT', content: `The ${tool.name} call did not finish within ${timeoutMs} ms and was stopped.` };
+  return { status: 'error', code: ToolResultCode.TOOL_TIMEOUT, content: `The ${tool.name} call did not finish within ${timeoutMs} ms and was stopped.` };
 }
 
 function aborted(tool: ToolDefinition): ToolOutput {
-  return { status: 'error', code: 'ABORTED', content: `The ${tool.name} call was aborted.` };
+  return { status: 'error', code: ToolResultCode.ABORTED, content: `The ${tool.name} call was aborted.` };
 }
 
 /**
@@ -87,10 +88,10 @@ export async function executeTool(
       (output): ToolOutput =>
         isToolOutput(output)
           ? output
-          : { status: 'error', code: 'TOOL_ERROR', content: `The ${tool.name} tool returned no valid result.` },
+          : { status: 'error', code: ToolResultCode.TOOL_ERROR, content: `The ${tool.name} tool returned no valid result.` },
       (err: unknown): ToolOutput => ({
         status: 'error',
-        code: err instanceof ToolError ? err.code : 'TOOL_ERROR',
+        code: err instanceof ToolError ? err.code : ToolResultCode.TOOL_ERROR,
         content: describe(err),
       }),
     );
@@ -101,7 +102,7 @@ export async function executeTool(
     const ms = Math.min(Math.max(0, timeoutMs), MAX_TIMER_MS);
     timer = setTimeout(() => {
       timedOut = true;
-      deadline?.abort(new ToolError('TOOL_TIMEOUT', `${tool.name} timed out`));
+      deadline?.abort(new ToolError(ToolResultCode.TOOL_TIMEOUT, `${tool.name} timed out`));
       // Only a tool that settles after its abort has confirmed it stopped; one that does not may still be acting (ADR 0052).
       const grace = Math.min(ms, STOP_GRACE_MS);
       timer = setTimeout(() => settle(notConfirmedStopped(tool, timeoutMs, grace)), grace);
@@ -112,7 +113,7 @@ export async function executeTool(
     const output = await stopped;
     // A tool that noticed the abort may fail first in its own words (an AbortError); the code is still ABORTED.
     // A tool that finished anyway keeps its result: its effect happened.
-    if (ctx.signal.aborted && output.status === 'error' && output.code !== 'ABORTED') return aborted(tool);
+    if (ctx.signal.aborted && output.status === 'error' && output.code !== ToolResultCode.ABORTED) return aborted(tool);
     return output;
   } finally {
     clearTimeout(timer);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { executeTool, STOP_GRACE_MS } from './execute.js';
+import { executeTool, STOP_GRACE_MS } from './execute-tool.js';
 import { createMemoryFs } from '../adapters/fs/memory.js';
 import { createMemorySubprocess } from '../adapters/subprocess/memory.js';
 import { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from '../ports/tools.js';
