@@ -37,6 +37,27 @@ describeWithPostgres('rounds of Postgres commits across sessions (ADR 0073)', (d
     await Promise.all(recs.map((r) => r.store.close()));
   });
 
+  it("keeps every line of a shared commit byte for byte and in order: quotes, backslashes, braces, commas, escapes, non-ASCII (ADR 0082)", async () => {
+    const url = await db.fresh();
+    const store = createPostgresSessionStore({ url });
+    const ids = ['enc-a', 'enc-b'];
+    const recs = await Promise.all(ids.map(async (id) => new Recorder(store.open(id, { lock: await store.claim(id) }), steppingClock())));
+    const odd = (k: number) => `"q" \\ \\" {a,b} ("x") NULL , ; \u0000 \ud800 \n é ☃ 🙂 ${k}`;
+    const rounds = commitRoundsFor(await store.pool());
+    const before = rounds.stats.rounds;
+    for (const [j, r] of recs.entries()) {
+      r.append(start(ids[j]!));
+      for (let k = 0; k < 1500; k++) r.append({ kind: 'turn/start', turn: `t${k}`, input: odd(k) });
+    }
+    await Promise.all(recs.map((r) => r.flush()));
+    expect(rounds.stats.rounds - before).toBe(1);
+    for (const [j, r] of recs.entries()) {
+      const back = await store.tail(ids[j]!);
+      expect(back).toEqual(r.entries.map((e) => JSON.stringify(e)));
+    }
+    await Promise.all(recs.map((r) => r.store.close()));
+  });
+
   it("a session whose lease was taken over fails LEASE_LOST inside the shared commit; the other session's batch commits", async () => {
     const url = await db.fresh();
     // Worker A (not renewing: a paused process) holds `lost`, a third worker in this process `kept`: one pool, one round. B takes `lost` over once A's lease expired.
@@ -75,11 +96,12 @@ describeWithPostgres('rounds of Postgres commits across sessions (ADR 0073)', (d
     good.append(start('good'));
     const header = JSON.stringify({ seq: 1, at: '2026-01-01T00:00:00.000Z', ...start('bad') });
     badLog.append(JSON.parse(header), header);
-    // A raw NUL in a line: a text column refuses it (22021), and with it the whole statement.
+    // A raw NUL in a line (no recorder writes one): the lines travel as one JSON array, whose `\u0000` the database
+    // cannot turn into text (22P05; a text[] parameter's NUL was 22021), and with it it refuses the whole statement.
     badLog.append({ seq: 2, at: '2026-01-01T00:00:00.000Z', kind: 'turn/start', turn: 't1', input: 'x' } as never, '{"seq":2,"kind":"turn/start","input":"\u0000"}');
     const outs = await Promise.allSettled([good.flush(), badLog.flush()]);
     expect(outs[0].status).toBe('fulfilled');
-    expect(outs[1]).toMatchObject({ status: 'rejected', reason: { code: '22021' } });
+    expect(outs[1]).toMatchObject({ status: 'rejected', reason: { code: '22P05' } });
     expect(await seqsOf(url, 'good')).toEqual([1]);
     expect(await seqsOf(url, 'bad')).toEqual([]);
     await good.store.close();

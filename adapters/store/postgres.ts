@@ -105,13 +105,20 @@ export function headerJson(line: string): string {
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
-/** Contract: never connects by itself; `claim`, `tail` and the first flush do, creating the tables if need be. */
-export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseOptions = {}): PostgresSessionStore {
-  const c = PostgresConfig.parse(input);
+/** What the store's jobs share: where it is (for messages), the pool with its tables ready, and the claim of a lease. */
+interface StoreContext {
+  where: string;
+  locationOf(id: string): string;
+  /** The pool, the tables made ready first; a failure to connect is `StoreUnavailableError`. */
+  ready(): Promise<Pool>;
+  claim(id: string): Promise<Lease>;
+}
+
+/** The first `ready` connects and makes the tables; `claim` takes a lease, remembered so `open` can tell its own. */
+function storeContext(c: PostgresConfig, o: LeaseOptions, leases: WeakSet<Lease>): StoreContext {
   const where = redactUrl(c.url);
   const locationOf = (id: string) => `${where}#${id}`;
   let pool: Promise<Pool> | undefined;
-  /** The pool, the tables made ready first; a failure to connect is `StoreUnavailableError`. */
   const ready = async (): Promise<Pool> => {
     pool ??= poolFor(c.url, c.poolSize);
     const p = await pool;
@@ -122,7 +129,6 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
     }
     return p;
   };
-  const leases = new WeakSet<Lease>();
   const claim = async (id: string): Promise<Lease> => {
     const p = await ready();
     try {
@@ -133,98 +139,116 @@ export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseO
       throw asUnavailable(err, where);
     }
   };
-  /** Every session the store holds (those with a `session/start` committed), by id. */
-  const listSessions = async (): Promise<StoredSession[]> => {
-    const p = await ready();
-      type Row = { id: string; owner: { pid: number; host: string; since: string } | null; epoch: string; last_seq: string; cwd: string | null; model: string | null; live: boolean; lease_expires: Date | null; marker: string | null; last_line: string | null; inputs: string[] };
-      let rows: Row[];
-      try {
-        rows = (await p.query<Row>(LIST, [MARKER_LINE.source, TITLE_LINES])).rows;
-      } catch (err) {
-        throw asUnavailable(err, where);
-      }
-      return rows.map((r) => {
-        const marker = r.marker === null ? undefined : MARKER_LINE.exec(r.marker)?.[1];
-        return {
-          id: r.id,
-          ...(r.owner && r.live ? { owner: { ...r.owner, epoch: Number(r.epoch), expires: r.lease_expires!.toISOString() } } : {}),
-          ...(r.owner && !r.live ? { expired: r.owner } : {}),
-          lastSeq: Number(r.last_seq),
-          cwd: r.cwd ?? '',
-          model: r.model ?? '',
-          ...(marker ? { marker } : {}),
-          ...listedExtras(r.inputs, r.last_line === null ? [] : [r.last_line]),
-        };
-      });
-  };
+  return { where, locationOf, ready, claim };
+}
+
+/** Every session the store holds (those with a `session/start` committed), by id. */
+async function listSessions(x: StoreContext): Promise<StoredSession[]> {
+  const p = await x.ready();
+  type Row = { id: string; owner: { pid: number; host: string; since: string } | null; epoch: string; last_seq: string; cwd: string | null; model: string | null; live: boolean; lease_expires: Date | null; marker: string | null; last_line: string | null; inputs: string[] };
+  let rows: Row[];
+  try {
+    rows = (await p.query<Row>(LIST, [MARKER_LINE.source, TITLE_LINES])).rows;
+  } catch (err) {
+    throw asUnavailable(err, x.where);
+  }
+  return rows.map((r) => {
+    const marker = r.marker === null ? undefined : MARKER_LINE.exec(r.marker)?.[1];
+    return {
+      id: r.id,
+      ...(r.owner && r.live ? { owner: { ...r.owner, epoch: Number(r.epoch), expires: r.lease_expires!.toISOString() } } : {}),
+      ...(r.owner && !r.live ? { expired: r.owner } : {}),
+      lastSeq: Number(r.last_seq),
+      cwd: r.cwd ?? '',
+      model: r.model ?? '',
+      ...(marker ? { marker } : {}),
+      ...listedExtras(r.inputs, r.last_line === null ? [] : [r.last_line]),
+    };
+  });
+}
+
+/** The forks of session `id`, by the seq they share with it. */
+async function forksOf(x: StoreContext, id: string) {
+  const p = await x.ready();
+  let rows: { id: string; seq: string }[];
+  try {
+    // The header is the session/start entry as committed: its forkOf names the original and the seq shared.
+    rows = (await p.query<{ id: string; seq: string }>("SELECT id, header->'forkOf'->>'seq' AS seq FROM bridle_sessions WHERE header->'forkOf'->>'session' = $1 AND jsonb_typeof(header->'forkOf'->'seq') = 'number'", [id])).rows;
+  } catch (err) {
+    throw asUnavailable(err, x.where);
+  }
+  return rows.map((r) => ({ id: r.id, seq: Number(r.seq), location: x.locationOf(r.id) })).sort((a, b) => a.seq - b.seq || a.id.localeCompare(b.id));
+}
+
+/** Session `id`'s lines from `fromSeq` on, read by pages; undefined when the store has no such session. */
+async function tailOf(x: StoreContext, id: string, fromSeq: number): Promise<string[] | undefined> {
+  const p = await x.ready();
+  try {
+    const s = await p.query<{ last_seq: string }>('SELECT last_seq FROM bridle_sessions WHERE id = $1', [id]);
+    if (!s.rows[0]) return undefined;
+    const out: string[] = [];
+    for (let from = fromSeq; ; ) {
+      const r = await p.query<{ seq: string; line: string }>('SELECT seq, line FROM bridle_entries WHERE session = $1 AND seq >= $2 ORDER BY seq LIMIT $3', [id, from, PAGE]);
+      for (const row of r.rows) out.push(row.line);
+      if (r.rows.length < PAGE) return out;
+      from = Number(r.rows.at(-1)!.seq) + 1;
+    }
+  } catch (err) {
+    throw asUnavailable(err, x.where);
+  }
+}
+
+/** `delete` (ADR 0076): false when there is no such session; the lease first, then every row of it under that lease. */
+async function deleteSession(x: StoreContext, id: string): Promise<boolean> {
+  const p = await x.ready();
+  try {
+    if ((await p.query('SELECT 1 FROM bridle_sessions WHERE id = $1', [id])).rowCount === 0) return false;
+  } catch (err) {
+    throw asUnavailable(err, x.where);
+  }
+  // The claim first (SessionLockedError while a live writer holds it): nobody appends to a log being removed.
+  const lease = await x.claim(id);
+  try {
+    if (await deleteRows(p, id, lease.epoch)) return true;
+  } catch (err) {
+    throw asUnavailable(err, x.where);
+  } finally {
+    // Its row is gone, so the release changes nothing: it stops the renewals.
+    lease.release();
+    await lease.released();
+  }
+  throw new SessionLockedError(undefined, x.locationOf(id), 'another writer took it over while it was being deleted');
+}
+
+/** Contract: never connects by itself; `claim`, `tail` and the first flush do, creating the tables if need be. */
+export function createPostgresSessionStore(input: PostgresConfigInput, o: LeaseOptions = {}): PostgresSessionStore {
+  const c = PostgresConfig.parse(input);
+  const leases = new WeakSet<Lease>();
+  const x = storeContext(c, o, leases);
   const store: PostgresSessionStore = {
     id: 'postgres',
     url: c.url,
-    location: where,
-    locate: locationOf,
+    location: x.where,
+    locate: x.locationOf,
     open(id, opts = {}) {
       const given = opts.lock;
-      if (given && !leases.has(given as Lease)) throw new Error(`the lock given for session ${id} is not a lease of the Postgres store ${where}`);
-      const lease = given ? Promise.resolve(given as Lease) : claim(id);
-      return createPgLog(ready, id, locationOf(id), lease, given as Lease | undefined, c.notify, Boolean(opts.repair && given));
+      if (given && !leases.has(given as Lease)) throw new Error(`the lock given for session ${id} is not a lease of the Postgres store ${x.where}`);
+      const lease = given ? Promise.resolve(given as Lease) : x.claim(id);
+      return createPgLog(x.ready, id, x.locationOf(id), lease, given as Lease | undefined, c.notify, Boolean(opts.repair && given));
     },
-    claim,
-    pool: ready,
+    claim: x.claim,
+    pool: x.ready,
     async list() {
-      return { sessions: await listSessions(), problems: [] };
+      return { sessions: await listSessions(x), problems: [] };
     },
     async read(id) {
       // Commits are whole: a Postgres log never ends in a torn line.
-      const lines = await store.tail(id);
-      return lines ? { location: locationOf(id), lines } : undefined;
+      const lines = await tailOf(x, id, 1);
+      return lines ? { location: x.locationOf(id), lines } : undefined;
     },
-    async forks(id) {
-      const p = await ready();
-      let rows: { id: string; seq: string }[];
-      try {
-        // The header is the session/start entry as committed: its forkOf names the original and the seq shared.
-        rows = (await p.query<{ id: string; seq: string }>("SELECT id, header->'forkOf'->>'seq' AS seq FROM bridle_sessions WHERE header->'forkOf'->>'session' = $1 AND jsonb_typeof(header->'forkOf'->'seq') = 'number'", [id])).rows;
-      } catch (err) {
-        throw asUnavailable(err, where);
-      }
-      return rows.map((r) => ({ id: r.id, seq: Number(r.seq), location: locationOf(r.id) })).sort((a, b) => a.seq - b.seq || a.id.localeCompare(b.id));
-    },
-    async delete(id) {
-      const p = await ready();
-      try {
-        if ((await p.query('SELECT 1 FROM bridle_sessions WHERE id = $1', [id])).rowCount === 0) return false;
-      } catch (err) {
-        throw asUnavailable(err, where);
-      }
-      // The claim first (SessionLockedError while a live writer holds it): nobody appends to a log being removed.
-      const lease = await claim(id);
-      try {
-        if (await deleteRows(p, id, lease.epoch)) return true;
-      } catch (err) {
-        throw asUnavailable(err, where);
-      } finally {
-        // Its row is gone, so the release changes nothing: it stops the renewals.
-        lease.release();
-        await lease.released();
-      }
-      throw new SessionLockedError(undefined, locationOf(id), 'another writer took it over while it was being deleted');
-    },
-    async tail(id, fromSeq = 1) {
-      const p = await ready();
-      try {
-        const s = await p.query<{ last_seq: string }>('SELECT last_seq FROM bridle_sessions WHERE id = $1', [id]);
-        if (!s.rows[0]) return undefined;
-        const out: string[] = [];
-        for (let from = fromSeq; ; ) {
-          const r = await p.query<{ seq: string; line: string }>('SELECT seq, line FROM bridle_entries WHERE session = $1 AND seq >= $2 ORDER BY seq LIMIT $3', [id, from, PAGE]);
-          for (const row of r.rows) out.push(row.line);
-          if (r.rows.length < PAGE) return out;
-          from = Number(r.rows.at(-1)!.seq) + 1;
-        }
-      } catch (err) {
-        throw asUnavailable(err, where);
-      }
-    },
+    forks: (id) => forksOf(x, id),
+    delete: (id) => deleteSession(x, id),
+    tail: (id, fromSeq = 1) => tailOf(x, id, fromSeq),
   };
   return store;
 }
