@@ -3,6 +3,11 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/** A row module inside the session's workspace, where the agent can write (ADR 0077, 0087): exit 2; servers and ACP: `WORKSPACE_MODULE`. */
+export class WorkspaceModuleError extends UsageError {
+  readonly code = 'WORKSPACE_MODULE';
+}
+
 /** A problem outside bridle's control that stops a command (no key, server unreachable): one clear line, exit 1. */
 export class SetupError extends Error {
   override name = 'SetupError';

@@ -22,7 +22,7 @@ import { sessionOfRef, storeOfRows } from '../runtime/stores.js';
 import { SessionNotSavedError, UsageError } from './errors.js';
 import { logAccessAsUsage } from './home.js';
 import type { ToolLookup } from './render.js';
-import type { Product } from './settings.js';
+import { refuseWorkspaceModules, type Product } from './settings.js';
 import { applySettings, type Settings } from '../runtime/settings.js';
 import { loggedPolicy, loggedWorkspace, PolicyWidenedError, WorkspaceChangedError } from '../runtime/session-policy.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
@@ -257,6 +257,9 @@ function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[
   const start = existing[0];
   let session: BridleSession;
   try {
+    // Every command opens here once the session's workspace is known (`serve`, `acp`, `mcp`, `resume` and `eval`
+    // composed, and imported their row modules, before they knew it): a row module inside it is refused (ADR 0087).
+    refuseWorkspaceModules(rows, workspace, home);
     session = createSession({
       ...(o.store ? { services: { store: o.store } } : {}),
       cwd: workspace,

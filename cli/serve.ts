@@ -16,7 +16,7 @@ import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../server/hub.js'
 import { ErrorCode, refusal, Reason } from '../server/protocol.js';
 import { DEFAULT_PORT, startServer, type BridleServer } from '../server/server.js';
 import { viewerDir, visualizationsDir } from '../visualizations/paths.js';
-import { SessionNotSavedError, SetupError, UsageError } from './errors.js';
+import { SessionNotSavedError, SetupError, UsageError, WorkspaceModuleError } from './errors.js';
 import { announceListening, ListenError, listenOrExplain, parsePort as parsePortOr } from './listen.js';
 import { SessionLockedError } from '../log/errors.js';
 import { PolicyWidenedError } from '../runtime/session-policy.js';
@@ -124,6 +124,8 @@ function openRefusal(err: unknown, model: string | undefined, problem: (m: strin
   problem(`${what}: ${err.message}`);
   // A logged policy this server's flags would widen (ADR 0027): said as such, not as a model problem.
   if (err.cause instanceof PolicyWidenedError) return refusal(ErrorCode.CreateFailed, Reason.POLICY_WIDENED, err.message);
+  // A row module inside the session's workspace (ADR 0087): said as such, not as a model problem.
+  if (err instanceof WorkspaceModuleError) return refusal(ErrorCode.CreateFailed, Reason.WORKSPACE_MODULE, err.message);
   if (model?.startsWith('scripted:')) return unusableScript(model);
   return refusal(ErrorCode.CreateFailed, Reason.MODEL_UNAVAILABLE, err.message);
 }

@@ -23,7 +23,7 @@ import { checkRows } from '../runtime/check.js';
 import { applySettings, maxDepthSetting, RULES, settingsShape, treeBudgetSetting, type Settings, type SettingsLayer } from '../runtime/settings.js';
 import { parseBudget, parseTreeBudget } from '../runtime/subagents/budget.js';
 import { describeIssues, loadConfig, type LoadedConfig } from './config/load.js';
-import { UsageError } from './errors.js';
+import { UsageError, WorkspaceModuleError } from './errors.js';
 import { bridleHome } from './home.js';
 import { isDatabaseRef } from '../runtime/stores.js';
 import { redactText } from '../safety/redact.js';
@@ -207,7 +207,8 @@ const within = (dir: string, p: string) => {
 /**
  * Row modules (a row's `use`, its children's model row's) that lie inside the workspace, where the agent can
  * write, are refused (ADR 0077): one it rewrote would run, unconfined, at the next start. One inside
- * `$BRIDLE_HOME` is the home's, even when the workspace holds the home. Contract: throws `UsageError` naming the row.
+ * `$BRIDLE_HOME` is the home's, even when the workspace holds the home. Contract: throws `WorkspaceModuleError` (a
+ * `UsageError`) naming the row.
  */
 export function refuseWorkspaceModules(rows: readonly ComposedRow[], workspace: string, home: string): void {
   if (!existsSync(workspace)) return;
@@ -218,7 +219,7 @@ export function refuseWorkspaceModules(rows: readonly ComposedRow[], workspace: 
     for (const use of [row.use, childModelUse(row.config)]) {
       if (use === undefined || !isModulePath(use)) continue;
       const file = realOr(use.startsWith('file:') ? fileURLToPath(use) : use);
-      if (within(ws, file) && !within(own, file)) throw new UsageError(`row ${row.id} (${row.from}): module ${use} is inside the workspace ${ws}, where the agent can write; keep row modules in $BRIDLE_HOME or beside a patch file outside it`);
+      if (within(ws, file) && !within(own, file)) throw new WorkspaceModuleError(`row ${row.id} (${row.from}): module ${use} is inside the workspace ${ws}, where the agent can write; keep row modules in $BRIDLE_HOME or beside a patch file outside it`);
     }
   }
 }

@@ -103,35 +103,25 @@ export interface ProvidedMachines {
   reportHook: (p: HookProblem) => void;
 }
 
-/** Contract: appends nothing and starts nothing; the returned machine writes through `recorder` once run. */
-export function provideMachines(o: MachineSeams, recorder: Recorder, refine: LoopRefinements = {}): ProvidedMachines {
-  const as = <M>(f: ((m: M) => M) | undefined, m: M): M => (f ? f(m) : m);
-  // What the registry holds, derived again only when it changes (a plugin mounted or unmounted a tool).
+/** The registry's tools by name and as specs, derived again only when it changes (a plugin mounted or unmounted a tool). */
+function toolIndex(tools: ToolRegistry) {
   let derived: { version: number; byName: Map<string, ToolDefinition>; specs: ToolSpec[] } | undefined;
   const current = () => {
-    if (derived?.version !== o.tools.version) {
-      const list = o.tools.list();
-      derived = { version: o.tools.version, byName: new Map(list.map((t) => [t.name, t])), specs: list.map(toolSpec) };
+    if (derived?.version !== tools.version) {
+      const list = tools.list();
+      derived = { version: tools.version, byName: new Map(list.map((t) => [t.name, t])), specs: list.map(toolSpec) };
     }
     return derived;
   };
-  const byName = { get: (name: string) => current().byName.get(name) };
-  const context = createContextEngine({ recorder, id: o.id, cwd: o.cwd, modelName: o.modelName, depth: o.depth ?? 0, prompt: o.prompt, tools: () => current().specs, model: o.model, context: o.context, ...(o.system !== undefined ? { system: o.system } : {}) });
-  // A flush that fails rejects with LogNotDurableError: the machine waiting on it notes it in the log and ends the turn LOG_NOT_DURABLE (ADR 0017).
-  const flushLog = fromPromise<void, void>(() => recorder.flush());
-  const record = (_: unknown, draft: Parameters<Recorder['append']>[0]) => void recorder.append(draft);
-  const compaction = as(refine.compaction, compactionMachine.provide({ actions: { record, ...context.actors.actions }, actors: { ...context.actors.actors, flushLog } }));
-  const sleep = o.sleep ?? defaultSleep;
-  const policy = o.approval.policy;
-  const hooks = o.hooks;
-  const reportHook = (p: HookProblem) => {
-    const d: Parameters<Recorder['append']>[0] = { kind: 'hook/report', hook: p.hook, listener: p.listener, problem: p.problem };
-    for (const k of ['turn', 'step', 'callId'] as const) if (p[k] !== undefined) d[k] = p[k];
-    recorder.append(d);
-  };
-  const pipeline = createToolPipeline(hooks, reportHook, executeTool);
-  const rules: ApprovalRule[] = [...o.approval.rules, ...rulesFromLog(recorder.entries)];
-  const argsOf = (c: ToolCallContext) => (c.validation?.ok ? c.validation.args : {});
+  return { current, byName: { get: (name: string) => current().byName.get(name) } };
+}
+type ToolIndex = ReturnType<typeof toolIndex>;
+
+const argsOf = (c: ToolCallContext) => (c.validation?.ok ? c.validation.args : {});
+
+/** What the approval policy and the hooks are told of a call, and how it is shown to whoever is asked. */
+function callFacts(index: ToolIndex, cwd: string) {
+  const { byName } = index;
   const facts = (c: ToolCallContext): CallFacts => {
     const writeReason = byName.get(c.name)?.writeReason;
     const confinement = byName.get(c.name)?.confinement;
@@ -148,7 +138,7 @@ export function provideMachines(o: MachineSeams, recorder: Recorder, refine: Loo
       delegates: c.validation?.ok === true && byName.get(c.name)?.delegates === true,
       ...(writeReason !== undefined ? { writeReason } : {}),
       ...(confinement !== undefined ? { confinement } : {}),
-      rendered: renderForRules(argsOf(c), o.cwd),
+      rendered: renderForRules(argsOf(c), cwd),
     };
   };
   const present = (c: ToolCallContext): string => {
@@ -158,11 +148,43 @@ export function provideMachines(o: MachineSeams, recorder: Recorder, refine: Loo
       return `${c.name} ${c.arguments}`;
     }
   };
+  return { facts, present };
+}
 
+/** Logs a hook listener's problem as `hook/report`, with the turn, step and call it was in when it has them. */
+const hookReporter = (recorder: Recorder) => (p: HookProblem) => {
+  const d: Parameters<Recorder['append']>[0] = { kind: 'hook/report', hook: p.hook, listener: p.listener, problem: p.problem };
+  for (const k of ['turn', 'step', 'callId'] as const) if (p[k] !== undefined) d[k] = p[k];
+  recorder.append(d);
+};
+
+/** What every machine's provision shares: the seams, the log, the registry's tools and the hooks' pipeline. */
+interface Provision {
+  o: MachineSeams;
+  recorder: Recorder;
+  refine: LoopRefinements;
+  record: (_: unknown, draft: Parameters<Recorder['append']>[0]) => void;
+  flushLog: ReturnType<typeof fromPromise<void, void>>;
+  reportHook: (p: HookProblem) => void;
+  index: ToolIndex;
+  /** The hooks around a call and before a step: one pipeline for the session. */
+  pipeline: ReturnType<typeof createToolPipeline>;
+}
+
+const as = <M>(f: ((m: M) => M) | undefined, m: M): M => (f ? f(m) : m);
+/** A question's answerer and timeout, each only when the seams have one. */
+const askedOf = (o: MachineSeams) => ({ ...(o.answerer ? { answerer: o.answerer } : {}), ...(o.approval.answerTimeoutMs !== undefined ? { answerTimeoutMs: o.approval.answerTimeoutMs } : {}) });
+
+/** The tool call: validated, decided by the policy and the hooks, asked, executed through the pipeline. */
+function provideToolCall(p: Provision) {
+  const { o, recorder, record, flushLog, index, pipeline } = p;
+  const policy = o.approval.policy;
+  const rules: ApprovalRule[] = [...o.approval.rules, ...rulesFromLog(recorder.entries)];
+  const { facts, present } = callFacts(index, o.cwd);
   // A tool's questions during its call (an MCP server's input requests): an approval class of their own (ADR 0065).
-  const askTool = toolQuestions(recorder, { policy, ...(o.answerer ? { answerer: o.answerer } : {}), ...(o.approval.answerTimeoutMs !== undefined ? { answerTimeoutMs: o.approval.answerTimeoutMs } : {}) });
-  const toolCall = as(refine.toolCall, toolCallMachine.provide({
-    actions: { record, validateCall: validateCallAction(() => current().byName) },
+  const askTool = toolQuestions(recorder, { policy, ...askedOf(o) });
+  return as(p.refine.toolCall, toolCallMachine.provide({
+    actions: { record, validateCall: validateCallAction(() => index.current().byName) },
     // A store durable on append (memory) has nothing to flush: the call skips its two flushLog actors (ADR 0007).
     guards: { isLogDurable: () => recorder.isDurable },
     actors: {
@@ -179,7 +201,7 @@ export function provideMachines(o: MachineSeams, recorder: Recorder, refine: Loo
         return answer;
       }),
       executeTool: fromPromise(async ({ input, signal }) => {
-        const tool = byName.get(input.name)!;
+        const tool = index.byName.get(input.name)!;
         const call = { turn: input.turn, step: input.step, callId: input.callId };
         const ask = (q: Parameters<typeof askTool>[1], own?: AbortSignal) => askTool(call, q, own ? AbortSignal.any([signal, own]) : signal);
         const progress = (r: ToolProgress) => o.onProgress?.({ callId: input.callId, name: input.name }, r);
@@ -187,15 +209,21 @@ export function provideMachines(o: MachineSeams, recorder: Recorder, refine: Loo
       }),
     },
   }));
-  const step = as(refine.step, stepMachine.provide({
+}
+
+/** The step: its request prepared from the context, the model streamed, its calls run, a failed request recovered or given up. */
+function provideStep(p: Provision, context: ReturnType<typeof createContextEngine>) {
+  const { o, recorder, record, reportHook } = p;
+  const sleep = o.sleep ?? defaultSleep;
+  return as(p.refine.step, stepMachine.provide({
     actions: { record, prepareRequest: prepareRequestAction(recorder, context.header) },
     actors: {
-      toolCall,
-      streamModel: streamModelActor(o.model, o.onChunk, hooks, reportHook, o.maxAnswerBytes, o.clock),
+      toolCall: provideToolCall(p),
+      streamModel: streamModelActor(o.model, o.onChunk, o.hooks, reportHook, o.maxAnswerBytes, o.clock),
       wait: fromPromise<void, { ms: number }>(({ input, signal }) => sleep(input.ms, signal)),
       // The request-error waterfall (ADR 0020): the built-in retry and overflow policies are listeners (rows); none answering gives up.
       recoverRequest: fromPromise<Recovery, RequestErrorPayload>(({ input }) =>
-        hooks.waterfall('request-error', input, async () => ({ kind: 'give-up' }), {
+        o.hooks.waterfall('request-error', input, async () => ({ kind: 'give-up' }), {
           accepts: isRecovery,
           onThrow: () => ({ kind: 'give-up' }),
           report: (listener, problem) => reportHook({ hook: 'request-error', listener, problem, turn: input.turn, step: input.step }),
@@ -203,7 +231,21 @@ export function provideMachines(o: MachineSeams, recorder: Recorder, refine: Loo
       ),
     },
   }));
-  const budget = budgetQuestion(recorder, { policy, ask: o.askOnBudget === true, ...(o.answerer ? { answerer: o.answerer } : {}), ...(o.approval.answerTimeoutMs !== undefined ? { answerTimeoutMs: o.approval.answerTimeoutMs } : {}) });
+}
+
+/** Contract: appends nothing and starts nothing; the returned machine writes through `recorder` once run. */
+export function provideMachines(o: MachineSeams, recorder: Recorder, refine: LoopRefinements = {}): ProvidedMachines {
+  const index = toolIndex(o.tools);
+  const context = createContextEngine({ recorder, id: o.id, cwd: o.cwd, modelName: o.modelName, depth: o.depth ?? 0, prompt: o.prompt, tools: () => index.current().specs, model: o.model, context: o.context, ...(o.system !== undefined ? { system: o.system } : {}) });
+  // A flush that fails rejects with LogNotDurableError: the machine waiting on it notes it in the log and ends the turn LOG_NOT_DURABLE (ADR 0017).
+  const flushLog = fromPromise<void, void>(() => recorder.flush());
+  const record = (_: unknown, draft: Parameters<Recorder['append']>[0]) => void recorder.append(draft);
+  const reportHook = hookReporter(recorder);
+  const pipeline = createToolPipeline(o.hooks, reportHook, executeTool);
+  const p: Provision = { o, recorder, refine, record, flushLog, reportHook, index, pipeline };
+  const compaction = as(refine.compaction, compactionMachine.provide({ actions: { record, ...context.actors.actions }, actors: { ...context.actors.actors, flushLog } }));
+  const step = provideStep(p, context);
+  const budget = budgetQuestion(recorder, { policy: o.approval.policy, ask: o.askOnBudget === true, ...askedOf(o) });
   const turn = as(refine.turn, turnMachine.provide({
     actions: { record },
     guards: { isOverThreshold: context.isOverThreshold, isOverBudget: budget.isOverBudget },
@@ -213,7 +255,7 @@ export function provideMachines(o: MachineSeams, recorder: Recorder, refine: Loo
       flushLog,
       compaction,
       runPreStep: fromPromise(async ({ input }) =>
-        pipeline.preStep(input, async (p) => (o.preStep ? o.preStep(p) : { kind: 'enter' as const, text: p.text })),
+        pipeline.preStep(input, async (q) => (o.preStep ? o.preStep(q) : { kind: 'enter' as const, text: q.text })),
       ),
     },
   }));

@@ -116,6 +116,118 @@ function spendingCap(limit: BudgetLimit | undefined, prices: PriceTable | undefi
 }
 
 
+/** The services the caller gave, in the place of the rows' (each key only when given). */
+function overridesOf(s: Services): ServiceOverride[] {
+  const given: [ServiceOverride['key'], unknown][] = [
+    [MODEL, s.model],
+    [STORE, s.store && storeOf(s.store)],
+    [CLOCK, s.clock],
+    [IDS, s.ids],
+    [APPROVAL, s.approval],
+    [SUBAGENTS, s.subagents],
+    [SANDBOX, s.sandbox],
+  ];
+  return given.filter(([, service]) => service).map(([key, service]) => ({ key, service }));
+}
+
+/** The session's host: its rows mounted, the caller's services, tools, prompt and plugins in their place. */
+function hostOf(o: SessionOptions, rows: ComposedRow[], control: SessionControl): ReturnType<typeof buildHost> {
+  const s = o.services ?? {};
+  return buildHost(rows, {
+    session: control,
+    overrides: overridesOf(s),
+    ...(o.toolFilter ? { restrict: { only: o.toolFilter.only, scoped: o.toolFilter.scoped ?? [] } } : {}),
+    // `buildHost` reads each of these only as present or not (`??`, a default parameter): an undefined one is an absent one.
+    tools: s.tools,
+    prompt: s.prompt,
+    plugins: o.plugins,
+    loaded: o.loaded,
+  });
+}
+
+/** What a parent hands its in-process children: its options, rows and host, and its session once built. */
+interface Parent {
+  o: SessionOptions;
+  rows: ComposedRow[];
+  host: ReturnType<typeof buildHost>['host'];
+  id: string;
+  /** Its model, store and clock as built: a child runs on them. */
+  model: ModelProvider;
+  store: SessionStore;
+  clock: Clock;
+  session(): BridleSession | undefined;
+}
+
+/** A child session of `parent`, started, its watchers subscribed first (they see its `session/start`). */
+function openChild(parent: Parent, spec: ChildSpec): ChildSession {
+  const { o, rows, host } = parent;
+  const s = o.services ?? {};
+  // The parent's sandbox policy as it is now: a child keeps it, whatever happens to the parent's later.
+  const sandbox = host.get(SANDBOX);
+  const snapshot: SandboxService = { provider: sandbox.provider, policy: structuredClone(sandbox.policy) };
+  const budget = host.has(SUBAGENTS) ? host.get(SUBAGENTS).budget : undefined;
+  // The child may spend what the parent has left now; what it spent comes back in its subagent/end.
+  const session = parent.session();
+  const own = session ? sessionBudget(session.recorder.entries) : undefined;
+  const inherited = own?.limit ? remainingOf(own.limit, own.used) : undefined;
+  // A child on a model of its own (ADR 0066) builds it from its `model` row, the parent's changed as the spec says.
+  const childModel = spec.model;
+  const child = createSession({
+    cwd: o.cwd,
+    bridleHome: o.bridleHome,
+    id: spec.id,
+    depth: spec.depth,
+    parent: parent.id,
+    rows,
+    ...(typeof childModel === 'object' ? { patch: [{ id: 'model', ...childModel }] } : {}),
+    // Every child's approval is `never`, whatever its parent's (I10, ADR 0052): nothing asks, nothing waits.
+    settings: { approval: 'never' as const, allow: [], ...(typeof childModel === 'string' ? { model: childModel } : {}) },
+    // The parent's product: its rows, the tools service and plugins it was given, its model, store and clock.
+    services: { ...(childModel === undefined ? { model: parent.model } : {}), store: parent.store, clock: parent.clock, sandbox: snapshot, ...(s.tools ? { tools: s.tools } : {}) },
+    ...(o.plugins ? { plugins: o.plugins } : {}),
+    ...(spec.tools || spec.scoped ? { toolFilter: { ...(spec.tools ? { only: spec.tools } : {}), ...(spec.scoped ? { scoped: spec.scoped } : {}) } } : {}),
+    ...(budget ? { budget } : {}),
+    ...(inherited ? { inheritedBudget: inherited } : {}),
+    ...(spec.traceparent ? { traceparent: spec.traceparent } : {}),
+    ...(o.sleep ? { sleep: o.sleep } : {}),
+    ...(o.loaded ? { loaded: o.loaded } : {}),
+  });
+  child.subscribe((e) => {
+    if (e.type === 'entry.appended') spec.onEntry?.(e.entry);
+    else if (e.type === 'chunk.streamed') spec.onChunk?.(e.chunk, e.step);
+  });
+  child.start();
+  return asChild(child);
+}
+
+/** Whether this open goes on with a log (its entries given, not a log already opened by the caller). */
+const continuing = (o: SessionOptions) => (o.existing?.length ?? 0) > 0 && o.opened === undefined;
+
+/** Going on with a log under another policy is settled before the log opens: the change to log, or a throw (the host disposed). */
+function settledPolicy(o: SessionOptions, host: ReturnType<typeof buildHost>['host'], policy: ReturnType<typeof policyOf> | undefined): DraftOf<'session/policy'> | undefined {
+  try {
+    return continuing(o) && policy ? settlePolicy(o.existing!, policy, { override: o.overridePolicy === true, workspace: o.cwd, moveWorkspace: o.moveWorkspace === true }) : undefined;
+  } catch (err) {
+    host.dispose();
+    throw err;
+  }
+}
+
+/** What `session/start` records of the loop, the context window, compaction and the spending cap. */
+function configuredOf(rows: readonly ComposedRow[], host: ReturnType<typeof buildHost>['host'], modelName: string, budget: BudgetConfig | undefined) {
+  const loop = host.get(LOOP);
+  const context = host.get(CONTEXT);
+  const window = context.window ?? (Object.hasOwn(context.windows, modelName) ? context.windows[modelName] : undefined);
+  return {
+    maxSteps: loop.maxSteps,
+    ...retryConfigured(rows),
+    ...(window !== undefined ? { contextWindow: window } : {}),
+    ...(context.threshold !== DEFAULT_COMPACT_THRESHOLD ? { compactThreshold: context.threshold } : {}),
+    ...(context.tailRatio !== undefined || context.summaryMaxTokens !== undefined ? { compaction: { tailRatio: context.tailRatio, summaryMaxTokens: context.summaryMaxTokens } } : {}),
+    ...(budget ? { budget } : {}),
+  };
+}
+
 /**
  * Contract: the session is built and its log opened (under its writer lock), and nothing has run: no entry is
  * appended, no actor started, no approval asked, until `start()`. Subscribe first to see every event from
@@ -123,15 +235,15 @@ function spendingCap(limit: BudgetLimit | undefined, prices: PriceTable | undefi
  */
 export function createSession(o: SessionOptions): BridleSession {
   const rows = sessionRows(o);
-  const depth = o.depth ?? 0;
   let id = o.id;
   let inject: (text: string) => void = () => undefined;
   let session: BridleSession | undefined;
+  let parent: Parent | undefined;
   const control: SessionControl = {
     get id() {
       return id ?? '';
     },
-    depth,
+    depth: o.depth ?? 0,
     cwd: o.cwd,
     bridleHome: o.bridleHome,
     ...(o.traceparent ? { traceparent: o.traceparent } : {}),
@@ -139,86 +251,21 @@ export function createSession(o: SessionOptions): BridleSession {
     inject: (text) => inject(text),
     entries: () => session?.recorder.entries ?? [],
     record: (draft) => void session?.recorder.append(draft),
-    child: (spec) => childSession(spec),
+    child: (spec) => openChild(parent!, spec),
   };
-  const s = o.services ?? {};
-  const overrides: ServiceOverride[] = [];
-  if (s.model) overrides.push({ key: MODEL, service: s.model });
-  if (s.store) overrides.push({ key: STORE, service: storeOf(s.store) });
-  if (s.clock) overrides.push({ key: CLOCK, service: s.clock });
-  if (s.ids) overrides.push({ key: IDS, service: s.ids });
-  if (s.approval) overrides.push({ key: APPROVAL, service: s.approval });
-  if (s.subagents) overrides.push({ key: SUBAGENTS, service: s.subagents });
-  if (s.sandbox) overrides.push({ key: SANDBOX, service: s.sandbox });
-  const built = buildHost(rows, {
-    session: control,
-    overrides,
-    ...(o.toolFilter ? { restrict: { only: o.toolFilter.only, scoped: o.toolFilter.scoped ?? [] } } : {}),
-    ...(s.tools ? { tools: s.tools } : {}),
-    ...(s.prompt ? { prompt: s.prompt } : {}),
-    ...(o.plugins ? { plugins: o.plugins } : {}),
-    ...(o.loaded ? { loaded: o.loaded } : {}),
-  });
+  const built = hostOf(o, rows, control);
   const { host } = built;
   id ??= host.get(IDS).session();
   const model = host.get(MODEL);
   const modelName = model.name ?? model.id;
   const store = host.get(STORE);
   const clock = host.get(CLOCK);
+  parent = { o, rows, host, id, model, store, clock, session: () => session };
   const loop = host.get(LOOP);
-  const context = host.get(CONTEXT);
   const budget = spendingCap(o.inheritedBudget ?? loop.budget, loop.budget?.prices ?? (host.has(PRICES) ? host.get(PRICES) : undefined));
-  const window = context.window ?? (Object.hasOwn(context.windows, modelName) ? context.windows[modelName] : undefined);
-
-  function childSession(spec: ChildSpec): ChildSession {
-    // The parent's sandbox policy as it is now: a child keeps it, whatever happens to the parent's later.
-    const sandbox = host.get(SANDBOX);
-    const snapshot: SandboxService = { provider: sandbox.provider, policy: structuredClone(sandbox.policy) };
-    const budget = host.has(SUBAGENTS) ? host.get(SUBAGENTS).budget : undefined;
-    // The child may spend what the parent has left now; what it spent comes back in its subagent/end.
-    const own = session ? sessionBudget(session.recorder.entries) : undefined;
-    const inherited = own?.limit ? remainingOf(own.limit, own.used) : undefined;
-    // A child on a model of its own (ADR 0066) builds it from its `model` row, the parent's changed as the spec says.
-    const childModel = spec.model;
-    const child = createSession({
-      cwd: o.cwd,
-      bridleHome: o.bridleHome,
-      id: spec.id,
-      depth: spec.depth,
-      parent: id ?? null,
-      rows,
-      ...(typeof childModel === 'object' ? { patch: [{ id: 'model', ...childModel }] } : {}),
-      // Every child's approval is `never`, whatever its parent's (I10, ADR 0052): nothing asks, nothing waits.
-      settings: { approval: 'never' as const, allow: [], ...(typeof childModel === 'string' ? { model: childModel } : {}) },
-      // The parent's product: its rows, the tools service and plugins it was given, its model, store and clock.
-      services: { ...(childModel === undefined ? { model } : {}), store, clock, sandbox: snapshot, ...(s.tools ? { tools: s.tools } : {}) },
-      ...(o.plugins ? { plugins: o.plugins } : {}),
-      ...(spec.tools || spec.scoped ? { toolFilter: { ...(spec.tools ? { only: spec.tools } : {}), ...(spec.scoped ? { scoped: spec.scoped } : {}) } } : {}),
-      ...(budget ? { budget } : {}),
-      ...(inherited ? { inheritedBudget: inherited } : {}),
-      ...(spec.traceparent ? { traceparent: spec.traceparent } : {}),
-      ...(o.sleep ? { sleep: o.sleep } : {}),
-      ...(o.loaded ? { loaded: o.loaded } : {}),
-    });
-    // The parent's watchers of the child (its renderer) subscribe before the child starts: they see its `session/start`.
-    child.subscribe((e) => {
-      if (e.type === 'entry.appended') spec.onEntry?.(e.entry);
-      else if (e.type === 'chunk.streamed') spec.onChunk?.(e.chunk, e.step);
-    });
-    child.start();
-    return asChild(child);
-  }
-
   // What the session may do, logged at its start; going on with a log under another is settled before the log opens.
   const policy = host.has(APPROVAL) && host.has(SANDBOX) ? policyOf(host.get(APPROVAL), host.get(SANDBOX)) : undefined;
-  let policyChange: DraftOf<'session/policy'> | undefined;
-  try {
-    const continuing = (o.existing?.length ?? 0) > 0 && o.opened === undefined;
-    policyChange = continuing && policy ? settlePolicy(o.existing!, policy, { override: o.overridePolicy === true, workspace: o.cwd, moveWorkspace: o.moveWorkspace === true }) : undefined;
-  } catch (err) {
-    host.dispose();
-    throw err;
-  }
+  const policyChange = settledPolicy(o, host, policy);
   const log = store.open(id, o.lock ? { lock: o.lock } : {});
   try {
     session = wireSession(o, {
@@ -237,24 +284,13 @@ export function createSession(o: SessionOptions): BridleSession {
       ...(host.has(SANDBOX) ? { sandbox: host.get(SANDBOX) } : {}),
       loop,
       agentLoop: built.loop,
-      context,
+      context: host.get(CONTEXT),
       ...(policy ? { policy } : {}),
-      configured: {
-        maxSteps: loop.maxSteps,
-        ...retryConfigured(rows),
-        ...(window !== undefined ? { contextWindow: window } : {}),
-        ...(context.threshold !== DEFAULT_COMPACT_THRESHOLD ? { compactThreshold: context.threshold } : {}),
-        ...(context.tailRatio !== undefined || context.summaryMaxTokens !== undefined ? { compaction: { tailRatio: context.tailRatio, summaryMaxTokens: context.summaryMaxTokens } } : {}),
-        ...(budget ? { budget } : {}),
-      },
+      configured: configuredOf(rows, host, modelName, budget),
       bindInject: (f) => (inject = f),
       // Going on with a log is said in it (replay starts a segment there), and so is a lock this open took over
       // from a writer that is gone — both before anything queued runs.
-      opening: [
-        ...((o.existing?.length ?? 0) > 0 && o.opened === undefined ? [reopenDraft(log.lock)] : []),
-        ...(log.lock && !o.lockLogged ? takeoverDraft(log.lock) : []),
-        ...(policyChange ? [policyChange] : []),
-      ],
+      opening: [...(continuing(o) ? [reopenDraft(log.lock)] : []), ...(log.lock && !o.lockLogged ? takeoverDraft(log.lock) : []), ...(policyChange ? [policyChange] : [])],
       onClose: async () => {
         // A cancel still reaching a child, and the child's close, finish before the host goes.
         if (host.has(SUBAGENTS)) await host.get(SUBAGENTS).drain();

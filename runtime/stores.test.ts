@@ -42,6 +42,12 @@ describe('sessionOfRef', () => {
 
   it('a log named by its path is that file, in the JSONL store of its directory', () => {
     expect(where(sessionOfRef(rows, '/h', '/a/b/s-1.jsonl'))).toEqual(['jsonl', '/a/b/s-1.jsonl']);
+    expect(where(sessionOfRef(rows, '/h', '/a/b/s-1'))).toEqual(['jsonl', '/a/b/s-1.jsonl']);
+  });
+
+  it('a log at the root keeps its whole name (`replay /nonexistent` names /nonexistent.jsonl, not /onexistent.jsonl)', () => {
+    expect(where(sessionOfRef(rows, '/h', '/nonexistent'))).toEqual(['jsonl', '/nonexistent.jsonl']);
+    expect(where(sessionOfRef(rows, '/h', '/s-1.jsonl'))).toEqual(['jsonl', '/s-1.jsonl']);
   });
 });
 

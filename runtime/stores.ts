@@ -5,7 +5,7 @@
  * log's location), or a session id of the product's `store` row. Hosts (the CLI, the server) get a
  * `SessionStore` and an id, and do everything else through the port (`runtime/logs/`).
  */
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { jsonlStore } from '../adapters/store/jsonl.js';
 import { readStoredLog } from '../adapters/store/jsonl-read.js';
 import { createMemorySessionStore } from '../adapters/store/memory.js';
@@ -69,7 +69,8 @@ export function sessionOfRef(rows: readonly ComposedRow[], home: string, ref: st
   }
   if (looksLikePath(ref) && storeRowOf(rows)?.use !== 'postgres') {
     const path = isAbsolute(ref) ? ref : resolve(ref);
-    return { store: jsonlIn(dirname(path)), id: path.endsWith('.jsonl') ? path.slice(dirname(path).length + 1, -'.jsonl'.length) : path.slice(dirname(path).length + 1) };
+    // The file's own name: slicing past `dirname` cut one character too many off a log at the root (`/x`).
+    return { store: jsonlIn(dirname(path)), id: basename(path, '.jsonl') };
   }
   return { store: storeOfRows(rows, home), id: ref };
 }

@@ -89,11 +89,13 @@ describe('the JSONL store makes a new log\'s directory entries durable', () => {
     const r = new Recorder(createJsonlStore(log, { fs }), () => 0);
     r.append(header);
     await r.store.flush();
-    expect(calls).toEqual([`fdatasync ${log}`, `fsync ${sessions}`, `fsync ${home}`]);
+    // The file was opened beside the log and linked into place with its first line (ADR 0087): its descriptor is the log's.
+    const aside = new RegExp(`^fdatasync ${log.replace(/[.]/g, '\\.')}\\.\\d+\\.\\d+\\.new$`);
+    expect(calls).toEqual([expect.stringMatching(aside), `fsync ${sessions}`, `fsync ${home}`]);
     r.append({ kind: 'turn/start', turn: 't1', input: 'x' });
     await r.store.flush();
     await r.store.close();
-    expect(calls.slice(3)).toEqual([`fdatasync ${log}`]);
+    expect(calls.slice(3)).toEqual([expect.stringMatching(aside)]);
   });
 
   it('a log that already exists gains no directory entry: no directory is fsynced', async () => {
@@ -198,5 +200,42 @@ describe('the JSONL store when a save fails (ADR 0017)', () => {
     const text = nodeFs.readFileSync(log, 'utf8');
     expect(text.split('\n').length).toBe(2);
     expect(text.endsWith('\n')).toBe(false);
+  });
+});
+
+describe('a new JSONL log appears with its first line (ADR 0087)', () => {
+  const header = { kind: 'session/start', id: 's', cwd: '/w', model: 'm', depth: 0, parent: null, format: 1 } as const;
+  const fresh = () => {
+    const dir = join(realpathSync(mkdtempSync(join(tmpdir(), 'bridle-first-line-'))), 'sessions');
+    return { dir, log: join(dir, 's.jsonl') };
+  };
+
+  it('until its first line there is no log (a kill there leaves nothing replay cannot read); then the log holds that line and nothing is left beside it', async () => {
+    const { dir, log } = fresh();
+    const store = createJsonlStore(log);
+    expect(nodeFs.existsSync(log)).toBe(false);
+    expect(nodeFs.readdirSync(dir).filter((f) => f.endsWith('.jsonl'))).toEqual([]);
+    const r = new Recorder(store, () => 0);
+    r.append(header);
+    expect(nodeFs.readFileSync(log, 'utf8').split('\n')[0]).toContain('"session/start"');
+    r.append({ kind: 'turn/start', turn: 't1', input: 'x' });
+    await r.store.close();
+    expect(nodeFs.readFileSync(log, 'utf8').trimEnd().split('\n')).toHaveLength(2);
+    expect(nodeFs.readdirSync(dir)).toEqual(['s.jsonl']);
+    expect(nodeFs.statSync(log).mode & 0o777).toBe(0o600);
+  });
+
+  it('a new log closed before its first line leaves no file at all', async () => {
+    const { dir, log } = fresh();
+    await createJsonlStore(log).close();
+    expect(nodeFs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('a log that appeared meanwhile is not replaced: the first append is refused and that log left as it was', () => {
+    const { log } = fresh();
+    const store = createJsonlStore(log);
+    nodeFs.writeFileSync(log, 'theirs\n');
+    expect(() => new Recorder(store, () => 0).append(header)).toThrow(/cannot create the log .*s\.jsonl: EEXIST/);
+    expect(nodeFs.readFileSync(log, 'utf8')).toBe('theirs\n');
   });
 });

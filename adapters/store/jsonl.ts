@@ -11,6 +11,12 @@
  * after creating the log (and any directory above it, such as `sessions/`)
  * also fsyncs each directory that gained an entry.
  *
+ * A new log appears with its first line (ADR 0087): the store opens a file
+ * beside it (`<log>.<pid>.<n>.new`), writes the first line there, and only
+ * then links it into place — a link, not a rename, so a log that appeared
+ * meanwhile is never replaced. A kill before the first line leaves no log
+ * (at most that stray file, which no reader lists), never an empty one.
+ *
  * Failures (ADR 0017). A sync that fails is final for this store: every
  * later flush rejects with it. Linux may drop the pages a failed fsync
  * covered and report the next fsync as a success, so a retry could call
@@ -47,6 +53,9 @@ export interface JsonlFs {
   open(path: string, flags: string, done: (err: NodeJS.ErrnoException | null, fd: number) => void): void;
   close(fd: number, done: Done): void;
   closeSync(fd: number): void;
+  /** Default `node:fs`'s: a new log is linked into place with its first line, and the file beside it removed. */
+  linkSync?(existing: string, path: string): void;
+  unlinkSync?(path: string): void;
 }
 
 export interface JsonlStoreOptions {
@@ -77,7 +86,13 @@ function parentsOfCreated(dir: string, created: string | undefined): string[] {
   }
 }
 
-/** Contract: throws `LogAccessError` (`LOG_UNWRITABLE`) when the log's directory or file cannot be created or opened for appending. */
+/** How many new logs this process has opened: each one's file beside it has a name of its own. */
+let asides = 0;
+
+/**
+ * Contract: throws `LogAccessError` (`LOG_UNWRITABLE`) when the log's directory or file cannot be created or
+ * opened for appending. A new log's file appears with its first line, never empty (ADR 0087).
+ */
 export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): LogStore {
   const fs: JsonlFs = opts.fs ?? nodeFs;
   const dir = dirname(path);
@@ -91,17 +106,25 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
   } catch (err) {
     throw unwritable(`create the log directory ${dir}`, err);
   }
+  const link = fs.linkSync ?? nodeFs.linkSync;
+  const unlink = fs.unlinkSync ?? nodeFs.unlinkSync;
   let fd: number;
-  try {
-    fd = fs.openSync(path, 'ax', 0o600);
-    pendingDirs.unshift(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw unwritable(`create the log ${path}`, err);
+  /** A new log's file beside it, until its first line links it into place. */
+  let aside: string | undefined;
+  if (nodeFs.existsSync(path)) {
     try {
       fd = fs.openSync(path, 'a', 0o600);
-    } catch (again) {
-      throw unwritable(`open the log ${path} for appending`, again);
+    } catch (err) {
+      throw unwritable(`open the log ${path} for appending`, err);
     }
+  } else {
+    aside = `${path}.${process.pid}.${++asides}.new`;
+    try {
+      fd = fs.openSync(aside, 'ax', 0o600);
+    } catch (err) {
+      throw unwritable(`create the log ${path}`, err);
+    }
+    pendingDirs.unshift(dir);
   }
   const syncDir = (d: string) =>
     new Promise<void>((resolve, reject) =>
@@ -135,6 +158,31 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
       }
     },
   };
+  /** The first line is in the file beside the log: the log appears with it; one that appeared meanwhile is not replaced. */
+  const placeFirstLine = () => {
+    const from = aside!;
+    try {
+      link(from, path);
+    } catch (err) {
+      // This store's line stays unwritten: the next append (and a flush) is refused with the reason.
+      wedged = Object.assign(new Error(`cannot create the log ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`), { code: (err as NodeJS.ErrnoException).code });
+      throw wedged;
+    }
+    aside = undefined;
+    try {
+      unlink(from);
+    } catch {
+      // Left beside the log under a name no reader lists; the log itself is whole.
+    }
+  };
+  /** A new log closed before its first line: nothing is left behind. */
+  const dropAside = () => {
+    if (aside === undefined) return;
+    try {
+      unlink(aside);
+    } catch {}
+    aside = undefined;
+  };
   return {
     location: path,
     append(_entry: Entry, line: string) {
@@ -156,6 +204,7 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
       }
       end += buf.length;
       dirty = true;
+      if (aside !== undefined) placeFirstLine();
     },
     flush() {
       if (closed) return Promise.resolve();
@@ -191,6 +240,7 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
       } finally {
         closed = true;
         fs.closeSync(fd);
+        dropAside();
       }
     },
   };
