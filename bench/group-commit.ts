@@ -17,6 +17,7 @@ import { closePostgresPools } from '../adapters/store/postgres-pool.js';
 import type { Services } from '../runtime/session.js';
 import { findPostgresBin, startThrowawayPostgres, withDatabase } from '../test/helpers/postgres-cluster.js';
 import { benchSession } from './session.js';
+import { jsonlAcrossProcesses, type ProcessesFigure } from './group-commit-processes.js';
 
 let made = 0;
 const SIZES = [
@@ -60,6 +61,16 @@ async function jsonl(): Promise<Record<string, { stepsPerSecond: number; fdatasy
   return out;
 }
 
+/** 64 sessions of one JSONL directory over 2 processes (ADR 0081), a row beside the single-process ones. */
+async function jsonlProcesses(): Promise<Record<string, ProcessesFigure>> {
+  const dir = mkdtempSync(join(tmpdir(), 'bridle-group-procs-'));
+  try {
+    return { sessions64processes2: await jsonlAcrossProcesses(dir, 64, 50, 2) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function postgres(url: string): Promise<Record<string, { stepsPerSecond: number; commitsPerStep: number }>> {
   const store = () => createPostgresSessionStore({ url, poolSize: 32 });
   const rounds = commitRoundsFor(await store().pool());
@@ -75,7 +86,7 @@ async function postgres(url: string): Promise<Record<string, { stepsPerSecond: n
 
 export async function bench(): Promise<{ label: string; value: Record<string, unknown> }> {
   await run(4, 50, () => undefined);
-  const value: Record<string, unknown> = { jsonl: await jsonl() };
+  const value: Record<string, unknown> = { jsonl: { ...(await jsonl()), ...(await jsonlProcesses()) } };
   let url = process.env.BRIDLE_BENCH_PG_URL || process.env.BRIDLE_TEST_PG_URL;
   let stop: (() => void) | undefined;
   if (!url) {
