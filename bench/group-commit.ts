@@ -21,6 +21,7 @@ import type { Services } from '../runtime/session.js';
 import { findPostgresBin, startThrowawayPostgres, withDatabase } from '../test/helpers/postgres-cluster.js';
 import { noopOnceTool, noopTool } from './noop-tool.js';
 import { benchSession } from './session.js';
+import { jsonlAcrossProcesses, type ProcessesFigure } from './group-commit-processes.js';
 
 let made = 0;
 const SIZES = [
@@ -66,6 +67,16 @@ async function jsonl(): Promise<Record<string, { stepsPerSecond: number; fdatasy
     }
   }
   return out;
+}
+
+/** 64 sessions of one JSONL directory over 2 processes (ADR 0081), a row beside the single-process ones. */
+async function jsonlProcesses(): Promise<Record<string, ProcessesFigure>> {
+  const dir = mkdtempSync(join(tmpdir(), 'bridle-group-procs-'));
+  try {
+    return { sessions64processes2: await jsonlAcrossProcesses(dir, 64, 50, 2) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function postgres(url: string): Promise<Record<string, { stepsPerSecond: number; commitsPerStep: number }>> {
@@ -118,7 +129,7 @@ async function postgresNonIdempotent(url: string): Promise<Record<string, { step
 
 export async function bench(): Promise<{ label: string; value: Record<string, unknown> }> {
   await run(4, 50, () => undefined);
-  const value: Record<string, unknown> = { jsonl: await jsonl() };
+  const value: Record<string, unknown> = { jsonl: { ...(await jsonl()), ...(await jsonlProcesses()) } };
   const nonIdempotent: Record<string, unknown> = { jsonl: await jsonlNonIdempotent() };
   value.nonIdempotent = nonIdempotent;
   let url = process.env.BRIDLE_BENCH_PG_URL || process.env.BRIDLE_TEST_PG_URL;

@@ -1,0 +1,36 @@
+/**
+ * The bench's row of one JSONL directory's sessions over several processes (ADR 0081): every process runs its share,
+ * each session's log ends up whole in the one directory, and the figure counts every process's steps. The workers are
+ * the built file's (a forked child runs JavaScript), so the test needs `npm run build`, as the CLI's tests do.
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readLogLines } from '../adapters/store/jsonl-read.js';
+
+const built = new URL('../dist/bench/group-commit-processes.js', import.meta.url);
+let dir: string | undefined;
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+describe.skipIf(!existsSync(built))('group commit over processes', () => {
+  it('5 sessions of one directory over 2 processes: each log is whole, every step counted, a sync per session turn', async () => {
+    const { jsonlAcrossProcesses } = (await import(built.href)) as typeof import('./group-commit-processes.js');
+    dir = mkdtempSync(join(tmpdir(), 'bridle-procs-test-'));
+    const figure = await jsonlAcrossProcesses(dir, 5, 4, 2);
+    const logs = readdirSync(dir).filter((f) => /^s\d+\.jsonl$/.test(f)).sort();
+    expect(logs).toEqual(['s0.jsonl', 's1.jsonl', 's2.jsonl', 's3.jsonl', 's4.jsonl']);
+    for (const f of logs) {
+      const kinds = readLogLines(join(dir, f)).map((l) => (JSON.parse(l) as { kind: string }).kind);
+      expect(kinds.filter((k) => k === 'step/end')).toHaveLength(4);
+      expect(kinds.at(-2)).toBe('turn/end');
+    }
+    expect(figure.stepsPerSecond).toBeGreaterThan(0);
+    // The turn's end (and the input's admission) flush each session: never no sync, never one a step.
+    expect(figure.fdatasyncsPerStep).toBeGreaterThan(0);
+    expect(figure.fdatasyncsPerStep).toBeLessThan(1);
+  }, 60_000);
+});
