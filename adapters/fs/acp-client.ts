@@ -69,39 +69,38 @@ export interface AcpClientFsOptions {
   maxClientBytes: number;
 }
 
+/** Opens locally (every check), then decides whether the client should be asked for the bytes instead. */
+async function readable(o: AcpClientFsOptions, p: FsPath): Promise<{ local: FileHandle; viaClient: boolean }> {
+  const handle = await o.local.open(p);
+  if (!o.client.capabilities.readTextFile || handle.size > o.maxClientBytes) return { local: handle, viaClient: false };
+  const head = await handle.read(0, Math.min(handle.size, SNIFF_BYTES));
+  return { local: handle, viaClient: !head.includes(0) };
+}
+
+/** The checks a local write of `p` would make (kind, hard links, confinement), without writing; creates a missing file (and its parents) empty. */
+async function prepareWrite(local: FileSystem, p: FsPath, signal?: AbortSignal): Promise<{ created: boolean }> {
+  const exists = await local.stat(p).then(
+    () => true,
+    (err: unknown) => {
+      if (err instanceof ToolError && err.code === FsCode.NOT_FOUND) return false;
+      throw err;
+    },
+  );
+  if (!exists) return local.write(p, new Uint8Array(0), signal);
+  await checkExisting(local, p, signal);
+  return { created: false };
+}
+
+/** What a local update of an existing file checks (kind, hard links, confinement, protection): a zero-byte budget reads at most one byte and never writes. */
+async function checkExisting(local: FileSystem, p: FsPath, signal?: AbortSignal): Promise<void> {
+  await local.update(p, { maxBytes: 0, ...(signal ? { signal } : {}) }, () => undefined);
+}
+
 /** Contract: as the fs port; every refusal the local provider makes is made first, before the client is asked anything. */
 export function createAcpClientFs(o: AcpClientFsOptions): FileSystem {
   const { local, client } = o;
   const reads = client.capabilities.readTextFile;
   const writes = client.capabilities.writeTextFile;
-
-  /** Opens locally (every check), then decides whether the client should be asked for the bytes instead. */
-  async function readable(p: FsPath): Promise<{ local: FileHandle; viaClient: boolean }> {
-    const handle = await local.open(p);
-    if (!reads || handle.size > o.maxClientBytes) return { local: handle, viaClient: false };
-    const head = await handle.read(0, Math.min(handle.size, SNIFF_BYTES));
-    return { local: handle, viaClient: !head.includes(0) };
-  }
-
-  /** The checks a local write of `p` would make (kind, hard links, confinement), without writing; creates a missing file (and its parents) empty. */
-  async function prepareWrite(p: FsPath, signal?: AbortSignal): Promise<{ created: boolean }> {
-    const exists = await local.stat(p).then(
-      () => true,
-      (err: unknown) => {
-        if (err instanceof ToolError && err.code === FsCode.NOT_FOUND) return false;
-        throw err;
-      },
-    );
-    if (!exists) return local.write(p, new Uint8Array(0), signal);
-    await checkExisting(p, signal);
-    return { created: false };
-  }
-
-  /** What a local update of an existing file checks (kind, hard links, confinement, protection): a zero-byte budget reads at most one byte and never writes. */
-  async function checkExisting(p: FsPath, signal?: AbortSignal): Promise<void> {
-    await local.update(p, { maxBytes: 0, ...(signal ? { signal } : {}) }, () => undefined);
-  }
-
   return {
     id: `acp-client(${client.name})`,
     root: local.root,
@@ -111,7 +110,7 @@ export function createAcpClientFs(o: AcpClientFsOptions): FileSystem {
     walk: (p, options) => local.walk(p, options),
 
     async open(p) {
-      const r = await readable(p);
+      const r = await readable(o, p);
       if (!r.viaClient) return r.local;
       await r.local.close();
       const text = await viaClient(p.shown, 'read', () => client.readTextFile(p.at));
@@ -121,15 +120,15 @@ export function createAcpClientFs(o: AcpClientFsOptions): FileSystem {
     async write(p, bytes, signal) {
       // The client carries text: bytes that are not UTF-8 are written as they are, here.
       if (!writes || !isUtf8(bytes)) return local.write(p, bytes, signal);
-      const { created } = await prepareWrite(p, signal);
+      const { created } = await prepareWrite(local, p, signal);
       await viaClient(p.shown, 'write', () => client.writeTextFile(p.at, Buffer.from(bytes).toString('utf8'), signal));
       return { created };
     },
 
     async update(p, options, change) {
       if (!reads && !writes) return local.update(p, options, change);
-      await checkExisting(p, options.signal);
-      const r = await readable(p);
+      await checkExisting(local, p, options.signal);
+      const r = await readable(o, p);
       let current: Uint8Array | undefined;
       if (r.viaClient) {
         await r.local.close();

@@ -62,6 +62,23 @@ function portHandle(handle: NodeFileHandle, size: number, shown: string): FileHa
   };
 }
 
+/** What opening a confined path needs: the roots, and the home's forms found while confining it. */
+type OpenContext = LocalRoots & { homes?: readonly string[] };
+
+/** Opens `p` in `ctx` with `how`, runs `use`, always closes; every failure worded for `p`. */
+async function withOpened<O extends OpenedFile, T>(ctx: OpenContext, p: FsPath, how: (c: OpenContext) => Promise<O | ToolError>, use: (o: O) => Promise<T>): Promise<T> {
+  let opened: O | ToolError | undefined;
+  try {
+    opened = await how(ctx);
+    if (opened instanceof ToolError) throw opened;
+    return await use(opened);
+  } catch (err) {
+    throw ioFailure(err, p.shown);
+  } finally {
+    if (opened !== undefined && !(opened instanceof ToolError)) await opened.handle.close();
+  }
+}
+
 /** Contract: builds no state on disk and touches nothing until asked; `workspace` must be absolute and real. */
 export function createLocalFs(options: LocalFsOptions): FileSystem {
   const roots: LocalRoots = { workspace: options.workspace, bridleHome: options.bridleHome, protect: options.protect ?? [], protectGit: options.protectGit ?? true };
@@ -72,21 +89,7 @@ export function createLocalFs(options: LocalFsOptions): FileSystem {
     homesOf.set(p, homes);
     return p;
   };
-  const ctxFor = (p: FsPath) => ({ ...roots, ...(homesOf.has(p) ? { homes: homesOf.get(p)! } : {}) });
-
-  /** Opens with `how`, runs `use`, always closes; every failure worded for `p`. */
-  async function withOpened<O extends OpenedFile, T>(p: FsPath, how: (c: ReturnType<typeof ctxFor>) => Promise<O | ToolError>, use: (o: O) => Promise<T>): Promise<T> {
-    let opened: O | ToolError | undefined;
-    try {
-      opened = await how(ctxFor(p));
-      if (opened instanceof ToolError) throw opened;
-      return await use(opened);
-    } catch (err) {
-      throw ioFailure(err, p.shown);
-    } finally {
-      if (opened !== undefined && !(opened instanceof ToolError)) await opened.handle.close();
-    }
-  }
+  const ctxFor = (p: FsPath): OpenContext => ({ ...roots, ...(homesOf.has(p) ? { homes: homesOf.get(p)! } : {}) });
 
   return {
     id: 'local',
@@ -111,13 +114,13 @@ export function createLocalFs(options: LocalFsOptions): FileSystem {
     },
 
     write: (p, bytes, signal) =>
-      withOpened(p, (c) => openForWrite(c, p.at, p.shown), async (o) => {
+      withOpened(ctxFor(p), p, (c) => openForWrite(c, p.at, p.shown), async (o) => {
         await replaceContent(o.handle, bytes, signal);
         return { created: o.created };
       }),
 
     update: (p, { maxBytes, signal }, change) =>
-      withOpened(p, (c) => openForUpdate(c, p.at, p.shown), async (o) => {
+      withOpened(ctxFor(p), p, (c) => openForUpdate(c, p.at, p.shown), async (o) => {
         const bytes = await readAtMost(portHandle(o.handle, o.size, p.shown), maxBytes, signal);
         if (bytes === undefined) return 'too-large';
         const next = change(bytes);

@@ -63,185 +63,207 @@ interface Slot {
   block: AnthropicBlock;
 }
 
+/** What the handlers of one response share: its blocks, by the event's `index` and in order, and what it said of its end. */
+interface Stream {
+  slots: Map<number, Slot>;
+  order: Slot[];
+  /** The next block index to give out. */
+  next: number;
+  usage: Usage;
+  sawUsage: boolean;
+  /** `input_tokens` as Anthropic counts it: the cache's share left out. */
+  uncached: number;
+  stopReason: string | undefined;
+  refusalText: string | undefined;
+  heard: boolean;
+  stopped: boolean;
+  failure: Finish | undefined;
+}
+
 /** `offset`: the block index this response's blocks start at (a continued `pause_turn` goes on after the last). */
 export function createAnthropicStreamMapper(offset = 0): AnthropicStreamMapper {
-  const slots = new Map<number, Slot>();
-  const order: Slot[] = [];
-  let next = offset;
-  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
-  let sawUsage = false;
-  let stopReason: string | undefined;
-  let heard = false;
-  let stopped = false;
-  let failure: Finish | undefined;
-  let refusalText: string | undefined;
-
-  // Anthropic's `input_tokens` leaves out what was read from or written to the cache; bridle's `inputTokens`
-  // is every input token on every wire (as OpenAI's is), the cache's share counted apart within it.
-  let uncached = 0;
-  const readUsage = (u: unknown) => {
-    if (!isObject(u)) return;
-    sawUsage = true;
-    if (u.input_tokens !== undefined) uncached = count(u.input_tokens);
-    if (u.output_tokens !== undefined) usage.outputTokens = count(u.output_tokens);
-    if (u.cache_read_input_tokens !== undefined) usage.cachedTokens = count(u.cache_read_input_tokens);
-    if (u.cache_creation_input_tokens !== undefined) usage.cacheWriteTokens = count(u.cache_creation_input_tokens);
-    const details = isObject(u.output_tokens_details) ? u.output_tokens_details : undefined;
-    if (details && details.thinking_tokens !== undefined) usage.reasoningTokens = count(details.thinking_tokens);
-    usage.inputTokens = uncached + (usage.cachedTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+  const st: Stream = { slots: new Map(), order: [], next: offset, usage: { inputTokens: 0, outputTokens: 0 }, sawUsage: false, uncached: 0, stopReason: undefined, refusalText: undefined, heard: false, stopped: false, failure: undefined };
+  return {
+    get stopReason() {
+      return st.stopReason;
+    },
+    get content() {
+      return st.order.map((s) => s.block);
+    },
+    push(event: unknown): Chunk[] {
+      if (!isObject(event) || st.stopped || st.failure) return [];
+      const out = eventChunks(st, event);
+      if (st.heard) return out;
+      // The response's first event (`message_start`, as a rule): the step times it (ADR 0079).
+      st.heard = true;
+      return [{ type: 'first-chunk' }, ...out];
+    },
+    end: (override?: Finish) => endChunks(st, override),
   };
+}
 
-  const close = (s: Slot): Chunk[] => {
-    if (!s.open) return [];
-    s.open = false;
-    if (s.kind === 'thinking') {
-      s.block = { type: 'thinking', thinking: s.text, signature: s.signature };
-      return [{ type: 'block-end', index: s.index, opaque: { provider: 'anthropic', data: s.block } }];
+function eventChunks(st: Stream, event: Json): Chunk[] {
+  switch (event.type) {
+    case 'message_start':
+      if (isObject(event.message)) readUsage(st, event.message.usage);
+      return [];
+    case 'content_block_start':
+      return startBlock(st, event);
+    case 'content_block_delta':
+      return blockDelta(st, event);
+    case 'content_block_stop': {
+      const s = st.slots.get(count(event.index));
+      return s && s.index >= 0 ? closeBlock(s) : [];
     }
-    if (s.kind === 'text') s.block = { ...s.block, text: s.text };
-    if (s.kind === 'tool') {
-      s.block = { ...s.block, input: parsedInput(s.text) };
-      // A call with no arguments streams none: bridle's calls carry a JSON object.
-      if (s.text.trim() === '') {
-        s.text = '{}';
-        return [{ type: 'tool-call-delta', index: s.index, argumentsDelta: '{}' }, { type: 'block-end', index: s.index }];
-      }
+    case 'message_delta':
+      readMessageDelta(st, event);
+      return [];
+    case 'message_stop':
+      st.stopped = true;
+      return [];
+    case 'error': {
+      const err = isObject(event.error) ? event.error : {};
+      st.failure = { kind: 'error', code: codeForAnthropicError(str(err.type), str(err.message)), message: str(err.message) || str(err.type) || 'the stream reported an error' };
+      return [];
     }
-    return [{ type: 'block-end', index: s.index }];
-  };
+    default:
+      return [];
+  }
+}
 
-  function start(e: Json): Chunk[] {
-    const b = isObject(e.content_block) ? e.content_block : {};
-    const key = count(e.index);
-    if (slots.has(key)) return [];
-    const s: Slot = { index: next++, kind: 'text', open: true, text: '', signature: '', block: b as AnthropicBlock };
-    const type = str(b.type);
-    let out: Chunk[];
-    if (type === 'text') {
-      out = [{ type: 'block-start', index: s.index, block: { type: 'text' } }];
+// Anthropic's `input_tokens` leaves out what was read from or written to the cache; bridle's `inputTokens`
+// is every input token on every wire (as OpenAI's is), the cache's share counted apart within it.
+function readUsage(st: Stream, u: unknown): void {
+  if (!isObject(u)) return;
+  const usage = st.usage;
+  st.sawUsage = true;
+  if (u.input_tokens !== undefined) st.uncached = count(u.input_tokens);
+  if (u.output_tokens !== undefined) usage.outputTokens = count(u.output_tokens);
+  if (u.cache_read_input_tokens !== undefined) usage.cachedTokens = count(u.cache_read_input_tokens);
+  if (u.cache_creation_input_tokens !== undefined) usage.cacheWriteTokens = count(u.cache_creation_input_tokens);
+  const details = isObject(u.output_tokens_details) ? u.output_tokens_details : undefined;
+  if (details && details.thinking_tokens !== undefined) usage.reasoningTokens = count(details.thinking_tokens);
+  usage.inputTokens = st.uncached + (usage.cachedTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+}
+
+function readMessageDelta(st: Stream, event: Json): void {
+  const d = isObject(event.delta) ? event.delta : {};
+  if (typeof d.stop_reason === 'string') st.stopReason = d.stop_reason;
+  const details = isObject(d.stop_details) ? d.stop_details : undefined;
+  if (details && typeof details.explanation === 'string') st.refusalText = details.explanation;
+  readUsage(st, event.usage);
+}
+
+function startBlock(st: Stream, e: Json): Chunk[] {
+  const b = isObject(e.content_block) ? e.content_block : {};
+  const key = count(e.index);
+  if (st.slots.has(key)) return [];
+  const s: Slot = { index: st.next, kind: 'text', open: true, text: '', signature: '', block: b as AnthropicBlock };
+  const out = openSlot(s, b);
+  if (out) st.next++;
+  // A server tool's block, citations and the like: nothing bridle runs or shows; kept for a continuation.
+  else Object.assign(s, { open: false, index: -1 });
+  st.slots.set(key, s);
+  st.order.push(s);
+  return out ?? [];
+}
+
+/** The chunks that open a block of a kind bridle streams, its kind set on `s`; `undefined` for any other kind. */
+function openSlot(s: Slot, b: Json): Chunk[] | undefined {
+  switch (str(b.type)) {
+    case 'text': {
+      const out: Chunk[] = [{ type: 'block-start', index: s.index, block: { type: 'text' } }];
       if (str(b.text)) {
         s.text = str(b.text);
         out.push({ type: 'text-delta', index: s.index, text: s.text });
       }
-    } else if (type === 'thinking') {
+      return out;
+    }
+    case 'thinking': {
       s.kind = 'thinking';
       s.text = str(b.thinking);
       s.signature = str(b.signature);
-      out = [{ type: 'block-start', index: s.index, block: { type: 'reasoning' } }];
+      const out: Chunk[] = [{ type: 'block-start', index: s.index, block: { type: 'reasoning' } }];
       if (s.text) out.push({ type: 'reasoning-delta', index: s.index, text: s.text });
-    } else if (type === 'redacted_thinking') {
+      return out;
+    }
+    case 'redacted_thinking':
       s.kind = 'redacted';
       s.open = false;
-      out = [
+      return [
         { type: 'block-start', index: s.index, block: { type: 'reasoning' } },
         { type: 'block-end', index: s.index, opaque: { provider: 'anthropic', data: b } },
       ];
-    } else if (type === 'tool_use') {
+    case 'tool_use':
       s.kind = 'tool';
-      out = [{ type: 'block-start', index: s.index, block: { type: 'tool-call', id: str(b.id), name: str(b.name) } }];
-    } else {
-      // A server tool's block, citations and the like: nothing bridle runs or shows; kept for a continuation.
-      next--;
-      slots.set(key, { ...s, open: false, index: -1 });
-      order.push(slots.get(key)!);
+      return [{ type: 'block-start', index: s.index, block: { type: 'tool-call', id: str(b.id), name: str(b.name) } }];
+    default:
+      return undefined;
+  }
+}
+
+function blockDelta(st: Stream, e: Json): Chunk[] {
+  const s = st.slots.get(count(e.index));
+  const d = isObject(e.delta) ? e.delta : {};
+  if (!s || !s.open) return [];
+  switch (str(d.type)) {
+    case 'text_delta':
+      s.text += str(d.text);
+      return str(d.text) ? [{ type: 'text-delta', index: s.index, text: str(d.text) }] : [];
+    case 'thinking_delta':
+      s.text += str(d.thinking);
+      return str(d.thinking) ? [{ type: 'reasoning-delta', index: s.index, text: str(d.thinking) }] : [];
+    case 'signature_delta':
+      s.signature += str(d.signature);
       return [];
-    }
-    slots.set(key, s);
-    order.push(s);
-    return out;
+    case 'input_json_delta':
+      s.text += str(d.partial_json);
+      return str(d.partial_json) ? [{ type: 'tool-call-delta', index: s.index, argumentsDelta: str(d.partial_json) }] : [];
+    default:
+      return [];
   }
+}
 
-  function delta(e: Json): Chunk[] {
-    const s = slots.get(count(e.index));
-    const d = isObject(e.delta) ? e.delta : {};
-    if (!s || !s.open) return [];
-    switch (str(d.type)) {
-      case 'text_delta':
-        s.text += str(d.text);
-        return str(d.text) ? [{ type: 'text-delta', index: s.index, text: str(d.text) }] : [];
-      case 'thinking_delta':
-        s.text += str(d.thinking);
-        return str(d.thinking) ? [{ type: 'reasoning-delta', index: s.index, text: str(d.thinking) }] : [];
-      case 'signature_delta':
-        s.signature += str(d.signature);
-        return [];
-      case 'input_json_delta':
-        s.text += str(d.partial_json);
-        return str(d.partial_json) ? [{ type: 'tool-call-delta', index: s.index, argumentsDelta: str(d.partial_json) }] : [];
-      default:
-        return [];
+function closeBlock(s: Slot): Chunk[] {
+  if (!s.open) return [];
+  s.open = false;
+  if (s.kind === 'thinking') {
+    s.block = { type: 'thinking', thinking: s.text, signature: s.signature };
+    return [{ type: 'block-end', index: s.index, opaque: { provider: 'anthropic', data: s.block } }];
+  }
+  if (s.kind === 'text') s.block = { ...s.block, text: s.text };
+  if (s.kind === 'tool') {
+    s.block = { ...s.block, input: parsedInput(s.text) };
+    // A call with no arguments streams none: bridle's calls carry a JSON object.
+    if (s.text.trim() === '') {
+      s.text = '{}';
+      return [{ type: 'tool-call-delta', index: s.index, argumentsDelta: '{}' }, { type: 'block-end', index: s.index }];
     }
   }
+  return [{ type: 'block-end', index: s.index }];
+}
 
-  function eventChunks(event: Json): Chunk[] {
-    switch (event.type) {
-      case 'message_start':
-        if (isObject(event.message)) readUsage(event.message.usage);
-        return [];
-      case 'content_block_start':
-        return start(event);
-      case 'content_block_delta':
-        return delta(event);
-      case 'content_block_stop': {
-        const s = slots.get(count(event.index));
-        return s && s.index >= 0 ? close(s) : [];
-      }
-      case 'message_delta': {
-        const d = isObject(event.delta) ? event.delta : {};
-        if (typeof d.stop_reason === 'string') stopReason = d.stop_reason;
-        const details = isObject(d.stop_details) ? d.stop_details : undefined;
-        if (details && typeof details.explanation === 'string') refusalText = details.explanation;
-        readUsage(event.usage);
-        return [];
-      }
-      case 'message_stop':
-        stopped = true;
-        return [];
-      case 'error': {
-        const err = isObject(event.error) ? event.error : {};
-        failure = { kind: 'error', code: codeForAnthropicError(str(err.type), str(err.message)), message: str(err.message) || str(err.type) || 'the stream reported an error' };
-        return [];
-      }
-      default:
-        return [];
-    }
+function endChunks(st: Stream, override: Finish | undefined): Chunk[] {
+  const out: Chunk[] = [];
+  for (const s of st.order) if (s.index >= 0) out.push(...closeBlock(s));
+  const finish = override ?? decide(st);
+  // A refusal with nothing said: the explanation the API gave is what the model "said".
+  if (finish.kind === 'ok' && finish.reason === 'refusal' && !st.order.some((s) => s.kind === 'text' && s.text)) {
+    const i = st.next++;
+    out.push({ type: 'block-start', index: i, block: { type: 'text', refusal: true } }, { type: 'text-delta', index: i, text: st.refusalText ?? 'The model declined to answer.' }, { type: 'block-end', index: i });
   }
+  if (st.sawUsage) out.push({ type: 'usage', usage: { ...st.usage } });
+  out.push({ type: 'finish', finish });
+  return out;
+}
 
-  return {
-    get stopReason() {
-      return stopReason;
-    },
-    get content() {
-      return order.map((s) => s.block);
-    },
-    push(event: unknown): Chunk[] {
-      if (!isObject(event) || stopped || failure) return [];
-      const out = eventChunks(event);
-      if (heard) return out;
-      // The response's first event (`message_start`, as a rule): the step times it (ADR 0079).
-      heard = true;
-      return [{ type: 'first-chunk' }, ...out];
-    },
-    end(override?: Finish): Chunk[] {
-      const out: Chunk[] = [];
-      for (const s of order) if (s.index >= 0) out.push(...close(s));
-      let finish: Finish;
-      if (override) finish = override;
-      else if (failure) finish = failure;
-      else if (!stopped) finish = { kind: 'error', code: ModelCode.TRANSPORT, message: 'the stream ended before message_stop' };
-      else if (stopReason === undefined) finish = { kind: 'error', code: ModelCode.TRANSPORT, message: 'the stream ended without a stop_reason' };
-      else if (STOPS[stopReason] !== undefined) finish = { kind: 'ok', reason: STOPS[stopReason]! };
-      else finish = { kind: 'error', code: ModelCode.UNKNOWN, message: `unknown stop_reason ${JSON.stringify(stopReason).slice(0, 80)}` };
-      // A refusal with nothing said: the explanation the API gave is what the model "said".
-      if (finish.kind === 'ok' && finish.reason === 'refusal' && !order.some((s) => s.kind === 'text' && s.text)) {
-        const i = next++;
-        out.push({ type: 'block-start', index: i, block: { type: 'text', refusal: true } }, { type: 'text-delta', index: i, text: refusalText ?? 'The model declined to answer.' }, { type: 'block-end', index: i });
-      }
-      if (sawUsage) out.push({ type: 'usage', usage: { ...usage } });
-      out.push({ type: 'finish', finish });
-      return out;
-    },
-  };
+function decide(st: Stream): Finish {
+  const { failure, stopReason } = st;
+  if (failure) return failure;
+  if (!st.stopped) return { kind: 'error', code: ModelCode.TRANSPORT, message: 'the stream ended before message_stop' };
+  if (stopReason === undefined) return { kind: 'error', code: ModelCode.TRANSPORT, message: 'the stream ended without a stop_reason' };
+  if (STOPS[stopReason] !== undefined) return { kind: 'ok', reason: STOPS[stopReason]! };
+  return { kind: 'error', code: ModelCode.UNKNOWN, message: `unknown stop_reason ${JSON.stringify(stopReason).slice(0, 80)}` };
 }
 
 function parsedInput(text: string): unknown {

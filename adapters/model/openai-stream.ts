@@ -116,124 +116,139 @@ function choiceZero(wire: Json): Json | undefined {
   return wire.choices.find((c): c is Json => isObject(c) && (c.index === 0 || c.index === undefined || c.index === null));
 }
 
+type BlockStart = Extract<Chunk, { type: 'block-start' }>['block'];
+
+/** What the handlers of one response share: its blocks (one text, one refusal, one reasoning, a block a call), and its finish reason. */
+interface Stream {
+  nextBlock: number;
+  textBlock: number | undefined;
+  refusalBlock: number | undefined;
+  reasoningBlock: number | undefined;
+  calls: Map<string, PendingCall>;
+  /** The key of the last call that came without an index. */
+  lastUnindexed: string | undefined;
+  open: number[];
+  usage: Usage | undefined;
+  rawReason: string | undefined;
+  ended: boolean;
+  heard: boolean;
+}
+
 export function createStreamMapper(): StreamMapper {
-  let nextBlock = 0;
-  let textBlock: number | undefined;
-  let refusalBlock: number | undefined;
-  let reasoningBlock: number | undefined;
-  const calls = new Map<string, PendingCall>();
-  let lastUnindexed: string | undefined;
-  const open: number[] = [];
-  let usage: Usage | undefined;
-  let rawReason: string | undefined;
-  let ended = false;
-  let heard = false;
-
-  const start = (out: Chunk[], block: Extract<Chunk, { type: 'block-start' }>['block']): number => {
-    const index = nextBlock++;
-    open.push(index);
-    out.push({ type: 'block-start', index, block });
-    return index;
-  };
-  const text = (out: Chunk[], piece: string) => {
-    textBlock ??= start(out, { type: 'text' });
-    out.push({ type: 'text-delta', index: textBlock, text: piece });
-  };
-  const reasoning = (out: Chunk[], piece: string) => {
-    reasoningBlock ??= start(out, { type: 'reasoning' });
-    out.push({ type: 'reasoning-delta', index: reasoningBlock, text: piece });
-  };
-
-  /**
-   * Which call a fragment belongs to: by `index` when the server sends one;
-   * without it (Mistral, some Gemini and vLLM versions) a fragment naming an
-   * id not seen yet opens a call, and one without an id continues the last.
-   */
-  const keyOf = (tc: Json, position: number): string => {
-    if (typeof tc.index === 'number') return `index ${tc.index}`;
-    const id = str(tc.id);
-    if (id) return (lastUnindexed = `id ${id}`);
-    return lastUnindexed ?? `position ${position}`;
-  };
-
-  const pushToolCall = (out: Chunk[], position: number, tc: Json) => {
-    const key = keyOf(tc, position);
-    let call = calls.get(key);
-    if (!call) calls.set(key, (call = { fallbackId: `call_${typeof tc.index === 'number' ? tc.index : calls.size}`, buffered: '' }));
-    const fn = isObject(tc.function) ? tc.function : {};
-    // Some servers repeat id and name on every fragment: the first one wins.
-    if (call.id === undefined && str(tc.id)) call.id = str(tc.id);
-    if (call.name === undefined && str(fn.name)) call.name = str(fn.name);
-    const args = str(fn.arguments);
-    if (call.block === undefined) {
-      call.buffered += args;
-      if (call.name === undefined) return;
-      call.block = start(out, { type: 'tool-call', id: call.id ?? call.fallbackId, name: call.name });
-      if (call.buffered) out.push({ type: 'tool-call-delta', index: call.block, argumentsDelta: call.buffered });
-      call.buffered = '';
-    } else if (args) {
-      out.push({ type: 'tool-call-delta', index: call.block, argumentsDelta: args });
-    }
-  };
-
+  const st: Stream = { nextBlock: 0, textBlock: undefined, refusalBlock: undefined, reasoningBlock: undefined, calls: new Map(), lastUnindexed: undefined, open: [], usage: undefined, rawReason: undefined, ended: false, heard: false };
   return {
     push(chunk) {
       const out: Chunk[] = [];
       const wire = chunk as unknown;
-      if (ended || !isObject(wire)) return out;
+      if (st.ended || !isObject(wire)) return out;
       // The response's first chunk, whatever it holds (a role, nothing yet): the step times it (ADR 0079).
-      if (!heard) out.push({ type: 'first-chunk' });
-      heard = true;
+      if (!st.heard) out.push({ type: 'first-chunk' });
+      st.heard = true;
       const u = usageOf(wire);
-      if (u) usage = toUsage(u);
+      if (u) st.usage = toUsage(u);
       const choice = choiceZero(wire);
-      if (!choice) return out;
-      const delta = isObject(choice.delta) ? choice.delta : {};
-      const thought = reasoningOf(delta);
-      if (thought) reasoning(out, thought);
-      if (typeof delta.content === 'string' && delta.content) text(out, delta.content);
-      if (Array.isArray(delta.content)) for (const p of partsOf(delta.content)) (p.kind === 'text' ? text : reasoning)(out, p.text);
-      // OpenAI sends a refusal as its own field, with no content: what the model said, kept apart from any answer text.
-      if (str(delta.refusal)) {
-        refusalBlock ??= start(out, { type: 'text', refusal: true });
-        out.push({ type: 'text-delta', index: refusalBlock, text: str(delta.refusal) });
-      }
-      if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((tc, i) => isObject(tc) && pushToolCall(out, i, tc));
-      if (str(choice.finish_reason)) rawReason = str(choice.finish_reason);
+      if (choice) onChoice(st, out, choice);
       return out;
     },
-
-    end(override) {
-      if (ended) return [];
-      ended = true;
-      const out: Chunk[] = [];
-      // A call whose name never came still goes out, so the harness can reject it by name.
-      for (const call of calls.values()) {
-        if (call.block !== undefined) continue;
-        call.block = start(out, { type: 'tool-call', id: call.id ?? call.fallbackId, name: '' });
-        if (call.buffered) out.push({ type: 'tool-call-delta', index: call.block, argumentsDelta: call.buffered });
-      }
-      for (const index of open) out.push({ type: 'block-end', index });
-      if (usage) out.push({ type: 'usage', usage });
-      out.push({ type: 'finish', finish: override ?? decide() });
-      return out;
-    },
+    end: (override) => endChunks(st, override),
   };
+}
 
-  function decide(): Finish {
-    if (rawReason === undefined) {
-      return { kind: 'error', code: ModelCode.TRANSPORT, message: 'stream ended without a finish reason' };
-    }
-    const read = readFinishReason(rawReason);
-    if (read.kind === 'error') return read;
-    let reason = read.reason;
-    // Servers that answer tool calls with `stop` (some Ollama versions) are read by what the answer holds.
-    if (reason === 'stop' && calls.size > 0) reason = 'tool-calls';
-    if (reason === 'stop' && refusalBlock !== undefined) reason = 'refusal';
-    // `length` and `content-filter` say more than "empty" about an answer with nothing in it.
-    if (textBlock === undefined && refusalBlock === undefined && calls.size === 0 && (reason === 'stop' || reason === 'tool-calls')) {
-      return { kind: 'error', code: ModelCode.EMPTY_RESPONSE, message: `the model finished (${rawReason}) with no text and no tool calls` };
-    }
-    return { kind: 'ok', reason };
+function onChoice(st: Stream, out: Chunk[], choice: Json): void {
+  const delta = isObject(choice.delta) ? choice.delta : {};
+  const thought = reasoningOf(delta);
+  if (thought) appendReasoning(st, out, thought);
+  if (typeof delta.content === 'string' && delta.content) appendText(st, out, delta.content);
+  if (Array.isArray(delta.content)) for (const p of partsOf(delta.content)) (p.kind === 'text' ? appendText : appendReasoning)(st, out, p.text);
+  // OpenAI sends a refusal as its own field, with no content: what the model said, kept apart from any answer text.
+  if (str(delta.refusal)) {
+    st.refusalBlock ??= startBlock(st, out, { type: 'text', refusal: true });
+    out.push({ type: 'text-delta', index: st.refusalBlock, text: str(delta.refusal) });
   }
+  if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((tc, i) => isObject(tc) && pushToolCall(st, out, i, tc));
+  if (str(choice.finish_reason)) st.rawReason = str(choice.finish_reason);
+}
+
+function startBlock(st: Stream, out: Chunk[], block: BlockStart): number {
+  const index = st.nextBlock++;
+  st.open.push(index);
+  out.push({ type: 'block-start', index, block });
+  return index;
+}
+
+function appendText(st: Stream, out: Chunk[], piece: string): void {
+  st.textBlock ??= startBlock(st, out, { type: 'text' });
+  out.push({ type: 'text-delta', index: st.textBlock, text: piece });
+}
+
+function appendReasoning(st: Stream, out: Chunk[], piece: string): void {
+  st.reasoningBlock ??= startBlock(st, out, { type: 'reasoning' });
+  out.push({ type: 'reasoning-delta', index: st.reasoningBlock, text: piece });
+}
+
+/**
+ * Which call a fragment belongs to: by `index` when the server sends one;
+ * without it (Mistral, some Gemini and vLLM versions) a fragment naming an
+ * id not seen yet opens a call, and one without an id continues the last.
+ */
+function keyOf(st: Stream, tc: Json, position: number): string {
+  if (typeof tc.index === 'number') return `index ${tc.index}`;
+  const id = str(tc.id);
+  if (id) return (st.lastUnindexed = `id ${id}`);
+  return st.lastUnindexed ?? `position ${position}`;
+}
+
+function pushToolCall(st: Stream, out: Chunk[], position: number, tc: Json): void {
+  const key = keyOf(st, tc, position);
+  let call = st.calls.get(key);
+  if (!call) st.calls.set(key, (call = { fallbackId: `call_${typeof tc.index === 'number' ? tc.index : st.calls.size}`, buffered: '' }));
+  const fn = isObject(tc.function) ? tc.function : {};
+  // Some servers repeat id and name on every fragment: the first one wins.
+  if (call.id === undefined && str(tc.id)) call.id = str(tc.id);
+  if (call.name === undefined && str(fn.name)) call.name = str(fn.name);
+  const args = str(fn.arguments);
+  if (call.block === undefined) {
+    call.buffered += args;
+    if (call.name === undefined) return;
+    call.block = startBlock(st, out, { type: 'tool-call', id: call.id ?? call.fallbackId, name: call.name });
+    if (call.buffered) out.push({ type: 'tool-call-delta', index: call.block, argumentsDelta: call.buffered });
+    call.buffered = '';
+  } else if (args) {
+    out.push({ type: 'tool-call-delta', index: call.block, argumentsDelta: args });
+  }
+}
+
+function endChunks(st: Stream, override: Finish | undefined): Chunk[] {
+  if (st.ended) return [];
+  st.ended = true;
+  const out: Chunk[] = [];
+  // A call whose name never came still goes out, so the harness can reject it by name.
+  for (const call of st.calls.values()) {
+    if (call.block !== undefined) continue;
+    call.block = startBlock(st, out, { type: 'tool-call', id: call.id ?? call.fallbackId, name: '' });
+    if (call.buffered) out.push({ type: 'tool-call-delta', index: call.block, argumentsDelta: call.buffered });
+  }
+  for (const index of st.open) out.push({ type: 'block-end', index });
+  if (st.usage) out.push({ type: 'usage', usage: st.usage });
+  out.push({ type: 'finish', finish: override ?? decide(st) });
+  return out;
+}
+
+function decide(st: Stream): Finish {
+  const { rawReason } = st;
+  if (rawReason === undefined) {
+    return { kind: 'error', code: ModelCode.TRANSPORT, message: 'stream ended without a finish reason' };
+  }
+  const read = readFinishReason(rawReason);
+  if (read.kind === 'error') return read;
+  let reason = read.reason;
+  const calls = st.calls.size;
+  // Servers that answer tool calls with `stop` (some Ollama versions) are read by what the answer holds.
+  if (reason === 'stop' && calls > 0) reason = 'tool-calls';
+  if (reason === 'stop' && st.refusalBlock !== undefined) reason = 'refusal';
+  // `length` and `content-filter` say more than "empty" about an answer with nothing in it.
+  if (st.textBlock === undefined && st.refusalBlock === undefined && calls === 0 && (reason === 'stop' || reason === 'tool-calls')) {
+    return { kind: 'error', code: ModelCode.EMPTY_RESPONSE, message: `the model finished (${rawReason}) with no text and no tool calls` };
+  }
+  return { kind: 'ok', reason };
 }

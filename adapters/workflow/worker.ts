@@ -64,6 +64,8 @@ const Done = z.union([
   z.object({ type: z.literal('done'), ok: z.literal(false), category: z.string(), code: z.string(), message: z.string() }),
 ]);
 
+const fatal = (code: string, message: string): WorkflowOutcome => ({ ok: false, category: 'fatal', code, message });
+
 export function createWorkerRunner(c: WorkerConfig): WorkflowRunner {
   return {
     run: async (req: WorkflowRequest): Promise<WorkflowOutcome> => {
@@ -72,84 +74,101 @@ export function createWorkerRunner(c: WorkerConfig): WorkflowRunner {
         wasmModule = await engine();
       } catch (err) {
         compiled = undefined;
-        return { ok: false, category: 'fatal', code: WORKFLOW_CODES.crashed, message: `the script engine could not load: ${(err as Error).message}` };
+        return fatal(WORKFLOW_CODES.crashed, `the script engine could not load: ${(err as Error).message}`);
       }
       return new Promise<WorkflowOutcome>((resolve) => {
-        if (req.signal.aborted) return resolve({ ok: false, category: 'fatal', code: WORKFLOW_CODES.aborted, message: 'the workflow was cancelled' });
-        const host: HostData = {
-          script: req.script,
-          maxAgents: c.maxAgents,
-          maxResultChars: c.maxResultChars,
-          memoryBytes: c.memoryMb * 1024 * 1024,
-          stackBytes: STACK_BYTES,
-          deadlineMs: c.deadlineMs,
-          runtimeSource: scriptRuntime.toString(),
-          glueSource: GLUE,
-          wasmModule,
-        };
+        if (req.signal.aborted) return resolve(fatal(WORKFLOW_CODES.aborted, 'the workflow was cancelled'));
         let worker: Worker;
         try {
-          worker = new Worker(SOURCE, {
-            eval: true,
-            workerData: { paths: PATHS, host },
-            // The host side of the VM holds little: its messages and the copies of the strings it relays.
-            resourceLimits: { maxOldGenerationSizeMb: Math.max(64, c.memoryMb) },
-            env: {},
-            stdout: true,
-            stderr: true,
-          });
+          worker = startWorker(c, hostData(c, req, wasmModule));
         } catch (err) {
-          return resolve({ ok: false, category: 'fatal', code: WORKFLOW_CODES.crashed, message: `the worker could not start: ${(err as Error).message}` });
+          return resolve(fatal(WORKFLOW_CODES.crashed, `the worker could not start: ${(err as Error).message}`));
         }
-        worker.stdout.resume();
-        worker.stderr.resume();
-        let settled = false;
-        const gate = createAgentGate(c, req.agent, (id, answer) => {
-          if (!settled) worker.postMessage({ type: 'agent-result', id, ...answer });
-        });
-        const finish = (o: WorkflowOutcome) => {
-          if (settled) return;
-          settled = true;
-          gate.stop();
-          clearTimeout(timer);
-          req.signal.removeEventListener('abort', onAbort);
-          void worker.terminate().then(() => resolve(o), () => resolve(o));
-        };
-        // Until the VM is ready the clock is the start-up's; then the script's own deadline, the backstop of the VM's interrupt.
-        let timer = setTimeout(() => finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.crashed, message: `the script runtime did not start within ${STARTUP_MS} ms` }), STARTUP_MS);
-        const armDeadline = () => {
-          clearTimeout(timer);
-          timer = setTimeout(() => finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.deadline, message: `the script ran past its deadline of ${c.deadlineMs} ms and was stopped` }), c.deadlineMs);
-        };
-        const onAbort = () => finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.aborted, message: 'the workflow was cancelled' });
-        req.signal.addEventListener('abort', onAbort, { once: true });
-
-        worker.on('message', (m: { type?: unknown }) => {
-          if (m?.type === 'agent') return gate.request(m);
-          if (m?.type === 'ready') return armDeadline();
-          const d = Done.safeParse(m);
-          if (!d.success) return;
-          if (d.data.ok) {
-            if (d.data.json.length > c.maxResultChars) return finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.tooLarge, message: `the result is ${d.data.json.length} characters of JSON, more than ${c.maxResultChars}` });
-            try {
-              return finish({ ok: true, value: JSON.parse(d.data.json) as Json });
-            } catch {
-              return finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.notSerializable, message: 'the result did not arrive as JSON' });
-            }
-          }
-          finish({ ok: false, category: d.data.category === 'recoverable' ? 'recoverable' : 'fatal', code: d.data.code, message: d.data.message });
-        });
-        worker.on('error', (err: Error & { code?: string }) =>
-          finish(
-            err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-              ? { ok: false, category: 'fatal', code: WORKFLOW_CODES.memory, message: `the script's host ran out of memory (${err.message})` }
-              : { ok: false, category: 'fatal', code: WORKFLOW_CODES.crashed, message: `the worker failed: ${err.message}` },
-          ),
-        );
-        worker.on('exit', (code) => finish({ ok: false, category: 'fatal', code: WORKFLOW_CODES.crashed, message: `the worker exited (code ${code}) before the script finished` }));
+        supervise(c, req, worker, resolve);
       });
     },
   };
+}
+
+/** What the worker's VM host is given: the script, its limits, and the sources it evaluates inside the VM. */
+const hostData = (c: WorkerConfig, req: WorkflowRequest, wasmModule: WasmModule): HostData => ({
+  script: req.script,
+  maxAgents: c.maxAgents,
+  maxResultChars: c.maxResultChars,
+  memoryBytes: c.memoryMb * 1024 * 1024,
+  stackBytes: STACK_BYTES,
+  deadlineMs: c.deadlineMs,
+  runtimeSource: scriptRuntime.toString(),
+  glueSource: GLUE,
+  wasmModule,
+});
+
+/** Contract: throws when the thread cannot start. */
+function startWorker(c: WorkerConfig, host: HostData): Worker {
+  const worker = new Worker(SOURCE, {
+    eval: true,
+    workerData: { paths: PATHS, host },
+    // The host side of the VM holds little: its messages and the copies of the strings it relays.
+    resourceLimits: { maxOldGenerationSizeMb: Math.max(64, c.memoryMb) },
+    env: {},
+    stdout: true,
+    stderr: true,
+  });
+  worker.stdout.resume();
+  worker.stderr.resume();
+  return worker;
+}
+
+/**
+ * Watches one run's worker until its outcome: relays `agent()` through the gate, holds the start-up and the
+ * script's deadlines, honours the cancel, and reads the worker's last word. Contract: `resolve` is called
+ * once, after the worker is terminated.
+ */
+function supervise(c: WorkerConfig, req: WorkflowRequest, worker: Worker, resolve: (o: WorkflowOutcome) => void): void {
+  let settled = false;
+  const gate = createAgentGate(c, req.agent, (id, answer) => {
+    if (!settled) worker.postMessage({ type: 'agent-result', id, ...answer });
+  });
+  const finish = (o: WorkflowOutcome) => {
+    if (settled) return;
+    settled = true;
+    gate.stop();
+    clearTimeout(timer);
+    req.signal.removeEventListener('abort', onAbort);
+    void worker.terminate().then(() => resolve(o), () => resolve(o));
+  };
+  // Until the VM is ready the clock is the start-up's; then the script's own deadline, the backstop of the VM's interrupt.
+  let timer = setTimeout(() => finish(fatal(WORKFLOW_CODES.crashed, `the script runtime did not start within ${STARTUP_MS} ms`)), STARTUP_MS);
+  const armDeadline = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => finish(fatal(WORKFLOW_CODES.deadline, `the script ran past its deadline of ${c.deadlineMs} ms and was stopped`)), c.deadlineMs);
+  };
+  const onAbort = () => finish(fatal(WORKFLOW_CODES.aborted, 'the workflow was cancelled'));
+  req.signal.addEventListener('abort', onAbort, { once: true });
+
+  worker.on('message', (m: { type?: unknown }) => {
+    if (m?.type === 'agent') return gate.request(m);
+    if (m?.type === 'ready') return armDeadline();
+    const outcome = outcomeOf(c, m);
+    if (outcome) finish(outcome);
+  });
+  worker.on('error', (err: Error & { code?: string }) =>
+    finish(err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? fatal(WORKFLOW_CODES.memory, `the script's host ran out of memory (${err.message})`) : fatal(WORKFLOW_CODES.crashed, `the worker failed: ${err.message}`)),
+  );
+  worker.on('exit', (code) => finish(fatal(WORKFLOW_CODES.crashed, `the worker exited (code ${code}) before the script finished`)));
+}
+
+/** The outcome a worker's `done` message says; `undefined` for any other message. */
+function outcomeOf(c: WorkerConfig, m: unknown): WorkflowOutcome | undefined {
+  const d = Done.safeParse(m);
+  if (!d.success) return undefined;
+  if (!d.data.ok) return { ok: false, category: d.data.category === 'recoverable' ? 'recoverable' : 'fatal', code: d.data.code, message: d.data.message };
+  if (d.data.json.length > c.maxResultChars) return fatal(WORKFLOW_CODES.tooLarge, `the result is ${d.data.json.length} characters of JSON, more than ${c.maxResultChars}`);
+  try {
+    return { ok: true, value: JSON.parse(d.data.json) as Json };
+  } catch {
+    return fatal(WORKFLOW_CODES.notSerializable, 'the result did not arrive as JSON');
+  }
 }
 
 export const workerWorkflow = defineProvider({
