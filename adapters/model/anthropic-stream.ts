@@ -262,7 +262,7 @@ function decide(st: Stream): Finish {
   if (failure) return failure;
   if (!st.stopped) return { kind: 'error', code: ModelCode.TRANSPORT, message: 'the stream ended before message_stop' };
   if (stopReason === undefined) return { kind: 'error', code: ModelCode.TRANSPORT, message: 'the stream ended without a stop_reason' };
-  if (STOPS[stopReason] !== undefined) return { kind: 'ok', reason: STOPS[stopReason]! };
+  if (Object.hasOwn(STOPS, stopReason)) return { kind: 'ok', reason: STOPS[stopReason]! };
   return { kind: 'error', code: ModelCode.UNKNOWN, message: `unknown stop_reason ${JSON.stringify(stopReason).slice(0, 80)}` };
 }
 

@@ -103,6 +103,14 @@ describe('how a stream ends (I8)', () => {
     expect(n.end().at(-1)).toEqual({ type: 'finish', finish: { kind: 'ok', reason: 'length' } });
   });
 
+  it('a stop reason named like an Object.prototype member is UNKNOWN, not a finish reason that is a function', () => {
+    for (const reason of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+      const m = createAnthropicStreamMapper();
+      for (const e of [start(), ...stop(reason)]) m.push(e);
+      expect(m.end().at(-1)).toMatchObject({ type: 'finish', finish: { kind: 'error', code: 'UNKNOWN' } });
+    }
+  });
+
   it('an overloaded_error event mid-stream is SERVER, which bridle retries', async () => {
     srv.enqueue(frames([start(), { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }]));
     const d = await run(provider());
