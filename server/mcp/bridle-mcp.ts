@@ -286,14 +286,17 @@ function serveTasks(o: BridleMcpOptions, server: McpServer): void {
   const wrap = low._wrapHandler;
   // The SDK wraps what is set here in its result check: this one handler goes in as it is (it calls the wrapped one).
   low._wrapHandler = (method, handler) => (method === 'tools/call' ? handler : wrap.call(low, method, handler));
-  low.removeRequestHandler('tools/call');
-  low.setRequestHandler('tools/call', async (request, ctx) => {
-    const args = RunInput.safeParse(request.params?.arguments);
-    if (request.params?.name !== 'bridle_run' || !args.success || !tasksDeclared(ctx, server) || ctx.mcpReq.requestState() !== undefined) return inPlace(request, ctx);
-    const start = starter(o, requestOf(args.data), canAnswer(ctx, server));
-    return o.asking.tasks.create({ start, by: callerOf(ctx, server), end: taskEnd, endOfError: taskEndOfError });
-  });
-  low._wrapHandler = wrap;
+  try {
+    low.removeRequestHandler('tools/call');
+    low.setRequestHandler('tools/call', async (request, ctx) => {
+      const args = RunInput.safeParse(request.params?.arguments);
+      if (request.params?.name !== 'bridle_run' || !args.success || !tasksDeclared(ctx, server) || ctx.mcpReq.requestState() !== undefined) return inPlace(request, ctx);
+      const start = starter(o, requestOf(args.data), canAnswer(ctx, server));
+      return o.asking.tasks.create({ start, by: callerOf(ctx, server), end: taskEnd, endOfError: taskEndOfError });
+    });
+  } finally {
+    low._wrapHandler = wrap;
+  }
   // Gated before the params are read: a client that did not declare the extension is told that, whatever it sent.
   const gated = <P>(method: string, schema: z.ZodType<P>, answer: (p: P, ctx: ServerContext) => Record<string, unknown>) =>
     low2.setRequestHandler(method, { params: z.looseObject({}) }, async (raw, ctx) => {
