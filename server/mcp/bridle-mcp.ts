@@ -9,7 +9,9 @@
  * the host's (`cli/mcp.ts`), handed in as `run`. A run that asks an
  * approval of a caller that answers input requests goes on across the call's
  * rounds (`rounds.ts`, ADR 0075): the one piece of state kept between calls,
- * process-wide, found again through the HMAC-sealed `requestState`.
+ * process-wide, found again through the HMAC-sealed `requestState`. A
+ * caller that declared the tasks extension gets its run as a task instead
+ * (`tasks.ts`, ADR 0083), over the same rounds.
  */
 import { randomBytes } from 'node:crypto';
 import {
