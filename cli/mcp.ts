@@ -197,7 +197,7 @@ export function bridleMcpOptions(products: McpProducts, flags: McpFlags, runs: R
     version: bridleVersion(),
     describePolicy: describePolicy(products),
     run: (req, hooks) => runs.track(runOne(products, flags, runs, req, hooks)),
-    asking: mcpAsking(() => randomUUID()),
+    asking: mcpAsking(() => randomUUID(), () => new Date()),
     ...storeSide(products.headless),
   };
 }

@@ -18,7 +18,7 @@ function options(run: (hooks: McpRunHooks) => Promise<void>): BridleMcpOptions {
     sessions: async () => [],
     log: async () => undefined,
     transcript: async () => undefined,
-    asking: mcpAsking(() => `r${++n}`),
+    asking: mcpAsking(() => `r${++n}`, () => new Date(0)),
   };
 }
 

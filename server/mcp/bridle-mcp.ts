@@ -9,7 +9,9 @@
  * the host's (`cli/mcp.ts`), handed in as `run`. A run that asks an
  * approval of a caller that answers input requests goes on across the call's
  * rounds (`rounds.ts`, ADR 0075): the one piece of state kept between calls,
- * process-wide, found again through the HMAC-sealed `requestState`.
+ * process-wide, found again through the HMAC-sealed `requestState`. A
+ * caller that declared the tasks extension gets its run as a task instead
+ * (`tasks.ts`, ADR 0083), over the same rounds.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -19,6 +21,8 @@ import {
   inputRequired,
   inputResponse,
   McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
   ResourceNotFoundError,
   ResourceTemplate,
   type CallToolResult,
@@ -30,7 +34,8 @@ import {
 import { z } from 'zod';
 import type { Answerer } from '../../ports/approval.js';
 import { answerOfResponse, approvalElicitation } from './approval-form.js';
-import { Rounds, type RoundRef } from './rounds.js';
+import { Rounds, type RoundHooks, type RoundRef } from './rounds.js';
+import { declaresTasks, McpTasks, TASKS_EXTENSION, TaskIdParams, tasksNotDeclared, UpdateParams, type TaskEnd } from './tasks.js';
 
 /** What a `bridle_run` call asks for. */
 export interface McpRunRequest {
@@ -94,6 +99,8 @@ export interface BridleMcpOptions {
 export interface McpAsking {
   rounds: Rounds<McpRunResult>;
   seal: RequestStateCodec<RoundRef>;
+  /** `bridle_run` calls running as tasks (the tasks extension, ADR 0083), over the same rounds. */
+  tasks: McpTasks<McpRunResult>;
 }
 
 /** How long a question waits for the retried call that answers it; the sealed state lives as long. */
@@ -101,11 +108,20 @@ export const ANSWER_WAIT_S = 600;
 /** Questions one call may ask a 2025 caller (the SDK's shim: one round each; its default, 8, is a short turn's worth). */
 const MAX_ROUNDS = 100;
 
-/** The rounds and a seal with a fresh per-process key (a restarted server cannot read an old state: the caller's retry is refused). */
-export function mcpAsking(newId: () => string, waitS = ANSWER_WAIT_S): McpAsking {
+/** How long an ended task stays readable with `tasks/get`, and how often a caller is told to poll. */
+export const TASK_TTL_MS = 60 * 60 * 1000;
+export const TASK_POLL_MS = 1000;
+
+/**
+ * The rounds, a seal with a fresh per-process key (a restarted server cannot read an old state: the caller's retry
+ * is refused) and the tasks. `now` stamps the tasks' times.
+ */
+export function mcpAsking(newId: () => string, now: () => Date, waitS = ANSWER_WAIT_S): McpAsking {
+  const rounds = new Rounds<McpRunResult>({ newId, waitMs: waitS * 1000 });
   return {
-    rounds: new Rounds<McpRunResult>({ newId, waitMs: waitS * 1000 }),
+    rounds,
     seal: createRequestStateCodec<RoundRef>({ key: randomBytes(32), ttlSeconds: waitS, bind: (ctx) => ctx.mcpReq.method }),
+    tasks: new McpTasks<McpRunResult>({ rounds, newId, now, ttlMs: TASK_TTL_MS, pollIntervalMs: TASK_POLL_MS }),
   };
 }
 
@@ -191,6 +207,13 @@ async function refOf(o: BridleMcpOptions, ctx: ServerContext): Promise<RoundRef 
 
 const notWaiting = () => refusedResult(new McpRunRefused('NO_SUCH_QUESTION', 'no bridle run is waiting for this answer (answered already, cancelled, timed out, or the server restarted)'));
 
+const requestOf = (args: z.infer<typeof RunInput>): McpRunRequest => ({ prompt: args.prompt, ...(args.session !== undefined ? { session: args.session } : {}) });
+
+/** The run a call starts, with the caller as answerer when it can answer. */
+function starter(o: BridleMcpOptions, req: McpRunRequest, answerable: boolean): (h: RoundHooks) => Promise<McpRunResult> {
+  return (h) => o.run(req, { signal: h.signal, progress: h.progress, ...(answerable ? { answerer: h.answerer } : {}) });
+}
+
 async function runTool(o: BridleMcpOptions, server: McpServer, args: z.infer<typeof RunInput>, ctx: ServerContext): Promise<CallToolResult> {
   const sink = progressOf(ctx);
   const progress = sink?.send;
@@ -200,10 +223,9 @@ async function runTool(o: BridleMcpOptions, server: McpServer, args: z.infer<typ
     if (ref === 'invalid') return notWaiting();
     const by = callerOf(ctx, server);
     const answerable = canAnswer(ctx, server);
-    const req = { prompt: args.prompt, ...(args.session !== undefined ? { session: args.session } : {}) };
     const step = ref
       ? rounds.resume(ref, (q) => answerOfResponse(inputResponse(ctx.mcpReq.inputResponses, 'approval'), by, q.form), ctx.mcpReq.signal, progress)
-      : rounds.begin((h) => o.run(req, { signal: h.signal, progress: h.progress, ...(answerable ? { answerer: h.answerer } : {}) }), ctx.mcpReq.signal, progress);
+      : rounds.begin(starter(o, requestOf(args), answerable), ctx.mcpReq.signal, progress);
     if (!step) return notWaiting();
     const s = await step;
     await sink?.sent();
@@ -230,9 +252,71 @@ function sessionResource(o: BridleMcpOptions, server: McpServer, kind: 'log' | '
   });
 }
 
-/** Contract: a fresh server each call, holding nothing between calls; every run goes through `o.run`. */
+/** How a task's run ends: the in-place call's result (a turn that did not complete is a tool error), or cancelled. */
+function taskEnd(r: McpRunResult, cancelled: boolean): TaskEnd {
+  return { kind: 'result', result: runResultOf(r), cancelled: cancelled && r.reason === 'aborted' };
+}
+
+function taskEndOfError(err: unknown): TaskEnd {
+  if (err instanceof McpRunRefused) return { kind: 'result', result: refusedResult(err), cancelled: false };
+  return { kind: 'failed', message: `bridle: the run failed: ${(err as Error)?.message ?? String(err)}` };
+}
+
+const tasksDeclared = (ctx: ServerContext, server: McpServer) => declaresTasks(envelopeOf(ctx)[CLIENT_CAPABILITIES_META_KEY], server.server.getClientCapabilities());
+
+type RawHandler = (request: { method: string; params?: Record<string, unknown> }, ctx: ServerContext) => Promise<unknown>;
+
+/**
+ * The tasks extension on the v2 server SDK, which has no runtime for it (ADR 0083): a `bridle_run` call from a
+ * client that declared the extension, and that is not the retry of an in-place call's round, is answered with the
+ * task before the SDK's `tools/call` wrapper sees it (that wrapper checks every result against `CallToolResult`, which
+ * a task is not); every other call goes through the wrapper as before. `tasks/get`, `tasks/update` and
+ * `tasks/cancel` are custom-schema handlers, refused -32021 to a request whose client did not declare it.
+ */
+function serveTasks(o: BridleMcpOptions, server: McpServer): void {
+  const low = server.server as unknown as {
+    _getRequestHandler(method: string): RawHandler | undefined;
+    _wrapHandler(method: string, handler: RawHandler): RawHandler;
+    removeRequestHandler(method: string): void;
+    setRequestHandler(method: string, handler: RawHandler): void;
+  };
+  const low2 = server.server as unknown as {
+    setRequestHandler(method: string, schemas: { params: z.ZodType }, handler: (params: Record<string, unknown>, ctx: ServerContext) => Promise<Record<string, unknown>>): void;
+  };
+  const inPlace = low._getRequestHandler('tools/call');
+  if (!inPlace) throw new Error('bridle mcp: tools/call is not registered before the tasks extension');
+  const wrap = low._wrapHandler;
+  // The SDK wraps what is set here in its result check: this one handler goes in as it is (it calls the wrapped one).
+  low._wrapHandler = (method, handler) => (method === 'tools/call' ? handler : wrap.call(low, method, handler));
+  try {
+    low.removeRequestHandler('tools/call');
+    low.setRequestHandler('tools/call', async (request, ctx) => {
+      const args = RunInput.safeParse(request.params?.arguments);
+      if (request.params?.name !== 'bridle_run' || !args.success || !tasksDeclared(ctx, server) || ctx.mcpReq.requestState() !== undefined) return inPlace(request, ctx);
+      const start = starter(o, requestOf(args.data), canAnswer(ctx, server));
+      return o.asking.tasks.create({ start, by: callerOf(ctx, server), end: taskEnd, endOfError: taskEndOfError });
+    });
+  } finally {
+    low._wrapHandler = wrap;
+  }
+  // Gated before the params are read: a client that did not declare the extension is told that, whatever it sent.
+  const gated = <P>(method: string, schema: z.ZodType<P>, answer: (p: P, ctx: ServerContext) => Record<string, unknown>) =>
+    low2.setRequestHandler(method, { params: z.looseObject({}) }, async (raw, ctx) => {
+      if (!tasksDeclared(ctx, server)) throw tasksNotDeclared(method);
+      const p = schema.safeParse(raw);
+      if (!p.success) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `invalid ${method} params: ${z.prettifyError(p.error)}`);
+      return answer(p.data, ctx);
+    });
+  gated('tasks/get', TaskIdParams, (p) => o.asking.tasks.get(p.taskId));
+  // The SDK lifts `inputResponses` out of the params into the context, as it does for a retried call.
+  gated('tasks/update', UpdateParams, (p, ctx) => o.asking.tasks.update(p.taskId, p.inputResponses ?? ctx.mcpReq.inputResponses ?? {}));
+  gated('tasks/cancel', TaskIdParams, (p) => o.asking.tasks.cancel(p.taskId));
+}
+
+/** Contract: a fresh server each call, holding nothing between calls but what `o.asking` holds; every run goes through `o.run`. */
 export function createBridleMcpServer(o: BridleMcpOptions): McpServer {
-  const server = new McpServer({ name: 'bridle', title: 'bridle', version: o.version }, { capabilities: { tools: {}, resources: {} }, inputRequired: { maxRounds: MAX_ROUNDS, roundTimeoutMs: ANSWER_WAIT_S * 1000 } });
+  const capabilities = { tools: {}, resources: {}, extensions: { [TASKS_EXTENSION]: {} } };
+  const server = new McpServer({ name: 'bridle', title: 'bridle', version: o.version }, { capabilities, inputRequired: { maxRounds: MAX_ROUNDS, roundTimeoutMs: ANSWER_WAIT_S * 1000 } });
   server.registerTool(
     'bridle_run',
     {
@@ -244,6 +328,7 @@ export function createBridleMcpServer(o: BridleMcpOptions): McpServer {
     },
     (args, ctx) => runTool(o, server, args, ctx),
   );
+  serveTasks(o, server);
   sessionResource(o, server, 'log');
   sessionResource(o, server, 'transcript');
   return server;

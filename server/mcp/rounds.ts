@@ -91,6 +91,19 @@ export class Rounds<R> {
     return this.round(run, signal);
   }
 
+  /** The run's end, for a run parked between rounds; undefined for one not parked (ADR 0083: a task waits on it beside its caller's answer). */
+  ended(runId: string): Promise<R> | undefined {
+    return this.live.get(runId)?.result;
+  }
+
+  /** Cancels a run parked between rounds (no round's signal is listening then); false when none is parked under that id. */
+  cancel(runId: string, by: string): boolean {
+    const run = this.live.get(runId);
+    if (!run) return false;
+    run.abort.abort(new RoundCancel(by));
+    return true;
+  }
+
   /** Runs waiting for an answer. */
   get size(): number {
     return this.live.size;
