@@ -44,12 +44,10 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/v1/traces`;
-  const traced = async () => {
-    const live = new LiveTraces(url, { version: 'bench', env: {}, worker: true, warn: (l) => process.stderr.write(`bench: ${l}\n`) });
-    const us = await runTurns(live);
-    await live.shutdown();
-    return us;
-  };
+  // One LiveTraces for the process, as `run` and the others have: its worker thread starts (and loads the
+  // OpenTelemetry packages) once, in the warm-up, and each traced run's flush is counted.
+  const live = new LiveTraces(url, { version: 'bench', env: {}, worker: true, warn: (l) => process.stderr.write(`bench: ${l}\n`) });
+  const traced = () => runTurns(live);
   try {
     // Both paths warm (the first traced run also loads the OpenTelemetry packages), then untraced and traced runs
     // alternate, so a drift of the machine's load weighs on both alike; the ratio is the median of each pair's.
@@ -67,6 +65,7 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
       value: { untracedUsPerStep: Number(untracedUs.toFixed(1)), tracedUsPerStep: Number(tracedUs.toFixed(1)), ratio: Number(ratio.toFixed(3)), ratioQuartiles: [q(0.25), q(0.75)], ratioRange: [q(0), q(1)], spansReceived: spans },
     };
   } finally {
+    await live.shutdown();
     receiver.close();
   }
 }
