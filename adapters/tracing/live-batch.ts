@@ -3,7 +3,7 @@
  * handed over, projects each once (`TraceProjector`, `traceOf` an entry at a time), queues the spans that end,
  * and hands the queue to the official OTLP/HTTP exporter as the batch span processor's standard variables say:
  * `OTEL_BSP_SCHEDULE_DELAY` after the first span queued (5 s by default), or at once when
- * `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` spans are waiting (512), and at the flush. It runs where `LiveTraces` puts it:
+ * `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` spans are waiting (512, and at most that many an export), and at the flush. It runs where `LiveTraces` puts it:
  * in a worker thread (`live-worker.ts`), or on the caller's thread when a test gives its own exporter.
  */
 import type { Entry } from '../../log/entries.js';
@@ -43,7 +43,7 @@ export class TraceBatcher {
   private readonly known = new Map<string, { p: TraceProjector; root: string }>();
   /** A subagent's hand-overs that came before its parent's `subagent/start` made its projector. */
   private readonly waiting = new Map<string, Handover[]>();
-  private queue: TraceSpan[] = [];
+  private readonly queue: TraceSpan[] = [];
   private chain: Promise<void> = Promise.resolve();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private warned = false;
@@ -143,13 +143,14 @@ export class TraceBatcher {
   private send(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.queue.length === 0) return;
-    const spans = this.queue;
-    this.queue = [];
-    this.chain = this.chain.then(async () => {
-      if (this.endpoint) await this.sendSpans(this.endpoint, spans);
-      if (this.o.metricsEndpoint) await this.sendMetrics(this.o.metricsEndpoint, spans);
-    });
+    // At most `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` spans an export, as the SDK's processor sends them.
+    while (this.queue.length > 0) {
+      const spans = this.queue.splice(0, this.maxBatch);
+      this.chain = this.chain.then(async () => {
+        if (this.endpoint) await this.sendSpans(this.endpoint, spans);
+        if (this.o.metricsEndpoint) await this.sendMetrics(this.o.metricsEndpoint, spans);
+      });
+    }
   }
 
   private async sendSpans(endpoint: string, spans: TraceSpan[]): Promise<void> {
