@@ -178,83 +178,158 @@ function eventOf(e: Entry): TraceEvent | undefined {
 
 /** Contract: pure and total over a log that parsed; the same entries (and children) give the same spans, in the same order. */
 export function traceOf(entries: readonly Entry[], options: TraceOptions = {}): TraceSpan[] {
-  const start = entries[0];
-  if (!start || start.kind !== 'session/start') return [];
-  const id = start.id;
-  const context = contextOf(start, options);
-  const traceId = context.traceId;
-  const lastAt = nanosOf(entries[entries.length - 1]!.at);
-  const spans: TraceSpan[] = [];
-  const open = (e: Entry, role: string, name: string, kind: TraceSpan['kind'], parent: TraceSpan | undefined, attributes: TraceAttributes): TraceSpan => {
+  const p = new TraceProjector(options);
+  for (const e of entries) p.add(e);
+  return p.spans();
+}
+
+type Link = TraceSpan['links'][number];
+
+/**
+ * `traceOf`, an entry at a time (ADR 0080): the one projection, resumable. Fed a session's entries in order it
+ * holds exactly the spans `traceOf` of those entries gives (`spans()`), and it says which spans have ended since
+ * it was last asked (`ended()`): a span that ended does not change, so live export projects each entry once
+ * instead of the whole log at each batch. A subagent's spans come from a projector of its own, made at its
+ * `subagent/start` (fed there with what `children` gives, and later by whoever calls `onChild`'s).
+ */
+export class TraceProjector {
+  private readonly slots: Array<TraceSpan | TraceProjector> = [];
+  private readonly fresh: TraceSpan[] = [];
+  private readonly subs: TraceProjector[] = [];
+  private state: 'new' | 'open' | 'none' = 'new';
+  private id = '';
+  private traceId = '';
+  private parentSpanId: string | undefined;
+  private lastAt = '0';
+  private root: TraceSpan | undefined;
+  private readonly turns = new Map<string, TraceSpan>();
+  private readonly chats = new Map<string, TraceSpan>();
+  private readonly calls = new Map<string, TraceSpan>();
+  private compaction: TraceSpan | undefined;
+  private model = '';
+  private header: EntryOf<'request/header'> | undefined;
+  private readonly projection: Projection | undefined;
+
+  constructor(
+    private readonly options: TraceOptions & { onChild?: (child: string, sub: TraceProjector) => void } = {},
+    private readonly link?: Link,
+  ) {
+    this.projection = options.content ? new Projection() : undefined;
+  }
+
+  /** Every span so far, in `traceOf`'s order; a span not yet ended ends at the last entry seen. */
+  spans(): TraceSpan[] {
+    const out: TraceSpan[] = [];
+    for (const s of this.slots) {
+      if (s instanceof TraceProjector) out.push(...s.spans());
+      else {
+        if (s.status.code === 'unset') s.endTimeUnixNano = this.lastAt;
+        out.push(s);
+      }
+    }
+    return out;
+  }
+
+  /** The spans (this session's and its subagents') that ended since the last call, each once; with `all`, the rest too, ending at the last entry seen. */
+  ended(all = false): TraceSpan[] {
+    const out = this.fresh.splice(0);
+    for (const sub of this.subs) out.push(...sub.ended(all));
+    if (all) for (const s of this.slots) if (!(s instanceof TraceProjector) && s.status.code === 'unset') out.push({ ...s, endTimeUnixNano: this.lastAt });
+    return out;
+  }
+
+  add(e: Entry): void {
+    if (this.state === 'none') return;
+    if (this.state === 'new') {
+      if (e.kind !== 'session/start') {
+        this.state = 'none';
+        return;
+      }
+      this.begin(e);
+    }
+    this.lastAt = nanosOf(e.at);
+    this.step(e);
+    this.projection?.apply(e);
+  }
+
+  private open(e: Entry, role: string, name: string, kind: TraceSpan['kind'], parent: TraceSpan | undefined, attributes: TraceAttributes): TraceSpan {
     const s: TraceSpan = {
-      traceId,
-      spanId: spanIdOf(id, e.seq, role),
-      ...(parent ? { parentSpanId: parent.spanId } : context.parentSpanId ? { parentSpanId: context.parentSpanId } : {}),
+      traceId: this.traceId,
+      spanId: spanIdOf(this.id, e.seq, role),
+      ...(parent ? { parentSpanId: parent.spanId } : this.parentSpanId ? { parentSpanId: this.parentSpanId } : {}),
       name,
       kind,
       startTimeUnixNano: nanosOf(e.at),
-      endTimeUnixNano: lastAt,
+      endTimeUnixNano: nanosOf(e.at),
       attributes: { 'bridle.seq': e.seq, ...attributes },
       events: [],
       status: { code: 'unset' },
       links: [],
     };
-    spans.push(s);
+    this.slots.push(s);
     return s;
-  };
-  const close = (s: TraceSpan, e: Entry, error?: string, message?: string) => {
+  }
+
+  private close(s: TraceSpan, e: Entry, error?: string, message?: string): void {
+    if (s.status.code === 'unset') this.fresh.push(s);
     s.endTimeUnixNano = nanosOf(e.at);
     s.status = error ? { code: 'error', ...(message ? { message } : {}) } : { code: 'ok' };
     if (error) s.attributes['error.type'] = error;
-  };
+  }
 
-  const root = open(start, 'session', 'invoke_agent bridle', 'internal', undefined, {
-    'gen_ai.operation.name': 'invoke_agent',
-    'gen_ai.agent.name': 'bridle',
-    'gen_ai.conversation.id': id,
-    'gen_ai.provider.name': providerOf(start.model),
-    'gen_ai.request.model': start.model,
-    'bridle.depth': start.depth,
-    ...(start.parent ? { 'bridle.parent': start.parent } : {}),
-  });
-  const turns = new Map<string, TraceSpan>();
-  const chats = new Map<string, TraceSpan>();
-  const calls = new Map<string, TraceSpan>();
-  let compaction: TraceSpan | undefined;
-  let model = start.model;
-  let header: EntryOf<'request/header'> | undefined;
-  const projection = options.content ? new Projection() : undefined;
+  private begin(start: EntryOf<'session/start'>): void {
+    this.state = 'open';
+    this.id = start.id;
+    const context = contextOf(start, this.options);
+    this.traceId = context.traceId;
+    this.parentSpanId = context.parentSpanId;
+    this.model = start.model;
+    this.root = this.open(start, 'session', 'invoke_agent bridle', 'internal', undefined, {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': 'bridle',
+      'gen_ai.conversation.id': start.id,
+      'gen_ai.provider.name': providerOf(start.model),
+      'gen_ai.request.model': start.model,
+      'bridle.depth': start.depth,
+      ...(start.parent ? { 'bridle.parent': start.parent } : {}),
+    });
+    if (this.link) this.root.links.push(this.link);
+  }
 
-  for (const e of entries) {
-    const turn = 'turn' in e && typeof e.turn === 'string' ? turns.get(e.turn) : undefined;
+  private step(e: Entry): void {
+    const options = this.options;
+    const root = this.root!;
+    const turn = 'turn' in e && typeof e.turn === 'string' ? this.turns.get(e.turn) : undefined;
     switch (e.kind) {
+      case 'session/start':
+        break;
       case 'turn/start':
-        turns.set(e.turn, open(e, 'turn', `turn ${e.turn}`, 'internal', root, { 'bridle.turn.id': e.turn }));
+        this.turns.set(e.turn, this.open(e, 'turn', `turn ${e.turn}`, 'internal', root, { 'bridle.turn.id': e.turn }));
         break;
       case 'turn/end': {
         if (!turn) break;
         turn.attributes['bridle.turn.reason'] = e.reason;
         turn.attributes['bridle.turn.steps'] = e.steps;
-        close(turn, e, e.reason === 'error' ? (e.code ?? 'error') : undefined, e.cause);
+        this.close(turn, e, e.reason === 'error' ? (e.code ?? 'error') : undefined, e.cause);
         break;
       }
-      case 'request/header':
-        header = e;
-        model = e.params.model;
-        {
-          const chat = chats.get(e.step);
-          if (chat) Object.assign(chat.attributes, requestAttributes(e, model), options.content ? { 'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: e.system }]) } : {});
-          if (chat) chat.name = `chat ${model}`;
-        }
+      case 'request/header': {
+        this.header = e;
+        this.model = e.params.model;
+        const chat = this.chats.get(e.step);
+        if (chat) Object.assign(chat.attributes, requestAttributes(e, this.model), options.content ? { 'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: e.system }]) } : {});
+        if (chat) chat.name = `chat ${this.model}`;
         break;
+      }
       case 'step/start': {
-        const chat = open(e, 'chat', `chat ${model}`, 'client', turn, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': providerOf(model), 'bridle.step.id': e.step, ...(header ? requestAttributes(header, model) : { 'gen_ai.request.model': model }) });
-        if (projection) chat.attributes['gen_ai.input.messages'] = JSON.stringify(conventionMessages(projection.messages));
-        chats.set(e.step, chat);
+        const model = this.model;
+        const chat = this.open(e, 'chat', `chat ${model}`, 'client', turn, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': providerOf(model), 'bridle.step.id': e.step, ...(this.header ? requestAttributes(this.header, model) : { 'gen_ai.request.model': model }) });
+        if (this.projection) chat.attributes['gen_ai.input.messages'] = JSON.stringify(conventionMessages(this.projection.messages));
+        this.chats.set(e.step, chat);
         break;
       }
       case 'assistant/message': {
-        const chat = chats.get(e.step);
+        const chat = this.chats.get(e.step);
         if (chat) {
           const u = e.usage;
           if (u) {
@@ -268,12 +343,12 @@ export function traceOf(entries: readonly Entry[], options: TraceOptions = {}): 
           if (e.finish.kind === 'ok') chat.attributes['gen_ai.response.finish_reasons'] = [FINISH[e.finish.reason] ?? e.finish.reason];
           if (options.content) chat.attributes['gen_ai.output.messages'] = JSON.stringify([outputMessage(e)]);
           if (e.interrupted) chat.attributes['bridle.interrupted'] = true;
-          close(chat, e, e.finish.kind === 'error' ? e.finish.code : e.finish.kind === 'aborted' ? 'ABORTED' : undefined, e.finish.kind === 'error' ? e.finish.message : undefined);
+          this.close(chat, e, e.finish.kind === 'error' ? e.finish.code : e.finish.kind === 'aborted' ? 'ABORTED' : undefined, e.finish.kind === 'error' ? e.finish.message : undefined);
         }
         break;
       }
       case 'tool/call': {
-        const call = open(e, 'tool', `execute_tool ${e.name}`, 'internal', turn, {
+        const call = this.open(e, 'tool', `execute_tool ${e.name}`, 'internal', turn, {
           'gen_ai.operation.name': 'execute_tool',
           'gen_ai.tool.name': e.name,
           'gen_ai.tool.call.id': e.toolCallId,
@@ -281,46 +356,45 @@ export function traceOf(entries: readonly Entry[], options: TraceOptions = {}): 
           'bridle.call.id': e.callId,
           ...(options.content ? { 'gen_ai.tool.call.arguments': e.arguments } : {}),
         });
-        calls.set(e.callId, call);
+        this.calls.set(e.callId, call);
         break;
       }
       case 'tool/result': {
-        const call = calls.get(e.callId);
-        if (!call) break;
+        const call = this.calls.get(e.callId);
+        // A result for a call that already ended is a compaction's rewrite of it (`surfaceOp` replace): the call's span keeps what the call did.
+        if (!call || call.status.code !== 'unset') break;
         const outcome = e.verdict === 'uncertain' ? 'uncertain' : e.status;
         call.attributes['bridle.tool.outcome'] = outcome;
         if (options.content) call.attributes['gen_ai.tool.call.result'] = e.content;
-        close(call, e, outcome === 'ok' ? undefined : (e.code ?? outcome));
+        this.close(call, e, outcome === 'ok' ? undefined : (e.code ?? outcome));
         break;
       }
       case 'compaction/start':
-        compaction = open(e, 'compaction', 'compaction', 'internal', turn ?? root, { 'bridle.compaction.trigger': e.trigger, 'bridle.compaction.estimated_tokens': e.estimatedTokens, 'bridle.compaction.window': e.window });
+        this.compaction = this.open(e, 'compaction', 'compaction', 'internal', turn ?? root, { 'bridle.compaction.trigger': e.trigger, 'bridle.compaction.estimated_tokens': e.estimatedTokens, 'bridle.compaction.window': e.window });
         break;
       case 'compaction/end':
-        if (compaction) {
-          Object.assign(compaction.attributes, { 'bridle.compaction.outcome': e.outcome, 'bridle.compaction.tokens_before': e.tokensBefore, 'bridle.compaction.tokens_after': e.tokensAfter });
-          close(compaction, e, e.outcome === 'failed' ? 'COMPACTION_FAILED' : undefined);
-          compaction = undefined;
+        if (this.compaction) {
+          Object.assign(this.compaction.attributes, { 'bridle.compaction.outcome': e.outcome, 'bridle.compaction.tokens_before': e.tokensBefore, 'bridle.compaction.tokens_after': e.tokensAfter });
+          this.close(this.compaction, e, e.outcome === 'failed' ? 'COMPACTION_FAILED' : undefined);
+          this.compaction = undefined;
         }
         break;
       default: {
         const ev = eventOf(e);
         if (!ev) break;
-        const on = 'callId' in e && typeof e.callId === 'string' ? (calls.get(e.callId) ?? turn ?? root) : (turn ?? root);
+        const on = 'callId' in e && typeof e.callId === 'string' ? (this.calls.get(e.callId) ?? turn ?? root) : (turn ?? root);
         on.events.push(ev);
         if (e.kind === 'subagent/start') {
-          const child = options.children?.(e.child);
-          if (child && child.length > 0) {
-            const sub = traceOf(child, { ...options, traceId, parentSpanId: on.spanId });
-            if (sub[0]) sub[0].links.push({ traceId, spanId: on.spanId, attributes: { 'bridle.link': 'subagent/start', 'bridle.seq': e.seq } });
-            spans.push(...sub);
-          }
+          const { onChild, ...rest } = options;
+          const sub = new TraceProjector({ ...rest, ...(onChild ? { onChild } : {}), traceId: this.traceId, parentSpanId: on.spanId }, { traceId: this.traceId, spanId: on.spanId, attributes: { 'bridle.link': 'subagent/start', 'bridle.seq': e.seq } });
+          this.slots.push(sub);
+          this.subs.push(sub);
+          for (const c of options.children?.(e.child) ?? []) sub.add(c);
+          onChild?.(e.child, sub);
         }
       }
     }
-    projection?.apply(e);
   }
-  return spans;
 }
 
 function requestAttributes(h: EntryOf<'request/header'>, model: string): TraceAttributes {
