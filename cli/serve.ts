@@ -12,7 +12,7 @@ import type { InspectionEvent, Observer } from 'xstate';
 import { isLoopbackHost, newToken } from '../server/access.js';
 import { allowedRoots, checkCwd } from '../server/allowed-cwd.js';
 import type { SessionHooks } from '../server/hosted-session.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../server/hub.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../server/hub-limits.js';
 import { ErrorCode, refusal, Reason } from '../server/protocol.js';
 import { DEFAULT_PORT, startServer, type BridleServer } from '../server/server.js';
 import { viewerDir, visualizationsDir } from '../visualizations/paths.js';
