@@ -75,8 +75,8 @@ async function openChat(product: Product, flags: RunFlags, io: ChatIO, pending: 
   for (const w of product.warnings) err.write(`bridle: warning: ${w}\n`);
   const opened = await openSession({
     product,
-    ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}),
-    ...(flags.session !== undefined ? { session: flags.session } : {}),
+    cwd: flags.cwd,
+    session: flags.session,
     // Whatever the policy: a continued session runs under its logged one (ADR 0027); only `ask` calls it.
     answerer: lineAnswerer(out, pending),
     askOnBudget: true,

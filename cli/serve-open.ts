@@ -42,13 +42,13 @@ export function serveOpener(product: Product, workspace: string, problem: (m: st
         product,
         cwd: params.cwd ?? workspace,
         // A fork `session/fork` just wrote is opened as the session it is.
-        ...(params.fork !== undefined ? { session: params.fork } : {}),
+        session: params.fork,
         answerer: hooks.answerer,
-        ...(hooks.inspect ? { inspect: hooks.inspect } : {}),
+        inspect: hooks.inspect,
         askOnBudget: hooks.askOnBudget,
-        ...(params.traceparent !== undefined ? { traceparent: params.traceparent } : {}),
+        traceparent: params.traceparent,
         ...(params.id !== undefined || params.depth !== undefined || params.parent !== undefined
-          ? { lineage: { ...(params.id !== undefined ? { id: params.id } : {}), depth: params.depth ?? 0, parent: params.parent ?? null } }
+          ? { lineage: { id: params.id, depth: params.depth ?? 0, parent: params.parent ?? null } }
           : {}),
         // A client's model is sugar over the model row, as a flag's would be.
         ...(model ? { rows: (rows: ComposedRow[]) => applySettings(rows, [{ from: 'client', settings: { model } }]).rows } : {}),
@@ -163,7 +163,7 @@ export async function reopenStored(product: Product, sessionId: string, hooks: S
       lock: open.lock,
       store: open.store,
       answerer: hooks.answerer,
-      ...(hooks.inspect ? { inspect: hooks.inspect } : {}),
+      inspect: hooks.inspect,
       askOnBudget: hooks.askOnBudget,
     })).session;
   } catch (e) {

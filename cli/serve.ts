@@ -169,7 +169,7 @@ export async function startServe(given: Product, flags: ServeFlags, err: NodeJS.
   out.write(`viewer: ${server.httpUrl}?token=${fromEnv ? '$BRIDLE_TOKEN' : token}\n`);
   if (inspector) err.write(`inspect: reporting every actor to ${redactUrl(inspector.url)}\n`);
   announceSessions(err, approval, limits, relay !== undefined);
-  return { server, token, ...(relay ? { relay } : {}), ...(inspector ? { inspector } : {}) };
+  return { server, token, relay, inspector };
 }
 
 /** What the server will do with its sessions: who approves, how many, for how long, where, and the sweep. */
