@@ -14,7 +14,9 @@ import { LogAccessError, SessionLockedError } from '../log/errors.js';
 import { CompositionError, type ComposedRow } from '../plugins/rows.js';
 import { ProviderSetupError } from '../ports/provider.js';
 import { resolveUse } from '../runtime/catalogue.js';
-import { acpRefusal, createAcpAgent, type AcpAgent, type OpenAcpSession } from '../server/acp/agent.js';
+import { createAcpAgent, type AcpAgent, type AcpAgentOptions } from '../server/acp/agent.js';
+import { acpRefusal, CANNOT_OPEN, INVALID_PARAMS } from '../server/acp/refusal.js';
+import type { OpenAcpSession } from '../server/acp/sessions.js';
 import { patchRows } from '../server/acp/mcp-rows.js';
 import { guardedStream } from '../server/acp/stdio.js';
 import { SetupError, UsageError, WorkspaceModuleError } from './errors.js';
@@ -27,7 +29,6 @@ import { bridleVersion } from './version.js';
 import { usageOfProduct } from './usage.js';
 import { storeOfRows } from '../runtime/stores.js';
 import { configChoices, withConfig } from './acp-config.js';
-import type { AcpAgentOptions } from '../server/acp/agent.js';
 
 export type AcpFlags = Omit<RunFlags, 'session' | 'json'>;
 
@@ -44,11 +45,8 @@ export function authMethodsOf(product: Product, env: NodeJS.ProcessEnv = process
   return [{ id: 'openai-api-key', name: c.apiKeyEnv, description: `Set ${c.apiKeyEnv} in the environment bridle acp is started with (Zed: "env" of its agent_servers entry), or point --base-url at a local OpenAI-compatible server` }];
 }
 
-const INVALID_PARAMS = -32602;
 const NOT_FOUND = -32002;
 const AUTH_REQUIRED = -32000;
-/** `bridle serve`'s code for a session it cannot open (`ErrorCode.CreateFailed`): the same refusal reads the same on both hosts. */
-const CANNOT_OPEN = -32003;
 
 /** Why a session could not be opened, in words for the client (over stdio the client is the user's own editor). */
 function openRefusal(err: unknown): unknown {

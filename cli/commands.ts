@@ -2,7 +2,7 @@
  * The command table: every command, its flags and help, grouped by what it does. Each action hands its exit
  * code to `done`; `program.ts` parses and turns a failure into one line and an exit code.
  */
-import { Command, Option } from 'commander';
+import { Argument, Command, Option } from 'commander';
 import { readPrompt, runPrompt, type RunFlags } from './run.js';
 import { replayCommand, type ReplayFlags } from './replay.js';
 import { resumeCommand, type ResumeFlags } from './resume.js';
@@ -10,6 +10,20 @@ import { safetyOptions } from './safety-flags.js';
 import { composeProduct } from './settings.js';
 
 type Done = (code: number) => void;
+
+/*
+ * The flags and arguments more than one command takes, declared once (each call a new one: commander keeps
+ * what it parses on the option).
+ */
+const storedSession = () => new Argument('<session>', 'session id or log path');
+const continueSession = () => new Option('--session <id|path>', 'continue this session');
+const readFromStore = () => new Option('--store <url|dir>', 'read it from Postgres (postgres://…) or a JSONL dir');
+const entriesAsJson = () => new Option('--json', 'print log entries as JSON lines on stdout');
+const inspector = () => new Option('--inspect [url]', 'send actors to an inspector (ws://localhost:8080)');
+/** A repeatable flag's values, in order. */
+const repeated = (v: string, prev: string[] = []): string[] => [...prev, v];
+/** The product of a session command, in `--cwd` or the current directory. */
+const productIn = (flags: RunFlags) => composeProduct(flags, { workspace: flags.cwd ?? process.cwd() });
 
 /** The flags that are also config settings (`bridle config --dump` takes them too). Help lines stay short: one line each at 80 columns. */
 function settingOptions(cmd: Command, more: (c: Command) => Command = (c) => c): Command {
@@ -49,12 +63,12 @@ function sessionCommands(program: Command, done: Done): void {
   modelOptions(program.command('run').argument('[prompt]', 'what to do (default: read from stdin)'))
     .summary('run one prompt as a turn')
     .description('run one prompt as a turn, in a new session or one named by --session')
-    .option('--session <id|path>', 'continue this session')
-    .option('--json', 'print log entries as JSON lines on stdout')
-    .option('--inspect [url]', 'send actors to an inspector (ws://localhost:8080)')
+    .addOption(continueSession())
+    .addOption(entriesAsJson())
+    .addOption(inspector())
     .action(async (prompt: string | undefined, flags: RunFlags & { inspect?: string | boolean }) => {
       // A bad config fails before anything waits on stdin.
-      const product = await composeProduct(flags, { workspace: flags.cwd ?? process.cwd() });
+      const product = await productIn(flags);
       const text = await readPrompt(prompt);
       if (flags.inspect === undefined) done(await runPrompt(text, product, flags));
       else {
@@ -63,11 +77,11 @@ function sessionCommands(program: Command, done: Done): void {
       }
     });
 
-  modelOptions(program.command('resume').argument('<session>', 'session id or log path').argument('[prompt]', 'what to do next'))
+  modelOptions(program.command('resume').addArgument(storedSession()).argument('[prompt]', 'what to do next'))
     .summary('repair a crashed session and go on')
     .description('repair a crashed session (torn tail, unended turn), restore it from its newest checkpoint, then run the prompt; with neither a prompt nor --continue, only repair. An approval left unanswered is asked again and the call runs once if allowed; one answered and not dispatched (a crash, or a fork --answer deny) goes on with its logged answer, not asked again. The session keeps its logged model unless a flag, BRIDLE_MODEL or --profile names one, and its logged policy unless a flag narrows it (--override-policy to widen)')
     .option('--continue', 'let the model carry on instead of a prompt')
-    .option('--json', 'print log entries as JSON lines on stdout')
+    .addOption(entriesAsJson())
     .action(async (session: string, prompt: string | undefined, flags: ResumeFlags) => {
       done(await resumeCommand(session, prompt, flags));
     });
@@ -86,10 +100,10 @@ function sessionCommands(program: Command, done: Done): void {
   modelOptions(program.command('chat'))
     .summary('a line-based chat over one session')
     .description('a line-based chat over one session: answers stream, approvals are asked inline; /compact, /context, /help, /exit; Ctrl-C cancels the turn, Ctrl-D exits')
-    .option('--session <id|path>', 'continue this session')
+    .addOption(continueSession())
     .action(async (flags: RunFlags) => {
       const { chatCommand } = await import('./chat.js');
-      done(await chatCommand(await composeProduct(flags, { workspace: flags.cwd ?? process.cwd() }), flags));
+      done(await chatCommand(await productIn(flags), flags));
     });
 }
 
@@ -97,26 +111,26 @@ function sessionCommands(program: Command, done: Done): void {
 function logCommands(program: Command, done: Done, version: string): void {
   program
     .command('replay')
-    .argument('<session>', 'session id or log path')
+    .addArgument(storedSession())
     .summary('verify a session log, show its timeline')
     .description('verify a session log and print its timeline; runs no tool (exit 2 on a corrupt log)')
     .option('--json', 'print the verdict as JSON: { ok, violations, totals }')
     .option('--html <file>', 'also write the session as a self-contained HTML page')
     .option('--machines', 're-run it through the machines; exit 2 unless byte for byte')
     .option('--cost', 'also tokens and cost per step, turn, session and tree')
-    .option('--store <url|dir>', 'read it from Postgres (postgres://…) or a JSONL dir')
+    .addOption(readFromStore())
     .action(async (session: string, flags: ReplayFlags) => {
       done(await replayCommand(session, flags));
     });
 
   program
     .command('trace')
-    .argument('<session>', 'session id or log path')
+    .addArgument(storedSession())
     .summary('a stored session as an OpenTelemetry trace')
     .description('a stored session and its subagents as an OpenTelemetry trace (GenAI conventions): a tree of spans, OTLP/JSON on stdout (--json), or sent to an OTLP/HTTP endpoint (--otlp); the same log always gives the same trace; message content only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true')
     .option('--json', 'print the trace as OTLP/JSON (an ExportTraceServiceRequest)')
     .option('--otlp <url>', 'send it to this OTLP/HTTP endpoint (…/v1/traces)')
-    .option('--store <url|dir>', 'read it from Postgres (postgres://…) or a JSONL dir')
+    .addOption(readFromStore())
     .action(async (session: string, flags: import('./trace.js').TraceFlags) => {
       const { traceCommand } = await import('./trace.js');
       done(await traceCommand(session, flags, version));
@@ -124,11 +138,11 @@ function logCommands(program: Command, done: Done, version: string): void {
 
   program
     .command('cost')
-    .argument('<session>', 'session id or log path')
+    .addArgument(storedSession())
     .summary('what a stored session cost, per step, turn and subagent')
     .description('tokens and US dollars of a stored session per step, per turn, per session and for its whole subagent tree, priced with the prices row (list prices with their date; override them in config); a scripted model costs nothing')
     .option('--json', 'print the report as JSON')
-    .option('--store <url|dir>', 'read it from Postgres (postgres://…) or a JSONL dir')
+    .addOption(readFromStore())
     .option('--profile <name>', 'compose from this profile (its prices row)')
     .action(async (session: string, flags: import('./cost.js').CostFlags) => {
       const { costCommand } = await import('./cost.js');
@@ -148,12 +162,12 @@ function logCommands(program: Command, done: Done, version: string): void {
 
   program
     .command('fork')
-    .argument('<session>', 'session id or log path')
+    .addArgument(storedSession())
     .summary('a new session from a past point of a log')
     .description('a new session whose log begins with this one\'s, up to the last completed turn at or before --at (default: the end), copied byte for byte under a header of its own; with --answer, one logged approval answered anew at --at (deny: bridle resume <fork> goes on inside that turn with the denial; approve: never an approval by itself, the call is asked again when the fork goes on, and refused under --approval never) or one input replaced (new text; an approval word at an input is refused). Runs no tool and calls no model; prints log: <path> of the fork (exit 2: a point inside a turn, naming the nearest valid ones)')
     .option('--at <seq>', 'the last completed turn at or before this seq')
     .option('--answer <approval|input>', 'what-if at --at: approve|deny, or new input text')
-    .option('--store <url|dir>', 'read it from Postgres (postgres://…) or a JSONL dir')
+    .addOption(readFromStore())
     .action(async (session: string, flags: import('./fork.js').ForkFlags) => {
       const { forkCommand } = await import('./fork.js');
       done(await forkCommand(session, flags));
@@ -167,12 +181,12 @@ function hostCommands(program: Command, done: Done): void {
     .description('serve sessions over WebSocket JSON-RPC (docs/protocol.md) and the session viewer at /; loopback only unless --host says otherwise')
     .option('--port <n>', 'port (default: 7077; 0 picks a free one)')
     .option('--host <address>', 'address to bind (default: 127.0.0.1)')
-    .option('--allow-origin <origin>', 'accept this browser origin too (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
-    .option('--allow-cwd <dir>', 'let clients put sessions here too (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--allow-origin <origin>', 'accept this browser origin too (repeatable)', repeated)
+    .option('--allow-cwd <dir>', 'let clients put sessions here too (repeatable)', repeated)
     .option('--max-sessions <n>', 'most sessions open at once (default: 64)')
     .option('--idle-timeout <seconds>', 'close idle sessions after (default: 900; 0: never)')
     .option('--sweep-ms <ms>', 'take over dead owners\' work (default: 5000; 0: off)')
-    .option('--inspect [url]', 'send actors to an inspector (ws://localhost:8080)')
+    .addOption(inspector())
     .option('--exit-with-stdin', 'exit when stdin ends (a parent driving this server)')
     .action(async (flags: import('./serve.js').ServeFlags) => {
       const { serveCommand } = await import('./serve.js');
@@ -208,7 +222,7 @@ function toolingCommands(program: Command, done: Done): void {
     .option('--keep', "keep each run's workspace, for --replay")
     .option('--replay <logs...>', 're-score these logs instead of running')
     .option('--json', 'print the results as one JSON document')
-    .option('--workspace-root <dir>', "a root task workspaces may lie in (repeatable)", (v: string, acc: string[] = []) => [...acc, v])
+    .option('--workspace-root <dir>', "a root task workspaces may lie in (repeatable)", repeated)
     .action(async (dir: string | undefined, flags: import('./eval/command.js').EvalFlags) => {
       const { evalCommand } = await import('./eval/command.js');
       const stop = new AbortController();

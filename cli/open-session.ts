@@ -208,7 +208,7 @@ async function openContinued(o: OpenOptions, rows: ComposedRow[], ref: string): 
   const store = o.store ?? found.store;
   let claimed: Awaited<ReturnType<typeof claimToGoOn>>;
   try {
-    claimed = await claimToGoOn(store, found.id, { ...(o.lock ? { lock: o.lock } : {}), ...(o.existing ? { existing: o.existing } : {}) });
+    claimed = await claimToGoOn(store, found.id, { lock: o.lock, existing: o.existing });
   } catch (err) {
     if (err instanceof SessionLogError) throw new UsageError(err.message, { cause: err });
     accessFailure(err);

@@ -11,7 +11,7 @@ import type { Product, SettingFlags } from './settings.js';
 import { createRenderer, mcpNotes, skillNotes, type Renderer } from './render.js';
 import { terminalAnswerer } from './terminal-answerer.js';
 import { jsonLine, visible } from './visible.js';
-import { closeFailureLine, crashedLine, entryToShow, unsavedTurnLine } from './save-failure.js';
+import { closeSaying, crashedLine, entryToShow, unsavedTurnLine } from './save-failure.js';
 import { progressPrinter } from './progress-line.js';
 import { TurnEndCode } from '../log/codes.js';
 
@@ -93,14 +93,7 @@ export async function runPrompt(prompt: string | undefined, product: Product, fl
     });
     const unsaved = unsavedTurnLine(out, logPath);
     // The last flush (the checkpoint) can fail too; said once, and only when the turn itself was saved.
-    const closeLine = await session.close().then(
-      () => undefined,
-      (e: unknown) => {
-        const line = closeFailureLine(e, logPath);
-        if (line === undefined) throw e;
-        return line;
-      },
-    );
+    const closeLine = await closeSaying(session, logPath);
     err.write(`log: ${logPath}\n`);
     if (unsaved) err.write(`${unsaved}\n`);
     // The provider's message is the provider's (or a proxy's) text: shown, never acted on.

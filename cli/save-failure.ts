@@ -5,7 +5,7 @@
  */
 import type { Entry } from '../log/entries.js';
 import { isSaveFailureCode, LogNotDurableError } from '../log/errors.js';
-import type { SessionCrashedError, SessionFeedEvent } from '../runtime/session.js';
+import type { BridleSession, SessionCrashedError, SessionFeedEvent } from '../runtime/session.js';
 import type { TurnOutput } from '../machines/turn.machine.js';
 import { visible } from './visible.js';
 
@@ -35,4 +35,19 @@ export function crashedLine(e: SessionCrashedError, logPath: string): string {
 export function closeFailureLine(err: unknown, logPath: string): string | undefined {
   if (!(err instanceof LogNotDurableError)) return undefined;
   return visible(`bridle: the session could not be saved as it closed (${err.code}: ${err.message}); the turns before it were saved${resumeHint(logPath)}`);
+}
+
+/**
+ * Closes the session and gives the line to print when its last flush failed (`closeFailureLine`), or undefined when it closed.
+ * Contract: rejects with any other error `close` rejects with.
+ */
+export async function closeSaying(session: Pick<BridleSession, 'close'>, logPath: string): Promise<string | undefined> {
+  return session.close().then(
+    () => undefined,
+    (e: unknown) => {
+      const line = closeFailureLine(e, logPath);
+      if (line === undefined) throw e;
+      return line;
+    },
+  );
 }

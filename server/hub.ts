@@ -6,58 +6,17 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import { checkCwd } from './allowed-cwd.js';
 import { ForkRefusedError } from '../runtime/logs/fork.js';
-import { HostedSession, type CreateParams, type OpenSession, type ReopenSession } from './hosted-session.js';
+import { HostedSession, type CreateParams, type OpenSession } from './hosted-session.js';
+import { atLimit, DEFAULT_LIMITS, type ForkLog, type HubLimits } from './hub-limits.js';
 import { ErrorCode, refusal, RpcFailure, Reason, type ErrorReason, type ParamsOf, type ResultOf, type SessionSummary } from './protocol.js';
 import type { Peer } from './attachment.js';
-import type { Forwardable, RelaySource, SweepOutcome } from '../ports/relay.js';
+import type { Forwardable, SweepOutcome } from '../ports/relay.js';
 import { RelayedSession } from './relayed-session.js';
 import { SessionLockedError } from '../log/errors.js';
 import type { CostReport } from '../log/cost.js';
-import type { UsageOf } from './usage.js';
 
 /** A session as a client reaches it here: run by this worker, or relayed from the one that runs it. */
 export type Served = HostedSession | RelayedSession;
-
-/**
- * Writes a fork of a session's log (`forkSession` over the server's store) and says what it wrote. Contract:
- * throws `ForkRefusedError` for a fork that cannot be made as asked; writes nothing then.
- */
-export type ForkLog = (p: ParamsOf<'session/fork'>) => Promise<{
-  id: string;
-  forkOf: { session: string; seq: number };
-  open: boolean;
-  /** The open turn goes on as the fork is opened (a re-answered approval whose step ran nothing else, ADR 0031). */
-  resumable?: boolean;
-}>;
-
-export interface HubLimits {
-  /** Most sessions open at once, those being opened or ended included. */
-  maxSessions: number;
-  /** A session with no attached client and no running turn is ended after this long; 0: never. */
-  idleTimeoutMs: number;
-  /** Resolved roots (`allowedRoots`) a client's `cwd` must lie in; empty: a client may not choose one. */
-  cwdRoots: readonly string[];
-  /**
-   * Opens a session of the server's store that this process does not hold (a predecessor's, or one closed
-   * here), for `session/attach` and `session/input`; absent: only sessions created here are served.
-   */
-  reopen?: ReopenSession;
-  /**
-   * For a session another live worker holds (`reopen` refused it `SESSION_LOCKED`): the store's side of a relay
-   * (ADR 0030); undefined when the store cannot relay (JSONL: the refusal stands).
-   */
-  relay?: (sessionId: string) => Promise<RelaySource | undefined>;
-  /** Runs for every session this server comes to run (created or opened); what it returns runs when the session stops here. The owner's inbox pump. */
-  adopt?: (session: HostedSession) => () => void;
-  /** What a session's tree has cost so far (`session/cost`); absent: the server prices nothing. */
-  usage?: UsageOf;
-}
-
-
-export const DEFAULT_MAX_SESSIONS = 64;
-export const DEFAULT_IDLE_TIMEOUT_MS = 15 * 60 * 1000;
-
-const DEFAULT_LIMITS: HubLimits = { maxSessions: DEFAULT_MAX_SESSIONS, idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS, cwdRoots: [] };
 
 /** Refusals that hold for this worker until the session's log changes. */
 const NOT_RUNNABLE_HERE = new Set<string>([Reason.SESSION_NOT_RESUMABLE, Reason.UNKNOWN_SESSION, Reason.POLICY_WIDENED, Reason.MODEL_UNAVAILABLE]);
@@ -102,7 +61,7 @@ export class Hub {
    */
   async create(params: CreateParams): Promise<HostedSession> {
     if (this.held >= this.limits.maxSessions) {
-      throw refusal(ErrorCode.SessionLimit, Reason.SESSION_LIMIT, `this server holds its limit of ${this.limits.maxSessions} sessions: close one (session/close) or wait for an idle one to be released`);
+      throw atLimit(this.limits.maxSessions);
     }
     let cwd: string | undefined;
     if (params.cwd !== undefined) {
@@ -157,13 +116,13 @@ export class Hub {
     return { sessionId: forked.id, forkOf: forked.forkOf, hosted };
   }
 
-  /** A session this server runs. Contract: `UNKNOWN_SESSION` when it runs none by that id; `SESSION_ELSEWHERE` when it only relays it. */
   /** `session/cost`: the projection of a session this server runs (a relayed one is refused as `snapshot` is). */
   async cost(sessionId: string): Promise<CostReport | undefined> {
     const s = this.get(sessionId);
     return this.limits.usage?.(s.id, s.entries);
   }
 
+  /** A session this server runs. Contract: `UNKNOWN_SESSION` when it runs none by that id; `SESSION_ELSEWHERE` when it only relays it. */
   get(sessionId: string): HostedSession {
     const s = this.sessions.get(sessionId);
     if (s) return s;
@@ -332,7 +291,7 @@ export class Hub {
   /** Opens a session of the store here; `relay`: a session another live worker holds is relayed, else its refusal stands. */
   private reopenHere(sessionId: string, relay: boolean): Promise<Served> {
     if (this.held >= this.limits.maxSessions) {
-      return Promise.reject(refusal(ErrorCode.SessionLimit, Reason.SESSION_LIMIT, `this server holds its limit of ${this.limits.maxSessions} sessions: close one (session/close) or wait for an idle one to be released`));
+      return Promise.reject(atLimit(this.limits.maxSessions));
     }
     const reopen = this.limits.reopen!;
     this.opening++;

@@ -15,7 +15,8 @@ import type { HostedSession, OpenSession, ReopenSession } from './hosted-session
 import { ownedSession } from './owned-session.js';
 import type { SessionRelay } from '../ports/relay.js';
 import { allowedRoots } from './allowed-cwd.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, Hub, type ForkLog } from './hub.js';
+import { Hub } from './hub.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, type ForkLog } from './hub-limits.js';
 import { serveStatic, type ViewerFiles } from './static.js';
 import { startSweep } from './sweep.js';
 import type { UsageOf } from './usage.js';

@@ -5,25 +5,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMemorySessionStore } from '../../adapters/store/memory.js';
 import { ErrorCode, METHODS, MethodParams, type Method } from '../../server/protocol.js';
-import { RpcClient } from '../helpers/rpc-client.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { serverPerTest } from '../helpers/server-per-test.js';
 
-let t: TestServer | undefined;
-const clients: RpcClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await t?.stop();
-  t = undefined;
-});
-
-const connect = async () => {
-  const c = await RpcClient.connect(t!.server.url, { token: t!.token });
-  clients.push(c);
-  return c;
-};
+const srv = serverPerTest();
+const connect = () => srv.connect();
 
 /** Valid params of each method that names a session, for `sessionId`. */
 const paramsFor: Partial<Record<Method, (sessionId: string) => Record<string, unknown>>> = {
@@ -48,7 +36,7 @@ describe('a client not attached to a session cannot act on it', () => {
 
   it('input, cancel, compact, snapshot, close, fork and approval/respond from an unattached client are refused NOT_ATTACHED; the owner sees nothing happen', async () => {
     const sessions = createMemorySessionStore();
-    t = await startTestServer(() => ({ text: 'Writing.', toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'x' } }] }), { sessions, approval: 'ask' });
+    const t = await srv.start(() => ({ text: 'Writing.', toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'x' } }] }), { sessions, approval: 'ask' });
     const owner = await connect();
     const { sessionId } = await owner.call('session/create', {});
     await owner.call('session/attach', { sessionId });
@@ -77,7 +65,7 @@ describe('a client not attached to a session cannot act on it', () => {
   });
 
   it('a session the server does not run: an unknown id is UNKNOWN_SESSION, as before', async () => {
-    t = await startTestServer(() => ({ text: 'hi' }));
+    await srv.start(() => ({ text: 'hi' }));
     const c = await connect();
     for (const [method, params] of Object.entries(paramsFor) as [Method, (id: string) => Record<string, unknown>][]) {
       expect((await c.request(method, params('nope'))).error, method).toMatchObject({ code: ErrorCode.UnknownSession });

@@ -3,18 +3,11 @@
  * only once the store has said it is durable, and every entry does reach it, in order, once. The store here says
  * "durable" a few milliseconds after it is asked, so an entry sent on its append would be caught.
  */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { LogStore } from '../../ports/store.js';
-import { RpcClient } from '../helpers/rpc-client.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { serverPerTest } from '../helpers/server-per-test.js';
 
-let t: TestServer | undefined;
-const clients: RpcClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await t?.stop();
-  t = undefined;
-});
+const srv = serverPerTest();
 
 /** A store whose flush takes 3 ms, and that says how far it has made the log durable. */
 function slowStore(): LogStore & { durableSeq: number; lastSeq: number; flushes: number } {
@@ -41,15 +34,14 @@ function slowStore(): LogStore & { durableSeq: number; lastSeq: number; flushes:
 
 it('a client sees an entry only once the store has made it durable, and sees every entry, in order, once', async () => {
   const stores: ReturnType<typeof slowStore>[] = [];
-  t = await startTestServer((_r, i) => (i === 0 ? { text: 'Looking.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] } : { text: 'done' }), {
+  await srv.start((_r, i) => (i === 0 ? { text: 'Looking.', toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] } : { text: 'done' }), {
     store: () => {
       const s = slowStore();
       stores.push(s);
       return s;
     },
   });
-  const c = await RpcClient.connect(t.server.url, { token: t.token });
-  clients.push(c);
+  const c = await srv.connect();
   const seen: { seq: number; durableThen: number }[] = [];
   c.ws.on('message', (data) => {
     const m = JSON.parse(data.toString()) as { method?: string; params?: { entry?: { seq: number } } };
