@@ -176,151 +176,201 @@ function eventOf(e: Entry): TraceEvent | undefined {
   }
 }
 
+/** What `traceOf` carries from one entry to the next: the spans so far, and the ones still open by id. */
+interface Tracer {
+  readonly id: string;
+  readonly traceId: string;
+  /** The span the session's own span hangs under, when it is a child or given a `traceparent`. */
+  readonly parentSpanId: string | undefined;
+  readonly lastAt: string;
+  readonly options: TraceOptions;
+  readonly spans: TraceSpan[];
+  readonly root: TraceSpan;
+  readonly turns: Map<string, TraceSpan>;
+  readonly chats: Map<string, TraceSpan>;
+  readonly calls: Map<string, TraceSpan>;
+  compaction: TraceSpan | undefined;
+  /** The model the next request goes to: `session/start`'s, then each header's. */
+  model: string;
+  header: EntryOf<'request/header'> | undefined;
+}
+
+/** What opening a span needs: the ids it is made of, where it ends until it is closed, the list it joins. */
+type SpanSite = Pick<Tracer, 'id' | 'traceId' | 'parentSpanId' | 'lastAt' | 'spans'>;
+
+/** Opens a span at `e`, ending at the log's last entry until it is closed, under `parent` (none: the session's own parent). */
+function openSpan(t: SpanSite, e: Entry, role: string, name: string, kind: TraceSpan['kind'], parent: TraceSpan | undefined, attributes: TraceAttributes): TraceSpan {
+  const s: TraceSpan = {
+    traceId: t.traceId,
+    spanId: spanIdOf(t.id, e.seq, role),
+    ...(parent ? { parentSpanId: parent.spanId } : t.parentSpanId ? { parentSpanId: t.parentSpanId } : {}),
+    name,
+    kind,
+    startTimeUnixNano: nanosOf(e.at),
+    endTimeUnixNano: t.lastAt,
+    attributes: { 'bridle.seq': e.seq, ...attributes },
+    events: [],
+    status: { code: 'unset' },
+    links: [],
+  };
+  t.spans.push(s);
+  return s;
+}
+
+function closeSpan(s: TraceSpan, e: Entry, error?: string, message?: string): void {
+  s.endTimeUnixNano = nanosOf(e.at);
+  s.status = error ? { code: 'error', ...(message ? { message } : {}) } : { code: 'ok' };
+  if (error) s.attributes['error.type'] = error;
+}
+
 /** Contract: pure and total over a log that parsed; the same entries (and children) give the same spans, in the same order. */
 export function traceOf(entries: readonly Entry[], options: TraceOptions = {}): TraceSpan[] {
   const start = entries[0];
   if (!start || start.kind !== 'session/start') return [];
-  const id = start.id;
-  const context = contextOf(start, options);
-  const traceId = context.traceId;
-  const lastAt = nanosOf(entries[entries.length - 1]!.at);
-  const spans: TraceSpan[] = [];
-  const open = (e: Entry, role: string, name: string, kind: TraceSpan['kind'], parent: TraceSpan | undefined, attributes: TraceAttributes): TraceSpan => {
-    const s: TraceSpan = {
-      traceId,
-      spanId: spanIdOf(id, e.seq, role),
-      ...(parent ? { parentSpanId: parent.spanId } : context.parentSpanId ? { parentSpanId: context.parentSpanId } : {}),
-      name,
-      kind,
-      startTimeUnixNano: nanosOf(e.at),
-      endTimeUnixNano: lastAt,
-      attributes: { 'bridle.seq': e.seq, ...attributes },
-      events: [],
-      status: { code: 'unset' },
-      links: [],
-    };
-    spans.push(s);
-    return s;
-  };
-  const close = (s: TraceSpan, e: Entry, error?: string, message?: string) => {
-    s.endTimeUnixNano = nanosOf(e.at);
-    s.status = error ? { code: 'error', ...(message ? { message } : {}) } : { code: 'ok' };
-    if (error) s.attributes['error.type'] = error;
-  };
+  const t = newTracer(start, entries[entries.length - 1]!, options);
+  const projection = options.content ? new Projection() : undefined;
+  for (const e of entries) {
+    const turn = 'turn' in e && typeof e.turn === 'string' ? t.turns.get(e.turn) : undefined;
+    switch (e.kind) {
+      case 'turn/start':
+      case 'turn/end':
+        traceTurn(t, e, turn);
+        break;
+      case 'request/header':
+      case 'step/start':
+      case 'assistant/message':
+        traceChat(t, e, turn, projection);
+        break;
+      case 'tool/call':
+      case 'tool/result':
+        traceTool(t, e, turn);
+        break;
+      case 'compaction/start':
+      case 'compaction/end':
+        traceCompaction(t, e, turn);
+        break;
+      default:
+        traceEvent(t, e, turn);
+    }
+    projection?.apply(e);
+  }
+  return t.spans;
+}
 
-  const root = open(start, 'session', 'invoke_agent bridle', 'internal', undefined, {
+/** The session's span (`invoke_agent bridle`), and the walk's state around it. */
+function newTracer(start: EntryOf<'session/start'>, last: Entry, options: TraceOptions): Tracer {
+  const context = contextOf(start, options);
+  const site: SpanSite = { id: start.id, traceId: context.traceId, parentSpanId: context.parentSpanId, lastAt: nanosOf(last.at), spans: [] };
+  const root = openSpan(site, start, 'session', 'invoke_agent bridle', 'internal', undefined, {
     'gen_ai.operation.name': 'invoke_agent',
     'gen_ai.agent.name': 'bridle',
-    'gen_ai.conversation.id': id,
+    'gen_ai.conversation.id': start.id,
     'gen_ai.provider.name': providerOf(start.model),
     'gen_ai.request.model': start.model,
     'bridle.depth': start.depth,
     ...(start.parent ? { 'bridle.parent': start.parent } : {}),
   });
-  const turns = new Map<string, TraceSpan>();
-  const chats = new Map<string, TraceSpan>();
-  const calls = new Map<string, TraceSpan>();
-  let compaction: TraceSpan | undefined;
-  let model = start.model;
-  let header: EntryOf<'request/header'> | undefined;
-  const projection = options.content ? new Projection() : undefined;
+  return { ...site, options, root, turns: new Map(), chats: new Map(), calls: new Map(), compaction: undefined, model: start.model, header: undefined };
+}
 
-  for (const e of entries) {
-    const turn = 'turn' in e && typeof e.turn === 'string' ? turns.get(e.turn) : undefined;
-    switch (e.kind) {
-      case 'turn/start':
-        turns.set(e.turn, open(e, 'turn', `turn ${e.turn}`, 'internal', root, { 'bridle.turn.id': e.turn }));
-        break;
-      case 'turn/end': {
-        if (!turn) break;
-        turn.attributes['bridle.turn.reason'] = e.reason;
-        turn.attributes['bridle.turn.steps'] = e.steps;
-        close(turn, e, e.reason === 'error' ? (e.code ?? 'error') : undefined, e.cause);
-        break;
-      }
-      case 'request/header':
-        header = e;
-        model = e.params.model;
-        {
-          const chat = chats.get(e.step);
-          if (chat) Object.assign(chat.attributes, requestAttributes(e, model), options.content ? { 'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: e.system }]) } : {});
-          if (chat) chat.name = `chat ${model}`;
-        }
-        break;
-      case 'step/start': {
-        const chat = open(e, 'chat', `chat ${model}`, 'client', turn, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': providerOf(model), 'bridle.step.id': e.step, ...(header ? requestAttributes(header, model) : { 'gen_ai.request.model': model }) });
-        if (projection) chat.attributes['gen_ai.input.messages'] = JSON.stringify(conventionMessages(projection.messages));
-        chats.set(e.step, chat);
-        break;
-      }
-      case 'assistant/message': {
-        const chat = chats.get(e.step);
-        if (chat) {
-          const u = e.usage;
-          if (u) {
-            chat.attributes['gen_ai.usage.input_tokens'] = u.inputTokens;
-            chat.attributes['gen_ai.usage.output_tokens'] = u.outputTokens;
-            if (u.cachedTokens !== undefined) chat.attributes['gen_ai.usage.cache_read.input_tokens'] = u.cachedTokens;
-            if (u.reasoningTokens !== undefined) chat.attributes['gen_ai.usage.reasoning.output_tokens'] = u.reasoningTokens;
-          }
-          // The conventions' time to first chunk, in seconds, where the log holds it (ADR 0079).
-          if (e.firstChunkMs !== undefined) chat.attributes['gen_ai.response.time_to_first_chunk'] = e.firstChunkMs / 1000;
-          if (e.finish.kind === 'ok') chat.attributes['gen_ai.response.finish_reasons'] = [FINISH[e.finish.reason] ?? e.finish.reason];
-          if (options.content) chat.attributes['gen_ai.output.messages'] = JSON.stringify([outputMessage(e)]);
-          if (e.interrupted) chat.attributes['bridle.interrupted'] = true;
-          close(chat, e, e.finish.kind === 'error' ? e.finish.code : e.finish.kind === 'aborted' ? 'ABORTED' : undefined, e.finish.kind === 'error' ? e.finish.message : undefined);
-        }
-        break;
-      }
-      case 'tool/call': {
-        const call = open(e, 'tool', `execute_tool ${e.name}`, 'internal', turn, {
-          'gen_ai.operation.name': 'execute_tool',
-          'gen_ai.tool.name': e.name,
-          'gen_ai.tool.call.id': e.toolCallId,
-          'gen_ai.tool.type': 'function',
-          'bridle.call.id': e.callId,
-          ...(options.content ? { 'gen_ai.tool.call.arguments': e.arguments } : {}),
-        });
-        calls.set(e.callId, call);
-        break;
-      }
-      case 'tool/result': {
-        const call = calls.get(e.callId);
-        if (!call) break;
-        const outcome = e.verdict === 'uncertain' ? 'uncertain' : e.status;
-        call.attributes['bridle.tool.outcome'] = outcome;
-        if (options.content) call.attributes['gen_ai.tool.call.result'] = e.content;
-        close(call, e, outcome === 'ok' ? undefined : (e.code ?? outcome));
-        break;
-      }
-      case 'compaction/start':
-        compaction = open(e, 'compaction', 'compaction', 'internal', turn ?? root, { 'bridle.compaction.trigger': e.trigger, 'bridle.compaction.estimated_tokens': e.estimatedTokens, 'bridle.compaction.window': e.window });
-        break;
-      case 'compaction/end':
-        if (compaction) {
-          Object.assign(compaction.attributes, { 'bridle.compaction.outcome': e.outcome, 'bridle.compaction.tokens_before': e.tokensBefore, 'bridle.compaction.tokens_after': e.tokensAfter });
-          close(compaction, e, e.outcome === 'failed' ? 'COMPACTION_FAILED' : undefined);
-          compaction = undefined;
-        }
-        break;
-      default: {
-        const ev = eventOf(e);
-        if (!ev) break;
-        const on = 'callId' in e && typeof e.callId === 'string' ? (calls.get(e.callId) ?? turn ?? root) : (turn ?? root);
-        on.events.push(ev);
-        if (e.kind === 'subagent/start') {
-          const child = options.children?.(e.child);
-          if (child && child.length > 0) {
-            const sub = traceOf(child, { ...options, traceId, parentSpanId: on.spanId });
-            if (sub[0]) sub[0].links.push({ traceId, spanId: on.spanId, attributes: { 'bridle.link': 'subagent/start', 'bridle.seq': e.seq } });
-            spans.push(...sub);
-          }
-        }
-      }
-    }
-    projection?.apply(e);
+/** A turn's span (`turn tN`), under the session's: its reason and steps, an error's code. */
+function traceTurn(t: Tracer, e: EntryOf<'turn/start' | 'turn/end'>, turn: TraceSpan | undefined): void {
+  if (e.kind === 'turn/start') {
+    t.turns.set(e.turn, openSpan(t, e, 'turn', `turn ${e.turn}`, 'internal', t.root, { 'bridle.turn.id': e.turn }));
+    return;
   }
-  return spans;
+  if (!turn) return;
+  turn.attributes['bridle.turn.reason'] = e.reason;
+  turn.attributes['bridle.turn.steps'] = e.steps;
+  closeSpan(turn, e, e.reason === 'error' ? (e.code ?? 'error') : undefined, e.cause);
+}
+
+/** A step's model request (`chat {model}`), a client span under its turn: the request as its header says, then the answer. */
+function traceChat(t: Tracer, e: EntryOf<'request/header' | 'step/start' | 'assistant/message'>, turn: TraceSpan | undefined, projection: Projection | undefined): void {
+  const options = t.options;
+  if (e.kind === 'request/header') {
+    t.header = e;
+    t.model = e.params.model;
+    const chat = t.chats.get(e.step);
+    if (chat) Object.assign(chat.attributes, requestAttributes(e, t.model), options.content ? { 'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: e.system }]) } : {});
+    if (chat) chat.name = `chat ${t.model}`;
+    return;
+  }
+  if (e.kind === 'step/start') {
+    const model = t.model;
+    const chat = openSpan(t, e, 'chat', `chat ${model}`, 'client', turn, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': providerOf(model), 'bridle.step.id': e.step, ...(t.header ? requestAttributes(t.header, model) : { 'gen_ai.request.model': model }) });
+    if (projection) chat.attributes['gen_ai.input.messages'] = JSON.stringify(conventionMessages(projection.messages));
+    t.chats.set(e.step, chat);
+    return;
+  }
+  const chat = t.chats.get(e.step);
+  if (!chat) return;
+  const u = e.usage;
+  if (u) {
+    chat.attributes['gen_ai.usage.input_tokens'] = u.inputTokens;
+    chat.attributes['gen_ai.usage.output_tokens'] = u.outputTokens;
+    if (u.cachedTokens !== undefined) chat.attributes['gen_ai.usage.cache_read.input_tokens'] = u.cachedTokens;
+    if (u.reasoningTokens !== undefined) chat.attributes['gen_ai.usage.reasoning.output_tokens'] = u.reasoningTokens;
+  }
+  // The conventions' time to first chunk, in seconds, where the log holds it (ADR 0079).
+  if (e.firstChunkMs !== undefined) chat.attributes['gen_ai.response.time_to_first_chunk'] = e.firstChunkMs / 1000;
+  if (e.finish.kind === 'ok') chat.attributes['gen_ai.response.finish_reasons'] = [FINISH[e.finish.reason] ?? e.finish.reason];
+  if (options.content) chat.attributes['gen_ai.output.messages'] = JSON.stringify([outputMessage(e)]);
+  if (e.interrupted) chat.attributes['bridle.interrupted'] = true;
+  closeSpan(chat, e, e.finish.kind === 'error' ? e.finish.code : e.finish.kind === 'aborted' ? 'ABORTED' : undefined, e.finish.kind === 'error' ? e.finish.message : undefined);
+}
+
+/** A call's span (`execute_tool {name}`) under its turn, from `tool/call` to its result. */
+function traceTool(t: Tracer, e: EntryOf<'tool/call' | 'tool/result'>, turn: TraceSpan | undefined): void {
+  if (e.kind === 'tool/call') {
+    const call = openSpan(t, e, 'tool', `execute_tool ${e.name}`, 'internal', turn, {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': e.name,
+      'gen_ai.tool.call.id': e.toolCallId,
+      'gen_ai.tool.type': 'function',
+      'bridle.call.id': e.callId,
+      ...(t.options.content ? { 'gen_ai.tool.call.arguments': e.arguments } : {}),
+    });
+    t.calls.set(e.callId, call);
+    return;
+  }
+  const call = t.calls.get(e.callId);
+  if (!call) return;
+  const outcome = e.verdict === 'uncertain' ? 'uncertain' : e.status;
+  call.attributes['bridle.tool.outcome'] = outcome;
+  if (t.options.content) call.attributes['gen_ai.tool.call.result'] = e.content;
+  closeSpan(call, e, outcome === 'ok' ? undefined : (e.code ?? outcome));
+}
+
+/** A compaction's span, under its turn (or the session's, between turns). */
+function traceCompaction(t: Tracer, e: EntryOf<'compaction/start' | 'compaction/end'>, turn: TraceSpan | undefined): void {
+  if (e.kind === 'compaction/start') {
+    t.compaction = openSpan(t, e, 'compaction', 'compaction', 'internal', turn ?? t.root, { 'bridle.compaction.trigger': e.trigger, 'bridle.compaction.estimated_tokens': e.estimatedTokens, 'bridle.compaction.window': e.window });
+    return;
+  }
+  const compaction = t.compaction;
+  if (!compaction) return;
+  Object.assign(compaction.attributes, { 'bridle.compaction.outcome': e.outcome, 'bridle.compaction.tokens_before': e.tokensBefore, 'bridle.compaction.tokens_after': e.tokensAfter });
+  closeSpan(compaction, e, e.outcome === 'failed' ? 'COMPACTION_FAILED' : undefined);
+  t.compaction = undefined;
+}
+
+/**
+ * Every other entry is an event, on its call's span, else its turn's, else the session's; a `subagent/start`
+ * whose child's log the caller can read also brings the child's spans, hung under that span and linked to it.
+ */
+function traceEvent(t: Tracer, e: Entry, turn: TraceSpan | undefined): void {
+  const ev = eventOf(e);
+  if (!ev) return;
+  const on = 'callId' in e && typeof e.callId === 'string' ? (t.calls.get(e.callId) ?? turn ?? t.root) : (turn ?? t.root);
+  on.events.push(ev);
+  if (e.kind !== 'subagent/start') return;
+  const child = t.options.children?.(e.child);
+  if (!child || child.length === 0) return;
+  const traceId = t.traceId;
+  const sub = traceOf(child, { ...t.options, traceId, parentSpanId: on.spanId });
+  if (sub[0]) sub[0].links.push({ traceId, spanId: on.spanId, attributes: { 'bridle.link': 'subagent/start', 'bridle.seq': e.seq } });
+  t.spans.push(...sub);
 }
 
 function requestAttributes(h: EntryOf<'request/header'>, model: string): TraceAttributes {
