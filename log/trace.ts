@@ -16,6 +16,7 @@
 import type { Entry, EntryOf } from './entries.js';
 import { Projection } from './derive-messages.js';
 import type { ModelMessage } from './messages.js';
+import { ModelCode } from './entry-values.js';
 
 export type TraceValue = string | number | boolean | string[];
 export type TraceAttributes = Record<string, TraceValue>;
@@ -317,7 +318,7 @@ function traceChat(t: Tracer, e: EntryOf<'request/header' | 'step/start' | 'assi
   if (e.finish.kind === 'ok') chat.attributes['gen_ai.response.finish_reasons'] = [FINISH[e.finish.reason] ?? e.finish.reason];
   if (options.content) chat.attributes['gen_ai.output.messages'] = JSON.stringify([outputMessage(e)]);
   if (e.interrupted) chat.attributes['bridle.interrupted'] = true;
-  closeSpan(chat, e, e.finish.kind === 'error' ? e.finish.code : e.finish.kind === 'aborted' ? 'ABORTED' : undefined, e.finish.kind === 'error' ? e.finish.message : undefined);
+  closeSpan(chat, e, e.finish.kind === 'error' ? e.finish.code : e.finish.kind === 'aborted' ? ModelCode.ABORTED : undefined, e.finish.kind === 'error' ? e.finish.message : undefined);
 }
 
 /** A call's span (`execute_tool {name}`) under its turn, from `tool/call` to its result. */
