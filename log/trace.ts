@@ -85,7 +85,7 @@ export const traceparentOf = (c: SpanContext) => `00-${c.traceId}-${c.spanId}-01
 function contextOf(start: EntryOf<'session/start'>, options: TraceOptions): { traceId: string; parentSpanId?: string } {
   const logged = start.traceparent ? parseTraceparent(start.traceparent) : undefined;
   if (logged) return { traceId: logged.traceId, parentSpanId: logged.spanId };
-  return { traceId: options.traceId ?? traceIdOf(start.id), ...(options.parentSpanId ? { parentSpanId: options.parentSpanId } : {}) };
+  return { traceId: options.traceId ?? traceIdOf(start.id), parentSpanId: options.parentSpanId };
 }
 
 /**
