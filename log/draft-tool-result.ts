@@ -1,5 +1,6 @@
 /** The one builder of `tool/result` drafts: the machines' results and repair's synthetic ones share it. */
 import type { DraftOf, ToolResultStatus } from './entries.js';
+import { ToolResultCode } from './codes.js';
 import { escapedBytes, MAX_RESULT_BYTES, prefixWithin } from './entry-size.js';
 
 export interface ResultRef {
@@ -32,7 +33,7 @@ export function draftToolResult(c: ResultRef, status: ToolResultStatus, content:
   if (code !== undefined) d.code = code;
   if (reason !== undefined) d.reason = reason;
   if (status === 'unknown') d.verdict = 'uncertain';
-  else if (code === 'BLOCKED') d.verdict = 'rejected';
+  else if (code === ToolResultCode.BLOCKED) d.verdict = 'rejected';
   return d;
 }
 

@@ -5,10 +5,11 @@
  * anyone is asked, the decision is logged before the tool hears it, so the
  * log says what the server was told. The question belongs to its call: one
  * left open (a crash, a cancel) is never answered later, since the call
- * that asked is gone.
+ * that asked is gone. Both stand in their call as the approval entries do
+ * (`inCall`), and are decided as they are: an `outcome`, and `by` whom.
  */
 import { z } from 'zod';
-import { CallId, envelope, StepId, TurnId } from './entry-values.js';
+import { envelope, inCall } from './entry-values.js';
 
 /** A question's id: its call's, and which question of that call (`t1.s2.c1.q1`). */
 export const QuestionId = z.string().regex(/^t\d+\.s\d+\.c\d+\.q\d+$/);
@@ -26,9 +27,7 @@ export const QuestionField = z.strictObject({
 export const QuestionAsked = z.strictObject({
   ...envelope,
   kind: z.literal('question/asked'),
-  turn: TurnId,
-  step: StepId,
-  callId: CallId,
+  ...inCall,
   question: QuestionId,
   /** Who asks: the row of the MCP server (`mcp:<name>`). */
   from: z.string(),
@@ -42,9 +41,7 @@ export const QuestionAsked = z.strictObject({
 export const QuestionDecided = z.strictObject({
   ...envelope,
   kind: z.literal('question/decided'),
-  turn: TurnId,
-  step: StepId,
-  callId: CallId,
+  ...inCall,
   question: QuestionId,
   outcome: z.enum(['accepted', 'declined', 'cancelled']),
   /** Who answered (`terminal`, `ws:<client>`, `acp`), or what decided (`approval policy never`, `no answerer`, `unshowable form`). */

@@ -143,6 +143,12 @@ export const TurnId = z.string().regex(TURN_ID);
 export const StepId = z.string().regex(STEP_ID);
 export const CallId = z.string().regex(CALL_ID);
 
+/**
+ * Where an entry about one call stands: its turn, step and call. Every entry of a call's life (`tool/*`,
+ * `approval/*`, a tool's `question/*`) spreads it right after its `kind`, so the fields keep their order.
+ */
+export const inCall = { turn: TurnId, step: StepId, callId: CallId };
+
 /** The `seq` of the `session/input` an entry consumed (format 2). */
 export const From = z.int().positive();
 

@@ -1,6 +1,6 @@
 /** Named errors of the log. Who is at fault: the log's bytes, not the caller. */
 import type { Draft } from './entries.js';
-import { codes, type CodeOf } from './codes.js';
+import { codes, TurnEndCode, type CodeOf } from './codes.js';
 
 export class LogCorruptError extends Error {
   constructor(
@@ -75,7 +75,7 @@ export class LogAppendError extends Error {
  * `detail` the store's own message. A turn that meets one ends `error` with this code (ADR 0017).
  */
 export class LogNotDurableError extends Error {
-  readonly code = 'LOG_NOT_DURABLE';
+  readonly code = TurnEndCode.LOG_NOT_DURABLE;
   constructor(
     /** The last seq the failed flush was to make durable. */
     readonly upTo: number,
@@ -89,7 +89,7 @@ export class LogNotDurableError extends Error {
 }
 
 /** Whether a code names a failure to save the log (the store refused an append or a flush), not a harness bug. */
-export const isSaveFailureCode = (code: string | undefined): boolean => code === 'LOG_NOT_DURABLE' || code === LogAppendCode.LOG_APPEND_FAILED;
+export const isSaveFailureCode = (code: string | undefined): boolean => code === TurnEndCode.LOG_NOT_DURABLE || code === LogAppendCode.LOG_APPEND_FAILED;
 
 /** Who holds a session for writing: its process, on which host, since when (real time: a lock is not the log). */
 export interface LockHolder {

@@ -16,6 +16,7 @@
 import type { Entry, EntryOf } from './entries.js';
 import { Projection } from './derive-messages.js';
 import type { ModelMessage } from './messages.js';
+import { ModelCode } from './entry-values.js';
 
 export type TraceValue = string | number | boolean | string[];
 export type TraceAttributes = Record<string, TraceValue>;
@@ -343,7 +344,7 @@ export class TraceProjector {
           if (e.finish.kind === 'ok') chat.attributes['gen_ai.response.finish_reasons'] = [FINISH[e.finish.reason] ?? e.finish.reason];
           if (options.content) chat.attributes['gen_ai.output.messages'] = JSON.stringify([outputMessage(e)]);
           if (e.interrupted) chat.attributes['bridle.interrupted'] = true;
-          this.close(chat, e, e.finish.kind === 'error' ? e.finish.code : e.finish.kind === 'aborted' ? 'ABORTED' : undefined, e.finish.kind === 'error' ? e.finish.message : undefined);
+          this.close(chat, e, e.finish.kind === 'error' ? e.finish.code : e.finish.kind === 'aborted' ? ModelCode.ABORTED : undefined, e.finish.kind === 'error' ? e.finish.message : undefined);
         }
         break;
       }
