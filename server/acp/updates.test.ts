@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../log/entries.js';
-import { builtinTools } from '../../tools/index.js';
-import { chunkUpdate, entryUpdates, toolKind, toolLocations, toolTitle, type FeedState } from './updates.js';
+import { builtinTools, optionalTools } from '../../tools/index.js';
+import { chunkUpdate, currentPlan, entryUpdates, toolKind, toolLocations, toolTitle, type FeedState } from './updates.js';
 
 const env = { seq: 1, at: '2026-01-01T00:00:00.000Z' } as const;
 const ids = { turn: 't1', step: 't1.s1' } as const;
@@ -88,5 +88,22 @@ describe('the log as ACP updates', () => {
     expect(chunkUpdate({ type: 'reasoning-delta', index: 0, text: 'b' })).toEqual({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'b' } });
     expect(chunkUpdate({ type: 'text-delta', index: 0, text: '' })).toBeUndefined();
     expect(chunkUpdate({ type: 'tool-call-delta', index: 1, argumentsDelta: '{' })).toBeUndefined();
+  });
+
+  it('the plan now: the newest plan call logged ok (a failed one and later calls of other tools leave it), none without one', () => {
+    const tools = { get: (name: string) => [...builtinTools(), ...optionalTools()].find((t) => t.name === name) };
+    const plan = (n: number, status: string) => ({ entries: [{ content: `step ${n}`, status }] });
+    const log: Entry[] = [
+      call('t1.s1.c1', 'update_plan', plan(1, 'in_progress')),
+      result('t1.s1.c1', 'update_plan', 'ok', 'Plan updated'),
+      call('t1.s1.c2', 'update_plan', plan(2, 'pending')),
+      result('t1.s1.c2', 'update_plan', 'error', 'bad'),
+      call('t1.s1.c3', 'read_file', { path: 'a' }),
+      result('t1.s1.c3', 'read_file', 'ok', 'text'),
+    ];
+    expect(currentPlan(log, tools)).toEqual({ sessionUpdate: 'plan', entries: [{ content: 'step 1', status: 'in_progress', priority: 'medium' }] });
+    expect(currentPlan(log.slice(4), tools)).toBeUndefined();
+    // The tool not offered now: its calls are not a plan.
+    expect(currentPlan(log, { get: () => undefined })).toBeUndefined();
   });
 });

@@ -136,6 +136,26 @@ function resultUpdates(e: EntryOf<'tool/result'>, s: FeedState): SessionUpdate[]
   return ok && intent?.kind === 'plan' ? [update, planUpdate(intent.entries)] : [update];
 }
 
+/**
+ * Contract: pure. The plan a log holds now, as the `plan` update a client replaces its plan with: that of the
+ * newest call whose result is logged ok and renders as a plan (ADR 0076), or none when no call has. For a
+ * session opened without its history (`session/resume`), whose client would otherwise show no plan until the next.
+ */
+export function currentPlan(entries: readonly Entry[], tools: ToolLookup): SessionUpdate | undefined {
+  const calls = new Map<string, EntryOf<'tool/call'>>();
+  for (const e of entries) if (e.kind === 'tool/call') calls.set(e.callId, e);
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.kind !== 'tool/result' || e.status !== 'ok') continue;
+    const call = calls.get(e.callId);
+    // Only a tool with a result presenter can render a plan: the rest are passed over unparsed.
+    if (!call || !tools.get(call.name)?.presentResult) continue;
+    const intent = presentResult(tools, call.name, call.arguments, e);
+    if (intent.kind === 'plan') return planUpdate(intent.entries);
+  }
+  return undefined;
+}
+
 export type Mode = { kind: 'history' } | { kind: 'live'; streamed: ReadonlySet<string> };
 
 /**
