@@ -5,7 +5,7 @@
  * each session from the product the CLI composed, and it carries the
  * sessions over the protocol — `initialize`, `session/new`, `session/load`
  * (the history streamed back from the log), `session/resume` (the same, its
- * history not sent), `session/prompt` (one turn; its end as a stop reason),
+ * history not sent, only the plan now and the meter), `session/prompt` (one turn; its end as a stop reason),
  * `session/cancel` (and `$/cancel_request` of a prompt), `session/close`,
  * `session/list` and `session/delete` (through the store, ADR 0063),
  * `session/set_config_option` (`set-config.ts`), `session/update` (the

@@ -10,7 +10,7 @@ import type { Chunk } from '../../log/chunks.js';
 import type { Entry } from '../../log/entries.js';
 import { TOOLS } from '../../ports/index.js';
 import type { BridleSession } from '../../runtime/session.js';
-import { chunkUpdate, entryUpdates, progressUpdate, usageUpdate, type FeedState } from './updates.js';
+import { chunkUpdate, currentPlan, entryUpdates, progressUpdate, usageUpdate, type FeedState } from './updates.js';
 import type { UsageOf } from '../usage.js';
 import type { AcpConfig } from './config-options.js';
 
@@ -69,6 +69,17 @@ export class AcpHostedSession {
   replayHistory(): void {
     this.state.calls.clear();
     for (const e of this.session.recorder.entries) for (const u of entryUpdates(e, this.state, { kind: 'history' })) this.send(this.id, u);
+    if (this.session.recorder.entries.some((e) => e.kind === 'assistant/message' && e.usage)) this.sendUsage();
+    this.goLive();
+  }
+
+  /**
+   * Goes live without the history (`session/resume`: the client keeps its own), first sending what a client
+   * shows beside it: the plan now, when the log holds one, and the meter (`usage_update`), when a step had usage.
+   */
+  sendState(): void {
+    const plan = currentPlan(this.session.recorder.entries, this.state.tools);
+    if (plan) this.send(this.id, plan);
     if (this.session.recorder.entries.some((e) => e.kind === 'assistant/message' && e.usage)) this.sendUsage();
     this.goLive();
   }

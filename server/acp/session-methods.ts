@@ -1,7 +1,7 @@
 /**
  * The session methods of the ACP agent: `session/new`, `session/load` (the
  * history streamed back from the log), `session/resume` (the same, its
- * history not sent), `session/close`, `session/list` and `session/delete`
+ * history not sent, only the plan now and the meter), `session/close`, `session/list` and `session/delete`
  * (through the store, ADR 0063), `session/set_config_option`,
  * `session/prompt` and `session/cancel`.
  */
@@ -34,15 +34,16 @@ export function sessionMethods(app: AgentApp, sessions: AcpSessions, o: SessionM
         // Loaded twice on one connection: the same session, its history again.
         if (open.prompting) throw RequestError.invalidRequest({ reason: 'PROMPT_RUNNING' }, 'a prompt is running in this session');
         open.replayHistory();
+        await open.usageSent();
         return sessionOptions(o.config, open);
       }
       return sessionOptions(o.config, await sessions.host({ cwd: cwdOf(params.cwd), sessionId: params.sessionId, mcpRows: rowsOf(params.mcpServers) }));
     })
-    // As `session/load`, but the client keeps its own history: nothing of the log is sent (a cwd other than the log's is refused alike).
+    // As `session/load`, but the client keeps its own history: none of the log's entries is sent, only the plan now and the meter (a cwd other than the log's is refused alike).
     .onRequest(methods.agent.session.resume, async ({ params }) => {
       const open = sessions.open.get(checkedId(params.sessionId));
       if (open) return sessionOptions(o.config, open);
-      return sessionOptions(o.config, await sessions.host({ cwd: cwdOf(params.cwd), sessionId: params.sessionId, mcpRows: rowsOf(params.mcpServers ?? []) }, false));
+      return sessionOptions(o.config, await sessions.host({ cwd: cwdOf(params.cwd), sessionId: params.sessionId, mcpRows: rowsOf(params.mcpServers ?? []) }, 'state'));
     })
     .onRequest(methods.agent.session.close, async ({ params }) => {
       await sessions.end(sessions.of(params.sessionId));

@@ -45,6 +45,9 @@ export interface AcpSessionHooks {
  */
 export type OpenAcpSession = (params: AcpOpenParams, hooks: AcpSessionHooks) => BridleSession | Promise<BridleSession>;
 
+/** What a session opened on this connection sends the client before it starts (`host`). */
+export type Opening = 'history' | 'state' | 'none';
+
 const noCapabilities: AcpClientCapabilities = { readTextFile: false, writeTextFile: false, terminal: false };
 
 export class AcpSessions {
@@ -70,8 +73,11 @@ export class AcpSessions {
     return s;
   }
 
-  /** Opens a session with this connection's hooks, its feed subscribed (a loaded one's history sent first when `replay`), then starts it. */
-  async host(params: AcpOpenParams, replay = params.sessionId !== undefined): Promise<AcpHostedSession> {
+  /**
+   * Opens a session with this connection's hooks, its feed subscribed, then starts it. What goes to the client first: a loaded
+   * one's history (`history`), a resumed one's plan and meter (`state`), or nothing (`none`, a new session).
+   */
+  async host(params: AcpOpenParams, first: Opening = params.sessionId !== undefined ? 'history' : 'none'): Promise<AcpHostedSession> {
     const cx = this.connection;
     if (!cx) throw RequestError.internalError(undefined, 'no connection');
     const hosted = new AcpHostedSession(params.cwd, this.send, this.o.usage);
@@ -89,18 +95,22 @@ export class AcpSessions {
     const client = acpClientService(cx.client, { name: this.clientName, capabilities: this.capabilities, sessionId: () => hosted.id });
     const provideClient: Plugin = { name: 'acp-client', provides: [ACP_CLIENT], apply: (ctx) => void ctx.provide(ACP_CLIENT, client) };
     const hooks: AcpSessionHooks = { answerer, plugins: [provideClient] };
-    await this.mount(hosted, params, hooks, replay);
-    this.reopeners.set(hosted, (config) => this.mount(hosted, { ...params, sessionId: hosted.id, config }, hooks, false));
+    await this.mount(hosted, params, hooks, first);
+    // Opened again with a client's option: the client has everything so far.
+    this.reopeners.set(hosted, (config) => this.mount(hosted, { ...params, sessionId: hosted.id, config }, hooks, 'none'));
     this.open.set(hosted.id, hosted);
     return hosted;
   }
 
-  private async mount(hosted: AcpHostedSession, params: AcpOpenParams, hooks: AcpSessionHooks, replay: boolean): Promise<void> {
+  private async mount(hosted: AcpHostedSession, params: AcpOpenParams, hooks: AcpSessionHooks, first: Opening): Promise<void> {
     const session = await this.o.open(params, hooks);
     hosted.attach(session);
-    // A loaded session's history goes out before what it does as it starts (a pending approval asked again, queued input).
-    if (replay) hosted.replayHistory();
+    // A loaded session's history (a resumed one's plan and meter) goes out before what it does as it starts (a pending approval asked again, queued input).
+    if (first === 'history') hosted.replayHistory();
+    else if (first === 'state') hosted.sendState();
     else hosted.goLive();
+    // The meter is right once the session is open: its `usage_update` is out before the answer.
+    await hosted.usageSent();
     session.start();
   }
 
