@@ -25,6 +25,7 @@ import { formatTotals, timelineLine } from './timeline.js';
 import { renderReplayHtml } from '../visualizations/replay-html.js';
 import { jsonLine, visible } from './visible.js';
 import { forkOfLog } from '../log/fork.js';
+import { productLoop, type OfferedLoop } from '../runtime/loop-identity.js';
 
 export interface ReplayFlags {
   json?: boolean;
@@ -62,6 +63,12 @@ export function lineageLines(l: Lineage): string[] {
 const REPAIRABLE = new Set(['torn-tail', 'open-turn']);
 const where = (v: Violation) => (v.seq !== null ? `seq ${v.seq}` : v.line !== undefined ? `line ${v.line}` : 'log');
 
+/** The product's loop, composed as `run` composes it (its modules imported): what a logged loop is compared with. */
+async function offeredLoop(flags: ReplayFlags): Promise<OfferedLoop | undefined> {
+  const product = await composeProduct({ ...(flags.store !== undefined ? { store: flags.store } : {}) });
+  return productLoop(product.rows, product.loaded);
+}
+
 export async function replayCommand(target: string, flags: ReplayFlags, out: { write(s: string): unknown } = process.stdout): Promise<number> {
   const home = bridleHome();
   // Only the store row, composed as `run` composes it (config.yaml's `store:` among it); a log named by its path is that file.
@@ -94,7 +101,9 @@ export async function replayCommand(target: string, flags: ReplayFlags, out: { w
     process.stderr.write(`html: ${flags.html}\n`);
   }
   // Only a log that verifies is worth re-running: a corrupt one is reported as such.
-  const machines: MachineVerdict | undefined = flags.machines && verdict.ok ? await replayMachines(entries) : undefined;
+  // A log from a replaced loop (ADR 0085) replays through the product's loop row only if it is the same module.
+  const loop = flags.machines && verdict.ok && start?.kind === 'session/start' && start.loop ? await offeredLoop(flags) : undefined;
+  const machines: MachineVerdict | undefined = flags.machines && verdict.ok ? await replayMachines(entries, loop) : undefined;
   const ok = verdict.ok && (machines?.identical ?? true);
   if (flags.json) {
     out.write(`${jsonLine({ ...verdict, ok, ...(machines ? { machines } : {}), lineage, ...(cost ? { cost } : {}) })}\n`);
