@@ -40,7 +40,13 @@ export interface ReplayFlags {
    * logs (ADR 0048). Behind a flag: the prices come from the `prices` row, not from the log.
    */
   cost?: boolean;
+  /** The product `--machines` (its loop, ADR 0085) and `--cost` (its prices) compose: a profile of `config.yaml`, and a patch file on it. */
+  profile?: string;
+  patch?: string;
 }
+
+/** The flags the product is composed with, as `run` would take them. */
+const productFlags = (f: ReplayFlags) => ({ ...(f.store !== undefined ? { store: f.store } : {}), ...(f.profile !== undefined ? { profile: f.profile } : {}), ...(f.patch !== undefined ? { patch: f.patch } : {}) });
 
 export { verifyFile, verifyLines, verifyParsed, type ReplayVerdict };
 
@@ -65,7 +71,7 @@ const where = (v: Violation) => (v.seq !== null ? `seq ${v.seq}` : v.line !== un
 
 /** The product's loop, composed as `run` composes it (its modules imported): what a logged loop is compared with. */
 async function offeredLoop(flags: ReplayFlags): Promise<OfferedLoop | undefined> {
-  const product = await composeProduct({ ...(flags.store !== undefined ? { store: flags.store } : {}) });
+  const product = await composeProduct(productFlags(flags));
   return productLoop(product.rows, product.loaded);
 }
 
@@ -94,7 +100,7 @@ export async function replayCommand(target: string, flags: ReplayFlags, out: { w
   if (flags.cost || flags.html) {
     // The page is the viewer, which shows the figures. The same projection as `bridle cost`: the usage the logs hold (the session's and its subagents'), priced with the row.
     const children = await childrenOf(entries, childReaderOf(store));
-    cost = costOf(entries, pricesIn(await composeProduct({ ...(flags.store !== undefined ? { store: flags.store } : {}) })), (id) => children.get(id));
+    cost = costOf(entries, pricesIn(await composeProduct(productFlags(flags))), (id) => children.get(id));
   }
   if (flags.html) {
     writeFileSync(flags.html, renderReplayHtml(entries, lineage, cost));

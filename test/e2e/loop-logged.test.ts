@@ -83,6 +83,28 @@ describe('the log says which loop ran', () => {
     expect((JSON.parse(json.stdout) as { machines: unknown }).machines).toMatchObject({ identical: false, code: 'LOOP_UNAVAILABLE' });
   }, 90_000);
 
+  it('a loop from a profile replays with that --profile (or a --patch naming it), and is refused without', async () => {
+    const bundle = join(home, 'bundles', 'short');
+    mkdirSync(bundle, { recursive: true });
+    writeFileSync(join(bundle, 'bundle.yaml'), 'patch:\n  - { id: loop:agent, use: ./two-steps.js }\n');
+    writeFileSync(join(bundle, 'two-steps.js'), TWO_STEPS);
+    writeFileSync(join(home, 'config.yaml'), 'profiles:\n  short: { bundles: [base, short] }\n');
+    const r = await runCli(['run', '--profile', 'short', '--model', busyModel(), '--cwd', ws, '--sandbox', 'off', '--approval', 'auto', 'go'], { env: env(), cwd: ws });
+    expect(r.code, r.stderr).toBe(1);
+    const { path, entries } = onlyLog();
+    expect((entries[0] as EntryOf<'session/start'>).loop).toMatchObject({ row: 'loop:agent', use: join(bundle, 'two-steps.js') });
+    const plain = await replay(path);
+    expect(plain.code).toBe(2);
+    expect(machinesLine(plain.stdout)).toEqual([expect.stringMatching(/^machines: not replayable: LOOP_UNAVAILABLE: /)]);
+    const profiled = await runCli(['replay', '--machines', '--profile', 'short', path], { env: env(), cwd: ws });
+    expect(profiled.code, profiled.stdout + profiled.stderr).toBe(0);
+    expect(machinesLine(profiled.stdout)).toEqual([`machines: replays byte for byte (${entries.length} entries)`]);
+    const patch = join(root, 'loop.yaml');
+    writeFileSync(patch, `patch:\n  - { id: loop:agent, use: ${JSON.stringify(join(bundle, 'two-steps.js'))} }\n`);
+    const patched = await runCli(['replay', '--machines', '--patch', patch, path], { env: env(), cwd: ws });
+    expect(patched.code, patched.stdout + patched.stderr).toBe(0);
+  }, 90_000);
+
   it('a run on bridle\'s own loop records no loop, and replays byte for byte', async () => {
     const r = await run(busyModel());
     expect(r.code, r.stderr).toBe(0);
