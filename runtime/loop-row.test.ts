@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { base } from '../bundles/base.js';
 import type { Plugin } from '../plugins/host.js';
 import { CompositionError } from '../plugins/rows.js';
-import type { EntryOf } from '../log/entries.js';
+import { SessionStart, type EntryOf } from '../log/entries.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
 import { AGENT_LOOP, MACHINES, type AgentLoop } from './agent-loop.js';
 import { LoopReplayError, replayThroughMachines } from '../replay/replay.js';
@@ -81,6 +81,15 @@ describe('the agent loop as a row', () => {
     await h.session.run('go');
     expect(h.entries()[0]).toMatchObject({ kind: 'session/start', loop: { row: 'loop:agent', use: '/virtual/two-steps.js' } });
     expect((h.entries()[0] as EntryOf<'session/start'>).loop?.sha256).toBeUndefined();
+  });
+
+  it('the recorded loop is checked by the schema: a hash is 64 hex digits, nothing else is taken', async () => {
+    h = createHarness(busy, { maxSteps: 4, patch: [{ id: 'loop:agent', use: '/virtual/two-steps.js' }], loaded: new Map([['/virtual/two-steps.js', twoSteps]]) });
+    await h.session.run('go');
+    const start = h.entries()[0]!;
+    expect(SessionStart.safeParse({ ...start, loop: { row: 'loop:agent', use: '/m.js', sha256: 'f'.repeat(64) } }).success).toBe(true);
+    expect(SessionStart.safeParse({ ...start, loop: { row: 'loop:agent', use: '/m.js', sha256: 'not-a-hash' } }).success).toBe(false);
+    expect(SessionStart.safeParse({ ...start, loop: { row: 'loop:agent', use: '/m.js', name: 'extra' } }).success).toBe(false);
   });
 
   it('replay through the machines never re-drives a logged loop through bridle\'s own: refused by name, or run through the same one', async () => {
