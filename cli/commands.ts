@@ -118,6 +118,8 @@ function logCommands(program: Command, done: Done, version: string): void {
     .option('--html <file>', 'also write the session as a self-contained HTML page')
     .option('--machines', 're-run it through the machines; exit 2 unless byte for byte')
     .option('--cost', 'also tokens and cost per step, turn, session and tree')
+    .option('--profile <name>', 'compose the product from this profile (its loop for --machines, its prices for --cost)')
+    .option('--patch <file>', 'apply a patch of rows to that product (a YAML or JSON file)')
     .addOption(readFromStore())
     .action(async (session: string, flags: ReplayFlags) => {
       done(await replayCommand(session, flags));

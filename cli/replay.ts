@@ -25,6 +25,7 @@ import { formatTotals, timelineLine } from './timeline.js';
 import { renderReplayHtml } from '../visualizations/replay-html.js';
 import { jsonLine, visible } from './visible.js';
 import { forkOfLog } from '../log/fork.js';
+import { productLoop, type OfferedLoop } from '../runtime/loop-identity.js';
 
 export interface ReplayFlags {
   json?: boolean;
@@ -39,7 +40,13 @@ export interface ReplayFlags {
    * logs (ADR 0048). Behind a flag: the prices come from the `prices` row, not from the log.
    */
   cost?: boolean;
+  /** The product `--machines` (its loop, ADR 0085) and `--cost` (its prices) compose: a profile of `config.yaml`, and a patch file on it. */
+  profile?: string;
+  patch?: string;
 }
+
+/** The flags the product is composed with, as `run` would take them. */
+const productFlags = (f: ReplayFlags) => ({ ...(f.store !== undefined ? { store: f.store } : {}), ...(f.profile !== undefined ? { profile: f.profile } : {}), ...(f.patch !== undefined ? { patch: f.patch } : {}) });
 
 export { verifyFile, verifyLines, verifyParsed, type ReplayVerdict };
 
@@ -61,6 +68,12 @@ export function lineageLines(l: Lineage): string[] {
 /** What a crash leaves: `bridle resume` closes it. */
 const REPAIRABLE = new Set(['torn-tail', 'open-turn']);
 const where = (v: Violation) => (v.seq !== null ? `seq ${v.seq}` : v.line !== undefined ? `line ${v.line}` : 'log');
+
+/** The product's loop, composed as `run` composes it (its modules imported): what a logged loop is compared with. */
+async function offeredLoop(flags: ReplayFlags): Promise<OfferedLoop | undefined> {
+  const product = await composeProduct(productFlags(flags));
+  return productLoop(product.rows, product.loaded);
+}
 
 export async function replayCommand(target: string, flags: ReplayFlags, out: { write(s: string): unknown } = process.stdout): Promise<number> {
   const home = bridleHome();
@@ -87,14 +100,16 @@ export async function replayCommand(target: string, flags: ReplayFlags, out: { w
   if (flags.cost || flags.html) {
     // The page is the viewer, which shows the figures. The same projection as `bridle cost`: the usage the logs hold (the session's and its subagents'), priced with the row.
     const children = await childrenOf(entries, childReaderOf(store));
-    cost = costOf(entries, pricesIn(await composeProduct({ ...(flags.store !== undefined ? { store: flags.store } : {}) })), (id) => children.get(id));
+    cost = costOf(entries, pricesIn(await composeProduct(productFlags(flags))), (id) => children.get(id));
   }
   if (flags.html) {
     writeFileSync(flags.html, renderReplayHtml(entries, lineage, cost));
     process.stderr.write(`html: ${flags.html}\n`);
   }
   // Only a log that verifies is worth re-running: a corrupt one is reported as such.
-  const machines: MachineVerdict | undefined = flags.machines && verdict.ok ? await replayMachines(entries) : undefined;
+  // A log from a replaced loop (ADR 0085) replays through the product's loop row only if it is the same module.
+  const loop = flags.machines && verdict.ok && start?.kind === 'session/start' && start.loop ? await offeredLoop(flags) : undefined;
+  const machines: MachineVerdict | undefined = flags.machines && verdict.ok ? await replayMachines(entries, loop) : undefined;
   const ok = verdict.ok && (machines?.identical ?? true);
   if (flags.json) {
     out.write(`${jsonLine({ ...verdict, ok, ...(machines ? { machines } : {}), lineage, ...(cost ? { cost } : {}) })}\n`);

@@ -51,6 +51,20 @@ export const SessionPolicy = z.strictObject({
 });
 export type SessionPolicy = z.infer<typeof SessionPolicy>;
 
+/**
+ * Which loop the session ran when it was not bridle's own (ADR 0085): the row that provided it (`loop:agent`, or
+ * `options` for a caller's plugin), its `use` as composed (a row module's absolute path, else the loop's name), and
+ * the SHA-256 of the module file as it was loaded (absent when no file was read). Replay through the machines
+ * loads that loop again only when the product's is the same; otherwise it refuses (`LOOP_MISMATCH`,
+ * `LOOP_UNAVAILABLE`). bridle's own loop records nothing, so a base log is what it was before.
+ */
+export const SessionLoop = z.strictObject({
+  row: z.string().min(1),
+  use: z.string().min(1),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+});
+export type SessionLoop = z.infer<typeof SessionLoop>;
+
 export const SessionStart = z.strictObject({
   ...envelope,
   kind: z.literal('session/start'),
@@ -61,6 +75,8 @@ export const SessionStart = z.strictObject({
   parent: z.string().nullable(),
   format: z.literal(LOG_FORMATS),
   config: SessionConfig.optional(),
+  /** The loop that ran, when a row replaced bridle's own (ADR 0085); absent for bridle's. */
+  loop: SessionLoop.optional(),
   /**
    * A fork's header (ADR 0029): the session it was forked from and the last seq of that log it shares; every
    * line after this one up to `seq` is the original's, byte for byte.

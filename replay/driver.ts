@@ -18,6 +18,7 @@ import { toolSpec } from '../tools/index.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import type { LogStore } from '../ports/store.js';
 import { createSession, type BridleSession } from '../runtime/session.js';
+import type { OfferedLoop } from '../runtime/loop-identity.js';
 import { Gates } from './gates.js';
 import { replayAnswerer, replayModel, replayPlugin, replayPreStep, ReplayPrompt, type Progress } from './providers.js';
 import { isForeign, scriptOf, type ReplayScript } from './script.js';
@@ -67,6 +68,8 @@ export class ReplayDriver {
     private readonly original: readonly Entry[],
     private readonly tools: readonly ToolDefinition[],
     private readonly config: SessionConfig,
+    /** The loop the log names, matched by the caller (ADR 0085); undefined: bridle's own. */
+    private readonly loop?: OfferedLoop,
   ) {
     this.script = scriptOf(original);
     this.lines = original.map((e) => JSON.stringify(e));
@@ -200,6 +203,8 @@ export class ReplayDriver {
         { id: 'subprocess', use: 'memory' },
         { id: 'turn', use: 'limits', config: { ...(setup.maxSteps !== undefined ? { maxSteps: setup.maxSteps } : {}), ...(c.budget ? { budget: c.budget } : {}) } },
         ...(setup.retry ? [{ id: 'recovery:retry', use: 'retry', config: setup.retry }] : []),
+        // The loop the log ran, the product's same module (ADR 0085).
+        ...(this.loop ? [{ id: this.loop.identity.row, use: this.loop.identity.use }] : []),
         {
           id: 'compaction',
           use: 'compaction',
@@ -214,6 +219,7 @@ export class ReplayDriver {
         prompt,
       },
       plugins: [replayPlugin(this.script, gates)],
+      ...(this.loop ? { loaded: new Map([[this.loop.identity.use, this.loop.plugin]]) } : {}),
       answerer: replayAnswerer(this.script, gates),
       // A budget question is answered from the log, whoever answered it live (ADR 0047).
       askOnBudget: true,

@@ -11,12 +11,13 @@
  * The new log must equal the old one byte for byte. How it works:
  * `replay/driver.ts`.
  */
-import { LOG_FORMAT, type Entry, type SessionConfig } from '../log/entries.js';
+import { LOG_FORMAT, type Entry, type EntryOf, type SessionConfig } from '../log/entries.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { ReplayDriver } from './driver.js';
-import { NotReplayableError } from './errors.js';
+import { describeLoop, sameLoop, type OfferedLoop } from '../runtime/loop-identity.js';
+import { LoopReplayError, NotReplayableError } from './errors.js';
 
-export { NotReplayableError };
+export { LoopReplayError, NotReplayableError };
 
 export interface ReplayResult {
   /** The replayed log, as JSONL (up to and including the first line that differs). */
@@ -33,6 +34,18 @@ export interface ReplayResult {
 export interface ReplayOptions {
   /** Settings for logs written before `session/start` recorded them; a logged value wins. */
   config?: SessionConfig;
+  /** The loop the product runs, when a row module provides it: used when the log's `session/start` names the same one (ADR 0085). */
+  loop?: OfferedLoop;
+}
+
+/** Contract: pure; the loop to replay through (undefined: bridle's own), or `LoopReplayError` when the log names one not offered. */
+function loopFor(start: EntryOf<'session/start'>, offered: OfferedLoop | undefined): OfferedLoop | undefined {
+  const logged = start.loop;
+  if (!logged) return undefined;
+  const named = `the log ran the loop ${describeLoop(logged)}`;
+  if (!offered) throw new LoopReplayError('LOOP_UNAVAILABLE', `${named}; the product runs bridle's own loop`);
+  if (!sameLoop(logged, offered.identity)) throw new LoopReplayError(logged.sha256 ? 'LOOP_MISMATCH' : 'LOOP_UNAVAILABLE', `${named}; the product's is ${describeLoop(offered.identity)}`);
+  return offered;
 }
 
 const jsonl = (lines: readonly string[]) => (lines.length ? `${lines.join('\n')}\n` : '');
@@ -41,15 +54,17 @@ const jsonl = (lines: readonly string[]) => (lines.length ? `${lines.join('\n')}
  * Contract: runs no tool and calls no model; resolves with the replayed
  * bytes and where they first differ; throws `NotReplayableError` naming what
  * it cannot reproduce (a log that does not start with `session/start`, tools
- * other than the log's, an inbox no input can rebuild).
+ * other than the log's, an inbox no input can rebuild; `LoopReplayError` for a
+ * loop the log names that `opts.loop` is not).
  */
 export async function replayThroughMachines(entries: readonly Entry[], tools: readonly ToolDefinition[], opts: ReplayOptions = {}): Promise<ReplayResult> {
   const start = entries[0];
   if (start?.kind !== 'session/start') throw new NotReplayableError('the log does not begin with session/start');
   // Format 1 logged no inputs: when each arrived could only be guessed (ADR 0021).
   if (start.format < LOG_FORMAT) throw new NotReplayableError(`the log is format ${start.format}, written by an older bridle that did not log its inputs; replay through the machines needs format ${LOG_FORMAT} (bridle replay without --machines still verifies it)`);
+  const loop = loopFor(start, opts.loop);
   const config: SessionConfig = { ...opts.config, ...start.config };
-  const outcome = await new ReplayDriver(entries, tools, config).run();
+  const outcome = await new ReplayDriver(entries, tools, config, loop).run();
   const original = jsonl(entries.map((e) => JSON.stringify(e)));
   const text = jsonl(outcome.lines);
   const res: ReplayResult = { text, original, identical: text === original && !outcome.difference };

@@ -6,7 +6,9 @@
  * module path was loaded into (`loadRowPlugins`). One table, so composition can
  * check a product offline (`config --dump`) without mounting anything.
  */
-import { pathToFileURL } from 'node:url';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { policyApproval } from '../adapters/approval/policy.js';
 import { fixedClock, systemClock } from '../adapters/clock/system.js';
 import { newSessionId, randomIds } from '../adapters/ids/random.js';
@@ -180,9 +182,13 @@ const isPlugin = (v: unknown): v is Plugin<any> => {
  */
 export async function loadRowPlugins(rows: readonly Row[]): Promise<LoadedPlugins> {
   const out = new Map<string, Plugin<any>>();
+  const sums = new Map<string, string>();
+  digests.set(out, sums);
   for (const use of new Set(moduleUses(rows))) {
     let mod: { default?: unknown };
     try {
+      // The bytes it is imported from, read first: what a replay of the log compares (ADR 0085).
+      sums.set(use, createHash('sha256').update(readFileSync(use.startsWith('file:') ? fileURLToPath(use) : use)).digest('hex'));
       mod = (await import(use.startsWith('file:') ? use : pathToFileURL(use).href)) as { default?: unknown };
     } catch (err) {
       throw new PluginModuleError(`cannot load plugin module ${use}: ${(err as Error).message}`);
@@ -192,6 +198,12 @@ export async function loadRowPlugins(rows: readonly Row[]): Promise<LoadedPlugin
   }
   return out;
 }
+
+/** For each `loadRowPlugins` result, the SHA-256 of every module file it imported, by `use`. */
+const digests = new WeakMap<LoadedPlugins, ReadonlyMap<string, string>>();
+
+/** Contract: pure; the SHA-256 (hex) of the file `use` was loaded from by `loadRowPlugins`, else undefined (a module handed in already imported). */
+export const moduleDigest = (loaded: LoadedPlugins | undefined, use: string): string | undefined => (loaded ? digests.get(loaded)?.get(use) : undefined);
 
 /** A fresh session id as the base `ids` row makes them, for a host that names a session outside one (a fork's, an eval's). */
 export const freshSessionId = (): string => newSessionId();

@@ -8,9 +8,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { base } from '../bundles/base.js';
 import type { Plugin } from '../plugins/host.js';
 import { CompositionError } from '../plugins/rows.js';
-import type { EntryOf } from '../log/entries.js';
+import { SessionStart, type EntryOf } from '../log/entries.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
 import { AGENT_LOOP, MACHINES, type AgentLoop } from './agent-loop.js';
+import { LoopReplayError, replayThroughMachines } from '../replay/replay.js';
+import { toolsOfLog } from '../replay/setup.js';
+import { builtinTools } from '../tools/index.js';
 
 let h: Harness | undefined;
 afterEach(() => h?.cleanup());
@@ -66,5 +69,45 @@ describe('the agent loop as a row', () => {
     const open = () => createHarness(busy, { patch: [{ id: 'loop:agent', use: '/virtual/fake.js' }], loaded: new Map([['/virtual/fake.js', fake]]) });
     expect(open).toThrow(CompositionError);
     expect(open).toThrow(/row loop:agent \(options\): provides an agent-loop service that is not a loop/);
+  });
+
+  it('session/start names a replaced loop (ADR 0085): its row and module; bridle\'s own loop is not named', async () => {
+    h = createHarness(busy, { maxSteps: 4 });
+    await h.session.run('go');
+    expect(Object.hasOwn(h.entries()[0]!, 'loop')).toBe(false);
+    h.cleanup();
+    // A module handed in already imported: no file was read, so no hash.
+    h = createHarness(busy, { maxSteps: 4, patch: [{ id: 'loop:agent', use: '/virtual/two-steps.js' }], loaded: new Map([['/virtual/two-steps.js', twoSteps]]) });
+    await h.session.run('go');
+    expect(h.entries()[0]).toMatchObject({ kind: 'session/start', loop: { row: 'loop:agent', use: '/virtual/two-steps.js' } });
+    expect((h.entries()[0] as EntryOf<'session/start'>).loop?.sha256).toBeUndefined();
+  });
+
+  it('the recorded loop is checked by the schema: a hash is 64 hex digits, nothing else is taken', async () => {
+    h = createHarness(busy, { maxSteps: 4, patch: [{ id: 'loop:agent', use: '/virtual/two-steps.js' }], loaded: new Map([['/virtual/two-steps.js', twoSteps]]) });
+    await h.session.run('go');
+    const start = h.entries()[0]!;
+    expect(SessionStart.safeParse({ ...start, loop: { row: 'loop:agent', use: '/m.js', sha256: 'f'.repeat(64) } }).success).toBe(true);
+    expect(SessionStart.safeParse({ ...start, loop: { row: 'loop:agent', use: '/m.js', sha256: 'not-a-hash' } }).success).toBe(false);
+    expect(SessionStart.safeParse({ ...start, loop: { row: 'loop:agent', use: '/m.js', name: 'extra' } }).success).toBe(false);
+  });
+
+  it('replay through the machines never re-drives a logged loop through bridle\'s own: refused by name, or run through the same one', async () => {
+    h = createHarness(busy, { maxSteps: 4, patch: [{ id: 'loop:agent', use: '/virtual/two-steps.js' }], loaded: new Map([['/virtual/two-steps.js', twoSteps]]) });
+    await h.session.run('go');
+    await h.session.close();
+    const log = h.entries();
+    const tools = toolsOfLog(log, builtinTools());
+    await expect(replayThroughMachines(log, tools)).rejects.toThrow(LoopReplayError);
+    await expect(replayThroughMachines(log, tools)).rejects.toThrow(/^LOOP_UNAVAILABLE: the log ran the loop row loop:agent, \/virtual\/two-steps\.js \(no file hash\); the product runs bridle's own loop$/);
+    // Without a hash nothing proves the offered module is the one that ran: refused even at the same path.
+    const offered = { identity: { row: 'loop:agent', use: '/virtual/two-steps.js' }, plugin: twoSteps };
+    await expect(replayThroughMachines(log, tools, { loop: offered })).rejects.toMatchObject({ code: 'LOOP_UNAVAILABLE' });
+    // A log naming a hashed module replays through the offered one only when row, path and hash all match.
+    const sha256 = 'a'.repeat(64);
+    const hashed = [{ ...log[0]!, loop: { row: 'loop:agent', use: '/virtual/two-steps.js', sha256 } } as EntryOf<'session/start'>, ...log.slice(1)];
+    await expect(replayThroughMachines(hashed, tools, { loop: { identity: { ...offered.identity, sha256: 'b'.repeat(64) }, plugin: twoSteps } })).rejects.toMatchObject({ code: 'LOOP_MISMATCH' });
+    const same = await replayThroughMachines(hashed, tools, { loop: { identity: { ...offered.identity, sha256 }, plugin: twoSteps } });
+    expect(same.identical).toBe(true);
   });
 });

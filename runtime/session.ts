@@ -16,7 +16,7 @@ import type { ModelProvider } from '../ports/model.js';
 import type { SandboxService } from '../ports/sandbox.js';
 import type { ChildSpec, SessionControl } from '../ports/session.js';
 import type { SessionStore, WriterLock } from '../ports/store.js';
-import type { BudgetConfig, BudgetLimit, DraftOf, PriceTable } from '../log/entries.js';
+import type { BudgetConfig, BudgetLimit, DraftOf, PriceTable, SessionLoop } from '../log/entries.js';
 import { remainingOf, sessionBudget } from './subagents/budget.js';
 import type { LogStore } from '../log/store.js';
 import type { ChildSession, Subagents, TreeBudget } from '../ports/subagents.js';
@@ -28,6 +28,7 @@ import type { Plugin } from '../plugins/host.js';
 import { composeEntries, enabledRows, type ComposedRow, type HostFacts, type PatchEntry, type Row } from '../plugins/rows.js';
 import type { LoadedPlugins } from './catalogue.js';
 import { buildHost, type ServiceOverride } from './host.js';
+import { loopIdentity } from './loop-identity.js';
 import { applySettings, type SettingsLayer } from './settings.js';
 import { policyOf, settlePolicy } from './session-policy.js';
 import { wireSession, type BridleSession } from './wiring.js';
@@ -213,6 +214,8 @@ function settledPolicy(o: SessionOptions, host: ReturnType<typeof buildHost>['ho
   }
 }
 
+const withLoop = (l: SessionLoop | undefined): { ranLoop?: SessionLoop } => (l ? { ranLoop: l } : {});
+
 /** What `session/start` records of the loop, the context window, compaction and the spending cap. */
 function configuredOf(rows: readonly ComposedRow[], host: ReturnType<typeof buildHost>['host'], modelName: string, budget: BudgetConfig | undefined) {
   const loop = host.get(LOOP);
@@ -284,6 +287,7 @@ export function createSession(o: SessionOptions): BridleSession {
       ...(host.has(SANDBOX) ? { sandbox: host.get(SANDBOX) } : {}),
       loop,
       agentLoop: built.loop,
+      ...withLoop(loopIdentity(rows, built.loop, o.loaded)),
       context: host.get(CONTEXT),
       ...(policy ? { policy } : {}),
       configured: configuredOf(rows, host, modelName, budget),

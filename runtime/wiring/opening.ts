@@ -5,7 +5,7 @@
  * close. Split from the start itself so a log that cannot be continued is
  * refused at `createSession`, before anyone subscribed.
  */
-import { type Draft, type Entry, LOG_FORMAT, type SessionPolicy } from '../../log/entries.js';
+import { type Draft, type Entry, LOG_FORMAT, type SessionLoop, type SessionPolicy } from '../../log/entries.js';
 import { LogFormatError } from '../../log/errors.js';
 import { formatOf } from '../../log/inputs.js';
 import { closeOrphanCompaction, findOrphanCompaction } from '../../log/context/orphan.js';
@@ -24,6 +24,8 @@ export interface Header {
   policy?: SessionPolicy;
   /** The W3C trace context the session's spans hang under (ADR 0055). */
   traceparent?: string;
+  /** The loop that runs, when a row replaced bridle's own (ADR 0085): `session/start`'s `loop`. */
+  ranLoop?: SessionLoop;
   /** Appended first when the log goes on (a writer's `session/reopen`, `session/takeover`, `session/policy`). */
   opening?: readonly Draft[];
 }
@@ -36,7 +38,7 @@ export function checkContinuable(existing: readonly Entry[]): void {
 /** Contract: appends through `recorder` only; throws what the store throws for the first append that fails. */
 export function appendOpening(recorder: Recorder, h: Header): void {
   if (recorder.entries.length === 0) {
-    recorder.append({ kind: 'session/start', id: h.id, cwd: h.cwd, model: h.modelName, depth: h.depth, parent: h.parent, format: LOG_FORMAT, ...sessionConfig(h.configured), ...(h.policy ? { policy: h.policy } : {}), ...(h.traceparent ? { traceparent: h.traceparent } : {}) });
+    recorder.append({ kind: 'session/start', id: h.id, cwd: h.cwd, model: h.modelName, depth: h.depth, parent: h.parent, format: LOG_FORMAT, ...sessionConfig(h.configured), ...(h.ranLoop ? { loop: h.ranLoop } : {}), ...(h.policy ? { policy: h.policy } : {}), ...(h.traceparent ? { traceparent: h.traceparent } : {}) });
   }
   // Going on with a log is said first (`session/reopen`, a takeover), then what loading it found to close.
   for (const d of h.opening ?? []) recorder.append(d);
