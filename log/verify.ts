@@ -13,7 +13,8 @@
  * `verify-calls.ts`, inputs in `verify-inputs.ts`, what the model sees in
  * `verify-surface.ts`, Ralph runs in `verify-ralph.ts`.
  */
-import type { Entry, EntryOf, ToolCallBlock } from './entries.js';
+import type { Entry, EntryOf } from './entries.js';
+import type { ToolCallBlock } from './entry-values.js';
 import { nthCall, nthStep, nthTurn } from './ids.js';
 import type { OpenCall, OpenTail, Verdict, VerifyOptions } from './verdict.js';
 import { checkAsked, checkCall, checkDecided, checkDispatch, checkQuestion, checkToolResult, countPending } from './verify-calls.js';
