@@ -5,10 +5,12 @@
  */
 import { assign, enqueueActions, setup } from 'xstate';
 import { TurnEndCode } from '../log/codes.js';
-import type { Draft, Origin, TurnEndReason } from '../log/entries.js';
+import type { Draft } from '../log/entries.js';
+import type { Origin, TurnEndReason } from '../log/entry-values.js';
 import { nthStep } from '../log/ids.js';
 import { notDurableCause } from '../log/not-durable.js';
-import { compactionMachine, type CompactionOutput, type CompactionTrigger } from './compaction.machine.js';
+import { compactionMachine, type CompactionOutput } from './compaction.machine.js';
+import type { CompactionTrigger } from './compaction-drafts.js';
 import { draftTurnEnd, draftTurnStart, draftUnsaved, draftUserMessage } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
 import { stepMachine, type StepOutput, type StepResume } from './step.machine.js';
