@@ -3,7 +3,8 @@
  * rendering. They come from `--allow tool:pattern` flags, from config, and from
  * "always" answers (logged with the decision and rebuilt from the log on resume).
  */
-import { ApprovalRule, type Entry } from '../log/entries.js';
+import { ApprovalRule } from '../log/entries-calls.js';
+import type { Entry } from '../log/entries.js';
 
 export { ApprovalRule };
 
