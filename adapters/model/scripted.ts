@@ -11,7 +11,7 @@ import { MODEL } from '../../ports/index.js';
 import type { ModelProvider } from '../../ports/model.js';
 import { defineProvider } from '../../ports/provider.js';
 import type { Chunk } from '../../log/chunks.js';
-import type { Finish } from '../../log/entries.js';
+import type { Finish } from '../../log/entry-values.js';
 import type { ModelRequest } from '../../log/messages.js';
 import { loadScript, parseScript, type Script, type ScriptedResponse } from './scripted-script.js';
 import { ModelCode } from '../../log/entry-values.js';
