@@ -11,7 +11,8 @@
  * The new log must equal the old one byte for byte. How it works:
  * `replay/driver.ts`.
  */
-import { LOG_FORMAT, type Entry, type SessionConfig } from '../log/entries.js';
+import { LOG_FORMAT, type SessionConfig } from '../log/entries-session.js';
+import type { Entry } from '../log/entries.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { ReplayDriver } from './driver.js';
 import { NotReplayableError } from './errors.js';
