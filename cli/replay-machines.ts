@@ -4,7 +4,8 @@
  * is called; the built-in tools (and `delegate`, where the log offered it)
  * are only validated against.
  */
-import { NotReplayableError, replayThroughMachines } from '../replay/replay.js';
+import { NotReplayableError } from '../replay/errors.js';
+import { replayThroughMachines } from '../replay/replay.js';
 import { toolsOfLog } from '../replay/setup.js';
 import type { Entry } from '../log/entries.js';
 import { builtinTools } from '../tools/index.js';

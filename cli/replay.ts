@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Entry } from '../log/entries.js';
-import type { Violation } from '../log/verify.js';
+import type { Violation } from '../log/verdict.js';
 import type { ForkRef } from '../ports/store.js';
 import { noSession } from '../runtime/logs/open.js';
 import { readSessionLog, type ParsedStoredLog } from '../runtime/logs/read.js';
