@@ -14,7 +14,7 @@ import { readSessionLog, type ParsedStoredLog } from '../runtime/logs/read.js';
 import { looksLikePath, sessionOfRef } from '../runtime/stores.js';
 import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage } from './home.js';
-import { verifyFile, verifyLines, verifyParsed, type ReplayVerdict } from './verify-log.js';
+import { verifyParsed } from './verify-log.js';
 import { costLabels, costLines, pricesIn } from './cost.js';
 import { childReaderOf, childrenOf } from './session-tree.js';
 import { costOf, type CostReport } from '../log/cost.js';
@@ -40,8 +40,6 @@ export interface ReplayFlags {
    */
   cost?: boolean;
 }
-
-export { verifyFile, verifyLines, verifyParsed, type ReplayVerdict };
 
 /** A session's lineage (ADR 0029): what its header says it was forked from, and the logs beside it forked from it. */
 export interface Lineage {

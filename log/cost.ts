@@ -10,8 +10,6 @@ import type { Entry } from './entries.js';
 import type { Price, PriceTable } from './entries-budget.js';
 import type { Usage } from './entry-values.js';
 
-export type { Price, PriceTable } from './entries.js';
-
 export interface Tokens {
   input: number;
   cached: number;

@@ -22,8 +22,6 @@ import { ralphStep } from './verify-ralph.js';
 import { closeStep, newWalk, stepOf, type TurnState, type Walk } from './verify-walk.js';
 import { isVisible } from './visible.js';
 
-export type { OpenCall, OpenTail, Totals, Verdict, VerifyOptions, Violation } from './verdict.js';
-
 /** Contract: pure and linear in the log; never throws for any list of schema-valid entries. */
 export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): Verdict {
   const w = newWalk(entries);

@@ -18,8 +18,6 @@ import type { Queued } from './queued.js';
 import type { PreStepDecision } from '../ports/hooks.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
 
-export type { PreStepDecision } from '../ports/hooks.js';
-
 /** The `turn/end` cause of a turn whose input the pre-step rewrote to nothing (replay reads it back as that verdict). */
 export const EMPTY_INPUT_CAUSE = 'the pre-step left no input; nothing was sent to the model';
 

@@ -17,8 +17,6 @@ import type { ToolDefinition } from '../ports/tools.js';
 import { ReplayDriver } from './driver.js';
 import { NotReplayableError } from './errors.js';
 
-export { NotReplayableError };
-
 export interface ReplayResult {
   /** The replayed log, as JSONL (up to and including the first line that differs). */
   text: string;

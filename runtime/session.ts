@@ -35,12 +35,6 @@ import { wireSession } from './wiring.js';
 import type { BridleSession } from './bridle-session.js';
 import type { Services, SessionOptions } from './session-options.js';
 
-export type { BridleSession } from './wiring.js';
-export type { Services, SessionOptions } from './session-options.js';
-export type { SessionFeedEvent, SessionFeedListener } from './wiring/feed.js';
-export { SessionNotStartedError } from './wiring/lifecycle.js';
-export { SessionCrashedError } from './session-fault.js';
-
 /** A session as its parent drives it through a subagent provider. */
 export function asChild(child: BridleSession): ChildSession {
   let closed: Promise<void> | undefined;

@@ -36,8 +36,6 @@ import type { Lifecycle } from './wiring/lifecycle.js';
 import { appendOpening, checkContinuable, type Header } from './wiring/opening.js';
 import { entryHook, feedEntries, feedStates, feedStatesWhileWatched } from './wiring/taps.js';
 
-export { SessionClosedError, type BridleSession } from './bridle-session.js';
-
 /** What `createSession` resolved from the rows for one session: its services, and what its log opens with. Not an option bag: nobody outside composes one. */
 export interface SessionParts extends Omit<Header, 'cwd' | 'depth' | 'parent'> {
   host: Host;

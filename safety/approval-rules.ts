@@ -6,8 +6,6 @@
 import { ApprovalRule } from '../log/entries-calls.js';
 import type { Entry } from '../log/entries.js';
 
-export { ApprovalRule };
-
 /** Shell syntax that chains, substitutes or redirects: a broad rule must not let `git status; rm -rf ~` through. */
 const COMPOUND = /[;&|`<>\n\r]|\$\(/;
 

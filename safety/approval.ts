@@ -11,8 +11,6 @@ import type { ToolConfinement } from '../ports/tools.js';
 import { ruleMatches } from './approval-rules.js';
 import { decideUnderNever, type SessionConfinement } from './never.js';
 
-export type { SessionConfinement } from './never.js';
-
 /** Contract: pure. Under `never` without `confinement`, every call that writes is refused (`NO_CONFINEMENT`). */
 export function decideByPolicy(
   policy: ApprovalPolicy,

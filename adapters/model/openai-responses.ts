@@ -28,8 +28,6 @@ import { createResponsesStreamMapper } from './openai-responses-stream.js';
 import { toResponsesParams, type ReasoningEffort } from './openai-responses-wire.js';
 import { ModelCode } from '../../log/entry-values.js';
 
-export { toResponsesInput, toResponsesParams, toResponsesTools } from './openai-responses-wire.js';
-
 const LOOPBACK_PLACEHOLDER_KEY = 'bridle-local';
 
 export interface ResponsesProviderOptions {

@@ -21,9 +21,6 @@ import { toWireParams } from './openai-wire.js';
 import { REASONING_EFFORTS, type ReasoningEffort } from './openai-responses-wire.js';
 import { ModelCode } from '../../log/entry-values.js';
 
-export { DEFAULT_STREAM_LIMITS, resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
-export { toWireMessages, toWireParams, toWireTools } from './openai-wire.js';
-
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 /** Sent to loopback servers when no key is given; Ollama, llama.cpp and vLLM ignore it. */
 const LOOPBACK_PLACEHOLDER_KEY = 'bridle-local';

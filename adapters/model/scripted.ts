@@ -16,8 +16,6 @@ import type { ModelRequest } from '../../log/messages.js';
 import { loadScript, parseScript, type Script, type ScriptedResponse } from './scripted-script.js';
 import { ModelCode } from '../../log/entry-values.js';
 
-export { loadScript, parseScript, Script, ScriptedResponse, ScriptError } from './scripted-script.js';
-
 export interface ScriptedOptions {
   /** Shown wherever scripted output appears; always starts with "scripted". Default: the script's label, else "scripted". */
   label?: string;

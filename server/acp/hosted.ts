@@ -14,8 +14,6 @@ import { chunkUpdate, entryUpdates, progressUpdate, usageUpdate, type FeedState 
 import type { UsageOf } from '../usage.js';
 import type { AcpConfig } from './config-options.js';
 
-export type { UsageOf };
-
 export class AcpHostedSession {
   private session_?: BridleSession;
   private unsubscribe?: () => void;
