@@ -5,7 +5,12 @@
  */
 
 // The session: built from rows (the product), every seam a service on its host; created, subscribed to, then started (ADR 0051).
-export { createSession, sessionRows, SessionCrashedError, SessionNotStartedError, type BridleSession, type Services, type SessionFeedEvent, type SessionFeedListener, type SessionOptions } from './runtime/session.js';
+export { createSession, sessionRows } from './runtime/session.js';
+export { SessionCrashedError } from './runtime/session-fault.js';
+export { SessionNotStartedError } from './runtime/wiring/lifecycle.js';
+export type { BridleSession } from './runtime/bridle-session.js';
+export type { Services, SessionOptions } from './runtime/session-options.js';
+export type { SessionFeedEvent, SessionFeedListener } from './runtime/wiring/feed.js';
 export { PolicyWidenedError } from './runtime/session-policy.js';
 
 // Fork and what-if from a log (ADR 0029): a new session from a past point, nothing re-run.
@@ -20,7 +25,8 @@ export { DuplicateProviderError, MissingServiceError, PluginMountError } from '.
 export { Dispatcher } from './plugins/dispatch.js';
 export { CATALOGUE, loadRowPlugins } from './runtime/catalogue.js';
 export { checkRows } from './runtime/check.js';
-export { AGENT_LOOP, MACHINES, builtinLoop, type AgentLoop, type LoopRefinements } from './runtime/agent-loop.js';
+export { AGENT_LOOP, type AgentLoop, builtinLoop, MACHINES } from './runtime/agent-loop.js';
+export type { LoopRefinements } from './runtime/provide-machines.js';
 export type { MachineSeams, ProvidedMachines } from './runtime/provide-machines.js';
 export * from './ports/index.js';
 export { serviceKey, type KeyLike, type ServiceKey, type ServiceLookup } from './ports/service.js';
@@ -28,33 +34,43 @@ export { defineProvider, ProviderSetupError, type ProviderDefinition } from './p
 export { DEFAULT_CORE } from './runtime/prompt/builtin.js';
 
 // The machines: pure statecharts; hosts supply effects with `.provide()`.
-export { sessionMachine, type InputMode, type SessionContext, type SessionEvent, type SessionInput } from './machines/session.machine.js';
-export { turnMachine, type PreStepDecision, type TurnInput, type TurnOutput } from './machines/turn.machine.js';
+export { type SessionContext, type SessionEvent, type SessionInput, sessionMachine } from './machines/session.machine.js';
+export type { InputMode } from './log/entries-inputs.js';
+export { type TurnInput, turnMachine, type TurnOutput } from './machines/turn.machine.js';
+export type { PreStepDecision } from './ports/hooks.js';
 export { stepMachine, type StepEvent, type StepInput, type StepOutput } from './machines/step.machine.js';
-export { toolCallMachine, type ApprovalAnswer, type Decision, type ToolCallEvent, type ToolCallInput, type ToolOutcome, type Validation } from './machines/tool-call.machine.js';
-export { compactionMachine, type CompactionInput, type CompactionOutput, type ContextMeasure } from './machines/compaction.machine.js';
-export { subagentMachine, type SubagentInput, type SubagentResult } from './machines/subagent.machine.js';
+export { type ToolCallEvent, type ToolCallInput, toolCallMachine, type ToolOutcome, type Validation } from './machines/tool-call.machine.js';
+export type { ApprovalAnswer, Decision } from './ports/approval.js';
+export { type CompactionInput, compactionMachine, type CompactionOutput } from './machines/compaction.machine.js';
+export type { ContextMeasure } from './machines/compaction-drafts.js';
+export { subagentMachine } from './machines/subagent.machine.js';
+export type { SubagentInput, SubagentResult } from './machines/subagent-result.js';
 export type { RetryPolicy } from './ports/loop.js';
 export { defaultRetryPolicy, retryDelay } from './plugins/recovery.js';
 
 // Context engineering: the system prompt's sections, the token estimate, orphan brackets.
-export { PromptRegistry, type PromptScope, type PromptSection } from './runtime/prompt/registry.js';
-export { PromptVariableError, type PromptVars } from './runtime/prompt/interpolate.js';
+export { PromptRegistry } from './runtime/prompt/registry.js';
+export type { PromptScope, PromptSection } from './ports/prompt.js';
+export { PromptVariableError } from './runtime/prompt/interpolate.js';
+export type { PromptVars } from './ports/prompt.js';
 export type { ContextMeter } from './runtime/context/meter.js';
 export { estimateRequestTokens } from './log/context/tokens.js';
 export { closeOrphanCompaction, findOrphanCompaction } from './log/context/orphan.js';
 
 // Ports: what a provider implements.
 export type { ModelProvider } from './ports/model.js';
-export type { AcquireWriterLock, ForkRef, ListProblem, LockHolder, LogStore, OpenedLog, SessionStore, StoredLog, StoredSession, WriterLock } from './ports/store.js';
+export type { AcquireWriterLock, ForkRef, ListProblem, OpenedLog, SessionStore, StoredLog, StoredSession, WriterLock } from './ports/store.js';
+export type { LockHolder } from './log/errors.js';
+export type { LogStore } from './log/store.js';
 export type { Delta, Forwardable, ForwardSettled, OwnedSession, RelayRefusal, RelaySource, SessionRelay, SweepOutcome } from './ports/relay.js';
-export type { Clock } from './ports/clock.js';
+export type { Clock } from './log/clock.js';
 export type { AnswerRequest, Answerer, ApprovalPolicy } from './ports/approval.js';
 export type { DeltaSink } from './actors/stream-model.js';
 export type { HookName, HookTable, Hooks, Recovery, RequestErrorPayload, StreamPayload } from './ports/hooks.js';
 export type { ChildSpec, SessionControl } from './ports/session.js';
 export type { Admission, Advertised, ChildOutcome, ChildRequest, ChildSession, DelegationRequest, SubagentProvider, Subagents, TreeBudget } from './ports/subagents.js';
-export { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from './ports/tools.js';
+export { ToolError } from './ports/tool-error.js';
+export type { ToolContext, ToolDefinition, ToolOutput } from './ports/tools.js';
 export type { IntentBody, IntentKind, LoggedResult, RenderIntent, SearchMatch } from './ports/present.js';
 export { FsIoError, readAtMost, type DirEntry, type EntryKind as FsEntryKind, type FileHandle, type FileStat, type FileSystem, type FsPath, type PathIntent, type UpdateOptions, type UpdateOutcome, type WalkEntry, type WalkOptions } from './ports/fs.js';
 export { SUBPROCESS_UNAVAILABLE, type LimitHit, type Subprocess, type SubprocessConfinement, type SubprocessRequest, type SubprocessResult, type SubprocessSpec } from './ports/subprocess.js';
@@ -63,8 +79,10 @@ export type { Chunk } from './log/chunks.js';
 export type { ModelMessage, ModelRequest } from './log/messages.js';
 
 // Providers.
-export { createOpenAIProvider, DEFAULT_STREAM_LIMITS, type OpenAIProviderOptions, type StreamLimits } from './adapters/model/openai.js';
-export { createScriptedProvider, createScriptedProviderFromFunction, loadScript, type ResponseFunction, type ScriptedOptions } from './adapters/model/scripted.js';
+export { createOpenAIProvider, type OpenAIProviderOptions } from './adapters/model/openai.js';
+export { DEFAULT_STREAM_LIMITS, type StreamLimits } from './adapters/model/openai-deadlines.js';
+export { createScriptedProvider, createScriptedProviderFromFunction, type ResponseFunction, type ScriptedOptions } from './adapters/model/scripted.js';
+export { loadScript } from './adapters/model/scripted-script.js';
 export { createJsonlStore } from './adapters/store/jsonl.js';
 export { acquireJsonlLock, withWriterLock } from './adapters/store/jsonl-lock.js';
 export { createMemoryStore, type MemoryStore } from './adapters/store/memory.js';
@@ -95,4 +113,5 @@ export { LeaseLostError, LogAppendError, LogNotDurableError, SessionLockedError 
 export { deriveMessages, Projection } from './log/derive-messages.js';
 export { parseLog, type ParsedLog } from './log/parse.js';
 export { assembleBlocks, chunksOf } from './log/chunks.js';
-export { Entry, ENTRY_KINDS, LOG_FORMAT, type Draft, type EntryKind, type EntryOf } from './log/entries.js';
+export { type Draft, Entry, ENTRY_KINDS, type EntryKind, type EntryOf } from './log/entries.js';
+export { LOG_FORMAT } from './log/entries-session.js';

@@ -3,8 +3,8 @@
  * a throw, a hang, an answer outside the closed set — the result is one of
  * the closed outcomes, and anything but an allow denies (I6).
  */
-import { ApprovalOutcome } from '../log/entries.js';
-import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
+import { ApprovalOutcome } from '../log/entries-calls.js';
+import type { ApprovalAnswer } from '../ports/approval.js';
 import { checkRule } from '../safety/approval-rules.js';
 import type { AnswerRequest, Answerer } from '../ports/approval.js';
 

@@ -10,8 +10,9 @@
 import { createActor, fromPromise } from 'xstate';
 import { finalText } from '../log/completed-turns.js';
 import { childTraceparent } from '../log/trace.js';
-import { subagentMachine, type ChildReport, type SubagentInput, type SubagentResult } from '../machines/subagent.machine.js';
-import type { BudgetLimit } from '../log/entries.js';
+import { subagentMachine } from '../machines/subagent.machine.js';
+import type { ChildReport, SubagentInput, SubagentResult } from '../machines/subagent-result.js';
+import type { BudgetLimit } from '../log/entries-budget.js';
 import type { SessionControl } from '../ports/session.js';
 import type { ChildModel, ChildSession, SubagentProvider, Subagents } from '../ports/subagents.js';
 import type { ToolDefinition } from '../ports/tools.js';

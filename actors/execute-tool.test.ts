@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { executeTool, STOP_GRACE_MS } from './execute-tool.js';
 import { createMemoryFs } from '../adapters/fs/memory.js';
 import { createMemorySubprocess } from '../adapters/subprocess/memory.js';
-import { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from '../ports/tools.js';
+import { ToolError } from '../ports/tool-error.js';
+import type { ToolContext, ToolDefinition, ToolOutput } from '../ports/tools.js';
 
 function ctxWith(signal = new AbortController().signal): ToolContext {
   return { fs: createMemoryFs(), subprocess: createMemorySubprocess(), signal };

@@ -1,5 +1,6 @@
 /** Runs one validated tool call with a deadline and cancellation, turning every failure into a result. */
-import { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from '../ports/tools.js';
+import { ToolError } from '../ports/tool-error.js';
+import type { ToolContext, ToolDefinition, ToolOutput } from '../ports/tools.js';
 import { ToolResultCode } from '../log/codes.js';
 
 export interface ExecuteOptions {

@@ -20,7 +20,7 @@ import type { Chunk } from '../log/chunks.js';
 import { escapedBytes, MAX_ANSWER_BYTES } from '../log/entry-size.js';
 import { turnOf } from '../log/ids.js';
 import type { ModelRequest } from '../log/messages.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../log/clock.js';
 import type { StepEvent } from '../machines/step.machine.js';
 import type { StreamPayload } from '../ports/hooks.js';
 import type { ModelProvider } from '../ports/model.js';

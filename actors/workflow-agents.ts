@@ -5,7 +5,7 @@
  * computes; every effect a script has goes through here.
  */
 import { workflowAgentSessionId } from '../log/ids.js';
-import type { SubagentResult } from '../machines/subagent.machine.js';
+import type { SubagentResult } from '../machines/subagent-result.js';
 import type { SessionControl } from '../ports/session.js';
 import type { Subagents } from '../ports/subagents.js';
 import type { AgentAnswer, AgentCall } from '../ports/workflow.js';

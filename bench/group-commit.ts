@@ -17,7 +17,7 @@ import { createJsonlStore, type JsonlFs } from '../adapters/store/jsonl.js';
 import { createPostgresSessionStore } from '../adapters/store/postgres.js';
 import { commitRoundsFor } from '../adapters/store/postgres-commit.js';
 import { closePostgresPools } from '../adapters/store/postgres-pool.js';
-import type { Services } from '../runtime/session.js';
+import type { Services } from '../runtime/session-options.js';
 import { findPostgresBin, startThrowawayPostgres, withDatabase } from '../test/helpers/postgres-cluster.js';
 import { noopOnceTool, noopTool } from './noop-tool.js';
 import { benchSession } from './session.js';

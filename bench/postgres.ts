@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { createPostgresSessionStore } from '../adapters/store/postgres.js';
 import { closePostgresPools } from '../adapters/store/postgres-pool.js';
-import { LOG_FORMAT } from '../log/entries.js';
+import { LOG_FORMAT } from '../log/entries-session.js';
 import { planRepair } from '../log/repair.js';
 import { Recorder } from '../log/recorder.js';
 import type { SessionStore } from '../ports/store.js';

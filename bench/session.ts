@@ -7,7 +7,8 @@ import type { Entry } from '../log/entries.js';
 import type { Plugin } from '../plugins/host.js';
 import type { PatchEntry } from '../plugins/rows.js';
 import { createScriptedProviderFromFunction, type ResponseFunction } from '../adapters/model/scripted.js';
-import { createSession, type Services } from '../runtime/session.js';
+import { createSession } from '../runtime/session.js';
+import type { Services } from '../runtime/session-options.js';
 import type { ModelProvider } from '../ports/model.js';
 import { noopTool } from './noop-tool.js';
 

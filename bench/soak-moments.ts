@@ -7,7 +7,8 @@ import { SUMMARY_REQUEST_MARK } from '../log/context/summary-prompt.js';
 import { treeLogs } from './soak-points.js';
 import { marking, reading, scenarioReply, slowly, usage, type Scenario } from './soak-scenarios.js';
 import { logHas, waitFor, type Child, type World } from '../test/fault/cli-world.js';
-import { streamReply, textChunks, toolCallChunks, type Reply } from '../test/helpers/openai-sse-server.js';
+import { type Reply, streamReply } from '../test/helpers/openai-sse-server.js';
+import { textChunks, toolCallChunks } from '../test/helpers/openai-chunks.js';
 
 export const MOMENTS = ['streaming', 'dispatch', 'flush', 'compaction', 'queued', 'workflow', 'delegate'] as const;
 export type Moment = (typeof MOMENTS)[number];

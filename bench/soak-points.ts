@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AnyStateMachine } from 'xstate';
 import { replayMachines } from '../cli/replay-machines.js';
-import { verifyFile } from '../cli/replay.js';
+import { verifyFile } from '../cli/verify-log.js';
 import type { Entry } from '../log/entries.js';
 import { statePaths } from '../machines/state-paths.js';
 import { stepMachine } from '../machines/step.machine.js';

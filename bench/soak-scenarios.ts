@@ -18,7 +18,8 @@
  * bodies themselves are not idempotent either, and a child started twice
  * (two `subagent/start` for one child) counts as a body run twice.
  */
-import { errorReply, pause, streamReply, textChunks, toolCallChunks, usageChunk, type Reply, type StreamItem } from '../test/helpers/openai-sse-server.js';
+import { errorReply, pause, type Reply, type StreamItem, streamReply } from '../test/helpers/openai-sse-server.js';
+import { textChunks, toolCallChunks, usageChunk } from '../test/helpers/openai-chunks.js';
 
 /** The scenarios a generated kill point runs in; each trial of a moment runs its own (`workflow`, `delegate`). */
 export const SCENARIOS = ['tools', 'ask', 'retry', 'fails', 'compaction', 'workflow', 'delegate', 'cancel', 'reads'] as const;

@@ -36,9 +36,6 @@ import { SCENARIOS, scenarioFlags, type Scenario } from './soak-scenarios.js';
 import { completeLines, createWorld, seeded, type Child } from '../test/fault/cli-world.js';
 import { startOpenAIServer } from '../test/helpers/openai-sse-server.js';
 
-export { judge, type Judged } from './soak-judge.js';
-export { KILL_WITHIN_MS, MOMENTS, reply, type Moment, type Trial } from './soak-moments.js';
-
 export interface SoakOptions {
   kills: number;
   /** Trials run at once (default 4). */

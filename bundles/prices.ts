@@ -6,7 +6,7 @@
  * model the table does not name is reported unpriced, never guessed.
  * OpenAI bills no cache write; Anthropic's cache write is the 5-minute one.
  */
-import type { PriceTable } from '../log/cost.js';
+import type { PriceTable } from '../log/entries-budget.js';
 
 export const LIST_PRICES: PriceTable = {
   asOf: '2025-11-24',

@@ -7,7 +7,7 @@
  */
 import { createInterface } from 'node:readline';
 import type { Answerer } from '../ports/approval.js';
-import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
+import type { ApprovalAnswer } from '../ports/approval.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import { openSession, type OpenedSession } from './open-session.js';
 import { createRenderer, mcpNotes, skillNotes } from './render.js';
@@ -17,7 +17,8 @@ import type { Product } from './settings.js';
 import { approvalQuestion } from './terminal-answerer.js';
 import { visible } from './visible.js';
 import { closeSaying, crashedLine, entryToShow, unsavedTurnLine } from './save-failure.js';
-import { SessionCrashedError, type BridleSession } from '../runtime/session.js';
+import { SessionCrashedError } from '../runtime/session-fault.js';
+import type { BridleSession } from '../runtime/bridle-session.js';
 import type { TurnOutput } from '../machines/turn.machine.js';
 import { progressPrinter } from './progress-line.js';
 

@@ -6,7 +6,8 @@
  * labelled as such and costs nothing; a model the table does not name is
  * unpriced, never guessed.
  */
-import { costOf, type CostReport, type PriceTable, type Tokens } from '../log/cost.js';
+import { costOf, type CostReport, type Tokens } from '../log/cost.js';
+import type { PriceTable } from '../log/entries-budget.js';
 import type { Entry } from '../log/entries.js';
 import { PricesConfig } from '../runtime/builtins.js';
 import { readSessionTree } from './session-tree.js';

@@ -8,7 +8,7 @@
  * turn, named with the nearest valid ones) or a usage error.
  */
 import { freshSessionId } from '../runtime/catalogue.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../log/clock.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { forkSession, ForkRefusedError } from '../runtime/logs/fork.js';
 import { resumableTurn } from '../log/resumable.js';

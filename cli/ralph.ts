@@ -16,7 +16,8 @@ import { openSession } from './open-session.js';
 import type { RunFlags } from './run.js';
 import { composeProduct, type Product } from './settings.js';
 import { visible } from './visible.js';
-import { createRenderer, type ToolLookup } from './render.js';
+import { createRenderer } from './render.js';
+import type { ToolLookup } from '../tools/present.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { handoffTool, verdictTool } from '../runtime/ralph/tools.js';
 

@@ -20,8 +20,6 @@ export interface Renderer {
 
 const dim = (s: string, color: boolean) => (color ? `\x1b[2m${s}\x1b[22m` : s);
 
-export { presentCall, type ToolLookup } from '../tools/present.js';
-
 let builtins: ToolLookup | undefined;
 /** A call as bridle's built-in tools present it (`approval/request.presented` on a worker that relays the session); any other as `name arguments`. */
 export const presentBuiltin = (name: string, args: string): string => presentCall((builtins ??= knownToolLookup()), name, args);

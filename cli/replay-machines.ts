@@ -6,7 +6,8 @@
  * (ADR 0085) replays through that loop, the product's same module, or is
  * refused by name.
  */
-import { LoopReplayError, NotReplayableError, replayThroughMachines } from '../replay/replay.js';
+import { LoopReplayError, NotReplayableError } from '../replay/errors.js';
+import { replayThroughMachines } from '../replay/replay.js';
 import type { OfferedLoop } from '../runtime/loop-identity.js';
 import { toolsOfLog } from '../replay/setup.js';
 import type { Entry } from '../log/entries.js';

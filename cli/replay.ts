@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Entry } from '../log/entries.js';
-import type { Violation } from '../log/verify.js';
+import type { Violation } from '../log/verdict.js';
 import type { ForkRef } from '../ports/store.js';
 import { noSession } from '../runtime/logs/open.js';
 import { readSessionLog, type ParsedStoredLog } from '../runtime/logs/read.js';
@@ -47,8 +47,6 @@ export interface ReplayFlags {
 
 /** The flags the product is composed with, as `run` would take them. */
 const productFlags = (f: ReplayFlags) => ({ ...(f.store !== undefined ? { store: f.store } : {}), ...(f.profile !== undefined ? { profile: f.profile } : {}), ...(f.patch !== undefined ? { patch: f.patch } : {}) });
-
-export { verifyFile, verifyLines, verifyParsed, type ReplayVerdict };
 
 /** A session's lineage (ADR 0029): what its header says it was forked from, and the logs beside it forked from it. */
 export interface Lineage {

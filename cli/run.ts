@@ -1,7 +1,8 @@
 /** `bridle run [prompt]`: one turn in a new or continued session, streamed to the terminal. */
 import type { Answerer } from '../ports/approval.js';
-import type { Entry, Origin } from '../log/entries.js';
-import { SessionCrashedError } from '../runtime/session.js';
+import type { Entry } from '../log/entries.js';
+import type { Origin } from '../log/entry-values.js';
+import { SessionCrashedError } from '../runtime/session-fault.js';
 import { APPROVAL } from '../ports/index.js';
 import { closeOpenTurnNow } from '../log/close-now.js';
 import type { TurnOutput } from '../machines/turn.machine.js';

@@ -5,7 +5,9 @@
  */
 import type { Entry } from '../log/entries.js';
 import { isSaveFailureCode, LogNotDurableError } from '../log/errors.js';
-import type { BridleSession, SessionCrashedError, SessionFeedEvent } from '../runtime/session.js';
+import type { BridleSession } from '../runtime/bridle-session.js';
+import type { SessionCrashedError } from '../runtime/session-fault.js';
+import type { SessionFeedEvent } from '../runtime/wiring/feed.js';
 import type { TurnOutput } from '../machines/turn.machine.js';
 import { visible } from './visible.js';
 

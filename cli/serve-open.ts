@@ -29,7 +29,7 @@ import type { Entry } from '../log/entries.js';
 import { loggedWorkspace } from '../runtime/session-policy.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { ralphState } from '../runtime/ralph/state.js';
-import type { BridleSession } from '../runtime/session.js';
+import type { BridleSession } from '../runtime/bridle-session.js';
 import type { Product } from './settings.js';
 
 /** The server's `open`: a client's `session/create`, in `params.cwd` (checked by the hub) or the server's workspace. */

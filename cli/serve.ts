@@ -80,8 +80,6 @@ export function parseOrigins(list: string[] | undefined): string[] {
   });
 }
 
-export { ListenError };
-
 export interface Started {
   server: BridleServer;
   token: string;

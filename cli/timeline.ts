@@ -5,7 +5,7 @@
  */
 import type { Entry } from '../log/entries.js';
 import { shortId } from '../log/ids.js';
-import type { Totals } from '../log/verify.js';
+import type { Totals } from '../log/verdict.js';
 import { visible } from './visible.js';
 import { describePolicy } from '../safety/policy-order.js';
 

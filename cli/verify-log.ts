@@ -5,7 +5,8 @@
  * reader and replay need not import each other.
  */
 import type { Entry } from '../log/entries.js';
-import { verifyLog, type Totals, type Violation } from '../log/verify.js';
+import { verifyLog } from '../log/verify.js';
+import type { Totals, Violation } from '../log/verdict.js';
 import { checkCheckpoints } from '../machines/session-fold.js';
 import { parseStoredLines, parseStoredLog, unreadable, type ParsedStoredLog } from '../runtime/logs/read.js';
 import { LogCorruptError } from '../log/errors.js';

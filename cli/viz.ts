@@ -1,4 +1,5 @@
 /** `bridle viz`: regenerates every machine's diagram in `visualizations/` (what `npm run viz` does). */
+import { visualizationsDir } from '../visualizations/paths.js';
 import { SetupError } from './errors.js';
 
 export interface VizFlags {
@@ -13,7 +14,7 @@ export async function vizCommand(flags: VizFlags, out: NodeJS.WritableStream = p
     if (flags.check) {
       const { readFileSync } = await import('node:fs');
       const { join } = await import('node:path');
-      const dir = gen.visualizationsDir();
+      const dir = visualizationsDir();
       const stale = (await render.renderAll()).filter((f) => {
         try {
           return readFileSync(join(dir, f.path), 'utf8') !== f.content;

@@ -9,7 +9,7 @@
  * the response's first chunk arrived (ADR 0079): a wire's mapper yields it,
  * bare, at its first event; the step's actor times it on the session's clock.
  */
-import type { Block, Finish, ReasoningProvider, Usage } from './entries.js';
+import type { Block, Finish, ReasoningProvider, Usage } from './entry-values.js';
 
 /** What a provider needs back of a reasoning block, exactly as it sent it. */
 export interface OpaqueReasoning {

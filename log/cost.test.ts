@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { LIST_PRICES } from '../bundles/prices.js';
-import { costOf, priceFor, usdOf, type PriceTable } from './cost.js';
+import { costOf, priceFor, usdOf } from './cost.js';
+import type { PriceTable } from './entries-budget.js';
 import type { Entry } from './entries.js';
 import { parseLog } from './parse.js';
 

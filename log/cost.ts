@@ -6,9 +6,9 @@
  * dollars per million tokens). The usage is what the provider reported;
  * `inputTokens` is every input token, the cache's shares within it.
  */
-import type { Entry, Price, PriceTable, Usage } from './entries.js';
-
-export type { Price, PriceTable } from './entries.js';
+import type { Entry } from './entries.js';
+import type { Price, PriceTable } from './entries-budget.js';
+import type { Usage } from './entry-values.js';
 
 export interface Tokens {
   input: number;

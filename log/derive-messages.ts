@@ -3,7 +3,8 @@
  * pure fold; `Projection` is the same fold kept incrementally so a long
  * session does not re-read its whole log at every step.
  */
-import type { Entry, EntryOf, Verdict } from './entries.js';
+import type { Entry, EntryOf } from './entries.js';
+import type { Verdict } from './entry-values.js';
 import type { CarriedReasoning, ModelMessage } from './messages.js';
 import { coverOf, isVisible, type Visible } from './visible.js';
 

@@ -1,7 +1,8 @@
 /** The `verdict` field: rendered so the model can tell, and invisible when absent or `confirmed`. */
 import { describe, expect, it } from 'vitest';
 import { deriveMessages, Projection } from './derive-messages.js';
-import { Entry, type Verdict } from './entries.js';
+import { Entry } from './entries.js';
+import type { Verdict } from './entry-values.js';
 import { planRepair } from './repair.js';
 import { draftResult } from '../machines/drafts.js';
 

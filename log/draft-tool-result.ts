@@ -1,5 +1,6 @@
 /** The one builder of `tool/result` drafts: the machines' results and repair's synthetic ones share it. */
-import type { DraftOf, ToolResultStatus } from './entries.js';
+import type { DraftOf } from './entries.js';
+import type { ToolResultStatus } from './entry-values.js';
 import { ToolResultCode } from './codes.js';
 import { escapedBytes, MAX_RESULT_BYTES, prefixWithin } from './entry-size.js';
 

@@ -18,19 +18,6 @@ import { SessionPolicyChange, SessionStart } from './entries-session.js';
 import { AssistantMessage, Checkpoint, ModelRetry, RequestHeader, StepEnd, StepStart, TurnEnd, TurnStart, UserMessage } from './entries-steps.js';
 import { SubagentEnd, SubagentStart } from './entries-subagents.js';
 
-export * from './entry-values.js';
-export * from './entries-budget.js';
-export * from './entries-calls.js';
-export * from './entries-compaction.js';
-export * from './entries-durability.js';
-export * from './entries-inputs.js';
-export * from './entries-plugins.js';
-export * from './entries-questions.js';
-export * from './entries-ralph.js';
-export * from './entries-session.js';
-export * from './entries-steps.js';
-export * from './entries-subagents.js';
-
 export const Entry = z.discriminatedUnion('kind', [
   SessionStart,
   TurnStart,

@@ -3,7 +3,7 @@
  * their wire format; nothing else reaches a model.
  */
 import type { OpaqueReasoning } from './chunks.js';
-import type { ToolSpec } from './entries.js';
+import type { ToolSpec } from './entry-values.js';
 
 /** A reasoning block that carries a provider's payload: `text` is its summary, `data` the item as received. */
 export interface CarriedReasoning extends OpaqueReasoning {

@@ -9,9 +9,12 @@
  */
 import { ToolResultCode } from './codes.js';
 import { draftToolResult } from './draft-tool-result.js';
-import type { Draft, DraftOf, Entry, RepairFound, TurnEndReason } from './entries.js';
+import type { Draft, DraftOf, Entry } from './entries.js';
+import type { RepairFound } from './entries-durability.js';
+import type { TurnEndReason } from './entry-values.js';
 import { resumableTurn } from './resumable.js';
-import { verifyLog, type OpenCall, type OpenTail, type Violation } from './verify.js';
+import { verifyLog } from './verify.js';
+import type { OpenCall, OpenTail, Violation } from './verdict.js';
 
 export interface RepairReport {
   torn?: { line: number; bytes: number };

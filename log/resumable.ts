@@ -9,9 +9,11 @@
  * that answer is used (ADR 0031; a crash between an answer and its dispatch,
  * or a fork that answered anew, ADR 0029). A call runs only on an allow, once.
  */
-import type { Block, Entry, EntryOf, Finish, Origin } from './entries.js';
+import type { Block, Finish, Origin } from './entry-values.js';
+import type { Entry, EntryOf } from './entries.js';
 import { stepNumber } from './ids.js';
-import { verifyLog, type OpenCall } from './verify.js';
+import { verifyLog } from './verify.js';
+import type { OpenCall } from './verdict.js';
 
 /** An approval answer as the log holds it: outcome, who gave it, and the rule of an "always". */
 export type LoggedAnswer = NonNullable<OpenCall['answer']>;

@@ -1,6 +1,7 @@
 /**
  * The store contract the recorder writes through. The store seam's port
- * (`ports/store.ts`) re-exports it; providers live in `adapters/store/`.
+ * (`ports/store.ts`) builds on it; importers take `LogStore` from here;
+ * providers live in `adapters/store/`.
  */
 import type { Entry } from './entries.js';
 

@@ -3,7 +3,8 @@
  * it is clean, each problem by a stable name, the totals, and what a crash
  * left open at its end for repair to close.
  */
-import type { Entry, EntryOf, TurnEndReason } from './entries.js';
+import type { Entry, EntryOf } from './entries.js';
+import type { TurnEndReason } from './entry-values.js';
 
 /**
  * One problem. `violation` is a stable name: `missing-session-start`,

@@ -4,7 +4,8 @@
  * The checks of each family of entries (`verify.ts`, `verify-calls.ts`) read
  * and move it; the helpers here find the step or call an entry names.
  */
-import type { Entry, EntryOf, ToolCallBlock } from './entries.js';
+import type { Entry, EntryOf } from './entries.js';
+import type { ToolCallBlock } from './entry-values.js';
 import type { Totals, Violation } from './verdict.js';
 import { InputLinks, type Flag } from './verify-inputs.js';
 import type { RalphState } from './verify-ralph.js';

@@ -13,15 +13,14 @@
  * `verify-calls.ts`, inputs in `verify-inputs.ts`, what the model sees in
  * `verify-surface.ts`, Ralph runs in `verify-ralph.ts`.
  */
-import type { Entry, EntryOf, ToolCallBlock } from './entries.js';
+import type { Entry, EntryOf } from './entries.js';
+import type { ToolCallBlock } from './entry-values.js';
 import { nthCall, nthStep, nthTurn } from './ids.js';
 import type { OpenCall, OpenTail, Verdict, VerifyOptions } from './verdict.js';
 import { checkAsked, checkCall, checkDecided, checkDispatch, checkQuestion, checkToolResult, countPending } from './verify-calls.js';
 import { ralphStep } from './verify-ralph.js';
 import { closeStep, newWalk, stepOf, type TurnState, type Walk } from './verify-walk.js';
 import { isVisible } from './visible.js';
-
-export type { OpenCall, OpenTail, Totals, Verdict, VerifyOptions, Violation } from './verdict.js';
 
 /** Contract: pure and linear in the log; never throws for any list of schema-valid entries. */
 export function verifyLog(entries: readonly Entry[], opts: VerifyOptions = {}): Verdict {

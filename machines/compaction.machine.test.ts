@@ -1,7 +1,8 @@
 import { createActor, fromPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import type { Draft, DraftOf } from '../log/entries.js';
-import { compactionMachine, outcomeOf, type CompactionOutput, type ContextMeasure, type SummaryAnswer, type SummaryRequestPlan } from './compaction.machine.js';
+import { compactionMachine, type CompactionOutput, outcomeOf, type SummaryAnswer } from './compaction.machine.js';
+import type { ContextMeasure, SummaryRequestPlan } from './compaction-drafts.js';
 
 const m = (tokens: number): ContextMeasure => ({ tokens, source: 'estimate', window: 1000, limit: 800 });
 const plan: SummaryRequestPlan = { start: 2, end: 9, turn: 't1', request: { model: 'm', system: '', tools: [], messages: [] }, replacing: 500 };

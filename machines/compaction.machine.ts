@@ -25,8 +25,6 @@ import { draftUnsaved } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
 import { notDurableCause } from '../log/not-durable.js';
 
-export type { CompactionOutcome, CompactionTrigger, ContextMeasure, SummaryRequestPlan } from './compaction-drafts.js';
-
 export interface CompactionInput {
   trigger: CompactionTrigger;
   /** The running turn, if any: the brackets name it and its input stays whole. */

@@ -5,7 +5,9 @@
 import { draftToolResult } from '../log/draft-tool-result.js';
 import { LogNotDurableError } from '../log/errors.js';
 import { draftNotDurable } from '../log/not-durable.js';
-import type { ApprovalOutcome, ApprovalRule, Block, DraftOf, Finish, StepEndReason, ToolResultStatus, TurnEndReason, Usage } from '../log/entries.js';
+import type { ApprovalOutcome, ApprovalRule } from '../log/entries-calls.js';
+import type { Block, Finish, StepEndReason, ToolResultStatus, TurnEndReason, Usage } from '../log/entry-values.js';
+import type { DraftOf } from '../log/entries.js';
 
 export interface StepRef {
   turn: string;

@@ -4,7 +4,7 @@
  * text, and who sent it when that is not the user (a resume note, a
  * plugin's advisory).
  */
-import type { Origin } from '../log/entries.js';
+import type { Origin } from '../log/entry-values.js';
 
 export interface Queued {
   seq: number;

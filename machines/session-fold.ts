@@ -16,7 +16,7 @@ import { TurnEndCode } from '../log/codes.js';
 import type { Entry } from '../log/entries.js';
 import { resumableTurn } from '../log/resumable.js';
 import { isSaveFailureCode, LogNotDurableError } from '../log/errors.js';
-import type { Violation } from '../log/verify.js';
+import type { Violation } from '../log/verdict.js';
 import { sessionMachine, type SessionContext, type SessionEvent, type SessionInput } from './session.machine.js';
 import type { TurnOutput } from './turn.machine.js';
 

@@ -5,17 +5,14 @@
  */
 import { assign, enqueueActions, setup } from 'xstate';
 import { notProvided } from './not-provided.js';
-import type { Origin } from '../log/entries.js';
+import type { Origin } from '../log/entry-values.js';
 import { nthTurn } from '../log/ids.js';
 import { compactionMachine, type CompactionOutput } from './compaction.machine.js';
 import { turnMachine, type TurnInput, type TurnOutput } from './turn.machine.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
-
-export type { InputMode } from '../log/entries.js';
-import type { InputMode } from '../log/entries.js';
+import type { InputMode } from '../log/entries-inputs.js';
 
 import type { Queued } from './queued.js';
-export type { Queued } from './queued.js';
 /** A queued followup: the input a turn of its own will start from. */
 export type Followup = Queued;
 

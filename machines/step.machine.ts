@@ -5,7 +5,8 @@
 import { assign, enqueueActions, fromCallback, setup, type CallbackActorLogic } from 'xstate';
 import { assembleBlocks, emptyAssembly, type Assembly, type Chunk } from '../log/chunks.js';
 import { TurnEndCode } from '../log/codes.js';
-import type { Block, Draft, Finish, ModelErrorCode, ToolCallBlock } from '../log/entries.js';
+import type { Block, Finish, ModelErrorCode, ToolCallBlock } from '../log/entry-values.js';
+import type { Draft } from '../log/entries.js';
 import { nthCall } from '../log/ids.js';
 import type { ModelRequest } from '../log/messages.js';
 import { draftAssistant, draftRetry, draftStepEnd, draftStepStart, draftToolCall, type StepRef } from './drafts.js';

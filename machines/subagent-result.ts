@@ -4,7 +4,9 @@
  * only name which one applies.
  */
 import { SubagentCode } from '../log/codes.js';
-import type { DraftOf, Spend, TurnEndReason } from '../log/entries.js';
+import type { DraftOf } from '../log/entries.js';
+import type { Spend } from '../log/entries-budget.js';
+import type { TurnEndReason } from '../log/entry-values.js';
 
 /** What the delegation asked for, as the machine's input. */
 export interface SubagentInput {

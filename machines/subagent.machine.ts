@@ -29,8 +29,6 @@ import {
   type SubagentResult,
 } from './subagent-result.js';
 
-export type { AdmissionVerdict, ChildReport, SubagentInput, SubagentResult } from './subagent-result.js';
-
 export interface SubagentContext {
   input: SubagentInput;
   verdict?: AdmissionVerdict;

@@ -15,8 +15,6 @@ import type { Draft } from '../log/entries.js';
 import { ToolResultCode } from '../log/codes.js';
 import { notDurableCause } from '../log/not-durable.js';
 import type { ApprovalAnswer, Decision } from '../ports/approval.js';
-
-export type { ApprovalAnswer, Decision } from '../ports/approval.js';
 import { draftApprovalAsked, draftApprovalDecided, draftDispatch, draftResult, draftUnsaved, type CallRef } from './drafts.js';
 
 export interface ToolCallInput extends CallRef {

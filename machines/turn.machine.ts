@@ -5,18 +5,18 @@
  */
 import { assign, enqueueActions, setup } from 'xstate';
 import { TurnEndCode } from '../log/codes.js';
-import type { Draft, Origin, TurnEndReason } from '../log/entries.js';
+import type { Draft } from '../log/entries.js';
+import type { Origin, TurnEndReason } from '../log/entry-values.js';
 import { nthStep } from '../log/ids.js';
 import { notDurableCause } from '../log/not-durable.js';
-import { compactionMachine, type CompactionOutput, type CompactionTrigger } from './compaction.machine.js';
+import { compactionMachine, type CompactionOutput } from './compaction.machine.js';
+import type { CompactionTrigger } from './compaction-drafts.js';
 import { draftTurnEnd, draftTurnStart, draftUnsaved, draftUserMessage } from './drafts.js';
 import { notProvided, recordAction } from './not-provided.js';
 import { stepMachine, type StepOutput, type StepResume } from './step.machine.js';
 import type { Queued } from './queued.js';
 import type { PreStepDecision } from '../ports/hooks.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
-
-export type { PreStepDecision } from '../ports/hooks.js';
 
 /** The `turn/end` cause of a turn whose input the pre-step rewrote to nothing (replay reads it back as that verdict). */
 export const EMPTY_INPUT_CAUSE = 'the pre-step left no input; nothing was sent to the model';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DuplicateProviderError, PluginMountError } from './host-errors.js';
-import { Host, serviceKey, type Plugin } from './host.js';
+import { Host, type Plugin } from './host.js';
+import { serviceKey } from '../ports/service.js';
 
 /** A registry service like the tools one: register returns its disposer. */
 class Names {

@@ -16,8 +16,6 @@ import type { ToolDefinition } from '../ports/tools.js';
 import { DuplicateProviderError, MissingServiceError, PluginMountError } from './host-errors.js';
 import { inside, Scope, type Provided } from './scope.js';
 
-export { serviceKey, type KeyLike, type ServiceKey } from '../ports/service.js';
-
 export type Disposer = () => void;
 
 /** What a plugin can do while it is mounted. Each registration returns its disposer and is undone at unmount. */

@@ -8,8 +8,8 @@
  * recovery:retry`): give up at once on AUTH, trim and retry on an overflow.
  */
 import { z } from 'zod';
-import type { Finish } from '../log/entries.js';
-import { ModelErrorCode } from '../log/entries.js';
+import type { Finish } from '../log/entry-values.js';
+import { ModelErrorCode } from '../log/entry-values.js';
 import { HOOKS } from '../ports/index.js';
 import type { RetryPolicy } from '../ports/loop.js';
 import type { Plugin } from './host.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { stricter } from './hooks/decisions.js';
-import type { Decision } from '../machines/tool-call.machine.js';
+import type { Decision } from '../ports/approval.js';
 import type { Listener } from '../ports/hooks.js';
 import { runWaterfall, type Registered } from './waterfall.js';
 

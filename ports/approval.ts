@@ -4,7 +4,7 @@
  * to (a terminal, WebSocket clients, an ACP client). The policy provider is
  * the `approval` row; the answerer is the host's.
  */
-import type { ApprovalOutcome, ApprovalRule } from '../log/entries.js';
+import type { ApprovalOutcome, ApprovalRule } from '../log/entries-calls.js';
 import type { QuestionField, QuestionValue } from './tools.js';
 
 /** The pre-execute verdict: guards can only deny; `ask` goes to the approval seam. */

@@ -3,7 +3,7 @@
  * The registry that dispatches them is the `hooks` service (`plugins/hooks/`).
  */
 import type { Chunk } from '../log/chunks.js';
-import type { Finish, ModelErrorCode, TurnEndReason } from '../log/entries.js';
+import type { Finish, ModelErrorCode, TurnEndReason } from '../log/entry-values.js';
 import type { Entry } from '../log/entries.js';
 import type { ModelRequest } from '../log/messages.js';
 import type { Decision } from './approval.js';

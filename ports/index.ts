@@ -5,7 +5,7 @@
  */
 import type { AcpClient } from './acp-client.js';
 import type { ApprovalService } from './approval.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../log/clock.js';
 import type { FileSystem } from './fs.js';
 import type { Hooks } from './hooks.js';
 import type { Ids } from './ids.js';
@@ -20,7 +20,7 @@ import type { SubagentProvider, Subagents } from './subagents.js';
 import type { Subprocess } from './subprocess.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { WorkflowRunner } from './workflow.js';
-import type { PriceTable } from '../log/cost.js';
+import type { PriceTable } from '../log/entries-budget.js';
 
 export const MODEL = serviceKey<ModelProvider>('model');
 export const STORE = serviceKey<SessionStore>('store');

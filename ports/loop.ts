@@ -1,5 +1,6 @@
 /** The turn loop's and the context's settings, as the `turn` and `compaction` rows provide them. */
-import type { BudgetConfig, ModelErrorCode } from '../log/entries.js';
+import type { BudgetConfig } from '../log/entries-budget.js';
+import type { ModelErrorCode } from '../log/entry-values.js';
 
 /** Which failed model requests are retried, after how long. */
 export interface RetryPolicy {

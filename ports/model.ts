@@ -1,6 +1,6 @@
 /** The model seam's port. Providers: `adapters/model/` (openai, scripted). */
 import type { Chunk } from '../log/chunks.js';
-import type { ReasoningProvider } from '../log/entries.js';
+import type { ReasoningProvider } from '../log/entry-values.js';
 import type { ModelRequest } from '../log/messages.js';
 
 /**

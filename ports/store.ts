@@ -1,8 +1,5 @@
-/** The store seam's port: the contract of `log/store.ts`, as the providers in `adapters/store/` implement it, and the writer's lock. */
+/** The store seam's port: the sessions store over the contract of `log/store.ts` (`LogStore`, imported from there), as the providers in `adapters/store/` implement it, and the writer's lock. */
 import type { LockHolder } from '../log/errors.js';
-
-export type { LogStore } from '../log/store.js';
-export type { LockHolder } from '../log/errors.js';
 
 /**
  * One writer per session (docs/design.md §3): the claim a process holds on a session

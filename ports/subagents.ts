@@ -8,7 +8,9 @@
  * whatever the provider — the same call site for every one of them.
  */
 import { codes } from '../log/codes.js';
-import type { BudgetLimit, Entry, TurnEndReason } from '../log/entries.js';
+import type { BudgetLimit } from '../log/entries-budget.js';
+import type { Entry } from '../log/entries.js';
+import type { TurnEndReason } from '../log/entry-values.js';
 import type { ToolDefinition } from './tools.js';
 
 export type Disposer = () => void;

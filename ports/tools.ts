@@ -7,8 +7,6 @@ import type { FileSystem } from './fs.js';
 import type { IntentBody, LoggedResult } from './present.js';
 import type { Subprocess } from './subprocess.js';
 
-export { ToolError } from './tool-error.js';
-
 /** What a tool returns. `content` is what the model reads. */
 export interface ToolOutput {
   /** `unknown`: the tool cannot say whether its effect happened (it did not confirm it stopped); logged `uncertain`. */

@@ -9,15 +9,17 @@
  * landed is where the log holds it. Every appended line is compared at
  * once; the first difference stops the replay.
  */
-import { INPUT_KINDS, type Draft, type Entry, type EntryOf, type SessionConfig } from '../log/entries.js';
+import { type Draft, type Entry, type EntryOf, INPUT_KINDS } from '../log/entries.js';
+import type { SessionConfig } from '../log/entries-session.js';
 import { loggedWorkspace } from '../runtime/session-policy.js';
 import { LogAppendError, LogAppendCode } from '../log/errors.js';
 import { Recorder } from '../log/recorder.js';
 import { restoreSessionSnapshot } from '../machines/session-fold.js';
 import { toolSpec } from '../tools/index.js';
 import type { ToolDefinition } from '../ports/tools.js';
-import type { LogStore } from '../ports/store.js';
-import { createSession, type BridleSession } from '../runtime/session.js';
+import type { LogStore } from '../log/store.js';
+import { createSession } from '../runtime/session.js';
+import type { BridleSession } from '../runtime/bridle-session.js';
 import type { OfferedLoop } from '../runtime/loop-identity.js';
 import { Gates } from './gates.js';
 import { replayAnswerer, replayModel, replayPlugin, replayPreStep, ReplayPrompt, type Progress } from './providers.js';

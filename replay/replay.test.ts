@@ -22,8 +22,10 @@ import { createHarness, steppingClock, type Harness } from '../test/helpers/harn
 import { builtinTools } from '../tools/index.js';
 import type { ToolDefinition, ToolOutput } from '../ports/tools.js';
 import type { ModelProvider } from '../ports/model.js';
-import { NotReplayableError, replayThroughMachines } from './replay.js';
-import { createSession, type SessionOptions } from '../runtime/session.js';
+import { NotReplayableError } from './errors.js';
+import { replayThroughMachines } from './replay.js';
+import { createSession } from '../runtime/session.js';
+import type { SessionOptions } from '../runtime/session-options.js';
 
 let h: Harness | undefined;
 afterEach(() => {

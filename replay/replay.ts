@@ -11,13 +11,12 @@
  * The new log must equal the old one byte for byte. How it works:
  * `replay/driver.ts`.
  */
-import { LOG_FORMAT, type Entry, type EntryOf, type SessionConfig } from '../log/entries.js';
+import { LOG_FORMAT, type SessionConfig } from '../log/entries-session.js';
+import type { Entry, EntryOf } from '../log/entries.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import { ReplayDriver } from './driver.js';
 import { describeLoop, sameLoop, type OfferedLoop } from '../runtime/loop-identity.js';
 import { LoopReplayError, NotReplayableError } from './errors.js';
-
-export { LoopReplayError, NotReplayableError };
 
 export interface ReplayResult {
   /** The replayed log, as JSONL (up to and including the first line that differs). */

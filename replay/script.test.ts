@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Draft, DraftOf, Entry, SurfaceOp } from '../log/entries.js';
+import type { Draft, DraftOf, Entry } from '../log/entries.js';
+import type { SurfaceOp } from '../log/entry-values.js';
 import { LogBuilder } from '../test/helpers/log-builder.js';
 import { scriptOf } from './script.js';
 

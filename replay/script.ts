@@ -7,9 +7,10 @@
  * which the driver sends again where they stand (ADR 0021). Pure; no machine
  * runs here, and nothing is read from an entry's prose.
  */
-import { INPUT_KINDS, type Block, type Entry, type Finish, type Usage } from '../log/entries.js';
+import { type Entry, INPUT_KINDS } from '../log/entries.js';
+import type { Block, Finish, Usage } from '../log/entry-values.js';
 import { budgetQuestionId } from '../log/ids.js';
-import type { ApprovalAnswer, Decision } from '../machines/tool-call.machine.js';
+import type { ApprovalAnswer, Decision } from '../ports/approval.js';
 import { EMPTY_INPUT_CAUSE } from '../machines/turn.machine.js';
 import type { ToolOutput } from '../ports/tools.js';
 import { ToolResultCode, TurnEndCode } from '../log/codes.js';

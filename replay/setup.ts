@@ -5,10 +5,13 @@
  * header in effect, and a check that the tools replay was given are the
  * tools the log's headers list.
  */
-import type { Entry, EntryOf, ReasoningProvider, SessionConfig } from '../log/entries.js';
+import type { Entry, EntryOf } from '../log/entries.js';
+import type { ReasoningProvider } from '../log/entry-values.js';
+import type { SessionConfig } from '../log/entries-session.js';
 import type { RetryPolicy } from '../ports/loop.js';
 import { optionalTools, toolSpec } from '../tools/index.js';
-import { ToolError, type ToolDefinition } from '../ports/tools.js';
+import { ToolError } from '../ports/tool-error.js';
+import type { ToolDefinition } from '../ports/tools.js';
 import { delegateTool } from '../runtime/subagents/delegate.js';
 import { workflowTool } from '../runtime/workflow/tool.js';
 import { handoffTool, verdictTool } from '../runtime/ralph/tools.js';

@@ -12,8 +12,6 @@ import type { Plugin } from '../plugins/host.js';
 import { serviceKey } from '../ports/service.js';
 import { provideMachines, type LoopRefinements, type MachineSeams, type ProvidedMachines } from './provide-machines.js';
 
-export type { LoopRefinements } from './provide-machines.js';
-
 /** A loop: the session's machine from its seams. */
 export interface AgentLoop {
   readonly name: string;

@@ -5,10 +5,11 @@
  * builds it, not started (ADR 0051).
  */
 import type { Actor } from 'xstate';
-import type { Origin } from '../log/entries.js';
+import type { Origin } from '../log/entry-values.js';
 import type { Recorder } from '../log/recorder.js';
 import type { CompactionOutput } from '../machines/compaction.machine.js';
-import type { InputMode, sessionMachine } from '../machines/session.machine.js';
+import type { InputMode } from '../log/entries-inputs.js';
+import type { sessionMachine } from '../machines/session.machine.js';
 import type { TurnOutput } from '../machines/turn.machine.js';
 import type { HookRegistry } from '../plugins/hooks/registry.js';
 import type { Host } from '../plugins/host.js';

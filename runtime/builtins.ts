@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { CONTEXT, HOOKS, LOOP, PRICES, PROMPT, SESSION, TOOLS } from '../ports/index.js';
 import { LIST_PRICES } from '../bundles/prices.js';
-import { BudgetConfig, Price } from '../log/entries.js';
+import { BudgetConfig, Price } from '../log/entries-budget.js';
 import { DEFAULT_MAX_STEPS } from '../ports/loop.js';
 import type { ToolDefinition } from '../ports/tools.js';
 import type { Plugin } from '../plugins/host.js';

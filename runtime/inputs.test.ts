@@ -12,7 +12,7 @@ import { pendingInputs } from '../log/inputs.js';
 import { verifyLog } from '../log/verify.js';
 import { createHarness, steppingClock, type Harness } from '../test/helpers/harness.js';
 import { createSession } from './session.js';
-import { SessionClosedError } from './wiring.js';
+import { SessionClosedError } from './bridle-session.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

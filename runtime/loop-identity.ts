@@ -3,7 +3,7 @@
  * before it re-drives a log's machines: the same loop, or a refusal by name — never bridle's own loop in
  * place of another.
  */
-import type { SessionLoop } from '../log/entries.js';
+import type { SessionLoop } from '../log/entries-session.js';
 import type { Plugin } from '../plugins/host.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { builtinLoop, type AgentLoop } from './agent-loop.js';

@@ -8,10 +8,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { base } from '../bundles/base.js';
 import type { Plugin } from '../plugins/host.js';
 import { CompositionError } from '../plugins/rows.js';
-import { SessionStart, type EntryOf } from '../log/entries.js';
+import { SessionStart } from '../log/entries-session.js';
+import type { EntryOf } from '../log/entries.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
 import { AGENT_LOOP, MACHINES, type AgentLoop } from './agent-loop.js';
-import { LoopReplayError, replayThroughMachines } from '../replay/replay.js';
+import { LoopReplayError } from '../replay/errors.js';
+import { replayThroughMachines } from '../replay/replay.js';
 import { toolsOfLog } from '../replay/setup.js';
 import { builtinTools } from '../tools/index.js';
 

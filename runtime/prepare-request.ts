@@ -8,7 +8,7 @@
  * lands inside its step and a cancelled step never gets one afterwards.
  */
 import type { DraftOf, EntryOf } from '../log/entries.js';
-import type { ReasoningProvider } from '../log/entries.js';
+import type { ReasoningProvider } from '../log/entry-values.js';
 import type { ModelMessage, ModelRequest } from '../log/messages.js';
 import type { Recorder } from '../log/recorder.js';
 import type { StepRef } from '../machines/drafts.js';

@@ -4,9 +4,10 @@
  * runs: `wireSession` (wiring.ts) starts the actor and does the host's duties around it.
  */
 import { fromPromise } from 'xstate';
-import type { ApprovalRule, ToolSpec } from '../log/entries.js';
+import type { ApprovalRule } from '../log/entries-calls.js';
+import type { ToolSpec } from '../log/entry-values.js';
 import type { Recorder } from '../log/recorder.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../log/clock.js';
 import { compactionMachine } from '../machines/compaction.machine.js';
 import { sessionMachine } from '../machines/session.machine.js';
 import { stepMachine } from '../machines/step.machine.js';
@@ -16,7 +17,8 @@ import { renderForRules } from '../plugins/hooks/canonical.js';
 import { createToolPipeline, type HookProblem } from '../plugins/hooks/pipeline.js';
 import type { CallFacts, Recovery, RequestErrorPayload } from '../ports/hooks.js';
 import type { ToolDefinition, ToolProgress } from '../ports/tools.js';
-import { decideByPolicy, type SessionConfinement } from '../safety/approval.js';
+import { decideByPolicy } from '../safety/approval.js';
+import type { SessionConfinement } from '../safety/never.js';
 import type { SandboxService } from '../ports/sandbox.js';
 import { exactRule, rulesFromLog } from '../safety/approval-rules.js';
 import { toolSpec } from '../tools/index.js';
@@ -36,7 +38,7 @@ import type { ModelProvider } from '../ports/model.js';
 import type { Subprocess } from '../ports/subprocess.js';
 import type { ToolRegistry } from '../ports/tool-registry.js';
 import type { HookRegistry } from '../plugins/hooks/registry.js';
-import type { PreStepDecision } from '../machines/turn.machine.js';
+import type { PreStepDecision } from '../ports/hooks.js';
 import type { PromptRegistry } from './prompt/registry.js';
 import type { DeltaSink } from '../actors/stream-model.js';
 

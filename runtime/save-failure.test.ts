@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ScriptedResponse } from '../adapters/model/scripted.js';
+import type { ScriptedResponse } from '../adapters/model/scripted-script.js';
 import { createJsonlStore, type JsonlFs } from '../adapters/store/jsonl.js';
 import { createMemoryStore, type MemoryStore } from '../adapters/store/memory.js';
 import { isSummaryInstruction } from '../log/context/summary-prompt.js';

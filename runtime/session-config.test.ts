@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SessionStart } from '../log/entries.js';
+import { SessionStart } from '../log/entries-session.js';
 import { createHarness } from '../test/helpers/harness.js';
 import { sessionConfig } from './session-config.js';
 

@@ -3,7 +3,8 @@
  * the machines were configured: replay reads them back (I12). Only what was
  * set is written, so a session created with defaults logs no `config`.
  */
-import type { BudgetConfig, SessionConfig } from '../log/entries.js';
+import type { BudgetConfig } from '../log/entries-budget.js';
+import type { SessionConfig } from '../log/entries-session.js';
 import type { RetryPolicy } from '../ports/loop.js';
 
 /** What a session was configured with, in the shape its options take it. */

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelProvider } from '../ports/model.js';
-import { SessionCrashedError } from './session.js';
+import { SessionCrashedError } from './session-fault.js';
 import { createMemoryStore, type MemoryStore } from '../adapters/store/memory.js';
 import type { Chunk } from '../log/chunks.js';
 import type { Entry, EntryOf } from '../log/entries.js';

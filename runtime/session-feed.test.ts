@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
-import type { SessionFeedEvent } from './session.js';
+import type { SessionFeedEvent } from './wiring/feed.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -5,13 +5,14 @@
  * host watches is not here: it subscribes to the session before it starts it.
  */
 import type { InspectionEvent, Observer, Snapshot } from 'xstate';
-import type { BudgetLimit, Entry } from '../log/entries.js';
+import type { BudgetLimit } from '../log/entries-budget.js';
+import type { Entry } from '../log/entries.js';
 import type { LogStore } from '../log/store.js';
-import type { PreStepDecision } from '../machines/turn.machine.js';
+import type { PreStepDecision } from '../ports/hooks.js';
 import type { Plugin } from '../plugins/host.js';
 import type { ComposedRow, HostFacts, PatchEntry, Row } from '../plugins/rows.js';
 import type { Answerer, ApprovalService } from '../ports/approval.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../log/clock.js';
 import type { Ids } from '../ports/ids.js';
 import type { ModelProvider } from '../ports/model.js';
 import type { SandboxService } from '../ports/sandbox.js';

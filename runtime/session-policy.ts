@@ -4,7 +4,8 @@
  * the rule for a process that goes on with it under another one — or in
  * another workspace (ADR 0041). The order of "wider" is `safety/policy-order.ts`.
  */
-import type { DraftOf, Entry, SessionPolicy } from '../log/entries.js';
+import type { DraftOf, Entry } from '../log/entries.js';
+import type { SessionPolicy } from '../log/entries-session.js';
 import type { ApprovalService } from '../ports/approval.js';
 import type { SandboxService } from '../ports/sandbox.js';
 import { comparePolicy, describeChanges, describePolicy } from '../safety/policy-order.js';

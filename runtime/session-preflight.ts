@@ -18,7 +18,8 @@ import type { SessionControl } from '../ports/session.js';
 import type { ComposedRow } from '../plugins/rows.js';
 import { resolveUse } from './catalogue.js';
 import { buildHost } from './host.js';
-import { sessionRows, type SessionOptions } from './session.js';
+import { sessionRows } from './session.js';
+import type { SessionOptions } from './session-options.js';
 import { policyOf, settlePolicy } from './session-policy.js';
 
 /** The services every host has before any row mounts (`buildHost`'s core). */

@@ -9,14 +9,16 @@
 import { base } from '../bundles/base.js';
 import { DEFAULT_COMPACT_THRESHOLD } from './context/windows.js';
 import type { ApprovalService } from '../ports/approval.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../log/clock.js';
 import type { Ids } from '../ports/ids.js';
 import { APPROVAL, CLOCK, CONTEXT, FS, IDS, LOOP, MODEL, PRICES, SANDBOX, STORE, SUBAGENTS, SUBPROCESS } from '../ports/index.js';
 import type { ModelProvider } from '../ports/model.js';
 import type { SandboxService } from '../ports/sandbox.js';
 import type { ChildSpec, SessionControl } from '../ports/session.js';
 import type { SessionStore, WriterLock } from '../ports/store.js';
-import type { BudgetConfig, BudgetLimit, DraftOf, PriceTable, SessionLoop } from '../log/entries.js';
+import type { BudgetConfig, BudgetLimit, PriceTable } from '../log/entries-budget.js';
+import type { DraftOf } from '../log/entries.js';
+import type { SessionLoop } from '../log/entries-session.js';
 import { remainingOf, sessionBudget } from './subagents/budget.js';
 import type { LogStore } from '../log/store.js';
 import type { ChildSession, Subagents, TreeBudget } from '../ports/subagents.js';
@@ -31,14 +33,9 @@ import { buildHost, type ServiceOverride } from './host.js';
 import { loopIdentity } from './loop-identity.js';
 import { applySettings, type SettingsLayer } from './settings.js';
 import { policyOf, settlePolicy } from './session-policy.js';
-import { wireSession, type BridleSession } from './wiring.js';
+import { wireSession } from './wiring.js';
+import type { BridleSession } from './bridle-session.js';
 import type { Services, SessionOptions } from './session-options.js';
-
-export type { BridleSession } from './wiring.js';
-export type { Services, SessionOptions } from './session-options.js';
-export type { SessionFeedEvent, SessionFeedListener } from './wiring/feed.js';
-export { SessionNotStartedError } from './wiring/lifecycle.js';
-export { SessionCrashedError } from './session-fault.js';
 
 /** A session as its parent drives it through a subagent provider. */
 export function asChild(child: BridleSession): ChildSession {

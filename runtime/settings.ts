@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { Patch, type ComposedRow } from '../plugins/rows.js';
 import { checkRule } from '../safety/approval-rules.js';
-import { SANDBOX_MODES, type SandboxMode } from '../safety/sandbox.js';
+import { SANDBOX_MODES, type SandboxMode } from '../ports/sandbox.js';
 import { isPostgresUrl } from '../adapters/store/postgres-pool.js';
 import { isLoopback, OPENAI_USES } from '../adapters/model/openai.js';
 

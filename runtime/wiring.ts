@@ -20,8 +20,8 @@ import type { ContextSettings, LoopSettings } from '../ports/loop.js';
 import type { HookRegistry } from '../plugins/hooks/registry.js';
 import type { Host } from '../plugins/host.js';
 import type { ModelProvider } from '../ports/model.js';
-import type { Clock } from '../ports/clock.js';
-import type { LogStore } from '../ports/store.js';
+import type { Clock } from '../log/clock.js';
+import type { LogStore } from '../log/store.js';
 import type { PromptRegistry } from './prompt/registry.js';
 import type { AgentLoop } from './agent-loop.js';
 import { SessionClosedError, type BridleSession } from './bridle-session.js';
@@ -35,8 +35,6 @@ import { cancelNow, compactNow, endSession } from './wiring/requests.js';
 import type { Lifecycle } from './wiring/lifecycle.js';
 import { appendOpening, checkContinuable, type Header } from './wiring/opening.js';
 import { entryHook, feedEntries, feedStates, feedStatesWhileWatched } from './wiring/taps.js';
-
-export { SessionClosedError, type BridleSession } from './bridle-session.js';
 
 /** What `createSession` resolved from the rows for one session: its services, and what its log opens with. Not an option bag: nobody outside composes one. */
 export interface SessionParts extends Omit<Header, 'cwd' | 'depth' | 'parent'> {

@@ -3,9 +3,8 @@
  * rendering. They come from `--allow tool:pattern` flags, from config, and from
  * "always" answers (logged with the decision and rebuilt from the log on resume).
  */
-import { ApprovalRule, type Entry } from '../log/entries.js';
-
-export { ApprovalRule };
+import { ApprovalRule } from '../log/entries-calls.js';
+import type { Entry } from '../log/entries.js';
 
 /** Shell syntax that chains, substitutes or redirects: a broad rule must not let `git status; rm -rf ~` through. */
 const COMPOUND = /[;&|`<>\n\r]|\$\(/;

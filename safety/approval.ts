@@ -5,13 +5,11 @@
  * the answerer, and `never` asks nobody: it runs what the session's
  * confinement holds and refuses the rest by name (`decideUnderNever`, ADR 0052).
  */
-import type { ApprovalRule } from '../log/entries.js';
+import type { ApprovalRule } from '../log/entries-calls.js';
 import type { ApprovalPolicy, Decision } from '../ports/approval.js';
 import type { ToolConfinement } from '../ports/tools.js';
 import { ruleMatches } from './approval-rules.js';
 import { decideUnderNever, type SessionConfinement } from './never.js';
-
-export type { SessionConfinement } from './never.js';
 
 /** Contract: pure. Under `never` without `confinement`, every call that writes is refused (`NO_CONFINEMENT`). */
 export function decideByPolicy(

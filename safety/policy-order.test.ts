@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionPolicy } from '../log/entries.js';
+import type { SessionPolicy } from '../log/entries-session.js';
 import { comparePolicy, describeChanges, describePolicy } from './policy-order.js';
 
 const p = (o: Partial<SessionPolicy> = {}): SessionPolicy => ({ approval: 'ask', sandbox: 'bwrap', mode: 'workspace-write', network: false, allow: [], ...o });

@@ -11,7 +11,7 @@
  * A sandbox that confines nothing is logged as it acts (`mode: 'full'`,
  * `network: true`), so `bwrap` → `off` widens the mode and the network too.
  */
-import type { SessionPolicy } from '../log/entries.js';
+import type { SessionPolicy } from '../log/entries-session.js';
 
 export type PolicyKey = keyof SessionPolicy;
 

@@ -7,9 +7,6 @@
  */
 import type { LimitHit, SubprocessConfinement, SubprocessResult, SubprocessSpec } from '../ports/subprocess.js';
 import { ToolError } from '../ports/tool-error.js';
-
-export type { Confinement, Sandbox, SandboxLimits, SandboxMode, SandboxPolicy, SandboxService } from '../ports/sandbox.js';
-export { resolveSandboxLimits, SANDBOX_LIMIT_DEFAULTS, SANDBOX_MODES } from '../ports/sandbox.js';
 import { type Confinement, type Sandbox, type SandboxPolicy } from '../ports/sandbox.js';
 
 export const SANDBOX_UNAVAILABLE = 'SANDBOX_UNAVAILABLE';

@@ -6,7 +6,7 @@
  * its form and comes back with the values filled in.
  */
 import type { Answerer } from '../ports/approval.js';
-import type { ApprovalAnswer } from '../machines/tool-call.machine.js';
+import type { ApprovalAnswer } from '../ports/approval.js';
 import type { ApprovalRequest } from './protocol.js';
 import { changeOf } from '../tools/diff.js';
 

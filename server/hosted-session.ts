@@ -6,7 +6,7 @@
  */
 import type { InspectionEvent, Observer } from 'xstate';
 import type { Answerer } from '../ports/approval.js';
-import type { BridleSession } from '../runtime/session.js';
+import type { BridleSession } from '../runtime/bridle-session.js';
 import type { Chunk } from '../log/chunks.js';
 import { isSaveFailureCode, LogAppendError, LogAppendCode } from '../log/errors.js';
 import type { DeltaSink } from '../actors/stream-model.js';

@@ -4,7 +4,7 @@
  * (`Hub.attachedTo`, `NOT_ATTACHED`): a token lets a client in, attaching is what lets it drive a session.
  */
 import { LogAppendError, LogNotDurableError } from '../log/errors.js';
-import { SessionCrashedError } from '../runtime/session.js';
+import { SessionCrashedError } from '../runtime/session-fault.js';
 import type { Peer } from './attachment.js';
 import type { Hub } from './hub.js';
 import { ErrorCode, refusal, Reason, type Method, type ParamsOf, type ResultOf } from './protocol.js';

@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import { Change } from '../tools/diff.js';
 import { RenderIntentSchema } from '../tools/present.js';
-import { Entry, QuestionField } from '../log/entries.js';
+import { Entry } from '../log/entries.js';
+import { QuestionField } from '../log/entries-questions.js';
 
 export const JSONRPC = '2.0' as const;
 

@@ -9,7 +9,8 @@ import type { SubprocessResult } from '../ports/subprocess.js';
 import { failure, ok, BuiltinCode } from './output.js';
 import { formatBytes } from './text.js';
 import { terminalIntent } from './presenters.js';
-import { ToolError, type ZodToolDefinition } from '../ports/tools.js';
+import { ToolError } from '../ports/tool-error.js';
+import type { ZodToolDefinition } from '../ports/tools.js';
 import { ToolResultCode } from '../log/codes.js';
 
 /** What the description promises: the `local` subprocess provider's defaults (a test keeps them equal). */

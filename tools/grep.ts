@@ -6,7 +6,8 @@ import { createLineMatcher, type BatchEnd } from './grep-matcher.js';
 import { grepIntent } from './presenters.js';
 import { failure, fromRejection, fromToolError, ok, BuiltinCode } from './output.js';
 import { clipLine, formatBytes, looksBinary, utf8 } from './text.js';
-import { ToolError, type ToolContext, type ToolOutput, type ZodToolDefinition } from '../ports/tools.js';
+import { ToolError } from '../ports/tool-error.js';
+import type { ToolContext, ToolOutput, ZodToolDefinition } from '../ports/tools.js';
 import { ToolResultCode } from '../log/codes.js';
 
 export const GREP_MAX_MATCHES = 500;

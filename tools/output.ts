@@ -1,6 +1,7 @@
 /** Small constructors for tool results, so every tool words failures the same way. */
 import { codes, type CodeOf } from '../log/codes.js';
-import { ToolError, type ToolOutput } from '../ports/tools.js';
+import { ToolError } from '../ports/tool-error.js';
+import type { ToolOutput } from '../ports/tools.js';
 
 /** The built-in tools' own failure codes (a refusal of the fs seam keeps its `FsCode`). */
 export const BuiltinCode = codes({

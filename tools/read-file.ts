@@ -4,7 +4,8 @@ import { FsCode, type FileHandle } from '../ports/fs.js';
 import { failure, fromRejection, ok, BuiltinCode } from './output.js';
 import { scanLines } from './scan-lines.js';
 import { BINARY_SNIFF_BYTES, formatBytes, looksBinary, numberLines } from './text.js';
-import { ToolError, type ZodToolDefinition } from '../ports/tools.js';
+import { ToolError } from '../ports/tool-error.js';
+import type { ZodToolDefinition } from '../ports/tools.js';
 
 export const READ_MAX_LINES = 2000;
 export const READ_MAX_BYTES = 256 * 1024;

@@ -5,7 +5,7 @@ import { sessionMachine } from '../machines/session.machine.js';
 import { stepMachine } from '../machines/step.machine.js';
 import { toolCallMachine } from '../machines/tool-call.machine.js';
 import { toDot } from './dot.js';
-import { visualizationsDir } from './generate.js';
+import { visualizationsDir } from './paths.js';
 import { discoverMachines } from './machines.js';
 import { toMermaid } from './mermaid.js';
 import { renderAll } from './render.js';

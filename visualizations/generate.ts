@@ -8,8 +8,6 @@ import { fileURLToPath } from 'node:url';
 import { visualizationsDir } from './paths.js';
 import { renderAll } from './render.js';
 
-export { visualizationsDir };
-
 /** Contract: writes only files whose content changed; resolves with the paths written. */
 export async function generateDiagrams(dir = visualizationsDir()): Promise<{ written: string[]; unchanged: string[] }> {
   const written: string[] = [];

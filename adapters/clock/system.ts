@@ -1,6 +1,6 @@
 /** The `system` provider of the clock seam: the machine's own clock. The only place bridle reads real time for the log. */
 import { z } from 'zod';
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../log/clock.js';
 import { CLOCK } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
 

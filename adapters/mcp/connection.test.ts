@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ToolError } from '../../ports/tools.js';
+import { ToolError } from '../../ports/tool-error.js';
 import { executeTool } from '../../actors/execute-tool.js';
 import { startHttpFixture, type HttpFixture } from '../../test/helpers/mcp-fixture-server.js';
 import { FIXTURE, requireFixture } from '../../test/helpers/mcp-fixture.js';

@@ -31,7 +31,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { Client, ProtocolError, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
-import { ToolError, type ToolOutput } from '../../ports/tools.js';
+import { ToolError } from '../../ports/tool-error.js';
+import type { ToolOutput } from '../../ports/tools.js';
 import { elicitResult, questionOf } from './elicitation.js';
 import { isStdio, type McpConfig } from './config.js';
 import { capText, resultText, type McpResultLike } from './content.js';

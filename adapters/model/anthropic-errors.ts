@@ -6,8 +6,8 @@
  * is too long is CONTEXT_WINDOW_EXCEEDED, so overflow-compaction runs.
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
-import type { Clock } from '../../ports/clock.js';
-import type { Finish, ModelErrorCode } from '../../log/entries.js';
+import type { Clock } from '../../log/clock.js';
+import type { Finish, ModelErrorCode } from '../../log/entry-values.js';
 import { StreamLimitError } from './openai-deadlines.js';
 import { parseRetryAfter } from './wire-codes.js';
 import { codeForAnthropicError } from './anthropic-stream.js';

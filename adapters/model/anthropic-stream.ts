@@ -14,7 +14,7 @@
  * an error, never a clean stop. Usage is cumulative: the last report wins.
  */
 import type { Chunk } from '../../log/chunks.js';
-import type { Finish, FinishReason, Usage } from '../../log/entries.js';
+import type { Finish, FinishReason, Usage } from '../../log/entry-values.js';
 import type { AnthropicBlock } from './anthropic-wire.js';
 import { ModelCode } from '../../log/entry-values.js';
 

@@ -8,7 +8,7 @@
  */
 import type OpenAI from 'openai';
 import type Anthropic from '@anthropic-ai/sdk';
-import type { Finish } from '../../log/entries.js';
+import type { Finish } from '../../log/entry-values.js';
 import { guardFetch, type StreamLimits } from './openai-deadlines.js';
 import { ModelCode } from '../../log/entry-values.js';
 

@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { run, type Drained } from '../../test/helpers/model-stream.js';
-import { chunk, pause, raw, startOpenAIServer, streamReply, textChunks, type OpenAIServer, type StreamItem } from '../../test/helpers/openai-sse-server.js';
+import { chunk, textChunks } from '../../test/helpers/openai-chunks.js';
+import { type OpenAIServer, pause, raw, startOpenAIServer, type StreamItem, streamReply } from '../../test/helpers/openai-sse-server.js';
 import { loadOpenAISdk } from './lazy-sdk.js';
 import { createOpenAIProvider, type OpenAIProviderOptions } from './openai.js';
 import { DEFAULT_STREAM_LIMITS, guardBody, resolveStreamLimits, StreamLimitError } from './openai-deadlines.js';

@@ -12,7 +12,7 @@
  * - total: the whole request, headers to the last byte, within `totalMs`.
  * - line: at most `maxLineBytes` bytes between two line ends.
  */
-import type { ModelErrorCode } from '../../log/entries.js';
+import type { ModelErrorCode } from '../../log/entry-values.js';
 import { ModelCode } from '../../log/entry-values.js';
 
 export interface StreamLimits {

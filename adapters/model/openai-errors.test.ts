@@ -9,7 +9,7 @@ import {
   RateLimitError,
 } from 'openai';
 import { describe, expect, test } from 'vitest';
-import { Finish } from '../../log/entries.js';
+import { Finish } from '../../log/entry-values.js';
 import { mapError } from './openai-errors.js';
 import { parseRetryAfter } from './wire-codes.js';
 

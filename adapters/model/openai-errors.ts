@@ -8,9 +8,9 @@ import {
   APIError,
   APIUserAbortError,
 } from 'openai';
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../log/clock.js';
 import { StreamLimitError } from './openai-deadlines.js';
-import type { Finish, ModelErrorCode } from '../../log/entries.js';
+import type { Finish, ModelErrorCode } from '../../log/entry-values.js';
 import { codeForFrame, codeForStatus, parseRetryAfter } from './wire-codes.js';
 import { ModelCode } from '../../log/entry-values.js';
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixtureNames, loadFixture, whatItSays } from '../../test/fixtures/provider-streams/load.js';
 import { run } from '../../test/helpers/model-stream.js';
 import { raw, startOpenAIServer, streamReply, type OpenAIServer } from '../../test/helpers/openai-sse-server.js';
-import type { Finish } from '../../log/entries.js';
+import type { Finish } from '../../log/entry-values.js';
 import { createOpenAIProvider } from './openai.js';
 
 let srv: OpenAIServer;

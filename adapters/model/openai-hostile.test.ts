@@ -10,7 +10,7 @@
  *   BRIDLE_HOSTILE_STREAM=17 …                                                        one seed
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Block, Finish, Usage } from '../../log/entries.js';
+import { Block, Finish, Usage } from '../../log/entry-values.js';
 import { fixtureNames, loadFixture } from '../../test/fixtures/provider-streams/load.js';
 import { run } from '../../test/helpers/model-stream.js';
 import { errorReply, pause, raw, startOpenAIServer, streamReply, type OpenAIServer, type Reply, type StreamItem } from '../../test/helpers/openai-sse-server.js';

@@ -11,7 +11,7 @@
  * `response.completed` is a clean end: a stream cut before it is `TRANSPORT`.
  */
 import type { Chunk } from '../../log/chunks.js';
-import type { Finish, Usage } from '../../log/entries.js';
+import type { Finish, Usage } from '../../log/entry-values.js';
 import { codeForFrame } from './wire-codes.js';
 import { safeCount } from './openai-stream.js';
 import { ModelCode } from '../../log/entry-values.js';

@@ -6,7 +6,7 @@
  * them exactly as they were received (ADR 0044).
  */
 import type { FunctionTool, ResponseCreateParamsStreaming, ResponseInputItem } from 'openai/resources/responses/responses';
-import type { ToolSpec } from '../../log/entries.js';
+import type { ToolSpec } from '../../log/entry-values.js';
 import type { ModelRequest } from '../../log/messages.js';
 
 /** The reasoning efforts the Responses API names; `none` turns reasoning off on models that allow it. */

@@ -17,9 +17,9 @@ import { z } from 'zod';
 import { MODEL } from '../../ports/index.js';
 import type { ModelProvider } from '../../ports/model.js';
 import { defineProvider } from '../../ports/provider.js';
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../log/clock.js';
 import type { Chunk } from '../../log/chunks.js';
-import type { Finish } from '../../log/entries.js';
+import type { Finish } from '../../log/entry-values.js';
 import type { ModelRequest } from '../../log/messages.js';
 import { resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
 import { openAIClient } from './lazy-sdk.js';
@@ -27,8 +27,6 @@ import { DEFAULT_BASE_URL, isLoopback, modelAndKey, OpenAIConfig } from './opena
 import { createResponsesStreamMapper } from './openai-responses-stream.js';
 import { toResponsesParams, type ReasoningEffort } from './openai-responses-wire.js';
 import { ModelCode } from '../../log/entry-values.js';
-
-export { toResponsesInput, toResponsesParams, toResponsesTools } from './openai-responses-wire.js';
 
 const LOOPBACK_PLACEHOLDER_KEY = 'bridle-local';
 

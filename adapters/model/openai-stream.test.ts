@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { chunk, usageChunk } from '../../test/helpers/openai-chunks.js';
 import { checkChunks } from '../../test/helpers/model-stream.js';
 import { assembleAll, type Chunk } from '../../log/chunks.js';
-import { Usage } from '../../log/entries.js';
+import { Usage } from '../../log/entry-values.js';
 import { safeCount, createStreamMapper, readFinishReason } from './openai-stream.js';
 
 function map(wire: object[], override?: Parameters<ReturnType<typeof createStreamMapper>['end']>[0]): Chunk[] {

@@ -9,7 +9,7 @@
  */
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { Chunk } from '../../log/chunks.js';
-import type { Finish, FinishReason, ModelErrorCode, Usage } from '../../log/entries.js';
+import type { Finish, FinishReason, ModelErrorCode, Usage } from '../../log/entry-values.js';
 import { ModelCode } from '../../log/entry-values.js';
 
 export interface StreamMapper {

@@ -6,7 +6,7 @@ import type {
   ChatCompletionFunctionTool,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import type { ToolSpec } from '../../log/entries.js';
+import type { ToolSpec } from '../../log/entry-values.js';
 import type { ModelRequest } from '../../log/messages.js';
 
 /**

@@ -1,17 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import {
-  chunk,
-  errorFrame,
-  errorReply,
-  pause,
-  reasoningChunks,
-  startOpenAIServer,
-  streamReply,
-  textChunks,
-  toolCallChunks,
-  usageChunk,
-  type OpenAIServer,
-} from '../../test/helpers/openai-sse-server.js';
+import { chunk, errorFrame, reasoningChunks, textChunks, toolCallChunks, usageChunk } from '../../test/helpers/openai-chunks.js';
+import { errorReply, type OpenAIServer, pause, startOpenAIServer, streamReply } from '../../test/helpers/openai-sse-server.js';
 import { request, run, type Drained } from '../../test/helpers/model-stream.js';
 import { createOpenAIProvider } from './openai.js';
 

@@ -10,9 +10,9 @@ import { z } from 'zod';
 import { MODEL } from '../../ports/index.js';
 import type { ModelProvider } from '../../ports/model.js';
 import { defineProvider, ProviderSetupError } from '../../ports/provider.js';
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../log/clock.js';
 import type { Chunk } from '../../log/chunks.js';
-import type { Finish } from '../../log/entries.js';
+import type { Finish } from '../../log/entry-values.js';
 import type { ModelRequest } from '../../log/messages.js';
 import { openAIClient } from './lazy-sdk.js';
 import { resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
@@ -20,9 +20,6 @@ import { createStreamMapper } from './openai-stream.js';
 import { toWireParams } from './openai-wire.js';
 import { REASONING_EFFORTS, type ReasoningEffort } from './openai-responses-wire.js';
 import { ModelCode } from '../../log/entry-values.js';
-
-export { DEFAULT_STREAM_LIMITS, resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
-export { toWireMessages, toWireParams, toWireTools } from './openai-wire.js';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 /** Sent to loopback servers when no key is given; Ollama, llama.cpp and vLLM ignore it. */

@@ -25,7 +25,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { FinishReason, ModelErrorCode, Usage } from '../../log/entries.js';
+import { FinishReason, ModelErrorCode, Usage } from '../../log/entry-values.js';
 
 export const ScriptedToolCall = z.strictObject({
   name: z.string().min(1),

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { request, run, type Drained } from '../../test/helpers/model-stream.js';
-import { createScriptedProvider, createScriptedProviderFromFunction, loadScript, responseChunks, ScriptError, type Script } from './scripted.js';
+import { createScriptedProvider, createScriptedProviderFromFunction, responseChunks } from './scripted.js';
+import { loadScript, type Script, ScriptError } from './scripted-script.js';
 
 function wellFormed(d: Drained): Drained {
   expect(d.problems).toEqual([]);
@@ -187,7 +188,7 @@ describe('loadScript', () => {
 
 test('the example in SCRIPTED.md is a valid script', async () => {
   const { readFileSync } = await import('node:fs');
-  const { parseScript } = await import('./scripted.js');
+  const { parseScript } = await import('./scripted-script.js');
   const md = readFileSync(new URL('./SCRIPTED.md', import.meta.url), 'utf8');
   const json = /```json\n([\s\S]*?)```/.exec(md)?.[1];
   expect(json).toBeDefined();

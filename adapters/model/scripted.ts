@@ -11,12 +11,10 @@ import { MODEL } from '../../ports/index.js';
 import type { ModelProvider } from '../../ports/model.js';
 import { defineProvider } from '../../ports/provider.js';
 import type { Chunk } from '../../log/chunks.js';
-import type { Finish } from '../../log/entries.js';
+import type { Finish } from '../../log/entry-values.js';
 import type { ModelRequest } from '../../log/messages.js';
 import { loadScript, parseScript, type Script, type ScriptedResponse } from './scripted-script.js';
 import { ModelCode } from '../../log/entry-values.js';
-
-export { loadScript, parseScript, Script, ScriptedResponse, ScriptError } from './scripted-script.js';
 
 export interface ScriptedOptions {
   /** Shown wherever scripted output appears; always starts with "scripted". Default: the script's label, else "scripted". */

@@ -5,8 +5,8 @@
  * `openai-errors.ts` and `anthropic-errors.ts`, loaded with their SDK at
  * the first request (ADR 0071).
  */
-import type { Clock } from '../../ports/clock.js';
-import type { ModelErrorCode } from '../../log/entries.js';
+import type { Clock } from '../../log/clock.js';
+import type { ModelErrorCode } from '../../log/entry-values.js';
 import { ModelCode } from '../../log/entry-values.js';
 
 const CONTEXT_MESSAGE = /context[ _-]?(length|window|size)|maximum context|exceed_context_size|too many tokens/i;

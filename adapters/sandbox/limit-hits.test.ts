@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveSandboxLimits } from '../../safety/sandbox.js';
+import { resolveSandboxLimits } from '../../ports/sandbox.js';
 import { limitHits } from './limit-hits.js';
 
 const limits = resolveSandboxLimits({ processes: 64, memoryMb: 256, tmpMb: 8 });

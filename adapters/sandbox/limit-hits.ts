@@ -3,7 +3,7 @@
  * cgroup counts refusals and OOM kills exactly; an rlimit leaves only the
  * error a program printed, so a refused fork is recognised by its message.
  */
-import type { SandboxLimits } from '../../safety/sandbox.js';
+import type { SandboxLimits } from '../../ports/sandbox.js';
 import type { LimitHit } from '../../ports/subprocess.js';
 import type { CgroupCounters } from './cgroup.js';
 

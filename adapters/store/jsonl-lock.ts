@@ -25,7 +25,8 @@ import { basename, dirname } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { LogAccessError, SessionLockedError, LogAccessCode, type LockHolder } from '../../log/errors.js';
-import type { LogStore, WriterLock } from '../../ports/store.js';
+import type { LogStore } from '../../log/store.js';
+import type { WriterLock } from '../../ports/store.js';
 
 export interface JsonlLockOptions {
   /** This process, as the lock names it (tests pass others). */

@@ -11,13 +11,13 @@
  * child again.
  */
 import { dirname, join } from 'node:path';
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../log/clock.js';
 import type { Draft, Entry } from '../../log/entries.js';
 import { LogAccessError, LogCorruptError, SessionLockedError } from '../../log/errors.js';
 import { LogParser, type ParsedLog } from '../../log/parse.js';
 import { Recorder } from '../../log/recorder.js';
 import { planRepair, type RepairReport } from '../../log/repair.js';
-import type { Violation } from '../../log/verify.js';
+import type { Violation } from '../../log/verdict.js';
 import { createJsonlStore } from './jsonl.js';
 import { readLogStream } from './jsonl-read.js';
 import { endLine, truncateLog } from './jsonl-mend.js';

@@ -2,7 +2,9 @@
 import { z } from 'zod';
 import { STORE } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
-import { titleOf, type LockHolder, type LogStore, type SessionStore, type WriterLock } from '../../ports/store.js';
+import { type SessionStore, titleOf, type WriterLock } from '../../ports/store.js';
+import type { LockHolder } from '../../log/errors.js';
+import type { LogStore } from '../../log/store.js';
 import { SessionLockedError } from '../../log/errors.js';
 import { markerIn } from '../../log/markers.js';
 import { listedExtras } from './listed.js';

@@ -5,7 +5,8 @@
  * log by log, so only the log it cannot take fails.
  */
 import { expect, it } from 'vitest';
-import { LOG_FORMAT, type Draft } from '../../log/entries.js';
+import { LOG_FORMAT } from '../../log/entries-session.js';
+import type { Draft } from '../../log/entries.js';
 import { Recorder } from '../../log/recorder.js';
 import { steppingClock } from '../../test/helpers/harness.js';
 import { describeWithPostgres, sqlRows } from '../../test/helpers/postgres.js';

@@ -15,7 +15,8 @@ import { defineProvider } from '../../ports/provider.js';
 import type { Subprocess, SubprocessConfinement } from '../../ports/subprocess.js';
 import { ToolError } from '../../ports/tool-error.js';
 import { commandEnv } from '../../safety/command-env.js';
-import { confinementOf, createConfinedLauncher, type Launcher, type Sandbox, type SandboxPolicy } from '../../safety/sandbox.js';
+import { confinementOf, createConfinedLauncher, type Launcher } from '../../safety/sandbox.js';
+import type { Sandbox, SandboxPolicy } from '../../ports/sandbox.js';
 import { spawnProcess } from './spawn.js';
 
 export const LocalSubprocessConfig = z.strictObject({

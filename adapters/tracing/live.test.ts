@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemorySessionStore } from '../store/memory.js';
-import type { ScriptedResponse } from '../model/scripted.js';
+import type { ScriptedResponse } from '../model/scripted-script.js';
 import type { Entry } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';
 import { childTraceparent, parseTraceparent, traceOf, type TraceSpan } from '../../log/trace.js';

@@ -17,7 +17,7 @@
 import { existsSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { sessionPath } from '../home.js';
-import { verifyFile } from '../replay.js';
+import { verifyFile } from '../verify-log.js';
 import type { Product } from '../settings.js';
 import { runCheck } from './check.js';
 import { parseRunSessionId, scoreEntries, type RunRecord } from './score.js';

@@ -8,9 +8,9 @@
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SessionCrashedError } from '../../runtime/session.js';
+import { SessionCrashedError } from '../../runtime/session-fault.js';
 import { openSession } from '../open-session.js';
-import { verifyFile } from '../replay.js';
+import { verifyFile } from '../verify-log.js';
 import type { Product } from '../settings.js';
 import { runCheck } from './check.js';
 import { runSessionId, scoreEntries, type RunRecord } from './score.js';

@@ -7,7 +7,7 @@
  * provider's prompt cache can reuse) when that fits the window, else only the
  * prefix up to the run's end, shortened until it fits.
  */
-import type { ToolSpec } from '../entries.js';
+import type { ToolSpec } from '../entry-values.js';
 import type { ModelMessage } from '../messages.js';
 import { summaryMessage, type SummaryScope } from './summary-prompt.js';
 import { headerChars, messageChars, tokensOfChars } from './tokens.js';

@@ -5,7 +5,7 @@
  * `estimateRequestTokens` of the whole request.
  */
 import type { ModelMessage, ModelRequest } from '../messages.js';
-import type { ToolSpec } from '../entries.js';
+import type { ToolSpec } from '../entry-values.js';
 
 /** Code points, not UTF-16 units: an emoji counts once. */
 export function codePoints(s: string): number {

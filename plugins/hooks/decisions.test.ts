@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Decision } from '../../machines/tool-call.machine.js';
+import type { Decision } from '../../ports/approval.js';
 import { combineDecisions, stricter, stricterPost } from './decisions.js';
 import { mulberry32 as rng } from '../../test/sweep/prng.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Decision } from '../../machines/tool-call.machine.js';
+import type { Decision } from '../../ports/approval.js';
 import { createMemoryFs } from '../../adapters/fs/memory.js';
 import { createMemorySubprocess } from '../../adapters/subprocess/memory.js';
 import type { ToolDefinition } from '../../ports/tools.js';

@@ -4,8 +4,8 @@
  * dispatch, `tool/post-execute` may block the result; `pre-step` may reject
  * or rewrite input. The session provides these as the machines' actors.
  */
-import type { Decision } from '../../machines/tool-call.machine.js';
-import type { PreStepDecision } from '../../machines/turn.machine.js';
+import type { Decision } from '../../ports/approval.js';
+import type { PreStepDecision } from '../../ports/hooks.js';
 import type { ToolOutput } from '../../ports/tools.js';
 import { combineDecisions, isDecision, isPostDecision, isPreStepDecision, stricter, stricterPost, stricterPreStep } from './decisions.js';
 import type { HookRegistry } from './registry.js';

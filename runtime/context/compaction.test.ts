@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ScriptedResponse } from '../../adapters/model/scripted.js';
+import type { ScriptedResponse } from '../../adapters/model/scripted-script.js';
 import { createMemoryStore } from '../../adapters/store/memory.js';
 import { findOrphanCompaction } from '../../log/context/orphan.js';
 import { isSummaryInstruction } from '../../log/context/summary-prompt.js';

@@ -3,7 +3,7 @@
  * the header it yields, the token meter, and the compaction actors. The
  * session wires the result into its machines.
  */
-import type { ToolSpec } from '../../log/entries.js';
+import type { ToolSpec } from '../../log/entry-values.js';
 import type { Recorder } from '../../log/recorder.js';
 import { compactionActors, pressureGuard } from '../../actors/compaction.js';
 import { ContextMeter } from './meter.js';

@@ -7,7 +7,7 @@
  * then opened like any session (`bridle run --session <fork>`, resume,
  * replay).
  */
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../log/clock.js';
 import type { Entry } from '../../log/entries.js';
 import { LogCorruptError } from '../../log/errors.js';
 import { ForkRefusalCode, planFork, type ForkPoint } from '../../log/fork.js';

@@ -5,7 +5,7 @@
 import type { Entry } from '../../log/entries.js';
 import { LogCorruptError } from '../../log/errors.js';
 import { LogParser, type ParsedLog } from '../../log/parse.js';
-import type { Violation } from '../../log/verify.js';
+import type { Violation } from '../../log/verdict.js';
 import type { SessionStore, StoredLog } from '../../ports/store.js';
 
 /** A log parsed: its entries (on a bad line, those before it), the torn tail it ends in, or the violation that stopped it. */

@@ -6,13 +6,13 @@
  * is repaired first under its own claim (its own children before it), so that a crash during the repair itself
  * leaves the parent open and the next repair finds every child again. One procedure for every store.
  */
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../../log/clock.js';
 import type { Draft, Entry } from '../../log/entries.js';
 import { LogAccessError, LogCorruptError, LogFormatError, SessionLockedError } from '../../log/errors.js';
-import { LOG_FORMAT } from '../../log/entries.js';
+import { LOG_FORMAT } from '../../log/entries-session.js';
 import { Recorder } from '../../log/recorder.js';
 import { planRepair, type RepairReport } from '../../log/repair.js';
-import type { Violation } from '../../log/verify.js';
+import type { Violation } from '../../log/verdict.js';
 import type { SessionStore, StoredLog, WriterLock } from '../../ports/store.js';
 import { parseStoredLog, unreadable } from './read.js';
 

@@ -3,10 +3,10 @@
  * workspace's AGENTS.md instructions. Plugins add their own around them
  * (orders: core 0, tools 100, workspace 200).
  */
-import type { ToolSpec } from '../../log/entries.js';
+import type { ToolSpec } from '../../log/entry-values.js';
 import { truncateMiddle } from '../../log/context/truncate.js';
 import type { AgentsFile } from './agents-files.js';
-import type { PromptSection } from './registry.js';
+import type { PromptSection } from '../../ports/prompt.js';
 
 export const DEFAULT_CORE =
   "You are a careful software engineer working in the user's workspace through tools. Read before you change; run commands to check your work; say plainly what you did and what you found.";

@@ -6,11 +6,13 @@
  * Every section sees `{{now}}`: the current turn's `turn/start` time as
  * logged (the session's clock), the same for every step of the turn.
  */
-import type { Entry, ToolSpec } from '../../log/entries.js';
+import type { Entry } from '../../log/entries.js';
+import type { ToolSpec } from '../../log/entry-values.js';
 import type { Recorder } from '../../log/recorder.js';
 import type { HeaderParts } from '../prepare-request.js';
-import type { PromptVars } from './interpolate.js';
-import type { PromptRegistry, PromptScope } from './registry.js';
+import type { PromptVars } from '../../ports/prompt.js';
+import type { PromptRegistry } from './registry.js';
+import type { PromptScope } from '../../ports/prompt.js';
 
 export interface HeaderSourceOptions {
   registry: PromptRegistry;

@@ -6,8 +6,6 @@
 
 import type { PromptVars } from '../../ports/prompt.js';
 
-export type { PromptVars } from '../../ports/prompt.js';
-
 export class PromptVariableError extends Error {
   override name = 'PromptVariableError';
   constructor(

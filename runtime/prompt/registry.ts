@@ -8,8 +8,6 @@ import type { Disposer, PromptScope, PromptSection, PromptSections } from '../..
 import type { PromptVars } from '../../ports/prompt.js';
 import { interpolate } from './interpolate.js';
 
-export type { PromptScope, PromptSection } from '../../ports/prompt.js';
-
 
 export class PromptRegistry implements PromptSections {
   private sections: { s: PromptSection; rank: number; n: number }[] = [];

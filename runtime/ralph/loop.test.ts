@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemorySessionStore } from '../../adapters/store/memory.js';
-import type { ScriptedResponse } from '../../adapters/model/scripted.js';
+import type { ScriptedResponse } from '../../adapters/model/scripted-script.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';
 import { verifyLog } from '../../log/verify.js';

@@ -15,7 +15,8 @@
 import { finalText } from '../../log/completed-turns.js';
 import { ralphRoundSessionId, ralphVerifierSessionId } from '../../log/ids.js';
 import { normalizePath } from '../../plugins/hooks/canonical.js';
-import type { Draft, EntryOf, Handoff } from '../../log/entries.js';
+import type { Draft, EntryOf } from '../../log/entries.js';
+import type { Handoff } from '../../log/entries-ralph.js';
 import type { ChildSpec, SessionControl } from '../../ports/session.js';
 import type { ChildOutcome, ChildSession } from '../../ports/subagents.js';
 import type { Subprocess } from '../../ports/subprocess.js';

@@ -1,5 +1,5 @@
 /** What a Ralph round's worker and a verifier agent are told: the immutable objective, the round and its cap, the handoff; nothing of any conversation. */
-import type { Handoff } from '../../log/entries.js';
+import type { Handoff } from '../../log/entries-ralph.js';
 
 export function roundPrompt(objective: string, round: number, rounds: number, handoff: Handoff | undefined): string {
   return [

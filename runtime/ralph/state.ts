@@ -5,7 +5,8 @@
  * no end), so that `bridle resume` continues at the round it was in. The
  * loop decides its next step from this and nothing else.
  */
-import { HANDOFF_CAP_BYTES, type Entry, type EntryOf, type Handoff } from '../../log/entries.js';
+import { type Handoff, HANDOFF_CAP_BYTES } from '../../log/entries-ralph.js';
+import type { Entry, EntryOf } from '../../log/entries.js';
 
 export interface RalphPlan {
   objective: string;

@@ -6,7 +6,7 @@
  * child must fix, never cut short.
  */
 import { z } from 'zod';
-import { Handoff, HANDOFF_CAP_BYTES } from '../../log/entries.js';
+import { Handoff, HANDOFF_CAP_BYTES } from '../../log/entries-ralph.js';
 import type { ToolDefinition } from '../../ports/tools.js';
 import { checkCap } from './state.js';
 

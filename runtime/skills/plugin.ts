@@ -18,7 +18,7 @@ import type { Plugin } from '../../plugins/host.js';
 import { isInside } from '../../safety/paths.js';
 import { failure, ok } from '../../tools/output.js';
 import { homeForms, readConfinedFile } from '../prompt/agents-files.js';
-import type { PromptSection } from '../prompt/registry.js';
+import type { PromptSection } from '../../ports/prompt.js';
 import { discoverSkills, type FoundSkills, type Skill } from './discover.js';
 import { FsCode } from '../../ports/fs.js';
 

@@ -11,8 +11,11 @@
  * `assistant/message`'s usage priced at the model the last `request/header` named, each `subagent/end`'s figure
  * for a child's tree, each raise a `budget/decided` logged — so replay reaches the same verdict at the same call.
  */
-import { isScripted, priceFor, tokensOf, usdOf, type PriceTable } from '../../log/cost.js';
-import type { BudgetConfig, BudgetLimit as SpendLimit, Entry, Spend, Usage } from '../../log/entries.js';
+import { isScripted, priceFor, tokensOf, usdOf } from '../../log/cost.js';
+import type { PriceTable } from '../../log/entries-budget.js';
+import type { BudgetConfig, Spend, BudgetLimit as SpendLimit } from '../../log/entries-budget.js';
+import type { Entry } from '../../log/entries.js';
+import type { Usage } from '../../log/entry-values.js';
 import type { Disposer, TreeBudget } from '../../ports/subagents.js';
 
 export interface BudgetLimit {

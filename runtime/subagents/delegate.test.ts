@@ -9,7 +9,7 @@ import path from 'node:path';
 import { crashyProvider } from '../../test/sweep/delegation.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemorySessionStore, type MemorySessionStore } from '../../adapters/store/memory.js';
-import type { ScriptedResponse } from '../../adapters/model/scripted.js';
+import type { ScriptedResponse } from '../../adapters/model/scripted-script.js';
 import { deriveMessages } from '../../log/derive-messages.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';

@@ -12,7 +12,7 @@ import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createMemorySessionStore } from '../../adapters/store/memory.js';
 import { bridleTools } from '../../adapters/mcp/tools.js';
-import type { ScriptedResponse } from '../../adapters/model/scripted.js';
+import type { ScriptedResponse } from '../../adapters/model/scripted-script.js';
 import { deriveMessages } from '../../log/derive-messages.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import type { ModelRequest } from '../../log/messages.js';

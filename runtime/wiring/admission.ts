@@ -6,13 +6,14 @@
  * plugins still start (an MCP server connecting) or replay's gate holds it.
  */
 import type { Actor } from 'xstate';
-import type { Origin } from '../../log/entries.js';
+import type { Origin } from '../../log/entry-values.js';
 import { LogNotDurableError } from '../../log/errors.js';
 import { pendingInputs } from '../../log/inputs.js';
 import { draftNotDurable } from '../../log/not-durable.js';
 import type { Recorder } from '../../log/recorder.js';
 import type { ResumableTurn } from '../../log/resumable.js';
-import type { InputMode, sessionMachine } from '../../machines/session.machine.js';
+import type { InputMode } from '../../log/entries-inputs.js';
+import type { sessionMachine } from '../../machines/session.machine.js';
 import type { Host } from '../../plugins/host.js';
 import { SessionClosedError } from '../bridle-session.js';
 import { SessionNotStartedError, type Lifecycle } from './lifecycle.js';

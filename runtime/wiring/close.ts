@@ -8,7 +8,7 @@ import type { Recorder } from '../../log/recorder.js';
 import type { sessionMachine } from '../../machines/session.machine.js';
 import type { HookProblem } from '../../plugins/hooks/pipeline.js';
 import type { HookRegistry } from '../../plugins/hooks/registry.js';
-import type { LogStore } from '../../ports/store.js';
+import type { LogStore } from '../../log/store.js';
 
 interface Closed {
   id: string;

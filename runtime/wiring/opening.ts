@@ -5,7 +5,8 @@
  * close. Split from the start itself so a log that cannot be continued is
  * refused at `createSession`, before anyone subscribed.
  */
-import { type Draft, type Entry, LOG_FORMAT, type SessionLoop, type SessionPolicy } from '../../log/entries.js';
+import type { Draft, Entry } from '../../log/entries.js';
+import { LOG_FORMAT, type SessionLoop, type SessionPolicy } from '../../log/entries-session.js';
 import { LogFormatError } from '../../log/errors.js';
 import { formatOf } from '../../log/inputs.js';
 import { closeOrphanCompaction, findOrphanCompaction } from '../../log/context/orphan.js';

@@ -15,7 +15,8 @@
  */
 import { z } from 'zod';
 import { SESSION, SUBAGENTS, TOOLS, WORKFLOW } from '../../ports/index.js';
-import { ToolError, type ToolDefinition, type ToolOutput } from '../../ports/tools.js';
+import { ToolError } from '../../ports/tool-error.js';
+import type { ToolDefinition, ToolOutput } from '../../ports/tools.js';
 import type { WorkflowRunner } from '../../ports/workflow.js';
 import type { Plugin } from '../../plugins/host.js';
 import { workflowAgents, type WorkflowAgentsConfig } from '../../actors/workflow-agents.js';

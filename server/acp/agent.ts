@@ -22,7 +22,8 @@
  */
 import { agent, methods, PROTOCOL_VERSION, RequestError, type AgentApp, type AuthMethod } from '@agentclientprotocol/sdk';
 import type { SessionStore } from '../../ports/store.js';
-import type { AcpHostedSession, UsageOf } from './hosted.js';
+import type { AcpHostedSession } from './hosted.js';
+import type { UsageOf } from '../usage.js';
 import { sessionMethods } from './session-methods.js';
 import { AcpSessions, type OpenAcpSession } from './sessions.js';
 import type { AcpConfigOf } from './set-config.js';

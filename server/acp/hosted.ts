@@ -9,12 +9,10 @@ import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type { Chunk } from '../../log/chunks.js';
 import type { Entry } from '../../log/entries.js';
 import { TOOLS } from '../../ports/index.js';
-import type { BridleSession } from '../../runtime/session.js';
+import type { BridleSession } from '../../runtime/bridle-session.js';
 import { chunkUpdate, currentPlan, entryUpdates, progressUpdate, usageUpdate, type FeedState } from './updates.js';
 import type { UsageOf } from '../usage.js';
 import type { AcpConfig } from './config-options.js';
-
-export type { UsageOf };
 
 export class AcpHostedSession {
   private session_?: BridleSession;

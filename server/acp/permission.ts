@@ -15,7 +15,7 @@
  * required field that has none is declined by bridle, saying so.
  */
 import type { PermissionOption, RequestPermissionRequest, RequestPermissionResponse, ToolCallUpdate } from '@agentclientprotocol/sdk';
-import type { ApprovalRule } from '../../log/entries.js';
+import type { ApprovalRule } from '../../log/entries-calls.js';
 import type { AnswerRequest, Answerer, ApprovalAnswer } from '../../ports/approval.js';
 
 export const QUESTION_OPTIONS: readonly PermissionOption[] = [

@@ -11,10 +11,11 @@ import type { AcpClientCapabilities } from '../../ports/acp-client.js';
 import { ACP_CLIENT } from '../../ports/index.js';
 import type { Plugin } from '../../plugins/host.js';
 import type { Row } from '../../plugins/rows.js';
-import type { BridleSession } from '../../runtime/session.js';
+import type { BridleSession } from '../../runtime/bridle-session.js';
 import { acpClientService } from './client-service.js';
 import type { AcpConfig } from './config-options.js';
-import { AcpHostedSession, type UsageOf } from './hosted.js';
+import { AcpHostedSession } from './hosted.js';
+import type { UsageOf } from '../usage.js';
 import { permissionAnswerer } from './permission.js';
 import { toolKind, toolLocations } from './updates.js';
 

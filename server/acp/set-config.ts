@@ -4,7 +4,7 @@
  * session opened again with it, between prompts.
  */
 import { RequestError, type SessionConfigOption, type SetSessionConfigOptionRequest, type SetSessionConfigOptionResponse } from '@agentclientprotocol/sdk';
-import type { BridleSession } from '../../runtime/session.js';
+import type { BridleSession } from '../../runtime/bridle-session.js';
 import { ConfigOptionError, configOptions, settleConfig, type AcpConfig, type AcpConfigChoices } from './config-options.js';
 import type { AcpHostedSession } from './hosted.js';
 import { acpRefusal, INVALID_PARAMS } from './refusal.js';

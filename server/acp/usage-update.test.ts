@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { costOf, type PriceTable } from '../../log/cost.js';
+import { costOf } from '../../log/cost.js';
+import type { PriceTable } from '../../log/entries-budget.js';
 import type { Entry } from '../../log/entries.js';
 import { usageUpdate } from './updates.js';
 

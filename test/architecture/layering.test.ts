@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkLayering, COMPOSITION_ROOT, cycles, LAYERS, sourceFiles } from './layering.js';
+import { checkLayering, COMPOSITION_ROOT, cycles, LAYERS, passThroughExports, sourceFiles } from './layering.js';
 
 describe('the layering of docs/design.md §1', () => {
   it('no file imports against the layering: machines import no I/O, nothing below imports from above, no import circle', () => {
@@ -76,5 +76,37 @@ describe('the layering of docs/design.md §1', () => {
       .map((f) => f.split(sep).join('/'))
       .filter((f) => !allowed(f) && /\bfrom(Promise|Callback|Observable)\(/.test(readFileSync(join(process.cwd(), f), 'utf8')));
     expect(making).toEqual([]);
+  });
+
+  it('no module passes names through: only index.ts re-exports, every import names the module that defines the name (issue 24 item 5)', () => {
+    expect(passThroughExports(process.cwd()).map((v) => `${v.file}: ${v.problem}`)).toEqual([]);
+  });
+
+  it('the pass-through check finds export * from, export { … } from, and an exported import, anywhere but index.ts', () => {
+    const root = mkdtempSync(join(tmpdir(), 'bridle-reexports-'));
+    const put = (f: string, text: string) => {
+      mkdirSync(dirname(join(root, f)), { recursive: true });
+      writeFileSync(join(root, f), text);
+    };
+    try {
+      put('index.ts', "export * from './log/entries.js';\nexport { a } from './log/a.js';\n");
+      put('log/a.ts', 'export const a = 1;\nexport type A = 1;\n');
+      put('log/entries.ts', "export * from './a.js';\nexport * as all from './a.js';\n");
+      put('log/cost.ts', "export type { A } from './a.js';\nexport {\n  a,\n  type A as B,\n} from './a.js';\n");
+      put('cli/serve.ts', "import { a as x } from '../log/a.js';\nimport type { A } from '../log/a.js';\nconst own = 2;\nexport { x, own };\nexport type { A };\n");
+      put('test/helpers/h.ts', "export { a } from '../../log/a.js';\n");
+      put('tools/ok.ts', "import { a } from '../log/a.js';\nconst b = a;\nexport { b };\n// export { a } from '../log/a.js' in a string: \"export { a } from './x.js'\"\n");
+      expect(passThroughExports(root).map((v) => `${v.file}: ${v.problem}`)).toEqual([
+        'cli/serve.ts: re-exports what it imports: x',
+        'cli/serve.ts: re-exports what it imports: A',
+        "log/cost.ts: re-exports: export type { A } from './a.js'",
+        "log/cost.ts: re-exports: export { a, type A as B, } from './a.js'",
+        "log/entries.ts: re-exports: export * from './a.js'",
+        "log/entries.ts: re-exports: export * as all from './a.js'",
+        "test/helpers/h.ts: re-exports: export { a } from '../../log/a.js'",
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

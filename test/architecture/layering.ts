@@ -159,3 +159,67 @@ export function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][
   for (const v of [...graph.keys()].sort()) if (!idx.has(v)) visit(v);
   return out;
 }
+
+/** Folders no own `.ts` file lives in: installed and built code. */
+const NOT_SOURCE = new Set(['node_modules', 'dist', '.git']);
+
+/** Every `.ts` file of the tree, tests, bench and examples too (not `.d.ts`), relative to `root`. */
+export function allTsFiles(root: string): string[] {
+  const out: string[] = [];
+  const visit = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const full = path.join(dir, name);
+      if (statSync(full).isDirectory()) {
+        if (!NOT_SOURCE.has(name)) visit(full);
+      } else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(path.relative(root, full).split(path.sep).join('/'));
+    }
+  };
+  visit(root);
+  return out.sort();
+}
+
+/** The one module that may re-export: the library's public surface. */
+export const PUBLIC_SURFACE = 'index.ts';
+
+const EXPORT_FROM = /(?:^|\n)[ \t]*(export\s+(?:type\s+)?(?:\*(?:\s+as\s+[\w$]+)?|\{[^}]*\})\s*from\s*['"][^'"]+['"])/g;
+const LOCAL_EXPORT = /(?:^|\n)[ \t]*export\s+(?:type\s+)?\{([^}]*)\}[ \t]*(?:;|(?=\r?\n|$))/g;
+const IMPORT_CLAUSE = /(?:^|\n)[ \t]*import\s+(?:type\s+)?([^'";]*?)\s+from\s*['"]/g;
+
+/** The local names an `import … from` clause binds (`a`, `{ b, c as d }`, `* as e`). */
+function importedNames(text: string): Set<string> {
+  const names = new Set<string>();
+  for (const m of text.matchAll(IMPORT_CLAUSE)) {
+    const clause = m[1]!;
+    const braces = /\{([^}]*)\}/.exec(clause);
+    for (const part of braces ? braces[1]!.split(',') : []) {
+      const local = part.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop()?.trim();
+      if (local) names.add(local);
+    }
+    const rest = clause.replace(/\{[^}]*\}/, '').replace(/\*\s+as\s+/, '');
+    for (const n of rest.split(',').map((s) => s.trim())) if (/^[\w$]+$/.test(n)) names.add(n);
+  }
+  return names;
+}
+
+/**
+ * Pass-through re-exports (issue 24 item 5): a module exports what it defines; an importer names the module
+ * that defines the name. `export * from`, `export { … } from`, and `export { x }` of an imported `x` are
+ * allowed only in `index.ts`, the public surface.
+ */
+export function passThroughExports(root: string): Violation[] {
+  const out: Violation[] = [];
+  for (const file of allTsFiles(root)) {
+    if (file === PUBLIC_SURFACE) continue;
+    const text = readFileSync(path.join(root, file), 'utf8');
+    for (const m of text.matchAll(EXPORT_FROM)) out.push({ file, problem: `re-exports: ${m[1]!.replace(/\s+/g, ' ')}` });
+    const imported = importedNames(text);
+    for (const m of text.matchAll(LOCAL_EXPORT)) {
+      const passed = m[1]!
+        .split(',')
+        .map((p) => p.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]!.trim())
+        .filter((n) => n && imported.has(n));
+      if (passed.length) out.push({ file, problem: `re-exports what it imports: ${passed.join(', ')}` });
+    }
+  }
+  return out;
+}

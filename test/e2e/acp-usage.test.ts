@@ -12,7 +12,8 @@ import { methods } from '@agentclientprotocol/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recordingClient, spawnAcp, updatesOf, type AcpChild } from '../helpers/acp.js';
 import { runCli } from '../helpers/cli.js';
-import { startOpenAIServer, streamReply, textChunks, toolCallChunks, usageChunk, type OpenAIServer } from '../helpers/openai-sse-server.js';
+import { type OpenAIServer, startOpenAIServer, streamReply } from '../helpers/openai-sse-server.js';
+import { textChunks, toolCallChunks, usageChunk } from '../helpers/openai-chunks.js';
 
 let root: string;
 let home: string;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { verifyFile } from '../../cli/replay.js';
+import { verifyFile } from '../../cli/verify-log.js';
 import type { EntryOf } from '../../log/entries.js';
 import { runCommand, userEnv } from '../helpers/npm.js';
 

@@ -8,7 +8,8 @@ import type { Entry, EntryOf } from '../../log/entries.js';
 import { verifyLog } from '../../log/verify.js';
 import { readSessionLog, tempWorld } from '../helpers/cli-world.js';
 import { CLI, runCli } from '../helpers/cli.js';
-import { pause, startOpenAIServer, streamReply, textChunks, toolCallChunks, type OpenAIServer } from '../helpers/openai-sse-server.js';
+import { type OpenAIServer, pause, startOpenAIServer, streamReply } from '../helpers/openai-sse-server.js';
+import { textChunks, toolCallChunks } from '../helpers/openai-chunks.js';
 
 let srv: OpenAIServer;
 let home: string;

@@ -6,10 +6,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { toWireMessages } from '../../adapters/model/openai.js';
+import { toWireMessages } from '../../adapters/model/openai-wire.js';
 import { deriveMessages } from '../../log/derive-messages.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
-import { errorReply, startOpenAIServer, streamReply, textChunks, textReply, toolCallReply, usageChunk, type OpenAIServer } from '../helpers/openai-sse-server.js';
+import { errorReply, type OpenAIServer, startOpenAIServer, streamReply, textReply, toolCallReply } from '../helpers/openai-sse-server.js';
+import { textChunks, usageChunk } from '../helpers/openai-chunks.js';
 import { readSessionLog, tempWorld } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
 

@@ -13,7 +13,8 @@ import type { Entry, EntryOf } from '../../log/entries.js';
 import { verifyLog } from '../../log/verify.js';
 import { readSessionLog, tempWorld } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
-import { startOpenAIServer, streamReply, textChunks, toolCallChunks, usageChunk, type OpenAIServer } from '../helpers/openai-sse-server.js';
+import { type OpenAIServer, startOpenAIServer, streamReply } from '../helpers/openai-sse-server.js';
+import { textChunks, toolCallChunks, usageChunk } from '../helpers/openai-chunks.js';
 
 let srv: OpenAIServer;
 let home: string;

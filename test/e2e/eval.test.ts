@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { verifyFile } from '../../cli/replay.js';
+import { verifyFile } from '../../cli/verify-log.js';
 import type { RunRecord, TaskSummary } from '../../cli/eval/score.js';
 import { runCli } from '../helpers/cli.js';
 import { describeWithSystemDep, findCommand, SYSTEM_DEPS } from '../helpers/system-deps.js';

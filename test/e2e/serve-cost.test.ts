@@ -8,7 +8,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { startOpenAIServer, streamReply, textChunks, toolCallChunks, usageChunk, type OpenAIServer } from '../helpers/openai-sse-server.js';
+import { type OpenAIServer, startOpenAIServer, streamReply } from '../helpers/openai-sse-server.js';
+import { textChunks, toolCallChunks, usageChunk } from '../helpers/openai-chunks.js';
 import { RpcClient } from '../helpers/rpc-client.js';
 import { startServeProcess, useServeWorld } from '../helpers/serve-process.js';
 

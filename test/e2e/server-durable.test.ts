@@ -4,7 +4,7 @@
  * "durable" a few milliseconds after it is asked, so an entry sent on its append would be caught.
  */
 import { expect, it } from 'vitest';
-import type { LogStore } from '../../ports/store.js';
+import type { LogStore } from '../../log/store.js';
 import { serverPerTest } from '../helpers/server-per-test.js';
 
 const srv = serverPerTest();

@@ -8,7 +8,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EntryOf } from '../../log/entries.js';
-import { pause, raw, startOpenAIServer, streamReply, textChunks, type OpenAIServer, type StreamItem } from '../helpers/openai-sse-server.js';
+import { type OpenAIServer, pause, raw, startOpenAIServer, type StreamItem, streamReply } from '../helpers/openai-sse-server.js';
+import { textChunks } from '../helpers/openai-chunks.js';
 import { readSessionLog, tempWorld } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
 

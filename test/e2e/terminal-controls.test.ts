@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readSessionLog, tempWorld } from '../helpers/cli-world.js';
 import { CLI, runCli } from '../helpers/cli.js';
-import { errorReply, startOpenAIServer, streamReply, textChunks, textReply, toolCallChunks, type OpenAIServer } from '../helpers/openai-sse-server.js';
+import { errorReply, type OpenAIServer, startOpenAIServer, streamReply, textReply } from '../helpers/openai-sse-server.js';
+import { textChunks, toolCallChunks } from '../helpers/openai-chunks.js';
 
 let srv: OpenAIServer;
 let home: string;

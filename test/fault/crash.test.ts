@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { verifyFile } from '../../cli/replay.js';
+import { verifyFile } from '../../cli/verify-log.js';
 import type { EntryOf } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { cliBuilt, completeLines, createWorld, logHas, seeded, waitFor } from './cli-world.js';

@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { verifyFile } from '../../cli/replay.js';
+import { verifyFile } from '../../cli/verify-log.js';
 import { parseLog } from '../../log/parse.js';
 import { replayThroughMachines } from '../../replay/replay.js';
 import { builtinTools } from '../../tools/index.js';

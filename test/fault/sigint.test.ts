@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runPrompt } from '../../cli/run.js';
 import { composeProduct } from '../../cli/settings.js';
-import { verifyFile } from '../../cli/replay.js';
+import { verifyFile } from '../../cli/verify-log.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';

@@ -6,7 +6,9 @@
  * and replayed through the machines. `npm run soak` is the long version.
  */
 import { describe, expect, it } from 'vitest';
-import { formatReport, judge, KILL_WITHIN_MS, MOMENTS, reply, soak, type Trial } from '../../bench/soak.js';
+import { formatReport, soak } from '../../bench/soak.js';
+import { judge } from '../../bench/soak-judge.js';
+import { KILL_WITHIN_MS, MOMENTS, reply, type Trial } from '../../bench/soak-moments.js';
 import { SUMMARY_REQUEST_MARK } from '../../log/context/summary-prompt.js';
 import { pausedMs, type Reply } from '../helpers/openai-sse-server.js';
 import type { Entry, EntryOf } from '../../log/entries.js';

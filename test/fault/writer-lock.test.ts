@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { isProcessAlive } from '../../adapters/store/jsonl-lock.js';
-import { verifyFile } from '../../cli/replay.js';
+import { verifyFile } from '../../cli/verify-log.js';
 import { parseLog } from '../../log/parse.js';
 import { replayThroughMachines } from '../../replay/replay.js';
 import { builtinTools } from '../../tools/index.js';

@@ -10,7 +10,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createScriptedProviderFromFunction, type ScriptedResponse } from '../../adapters/model/scripted.js';
+import { createScriptedProviderFromFunction } from '../../adapters/model/scripted.js';
+import type { ScriptedResponse } from '../../adapters/model/scripted-script.js';
 import type { Entry } from '../../log/entries.js';
 import type { ModelProvider } from '../../ports/model.js';
 import { replayThroughMachines } from '../../replay/replay.js';

@@ -3,8 +3,9 @@
  * entries the machines write, stamped by a real Recorder on a memory store.
  */
 import { createMemoryStore } from '../../adapters/store/memory.js';
-import type { Block, Draft, Entry, StepEndReason, ToolResultStatus, TurnEndReason } from '../../log/entries.js';
-import { LOG_FORMAT } from '../../log/entries.js';
+import type { Block, StepEndReason, ToolResultStatus, TurnEndReason } from '../../log/entry-values.js';
+import type { Draft, Entry } from '../../log/entries.js';
+import { LOG_FORMAT } from '../../log/entries-session.js';
 import { Recorder } from '../../log/recorder.js';
 
 export class LogBuilder {

@@ -7,7 +7,7 @@
  */
 import type { ModelProvider } from '../../ports/model.js';
 import { assembleAll, type Assembly, type Chunk } from '../../log/chunks.js';
-import type { Finish } from '../../log/entries.js';
+import type { Finish } from '../../log/entry-values.js';
 import type { ModelRequest } from '../../log/messages.js';
 
 export interface Drained {

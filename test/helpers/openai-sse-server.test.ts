@@ -1,7 +1,8 @@
 import { afterEach, expect, test } from 'vitest';
 import { createOpenAIProvider } from '../../adapters/model/openai.js';
 import { request, run } from './model-stream.js';
-import { errorReply, raw, startOpenAIServer, streamReply, textChunks, textReply, toolCallReply, type OpenAIServer } from './openai-sse-server.js';
+import { errorReply, type OpenAIServer, raw, startOpenAIServer, streamReply, textReply, toolCallReply } from './openai-sse-server.js';
+import { textChunks } from './openai-chunks.js';
 
 let srv: OpenAIServer | undefined;
 afterEach(async () => srv?.close());

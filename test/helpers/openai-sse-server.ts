@@ -15,8 +15,6 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo, Socket } from 'node:net';
 import { usageChunk, textChunks, toolCallChunks, type WireChunk, type WireToolCall } from './openai-chunks.js';
 
-export * from './openai-chunks.js';
-
 const PAUSE = Symbol('pause');
 const RAW = Symbol('raw');
 /** A pause inside a stream's chunk list. */

@@ -16,8 +16,6 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { findPostgresBin, startThrowawayPostgres, withDatabase, type ThrowawayPostgres } from './postgres-cluster.js';
 import { systemDepsRequired } from './system-deps.js';
 
-export { findPostgresBin, startThrowawayPostgres, withDatabase, type ThrowawayPostgres } from './postgres-cluster.js';
-
 export const POSTGRES_DEP = { command: 'initdb', package: 'postgresql' } as const;
 
 /** Runs one SQL statement on a connection of its own (a test's look at the tables, CREATE or DROP DATABASE); its rows. */

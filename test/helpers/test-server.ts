@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ApprovalPolicy } from '../../ports/approval.js';
-import { createSession, type BridleSession } from '../../runtime/session.js';
+import { createSession } from '../../runtime/session.js';
+import type { BridleSession } from '../../runtime/bridle-session.js';
 import { createScriptedProviderFromFunction, type ResponseFunction, type ScriptedOptions } from '../../adapters/model/scripted.js';
 import type { CreateParams } from '../../server/hosted-session.js';
 import { startServer, type BridleServer, type ServerOptions } from '../../server/server.js';
@@ -15,7 +16,7 @@ import { createMemoryStore, type MemorySessionStore } from '../../adapters/store
 import { forkSession } from '../../runtime/logs/fork.js';
 import { resumableTurn } from '../../log/resumable.js';
 import { parseLog } from '../../log/parse.js';
-import type { LogStore } from '../../ports/store.js';
+import type { LogStore } from '../../log/store.js';
 import { steppingClock } from './harness.js';
 import type { Entry } from '../../log/entries.js';
 import { restoreSessionSnapshot } from '../../machines/session-fold.js';

@@ -25,7 +25,7 @@ import { createOpenAIProvider } from '../../adapters/model/openai.js';
 import { createResponsesProvider } from '../../adapters/model/openai-responses.js';
 import { StreamLimitError } from '../../adapters/model/openai-deadlines.js';
 import type { Chunk } from '../../log/chunks.js';
-import type { Finish, Usage } from '../../log/entries.js';
+import type { Finish, Usage } from '../../log/entry-values.js';
 import type { ModelRequest } from '../../log/messages.js';
 import type { ModelProvider } from '../../ports/model.js';
 

@@ -19,7 +19,8 @@
  */
 import type { AnyEventObject, AnyMachineSnapshot } from 'xstate';
 import { deriveMessages } from '../../log/derive-messages.js';
-import { Entry, type Block } from '../../log/entries.js';
+import { Entry } from '../../log/entries.js';
+import type { Block } from '../../log/entry-values.js';
 import type { Assembly } from '../../log/chunks.js';
 import type { CallSlot } from '../../machines/schedule-calls.js';
 import { countKind, draftsOf, type PathModel, type PathRun } from './path-model.js';

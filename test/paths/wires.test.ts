@@ -14,7 +14,7 @@ import { createAnthropicStreamMapper } from '../../adapters/model/anthropic-stre
 import { createResponsesStreamMapper } from '../../adapters/model/openai-responses-stream.js';
 import { createStreamMapper } from '../../adapters/model/openai-stream.js';
 import { assembleAll, type Chunk } from '../../log/chunks.js';
-import type { Finish } from '../../log/entries.js';
+import type { Finish } from '../../log/entry-values.js';
 import { encodeChunks, ssePayloads, WIRES, type Wire } from '../helpers/wire-fake.js';
 import { discoverMachines, pathsOf } from './suite.js';
 

@@ -12,7 +12,8 @@
  * completed.
  */
 import { createMemorySessionStore } from '../../adapters/store/memory.js';
-import { responseChunks, type ScriptedResponse } from '../../adapters/model/scripted.js';
+import { responseChunks } from '../../adapters/model/scripted.js';
+import type { ScriptedResponse } from '../../adapters/model/scripted-script.js';
 import type { Chunk } from '../../log/chunks.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { verifyLog } from '../../log/verify.js';

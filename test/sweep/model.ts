@@ -10,7 +10,8 @@
  * provider with a deadline ends it, TIMEOUT (openai-deadlines.ts).
  */
 import type { ModelProvider } from '../../ports/model.js';
-import { responseChunks, type ScriptedResponse } from '../../adapters/model/scripted.js';
+import { responseChunks } from '../../adapters/model/scripted.js';
+import type { ScriptedResponse } from '../../adapters/model/scripted-script.js';
 import type { Chunk } from '../../log/chunks.js';
 import { rngFor, type Rng } from './prng.js';
 import { BEHAVIOURS } from './tools.js';

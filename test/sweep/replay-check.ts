@@ -5,7 +5,8 @@
  * unless its reason is on the allow-list below — which is empty, and should
  * stay so: a reason goes there only with a note on why it cannot be timed.
  */
-import { NotReplayableError, replayThroughMachines } from '../../replay/replay.js';
+import { NotReplayableError } from '../../replay/errors.js';
+import { replayThroughMachines } from '../../replay/replay.js';
 import type { WorldRun } from './run-world.js';
 import { sweepTools } from './tools.js';
 

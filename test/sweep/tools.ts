@@ -6,7 +6,8 @@
  * cancel to land, or return something that is not a tool output.
  */
 import { z } from 'zod';
-import { ToolError, type ToolDefinition, type ToolOutput } from '../../ports/tools.js';
+import { ToolError } from '../../ports/tool-error.js';
+import type { ToolDefinition, ToolOutput } from '../../ports/tools.js';
 
 export const BEHAVIOURS = ['ok', 'ok', 'ok', 'fail', 'throw', 'tool-error', 'hang', 'slow', 'bad-output'] as const;
 const Behave = z.enum(['ok', 'fail', 'throw', 'tool-error', 'hang', 'slow', 'bad-output']);

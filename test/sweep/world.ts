@@ -8,8 +8,8 @@
  */
 import type { Answerer, ApprovalPolicy } from '../../ports/approval.js';
 import type { RetryPolicy } from '../../ports/loop.js';
-import type { InputMode } from '../../machines/session.machine.js';
-import type { ApprovalAnswer } from '../../machines/tool-call.machine.js';
+import type { InputMode } from '../../log/entries-inputs.js';
+import type { ApprovalAnswer } from '../../ports/approval.js';
 import { rngFor } from './prng.js';
 
 export type Trigger =

@@ -4,7 +4,8 @@
  * they cannot see the bug (`../ordering-exhibit.test.ts`).
  */
 import { describe, expect, it } from 'vitest';
-import { releasable, type CallSlot } from './schedule-calls.ordering-bug.js';
+import { releasable } from './schedule-calls.ordering-bug.js';
+import type { CallSlot } from '../../../machines/schedule-calls.js';
 
 const read = (callId: string, phase: CallSlot['phase']): CallSlot => ({ callId, phase, readOnly: true });
 const write = (callId: string, phase: CallSlot['phase']): CallSlot => ({ callId, phase, readOnly: false });

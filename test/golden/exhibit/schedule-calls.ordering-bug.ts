@@ -8,8 +8,6 @@
  */
 import type { CallSlot } from '../../../machines/schedule-calls.js';
 
-export type { CallPhase, CallSlot } from '../../../machines/schedule-calls.js';
-
 /** Contract (as the original's, but broken): pure; returns the ids of `ready` calls to release, in order. */
 export function releasable(slots: readonly CallSlot[]): string[] {
   const out: string[] = [];
