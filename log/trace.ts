@@ -297,104 +297,134 @@ export class TraceProjector {
     if (this.link) this.root.links.push(this.link);
   }
 
+  /** One entry into the spans, by its family; `turn` is the span of the turn it names, if any. */
   private step(e: Entry): void {
-    const options = this.options;
-    const root = this.root!;
     const turn = 'turn' in e && typeof e.turn === 'string' ? this.turns.get(e.turn) : undefined;
     switch (e.kind) {
       case 'session/start':
-        break;
+        return;
       case 'turn/start':
-        this.turns.set(e.turn, this.open(e, 'turn', `turn ${e.turn}`, 'internal', root, { 'bridle.turn.id': e.turn }));
-        break;
-      case 'turn/end': {
-        if (!turn) break;
-        turn.attributes['bridle.turn.reason'] = e.reason;
-        turn.attributes['bridle.turn.steps'] = e.steps;
-        this.close(turn, e, e.reason === 'error' ? (e.code ?? 'error') : undefined, e.cause);
-        break;
-      }
+      case 'turn/end':
+        return this.turnEntry(e, turn);
+      case 'request/header':
+      case 'step/start':
+      case 'assistant/message':
+        return this.modelEntry(e, turn);
+      case 'tool/call':
+      case 'tool/result':
+        return this.toolEntry(e, turn);
+      case 'compaction/start':
+      case 'compaction/end':
+        return this.compactionEntry(e, turn);
+      default:
+        return this.eventEntry(e, turn);
+    }
+  }
+
+  private turnEntry(e: EntryOf<'turn/start' | 'turn/end'>, turn: TraceSpan | undefined): void {
+    if (e.kind === 'turn/start') {
+      this.turns.set(e.turn, this.open(e, 'turn', `turn ${e.turn}`, 'internal', this.root!, { 'bridle.turn.id': e.turn }));
+      return;
+    }
+    if (!turn) return;
+    turn.attributes['bridle.turn.reason'] = e.reason;
+    turn.attributes['bridle.turn.steps'] = e.steps;
+    this.close(turn, e, e.reason === 'error' ? (e.code ?? 'error') : undefined, e.cause);
+  }
+
+  /** A step's model request: the `chat` span, named and attributed after the request header that precedes it. */
+  private modelEntry(e: EntryOf<'request/header' | 'step/start' | 'assistant/message'>, turn: TraceSpan | undefined): void {
+    switch (e.kind) {
       case 'request/header': {
         this.header = e;
         this.model = e.params.model;
         const chat = this.chats.get(e.step);
-        if (chat) Object.assign(chat.attributes, requestAttributes(e, this.model), options.content ? { 'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: e.system }]) } : {});
+        if (chat) Object.assign(chat.attributes, requestAttributes(e, this.model), this.options.content ? { 'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: e.system }]) } : {});
         if (chat) chat.name = `chat ${this.model}`;
-        break;
+        return;
       }
       case 'step/start': {
         const model = this.model;
         const chat = this.open(e, 'chat', `chat ${model}`, 'client', turn, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': providerOf(model), 'bridle.step.id': e.step, ...(this.header ? requestAttributes(this.header, model) : { 'gen_ai.request.model': model }) });
         if (this.projection) chat.attributes['gen_ai.input.messages'] = JSON.stringify(conventionMessages(this.projection.messages));
         this.chats.set(e.step, chat);
-        break;
+        return;
       }
       case 'assistant/message': {
         const chat = this.chats.get(e.step);
-        if (chat) {
-          const u = e.usage;
-          if (u) {
-            chat.attributes['gen_ai.usage.input_tokens'] = u.inputTokens;
-            chat.attributes['gen_ai.usage.output_tokens'] = u.outputTokens;
-            if (u.cachedTokens !== undefined) chat.attributes['gen_ai.usage.cache_read.input_tokens'] = u.cachedTokens;
-            if (u.reasoningTokens !== undefined) chat.attributes['gen_ai.usage.reasoning.output_tokens'] = u.reasoningTokens;
-          }
-          // The conventions' time to first chunk, in seconds, where the log holds it (ADR 0079).
-          if (e.firstChunkMs !== undefined) chat.attributes['gen_ai.response.time_to_first_chunk'] = e.firstChunkMs / 1000;
-          if (e.finish.kind === 'ok') chat.attributes['gen_ai.response.finish_reasons'] = [FINISH[e.finish.reason] ?? e.finish.reason];
-          if (options.content) chat.attributes['gen_ai.output.messages'] = JSON.stringify([outputMessage(e)]);
-          if (e.interrupted) chat.attributes['bridle.interrupted'] = true;
-          this.close(chat, e, e.finish.kind === 'error' ? e.finish.code : e.finish.kind === 'aborted' ? ModelCode.ABORTED : undefined, e.finish.kind === 'error' ? e.finish.message : undefined);
-        }
-        break;
-      }
-      case 'tool/call': {
-        const call = this.open(e, 'tool', `execute_tool ${e.name}`, 'internal', turn, {
-          'gen_ai.operation.name': 'execute_tool',
-          'gen_ai.tool.name': e.name,
-          'gen_ai.tool.call.id': e.toolCallId,
-          'gen_ai.tool.type': 'function',
-          'bridle.call.id': e.callId,
-          ...(options.content ? { 'gen_ai.tool.call.arguments': e.arguments } : {}),
-        });
-        this.calls.set(e.callId, call);
-        break;
-      }
-      case 'tool/result': {
-        const call = this.calls.get(e.callId);
-        // A result for a call that already ended is a compaction's rewrite of it (`surfaceOp` replace): the call's span keeps what the call did.
-        if (!call || call.status.code !== 'unset') break;
-        const outcome = e.verdict === 'uncertain' ? 'uncertain' : e.status;
-        call.attributes['bridle.tool.outcome'] = outcome;
-        if (options.content) call.attributes['gen_ai.tool.call.result'] = e.content;
-        this.close(call, e, outcome === 'ok' ? undefined : (e.code ?? outcome));
-        break;
-      }
-      case 'compaction/start':
-        this.compaction = this.open(e, 'compaction', 'compaction', 'internal', turn ?? root, { 'bridle.compaction.trigger': e.trigger, 'bridle.compaction.estimated_tokens': e.estimatedTokens, 'bridle.compaction.window': e.window });
-        break;
-      case 'compaction/end':
-        if (this.compaction) {
-          Object.assign(this.compaction.attributes, { 'bridle.compaction.outcome': e.outcome, 'bridle.compaction.tokens_before': e.tokensBefore, 'bridle.compaction.tokens_after': e.tokensAfter });
-          this.close(this.compaction, e, e.outcome === 'failed' ? 'COMPACTION_FAILED' : undefined);
-          this.compaction = undefined;
-        }
-        break;
-      default: {
-        const ev = eventOf(e);
-        if (!ev) break;
-        const on = 'callId' in e && typeof e.callId === 'string' ? (this.calls.get(e.callId) ?? turn ?? root) : (turn ?? root);
-        on.events.push(ev);
-        if (e.kind === 'subagent/start') {
-          const { onChild, ...rest } = options;
-          const sub = new TraceProjector({ ...rest, ...(onChild ? { onChild } : {}), traceId: this.traceId, parentSpanId: on.spanId }, { traceId: this.traceId, spanId: on.spanId, attributes: { 'bridle.link': 'subagent/start', 'bridle.seq': e.seq } });
-          this.slots.push(sub);
-          this.subs.push(sub);
-          for (const c of options.children?.(e.child) ?? []) sub.add(c);
-          onChild?.(e.child, sub);
-        }
+        if (chat) this.answered(chat, e);
+        return;
       }
     }
+  }
+
+  private answered(chat: TraceSpan, e: EntryOf<'assistant/message'>): void {
+    const u = e.usage;
+    if (u) {
+      chat.attributes['gen_ai.usage.input_tokens'] = u.inputTokens;
+      chat.attributes['gen_ai.usage.output_tokens'] = u.outputTokens;
+      if (u.cachedTokens !== undefined) chat.attributes['gen_ai.usage.cache_read.input_tokens'] = u.cachedTokens;
+      if (u.reasoningTokens !== undefined) chat.attributes['gen_ai.usage.reasoning.output_tokens'] = u.reasoningTokens;
+    }
+    // The conventions' time to first chunk, in seconds, where the log holds it (ADR 0079).
+    if (e.firstChunkMs !== undefined) chat.attributes['gen_ai.response.time_to_first_chunk'] = e.firstChunkMs / 1000;
+    if (e.finish.kind === 'ok') chat.attributes['gen_ai.response.finish_reasons'] = [FINISH[e.finish.reason] ?? e.finish.reason];
+    if (this.options.content) chat.attributes['gen_ai.output.messages'] = JSON.stringify([outputMessage(e)]);
+    if (e.interrupted) chat.attributes['bridle.interrupted'] = true;
+    this.close(chat, e, e.finish.kind === 'error' ? e.finish.code : e.finish.kind === 'aborted' ? ModelCode.ABORTED : undefined, e.finish.kind === 'error' ? e.finish.message : undefined);
+  }
+
+  private toolEntry(e: EntryOf<'tool/call' | 'tool/result'>, turn: TraceSpan | undefined): void {
+    const content = this.options.content;
+    if (e.kind === 'tool/call') {
+      const call = this.open(e, 'tool', `execute_tool ${e.name}`, 'internal', turn, {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': e.name,
+        'gen_ai.tool.call.id': e.toolCallId,
+        'gen_ai.tool.type': 'function',
+        'bridle.call.id': e.callId,
+        ...(content ? { 'gen_ai.tool.call.arguments': e.arguments } : {}),
+      });
+      this.calls.set(e.callId, call);
+      return;
+    }
+    const call = this.calls.get(e.callId);
+    // A result for a call that already ended is a compaction's rewrite of it (`surfaceOp` replace): the call's span keeps what the call did.
+    if (!call || call.status.code !== 'unset') return;
+    const outcome = e.verdict === 'uncertain' ? 'uncertain' : e.status;
+    call.attributes['bridle.tool.outcome'] = outcome;
+    if (content) call.attributes['gen_ai.tool.call.result'] = e.content;
+    this.close(call, e, outcome === 'ok' ? undefined : (e.code ?? outcome));
+  }
+
+  private compactionEntry(e: EntryOf<'compaction/start' | 'compaction/end'>, turn: TraceSpan | undefined): void {
+    if (e.kind === 'compaction/start') {
+      this.compaction = this.open(e, 'compaction', 'compaction', 'internal', turn ?? this.root!, { 'bridle.compaction.trigger': e.trigger, 'bridle.compaction.estimated_tokens': e.estimatedTokens, 'bridle.compaction.window': e.window });
+      return;
+    }
+    if (!this.compaction) return;
+    Object.assign(this.compaction.attributes, { 'bridle.compaction.outcome': e.outcome, 'bridle.compaction.tokens_before': e.tokensBefore, 'bridle.compaction.tokens_after': e.tokensAfter });
+    this.close(this.compaction, e, e.outcome === 'failed' ? 'COMPACTION_FAILED' : undefined);
+    this.compaction = undefined;
+  }
+
+  /** Every other entry is at most an event, on its call's span, else its turn's, else the session's; a subagent's start also hangs its projector there. */
+  private eventEntry(e: Entry, turn: TraceSpan | undefined): void {
+    const ev = eventOf(e);
+    if (!ev) return;
+    const root = this.root!;
+    const on = 'callId' in e && typeof e.callId === 'string' ? (this.calls.get(e.callId) ?? turn ?? root) : (turn ?? root);
+    on.events.push(ev);
+    if (e.kind === 'subagent/start') this.subagent(e, on);
+  }
+
+  private subagent(e: EntryOf<'subagent/start'>, on: TraceSpan): void {
+    const { onChild, ...rest } = this.options;
+    const sub = new TraceProjector({ ...rest, ...(onChild ? { onChild } : {}), traceId: this.traceId, parentSpanId: on.spanId }, { traceId: this.traceId, spanId: on.spanId, attributes: { 'bridle.link': 'subagent/start', 'bridle.seq': e.seq } });
+    this.slots.push(sub);
+    this.subs.push(sub);
+    for (const c of this.options.children?.(e.child) ?? []) sub.add(c);
+    onChild?.(e.child, sub);
   }
 }
 

@@ -181,6 +181,108 @@ export interface BwrapOptions {
   euid?: number;
 }
 
+/** The programs the sandbox uses, looked up for `workspace` (never inside it); undefined helpers are absent. */
+function findTools(env: NodeJS.ProcessEnv, workspace: string): Tools | { missing: string } {
+  const found = findBwrap(env, workspace);
+  if ('missing' in found) return found;
+  const helper = (name: string) => {
+    const f = findProgram(name, env, workspace);
+    return 'path' in f ? f.path : undefined;
+  };
+  return { bin: found.path, features: helpOptions(found.path), prlimit: helper('prlimit'), sh: helper('sh'), cgroups: findCgroupParents() };
+}
+
+/** How each limit holds for a command run with `identity`. */
+function enforcement(t: Tools, identity: Identity): { enforced: Enforced; cgroups: CgroupParents } {
+  // A cgroup is joined by the wrapper as bridle's own user; one handed to another user could not be joined under cgroup v2.
+  const cgroups: CgroupParents = t.sh && !identity.runAs ? { pids: t.cgroups.pids, memory: t.cgroups.memory } : {};
+  const processes = cgroups.pids ? 'cgroup' : t.prlimit && !identity.asRoot ? 'rlimit' : undefined;
+  return { enforced: { processes, memory: cgroups.memory ? 'cgroup' : undefined, tmp: t.features.has('--size') }, cgroups };
+}
+
+/** Throws what `statSync` throws for an unreadable workspace. */
+function identityFor(euid: number, workspace: string): Identity {
+  const st = statSync(workspace);
+  return commandIdentity(euid, { uid: st.uid, gid: st.gid });
+}
+
+/**
+ * One command's bwrap argv: who runs it, which paths are bound read-only, which homes are hidden.
+ * Contract: throws `sandboxUnavailable` when the workspace cannot be read.
+ */
+function confinedArgv(t: Tools, euid: number, argv: readonly string[], policy: SandboxPolicy, limits: SandboxLimits): { inner: string[]; identity: Identity } {
+  let identity: Identity;
+  try {
+    identity = identityFor(euid, policy.workspace);
+  } catch (err) {
+    throw sandboxUnavailable(`cannot read the workspace ${policy.workspace} (${(err as Error).message})`);
+  }
+  // Compared with the (real) workspace path, so resolve symlinks first. Nested repositories are found per
+  // command, so one a previous command cloned is read-only to the next (a read-only workspace needs none).
+  const nested = policy.protectGit && policy.mode !== 'read-only' ? findGitEntries(policy.workspace).found : [];
+  const protect = [...new Set([...(policy.protect ?? []).map(realOr), ...nested])];
+  const runAs = identity.runAs;
+  const hide = [...new Set((policy.hide ?? []).map(realOr))].filter((d) => isDir(d) && (!runAs || reachableBy(d, runAs)));
+  const spec: BwrapSpec = { bin: t.bin, features: t.features, identity, prlimit: t.prlimit, hide, limits };
+  return { inner: bwrapArgv(spec, argv, { ...policy, protect }), identity };
+}
+
+/**
+ * The run: `inner` in a cgroup of its own where one holds a limit, and what the limits stopped once it ends.
+ * Contract: throws `sandboxUnavailable` when the cgroup cannot be made (the command never runs unlimited).
+ */
+function confinement(t: Tools, inner: string[], identity: Identity, limits: SandboxLimits): Confinement {
+  const { enforced, cgroups } = enforcement(t, identity);
+  let cg: CallCgroup | undefined;
+  if (cgroups.pids || cgroups.memory) {
+    try {
+      cg = createCallCgroup(cgroups, { processes: limits.processes, memoryBytes: limits.memoryMb * MiB });
+    } catch (err) {
+      throw sandboxUnavailable(`could not make the command's cgroup (${(err as Error).message})`);
+    }
+  }
+  const wrapped = cg ? [t.sh!, '-c', JOIN_CGROUPS, 'bridle-join', ...cg.procs, '--', ...inner] : inner;
+  return {
+    argv: wrapped,
+    runAs: identity.runAs,
+    async finish(result: SubprocessResult | undefined) {
+      const counters = cg?.counters();
+      // Removed in the background: the result need not wait for the kernel to let go of an emptied cgroup.
+      void cg?.dispose();
+      return result ? limitHits({ stderr: result.stderr, limits, enforced, counters }) : [];
+    },
+  };
+}
+
+/** The sandbox in a line: where commands may write, the network, who they run as, the limits that hold. */
+function describeBwrap(t: Tools, euid: number, policy: SandboxPolicy): string {
+  const net = policy.network ? 'network allowed' : 'no network';
+  const where =
+    policy.mode === 'full'
+      ? 'bwrap, full — commands may write anywhere you can'
+      : policy.mode === 'read-only'
+        ? 'bwrap, read-only — commands may write only to a private /tmp'
+        : `bwrap, workspace-write — commands may write only in ${policy.workspace} and a private /tmp`;
+  let who: string;
+  let held: string;
+  try {
+    const identity = identityFor(euid, policy.workspace);
+    who = identity.runAs ? `as uid ${identity.runAs.uid} (the workspace's owner)` : identity.asRoot ? 'as root in a user namespace, without capabilities' : 'as you';
+    const limits = policy.limits ?? resolveSandboxLimits();
+    const { enforced } = enforcement(t, identity);
+    const parts = [
+      enforced.processes ? `${limits.processes} processes` : 'processes unlimited',
+      enforced.memory ? `${limits.memoryMb} MiB memory` : 'memory unlimited',
+      enforced.tmp ? `${limits.tmpMb} MiB /tmp` : '/tmp unlimited',
+    ];
+    held = `limits: ${parts.join(', ')}`;
+  } catch {
+    who = 'as you';
+    held = 'limits unknown';
+  }
+  return `sandbox: ${where}; ${net}; ${who}; ${held}`;
+}
+
 export function createBwrapSandbox(o: BwrapOptions = {}): Sandbox {
   const env = o.env ?? process.env;
   const euid = o.euid ?? process.geteuid?.() ?? -1;
@@ -192,27 +294,9 @@ export function createBwrapSandbox(o: BwrapOptions = {}): Sandbox {
       const again = checkProgram(tools.bin, workspace, 'bwrap');
       return 'missing' in again ? again : tools;
     }
-    const found = findBwrap(env, workspace);
-    if ('missing' in found) return found;
-    const helper = (name: string) => {
-      const f = findProgram(name, env, workspace);
-      return 'path' in f ? f.path : undefined;
-    };
-    tools = { bin: found.path, features: helpOptions(found.path), prlimit: helper('prlimit'), sh: helper('sh'), cgroups: findCgroupParents() };
-    return tools;
-  };
-
-  /** How each limit holds for a command run with `identity`. */
-  const enforcement = (t: Tools, identity: Identity): { enforced: Enforced; cgroups: CgroupParents } => {
-    // A cgroup is joined by the wrapper as bridle's own user; one handed to another user could not be joined under cgroup v2.
-    const cgroups: CgroupParents = t.sh && !identity.runAs ? { pids: t.cgroups.pids, memory: t.cgroups.memory } : {};
-    const processes = cgroups.pids ? 'cgroup' : t.prlimit && !identity.asRoot ? 'rlimit' : undefined;
-    return { enforced: { processes, memory: cgroups.memory ? 'cgroup' : undefined, tmp: t.features.has('--size') }, cgroups };
-  };
-
-  const identityFor = (workspace: string): Identity => {
-    const st = statSync(workspace);
-    return commandIdentity(euid, { uid: st.uid, gid: st.gid });
+    const found = findTools(env, workspace);
+    if (!('missing' in found)) tools = found;
+    return found;
   };
 
   return {
@@ -223,69 +307,13 @@ export function createBwrapSandbox(o: BwrapOptions = {}): Sandbox {
       const t = resolve(policy.workspace);
       if ('missing' in t) throw sandboxUnavailable(t.missing);
       const limits = policy.limits ?? resolveSandboxLimits();
-      let identity: Identity;
-      try {
-        identity = identityFor(policy.workspace);
-      } catch (err) {
-        throw sandboxUnavailable(`cannot read the workspace ${policy.workspace} (${(err as Error).message})`);
-      }
-      // Compared with the (real) workspace path, so resolve symlinks first. Nested repositories are found per
-      // command, so one a previous command cloned is read-only to the next (a read-only workspace needs none).
-      const nested = policy.protectGit && policy.mode !== 'read-only' ? findGitEntries(policy.workspace).found : [];
-      const protect = [...new Set([...(policy.protect ?? []).map(realOr), ...nested])];
-      const runAs = identity.runAs;
-      const hide = [...new Set((policy.hide ?? []).map(realOr))].filter((d) => isDir(d) && (!runAs || reachableBy(d, runAs)));
-      const spec: BwrapSpec = { bin: t.bin, features: t.features, identity, prlimit: t.prlimit, hide, limits };
-      const inner = bwrapArgv(spec, argv, { ...policy, protect });
-      const { enforced, cgroups } = enforcement(t, identity);
-      let cg: CallCgroup | undefined;
-      if (cgroups.pids || cgroups.memory) {
-        try {
-          cg = createCallCgroup(cgroups, { processes: limits.processes, memoryBytes: limits.memoryMb * MiB });
-        } catch (err) {
-          throw sandboxUnavailable(`could not make the command's cgroup (${(err as Error).message})`);
-        }
-      }
-      const wrapped = cg ? [t.sh!, '-c', JOIN_CGROUPS, 'bridle-join', ...cg.procs, '--', ...inner] : inner;
-      return {
-        argv: wrapped,
-        runAs: identity.runAs,
-        async finish(result: SubprocessResult | undefined) {
-          const counters = cg?.counters();
-          // Removed in the background: the result need not wait for the kernel to let go of an emptied cgroup.
-          void cg?.dispose();
-          return result ? limitHits({ stderr: result.stderr, limits, enforced, counters }) : [];
-        },
-      };
+      const { inner, identity } = confinedArgv(t, euid, argv, policy, limits);
+      return confinement(t, inner, identity, limits);
     },
     describe(policy) {
       const t = resolve(policy.workspace);
       if ('missing' in t) return `sandbox: bwrap UNAVAILABLE (${t.missing}) — shell commands will fail, never run unconfined; install bubblewrap or pass --sandbox off`;
-      const net = policy.network ? 'network allowed' : 'no network';
-      const where =
-        policy.mode === 'full'
-          ? 'bwrap, full — commands may write anywhere you can'
-          : policy.mode === 'read-only'
-            ? 'bwrap, read-only — commands may write only to a private /tmp'
-            : `bwrap, workspace-write — commands may write only in ${policy.workspace} and a private /tmp`;
-      let who: string;
-      let held: string;
-      try {
-        const identity = identityFor(policy.workspace);
-        who = identity.runAs ? `as uid ${identity.runAs.uid} (the workspace's owner)` : identity.asRoot ? 'as root in a user namespace, without capabilities' : 'as you';
-        const limits = policy.limits ?? resolveSandboxLimits();
-        const { enforced } = enforcement(t, identity);
-        const parts = [
-          enforced.processes ? `${limits.processes} processes` : 'processes unlimited',
-          enforced.memory ? `${limits.memoryMb} MiB memory` : 'memory unlimited',
-          enforced.tmp ? `${limits.tmpMb} MiB /tmp` : '/tmp unlimited',
-        ];
-        held = `limits: ${parts.join(', ')}`;
-      } catch {
-        who = 'as you';
-        held = 'limits unknown';
-      }
-      return `sandbox: ${where}; ${net}; ${who}; ${held}`;
+      return describeBwrap(t, euid, policy);
     },
   };
 }

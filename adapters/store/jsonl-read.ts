@@ -37,39 +37,16 @@ const NL = 10;
 const DEFAULT_CHUNK = 64 * 1024;
 const DEFAULT_MAX_LINE = 256 * 1024 * 1024;
 
-/**
- * Calls `onLine` with every `\n`-terminated line, in order, without its `\n`.
- * Contract: throws `LogCorruptError` (`bad-utf8`, `line-too-long`) naming the
- * 1-based line; whatever `onLine` throws passes through; the bytes after the
- * last `\n` are returned, never passed to `onLine`.
- */
-export function readLines(source: ByteSource, onLine: (text: string) => void, opts: LineReadOptions = {}): LinesRead {
-  const chunk = Buffer.allocUnsafe(opts.chunkBytes ?? DEFAULT_CHUNK);
-  const maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE;
-  const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-  let carry: Buffer[] = [];
-  let carried = 0;
-  let bytes = 0;
-  let lines = 0;
-  let peak = chunk.length;
-
+/** Passes on the lines of regions of whole lines, counting them so that an error names its line. */
+interface LineEmitter {
   /** Every line of `region` (which ends just before a `\n`), in order. */
-  const emit = (region: Uint8Array) => {
-    let text: string;
-    try {
-      text = strict.decode(region);
-    } catch {
-      return emitEachUntilBad(region);
-    }
-    let from = 0;
-    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
-      lines++;
-      onLine(text.slice(from, nl));
-      from = nl + 1;
-    }
-    lines++;
-    onLine(text.slice(from));
-  };
+  emit(region: Uint8Array): void;
+  /** The 1-based number of the next line. */
+  next(): number;
+}
+
+function lineEmitter(strict: TextDecoder, onLine: (text: string) => void): LineEmitter {
+  let lines = 0;
   // The slow path, for a region that does not decode: the lines before the bad one still go out first, in file order.
   const emitEachUntilBad = (region: Uint8Array) => {
     for (let from = 0; ; ) {
@@ -87,6 +64,54 @@ export function readLines(source: ByteSource, onLine: (text: string) => void, op
       from = nl + 1;
     }
   };
+  return {
+    emit(region) {
+      let text: string;
+      try {
+        text = strict.decode(region);
+      } catch {
+        return emitEachUntilBad(region);
+      }
+      let from = 0;
+      for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
+        lines++;
+        onLine(text.slice(from, nl));
+        from = nl + 1;
+      }
+      lines++;
+      onLine(text.slice(from));
+    },
+    next: () => lines + 1,
+  };
+}
+
+const tooLong = (line: number, maxLine: number) => new LogCorruptError('line-too-long', `line ${line}: longer than ${maxLine} bytes`, line);
+
+/** The bytes after the last `\n`, decoded. */
+function lastLine(strict: TextDecoder, rest: Buffer): NonNullable<LinesRead['last']> {
+  try {
+    return { text: strict.decode(rest), bytes: rest.length, undecodable: false };
+  } catch {
+    // A crash can cut a write inside a character: the last line is torn, not corrupt.
+    return { text: new TextDecoder('utf-8', { ignoreBOM: true }).decode(rest), bytes: rest.length, undecodable: true };
+  }
+}
+
+/**
+ * Calls `onLine` with every `\n`-terminated line, in order, without its `\n`.
+ * Contract: throws `LogCorruptError` (`bad-utf8`, `line-too-long`) naming the
+ * 1-based line; whatever `onLine` throws passes through; the bytes after the
+ * last `\n` are returned, never passed to `onLine`.
+ */
+export function readLines(source: ByteSource, onLine: (text: string) => void, opts: LineReadOptions = {}): LinesRead {
+  const chunk = Buffer.allocUnsafe(opts.chunkBytes ?? DEFAULT_CHUNK);
+  const maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE;
+  const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  const out = lineEmitter(strict, onLine);
+  let carry: Buffer[] = [];
+  let carried = 0;
+  let bytes = 0;
+  let peak = chunk.length;
 
   for (;;) {
     const n = source(chunk);
@@ -96,7 +121,7 @@ export function readLines(source: ByteSource, onLine: (text: string) => void, op
     if (lastNl < 0) {
       carry.push(Buffer.from(chunk.subarray(0, n)));
       carried += n;
-      if (carried > maxLine) throw new LogCorruptError('line-too-long', `line ${lines + 1}: longer than ${maxLine} bytes`, lines + 1);
+      if (carried > maxLine) throw tooLong(out.next(), maxLine);
       peak = Math.max(peak, chunk.length + carried);
       continue;
     }
@@ -104,27 +129,17 @@ export function readLines(source: ByteSource, onLine: (text: string) => void, op
     if (carried) {
       // The line that began in an earlier chunk ends here: only it is copied, the rest is decoded in place.
       const firstNl = chunk.indexOf(NL);
-      if (carried + firstNl > maxLine) throw new LogCorruptError('line-too-long', `line ${lines + 1}: longer than ${maxLine} bytes`, lines + 1);
+      if (carried + firstNl > maxLine) throw tooLong(out.next(), maxLine);
       peak = Math.max(peak, chunk.length + 2 * carried + firstNl);
-      emit(Buffer.concat([...carry, chunk.subarray(0, firstNl)]));
+      out.emit(Buffer.concat([...carry, chunk.subarray(0, firstNl)]));
       from = firstNl + 1;
     }
-    if (from <= lastNl) emit(chunk.subarray(from, lastNl));
+    if (from <= lastNl) out.emit(chunk.subarray(from, lastNl));
     carry = lastNl + 1 < n ? [Buffer.from(chunk.subarray(lastNl + 1, n))] : [];
     carried = n - lastNl - 1;
   }
   if (carried === 0) return { bytes, peakHeldBytes: peak };
-  const rest = Buffer.concat(carry);
-  let text: string;
-  let undecodable = false;
-  try {
-    text = strict.decode(rest);
-  } catch {
-    // A crash can cut a write inside a character: the last line is torn, not corrupt.
-    text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(rest);
-    undecodable = true;
-  }
-  return { bytes, last: { text, bytes: rest.length, undecodable }, peakHeldBytes: peak };
+  return { bytes, last: lastLine(strict, Buffer.concat(carry)), peakHeldBytes: peak };
 }
 
 const kindOf = (s: Stats) =>

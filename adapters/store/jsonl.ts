@@ -90,17 +90,36 @@ function parentsOfCreated(dir: string, created: string | undefined): string[] {
 /** How many new logs this process has opened: each one's file beside it has a name of its own. */
 let asides = 0;
 
+/** The open log file, as the store's jobs (opening, appending, syncing, closing) share it. */
+interface LogFile {
+  readonly fs: JsonlFs;
+  readonly path: string;
+  readonly fd: number;
+  readonly link: (existing: string, path: string) => void;
+  readonly unlink: (path: string) => void;
+  /** A new log's file beside it, until its first line links it into place. */
+  aside: string | undefined;
+  /** The directories that gained an entry and are not yet fsynced: a new file is durable only once they are. */
+  pendingDirs: string[];
+  /** Where the next line starts: the file's length after the last whole line. */
+  end: number;
+  /** A line was appended since the last sync started. */
+  dirty: boolean;
+  /** A cut-short write that could not be cut back off, or a first line not linked into place: no later line is written. */
+  wedged: Error | undefined;
+}
+
+function unwritable(what: string, err: unknown): LogAccessError {
+  const code = (err as NodeJS.ErrnoException).code;
+  return new LogAccessError(LogAccessCode.LOG_UNWRITABLE, `cannot ${what}: ${code ?? (err as Error).message}`, code);
+}
+
 /**
- * Contract: throws `LogAccessError` (`LOG_UNWRITABLE`) when the log's directory or file cannot be created or
- * opened for appending. A new log's file appears with its first line, never empty (ADR 0087).
+ * Makes the log's directory and opens the log for appending: an existing log in place, a new one as the file
+ * beside it (ADR 0087). Contract: throws `LogAccessError` (`LOG_UNWRITABLE`).
  */
-export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): LogStore {
-  const fs: JsonlFs = opts.fs ?? nodeFs;
+function openLogFile(fs: JsonlFs, path: string): LogFile {
   const dir = dirname(path);
-  const unwritable = (what: string, err: unknown) => {
-    const code = (err as NodeJS.ErrnoException).code;
-    return new LogAccessError(LogAccessCode.LOG_UNWRITABLE, `cannot ${what}: ${code ?? (err as Error).message}`, code);
-  };
   let pendingDirs: string[];
   try {
     pendingDirs = parentsOfCreated(dir, fs.mkdirSync(dir, { recursive: true, mode: 0o700 }));
@@ -110,7 +129,6 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
   const link = fs.linkSync ?? nodeFs.linkSync;
   const unlink = fs.unlinkSync ?? nodeFs.unlinkSync;
   let fd: number;
-  /** A new log's file beside it, until its first line links it into place. */
   let aside: string | undefined;
   if (nodeFs.existsSync(path)) {
     try {
@@ -127,112 +145,138 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
     }
     pendingDirs.unshift(dir);
   }
-  const syncDir = (d: string) =>
-    new Promise<void>((resolve, reject) =>
-      fs.open(d, 'r', (err, dfd) => {
-        if (err) return reject(err);
-        fs.fsync(dfd, (syncErr) => fs.close(dfd, () => (syncErr ? reject(syncErr) : resolve())));
-      }),
-    );
-  let closed = false;
-  let dirty = false;
+  return { fs, path, fd, link, unlink, aside, pendingDirs, end: fs.fstatSync(fd).size, dirty: false, wedged: undefined };
+}
+
+/** Writes one line whole, or cuts what was written of it back off (wedging the file if even that fails). */
+function appendLine(file: LogFile, line: string): void {
+  if (file.wedged) throw file.wedged;
+  const buf = Buffer.from(line + '\n', 'utf8');
+  let off = 0;
+  try {
+    while (off < buf.length) off += file.fs.writeSync(file.fd, buf, off);
+  } catch (err) {
+    if (off > 0) {
+      try {
+        file.fs.ftruncateSync(file.fd, file.end);
+      } catch (cut) {
+        file.wedged = Object.assign(new Error(`log ${file.path} ends in a cut-off line that could not be removed (${(cut as Error).message}); no more lines are written after it`), { code: (cut as NodeJS.ErrnoException).code });
+      }
+    }
+    throw err;
+  }
+  file.end += buf.length;
+  file.dirty = true;
+  if (file.aside !== undefined) placeFirstLine(file);
+}
+
+/** The first line is in the file beside the log: the log appears with it; one that appeared meanwhile is not replaced. */
+function placeFirstLine(file: LogFile): void {
+  const from = file.aside!;
+  try {
+    file.link(from, file.path);
+  } catch (err) {
+    // This store's line stays unwritten: the next append (and a flush) is refused with the reason.
+    file.wedged = Object.assign(new Error(`cannot create the log ${file.path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`), { code: (err as NodeJS.ErrnoException).code });
+    throw file.wedged;
+  }
+  file.aside = undefined;
+  try {
+    file.unlink(from);
+  } catch {
+    // Left beside the log under a name no reader lists; the log itself is whole.
+  }
+}
+
+/** A new log closed before its first line: nothing is left behind. */
+function dropAside(file: LogFile): void {
+  if (file.aside === undefined) return;
+  try {
+    file.unlink(file.aside);
+  } catch {}
+  file.aside = undefined;
+}
+
+function syncDir(fs: JsonlFs, d: string): Promise<void> {
+  return new Promise<void>((resolve, reject) =>
+    fs.open(d, 'r', (err, dfd) => {
+      if (err) return reject(err);
+      fs.fsync(dfd, (syncErr) => fs.close(dfd, () => (syncErr ? reject(syncErr) : resolve())));
+    }),
+  );
+}
+
+/** The file's fdatasync, then the directory entries that lead to a new file: its new entries are only durable once those are. */
+async function syncFile(file: LogFile): Promise<void> {
+  file.dirty = false;
+  await new Promise<void>((resolve, reject) => file.fs.fdatasync(file.fd, (err) => (err ? reject(err) : resolve())));
+  for (const d of file.pendingDirs.slice()) {
+    await syncDir(file.fs, d);
+    file.pendingDirs = file.pendingDirs.filter((x) => x !== d);
+  }
+}
+
+/**
+ * The file's flushes, as group fsyncs in the process's rounds (ADR 0073).
+ * Contract: a flush resolves only once every line appended before it is durable; after a sync fails, every flush rejects with that failure.
+ */
+function groupFlush(file: LogFile, rounds: FlushRounds<JsonlSync>): () => Promise<void> {
   let inflight: Promise<void> | undefined;
   /** A sync asked for that has not started yet: a flush asked for before it starts joins it. */
   let queued: Promise<void> | undefined;
   /** The first sync that failed: no later flush may report success (see above). */
   let syncFailed: Error | undefined;
-  /** A cut-short write that could not be cut back off: a later line would follow half a line. */
-  let wedged: Error | undefined;
-  /** Where the next line starts: the file's length after the last whole line. */
-  let end = fs.fstatSync(fd).size;
-  const rounds = opts.rounds ?? jsonlRounds;
-  /** This log in a round: its fdatasync, then the directory entries that lead to a new file. */
+  /** This log in a round. */
   const member: JsonlSync = {
-    async sync() {
+    sync() {
       queued = undefined;
-      dirty = false;
-      await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
-      // The new entries are only durable once the directory entries that lead to the file are.
-      for (const d of pendingDirs.slice()) {
-        await syncDir(d);
-        pendingDirs = pendingDirs.filter((x) => x !== d);
-      }
+      return syncFile(file);
     },
   };
-  /** The first line is in the file beside the log: the log appears with it; one that appeared meanwhile is not replaced. */
-  const placeFirstLine = () => {
-    const from = aside!;
-    try {
-      link(from, path);
-    } catch (err) {
-      // This store's line stays unwritten: the next append (and a flush) is refused with the reason.
-      wedged = Object.assign(new Error(`cannot create the log ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`), { code: (err as NodeJS.ErrnoException).code });
-      throw wedged;
-    }
-    aside = undefined;
-    try {
-      unlink(from);
-    } catch {
-      // Left beside the log under a name no reader lists; the log itself is whole.
-    }
+  return () => {
+    if (syncFailed) return Promise.reject(syncFailed);
+    // A sync asked for but not yet started covers every line appended before it starts: join it (group fsync).
+    if (queued) return queued;
+    // Nothing new: the caller still must not hear "durable" before a sync already under way has finished.
+    if (!file.dirty && file.pendingDirs.length === 0) return inflight ?? Promise.resolve();
+    // The sync runs in the next round of the process's flushes (ADR 0073): at the end of this tick, with every
+    // other session's, or after the round under way. `dirty` is cleared as it starts, so a line appended while
+    // it runs asks for one of its own; a failure is final (syncFailed).
+    const sync = rounds.request(member).catch((err: unknown) => {
+      queued = undefined;
+      syncFailed ??= err instanceof Error ? err : new Error(String(err));
+      throw syncFailed;
+    });
+    queued = sync;
+    inflight = sync;
+    void sync.then(
+      () => {
+        if (inflight === sync) inflight = undefined;
+      },
+      () => {
+        if (inflight === sync) inflight = undefined;
+      },
+    );
+    return sync;
   };
-  /** A new log closed before its first line: nothing is left behind. */
-  const dropAside = () => {
-    if (aside === undefined) return;
-    try {
-      unlink(aside);
-    } catch {}
-    aside = undefined;
-  };
+}
+
+/**
+ * Contract: throws `LogAccessError` (`LOG_UNWRITABLE`) when the log's directory or file cannot be created or
+ * opened for appending. A new log's file appears with its first line, never empty (ADR 0087).
+ */
+export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): LogStore {
+  const file = openLogFile(opts.fs ?? nodeFs, path);
+  const flush = groupFlush(file, opts.rounds ?? jsonlRounds);
+  let closed = false;
   return {
     location: path,
     append(_entry: Entry, line: string) {
       if (closed) throw new Error(`log store ${path} is closed`);
-      if (wedged) throw wedged;
-      const buf = Buffer.from(line + '\n', 'utf8');
-      let off = 0;
-      try {
-        while (off < buf.length) off += fs.writeSync(fd, buf, off);
-      } catch (err) {
-        if (off > 0) {
-          try {
-            fs.ftruncateSync(fd, end);
-          } catch (cut) {
-            wedged = Object.assign(new Error(`log ${path} ends in a cut-off line that could not be removed (${(cut as Error).message}); no more lines are written after it`), { code: (cut as NodeJS.ErrnoException).code });
-          }
-        }
-        throw err;
-      }
-      end += buf.length;
-      dirty = true;
-      if (aside !== undefined) placeFirstLine();
+      appendLine(file, line);
     },
     flush() {
-      if (closed) return Promise.resolve();
-      if (syncFailed) return Promise.reject(syncFailed);
-      // A sync asked for but not yet started covers every line appended before it starts: join it (group fsync).
-      if (queued) return queued;
-      // Nothing new: the caller still must not hear "durable" before a sync already under way has finished.
-      if (!dirty && pendingDirs.length === 0) return inflight ?? Promise.resolve();
-      // The sync runs in the next round of the process's flushes (ADR 0073): at the end of this tick, with every
-      // other session's, or after the round under way. `dirty` is cleared as it starts, so a line appended while
-      // it runs asks for one of its own; a failure is final (syncFailed).
-      const sync = rounds.request(member).catch((err: unknown) => {
-        queued = undefined;
-        syncFailed ??= err instanceof Error ? err : new Error(String(err));
-        throw syncFailed;
-      });
-      queued = sync;
-      inflight = sync;
-      void sync.then(
-        () => {
-          if (inflight === sync) inflight = undefined;
-        },
-        () => {
-          if (inflight === sync) inflight = undefined;
-        },
-      );
-      return sync;
+      return closed ? Promise.resolve() : flush();
     },
     async close() {
       if (closed) return;
@@ -240,8 +284,8 @@ export function createJsonlStore(path: string, opts: JsonlStoreOptions = {}): Lo
         await this.flush();
       } finally {
         closed = true;
-        fs.closeSync(fd);
-        dropAside();
+        file.fs.closeSync(file.fd);
+        dropAside(file);
       }
     },
   };

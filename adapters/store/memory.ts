@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { STORE } from '../../ports/index.js';
 import { defineProvider } from '../../ports/provider.js';
-import { type SessionStore, titleOf, type WriterLock } from '../../ports/store.js';
+import { type OpenedLog, type SessionStore, type StoredSession, titleOf, type WriterLock } from '../../ports/store.js';
 import type { LockHolder } from '../../log/errors.js';
 import type { LogStore } from '../../log/store.js';
 import { SessionLockedError } from '../../log/errors.js';
@@ -36,9 +36,8 @@ export interface MemorySessionStore extends SessionStore {
   get(id: string): MemoryStore | undefined;
 }
 
-export function createMemorySessionStore(): MemorySessionStore {
-  const logs = new Map<string, MemoryStore>();
-  /** The sessions a writer holds now: one writer per session, as in any store (docs/design.md §3). */
+/** The sessions a writer holds now: one writer per session, as in any store (docs/design.md §3). */
+function memoryLocks(): { claim(id: string): WriterLock; held: ReadonlyMap<string, WriterLock> } {
   const held = new Map<string, WriterLock>();
   const holder: LockHolder = { pid: process.pid, host: 'memory', since: new Date(0).toISOString() };
   const claim = (id: string): WriterLock => {
@@ -54,14 +53,41 @@ export function createMemorySessionStore(): MemorySessionStore {
     held.set(id, lock);
     return lock;
   };
-  const header = (id: string): Record<string, unknown> | undefined => {
-    try {
-      const h: unknown = JSON.parse(logs.get(id)?.lines[0] ?? '');
-      return h !== null && typeof h === 'object' && (h as { kind?: unknown }).kind === 'session/start' ? (h as Record<string, unknown>) : undefined;
-    } catch {
-      return undefined;
-    }
+  return { claim, held };
+}
+
+/** A log's first line when it is a `session/start`: a log without one is not listed. */
+function headerOf(log: MemoryStore | undefined): Record<string, unknown> | undefined {
+  try {
+    const h: unknown = JSON.parse(log?.lines[0] ?? '');
+    return h !== null && typeof h === 'object' && (h as { kind?: unknown }).kind === 'session/start' ? (h as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A writer's view of a log: a claim taken here goes with the log's close, as the JSONL lock and the Postgres lease do. */
+function openedLog(log: MemoryStore, lock: WriterLock, repair: boolean | undefined): OpenedLog {
+  return {
+    location: log.location,
+    lock,
+    append: (e, line) => log.append(e, line),
+    flush: nothingToFlush,
+    async close() {
+      // A repair's log leaves the claim to the session that goes on under it.
+      if (!repair) lock.release();
+    },
   };
+}
+
+function listedSession(id: string, lines: string[], h: Record<string, unknown>, lock: WriterLock | undefined): StoredSession {
+  const marker = markerIn(lines);
+  return { id, lastSeq: lines.length, cwd: String(h.cwd ?? ''), model: String(h.model ?? ''), ...(lock ? { owner: lock.holder } : {}), ...(marker ? { marker } : {}), ...listedExtras(lines) };
+}
+
+export function createMemorySessionStore(): MemorySessionStore {
+  const logs = new Map<string, MemoryStore>();
+  const { claim, held } = memoryLocks();
   return {
     id: 'memory',
     location: 'memory:',
@@ -69,19 +95,7 @@ export function createMemorySessionStore(): MemorySessionStore {
     open(id, o = {}) {
       let s = logs.get(id);
       if (!s) logs.set(id, (s = createMemoryStore(`memory:${id}`)));
-      // A claim taken here goes with the log's close, as the JSONL lock and the Postgres lease do.
-      const lock = o.lock ?? claim(id);
-      const log = s;
-      return {
-        location: log.location,
-        lock,
-        append: (e, line) => log.append(e, line),
-        flush: nothingToFlush,
-        async close() {
-          // A repair's log leaves the claim to the session that goes on under it.
-          if (!o.repair) lock.release();
-        },
-      };
+      return openedLog(s, o.lock ?? claim(id), o.repair);
     },
     claim: async (id) => claim(id),
     get: (id) => logs.get(id),
@@ -92,12 +106,8 @@ export function createMemorySessionStore(): MemorySessionStore {
     },
     list: async () => ({
       sessions: [...logs.keys()].sort().flatMap((id) => {
-        const h = header(id);
-        if (!h) return [];
-        const lines = logs.get(id)!.lines;
-        const marker = markerIn(lines);
-        const lock = held.get(id);
-        return [{ id, lastSeq: lines.length, cwd: String(h.cwd ?? ''), model: String(h.model ?? ''), ...(lock ? { owner: lock.holder } : {}), ...(marker ? { marker } : {}), ...listedExtras(lines) }];
+        const h = headerOf(logs.get(id));
+        return h ? [listedSession(id, logs.get(id)!.lines, h, held.get(id))] : [];
       }),
       problems: [],
     }),
@@ -112,7 +122,7 @@ export function createMemorySessionStore(): MemorySessionStore {
     forks: async (id) =>
       [...logs.keys()]
         .flatMap((k) => {
-          const of = header(k)?.forkOf as { session?: unknown; seq?: unknown } | undefined;
+          const of = headerOf(logs.get(k))?.forkOf as { session?: unknown; seq?: unknown } | undefined;
           return of?.session === id && typeof of.seq === 'number' ? [{ id: k, seq: of.seq, location: `memory:${k}` }] : [];
         })
         .sort((a, b) => a.seq - b.seq || a.id.localeCompare(b.id)),
