@@ -40,6 +40,7 @@ import { redactText, redactUrl } from '../../safety/redact.js';
 import { MAX_MESSAGE_BYTES, RESULT_TOO_LARGE_RPC_CODE } from './read-buffer.js';
 import { CappedStdioTransport } from './stdio-transport.js';
 import { callAsTask, isTaskTool, type TaskClient } from './tasks.js';
+import { followTask, offersTasksExtension, tapForTasks, taskOf, TaskProtocolError } from './tasks-extension.js';
 import type { CallMcpTool, McpCallContext, McpToolInfo } from './tools.js';
 import { ToolResultCode } from '../../log/codes.js';
 
@@ -175,8 +176,15 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   else o.signal.addEventListener('abort', onSession, { once: true });
   const startOptions = { signal: starting.signal, timeout: config.startTimeoutMs };
   const tools: McpToolInfo[] = [];
+  let extensionTasks = false;
   try {
-    await client.connect(transportFor(), startOptions);
+    const tap = tapForTasks(transportFor());
+    await client.connect(tap.transport, startOptions);
+    // The tasks extension (ADR 0084): declared back to a 2026-07-28 server that declares it, and only to one.
+    if (offersTasksExtension(client.getServerCapabilities()) && client.getProtocolEra() === 'modern') {
+      tap.enable();
+      extensionTasks = true;
+    }
     if (client.getServerCapabilities()?.tools) tools.push(...((await client.listTools(undefined, startOptions)).tools as McpToolInfo[]));
     listedNow = tools;
   } catch (err) {
@@ -228,6 +236,8 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
       result = isTaskTool(listedNow.find((t) => t.name === tool), client.getServerCapabilities())
         ? ((await callAsTask(client as unknown as TaskClient, params, { ...options, progress: onprogress })) as typeof result)
         : await client.callTool(params, { ...options, onprogress });
+      const task = extensionTasks ? taskOf(result) : undefined;
+      if (task) result = (await followTask(client as unknown as TaskClient, task, { ...options, from: o.id, progress: onprogress, ...(ctx.ask ? { ask: ctx.ask } : {}) })) as typeof result;
     } catch (err) {
       // Past the deadline the request is cancelled, but the server never confirms it stopped: the outcome is unknown (ADR 0052).
       if (signal.aborted && isDeadline(signal.reason)) return pastDeadline(o.id, tool);
@@ -239,6 +249,7 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
         throw exited(true);
       }
       if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) return pastDeadline(o.id, tool);
+      if (err instanceof TaskProtocolError) throw new ToolError(MCP_REQUEST_FAILED, capText(`The MCP server ${o.id} did not finish the ${tool} call: ${err.message}`, MESSAGE_CHARS));
       if (err instanceof ProtocolError) throw new ToolError(MCP_REQUEST_FAILED, capText(`The MCP server ${o.id} refused the ${tool} call: ${err.message}`, MESSAGE_CHARS));
       if ((err instanceof SdkError && err.code === SdkErrorCode.InvalidResult) || isSchemaFailure(err)) throw new ToolError(MCP_BAD_RESULT, `The MCP server ${o.id} answered the ${tool} call with something that is not a tool result.`);
       if (err instanceof SdkHttpError || err instanceof TypeError) throw new ToolError(MCP_UNREACHABLE, capText(`The MCP server ${o.id} could not be reached: ${describe(err)}`, MESSAGE_CHARS));
