@@ -23,7 +23,9 @@
  * fulfilled by the SDK) is asked of the session through the call's `ask`
  * (ADR 0065); a call sends a progress token, and the server's progress
  * reaches the call's `progress`; a tool the server runs as a task is called as one, polled and cancelled
- * (`tasks.ts`, ADR 0076); a session's `traceparent` goes to a stdio
+ * (`tasks.ts`, ADR 0076); on 2026-07-28, a server that declares the tasks
+ * extension has it declared back, and a call it answers with a task is
+ * followed to its end (`tasks-extension.ts`, ADR 0084); a session's `traceparent` goes to a stdio
  * server as `TRACEPARENT` and with each call in `_meta.traceparent`.
  *
  * This file is the only one that loads the SDK's client; the plugin imports
