@@ -53,6 +53,8 @@ export interface McpConnection {
   readonly serverInfo?: { name: string; version: string };
   /** The protocol revision the two sides settled on (`2026-07-28`, or a 2025 revision for an older server). */
   readonly protocolVersion?: string;
+  /** Whether both sides declared the tasks extension (`io.modelcontextprotocol/tasks`, ADR 0084): its calls may be answered with tasks. */
+  readonly tasksExtension?: boolean;
   readonly call: CallMcpTool;
   /**
    * Called with the server's new tool list each time it announces a change (`notifications/tools/list_changed`,
@@ -272,6 +274,7 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
     tools,
     ...(serverInfo ? { serverInfo: { name: serverInfo.name, version: serverInfo.version } } : {}),
     ...(protocolVersion ? { protocolVersion } : {}),
+    tasksExtension: extensionTasks,
     call,
     onToolsChanged: (l) => (changed.add(l), () => void changed.delete(l)),
     close,

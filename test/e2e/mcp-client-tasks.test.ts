@@ -7,9 +7,9 @@
  * the inner session's approval arrives as the task's `input_required` and is
  * asked of the call's `ask`, answered with `tasks/update`; an abort while it
  * waits sends `tasks/cancel` and the inner turn ends `aborted` by
- * `mcp client`. The extension's use is read from the inner log (an in-place
- * call would have logged no task, the approval `by` is the same either way),
- * and from the progress messages.
+ * `mcp client`; the same approved task over `bridle mcp --http`. That the
+ * extension is in use is read from `tasksExtension` and from the progress:
+ * one report per `tasks/get`, counted from 1.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,8 +22,9 @@ import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import type { ToolQuestion } from '../../ports/tools.js';
 import { CLI } from '../helpers/cli.js';
+import { startCliServer } from '../helpers/cli-server.js';
 
-async function inner(): Promise<{ conn: McpConnection; file: string; logOf: () => Entry[] }> {
+async function inner(http = false): Promise<{ conn: McpConnection; file: string; logOf: () => Entry[]; stop?: () => Promise<unknown> }> {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-mcp-client-tasks-')));
   const ws = join(root, 'ws');
   mkdirSync(ws);
@@ -31,12 +32,17 @@ async function inner(): Promise<{ conn: McpConnection; file: string; logOf: () =
   writeFileSync(script, JSON.stringify({ label: 'scripted: write a file, then say so', responses: [{ toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'hello\n' } }] }, { text: 'Done.' }] }));
   const home = join(root, 'home');
   const config = McpConfig.parse({ command: process.execPath, args: [CLI, 'mcp', '--model', `scripted:${script}`, '--cwd', ws, '--sandbox', 'off'], env: { PATH: process.env.PATH!, HOME: process.env.HOME!, BRIDLE_HOME: home } });
-  const conn = await connectMcp(config, { id: 'mcp:inner', cwd: ws, signal: new AbortController().signal });
   const logOf = () => {
     const dir = join(home, 'sessions');
     const f = readdirSync(dir, { recursive: true, encoding: 'utf8' }).find((x) => x.endsWith('.jsonl'))!;
     return parseLog(readFileSync(join(dir, f), 'utf8')).entries as Entry[];
   };
+  if (http) {
+    const srv = await startCliServer('mcp', ['--http', '--model', `scripted:${script}`, '--cwd', ws, '--sandbox', 'off'], { BRIDLE_HOME: home });
+    const conn = await connectMcp(McpConfig.parse({ url: srv.url, headers: { authorization: `Bearer ${srv.token}` } }), { id: 'mcp:inner', cwd: ws, signal: new AbortController().signal });
+    return { conn, file: join(ws, 'out.txt'), logOf, stop: () => srv.stop() };
+  }
+  const conn = await connectMcp(config, { id: 'mcp:inner', cwd: ws, signal: new AbortController().signal });
   return { conn, file: join(ws, 'out.txt'), logOf };
 }
 
@@ -47,6 +53,7 @@ describe('bridle_run of bridle mcp, called by bridle as an extension task', () =
     const s = await inner();
     try {
       expect(s.conn.protocolVersion).toBe('2026-07-28');
+      expect(s.conn.tasksExtension).toBe(true);
       const asked: ToolQuestion[] = [];
       const progress: { progress: number; message?: string }[] = [];
       const out = await s.conn.call('bridle_run', { prompt: 'Write out.txt.' }, new AbortController().signal, {
@@ -100,6 +107,29 @@ describe('bridle_run of bridle mcp, called by bridle as an extension task', () =
       expect(existsSync(s.file)).toBe(false);
     } finally {
       await s.conn.close();
+    }
+  }, 90_000);
+
+  it('over streamable HTTP (bridle mcp --http, its token): the same task, approved, completes', async () => {
+    const s = await inner(true);
+    try {
+      expect(s.conn.protocolVersion).toBe('2026-07-28');
+      expect(s.conn.tasksExtension).toBe(true);
+      let asked = 0;
+      const progress: number[] = [];
+      const out = await s.conn.call('bridle_run', { prompt: 'Write out.txt.' }, new AbortController().signal, {
+        ask: async () => (asked++, { action: 'accepted', values: { decision: 'approve' } }),
+        progress: (p) => void progress.push(p.progress),
+      });
+      expect(progress.length).toBeGreaterThanOrEqual(2);
+      expect(progress).toEqual(progress.map((_, i) => i + 1));
+      expect(out).toMatchObject({ status: 'ok', content: expect.stringContaining('Done.') });
+      expect(asked).toBe(1);
+      expect(readFileSync(s.file, 'utf8')).toBe('hello\n');
+      expect(decided(s.logOf())).toEqual([['allowed-once', 'mcp:bridle']]);
+    } finally {
+      await s.conn.close();
+      await s.stop?.();
     }
   }, 90_000);
 });
