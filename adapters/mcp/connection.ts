@@ -23,7 +23,9 @@
  * fulfilled by the SDK) is asked of the session through the call's `ask`
  * (ADR 0065); a call sends a progress token, and the server's progress
  * reaches the call's `progress`; a tool the server runs as a task is called as one, polled and cancelled
- * (`tasks.ts`, ADR 0076); a session's `traceparent` goes to a stdio
+ * (`tasks.ts`, ADR 0076); on 2026-07-28, a server that declares the tasks
+ * extension has it declared back, and a call it answers with a task is
+ * followed to its end (`tasks-extension.ts`, ADR 0084); a session's `traceparent` goes to a stdio
  * server as `TRACEPARENT` and with each call in `_meta.traceparent`.
  *
  * This file is the only one that loads the SDK's client; the plugin imports
@@ -41,6 +43,7 @@ import { redactText, redactUrl } from '../../safety/redact.js';
 import { MAX_MESSAGE_BYTES, RESULT_TOO_LARGE_RPC_CODE } from './read-buffer.js';
 import { CappedStdioTransport } from './stdio-transport.js';
 import { callAsTask, isTaskTool, type TaskClient } from './tasks.js';
+import { followTask, offersTasksExtension, tapForTasks, taskOf, TaskProtocolError } from './tasks-extension.js';
 import type { CallMcpTool, McpCallContext, McpToolInfo } from './tools.js';
 import { ToolResultCode } from '../../log/codes.js';
 
@@ -51,6 +54,8 @@ export interface McpConnection {
   readonly serverInfo?: { name: string; version: string };
   /** The protocol revision the two sides settled on (`2026-07-28`, or a 2025 revision for an older server). */
   readonly protocolVersion?: string;
+  /** Whether both sides declared the tasks extension (`io.modelcontextprotocol/tasks`, ADR 0084): its calls may be answered with tasks. */
+  readonly tasksExtension?: boolean;
   readonly call: CallMcpTool;
   /**
    * Called with the server's new tool list each time it announces a change (`notifications/tools/list_changed`,
@@ -176,8 +181,15 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
   else o.signal.addEventListener('abort', onSession, { once: true });
   const startOptions = { signal: starting.signal, timeout: config.startTimeoutMs };
   const tools: McpToolInfo[] = [];
+  let extensionTasks = false;
   try {
-    await client.connect(transportFor(), startOptions);
+    const tap = tapForTasks(transportFor());
+    await client.connect(tap.transport, startOptions);
+    // The tasks extension (ADR 0084): declared back to a 2026-07-28 server that declares it, and only to one.
+    if (offersTasksExtension(client.getServerCapabilities()) && client.getProtocolEra() === 'modern') {
+      tap.enable();
+      extensionTasks = true;
+    }
     if (client.getServerCapabilities()?.tools) tools.push(...((await client.listTools(undefined, startOptions)).tools as McpToolInfo[]));
     listedNow = tools;
   } catch (err) {
@@ -229,6 +241,8 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
       result = isTaskTool(listedNow.find((t) => t.name === tool), client.getServerCapabilities())
         ? ((await callAsTask(client as unknown as TaskClient, params, { ...options, progress: onprogress })) as typeof result)
         : await client.callTool(params, { ...options, onprogress });
+      const task = extensionTasks ? taskOf(result) : undefined;
+      if (task) result = (await followTask(client as unknown as TaskClient, task, { ...options, from: o.id, progress: onprogress, ...(ctx.ask ? { ask: ctx.ask } : {}) })) as typeof result;
     } catch (err) {
       // Past the deadline the request is cancelled, but the server never confirms it stopped: the outcome is unknown (ADR 0052).
       if (signal.aborted && isDeadline(signal.reason)) return pastDeadline(o.id, tool);
@@ -240,6 +254,7 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
         throw exited(true);
       }
       if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) return pastDeadline(o.id, tool);
+      if (err instanceof TaskProtocolError) throw new ToolError(MCP_REQUEST_FAILED, capText(`The MCP server ${o.id} did not finish the ${tool} call: ${err.message}`, MESSAGE_CHARS));
       if (err instanceof ProtocolError) throw new ToolError(MCP_REQUEST_FAILED, capText(`The MCP server ${o.id} refused the ${tool} call: ${err.message}`, MESSAGE_CHARS));
       if ((err instanceof SdkError && err.code === SdkErrorCode.InvalidResult) || isSchemaFailure(err)) throw new ToolError(MCP_BAD_RESULT, `The MCP server ${o.id} answered the ${tool} call with something that is not a tool result.`);
       if (err instanceof SdkHttpError || err instanceof TypeError) throw new ToolError(MCP_UNREACHABLE, capText(`The MCP server ${o.id} could not be reached: ${describe(err)}`, MESSAGE_CHARS));
@@ -260,6 +275,7 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
     tools,
     ...(serverInfo ? { serverInfo: { name: serverInfo.name, version: serverInfo.version } } : {}),
     ...(protocolVersion ? { protocolVersion } : {}),
+    tasksExtension: extensionTasks,
     call,
     onToolsChanged: (l) => (changed.add(l), () => void changed.delete(l)),
     close,

@@ -36,6 +36,8 @@ describe('the protocol revision bridle and a server settle on', () => {
     const c = await open(MODERN);
     expect(c.protocolVersion).toBe('2026-07-28');
     expect(c.serverInfo?.name).toBe('bridle-modern');
+    // A server that does not declare the tasks extension: bridle does not declare it either (ADR 0084).
+    expect(c.tasksExtension).toBe(false);
     expect(await c.call('echo', { text: 'modern' }, new AbortController().signal)).toEqual({ status: 'ok', content: 'echo: modern' });
   });
 

@@ -49,7 +49,7 @@ export interface TaskCallOptions {
  * Contract: pure. Whether `tool` is called as a task: its listing allows or requires one, and the server offers
  * tasks for `tools/call` in the capabilities slot of this wire (SEP-1686's `tasks`). The 2026 extension
  * (`io.modelcontextprotocol/tasks`, SEP-2663: server-directed tasks, results inlined in `tasks/get`) is another
- * wire, which no server here speaks: its tools are called in place.
+ * wire, followed by `tasks-extension.ts` (ADR 0084) when the server answers a call with a task.
  */
 export function isTaskTool(tool: McpToolInfo | undefined, capabilities: unknown): boolean {
   const support = tool?.execution?.taskSupport;
