@@ -4,9 +4,13 @@
  * OTLP/HTTP receiver through the official exporter, as `run` and the others
  * do it: entries handed over at each turn's end to the worker thread that
  * projects, encodes and posts them (ADR 0080). Time per step, the flush
- * included. `BRIDLE_BENCH_PAIRS` sets the number of alternating pairs (9).
+ * included, and without it: the steady state a long-running process is in,
+ * where the export runs beside the steps and the final flush is once per
+ * process (its time is reported apart). The receiver runs in a process of its
+ * own, as a collector does, so its parsing is not charged to the sessions'
+ * thread. `BRIDLE_BENCH_PAIRS` sets the number of alternating pairs (9).
  */
-import { createServer } from 'node:http';
+import { fork } from 'node:child_process';
 import { LiveTraces } from '../adapters/tracing/live.js';
 import { benchSession } from './session.js';
 import { median } from './stats.js';
@@ -15,7 +19,16 @@ const TURNS = 100;
 const STEPS = 5;
 const PAIRS = Number(process.env.BRIDLE_BENCH_PAIRS) || 9;
 
-async function runTurns(live: LiveTraces | undefined): Promise<number> {
+interface Run {
+  /** µs a step, the turns only. */
+  steps: number;
+  /** µs a step, the flush of what is still waiting included. */
+  withFlush: number;
+  /** ms the flush at the end took. */
+  flushMs: number;
+}
+
+async function runTurns(live: LiveTraces | undefined): Promise<Run> {
   const session = benchSession({
     id: 'bench-live',
     respond: (_req, i) => (i % STEPS === STEPS - 1 ? { text: 'done' } : { toolCalls: [{ name: 'noop', arguments: { n: i } }] }),
@@ -28,22 +41,31 @@ async function runTurns(live: LiveTraces | undefined): Promise<number> {
     if (out.reason !== 'completed') throw new Error(`bench turn ended ${out.reason}`);
   }
   await session.close();
+  const turnsEnd = process.hrtime.bigint();
   await live?.flush();
-  return Number(process.hrtime.bigint() - start) / 1000 / (TURNS * STEPS);
+  const end = process.hrtime.bigint();
+  const perStep = (ns: bigint) => Number(ns) / 1000 / (TURNS * STEPS);
+  return { steps: perStep(turnsEnd - start), withFlush: perStep(end - start), flushMs: Number(end - turnsEnd) / 1e6 };
 }
 
+/** A receiver in a process of its own: it counts the spans it was sent and answers as a collector does. */
+const RECEIVER = `
+const http = require('node:http');
+let spans = 0;
+const server = http.createServer((req, res) => {
+  let body = '';
+  req.on('data', (d) => (body += d));
+  req.on('end', () => { spans += (body.match(/"spanId"/g) || []).length; res.writeHead(200, { 'content-type': 'application/json' }).end('{}'); });
+});
+server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+process.on('message', (m) => { if (m === 'count') process.send({ spans }); });
+`;
+
 export async function bench(): Promise<{ label: string; value: Record<string, unknown> }> {
-  let spans = 0;
-  const receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      spans += (body.match(/"spanId"/g) ?? []).length;
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/v1/traces`;
+  const receiver = fork('-e', [RECEIVER], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const next = () => new Promise<Record<string, number>>((r) => receiver.once('message', (m) => r(m as Record<string, number>)));
+  const { port } = await next();
+  const url = `http://127.0.0.1:${port}/v1/traces`;
   // One LiveTraces for the process, as `run` and the others have: its worker thread starts (and loads the
   // OpenTelemetry packages) once, in the warm-up, and each traced run's flush is counted.
   const live = new LiveTraces(url, { version: 'bench', env: {}, worker: true, warn: (l) => process.stderr.write(`bench: ${l}\n`) });
@@ -53,20 +75,33 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
     // alternate, so a drift of the machine's load weighs on both alike; the ratio is the median of each pair's.
     for (let i = 0; i < 2; i++) await runTurns(undefined);
     await traced();
-    const pairs: Array<[number, number]> = [];
+    const pairs: Array<[Run, Run]> = [];
     for (let i = 0; i < PAIRS; i++) pairs.push([await runTurns(undefined), await traced()]);
-    const untracedUs = median(pairs.map((p) => p[0]));
-    const tracedUs = median(pairs.map((p) => p[1]));
-    const ratios = pairs.map(([u, t]) => t / u).sort((a, b) => a - b);
-    const ratio = median(ratios);
-    const q = (f: number) => Number(ratios[Math.min(ratios.length - 1, Math.floor(f * ratios.length))]!.toFixed(3));
+    const fixed = (n: number, d = 1) => Number(n.toFixed(d));
+    const ratiosOf = (of: (r: Run) => number) => pairs.map(([u, t]) => of(t) / of(u)).sort((a, b) => a - b);
+    const q = (ratios: number[], f: number) => fixed(ratios[Math.min(ratios.length - 1, Math.floor(f * ratios.length))]!, 3);
+    const steady = ratiosOf((r) => r.steps);
+    const flushed = ratiosOf((r) => r.withFlush);
+    receiver.send('count');
+    const { spans } = await next();
     return {
       label: `live traces (100 turns of 5 steps, memory store; ${PAIRS} alternating pairs)`,
-      value: { untracedUsPerStep: Number(untracedUs.toFixed(1)), tracedUsPerStep: Number(tracedUs.toFixed(1)), ratio: Number(ratio.toFixed(3)), ratioQuartiles: [q(0.25), q(0.75)], ratioRange: [q(0), q(1)], spansReceived: spans },
+      value: {
+        untracedUsPerStep: fixed(median(pairs.map((p) => p[0].steps))),
+        tracedUsPerStep: fixed(median(pairs.map((p) => p[1].steps))),
+        ratio: fixed(median(steady), 3),
+        ratioQuartiles: [q(steady, 0.25), q(steady, 0.75)],
+        ratioRange: [q(steady, 0), q(steady, 1)],
+        tracedUsPerStepWithFlush: fixed(median(pairs.map((p) => p[1].withFlush))),
+        ratioWithFlush: fixed(median(flushed), 3),
+        ratioWithFlushQuartiles: [q(flushed, 0.25), q(flushed, 0.75)],
+        flushMs: fixed(median(pairs.map((p) => p[1].flushMs))),
+        spansReceived: spans ?? 0,
+      },
     };
   } finally {
     await live.shutdown();
-    receiver.close();
+    receiver.kill();
   }
 }
 
