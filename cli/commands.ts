@@ -118,7 +118,7 @@ function logCommands(program: Command, done: Done, version: string): void {
     .option('--html <file>', 'also write the session as a self-contained HTML page')
     .option('--machines', 're-run it through the machines; exit 2 unless byte for byte')
     .option('--cost', 'also tokens and cost per step, turn, session and tree')
-    .option('--profile <name>', 'compose the product from this profile (its loop for --machines, its prices for --cost)')
+    .option('--profile <name>', 'product profile (the loop of --machines, prices of --cost)')
     .option('--patch <file>', 'apply a patch of rows to that product (a YAML or JSON file)')
     .addOption(readFromStore())
     .action(async (session: string, flags: ReplayFlags) => {
