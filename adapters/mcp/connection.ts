@@ -43,7 +43,8 @@ import { redactText, redactUrl } from '../../safety/redact.js';
 import { MAX_MESSAGE_BYTES, RESULT_TOO_LARGE_RPC_CODE } from './read-buffer.js';
 import { CappedStdioTransport } from './stdio-transport.js';
 import { callAsTask, isTaskTool, type TaskClient } from './tasks.js';
-import { followTask, offersTasksExtension, tapForTasks, taskOf, TaskProtocolError } from './tasks-extension.js';
+import { followTask, tapForTasks, taskOf, TaskProtocolError } from './tasks-extension.js';
+import { declaresTasksExtension } from '../../ports/mcp-tasks.js';
 import type { CallMcpTool, McpCallContext, McpToolInfo } from './tools.js';
 import { ToolResultCode } from '../../log/codes.js';
 
@@ -186,7 +187,7 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
     const tap = tapForTasks(transportFor());
     await client.connect(tap.transport, startOptions);
     // The tasks extension (ADR 0084): declared back to a 2026-07-28 server that declares it, and only to one.
-    if (offersTasksExtension(client.getServerCapabilities()) && client.getProtocolEra() === 'modern') {
+    if (declaresTasksExtension(client.getServerCapabilities()) && client.getProtocolEra() === 'modern') {
       tap.enable();
       extensionTasks = true;
     }

@@ -10,7 +10,8 @@ import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { CancelTaskRequestV2Schema, ClientTaskCapabilityEnvelopeV2Schema, CreateTaskResultV2Schema, GetTaskRequestV2Schema, GetTaskResultV2Schema, UpdateTaskRequestV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { followTask, offersTasksExtension, tapForTasks, TASKS_EXTENSION, taskOf, TaskProtocolError } from './tasks-extension.js';
+import { followTask, tapForTasks, taskOf, TaskProtocolError } from './tasks-extension.js';
+import { declaresTasksExtension, TASKS_EXTENSION } from '../../ports/mcp-tasks.js';
 import type { TaskClient } from './tasks.js';
 
 const CAPS = 'io.modelcontextprotocol/clientCapabilities';
@@ -27,10 +28,10 @@ const call = (id: number, method = 'tools/call') => ({ jsonrpc: '2.0', id, metho
 
 describe('offersTasksExtension', () => {
   it('reads the extension under capabilities.extensions, and nothing else', () => {
-    expect(offersTasksExtension({ extensions: { [TASKS_EXTENSION]: {} } })).toBe(true);
-    expect(offersTasksExtension({ tasks: { requests: { tools: { call: {} } } } })).toBe(false);
-    expect(offersTasksExtension({ extensions: [] })).toBe(false);
-    expect(offersTasksExtension(undefined)).toBe(false);
+    expect(declaresTasksExtension({ extensions: { [TASKS_EXTENSION]: {} } })).toBe(true);
+    expect(declaresTasksExtension({ tasks: { requests: { tools: { call: {} } } } })).toBe(false);
+    expect(declaresTasksExtension({ extensions: [] })).toBe(false);
+    expect(declaresTasksExtension(undefined)).toBe(false);
   });
 });
 

@@ -20,8 +20,7 @@ import { z } from 'zod';
 import type { ToolAnswer, ToolQuestion } from '../../ports/tools.js';
 import { elicitResult, questionOf } from './elicitation.js';
 import { MIN_POLL_MS, MAX_POLL_MS, type TaskClient } from './tasks.js';
-
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+import { TASK_STATUSES, TASKS_EXTENSION } from '../../ports/mcp-tasks.js';
 /** Where the 2026-07-28 envelope carries the client's capabilities. */
 const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 /** The `_meta` key under which the tap hands a created task on to `taskOf`; no server writes it. */
@@ -31,12 +30,6 @@ const DEFAULT_POLL_MS = 1_000;
 const CANCEL_WAIT_MS = 2_000;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Contract: pure. Whether a server's capabilities declare the extension. */
-export function offersTasksExtension(capabilities: unknown): boolean {
-  const ext = isObject(capabilities) ? capabilities.extensions : undefined;
-  return isObject(ext) && ext[TASKS_EXTENSION] !== undefined;
-}
 
 export interface TaskTap {
   /** The transport to hand the SDK's client. */
@@ -95,7 +88,7 @@ export function tapForTasks(inner: Transport): TaskTap {
 
 const Task = z.looseObject({
   taskId: z.string().min(1),
-  status: z.enum(['working', 'input_required', 'completed', 'failed', 'cancelled']),
+  status: z.enum(TASK_STATUSES),
   statusMessage: z.string().optional(),
   pollIntervalMs: z.number().optional(),
 });

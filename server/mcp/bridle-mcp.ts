@@ -35,7 +35,8 @@ import { z } from 'zod';
 import type { Answerer } from '../../ports/approval.js';
 import { answerOfResponse, approvalElicitation } from './approval-form.js';
 import { Rounds, type RoundHooks, type RoundRef } from './rounds.js';
-import { declaresTasks, McpTasks, TASKS_EXTENSION, TaskIdParams, tasksNotDeclared, UpdateParams, type TaskEnd } from './tasks.js';
+import { declaresTasks, McpTasks, TaskIdParams, tasksNotDeclared, UpdateParams, type TaskEnd } from './tasks.js';
+import { TASKS_EXTENSION } from '../../ports/mcp-tasks.js';
 
 /** What a `bridle_run` call asks for. */
 export interface McpRunRequest {

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import type { ApprovalAnswer } from '../../ports/approval.js';
 import { createBridleMcpServer, mcpAsking, type BridleMcpOptions, type McpRunHooks, type McpRunResult } from './bridle-mcp.js';
 import { RoundCancel } from './rounds.js';
-import { TASKS_EXTENSION } from './tasks.js';
+import { TASKS_EXTENSION } from '../../ports/mcp-tasks.js';
 
 type Task = { taskId: string; status: string; [k: string]: unknown };
 const done = (answer: string): McpRunResult => ({ sessionId: 's1', log: '/l/s1.jsonl', reason: 'completed', answer });

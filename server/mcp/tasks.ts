@@ -15,11 +15,9 @@
 import { inputResponse, MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { answerOfResponse, approvalElicitation } from './approval-form.js';
+import { declaresTasksExtension, TASKS_EXTENSION, type TaskStatus } from '../../ports/mcp-tasks.js';
 import { RoundCancel, type AskedQuestion, type RoundHooks, type RoundRef, type Rounds, type RoundStep } from './rounds.js';
 
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-
-export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 /** How a task's run ended, as the tool's result or a protocol failure. */
 export type TaskEnd = { kind: 'result'; result: CallToolResult; cancelled: boolean } | { kind: 'failed'; message: string };
@@ -183,11 +181,7 @@ export class McpTasks<R> {
 
 /** Whether a request's client declared the extension: in the request's envelope (2026-07-28), or at `initialize` (2025). Contract: pure. */
 export function declaresTasks(envelopeCaps: unknown, sessionCaps: unknown): boolean {
-  const has = (caps: unknown) => {
-    const ext = (caps as { extensions?: Record<string, unknown> } | undefined)?.extensions;
-    return typeof ext === 'object' && ext !== null && ext[TASKS_EXTENSION] !== undefined;
-  };
-  return has(envelopeCaps) || has(sessionCaps);
+  return declaresTasksExtension(envelopeCaps) || declaresTasksExtension(sessionCaps);
 }
 
 /** The refusal of a task method to a client that did not declare the extension (SEP-2575's -32021). */
