@@ -215,6 +215,19 @@ function starter(o: BridleMcpOptions, req: McpRunRequest, answerable: boolean): 
   return (h) => o.run(req, { signal: h.signal, progress: h.progress, ...(answerable ? { answerer: h.answerer } : {}) });
 }
 
+/**
+ * A run parked between rounds is cancelled when the request that asked goes on to be cancelled: on a 2025
+ * connection the SDK's shim asks the question within that one request, so the caller's `notifications/cancelled`
+ * (or its connection closing) comes on its signal after the round has ended. A 2026-07-28 request has been answered
+ * by then, and its signal never aborts: that caller's run waits for the retry, or for the question's time.
+ */
+function cancelOnAbort(rounds: Rounds<McpRunResult>, run: string, signal: AbortSignal): void {
+  const cancel = () => void rounds.cancel(run, 'mcp client');
+  if (signal.aborted) return cancel();
+  signal.addEventListener('abort', cancel, { once: true });
+  void rounds.ended(run)?.finally(() => signal.removeEventListener('abort', cancel)).catch(() => undefined);
+}
+
 async function runTool(o: BridleMcpOptions, server: McpServer, args: z.infer<typeof RunInput>, ctx: ServerContext): Promise<CallToolResult> {
   const sink = progressOf(ctx);
   const progress = sink?.send;
@@ -231,6 +244,7 @@ async function runTool(o: BridleMcpOptions, server: McpServer, args: z.infer<typ
     const s = await step;
     await sink?.sent();
     if (s.kind === 'done') return runResultOf(s.result);
+    cancelOnAbort(o.asking.rounds, s.ref.run, ctx.mcpReq.signal);
     return inputRequired({ inputRequests: { approval: inputRequired.elicit(approvalElicitation(s.question)) }, requestState: await seal.mint(s.ref, ctx) }) as unknown as CallToolResult;
   } catch (err) {
     if (err instanceof McpRunRefused) return refusedResult(err);
