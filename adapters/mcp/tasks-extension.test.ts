@@ -60,6 +60,26 @@ describe('tapForTasks', () => {
     expect(() => taskOf({ _meta: { 'dev.bridle/task': { status: 'odd' } } })).toThrow(TaskProtocolError);
   });
 
+  it('forgets a tools/call cancelled before its answer: by its notifications/cancelled, or by its request signal', async () => {
+    const { t } = fakeTransport();
+    const tap = tapForTasks(t);
+    tap.enable();
+    await tap.transport.send(call(1));
+    await tap.transport.send(call(2));
+    expect(tap.pending).toBe(2);
+    await tap.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'gave up' } } as JSONRPCMessage);
+    expect(tap.pending).toBe(1);
+    t.onmessage = () => undefined;
+    tap.transport.onmessage = () => undefined;
+    t.onmessage!({ jsonrpc: '2.0', id: 2, result: { content: [] } } as JSONRPCMessage);
+    expect(tap.pending).toBe(0);
+    const stop = new AbortController();
+    await tap.transport.send(call(3), { requestSignal: stop.signal });
+    expect(tap.pending).toBe(1);
+    stop.abort();
+    expect(tap.pending).toBe(0);
+  });
+
   it('passes a 2025 request (no envelope) unchanged, enabled or not', async () => {
     const { t, sent } = fakeTransport();
     const tap = tapForTasks(t);

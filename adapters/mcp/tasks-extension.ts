@@ -36,6 +36,8 @@ export interface TaskTap {
   readonly transport: Transport;
   /** From now on, requests declare the extension and task answers to `tools/call` reach `taskOf`. */
   enable(): void;
+  /** `tools/call` requests sent declaring the extension and not yet answered nor cancelled. */
+  readonly pending: number;
 }
 
 type Message = Record<string, unknown>;
@@ -66,7 +68,22 @@ export function tapForTasks(inner: Transport): TaskTap {
     return { ...m, result: { resultType: 'complete', content: [], isError: true, _meta: { [TASK_MARK]: result } } };
   };
 
-  const send: Transport['send'] = (message, options) => inner.send((on && isObject(message) && typeof (message as Message).method === 'string' ? declare(message as Message) : message) as typeof message, options);
+  // A call cancelled before its answer is forgotten: by its `notifications/cancelled` (stdio), or by its request's own
+  // signal (a 2026-07-28 request on its own HTTP stream, which the SDK aborts instead of sending a notification).
+  const forgetCancelled = (m: Message, requestSignal: AbortSignal | undefined) => {
+    if (m.method === 'notifications/cancelled' && isObject(m.params)) calls.delete(m.params.requestId);
+    else if (m.method === 'tools/call' && calls.has(m.id) && requestSignal) {
+      const id = m.id;
+      if (requestSignal.aborted) calls.delete(id);
+      else requestSignal.addEventListener('abort', () => calls.delete(id), { once: true });
+    }
+  };
+
+  const send: Transport['send'] = (message, options) => {
+    const out = on && isObject(message) && typeof (message as Message).method === 'string' ? declare(message as Message) : message;
+    if (isObject(out) && typeof (out as Message).method === 'string') forgetCancelled(out as Message, options?.requestSignal);
+    return inner.send(out as typeof message, options);
+  };
 
   const transport = new Proxy(inner, {
     get(target, prop) {
@@ -83,7 +100,13 @@ export function tapForTasks(inner: Transport): TaskTap {
       return true;
     },
   });
-  return { transport, enable: () => void (on = true) };
+  return {
+    transport,
+    enable: () => void (on = true),
+    get pending() {
+      return calls.size;
+    },
+  };
 }
 
 const Task = z.looseObject({
