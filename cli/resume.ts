@@ -17,6 +17,7 @@ import { noSession, SessionLogError } from '../runtime/logs/open.js';
 import { repairSession, type ChildRepair, type SessionRepair } from '../runtime/logs/repair.js';
 import { sessionOfRef, type SessionRef } from '../runtime/stores.js';
 import { UsageError } from './errors.js';
+import { loopChange, productLoop } from '../runtime/loop-identity.js';
 import { logAccessAsUsage } from './home.js';
 import { runPrompt, type RunFlags } from './run.js';
 import { composeProduct } from './settings.js';
@@ -188,6 +189,12 @@ async function carryOn(r: RepairedSession, prompt: string | undefined, flags: Re
   }
   // The model the session logged, unless a flag, the environment or a profile names another.
   const product = await composeProduct(flags, { loggedModel: start.model });
+  // The session goes on in the loop it ran, or not at all (ADR 0088): replay's refusal, before anything runs.
+  const changed = loopChange(start.loop, productLoop(product.rows, product.loaded)?.identity);
+  if (changed) {
+    err.write(`bridle: ${changed.code}: ${visible(changed.message)}; resume with the product that ran it (its --profile or --patch)\n`);
+    return 2;
+  }
   const maxSteps = (product.rows.find((r) => r.id === 'turn')?.config as { maxSteps?: number } | undefined)?.maxSteps;
   const snapshot = restoreSessionSnapshot(entries, maxSteps !== undefined ? { maxSteps } : {});
   // No `--cwd`: the session runs in the workspace its log says (ADR 0041), which may have moved since its start.

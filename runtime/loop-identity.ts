@@ -53,3 +53,16 @@ export const describeLoop = (l: SessionLoop): string => `row ${l.row}, ${l.use}$
 
 /** Contract: pure; true when the offered loop is the one the log names (row, module path and file hash all equal, a hash present). */
 export const sameLoop = (logged: SessionLoop, offered: SessionLoop): boolean => logged.row === offered.row && logged.use === offered.use && logged.sha256 !== undefined && logged.sha256 === offered.sha256;
+
+/**
+ * Contract: pure; why a session that ran `logged` may not go on under `offered` (`bridle resume`, ADR 0088), or
+ * undefined when they are the same loop: bridle's own on both sides, or the same module file. The codes are replay's.
+ */
+export function loopChange(logged: SessionLoop | undefined, offered: SessionLoop | undefined): { code: 'LOOP_MISMATCH' | 'LOOP_UNAVAILABLE'; message: string } | undefined {
+  if (!logged && !offered) return undefined;
+  if (!logged) return { code: 'LOOP_MISMATCH', message: `the log ran bridle's own loop; the product's is ${describeLoop(offered!)}` };
+  const named = `the log ran the loop ${describeLoop(logged)}`;
+  if (!offered) return { code: 'LOOP_UNAVAILABLE', message: `${named}; the product runs bridle's own loop` };
+  if (sameLoop(logged, offered)) return undefined;
+  return { code: logged.sha256 ? 'LOOP_MISMATCH' : 'LOOP_UNAVAILABLE', message: `${named}; the product's is ${describeLoop(offered)}` };
+}

@@ -83,6 +83,33 @@ describe('the log says which loop ran', () => {
     expect((JSON.parse(json.stdout) as { machines: unknown }).machines).toMatchObject({ identical: false, code: 'LOOP_UNAVAILABLE' });
   }, 90_000);
 
+  it(`resume goes on only in the loop the log ran: a changed module or bridle's own is refused by name (exit 2), nothing run`, async () => {
+    const module = join(home, 'two-steps.js');
+    writeFileSync(module, TWO_STEPS);
+    writeFileSync(join(home, 'config.yaml'), 'patch:\n  - { id: loop:agent, use: ./two-steps.js }\n');
+    expect((await run(busyModel())).code).toBe(1);
+    const { path, entries } = onlyLog();
+    const resume = () => runCli(['resume', path, 'go on'], { env: env(), cwd: ws });
+    writeFileSync(module, THREE_STEPS);
+    const changed = await resume();
+    expect(changed.code).toBe(2);
+    expect(changed.stderr).toMatch(/bridle: LOOP_MISMATCH: the log ran the loop row loop:agent, .*two-steps\.js \(sha256 [0-9a-f]{12}…\); the product's is row loop:agent, /);
+    rmSync(join(home, 'config.yaml'));
+    const base = await resume();
+    expect(base.code).toBe(2);
+    expect(base.stderr).toMatch(/bridle: LOOP_UNAVAILABLE: .*the product runs bridle's own loop/);
+    expect(onlyLog().entries.filter((e) => e.kind === 'turn/start')).toHaveLength(1);
+    // The same loop again: the session goes on.
+    writeFileSync(module, TWO_STEPS);
+    writeFileSync(join(home, 'config.yaml'), 'patch:\n  - { id: loop:agent, use: ./two-steps.js }\n');
+    const same = await resume();
+    expect(same.stderr).not.toMatch(/LOOP_/);
+    const after = onlyLog().entries;
+    expect(after.filter((e) => e.kind === 'turn/start')).toHaveLength(2);
+    expect(verifyLog(after).violations).toEqual([]);
+    expect(entries.length).toBeLessThan(after.length);
+  }, 90_000);
+
   it('a loop from a profile replays with that --profile (or a --patch naming it), and is refused without', async () => {
     const bundle = join(home, 'bundles', 'short');
     mkdirSync(bundle, { recursive: true });
