@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/helpers/longest-first.js';
 
 export default defineConfig({
   test: {
@@ -9,6 +10,8 @@ export default defineConfig({
     // end-to-end files waiting on processes they spawned, so two files at a time nearly halves it; every
     // test owns its ports (0) and temp dirs, so files do not meet. BRIDLE_TEST_WORKERS overrides.
     maxWorkers: Number(process.env.BRIDLE_TEST_WORKERS ?? 2),
+    // The slowest files start first, from a committed table: a clean clone has no duration cache (longest-first.ts).
+    sequence: { sequencer: LongestFirstSequencer },
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // The JSON report lets .ci/run close on a plain "N passed, N failed" line.
