@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { Entry } from './entries.js';
 import { parseLog } from './parse.js';
 import { verifyLog } from './verify.js';
-import { chatMeasurements, OPERATION_DURATION, TIME_TO_FIRST_CHUNK, TOKEN_USAGE } from './trace-metrics.js';
+import { chatMeasurements } from './trace-metrics.js';
+import { OPERATION_DURATION, TIME_TO_FIRST_CHUNK, TOKEN_USAGE } from './trace-conventions.js';
 import { traceOf } from './trace.js';
 
 const golden = (name: string): Entry[] => parseLog(readFileSync(new URL(`../test/golden/${name}.jsonl`, import.meta.url), 'utf8')).entries;

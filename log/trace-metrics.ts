@@ -10,10 +10,7 @@
  * spans give the same measurements.
  */
 import type { TraceSpan } from './trace.js';
-
-export const OPERATION_DURATION = 'gen_ai.client.operation.duration';
-export const TOKEN_USAGE = 'gen_ai.client.token.usage';
-export const TIME_TO_FIRST_CHUNK = 'gen_ai.client.operation.time_to_first_chunk';
+import { METRIC_KEYS, Operation } from './trace-conventions.js';
 
 export interface Measurement {
   value: number;
@@ -29,9 +26,6 @@ export interface ChatMeasurements {
   firstChunk: Measurement[];
 }
 
-/** The attributes the conventions list for both metrics, copied from the span where it has them. */
-const KEYS = ['gen_ai.operation.name', 'gen_ai.provider.name', 'gen_ai.request.model', 'gen_ai.response.model'] as const;
-
 /**
  * Contract: only spans whose `gen_ai.operation.name` is `chat` and that have ended (status ok or error) count;
  * a chat still open when the log was read has no duration yet, and is counted when a later projection ends it.
@@ -39,9 +33,9 @@ const KEYS = ['gen_ai.operation.name', 'gen_ai.provider.name', 'gen_ai.request.m
 export function chatMeasurements(spans: readonly TraceSpan[]): ChatMeasurements {
   const out: ChatMeasurements = { duration: [], tokens: [], firstChunk: [] };
   for (const s of spans) {
-    if (s.attributes['gen_ai.operation.name'] !== 'chat' || s.status.code === 'unset') continue;
+    if (s.attributes['gen_ai.operation.name'] !== Operation.CHAT || s.status.code === 'unset') continue;
     const attributes: Record<string, string> = {};
-    for (const k of KEYS) {
+    for (const k of METRIC_KEYS) {
       const v = s.attributes[k];
       if (typeof v === 'string') attributes[k] = v;
     }

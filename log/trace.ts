@@ -15,11 +15,8 @@
  */
 import type { Entry, EntryOf } from './entries.js';
 import { Projection } from './derive-messages.js';
-import type { ModelMessage } from './messages.js';
 import { ModelCode } from './entry-values.js';
-
-export type TraceValue = string | number | boolean | string[];
-export type TraceAttributes = Record<string, TraceValue>;
+import { AGENT_NAME, conventionMessages, eventNamed, FINISH, Operation, outputMessage, providerOf, requestAttributes, SpanName, type TraceAttributes } from './trace-conventions.js';
 export interface TraceEvent {
   name: string;
   timeUnixNano: string;
@@ -109,72 +106,10 @@ export function childTraceparent(entries: readonly Entry[], callId: string): str
 
 const nanosOf = (at: string) => `${BigInt(Date.parse(at)) * 1_000_000n}`;
 
-/** The provider as the conventions name it: bridle's scripted model is no provider's. */
-const providerOf = (model: string) => (model.startsWith('scripted') ? 'bridle.scripted' : 'openai');
-
-/** The conventions' message shape (`gen_ai.input.messages`): a role and its parts. */
-function conventionMessages(messages: readonly ModelMessage[]): unknown[] {
-  return messages.map((m) => {
-    if (m.role === 'user') return { role: 'user', parts: [{ type: 'text', content: m.content }] };
-    if (m.role === 'tool') return { role: 'tool', parts: [{ type: 'tool_call_response', id: m.toolCallId, response: m.content }] };
-    const parts: unknown[] = [];
-    if (m.reasoning) parts.push({ type: 'reasoning', content: m.reasoning });
-    if (m.content) parts.push({ type: 'text', content: m.content });
-    for (const c of m.toolCalls ?? []) parts.push({ type: 'tool_call', id: c.id, name: c.name, arguments: c.arguments });
-    return { role: 'assistant', parts };
-  });
-}
-
-const FINISH: Record<string, string> = { stop: 'stop', 'tool-calls': 'tool_call', length: 'length', 'content-filter': 'content_filter', refusal: 'refusal' };
-
-function outputMessage(e: EntryOf<'assistant/message'>): unknown {
-  const parts: unknown[] = [];
-  for (const b of e.blocks) {
-    if (b.type === 'text') parts.push({ type: 'text', content: b.text });
-    else if (b.type === 'reasoning') parts.push({ type: 'reasoning', content: b.text });
-    else parts.push({ type: 'tool_call', id: b.id, name: b.name, arguments: b.arguments });
-  }
-  return { role: 'assistant', parts, finish_reason: e.finish.kind === 'ok' ? FINISH[e.finish.reason] : e.finish.kind === 'error' ? 'error' : 'aborted' };
-}
-
-/** The events every entry kind that is not a span of its own becomes, on the span it belongs to. */
+/** An entry's event (the conventions' name and attributes, `trace-conventions.ts`), at its time, with its seq. */
 function eventOf(e: Entry): TraceEvent | undefined {
-  const at = nanosOf(e.at);
-  const ev = (name: string, attributes: TraceAttributes = {}): TraceEvent => ({ name, timeUnixNano: at, attributes: { 'bridle.seq': e.seq, ...attributes } });
-  switch (e.kind) {
-    case 'approval/asked':
-      return ev('bridle.approval.asked');
-    case 'approval/decided':
-      return ev('bridle.approval.decided', { 'bridle.approval.outcome': e.outcome, 'bridle.approval.by': e.by });
-    case 'tool/dispatch':
-      return ev('bridle.tool.dispatched', { 'bridle.tool.idempotent': e.idempotent });
-    case 'model/retry':
-      return ev('bridle.model.retry', { 'bridle.retry.attempt': e.attempt, 'error.type': e.code, 'bridle.retry.delay_ms': e.delayMs });
-    case 'session/input':
-      return ev('bridle.session.input', { 'bridle.input.mode': e.mode });
-    case 'session/cancel':
-      return ev('bridle.session.cancel');
-    case 'session/compact':
-      return ev('bridle.session.compact');
-    case 'session/takeover':
-      return ev('bridle.session.takeover');
-    case 'session/policy':
-      return ev('bridle.session.policy', { 'bridle.policy.by': e.by });
-    case 'repair':
-      return ev('bridle.repair', { 'bridle.repair.found': e.found });
-    case 'log/not-durable':
-      return ev('bridle.log.not_durable');
-    case 'hook/report':
-      return ev('bridle.hook.report', { 'bridle.hook.name': e.hook, 'bridle.hook.listener': e.listener });
-    case 'subagent/start':
-      return ev('bridle.subagent.start', { 'bridle.subagent.child': e.child, 'bridle.subagent.mode': e.mode });
-    case 'subagent/end':
-      return ev('bridle.subagent.end', { 'bridle.subagent.child': e.child, 'bridle.subagent.reason': e.reason, ...(e.code ? { 'error.type': e.code } : {}) });
-    case 'mcp/server':
-      return ev('bridle.mcp.server', { 'bridle.mcp.server': e.server, 'bridle.mcp.outcome': e.outcome });
-    default:
-      return undefined;
-  }
+  const named = eventNamed(e);
+  return named && { name: named.name, timeUnixNano: nanosOf(e.at), attributes: { 'bridle.seq': e.seq, ...named.attributes } };
 }
 
 /** Contract: pure and total over a log that parsed; the same entries (and children) give the same spans, in the same order. */
@@ -285,9 +220,9 @@ export class TraceProjector {
     this.traceId = context.traceId;
     this.parentSpanId = context.parentSpanId;
     this.model = start.model;
-    this.root = this.open(start, 'session', 'invoke_agent bridle', 'internal', undefined, {
-      'gen_ai.operation.name': 'invoke_agent',
-      'gen_ai.agent.name': 'bridle',
+    this.root = this.open(start, 'session', SpanName.session, 'internal', undefined, {
+      'gen_ai.operation.name': Operation.INVOKE_AGENT,
+      'gen_ai.agent.name': AGENT_NAME,
       'gen_ai.conversation.id': start.id,
       'gen_ai.provider.name': providerOf(start.model),
       'gen_ai.request.model': start.model,
@@ -323,7 +258,7 @@ export class TraceProjector {
 
   private turnEntry(e: EntryOf<'turn/start' | 'turn/end'>, turn: TraceSpan | undefined): void {
     if (e.kind === 'turn/start') {
-      this.turns.set(e.turn, this.open(e, 'turn', `turn ${e.turn}`, 'internal', this.root!, { 'bridle.turn.id': e.turn }));
+      this.turns.set(e.turn, this.open(e, 'turn', SpanName.turn(e.turn), 'internal', this.root!, { 'bridle.turn.id': e.turn }));
       return;
     }
     if (!turn) return;
@@ -340,12 +275,12 @@ export class TraceProjector {
         this.model = e.params.model;
         const chat = this.chats.get(e.step);
         if (chat) Object.assign(chat.attributes, requestAttributes(e, this.model), this.options.content ? { 'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: e.system }]) } : {});
-        if (chat) chat.name = `chat ${this.model}`;
+        if (chat) chat.name = SpanName.chat(this.model);
         return;
       }
       case 'step/start': {
         const model = this.model;
-        const chat = this.open(e, 'chat', `chat ${model}`, 'client', turn, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': providerOf(model), 'bridle.step.id': e.step, ...(this.header ? requestAttributes(this.header, model) : { 'gen_ai.request.model': model }) });
+        const chat = this.open(e, 'chat', SpanName.chat(model), 'client', turn, { 'gen_ai.operation.name': Operation.CHAT, 'gen_ai.provider.name': providerOf(model), 'bridle.step.id': e.step, ...(this.header ? requestAttributes(this.header, model) : { 'gen_ai.request.model': model }) });
         if (this.projection) chat.attributes['gen_ai.input.messages'] = JSON.stringify(conventionMessages(this.projection.messages));
         this.chats.set(e.step, chat);
         return;
@@ -377,8 +312,8 @@ export class TraceProjector {
   private toolEntry(e: EntryOf<'tool/call' | 'tool/result'>, turn: TraceSpan | undefined): void {
     const content = this.options.content;
     if (e.kind === 'tool/call') {
-      const call = this.open(e, 'tool', `execute_tool ${e.name}`, 'internal', turn, {
-        'gen_ai.operation.name': 'execute_tool',
+      const call = this.open(e, 'tool', SpanName.tool(e.name), 'internal', turn, {
+        'gen_ai.operation.name': Operation.EXECUTE_TOOL,
         'gen_ai.tool.name': e.name,
         'gen_ai.tool.call.id': e.toolCallId,
         'gen_ai.tool.type': 'function',
@@ -399,7 +334,7 @@ export class TraceProjector {
 
   private compactionEntry(e: EntryOf<'compaction/start' | 'compaction/end'>, turn: TraceSpan | undefined): void {
     if (e.kind === 'compaction/start') {
-      this.compaction = this.open(e, 'compaction', 'compaction', 'internal', turn ?? this.root!, { 'bridle.compaction.trigger': e.trigger, 'bridle.compaction.estimated_tokens': e.estimatedTokens, 'bridle.compaction.window': e.window });
+      this.compaction = this.open(e, 'compaction', SpanName.compaction, 'internal', turn ?? this.root!, { 'bridle.compaction.trigger': e.trigger, 'bridle.compaction.estimated_tokens': e.estimatedTokens, 'bridle.compaction.window': e.window });
       return;
     }
     if (!this.compaction) return;
@@ -426,14 +361,4 @@ export class TraceProjector {
     for (const c of this.options.children?.(e.child) ?? []) sub.add(c);
     onChild?.(e.child, sub);
   }
-}
-
-function requestAttributes(h: EntryOf<'request/header'>, model: string): TraceAttributes {
-  return {
-    'gen_ai.request.model': model,
-    // The wire, where the header names it (a Responses or Anthropic session); else the model id tells.
-    ...(h.params.reasoning ? { 'gen_ai.provider.name': h.params.reasoning === 'anthropic' ? 'anthropic' : 'openai' } : {}),
-    ...(h.params.maxTokens !== undefined ? { 'gen_ai.request.max_tokens': h.params.maxTokens } : {}),
-    ...(h.params.temperature !== undefined ? { 'gen_ai.request.temperature': h.params.temperature } : {}),
-  };
 }

@@ -9,7 +9,8 @@
  * metrics endpoint is set.
  */
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { chatMeasurements, OPERATION_DURATION, TIME_TO_FIRST_CHUNK, TOKEN_USAGE } from '../../log/trace-metrics.js';
+import { chatMeasurements } from '../../log/trace-metrics.js';
+import { OPERATION_DURATION, TIME_TO_FIRST_CHUNK, TOKEN_USAGE } from '../../log/trace-conventions.js';
 import type { TraceSpan } from '../../log/trace.js';
 import { signalEndpoint, type TraceResource } from './otlp.js';
 import { importFor } from '../optional-packages.js';

@@ -8,7 +8,8 @@
  * last that run on Node 20 (0.300 and 3.x need Node ≥ 22.15).
  */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
-import type { TraceSpan, TraceValue } from '../../log/trace.js';
+import type { TraceSpan } from '../../log/trace.js';
+import type { TraceValue } from '../../log/trace-conventions.js';
 import { importFor } from '../optional-packages.js';
 
 export interface TraceResource {
