@@ -195,19 +195,7 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
     listedNow = tools;
   } catch (err) {
     await close();
-    const code = (err as NodeJS.ErrnoException | null)?.code;
-    const where = isStdio(config) ? config.command : redactUrl(config.url);
-    const sdk = err instanceof SdkError ? err.code : undefined;
-    let why: string;
-    if (code === 'ENOENT' || code === 'EACCES') why = `cannot run ${where} (${code === 'ENOENT' ? 'no such command' : 'permission denied'})`;
-    else if (o.signal.aborted) why = 'the session closed while it was starting';
-    else if (starting.signal.aborted || sdk === SdkErrorCode.RequestTimeout) why = `it did not answer initialize and tools/list within ${config.startTimeoutMs} ms`;
-    // (The SDK's client closes itself when initialize fails, so `gone` alone does not tell an exit from a refusal.)
-    else if (sdk === SdkErrorCode.ConnectionClosed || (sdk === SdkErrorCode.EraNegotiationFailed && stdio && !stdio.pid))
-      why = isStdio(config) ? 'it exited before it had started' : 'it closed the connection before it had started';
-    else if (sdk === SdkErrorCode.InvalidResult || isSchemaFailure(err)) why = 'its answer to initialize or tools/list is not what the protocol says';
-    else if (err instanceof SdkHttpError) why = capText(withStatus(describe(err), httpStatus(err)), MESSAGE_CHARS);
-    else why = capText(describe(err), MESSAGE_CHARS);
+    const why = startFailure(err, config, { sessionClosed: o.signal.aborted, pastDeadline: starting.signal.aborted, neverSpawned: stdio !== undefined && !stdio.pid });
     throw new McpStartError(`the MCP server ${o.id} did not start: ${why}.${lastWords()}`);
   } finally {
     clearTimeout(timer);
@@ -254,21 +242,12 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
         gone ??= 'closed';
         throw exited(true);
       }
-      if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) return pastDeadline(o.id, tool);
-      if (err instanceof TaskProtocolError) throw new ToolError(MCP_REQUEST_FAILED, capText(`The MCP server ${o.id} did not finish the ${tool} call: ${err.message}`, MESSAGE_CHARS));
-      if (err instanceof ProtocolError) throw new ToolError(MCP_REQUEST_FAILED, capText(`The MCP server ${o.id} refused the ${tool} call: ${err.message}`, MESSAGE_CHARS));
-      if ((err instanceof SdkError && err.code === SdkErrorCode.InvalidResult) || isSchemaFailure(err)) throw new ToolError(MCP_BAD_RESULT, `The MCP server ${o.id} answered the ${tool} call with something that is not a tool result.`);
-      if (err instanceof SdkHttpError || err instanceof TypeError) throw new ToolError(MCP_UNREACHABLE, capText(`The MCP server ${o.id} could not be reached: ${describe(err)}`, MESSAGE_CHARS));
-      throw new ToolError(MCP_REQUEST_FAILED, capText(`The ${tool} call to the MCP server ${o.id} failed: ${describe(err)}`, MESSAGE_CHARS));
+      return requestFailure(err, o.id, tool);
     } finally {
       inFlight.delete(fail);
       running.delete(ctx);
     }
-    // An old server's answer (`toolResult`) is shown as JSON.
-    const r = result as McpResultLike & { toolResult?: unknown };
-    const text = Array.isArray(r.content) ? resultText(r) : resultText({ structuredContent: r.toolResult });
-    const output: ToolOutput = r.isError === true ? { status: 'error', code: MCP_TOOL_ERROR, content: text } : { status: 'ok', content: text };
-    return output;
+    return outputOf(result);
   };
 
   const protocolVersion = client.getNegotiatedProtocolVersion();
@@ -281,6 +260,45 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
     onToolsChanged: (l) => (changed.add(l), () => void changed.delete(l)),
     close,
   };
+}
+
+/**
+ * Why a start failed, in words for the start's error: a command that cannot run, the session closing, the start's
+ * deadline, an exit or a closed connection, an answer off the protocol, else what the error says.
+ */
+function startFailure(err: unknown, config: McpConfig, state: { sessionClosed: boolean; pastDeadline: boolean; neverSpawned: boolean }): string {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  const where = isStdio(config) ? config.command : redactUrl(config.url);
+  const sdk = err instanceof SdkError ? err.code : undefined;
+  if (code === 'ENOENT' || code === 'EACCES') return `cannot run ${where} (${code === 'ENOENT' ? 'no such command' : 'permission denied'})`;
+  if (state.sessionClosed) return 'the session closed while it was starting';
+  if (state.pastDeadline || sdk === SdkErrorCode.RequestTimeout) return `it did not answer initialize and tools/list within ${config.startTimeoutMs} ms`;
+  // (The SDK's client closes itself when initialize fails, so `gone` alone does not tell an exit from a refusal.)
+  if (sdk === SdkErrorCode.ConnectionClosed || (sdk === SdkErrorCode.EraNegotiationFailed && state.neverSpawned))
+    return isStdio(config) ? 'it exited before it had started' : 'it closed the connection before it had started';
+  if (sdk === SdkErrorCode.InvalidResult || isSchemaFailure(err)) return 'its answer to initialize or tools/list is not what the protocol says';
+  if (err instanceof SdkHttpError) return capText(withStatus(describe(err), httpStatus(err)), MESSAGE_CHARS);
+  return capText(describe(err), MESSAGE_CHARS);
+}
+
+/**
+ * A call's request that failed, not by its signal, a dropped answer or the server going: a timeout's unknown outcome,
+ * else the ToolError that says how (unfinished task, refusal, no tool result, unreachable, other).
+ */
+function requestFailure(err: unknown, server: string, tool: string): ToolOutput {
+  if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) return pastDeadline(server, tool);
+  if (err instanceof TaskProtocolError) throw new ToolError(MCP_REQUEST_FAILED, capText(`The MCP server ${server} did not finish the ${tool} call: ${err.message}`, MESSAGE_CHARS));
+  if (err instanceof ProtocolError) throw new ToolError(MCP_REQUEST_FAILED, capText(`The MCP server ${server} refused the ${tool} call: ${err.message}`, MESSAGE_CHARS));
+  if ((err instanceof SdkError && err.code === SdkErrorCode.InvalidResult) || isSchemaFailure(err)) throw new ToolError(MCP_BAD_RESULT, `The MCP server ${server} answered the ${tool} call with something that is not a tool result.`);
+  if (err instanceof SdkHttpError || err instanceof TypeError) throw new ToolError(MCP_UNREACHABLE, capText(`The MCP server ${server} could not be reached: ${describe(err)}`, MESSAGE_CHARS));
+  throw new ToolError(MCP_REQUEST_FAILED, capText(`The ${tool} call to the MCP server ${server} failed: ${describe(err)}`, MESSAGE_CHARS));
+}
+
+/** A tool result as the tool's output; an old server's answer (`toolResult`) is shown as JSON. */
+function outputOf(result: unknown): ToolOutput {
+  const r = result as McpResultLike & { toolResult?: unknown };
+  const text = Array.isArray(r.content) ? resultText(r) : resultText({ structuredContent: r.toolResult });
+  return r.isError === true ? { status: 'error', code: MCP_TOOL_ERROR, content: text } : { status: 'ok', content: text };
 }
 
 const isDeadline = (reason: unknown) => reason instanceof ToolError && reason.code === ToolResultCode.TOOL_TIMEOUT;
