@@ -18,7 +18,7 @@
  */
 import type { DraftOf } from '../../log/entries.js';
 import { HOOKS, SESSION, TOOLS } from '../../ports/index.js';
-import type { Plugin } from '../../plugins/host.js';
+import type { Plugin, PluginContext } from '../../plugins/host.js';
 import { McpConfig } from './config.js';
 import { McpStartError, MCP_NAME_TAKEN, MCP_START_FAILED } from './errors.js';
 import type { Disposer } from '../../ports/hooks.js';
@@ -37,6 +37,47 @@ function clashOf(taken: ReadonlyMap<string, string>, rowId: string): string | un
   const mine = prefixOf(rowId);
   for (const [prefix, owner] of taken) if (owner !== rowId && (prefix.startsWith(mine) || mine.startsWith(prefix))) return owner;
   return undefined;
+}
+
+/**
+ * Claims the row's tool prefix in its session (released when the row goes), unless a row before it holds the same
+ * or an overlapping one: then nothing is claimed, and the refusal's message is returned.
+ */
+function claimPrefix(ctx: PluginContext): string | undefined {
+  const taken = claims.get(ctx.get(TOOLS)) ?? new Map<string, string>();
+  claims.set(ctx.get(TOOLS), taken);
+  const clash = clashOf(taken, ctx.id);
+  if (clash !== undefined)
+    return `the MCP server ${ctx.id} is refused: its tools would be named ${prefixOf(ctx.id)}*, which ${prefixOf(clash) === prefixOf(ctx.id) ? 'are' : 'overlap'} the tool names of ${clash} (${prefixOf(clash)}*); rename one of the two rows`;
+  taken.set(prefixOf(ctx.id), ctx.id);
+  ctx.effect(() => () => void (taken.get(prefixOf(ctx.id)) === ctx.id && taken.delete(prefixOf(ctx.id))));
+  return undefined;
+}
+
+/**
+ * The offer of a started server's tools: each call registers the tools listed in place of those offered before,
+ * and says what it offers now and what it left out.
+ */
+function toolOffer(ctx: PluginContext, config: McpConfig, connection: McpConnection) {
+  const session = ctx.get(SESSION);
+  // A session given a trace context passes each call's span on, as a subagent is given its call's (ADR 0055).
+  const traceparentOf = (callId: string) => (session.traceparent ? childTraceparent(session.entries(), callId) : undefined);
+  const held: Disposer[] = [];
+  return (listed: readonly McpToolInfo[]) => {
+    for (const undo of held.splice(0)) undo();
+    const { tools: built, problems } = bridleTools(ctx.id, listed, connection.call, config.timeoutMs, { trusted: config.trusted, traceparentOf });
+    const tools = built.filter((t) => {
+      // A name another row (a plugin, a tool row) registered first: this one is left out, saying so, rather than failing the row in silence.
+      try {
+        held.push(ctx.tools.register(t));
+        return true;
+      } catch (err) {
+        problems.push(`${JSON.stringify(t.name)} left out: ${err instanceof Error ? err.message : String(err)}`);
+        return false;
+      }
+    });
+    return { tools: tools.map((t) => ({ name: t.name, readOnly: t.readOnly, idempotent: t.idempotent })), problems };
+  };
 }
 
 export const mcpPlugin: Plugin<McpConfig> = {
@@ -67,18 +108,13 @@ export const mcpPlugin: Plugin<McpConfig> = {
       } catch {}
     };
     // Claimed before the first await: rows apply in row order, so the later row is the one refused.
-    const taken = claims.get(ctx.get(TOOLS)) ?? new Map<string, string>();
-    claims.set(ctx.get(TOOLS), taken);
-    const clash = clashOf(taken, ctx.id);
+    const clash = claimPrefix(ctx);
     if (clash !== undefined) {
-      const message = `the MCP server ${ctx.id} is refused: its tools would be named ${prefixOf(ctx.id)}*, which ${prefixOf(clash) === prefixOf(ctx.id) ? 'are' : 'overlap'} the tool names of ${clash} (${prefixOf(clash)}*); rename one of the two rows`;
       // Reported once the session that is mounting its rows exists (its log is opened after the rows mount).
       await new Promise((resolve) => setImmediate(resolve));
-      report({ outcome: 'failed', tools: [], problems: [], code: MCP_NAME_TAKEN, message });
-      throw new McpStartError(message, MCP_NAME_TAKEN);
+      report({ outcome: 'failed', tools: [], problems: [], code: MCP_NAME_TAKEN, message: clash });
+      throw new McpStartError(clash, MCP_NAME_TAKEN);
     }
-    taken.set(prefixOf(ctx.id), ctx.id);
-    ctx.effect(() => () => void (taken.get(prefixOf(ctx.id)) === ctx.id && taken.delete(prefixOf(ctx.id))));
     try {
       starting = import('./connection.js').then(({ connectMcp }) => connectMcp(config, { id: ctx.id, cwd: session.cwd, signal: stop.signal, ...(session.traceparent ? { traceparent: session.traceparent } : {}) }));
       conn = await starting;
@@ -90,25 +126,7 @@ export const mcpPlugin: Plugin<McpConfig> = {
     }
     if (!live) return void (await conn.close());
     const connection = conn;
-    // A session given a trace context passes each call's span on, as a subagent is given its call's (ADR 0055).
-    const traceparentOf = (callId: string) => (session.traceparent ? childTraceparent(session.entries(), callId) : undefined);
-    let held: Disposer[] = [];
-    // Registers the server's tools in place of those it offered before; says what it offers now, and what it left out.
-    const offer = (listed: readonly McpToolInfo[]) => {
-      for (const undo of held.splice(0)) undo();
-      const { tools: built, problems } = bridleTools(ctx.id, listed, connection.call, config.timeoutMs, { trusted: config.trusted, traceparentOf });
-      const tools = built.filter((t) => {
-        // A name another row (a plugin, a tool row) registered first: this one is left out, saying so, rather than failing the row in silence.
-        try {
-          held.push(ctx.tools.register(t));
-          return true;
-        } catch (err) {
-          problems.push(`${JSON.stringify(t.name)} left out: ${err instanceof Error ? err.message : String(err)}`);
-          return false;
-        }
-      });
-      return { tools: tools.map((t) => ({ name: t.name, readOnly: t.readOnly, idempotent: t.idempotent })), problems };
-    };
+    const offer = toolOffer(ctx, config, connection);
     report({ outcome: 'started', ...offer(connection.tools) });
     // A changed list (`notifications/tools/list_changed`) is offered from the next step on, and logged (ADR 0054).
     let latest: readonly McpToolInfo[] = connection.tools;
