@@ -35,6 +35,7 @@ import { checkLog, killPoints, planPoints, treeLogs } from './soak-points.js';
 import { SCENARIOS, scenarioFlags, type Scenario } from './soak-scenarios.js';
 import { completeLines, createWorld, seeded, type Child } from '../test/fault/cli-world.js';
 import { startOpenAIServer } from '../test/helpers/openai-sse-server.js';
+import { inPool } from './pool.js';
 
 export interface SoakOptions {
   kills: number;
@@ -223,15 +224,9 @@ async function probe(t: Trial, url: string): Promise<Set<string>> {
   }
 }
 
-export async function soak(o: SoakOptions): Promise<SoakReport> {
-  const started = Date.now();
-  const trials = new Map<number, Trial>();
-  const srv = await startOpenAIServer();
-  srv.respondWith((body) => {
-    const t = trials.get(trialOf(body) ?? -1);
-    return t ? reply(t, body) : { type: 'error', status: 400, body: { error: { message: 'soak: a request of no trial' } } };
-  });
-  const report: SoakReport = {
+/** A report of no trials yet. */
+function emptyReport(): SoakReport {
+  return {
     kills: 0,
     missed: 0,
     byMoment: Object.fromEntries(MOMENTS.map((m) => [m, 0])) as Record<Moment, number>,
@@ -241,7 +236,7 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
     statesMissed: [],
     childLogs: 0,
     childUnverifiable: 0,
-  childEmpty: 0,
+    childEmpty: 0,
     unverified: 0,
     ranTwice: 0,
     ranUndispatched: 0,
@@ -252,20 +247,41 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
     ms: 0,
     problems: [],
   };
+}
+
+/** One trial's result counted into the report: a kill by its moment or state, else a miss, and what its checks found. */
+function tallyInto(report: SoakReport, t: Trial, r: TrialResult): void {
+  if (r.killed) {
+    report.kills++;
+    if (t.moment === 'state') report.byState[t.killAt!] = (report.byState[t.killAt!] ?? 0) + 1;
+    else report.byMoment[t.moment]++;
+  } else if (t.moment === 'state') report.statesMissed.push(t.killAt!);
+  else report.missed++;
+  if (!r.verifies) report.unverified++;
+  if (!r.resumed) report.resumesFailed++;
+  report.childLogs += r.childLogs;
+  report.childUnverifiable += r.childUnverifiable;
+  report.childEmpty += r.childEmpty;
+  report.ranTwice += r.ranTwice;
+  report.ranUndispatched += r.ranUndispatched;
+  report.inputsLost += r.inputsLost;
+  report.marks += r.marks;
+  report.inputs += r.inputs;
+  report.problems.push(...r.problems);
+}
+
+export async function soak(o: SoakOptions): Promise<SoakReport> {
+  const started = Date.now();
+  const trials = new Map<number, Trial>();
+  const srv = await startOpenAIServer();
+  srv.respondWith((body) => {
+    const t = trials.get(trialOf(body) ?? -1);
+    return t ? reply(t, body) : { type: 'error', status: 400, body: { error: { message: 'soak: a request of no trial' } } };
+  });
+  const report = emptyReport();
   const width = Math.max(1, o.concurrency ?? 4);
   const seed = o.seed ?? 1;
-  /** Runs `jobs` `width` at a time. */
-  const pool = async <T>(jobs: (() => Promise<T>)[]): Promise<T[]> => {
-    const out: T[] = [];
-    let i = 0;
-    await Promise.all(Array.from({ length: width }, async () => {
-      while (i < jobs.length) {
-        const k = i++;
-        out[k] = await jobs[k]!();
-      }
-    }));
-    return out;
-  };
+  const pool = <T>(jobs: (() => Promise<T>)[]) => inPool(width, jobs);
   const newTrial = (id: number, moment: Trial['moment'], extra: Partial<Trial> = {}): Trial => {
     const t: Trial = { id, moment, rng: seeded(seed + id), phase: 'run', calls: 0, requests: 0, ...extra };
     trials.set(id, t);
@@ -273,23 +289,7 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
   };
   const tally = (t: Trial, r: TrialResult) => {
     trials.delete(t.id);
-    if (r.killed) {
-      report.kills++;
-      if (t.moment === 'state') report.byState[t.killAt!] = (report.byState[t.killAt!] ?? 0) + 1;
-      else report.byMoment[t.moment]++;
-    } else if (t.moment === 'state') report.statesMissed.push(t.killAt!);
-    else report.missed++;
-    if (!r.verifies) report.unverified++;
-    if (!r.resumed) report.resumesFailed++;
-    report.childLogs += r.childLogs;
-    report.childUnverifiable += r.childUnverifiable;
-    report.childEmpty += r.childEmpty;
-    report.ranTwice += r.ranTwice;
-    report.ranUndispatched += r.ranUndispatched;
-    report.inputsLost += r.inputsLost;
-    report.marks += r.marks;
-    report.inputs += r.inputs;
-    report.problems.push(...r.problems);
+    tallyInto(report, t, r);
     o.onTrial?.(r);
   };
   const attempt = async (t: Trial) => {
