@@ -11,6 +11,7 @@
  * thread. `BRIDLE_BENCH_PAIRS` sets the number of alternating pairs (9).
  */
 import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { LiveTraces } from '../adapters/tracing/live.js';
 import { benchSession } from './session.js';
 import { median } from './stats.js';
@@ -26,6 +27,19 @@ interface Run {
   withFlush: number;
   /** ms the flush at the end took. */
   flushMs: number;
+  /** CPU µs a step on the main thread, the turns only (NaN where Linux's schedstat is not there). */
+  mainCpu: number;
+  /** CPU µs a step of the whole process (every thread, the export worker's included), the turns and the flush. */
+  processCpu: number;
+}
+
+/** ns of CPU the main thread has had: Linux's per-thread schedstat (Node 20 has no `threadCpuUsage`); NaN elsewhere. */
+function mainThreadCpuNs(): number {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
+  } catch {
+    return Number.NaN;
+  }
 }
 
 async function runTurns(live: LiveTraces | undefined): Promise<Run> {
@@ -35,6 +49,8 @@ async function runTurns(live: LiveTraces | undefined): Promise<Run> {
     maxSteps: STEPS + 1,
     ...(live ? { plugins: [live.plugin] } : {}),
   });
+  const cpu0 = process.cpuUsage();
+  const main0 = mainThreadCpuNs();
   const start = process.hrtime.bigint();
   for (let t = 0; t < TURNS; t++) {
     const out = await session.run(`turn ${t}`);
@@ -42,10 +58,18 @@ async function runTurns(live: LiveTraces | undefined): Promise<Run> {
   }
   await session.close();
   const turnsEnd = process.hrtime.bigint();
+  const main1 = mainThreadCpuNs();
   await live?.flush();
   const end = process.hrtime.bigint();
+  const cpu = process.cpuUsage(cpu0);
   const perStep = (ns: bigint) => Number(ns) / 1000 / (TURNS * STEPS);
-  return { steps: perStep(turnsEnd - start), withFlush: perStep(end - start), flushMs: Number(end - turnsEnd) / 1e6 };
+  return {
+    steps: perStep(turnsEnd - start),
+    withFlush: perStep(end - start),
+    flushMs: Number(end - turnsEnd) / 1e6,
+    mainCpu: (main1 - main0) / 1000 / (TURNS * STEPS),
+    processCpu: (cpu.user + cpu.system) / (TURNS * STEPS),
+  };
 }
 
 /** A receiver in a process of its own: it counts the spans it was sent and answers as a collector does. */
@@ -82,6 +106,20 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
     const q = (ratios: number[], f: number) => fixed(ratios[Math.min(ratios.length - 1, Math.floor(f * ratios.length))]!, 3);
     const steady = ratiosOf((r) => r.steps);
     const flushed = ratiosOf((r) => r.withFlush);
+    // CPU time, not wall: on a shared machine a step's wall time is mostly whose turn the scheduler gave it.
+    const cpuOf = (of: (r: Run) => number) => {
+      const u = pairs.map((p) => of(p[0])).sort((a, b) => a - b);
+      const t = pairs.map((p) => of(p[1])).sort((a, b) => a - b);
+      const r = ratiosOf(of);
+      return {
+        untracedUs: fixed(median(u)),
+        untracedRange: [fixed(u[0]!), fixed(u[u.length - 1]!)],
+        tracedUs: fixed(median(t)),
+        tracedRange: [fixed(t[0]!), fixed(t[t.length - 1]!)],
+        ratio: fixed(median(r), 3),
+        ratioRange: [q(r, 0), q(r, 1)],
+      };
+    };
     receiver.send('count');
     const { spans } = await next();
     return {
@@ -97,6 +135,8 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
         ratioWithFlushQuartiles: [q(flushed, 0.25), q(flushed, 0.75)],
         flushMs: fixed(median(pairs.map((p) => p[1].flushMs))),
         spansReceived: spans ?? 0,
+        mainThreadCpuPerStep: cpuOf((r) => r.mainCpu),
+        processCpuPerStep: cpuOf((r) => r.processCpu),
       },
     };
   } finally {
