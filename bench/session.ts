@@ -8,7 +8,7 @@ import type { Plugin } from '../plugins/host.js';
 import type { PatchEntry } from '../plugins/rows.js';
 import { createScriptedProviderFromFunction, type ResponseFunction } from '../adapters/model/scripted.js';
 import { createSession } from '../runtime/session.js';
-import type { Services } from '../runtime/session-options.js';
+import type { Services, SessionOptions } from '../runtime/session-options.js';
 import type { ModelProvider } from '../ports/model.js';
 import { noopTool } from './noop-tool.js';
 
@@ -27,6 +27,8 @@ export interface BenchSession {
   tools?: Services['tools'];
   /** Puts the scripted model behind something (a provider's wire); default: the scripted model itself. */
   wrap?: (model: ModelProvider) => ModelProvider;
+  /** An xstate inspector of the session's actors (the microstep count's). */
+  inspect?: SessionOptions['inspect'];
 }
 
 export function benchSession(o: BenchSession) {
@@ -47,5 +49,6 @@ export function benchSession(o: BenchSession) {
     },
     ...(o.existing ? { existing: o.existing } : {}),
     ...(o.plugins ? { plugins: o.plugins } : {}),
+    ...(o.inspect ? { inspect: o.inspect } : {}),
   }).start();
 }
