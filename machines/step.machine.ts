@@ -86,6 +86,13 @@ const toolCalls = (a: Assembly): ToolCallBlock[] => a.blocks.filter((b): b is To
 const withoutCalls = (a: Assembly): Block[] => a.blocks.filter((b): b is Block => b !== undefined && b.type !== 'tool-call');
 const delayOf = (c: StepContext): number => (c.recovery?.kind === 'retry' ? c.recovery.delayMs : 0);
 const finishOf = (c: StepContext): Finish => c.assembly.finish ?? { kind: 'error', code: 'TRANSPORT', message: 'stream ended without finish' };
+const finishChunkOf = (e: StepEvent): Finish | undefined => (e.type === 'model.chunk.received' && e.chunk.type === 'finish' ? e.chunk.finish : undefined);
+const doneCallId = (e: StepEvent): string | undefined => (e as { output?: { callId?: string } }).output?.callId;
+/** The answer as the step ended with it: `length` when the model was cut off, else `stop` (no calls) or `tool-calls`. */
+const answerOutput = (c: StepContext, reason: 'stop' | 'tool-calls'): StepOutput => {
+  const f = finishOf(c);
+  return { reason: f.kind === 'ok' && f.reason === 'length' ? 'length' : reason, finish: f };
+};
 const callRef = (c: StepContext, b: ToolCallBlock, i: number) => ({
   turn: c.turn,
   step: c.step,
@@ -142,6 +149,21 @@ export const stepMachine = setup({
       enqueue.assign({ calls: context.calls.map((s) => (ids.includes(s.callId) ? { ...s, phase: 'running' as const } : s)) });
       for (const id of ids) enqueue.sendTo(id, { type: 'tool.call.released' });
     }),
+    /** The answer as streamed, calls and all: logged as the finish arrives. */
+    recordAnswer: enqueueActions(({ context, enqueue }) => enqueue(recordAction(draftAssistant(context, context.assembly.blocks, finishOf(context), context.assembly)))),
+    settleCall: assign({
+      calls: ({ context, event }) => context.calls.map((s) => (s.callId === doneCallId(event) ? { ...s, phase: 'settled' as const } : s)),
+      unsaved: ({ context, event }) => context.unsaved ?? (event as { output?: { unsaved?: string } }).output?.unsaved,
+    }),
+    endCalling: assign({
+      output: ({ context }) => {
+        if (context.cancelled) return { reason: 'aborted' as const };
+        // A result or dispatch that could not be saved stops the turn here: the model is not told what the log does not hold (ADR 0017).
+        // A cancel that came first still wins: the turn ends aborted, and its end's own flush says whether the log was saved.
+        if (context.unsaved !== undefined) return { reason: 'error' as const, code: TurnEndCode.LOG_NOT_DURABLE, cause: context.unsaved };
+        return answerOutput(context, 'tool-calls');
+      },
+    }),
     cancelCalls: enqueueActions(({ context, enqueue }) => {
       for (const s of context.calls) if (s.phase !== 'settled') enqueue.sendTo(s.callId, { type: 'tool.cancel.requested' });
     }),
@@ -150,10 +172,13 @@ export const stepMachine = setup({
     isFinishChunk: ({ event }) => event.type === 'model.chunk.received' && event.chunk.type === 'finish',
     isRetry: ({ context }) => context.recovery?.kind === 'retry',
     isCompact: ({ context }) => context.recovery?.kind === 'compact',
-    isAborted: ({ context }) => context.cancelled || context.assembly.finish?.kind === 'aborted',
-    isFailed: ({ context }) => context.assembly.finish?.kind !== 'ok',
-    hasToolCalls: ({ context }) => toolCalls(context.assembly).length > 0,
-    isAllSettled: ({ context }) => context.calls.every((s) => s.phase === 'settled'),
+    // The finish is decided in the transition that brings it (ADR 0091): guards run before the transition's
+    // `assemble`, so they read the finish off the chunk; the blocks are complete already (a finish only drops holes).
+    isAbortedFinish: ({ context, event }) => finishChunkOf(event)?.kind === 'aborted' || (finishChunkOf(event) !== undefined && context.cancelled),
+    isFailedFinish: ({ event }) => finishChunkOf(event) !== undefined && finishChunkOf(event)!.kind !== 'ok',
+    isFinishWithCalls: ({ context, event }) => finishChunkOf(event)?.kind === 'ok' && toolCalls(context.assembly).length > 0,
+    /** The call whose done event this is was the last one unsettled: the step ends in this transition (ADR 0091). */
+    isLastToSettle: ({ context, event }) => context.calls.every((s) => s.phase === 'settled' || s.callId === doneCallId(event)),
     hasPartialText: ({ context }) => withoutCalls(context.assembly).some((b) => b.type === 'text' && b.text.length > 0),
     isResumed: ({ context }) => context.resumed !== undefined,
   },
@@ -199,16 +224,16 @@ export const stepMachine = setup({
         input: ({ context }) => ({ request: context.request!, step: context.step, attempt: context.failures + 1 }),
       },
       on: {
-        'model.chunk.received': [{ guard: 'isFinishChunk', target: 'finished', actions: 'assemble' }, { actions: 'assemble' }],
+        // The finish decides where the step goes, in the transition that brings it (ADR 0091): no transient state after it.
+        'model.chunk.received': [
+          { guard: 'isAbortedFinish', target: 'interrupted', actions: 'assemble' },
+          { guard: 'isFailedFinish', target: 'recovering', actions: 'assemble' },
+          { guard: 'isFinishWithCalls', target: 'calling', actions: ['assemble', 'recordAnswer'] },
+          { guard: 'isFinishChunk', target: 'ending', actions: ['assemble', 'recordAnswer', assign({ output: ({ context }) => answerOutput(context, 'stop') })] },
+          { actions: 'assemble' },
+        ],
         'step.cancel.requested': { target: 'interrupted', actions: assign({ cancelled: true }) },
       },
-    },
-    finished: {
-      always: [
-        { guard: 'isAborted', target: 'interrupted' },
-        { guard: 'isFailed', target: 'recovering' },
-        { target: 'answered' },
-      ],
     },
     recovering: {
       description: 'A failed request goes to the request-error listeners (retry with backoff, compact on overflow, or give up), by its normalized code.',
@@ -274,21 +299,6 @@ export const stepMachine = setup({
       ],
       always: 'ending',
     },
-    answered: {
-      entry: { type: 'record', params: ({ context }) => draftAssistant(context, context.assembly.blocks, finishOf(context), context.assembly) },
-      always: [
-        { guard: 'hasToolCalls', target: 'calling' },
-        {
-          target: 'ending',
-          actions: assign({
-            output: ({ context }) => {
-              const f = finishOf(context);
-              return { reason: f.kind === 'ok' && f.reason === 'length' ? ('length' as const) : ('stop' as const), finish: f };
-            },
-          }),
-        },
-      ],
-    },
     calling: {
       description: 'Tool calls validate and ask in parallel, dispatch in order; results are logged as they settle.',
       entry: [
@@ -308,30 +318,12 @@ export const stepMachine = setup({
             'releaseCalls',
           ],
         },
-        'xstate.done.actor.*': {
-          actions: [
-            assign({
-              calls: ({ context, event }) => context.calls.map((s) => (s.callId === (event as { output: { callId: string } }).output.callId ? { ...s, phase: 'settled' as const } : s)),
-              unsaved: ({ context, event }) => context.unsaved ?? (event as { output: { unsaved?: string } }).output.unsaved,
-            }),
-            'releaseCalls',
-          ],
-        },
+        // The last call to settle ends the step in its own transition (ADR 0091); any other releases the calls it held back.
+        'xstate.done.actor.*': [
+          { guard: 'isLastToSettle', target: 'ending', actions: ['settleCall', 'endCalling'] },
+          { actions: ['settleCall', 'releaseCalls'] },
+        ],
         'step.cancel.requested': { actions: [assign({ cancelled: true }), 'cancelCalls'] },
-      },
-      always: {
-        guard: 'isAllSettled',
-        target: 'ending',
-        actions: assign({
-          output: ({ context }) => {
-            if (context.cancelled) return { reason: 'aborted' as const };
-            // A result or dispatch that could not be saved stops the turn here: the model is not told what the log does not hold (ADR 0017).
-            // A cancel that came first still wins: the turn ends aborted, and its end's own flush says whether the log was saved.
-            if (context.unsaved !== undefined) return { reason: 'error' as const, code: TurnEndCode.LOG_NOT_DURABLE, cause: context.unsaved };
-            const f = finishOf(context);
-            return { reason: f.kind === 'ok' && f.reason === 'length' ? ('length' as const) : ('tool-calls' as const), finish: f };
-          },
-        }),
       },
     },
     ending: {

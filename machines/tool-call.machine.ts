@@ -87,6 +87,7 @@ export const toolCallMachine = setup({
       if (note) enqueue(recordAction(note));
       if (context.unsaved === undefined) enqueue.assign({ unsaved: notDurableCause(error) });
     }),
+    recordDispatch: enqueueActions(({ context, enqueue }) => enqueue(recordAction(draftDispatch(context, context.validation?.ok === true && context.validation.idempotent)))),
     notifyReady: sendParent(({ context }) => ({
       type: 'tool.call.ready' as const,
       callId: context.callId,
@@ -180,13 +181,18 @@ export const toolCallMachine = setup({
     ready: {
       description: 'Allowed; waits for the step to release it (calls run in order; read-only neighbours together).',
       entry: 'notifyReady',
-      on: { 'tool.call.released': 'dispatching', 'tool.cancel.requested': 'abortedBeforeDispatch' },
+      on: {
+        // A read-only, idempotent call flushes nothing of its own whatever the store (ADR 0072): its dispatch is
+        // logged in the transition that releases it, straight to the body (ADR 0091).
+        'tool.call.released': [{ guard: 'isRepeatable', target: 'executing', actions: 'recordDispatch' }, { target: 'dispatching' }],
+        'tool.cancel.requested': 'abortedBeforeDispatch',
+      },
     },
     dispatching: {
       description:
         'tool/dispatch is made durable before the tool body starts (two-phase dispatch): flushed, unless the log is durable on append or the call is read-only and idempotent (ADR 0072: running it twice changes nothing).',
-      entry: { type: 'record', params: ({ context }) => draftDispatch(context, context.validation?.ok === true && context.validation.idempotent) },
-      always: [{ guard: 'isLogDurable', target: 'executing' }, { guard: 'isRepeatable', target: 'executing' }, { target: 'flushingDispatch' }],
+      entry: 'recordDispatch',
+      always: [{ guard: 'isLogDurable', target: 'executing' }, { target: 'flushingDispatch' }],
     },
     flushingDispatch: {
       invoke: { src: 'flushLog', onDone: 'executing', onError: { target: 'notDurable', actions: 'markUnsaved' } },
@@ -204,14 +210,16 @@ export const toolCallMachine = setup({
       invoke: {
         src: 'executeTool',
         input: ({ context }) => context,
-        onDone: {
-          target: 'settling',
-          actions: { type: 'record', params: ({ context, event }) => draftResult(context, event.output.status, event.output.content, event.output.code) },
-        },
-        onError: {
-          target: 'settling',
-          actions: { type: 'record', params: ({ context, event }) => draftResult(context, 'error', `tool failed: ${String(event.error)}`, ToolResultCode.TOOL_ERROR) },
-        },
+        // A read-only, idempotent call's result rides the next flush (ADR 0072): it is done in the transition that
+        // brings the result (ADR 0091); any other call asks the store in `settling`.
+        onDone: [
+          { guard: 'isRepeatable', target: 'done', actions: { type: 'record', params: ({ context, event }) => draftResult(context, event.output.status, event.output.content, event.output.code) } },
+          { target: 'settling', actions: { type: 'record', params: ({ context, event }) => draftResult(context, event.output.status, event.output.content, event.output.code) } },
+        ],
+        onError: [
+          { guard: 'isRepeatable', target: 'done', actions: { type: 'record', params: ({ context, event }) => draftResult(context, 'error', `tool failed: ${String(event.error)}`, ToolResultCode.TOOL_ERROR) } },
+          { target: 'settling', actions: { type: 'record', params: ({ context, event }) => draftResult(context, 'error', `tool failed: ${String(event.error)}`, ToolResultCode.TOOL_ERROR) } },
+        ],
       },
       on: { 'tool.cancel.requested': 'aborted' },
     },

@@ -3,7 +3,7 @@
  * while tools owe the model a request; exactly one `turn/start` and one
  * `turn/end` (I3), the end durable before anyone hears of it.
  */
-import { assign, enqueueActions, setup } from 'xstate';
+import { and, assign, enqueueActions, setup } from 'xstate';
 import { TurnEndCode } from '../log/codes.js';
 import type { Draft } from '../log/entries.js';
 import type { Origin, TurnEndReason } from '../log/entry-values.js';
@@ -116,6 +116,12 @@ export const turnMachine = setup({
       for (const q of context.inject) enqueue(recordAction(draftUserMessage(context.turn, q.text, 'inject', q.seq)));
       enqueue.assign({ steer: [], inject: [] });
     }),
+    /** The step's output kept as `last`; an overflow retried once stays so only while its step failed on it again. */
+    settleStep: assign({
+      resume: undefined,
+      last: ({ event }) => (event as unknown as { output: StepOutput }).output,
+      overflowRetried: ({ context, event }) => (event as unknown as { output: StepOutput }).output?.code === TurnEndCode.CONTEXT_WINDOW_EXCEEDED && context.overflowRetried === true,
+    }),
     countStep: assign({ steps: ({ context }) => context.steps + 1 }),
     forwardCancelToCompaction: enqueueActions(({ enqueue }) => enqueue.sendTo('compaction', { type: 'compaction.cancel.requested' })),
     queueSteer: assign({ steer: ({ context, event }) => (event.type === 'turn.input.steered' ? [...context.steer, { seq: event.seq, text: event.text }] : context.steer) }),
@@ -126,10 +132,15 @@ export const turnMachine = setup({
     isRejected: (_, d: PreStepDecision) => d.kind === 'reject',
     isEmptyInput: (_, d: PreStepDecision) => isNothing(d),
     isAborted: ({ context }) => context.cancelled || context.last?.reason === 'aborted',
-    isError: ({ context }) => context.last?.reason === 'error',
-    isLength: ({ context }) => context.last?.reason === 'length',
-    isOwed: ({ context }) => context.last?.reason === 'tool-calls',
+    // A step's output is decided in the transition that brings it (ADR 0091): guards run before its actions, so they
+    // read the output off the done event, not off `last`.
+    isStepAborted: ({ context }, out: StepOutput) => context.cancelled || out.reason === 'aborted',
+    isStepError: (_, out: StepOutput) => out.reason === 'error',
+    isStepLength: (_, out: StepOutput) => out.reason === 'length',
+    /** The step cap; a loop row may provide its own (the `agent-loop` row's `isAtMaxSteps`). */
     isAtMaxSteps: ({ context }) => context.steps >= context.maxSteps,
+    /** Read off the step's done event (no params, so the step cap can be `and`-ed with it). */
+    isOwed: ({ event }) => (event as unknown as { output?: StepOutput }).output?.reason === 'tool-calls',
     hasSteer: ({ context }) => context.steer.length > 0,
     /**
      * Provided by the host: the pressure guard, a synchronous measurement of the next request (ADR 0007) —
@@ -143,7 +154,7 @@ export const turnMachine = setup({
     isOverBudget: (_) => false,
     isBudgetRaised: (_, v: BudgetVerdict) => v.go,
     /** The request-error listeners asked for it (the built-in one: an overflow, once per turn). */
-    isRecoverableOverflow: ({ context }) => context.last?.recovery === 'compact',
+    isRecoverableOverflow: (_, out: StepOutput) => out.recovery === 'compact',
     isUnshrunkOverflow: ({ context }, out: CompactionOutput | undefined) => context.trigger === 'reactive' && !out?.shrank,
     isUnsavedCompaction: (_, out: CompactionOutput | undefined) => out?.unsaved !== undefined,
     isResumed: ({ context }) => context.resume !== undefined,
@@ -264,36 +275,32 @@ export const turnMachine = setup({
         id: 'step',
         src: 'step',
         input: ({ context }) => ({ turn: context.turn, step: nthStep(context.turn, context.steps), overflowRetried: context.overflowRetried === true, ...(context.resume ? { resume: context.resume } : {}) }),
-        onDone: {
-          target: 'deciding',
-          actions: assign({
-            resume: undefined,
-            last: ({ event }) => event.output,
-            overflowRetried: ({ context, event }) => event.output?.code === TurnEndCode.CONTEXT_WINDOW_EXCEEDED && context.overflowRetried === true,
-          }),
-        },
+        // Where the turn goes is decided in the transition that brings the step's output, the step cap included (ADR 0091).
+        onDone: [
+          { guard: { type: 'isStepAborted', params: ({ event }) => event.output }, target: 'ending', actions: ['settleStep', { type: 'end', params: { reason: 'aborted', cause: 'user' } }] },
+          {
+            guard: { type: 'isRecoverableOverflow', params: ({ event }) => event.output },
+            target: 'compacting',
+            actions: ['settleStep', assign({ trigger: 'reactive' as const, overflowRetried: true })],
+          },
+          {
+            guard: { type: 'isStepError', params: ({ event }) => event.output },
+            target: 'ending',
+            actions: [
+              'settleStep',
+              assign({
+                end: ({ context }) => ({ reason: 'error' as const, code: String(context.last?.code ?? 'UNKNOWN'), ...(context.last?.cause !== undefined ? { cause: context.last.cause } : {}) }),
+              }),
+            ],
+          },
+          { guard: { type: 'isStepLength', params: ({ event }) => event.output }, target: 'ending', actions: ['settleStep', { type: 'end', params: { reason: 'max-tokens' } }] },
+          { guard: and(['isOwed', 'isAtMaxSteps']), target: 'ending', actions: ['settleStep', { type: 'end', params: { reason: 'max-steps' } }] },
+          { guard: 'isOwed', target: 'measuring', actions: 'settleStep' },
+          { guard: 'hasSteer', target: 'measuring', actions: 'settleStep' },
+          { target: 'ending', actions: ['settleStep', { type: 'end', params: { reason: 'completed' } }] },
+        ],
       },
       on: { 'turn.cancel.requested': { actions: [assign({ cancelled: true }), 'forwardCancel'] } },
-    },
-    deciding: {
-      always: [
-        { guard: 'isAborted', target: 'ending', actions: { type: 'end', params: { reason: 'aborted', cause: 'user' } } },
-        { guard: 'isRecoverableOverflow', target: 'compacting', actions: assign({ trigger: 'reactive' as const, overflowRetried: true }) },
-        {
-          guard: 'isError',
-          target: 'ending',
-          actions: assign({
-            end: ({ context }) => ({ reason: 'error' as const, code: String(context.last?.code ?? 'UNKNOWN'), ...(context.last?.cause !== undefined ? { cause: context.last.cause } : {}) }),
-          }),
-        },
-        { guard: 'isLength', target: 'ending', actions: { type: 'end', params: { reason: 'max-tokens' } } },
-        { guard: 'isOwed', target: 'maxed', reenter: true },
-        { guard: 'hasSteer', target: 'measuring', reenter: true },
-        { target: 'ending', actions: { type: 'end', params: { reason: 'completed' } } },
-      ],
-    },
-    maxed: {
-      always: [{ guard: 'isAtMaxSteps', target: 'ending', actions: { type: 'end', params: { reason: 'max-steps' } } }, { target: 'measuring', reenter: true }],
     },
     ending: {
       description: 'turn/end is flushed before the turn reports done (save before notify). If it cannot be saved the turn reports LOG_NOT_DURABLE, never the reason the unsaved entry states.',
