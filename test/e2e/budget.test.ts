@@ -12,8 +12,7 @@ import { type OpenAIServer, startOpenAIServer, streamReply } from '../helpers/op
 import { textChunks, toolCallChunks, usageChunk } from '../helpers/openai-chunks.js';
 import { readSessionLog, tempWorld } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
-import { RpcClient } from '../helpers/rpc-client.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { serverPerTest } from '../helpers/server-per-test.js';
 
 describe('bridle run --budget', () => {
   let srv: OpenAIServer;
@@ -72,25 +71,18 @@ describe('bridle run --budget', () => {
 });
 
 describe('a budget under serve', () => {
-  let t: TestServer | undefined;
-  const clients: RpcClient[] = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.close();
-    await t?.stop();
-    t = undefined;
-  });
+  const serving = serverPerTest();
 
   it('a budget that pauses under serve (the call is made once after approval)', async () => {
     let asked = 0;
-    t = await startTestServer(
+    const t = await serving.start(
       (_req, i) => {
         asked++;
         return i === 0 ? { toolCalls: [{ name: 'list_dir', arguments: {} }], usage: { inputTokens: 1000, outputTokens: 200 } } : { text: 'done', usage: { inputTokens: 1000, outputTokens: 10 } };
       },
       { approval: 'ask', budget: { tokens: 1000 } },
     );
-    const c = await RpcClient.connect(t.server.url, { token: t.token });
-    clients.push(c);
+    const c = await serving.connect();
     const { sessionId } = await c.call('session/create', {});
     await c.call('session/attach', { sessionId });
     await c.call('session/input', { sessionId, text: 'look around' });
@@ -112,21 +104,18 @@ describe('a budget under serve', () => {
   it('a pending budget approval survives a crash: a server that goes on with the log asks its clients again, and a yes makes the call once', async () => {
     let calls = 0;
     const spend = (_req: unknown, i: number) => (calls++, i === 0 ? { toolCalls: [{ name: 'list_dir', arguments: {} }], usage: { inputTokens: 1000, outputTokens: 200 } } : { text: 'done', usage: { inputTokens: 10, outputTokens: 1 } });
-    t = await startTestServer(spend, { approval: 'ask', budget: { tokens: 1000 } });
-    const a = await RpcClient.connect(t.server.url, { token: t.token });
-    clients.push(a);
+    let t = await serving.start(spend, { approval: 'ask', budget: { tokens: 1000 } });
+    const a = await serving.connect();
     const { sessionId } = await a.call('session/create', {});
     await a.call('session/attach', { sessionId });
     await a.call('session/input', { sessionId, text: 'look around' });
     const first = (await a.waitFor((m) => m.method === 'approval/request')).params;
     const left = t.sessions[0]!.recorder.entries.slice();
     await t.stop();
-    t = undefined;
     expect(calls).toBe(1);
     calls = 0;
-    t = await startTestServer((_req) => (calls++, { text: 'done', usage: { inputTokens: 10, outputTokens: 1 } }), { approval: 'ask', budget: { tokens: 1000 }, continueFrom: left });
-    const b = await RpcClient.connect(t.server.url, { token: t.token });
-    clients.push(b);
+    t = await serving.start((_req) => (calls++, { text: 'done', usage: { inputTokens: 10, outputTokens: 1 } }), { approval: 'ask', budget: { tokens: 1000 }, continueFrom: left });
+    const b = await serving.connect();
     expect((await b.call('session/create', {})).sessionId).toBe(sessionId);
     await b.call('session/attach', { sessionId });
     const req = (await b.waitFor((m) => m.method === 'approval/request')).params;

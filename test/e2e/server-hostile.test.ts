@@ -6,23 +6,12 @@
 import fs from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RpcClient } from '../helpers/rpc-client.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { serverPerTest } from '../helpers/server-per-test.js';
 
-let t: TestServer | undefined;
-const clients: RpcClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await t?.stop();
-  t = undefined;
-});
-
-const connect = async (o: Parameters<typeof RpcClient.connect>[1] = { token: t!.token }) => {
-  const c = await RpcClient.connect(t!.server.url, o);
-  clients.push(c);
-  return c;
-};
+const srv = serverPerTest();
+const connect = (o?: Parameters<typeof RpcClient.connect>[1]) => srv.connect(o);
 /** The server still answers a fresh, well-behaved client. */
 const stillUp = async () => {
   const c = await connect();
@@ -32,7 +21,7 @@ const refused = (p: Promise<unknown>) => p.then(() => 0, (e: { status?: number }
 
 describe('hostile clients', () => {
   it('bad JSON, wrong types and unknown methods get error responses and the connection stays up', async () => {
-    t = await startTestServer(() => ({ text: 'hi' }));
+    const t = await srv.start(() => ({ text: 'hi' }));
     const c = await connect();
     c.sendRaw('{"jsonrpc": "2.0", "id": "raw-1", "method": "session/list"');
     expect((await c.waitFor((m) => m.error?.code === -32700)).id).toBeNull();
@@ -52,7 +41,7 @@ describe('hostile clients', () => {
   });
 
   it('an 8 MiB frame closes that connection with 1009; the server stays up', async () => {
-    t = await startTestServer(() => ({ text: 'hi' }));
+    const t = await srv.start(() => ({ text: 'hi' }));
     const c = await connect();
     const { sessionId } = await c.call('session/create', {});
     c.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'session/input', params: { sessionId, text: 'x'.repeat(8 * 1024 * 1024) } }));
@@ -64,18 +53,18 @@ describe('hostile clients', () => {
   });
 
   it('refuses a missing or wrong token at the upgrade with 401', async () => {
-    t = await startTestServer(() => ({ text: 'hi' }));
+    const t = await srv.start(() => ({ text: 'hi' }));
     expect(await refused(RpcClient.connect(t.server.url))).toBe(401);
     expect(await refused(RpcClient.connect(t.server.url, { token: 'wrong' }))).toBe(401);
     expect(await refused(RpcClient.connect(`${t.server.url}?token=wrong`))).toBe(401);
     // ?token= works as well as the header.
     const viaQuery = await RpcClient.connect(`${t.server.url}?token=${t.token}`);
-    clients.push(viaQuery);
     await stillUp();
+    viaQuery.close();
   });
 
   it("refuses a foreign Origin with 403, accepts the server's own", async () => {
-    t = await startTestServer(() => ({ text: 'hi' }), { allowOrigins: ['http://viewer.example'] });
+    const t = await srv.start(() => ({ text: 'hi' }), { allowOrigins: ['http://viewer.example'] });
     expect(await refused(RpcClient.connect(t.server.url, { token: t.token, origin: 'http://evil.example' }))).toBe(403);
     expect(await refused(RpcClient.connect(t.server.url, { token: t.token, origin: `http://127.0.0.1:${t.server.port + 1}` }))).toBe(403);
     await connect({ token: t.token, origin: `http://127.0.0.1:${t.server.port}` });
@@ -86,7 +75,7 @@ describe('hostile clients', () => {
 
   it('disconnects a client that stops reading, with a reason; the others go on', async () => {
     const problems: string[] = [];
-    t = await startTestServer(() => ({ text: 'ok' }), { maxBuffered: 1024 * 1024, onProblem: (m) => problems.push(m) });
+    const t = await srv.start(() => ({ text: 'ok' }), { maxBuffered: 1024 * 1024, onProblem: (m) => problems.push(m) });
     const slow = await connect();
     const fine = await connect();
     const { sessionId } = await fine.call('session/create', {});
@@ -107,10 +96,10 @@ describe('hostile clients', () => {
   });
 
   it('serves the viewer page and nothing outside it', async () => {
-    t = await startTestServer(() => ({ text: 'hi' }), { viewer: { dir: new URL('../../visualizations/viewer/', import.meta.url).pathname, diagrams: new URL('../../visualizations/', import.meta.url).pathname } });
+    const t = await srv.start(() => ({ text: 'hi' }), { viewer: { dir: new URL('../../visualizations/viewer/', import.meta.url).pathname, diagrams: new URL('../../visualizations/', import.meta.url).pathname } });
     const get = (path: string, method = 'GET') =>
       new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port: t!.server.port, path, method }, (res) => {
+        const req = request({ host: '127.0.0.1', port: t.server.port, path, method }, (res) => {
           let body = '';
           res.on('data', (d) => (body += d));
           res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
@@ -133,7 +122,7 @@ describe('hostile clients', () => {
   });
 
   it('approval/respond from a client not attached to the session is refused with -32004 NOT_ATTACHED and decides nothing', async () => {
-    t = await startTestServer((_req, i) => (i === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] } : { text: 'done' }), { approval: 'ask' });
+    const t = await srv.start((_req, i) => (i === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] } : { text: 'done' }), { approval: 'ask' });
     const owner = await connect();
     const stranger = await connect();
     const { sessionId } = await owner.call('session/create', {});
@@ -154,7 +143,7 @@ describe('hostile clients', () => {
   });
 
   it('session/create refuses a cwd outside the workspace ("/", "..", a symlink out, a relative path) as CWD_NOT_ALLOWED, opening nothing', async () => {
-    t = await startTestServer(() => ({ text: 'hi' }));
+    const t = await srv.start(() => ({ text: 'hi' }));
     const c = await connect();
     fs.symlinkSync('/', path.join(t.workspace, 'escape'));
     fs.mkdirSync(path.join(t.workspace, 'sub'));
@@ -181,7 +170,7 @@ describe('hostile clients', () => {
 
   it("a create that fails unexpectedly does not send the failure's text (it may quote a file) to the client", async () => {
     const problems: string[] = [];
-    t = await startTestServer(() => ({ text: 'hi' }), {
+    const t = await srv.start(() => ({ text: 'hi' }), {
       onProblem: (m) => problems.push(m),
       beforeOpen: () => {
         throw new SyntaxError('Unexpected token \'r\', "root:x:0:0:root:/root:/bin/bash" is not valid JSON');
@@ -196,7 +185,7 @@ describe('hostile clients', () => {
   });
 
   it('a flood of session/create from several clients never holds more than maxSessions; each extra gets -32005 and the server stays up', async () => {
-    t = await startTestServer(() => ({ text: 'hi' }), { maxSessions: 64 });
+    const t = await srv.start(() => ({ text: 'hi' }), { maxSessions: 64 });
     const cs = await Promise.all(Array.from({ length: 4 }, () => connect()));
     // 2,000 creates, 500 per client, as batches of 50 so they interleave across connections.
     const batch = Array.from({ length: 50 }, (_, i) => ({ jsonrpc: '2.0', id: `b${i}`, method: 'session/create', params: {} }));

@@ -3,32 +3,21 @@
  * create, list, attach (with fromSeq, racing a running turn), input, deltas,
  * state, snapshot, cancel, approvals over the wire.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MethodResults, NotificationParams } from '../../server/protocol.js';
 import { verifyLog } from '../../log/verify.js';
 import { RpcClient } from '../helpers/rpc-client.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { serverPerTest } from '../helpers/server-per-test.js';
 
-let t: TestServer | undefined;
-const clients: RpcClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await t?.stop();
-  t = undefined;
-});
-
-const connect = async (o: { token?: string } = {}) => {
-  const c = await RpcClient.connect(t!.server.url, { token: o.token ?? t!.token });
-  clients.push(c);
-  return c;
-};
+const srv = serverPerTest();
+const connect = () => srv.connect();
 const seqs = (c: RpcClient, id: string) => c.entries(id).map((e) => e.seq);
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const turnEnded = (id: string) => (m: { method?: string; params?: any }) => m.method === 'session/entry' && m.params.sessionId === id && m.params.entry.kind === 'turn/end';
 
 describe('bridle serve, over the wire', () => {
   it('session/compact runs a compaction between turns; its brackets arrive as entries', async () => {
-    t = await startTestServer((req) =>
+    const t = await srv.start((req) =>
       JSON.stringify(req.messages.at(-1)).includes('Summarize') || JSON.stringify(req.messages.at(-1)).includes('summary')
         ? { text: '## Request and intent\nx\n## Key facts\nx\n## Files touched\nnone\n## Errors and fixes\nnone\n## Current work\nnone\n## Next step\nnone' }
         : { text: 'a fairly long answer '.repeat(40) },
@@ -48,7 +37,7 @@ describe('bridle serve, over the wire', () => {
   });
 
   it('creates, lists, attaches and runs a turn; entries arrive once each, in seq order, after they are durable', async () => {
-    t = await startTestServer((_req, i) => (i === 0 ? { text: 'Listing.', toolCalls: [{ name: 'list_dir', arguments: {} }] } : { text: 'Empty workspace.' }));
+    const t = await srv.start((_req, i) => (i === 0 ? { text: 'Listing.', toolCalls: [{ name: 'list_dir', arguments: {} }] } : { text: 'Empty workspace.' }));
     const c = await connect();
     const { sessionId } = await c.call('session/create', {});
     const { sessions } = await c.call('session/list', {});
@@ -86,7 +75,7 @@ describe('bridle serve, over the wire', () => {
   it('snapshot shows the running turn, step and tool calls', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    t = await startTestServer(async (_req, i) => {
+    const t = await srv.start(async (_req, i) => {
       if (i === 1) await gate;
       return i === 0 ? { toolCalls: [{ name: 'list_dir', arguments: {} }] } : { text: 'done' };
     });
@@ -106,7 +95,7 @@ describe('bridle serve, over the wire', () => {
   });
 
   it('attaching with fromSeq while a turn runs gives exactly the entries from that seq on: no gap, no duplicate', async () => {
-    t = await startTestServer(
+    const t = await srv.start(
       (_req, i) => (i < 6 ? { text: `step ${i}`, toolCalls: [{ name: 'list_dir', arguments: {} }, { name: 'glob', arguments: { pattern: '*' } }] } : { text: 'done' }),
       { scripted: { delayMs: 1 } },
     );
@@ -135,7 +124,7 @@ describe('bridle serve, over the wire', () => {
   });
 
   it('re-attaching restarts the feed from the new fromSeq', async () => {
-    t = await startTestServer(() => ({ text: 'hi' }));
+    const t = await srv.start(() => ({ text: 'hi' }));
     const c = await connect();
     const { sessionId } = await c.call('session/create', {});
     await c.call('session/attach', { sessionId });
@@ -153,7 +142,7 @@ describe('bridle serve, over the wire', () => {
     const gate = new Promise<void>((r) => (release = r));
     let unblock!: () => void;
     const block = new Promise<void>((r) => (unblock = r));
-    t = await startTestServer(async (req, i) => {
+    const t = await srv.start(async (req, i) => {
       if (i === 0) {
         await gate;
         return { toolCalls: [{ name: 'list_dir', arguments: {} }] };
@@ -187,7 +176,7 @@ describe('bridle serve, over the wire', () => {
   });
 
   it('reports unknown sessions and failed creates as errors, and keeps going', async () => {
-    t = await startTestServer(() => ({ text: 'hi' }));
+    const t = await srv.start(() => ({ text: 'hi' }));
     const c = await connect();
     for (const m of ['session/attach', 'session/input', 'session/cancel', 'session/snapshot']) {
       const r = await c.request(m, { sessionId: 'nope', ...(m === 'session/input' ? { text: 'x' } : {}) });
@@ -204,7 +193,7 @@ describe('approvals over the wire', () => {
     i === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x\n' } }] } : { text: 'wrote it' };
 
   it('asks every attached client; the first answer wins; request and decision are logged', async () => {
-    t = await startTestServer(writes, { approval: 'ask' });
+    const t = await srv.start(writes, { approval: 'ask' });
     const a = await connect();
     const b = await connect();
     const { sessionId } = await a.call('session/create', {});
@@ -231,7 +220,7 @@ describe('approvals over the wire', () => {
   });
 
   it('a rejection denies the call', async () => {
-    t = await startTestServer(writes, { approval: 'ask' });
+    const t = await srv.start(writes, { approval: 'ask' });
     const a = await connect();
     const { sessionId } = await a.call('session/create', {});
     await a.call('session/attach', { sessionId });
@@ -244,7 +233,7 @@ describe('approvals over the wire', () => {
   });
 
   it('a question open when the server stops stays open in the log (asked, never decided), for resume', async () => {
-    t = await startTestServer(writes, { approval: 'ask' });
+    const t = await srv.start(writes, { approval: 'ask' });
     const a = await connect();
     const { sessionId } = await a.call('session/create', {});
     await a.call('session/attach', { sessionId });
@@ -261,7 +250,7 @@ describe('approvals over the wire', () => {
   });
 
   it('a server that goes on with that log asks the same question again of the clients that attach; the call runs once on approval (ADR 0027)', async () => {
-    t = await startTestServer(writes, { approval: 'ask' });
+    let t = await srv.start(writes, { approval: 'ask' });
     const a = await connect();
     const { sessionId } = await a.call('session/create', {});
     await a.call('session/attach', { sessionId });
@@ -270,7 +259,7 @@ describe('approvals over the wire', () => {
     const left = t.sessions[0]!.recorder.entries.slice();
     await t.stop();
     // The next server's session is handed the log as resume's repair leaves it (nothing appended: the turn waits on the approval).
-    t = await startTestServer((_req, i) => (i === 0 ? { text: 'wrote it' } : { text: 'more' }), { approval: 'ask', continueFrom: left });
+    t = await srv.start((_req, i) => (i === 0 ? { text: 'wrote it' } : { text: 'more' }), { approval: 'ask', continueFrom: left });
     const b = await connect();
     const again = await b.call('session/create', {});
     expect(again.sessionId).toBe(sessionId);
@@ -295,7 +284,7 @@ describe('closing sessions and the session limit', () => {
   it('session/close ends a running turn cleanly: attached clients get every entry, then session/closed, and the session is gone', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    t = await startTestServer(async () => (await gate, { text: 'late' }));
+    const t = await srv.start(async () => (await gate, { text: 'late' }));
     const a = await connect();
     const b = await connect();
     const { sessionId } = await a.call('session/create', {});
@@ -329,7 +318,7 @@ describe('closing sessions and the session limit', () => {
   });
 
   it('session/close decides an open approval cancelled, and closes an idle session at once', async () => {
-    t = await startTestServer((_req, i) => (i === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] } : { text: 'done' }), { approval: 'ask' });
+    const t = await srv.start((_req, i) => (i === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] } : { text: 'done' }), { approval: 'ask' });
     const a = await connect();
     const { sessionId } = await a.call('session/create', {});
     await a.call('session/attach', { sessionId });
@@ -349,7 +338,7 @@ describe('closing sessions and the session limit', () => {
   it('a session with no client attached and no turn running is released after the idle time; one with a client or a turn is kept', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    t = await startTestServer(async (req) => (JSON.stringify(req.messages).includes('slow') ? (await gate, { text: 'slow done' }) : { text: 'ok' }), { idleTimeoutMs: 150 });
+    const t = await srv.start(async (req) => (JSON.stringify(req.messages).includes('slow') ? (await gate, { text: 'slow done' }) : { text: 'ok' }), { idleTimeoutMs: 150 });
     const watcher = await connect();
     const lonely = (await watcher.call('session/create', {})).sessionId;
     const watched = (await watcher.call('session/create', {})).sessionId;
@@ -383,7 +372,7 @@ describe('closing sessions and the session limit', () => {
   });
 
   it('session/create beyond maxSessions is refused with -32005 SESSION_LIMIT, a burst from many clients cannot overshoot it, and a close frees a slot', async () => {
-    t = await startTestServer(() => ({ text: 'hi' }), { maxSessions: 5 });
+    const t = await srv.start(() => ({ text: 'hi' }), { maxSessions: 5 });
     const cs = await Promise.all(Array.from({ length: 8 }, () => connect()));
     const answers = await Promise.all(cs.flatMap((c) => Array.from({ length: 6 }, () => c.request('session/create', {}))));
     const made = answers.filter((r) => r.result).map((r) => r.result.sessionId as string);
