@@ -6,24 +6,21 @@
  * and what the rows say is what a session runs: `fs: memory` keeps the disk
  * untouched, a user plugin's tool can be called.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { base } from '../../bundles/base.js';
+import { tempWorld } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
 
 let root: string;
 let home: string;
 let ws: string;
 beforeEach(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-rows-e2e-')));
-  home = join(root, 'home');
-  ws = join(root, 'ws');
+  ({ root, home, ws } = tempWorld('bridle-rows-e2e-'));
   mkdirSync(home);
-  mkdirSync(ws);
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 

@@ -5,12 +5,12 @@
  * 2; a config.yaml in the workspace is never read.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
+import { tempWorld } from '../helpers/cli-world.js';
 import { CLI, runCli } from '../helpers/cli.js';
 
 let root: string;
@@ -18,11 +18,8 @@ let home: string;
 let ws: string;
 let script: string;
 beforeEach(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-config-e2e-')));
-  home = join(root, 'home');
-  ws = join(root, 'ws');
+  ({ root, home, ws } = tempWorld('bridle-config-e2e-'));
   mkdirSync(home);
-  mkdirSync(ws);
   script = join(root, 'hello.json');
   // Every answer lists the directory, so only the step budget ends the turn.
   writeFileSync(script, JSON.stringify({ label: 'scripted: config e2e', responses: Array.from({ length: 6 }, () => ({ text: 'looking', toolCalls: [{ name: 'list_dir' }] })) }));

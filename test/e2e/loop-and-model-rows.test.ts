@@ -4,14 +4,14 @@
  * name a module — the user's own model adapter — anchored at the file that names it and loaded like any row
  * module; a `process` child takes `model` like an in-process one, logged and priced at it.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
+import { tempWorld } from '../helpers/cli-world.js';
 import { CLI, runCli } from '../helpers/cli.js';
 
 const TINY = fileURLToPath(new URL('../fixtures/model-module/tiny-model.js', import.meta.url));
@@ -23,11 +23,8 @@ let root: string;
 let home: string;
 let ws: string;
 beforeEach(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-loop-rows-')));
-  home = join(root, 'home');
-  ws = join(root, 'ws');
+  ({ root, home, ws } = tempWorld('bridle-loop-rows-'));
   mkdirSync(home);
-  mkdirSync(ws);
   writeFileSync(join(ws, 'notes.txt'), 'the answer is 42\n');
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));

@@ -6,13 +6,13 @@
  * — never a silent replay through a different loop. A base run records no loop.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
+import { tempWorld } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
 
 const TWO_STEPS = `export default { name: 'two-steps', inject: ['machines'], provides: ['agent-loop'], apply(ctx) { ctx.provide('agent-loop', ctx.get('machines').refine({ turn: (m) => m.provide({ guards: { isAtMaxSteps: ({ context }) => context.steps >= 2 } }) }, 'two-steps')); } };\n`;
@@ -23,11 +23,8 @@ let root: string;
 let home: string;
 let ws: string;
 beforeEach(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-loop-logged-')));
-  home = join(root, 'home');
-  ws = join(root, 'ws');
+  ({ root, home, ws } = tempWorld('bridle-loop-logged-'));
   mkdirSync(home);
-  mkdirSync(ws);
   writeFileSync(join(ws, 'notes.txt'), 'the answer is 42\n');
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));

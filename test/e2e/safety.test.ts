@@ -7,11 +7,10 @@
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
-import { readSessionLog } from '../helpers/cli-world.js';
+import { readSessionLog, tempWorld } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
 import { describeWithSystemDep, SYSTEM_DEPS } from '../helpers/system-deps.js';
 
@@ -20,10 +19,7 @@ let home: string;
 let ws: string;
 let far: string;
 beforeEach(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-e2e-safety-')));
-  home = join(root, 'home');
-  ws = join(root, 'ws');
-  mkdirSync(ws);
+  ({ root, home, ws } = tempWorld('bridle-e2e-safety-'));
   writeFileSync(join(ws, 'keep.txt'), 'keep\n');
   // Not under /tmp, so only the read-only root can be what stops a write there.
   far = realpathSync(mkdtempSync(join('/var/tmp', 'bridle-e2e-far-')));
