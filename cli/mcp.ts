@@ -25,7 +25,7 @@ import { readSessionLog } from '../runtime/logs/read.js';
 import { storeOfRows } from '../runtime/stores.js';
 import { newToken } from '../server/access.js';
 import { createBridleMcpServer, mcpAsking, McpRunRefused, type BridleMcpOptions, type McpRunHooks, type McpRunRequest, type McpRunResult } from '../server/mcp/bridle-mcp.js';
-import { startMcpHttp, type McpHttpServer } from '../server/mcp/http.js';
+import { MCP_CALLER_HEADER, startMcpHttp, type McpHttpServer } from '../server/mcp/http.js';
 import { RoundCancel } from '../server/mcp/rounds.js';
 import { keepStdoutForTheProtocol } from './acp.js';
 import { SessionNotSavedError, SetupError, UsageError, WorkspaceModuleError } from './errors.js';
@@ -236,7 +236,12 @@ export async function startMcp(given: Product, flags: McpFlags, err: NodeJS.Writ
   const host = flags.host ?? '127.0.0.1';
   const port = parsePort(flags.port, 0);
   const token = process.env.BRIDLE_TOKEN || newToken();
-  const handler = createMcpHandler(factory, { onerror: (e) => problem(e.message) });
+  // The caller's identity over HTTP: the `mcp-session-id` the HTTP entry gave it, sent back on each request (ADR 0089).
+  const httpFactory = (ctx?: { requestInfo?: Request }) => {
+    const caller = ctx?.requestInfo?.headers.get(MCP_CALLER_HEADER) ?? undefined;
+    return createBridleMcpServer(caller ? { ...options, caller } : options);
+  };
+  const handler = createMcpHandler(httpFactory, { onerror: (e) => problem(e.message) });
   const http: McpHttpServer = await listenOrExplain(host, port, () => startMcpHttp({ host, port, token, handler, onProblem: problem }));
   announceListening({ command: 'mcp', host, url: http.url, what: 'MCP streamable HTTP', token, tokenFromEnv: !!process.env.BRIDLE_TOKEN, reach: 'run an agent in your workspace' }, out, err);
   err.write(`${policyLine}\n`);

@@ -37,6 +37,7 @@ import { answerOfResponse, approvalElicitation } from './approval-form.js';
 import { Rounds, type RoundHooks, type RoundRef } from './rounds.js';
 import { declaresTasks, McpTasks, TaskIdParams, tasksNotDeclared, UpdateParams, type TaskEnd } from './tasks.js';
 import { TASKS_EXTENSION } from '../../ports/mcp-tasks.js';
+import { HttpCalls } from './http-cancel.js';
 
 /** What a `bridle_run` call asks for. */
 export interface McpRunRequest {
@@ -95,6 +96,8 @@ export interface BridleMcpOptions {
   transcript(id: string): Promise<string | undefined>;
   /** Runs waiting for their caller's answer between rounds, and the seal on the state that finds them: from `mcpAsking()`. */
   asking: McpAsking;
+  /** Over `--http`, the caller's identity (the `mcp-session-id` the HTTP entry gave it at `initialize`): its calls are in `asking.httpCalls`, found again by its `notifications/cancelled`. */
+  caller?: string;
 }
 
 export interface McpAsking {
@@ -102,6 +105,8 @@ export interface McpAsking {
   seal: RequestStateCodec<RoundRef>;
   /** `bridle_run` calls running as tasks (the tasks extension, ADR 0083), over the same rounds. */
   tasks: McpTasks<McpRunResult>;
+  /** In-place calls of HTTP callers, by caller and request id: a 2025 caller's cancel is a POST of its own, to another per-request server (ADR 0089). */
+  httpCalls: HttpCalls;
 }
 
 /** How long a question waits for the retried call that answers it; the sealed state lives as long. */
@@ -123,6 +128,7 @@ export function mcpAsking(newId: () => string, now: () => Date, waitS = ANSWER_W
     rounds,
     seal: createRequestStateCodec<RoundRef>({ key: randomBytes(32), ttlSeconds: waitS, bind: (ctx) => ctx.mcpReq.method }),
     tasks: new McpTasks<McpRunResult>({ rounds, newId, now, ttlMs: TASK_TTL_MS, pollIntervalMs: TASK_POLL_MS }),
+    httpCalls: new HttpCalls(),
   };
 }
 
@@ -232,24 +238,44 @@ async function runTool(o: BridleMcpOptions, server: McpServer, args: z.infer<typ
   const sink = progressOf(ctx);
   const progress = sink?.send;
   const { rounds, seal } = o.asking;
+  // An HTTP caller's cancel may come to another server (its own POST): the call is kept where that one finds it.
+  const cancelled = new AbortController();
+  const forget = o.caller !== undefined ? o.asking.httpCalls.add(o.caller, ctx.mcpReq.id, () => cancelled.abort(new Error('cancelled by the client'))) : () => undefined;
+  const signal = o.caller !== undefined ? AbortSignal.any([ctx.mcpReq.signal, cancelled.signal]) : ctx.mcpReq.signal;
   try {
     const ref = await refOf(o, ctx);
     if (ref === 'invalid') return notWaiting();
     const by = callerOf(ctx, server);
     const answerable = canAnswer(ctx, server);
     const step = ref
-      ? rounds.resume(ref, (q) => answerOfResponse(inputResponse(ctx.mcpReq.inputResponses, 'approval'), by, q.form), ctx.mcpReq.signal, progress)
-      : rounds.begin(starter(o, requestOf(args), answerable), ctx.mcpReq.signal, progress);
+      ? rounds.resume(ref, (q) => answerOfResponse(inputResponse(ctx.mcpReq.inputResponses, 'approval'), by, q.form), signal, progress)
+      : rounds.begin(starter(o, requestOf(args), answerable), signal, progress);
     if (!step) return notWaiting();
     const s = await step;
     await sink?.sent();
     if (s.kind === 'done') return runResultOf(s.result);
-    cancelOnAbort(o.asking.rounds, s.ref.run, ctx.mcpReq.signal);
+    cancelOnAbort(o.asking.rounds, s.ref.run, signal);
     return inputRequired({ inputRequests: { approval: inputRequired.elicit(approvalElicitation(s.question)) }, requestState: await seal.mint(s.ref, ctx) }) as unknown as CallToolResult;
   } catch (err) {
     if (err instanceof McpRunRefused) return refusedResult(err);
     throw err;
+  } finally {
+    forget();
   }
+}
+
+/** An HTTP caller's `notifications/cancelled` also cancels that caller's call held by another per-request server (ADR 0089). */
+function cancelAcrossRequests(o: BridleMcpOptions, server: McpServer): void {
+  const caller = o.caller;
+  if (caller === undefined) return;
+  type Handler = (n: { params?: { requestId?: string | number } }, codec: unknown) => unknown;
+  const handlers = (server.server as unknown as { _notificationHandlers: Map<string, Handler> })._notificationHandlers;
+  const own = handlers.get('notifications/cancelled');
+  handlers.set('notifications/cancelled', (n, codec) => {
+    const id = n.params?.requestId;
+    if (id !== undefined) o.asking.httpCalls.cancel(caller, id);
+    return own?.(n, codec);
+  });
 }
 
 function sessionResource(o: BridleMcpOptions, server: McpServer, kind: 'log' | 'transcript'): void {
@@ -344,6 +370,7 @@ export function createBridleMcpServer(o: BridleMcpOptions): McpServer {
     (args, ctx) => runTool(o, server, args, ctx),
   );
   serveTasks(o, server);
+  cancelAcrossRequests(o, server);
   sessionResource(o, server, 'log');
   sessionResource(o, server, 'transcript');
   return server;

@@ -8,6 +8,7 @@
  * request and response is here, with the request's signal aborted when the
  * client goes away before its answer, which cancels the call.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -29,6 +30,11 @@ export interface McpHttpServer {
 }
 
 export const MCP_PATH = '/mcp';
+/**
+ * The caller's identity (ADR 0089): a POST that comes without one is answered with a fresh one, which a 2025 client
+ * keeps from its `initialize` answer and sends on every later request, its `notifications/cancelled` included.
+ */
+export const MCP_CALLER_HEADER = 'mcp-session-id';
 
 function refuse(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json', ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}) });
@@ -55,8 +61,8 @@ function toRequest(req: IncomingMessage, res: ServerResponse, base: string): Req
   } as RequestInit);
 }
 
-async function sendResponse(res: ServerResponse, answer: Response): Promise<void> {
-  const headers: Record<string, string | string[]> = {};
+async function sendResponse(res: ServerResponse, answer: Response, caller?: string): Promise<void> {
+  const headers: Record<string, string | string[]> = caller ? { [MCP_CALLER_HEADER]: caller } : {};
   answer.headers.forEach((v, k) => {
     headers[k] = k === 'set-cookie' ? answer.headers.getSetCookie() : v;
   });
@@ -92,7 +98,7 @@ export async function startMcpHttp(o: McpHttpOptions): Promise<McpHttpServer> {
     if (rebound) return void sendResponse(res, rebound);
     o.handler
       .fetch(request)
-      .then((answer) => sendResponse(res, answer))
+      .then((answer) => sendResponse(res, answer, req.method === 'POST' && !req.headers[MCP_CALLER_HEADER] && !answer.headers.has(MCP_CALLER_HEADER) ? randomUUID() : undefined))
       .catch((err: unknown) => {
         o.onProblem?.(`mcp http: ${(err as Error)?.message ?? String(err)}`);
         if (!res.headersSent) refuse(res, 500, 'internal error');

@@ -124,8 +124,7 @@ const combos: [Transport, Mode][] = [
 describe('bridle mcp: a caller that gives up on an in-place call ends the inner turn at once', () => {
   for (const [t, mode] of combos) {
     const rev = mode === 'auto' ? '2026-07-28' : '2025';
-    // A 2025 caller over HTTP sends its cancel as a request of its own, which the per-request server cannot match (#23: open).
-    if (!(t === 'http' && mode === 'legacy'))
+    // A 2025 caller over HTTP sends its cancel as a POST of its own, matched to the running call by caller and request id (ADR 0089).
       it(`${t}, ${rev}: the call aborted while the model answers`, async () => {
       const wd = world('slow');
       const c = await connect(t, mode, wd);
