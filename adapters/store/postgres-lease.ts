@@ -58,42 +58,28 @@ export async function claimLease(pool: Pool, id: string, location: string, lease
   const pid = o.pid ?? process.pid;
   const host = o.host ?? hostname();
   for (let attempt = 0; attempt < 3; attempt++) {
-    const c = await pool.connect();
-    let taken: { owner: LockHolder; epoch: number; tookOver?: LockHolder } | undefined;
-    try {
-      await c.query('BEGIN');
-      const cur = await c.query<Row>('SELECT owner, epoch, (lease_expires IS NULL OR lease_expires <= now()) AS expired FROM bridle_sessions WHERE id = $1 FOR UPDATE', [id]);
-      const row = cur.rows[0];
-      if (!row) {
-        const ins = await c.query<{ owner: LockHolder; epoch: string }>(
-          `INSERT INTO bridle_sessions (id, owner, epoch, lease_expires) VALUES ($1, ${OWNER}, 1, ${EXPIRY}) ON CONFLICT (id) DO NOTHING RETURNING owner, epoch`,
-          [id, pid, host, leaseMs],
-        );
-        // Another worker created it between the two statements: look again.
-        if (!ins.rows[0]) {
-          await c.query('ROLLBACK');
-          continue;
-        }
-        taken = { owner: ins.rows[0].owner, epoch: Number(ins.rows[0].epoch) };
-      } else if (row.owner === null || row.expired) {
-        const up = await c.query<{ owner: LockHolder; epoch: string }>(
-          `UPDATE bridle_sessions SET owner = ${OWNER}, epoch = epoch + 1, lease_expires = ${EXPIRY} WHERE id = $1 RETURNING owner, epoch`,
-          [id, pid, host, leaseMs],
-        );
-        taken = { owner: up.rows[0]!.owner, epoch: Number(up.rows[0]!.epoch), ...(row.owner ? { tookOver: row.owner } : {}) };
-      } else {
-        await c.query('ROLLBACK');
-        const self = row.owner.pid === pid && row.owner.host === host;
-        throw new SessionLockedError(row.owner, location, self ? 'that is this process: it has the session open already' : `its lease (epoch ${row.epoch}) has not expired`);
-      }
-      await c.query('COMMIT');
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      c.release();
-    }
-    return held(pool, id, location, leaseMs, taken, o.renew ?? true);
+    // A new session: one statement creates it held (ADR 0093).
+    const ins = await pool.query<{ owner: LockHolder; epoch: string }>(
+      `INSERT INTO bridle_sessions (id, owner, epoch, lease_expires) VALUES ($1, ${OWNER}, 1, ${EXPIRY}) ON CONFLICT (id) DO NOTHING RETURNING owner, epoch`,
+      [id, pid, host, leaseMs],
+    );
+    if (ins.rows[0]) return held(pool, id, location, leaseMs, { owner: ins.rows[0].owner, epoch: Number(ins.rows[0].epoch) }, o.renew ?? true);
+    // An existing one: one statement takes it when free or expired, judged on the locked row, so a live lease is never taken.
+    const up = await pool.query<{ owner: LockHolder; epoch: string; prev: LockHolder | null }>(
+      `UPDATE bridle_sessions t SET owner = ${OWNER}, epoch = t.epoch + 1, lease_expires = ${EXPIRY}
+         FROM (SELECT id, owner AS prev FROM bridle_sessions WHERE id = $1 FOR UPDATE) p
+        WHERE t.id = p.id AND (t.owner IS NULL OR t.lease_expires IS NULL OR t.lease_expires <= now())
+        RETURNING t.owner, t.epoch, p.prev`,
+      [id, pid, host, leaseMs],
+    );
+    const u = up.rows[0];
+    if (u) return held(pool, id, location, leaseMs, { owner: u.owner, epoch: Number(u.epoch), ...(u.prev ? { tookOver: u.prev } : {}) }, o.renew ?? true);
+    // Refused: name the live owner (or look again if it was freed or removed meanwhile).
+    const cur = await pool.query<Row>('SELECT owner, epoch, (lease_expires IS NULL OR lease_expires <= now()) AS expired FROM bridle_sessions WHERE id = $1', [id]);
+    const row = cur.rows[0];
+    if (!row || row.owner === null || row.expired) continue;
+    const self = row.owner.pid === pid && row.owner.host === host;
+    throw new SessionLockedError(row.owner, location, self ? 'that is this process: it has the session open already' : `its lease (epoch ${row.epoch}) has not expired`);
   }
   throw new SessionLockedError(undefined, location, 'its lease kept changing hands; try again');
 }
