@@ -19,7 +19,7 @@ import { acpRefusal, CANNOT_OPEN, INVALID_PARAMS } from '../server/acp/refusal.j
 import type { OpenAcpSession } from '../server/acp/sessions.js';
 import { patchRows } from '../server/acp/mcp-rows.js';
 import { guardedStream } from '../server/acp/stdio.js';
-import { SetupError, UsageError, WorkspaceModuleError } from './errors.js';
+import { LoopChangedError, SetupError, UsageError, WorkspaceModuleError } from './errors.js';
 import { openSession, resolveWorkspace, WorkspaceChangedUsageError } from './open-session.js';
 import type { RunFlags } from './run.js';
 import type { Product } from './settings.js';
@@ -56,6 +56,8 @@ function openRefusal(err: unknown): unknown {
   if (err instanceof UsageError && /^no session log at /.test(err.message)) return acpRefusal(NOT_FOUND, 'NO_SUCH_SESSION', err.message);
   // The client's cwd is not where the session's log says it runs (ADR 0041): named, with both paths.
   if (err instanceof WorkspaceChangedUsageError || err instanceof WorkspaceModuleError) return acpRefusal(INVALID_PARAMS, err.code, err.message);
+  // The session's log ran another loop than this agent's (ADR 0096): named, both loops said.
+  if (err instanceof LoopChangedError) return acpRefusal(INVALID_PARAMS, err.code, err.message);
   if (err instanceof UsageError || err instanceof CompositionError) return acpRefusal(INVALID_PARAMS, 'CANNOT_OPEN', err.message);
   if (err instanceof SetupError) return acpRefusal(AUTH_REQUIRED, 'SETUP', err.message);
   if (err instanceof LogAccessError) return acpRefusal(INVALID_PARAMS, err.code, err.message);

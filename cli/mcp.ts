@@ -28,7 +28,7 @@ import { createBridleMcpServer, mcpAsking, McpRunRefused, type BridleMcpOptions,
 import { MCP_CALLER_HEADER, startMcpHttp, type McpHttpServer } from '../server/mcp/http.js';
 import { RoundCancel } from '../server/mcp/rounds.js';
 import { keepStdoutForTheProtocol } from './acp.js';
-import { SessionNotSavedError, SetupError, UsageError, WorkspaceModuleError } from './errors.js';
+import { LoopChangedError, SessionNotSavedError, SetupError, UsageError, WorkspaceModuleError } from './errors.js';
 import { openSession, resolveWorkspace, WorkspaceChangedUsageError } from './open-session.js';
 import { presentCall, type ToolLookup } from '../tools/present.js';
 import { policyOf, type RunFlags } from './run.js';
@@ -82,6 +82,8 @@ function refusalOf(err: unknown): unknown {
   if (err instanceof SessionLockedError) return new McpRunRefused('SESSION_LOCKED', err.message);
   if (err instanceof CompositionError && err.cause instanceof ProviderSetupError) return new McpRunRefused('SETUP', err.cause.message);
   if (err instanceof WorkspaceChangedUsageError || err instanceof WorkspaceModuleError) return new McpRunRefused(err.code, err.message);
+  // Another loop than the one the session's log ran (ADR 0096): its code, once.
+  if (err instanceof LoopChangedError) return new McpRunRefused(err.code, err.detail);
   if (err instanceof UsageError && /^no session log at /.test(err.message)) return new McpRunRefused('NO_SUCH_SESSION', err.message);
   if (err instanceof SessionNotSavedError) return new McpRunRefused('SESSION_NOT_SAVED', err.message);
   if (err instanceof UsageError || err instanceof CompositionError || err instanceof SetupError) return new McpRunRefused('CANNOT_OPEN', err.message);

@@ -21,7 +21,8 @@ import type { BridleSession } from '../runtime/bridle-session.js';
 import type { SessionOptions } from '../runtime/session-options.js';
 import { claimToGoOn, SessionLogError } from '../runtime/logs/open.js';
 import { sessionOfRef, storeOfRows } from '../runtime/stores.js';
-import { SessionNotSavedError, UsageError } from './errors.js';
+import { LoopChangedError, SessionNotSavedError, UsageError } from './errors.js';
+import { loopChange, productLoop } from '../runtime/loop-identity.js';
 import { logAccessAsUsage } from './home.js';
 import type { ToolLookup } from '../tools/present.js';
 import { refuseWorkspaceModules, type Product } from './settings.js';
@@ -52,12 +53,26 @@ export function keepLoggedPolicy(rows: ComposedRow[], existing: readonly Entry[]
 }
 
 /**
+ * A stored session goes on in the loop its `session/start` names, or not at all (ADR 0088, 0096): the check
+ * `bridle resume` makes, made for every host that continues a session by id. Contract: pure; throws
+ * `LoopChangedError` (`LOOP_MISMATCH`, `LOOP_UNAVAILABLE`) when these rows' loop is not the log's; returns for
+ * a log without a `session/start` (a new session).
+ */
+export function refuseLoopChange(rows: readonly ComposedRow[], loaded: Product['loaded'], existing: readonly Entry[]): void {
+  const start = existing[0];
+  if (start?.kind !== 'session/start') return;
+  const changed = loopChange(start.loop, productLoop(rows, loaded)?.identity);
+  if (changed) throw new LoopChangedError(changed.code, `session ${start.id}: ${changed.message}; go on with it under the product that ran it (its --profile or --patch)`);
+}
+
+/**
  * What `openSession` would refuse going on with a session for — its logged policy widened by this process's
  * flags, a model (or approval, sandbox) row that cannot be built here — from its entries as read without its
  * claim, so a server that cannot run a session leaves its lease alone (ADR 0042). Contract: throws
- * `PolicyWidenedError` or a `CompositionError`; writes nothing and claims nothing.
+ * `LoopChangedError`, `PolicyWidenedError` or a `CompositionError`; writes nothing and claims nothing.
  */
 export function preflightContinued(product: Product, cwd: string, existing: readonly Entry[]): void {
+  refuseLoopChange(product.rows, product.loaded, existing);
   preflightSession({
     cwd,
     bridleHome: product.home,
@@ -262,6 +277,8 @@ function startSession(o: OpenOptions, s: { workspace: string; rows: ComposedRow[
     // Every command opens here once the session's workspace is known (`serve`, `acp`, `mcp`, `resume` and `eval`
     // composed, and imported their row modules, before they knew it): a row module inside it is refused (ADR 0087).
     refuseWorkspaceModules(rows, workspace, home);
+    // A stored session goes on in the loop it ran (ADR 0088, 0096): `serve`, `acp`, `mcp`, `run --session` alike.
+    refuseLoopChange(rows, o.product.loaded, existing);
     session = createSession({
       ...(o.store ? { services: { store: o.store } } : {}),
       cwd: workspace,

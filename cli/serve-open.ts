@@ -12,7 +12,7 @@ import { checkCwd } from '../server/allowed-cwd.js';
 import type { OpenSession, SessionHooks } from '../server/hosted-session.js';
 import type { ForkLog } from '../server/hub-limits.js';
 import { ErrorCode, refusal, Reason } from '../server/protocol.js';
-import { SessionNotSavedError, SetupError, UsageError, WorkspaceModuleError } from './errors.js';
+import { LoopChangedError, SessionNotSavedError, SetupError, UsageError, WorkspaceModuleError } from './errors.js';
 import { SessionLockedError } from '../log/errors.js';
 import { PolicyWidenedError } from '../runtime/session-policy.js';
 import { CompositionError, type ComposedRow } from '../plugins/rows.js';
@@ -112,6 +112,8 @@ function openRefusal(err: unknown, model: string | undefined, problem: (m: strin
   if (err.cause instanceof PolicyWidenedError) return refusal(ErrorCode.CreateFailed, Reason.POLICY_WIDENED, err.message);
   // A row module inside the session's workspace (ADR 0087): said as such, not as a model problem.
   if (err instanceof WorkspaceModuleError) return refusal(ErrorCode.CreateFailed, Reason.WORKSPACE_MODULE, err.message);
+  // A stored session whose log ran another loop than this server's (ADR 0096): said by its code.
+  if (err instanceof LoopChangedError) return refusal(ErrorCode.CreateFailed, Reason[err.code], err.message);
   if (model?.startsWith('scripted:')) return unusableScript(model);
   return refusal(ErrorCode.CreateFailed, Reason.MODEL_UNAVAILABLE, err.message);
 }

@@ -2,8 +2,8 @@
  * Before a server claims a session of its store that it does not host (an
  * attach, an input, a relay making way, the lease sweep), it asks whether it
  * could run it at all (ADR 0042): a Ralph run, a directory it does not allow,
- * a logged policy its own flags would widen, a model it cannot build. A
- * worker that cannot run a session must not take its lease — a takeover it
+ * a loop other than the one its log ran (ADR 0096), a logged policy its own
+ * flags would widen, a model it cannot build. A worker that cannot run a session must not take its lease — a takeover it
  * logs and then refuses leaves the lease released to nobody, and with it the
  * session's open turn — so each of those is refused here, from the log as
  * read without the claim, and another worker's sweep can take it. What this
@@ -19,6 +19,7 @@ import { loggedWorkspace, PolicyWidenedError } from '../runtime/session-policy.j
 import type { SessionRef } from '../runtime/stores.js';
 import { checkCwd } from '../server/allowed-cwd.js';
 import { ErrorCode, refusal, Reason, type RpcFailure } from '../server/protocol.js';
+import { LoopChangedError } from './errors.js';
 import { preflightContinued } from './open-session.js';
 import type { Product } from './settings.js';
 
@@ -44,7 +45,8 @@ async function heldElsewhere(relay: SessionRelay | undefined, id: string): Promi
 /**
  * Contract: resolves when nothing in the log as it stands keeps this server from running the session (or the log
  * cannot be read whole: repair decides); else rejects with the refusal a client gets — `SESSION_NOT_RESUMABLE`
- * (a Ralph run, a directory not allowed), `POLICY_WIDENED`, `MODEL_UNAVAILABLE` — or `SESSION_LOCKED` when another
+ * (a Ralph run, a directory not allowed), `LOOP_MISMATCH` or `LOOP_UNAVAILABLE` (another loop than the log's,
+ * ADR 0096), `POLICY_WIDENED`, `MODEL_UNAVAILABLE` — or `SESSION_LOCKED` when another
  * worker holds the session now (so it is relayed, not refused). Claims nothing and writes nothing.
  */
 export async function refuseBeforeClaim(product: Product, where: SessionRef, roots: readonly string[], relay?: SessionRelay): Promise<void> {
@@ -62,7 +64,8 @@ export async function refuseBeforeClaim(product: Product, where: SessionRef, roo
     try {
       preflightContinued(product, cwd.cwd, entries);
     } catch (err) {
-      if (err instanceof PolicyWidenedError) refused = refusal(ErrorCode.CreateFailed, Reason.POLICY_WIDENED, `session ${id} cannot be run by this server: ${err.message}`);
+      if (err instanceof LoopChangedError) refused = refusal(ErrorCode.CreateFailed, Reason[err.code], `session ${id} cannot be run by this server: ${err.message}`);
+      else if (err instanceof PolicyWidenedError) refused = refusal(ErrorCode.CreateFailed, Reason.POLICY_WIDENED, `session ${id} cannot be run by this server: ${err.message}`);
       else if (err instanceof CompositionError) refused = refusal(ErrorCode.CreateFailed, Reason.MODEL_UNAVAILABLE, `session ${id} cannot be run by this server: ${err.message}`);
       else throw err;
     }

@@ -14,10 +14,7 @@ import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import { tempWorld } from '../helpers/cli-world.js';
 import { runCli } from '../helpers/cli.js';
-
-const TWO_STEPS = `export default { name: 'two-steps', inject: ['machines'], provides: ['agent-loop'], apply(ctx) { ctx.provide('agent-loop', ctx.get('machines').refine({ turn: (m) => m.provide({ guards: { isAtMaxSteps: ({ context }) => context.steps >= 2 } }) }, 'two-steps')); } };\n`;
-/** The same loop's module, changed: one more step before the turn stops. */
-const THREE_STEPS = TWO_STEPS.replace('>= 2', '>= 3').replaceAll('two-steps', 'three-steps');
+import { THREE_STEPS, TWO_STEPS } from '../helpers/loop-modules.js';
 
 let root: string;
 let home: string;
