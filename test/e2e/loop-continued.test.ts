@@ -3,7 +3,8 @@
  * 0088's `bridle resume`): a session whose `session/start` names one loop module, continued under a product
  * whose loop is another file (`LOOP_MISMATCH`) or bridle's own (`LOOP_UNAVAILABLE`), is refused by name and its
  * log left byte for byte as it was — `mcp` (`bridle_run` with `session`: an error result), `serve`
- * (`session/attach`: `-32003` with that reason, before the claim), `acp` (`session/load`, `session/resume`).
+ * (`session/attach`: `-32003` with that reason, before the claim), `acp` (`session/load`, `session/resume`),
+ * `run --session` (a `UsageError`, exit 2).
  * The same loop goes on. In process, through each command's own opener.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acpAgentOptions } from '../../cli/acp.js';
 import { bridleMcpOptions, mcpProducts } from '../../cli/mcp.js';
+import { LoopChangedError, UsageError } from '../../cli/errors.js';
 import { openSession } from '../../cli/open-session.js';
 import { startServe } from '../../cli/serve.js';
 import { composeProduct } from '../../cli/settings.js';
@@ -134,6 +136,16 @@ describe('a stored session goes on in the loop its log ran, whichever host conti
     } finally {
       await agent.close();
     }
+    expect(s.text()).toBe(before);
+  });
+
+  it('run --session (the opener every command shares): a UsageError (exit 2) naming the code, LOOP_UNAVAILABLE under bridle\'s own loop; nothing is appended', async () => {
+    const s = await storedSession();
+    const before = s.text();
+    const err = await openSession({ product: await product('own'), session: s.id }).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(UsageError);
+    expect(err).toBeInstanceOf(LoopChangedError);
+    expect((err as Error).message).toMatch(/^LOOP_UNAVAILABLE: session \S+: the log ran the loop row loop:agent, .*; the product runs bridle's own loop; go on with it under the product that ran it \(its --profile or --patch\)$/);
     expect(s.text()).toBe(before);
   });
 });
