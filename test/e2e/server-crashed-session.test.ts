@@ -3,21 +3,14 @@
  * be closed) is not a zombie: `session/input` gets a JSON-RPC error naming
  * the crash instead of `accepted`, and the server serves everyone else.
  */
-import { afterEach, expect, it } from 'vitest';
-import { RpcClient } from '../helpers/rpc-client.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { expect, it } from 'vitest';
+import { serverPerTest } from '../helpers/server-per-test.js';
 
-let t: TestServer | undefined;
-let c: RpcClient | undefined;
-afterEach(async () => {
-  c?.close();
-  await t?.stop();
-  t = undefined;
-});
+const serving = serverPerTest();
 
 it('session/input to a crashed session answers -32006 (session crashed), not accepted; other sessions still run', async () => {
-  t = await startTestServer(() => ({ text: 'hi' }));
-  c = await RpcClient.connect(t.server.url, { token: t.token });
+  const t = await serving.start(() => ({ text: 'hi' }));
+  const c = await serving.connect();
   const { sessionId } = (await c.call('session/create', {})) as { sessionId: string };
   await c.call('session/attach', { sessionId });
   const doomed = t.sessions[0]!;
@@ -38,12 +31,12 @@ it('session/input to a crashed session answers -32006 (session crashed), not acc
   const other = (await c.call('session/create', {})) as { sessionId: string };
   await c.call('session/attach', { sessionId: other.sessionId });
   expect(await c.call('session/input', { sessionId: other.sessionId, text: 'hello' })).toMatchObject({ accepted: true });
-  await expect.poll(() => t!.sessions[1]!.recorder.entries.some((e) => e.kind === 'turn/end')).toBe(true);
+  await expect.poll(() => t.sessions[1]!.recorder.entries.some((e) => e.kind === 'turn/end')).toBe(true);
 });
 
 it('session/input whose entry cannot be saved answers -32007 (not saved), not accepted; the session never saw it and goes on', async () => {
-  t = await startTestServer(() => ({ text: 'hi' }));
-  c = await RpcClient.connect(t.server.url, { token: t.token });
+  const t = await serving.start(() => ({ text: 'hi' }));
+  const c = await serving.connect();
   const { sessionId } = (await c.call('session/create', {})) as { sessionId: string };
   await c.call('session/attach', { sessionId });
   const s = t.sessions[0]!;

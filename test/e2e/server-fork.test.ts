@@ -1,19 +1,12 @@
 /** `session/fork` over the wire (ADR 0029): the fork is written from the hosted session's log and hosted, then runs like any session. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMemorySessionStore } from '../../adapters/store/memory.js';
 import { MethodResults } from '../../server/protocol.js';
-import { RpcClient } from '../helpers/rpc-client.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { serverPerTest } from '../helpers/server-per-test.js';
 
-let t: TestServer | undefined;
-let c: RpcClient | undefined;
-afterEach(async () => {
-  c?.close();
-  await t?.stop();
-  t = undefined;
-});
+const serving = serverPerTest();
 
 const turnEnded = (id: string, turn: string) => (m: { method?: string; params?: any }) => m.method === 'session/entry' && m.params.sessionId === id && m.params.entry.kind === 'checkpoint' && m.params.entry.turn === turn;
 
@@ -21,7 +14,7 @@ describe('session/fork over WebSocket', () => {
   it('forks a hosted session at its last completed turn; the fork is hosted and runs a new turn without re-running the old one', async () => {
     const sessions = createMemorySessionStore();
     const seen: string[][] = [];
-    t = await startTestServer(
+    const t = await serving.start(
       (req) => {
         // Counted across sessions: each session has a model of its own.
         const i = seen.push(req.messages.map((m) => (m.role === 'user' ? m.content : m.role))) - 1;
@@ -29,7 +22,7 @@ describe('session/fork over WebSocket', () => {
       },
       { sessions },
     );
-    c = await RpcClient.connect(t.server.url, { token: t.token });
+    const c = await serving.connect();
     const { sessionId } = await c.call('session/create', {});
     await c.call('session/attach', { sessionId });
     await c.call('session/input', { sessionId, text: 'what is here?' });
@@ -63,11 +56,11 @@ describe('session/fork over WebSocket', () => {
   it('a what-if approve at the owner\'s rejection runs nothing by itself: the hosted fork asks the call again of its attached clients, and runs it once on their yes (ADR 0038)', async () => {
     const sessions = createMemorySessionStore();
     let calls = 0;
-    t = await startTestServer(
+    const t = await serving.start(
       () => (calls++ === 0 ? { text: 'Writing.', toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'forked\n' } }] } : { text: `answer ${calls}` }),
       { sessions, approval: 'ask' },
     );
-    c = await RpcClient.connect(t.server.url, { token: t.token });
+    const c = await serving.connect();
     const { sessionId } = await c.call('session/create', {});
     await c.call('session/attach', { sessionId });
     await c.call('session/input', { sessionId, text: 'write out.txt' });
@@ -107,11 +100,11 @@ describe('session/fork over WebSocket', () => {
   it('a what-if deny is the fork\'s answer: hosted, the model hears of the denial, nothing runs', async () => {
     const sessions = createMemorySessionStore();
     let calls = 0;
-    t = await startTestServer(
+    const t = await serving.start(
       () => (calls++ === 0 ? { text: 'Writing.', toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'x' } }] } : { text: `answer ${calls}` }),
       { sessions, approval: 'ask' },
     );
-    c = await RpcClient.connect(t.server.url, { token: t.token });
+    const c = await serving.connect();
     const { sessionId } = await c.call('session/create', {});
     await c.call('session/attach', { sessionId });
     await c.call('session/input', { sessionId, text: 'write out.txt' });

@@ -4,19 +4,12 @@
  * (its entries past `durableSeq` are never sent as `session/entry`), and the
  * server — that session included — goes on.
  */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createMemoryStore } from '../../adapters/store/memory.js';
 import { NotificationParams } from '../../server/protocol.js';
-import { RpcClient } from '../helpers/rpc-client.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { serverPerTest } from '../helpers/server-per-test.js';
 
-let t: TestServer | undefined;
-let c: RpcClient | undefined;
-afterEach(async () => {
-  c?.close();
-  await t?.stop();
-  t = undefined;
-});
+const serving = serverPerTest();
 
 it('a turn whose end cannot be saved: clients get session/unsaved naming LOG_NOT_DURABLE and the error; the server and the session go on', async () => {
   // The first session's store breaks at its first turn/end and stays broken, as a JSONL file whose sync failed does.
@@ -33,8 +26,8 @@ it('a turn whose end cannot be saved: clients get session/unsaved naming LOG_NOT
       },
     };
   };
-  t = await startTestServer(() => ({ text: 'hi' }), { store });
-  c = await RpcClient.connect(t.server.url, { token: t.token });
+  const t = await serving.start(() => ({ text: 'hi' }), { store });
+  const c = await serving.connect();
   const { sessionId } = (await c.call('session/create', {})) as { sessionId: string };
   await c.call('session/attach', { sessionId });
   expect(await c.call('session/input', { sessionId, text: 'first' })).toMatchObject({ accepted: true });
