@@ -10,6 +10,28 @@ const serving = serverPerTest();
 
 const turnEnded = (id: string, turn: string) => (m: { method?: string; params?: any }) => m.method === 'session/entry' && m.params.sessionId === id && m.params.entry.kind === 'checkpoint' && m.params.entry.turn === turn;
 
+/**
+ * The start of a what-if: a hosted session (approvals asked) whose model asks at its first step to write out.txt with
+ * `content`, the call answered `outcome`, the turn ended. `decided` is that answer's entry; `calls` counts model calls.
+ */
+async function writeAnswered(content: string, outcome: 'rejected' | 'allowed-once') {
+  const sessions = createMemorySessionStore();
+  let calls = 0;
+  const t = await serving.start(
+    () => (calls++ === 0 ? { text: 'Writing.', toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content } }] } : { text: `answer ${calls}` }),
+    { sessions, approval: 'ask' },
+  );
+  const c = await serving.connect();
+  const { sessionId } = await c.call('session/create', {});
+  await c.call('session/attach', { sessionId });
+  await c.call('session/input', { sessionId, text: 'write out.txt' });
+  const req = (await c.waitFor((m) => m.method === 'approval/request')).params;
+  await c.call('approval/respond', { sessionId, callId: req.callId, outcome });
+  await c.waitFor(turnEnded(sessionId, 't1'));
+  const decided = sessions.get(sessionId)!.lines.map((l) => JSON.parse(l) as { kind: string; seq: number }).find((e) => e.kind === 'approval/decided')!;
+  return { sessions, t, c, sessionId, req, decided, calls: () => calls };
+}
+
 describe('session/fork over WebSocket', () => {
   it('forks a hosted session at its last completed turn; the fork is hosted and runs a new turn without re-running the old one', async () => {
     const sessions = createMemorySessionStore();
@@ -54,21 +76,8 @@ describe('session/fork over WebSocket', () => {
   });
 
   it('a what-if approve at the owner\'s rejection runs nothing by itself: the hosted fork asks the call again of its attached clients, and runs it once on their yes (ADR 0038)', async () => {
-    const sessions = createMemorySessionStore();
-    let calls = 0;
-    const t = await serving.start(
-      () => (calls++ === 0 ? { text: 'Writing.', toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'forked\n' } }] } : { text: `answer ${calls}` }),
-      { sessions, approval: 'ask' },
-    );
-    const c = await serving.connect();
-    const { sessionId } = await c.call('session/create', {});
-    await c.call('session/attach', { sessionId });
-    await c.call('session/input', { sessionId, text: 'write out.txt' });
-    const req = (await c.waitFor((m) => m.method === 'approval/request')).params;
-    await c.call('approval/respond', { sessionId, callId: req.callId, outcome: 'rejected' });
-    await c.waitFor(turnEnded(sessionId, 't1'));
+    const { sessions, t, c, sessionId, req, decided, calls } = await writeAnswered('forked\n', 'rejected');
     const original = sessions.get(sessionId)!.lines.slice();
-    const decided = original.map((l) => JSON.parse(l) as { kind: string; seq: number }).find((e) => e.kind === 'approval/decided')!;
 
     const forked = MethodResults['session/fork'].parse(await c.call('session/fork', { sessionId, at: decided.seq, answer: 'approve' }));
     expect(forked).toEqual({ sessionId: 'f1', forkOf: { session: sessionId, seq: decided.seq - 1 }, hosted: true });
@@ -93,26 +102,13 @@ describe('session/fork over WebSocket', () => {
     expect(added.find((e) => e.kind === 'tool/result')).toMatchObject({ callId: req.callId, status: 'ok' });
     expect(added.find((e) => e.kind === 'turn/end')).toMatchObject({ turn: 't1' });
     // Two model calls in the original, one in the fork (its step after the call).
-    expect(calls).toBe(3);
+    expect(calls()).toBe(3);
     expect(sessions.get(sessionId)!.lines).toEqual(original);
   });
 
   it('a what-if deny is the fork\'s answer: hosted, the model hears of the denial, nothing runs', async () => {
-    const sessions = createMemorySessionStore();
-    let calls = 0;
-    const t = await serving.start(
-      () => (calls++ === 0 ? { text: 'Writing.', toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'x' } }] } : { text: `answer ${calls}` }),
-      { sessions, approval: 'ask' },
-    );
-    const c = await serving.connect();
-    const { sessionId } = await c.call('session/create', {});
-    await c.call('session/attach', { sessionId });
-    await c.call('session/input', { sessionId, text: 'write out.txt' });
-    const req = (await c.waitFor((m) => m.method === 'approval/request')).params;
-    await c.call('approval/respond', { sessionId, callId: req.callId, outcome: 'allowed-once' });
-    await c.waitFor(turnEnded(sessionId, 't1'));
+    const { sessions, t, c, sessionId, req, decided } = await writeAnswered('x', 'allowed-once');
     fs.rmSync(path.join(t.workspace, 'out.txt'));
-    const decided = sessions.get(sessionId)!.lines.map((l) => JSON.parse(l) as { kind: string; seq: number }).find((e) => e.kind === 'approval/decided')!;
     expect(MethodResults['session/fork'].parse(await c.call('session/fork', { sessionId, at: decided.seq, answer: 'deny' }))).toMatchObject({ sessionId: 'f1', hosted: true });
     const fork = () => sessions.get('f1')!.lines.map((l) => JSON.parse(l) as { kind: string; callId?: string; status?: string; outcome?: string; by?: string });
     while (!fork().some((e) => e.kind === 'checkpoint')) await new Promise((r) => setTimeout(r, 5));
