@@ -9,18 +9,15 @@
  * outer session mid-task sends `tasks/cancel`, and the inner turn ends
  * aborted by the MCP client. Both logs verify.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
-import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import type { AnswerRequest } from '../../ports/approval.js';
 import type { PatchEntry } from '../../plugins/rows.js';
 import type { SessionFeedEvent } from '../../runtime/wiring/feed.js';
-import { CLI } from '../helpers/cli.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { writingMcpWorld } from '../helpers/writing-mcp-world.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -30,19 +27,9 @@ afterEach(async () => {
 });
 
 function innerServer() {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-mcp-tasks-session-')));
-  const ws = join(root, 'ws');
-  mkdirSync(ws);
-  const script = join(root, 'script.json');
-  writeFileSync(script, JSON.stringify({ label: 'scripted: write a file, then say so', responses: [{ toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'hello\n' } }] }, { text: 'Done.' }] }));
-  const home = join(root, 'home');
-  const row: PatchEntry = { insert: true, id: 'mcp:inner', use: 'mcp', config: { command: process.execPath, args: [CLI, 'mcp', '--model', `scripted:${script}`, '--cwd', ws, '--sandbox', 'off'], env: { PATH: process.env.PATH!, HOME: process.env.HOME!, BRIDLE_HOME: home } } };
-  const innerLog = () => {
-    const dir = join(home, 'sessions');
-    const f = readdirSync(dir, { recursive: true, encoding: 'utf8' }).find((x) => x.endsWith('.jsonl'));
-    return f ? (parseLog(readFileSync(join(dir, f), 'utf8')).entries as Entry[]) : [];
-  };
-  return { row, file: join(ws, 'out.txt'), innerLog };
+  const w = writingMcpWorld('bridle-mcp-tasks-session-');
+  const row: PatchEntry = { insert: true, id: 'mcp:inner', use: 'mcp', config: w.stdio };
+  return { row, file: w.file, innerLog: w.log };
 }
 
 const of = <K extends Entry['kind']>(entries: readonly Entry[], kind: K) => entries.filter((e): e is EntryOf<K> => e.kind === kind);

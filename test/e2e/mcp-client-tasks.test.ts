@@ -11,39 +11,26 @@
  * extension is in use is read from `tasksExtension` and from the progress:
  * one report per `tasks/get`, counted from 1.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { McpConfig } from '../../adapters/mcp/config.js';
 import { connectMcp, type McpConnection } from '../../adapters/mcp/connection.js';
 import type { Entry } from '../../log/entries.js';
-import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import type { ToolQuestion } from '../../ports/tools.js';
-import { CLI } from '../helpers/cli.js';
 import { startCliServer } from '../helpers/cli-server.js';
+import { writingMcpWorld } from '../helpers/writing-mcp-world.js';
 
 async function inner(http = false): Promise<{ conn: McpConnection; file: string; logOf: () => Entry[]; stop?: () => Promise<unknown> }> {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-mcp-client-tasks-')));
-  const ws = join(root, 'ws');
-  mkdirSync(ws);
-  const script = join(root, 'script.json');
-  writeFileSync(script, JSON.stringify({ label: 'scripted: write a file, then say so', responses: [{ toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'hello\n' } }] }, { text: 'Done.' }] }));
-  const home = join(root, 'home');
-  const config = McpConfig.parse({ command: process.execPath, args: [CLI, 'mcp', '--model', `scripted:${script}`, '--cwd', ws, '--sandbox', 'off'], env: { PATH: process.env.PATH!, HOME: process.env.HOME!, BRIDLE_HOME: home } });
-  const logOf = () => {
-    const dir = join(home, 'sessions');
-    const f = readdirSync(dir, { recursive: true, encoding: 'utf8' }).find((x) => x.endsWith('.jsonl'))!;
-    return parseLog(readFileSync(join(dir, f), 'utf8')).entries as Entry[];
-  };
+  const w = writingMcpWorld('bridle-mcp-client-tasks-');
+  const at = { id: 'mcp:inner', cwd: w.ws, signal: new AbortController().signal };
   if (http) {
-    const srv = await startCliServer('mcp', ['--http', '--model', `scripted:${script}`, '--cwd', ws, '--sandbox', 'off'], { BRIDLE_HOME: home });
-    const conn = await connectMcp(McpConfig.parse({ url: srv.url, headers: { authorization: `Bearer ${srv.token}` } }), { id: 'mcp:inner', cwd: ws, signal: new AbortController().signal });
-    return { conn, file: join(ws, 'out.txt'), logOf, stop: () => srv.stop() };
+    const srv = await startCliServer('mcp', ['--http', ...w.args], { BRIDLE_HOME: w.home });
+    const conn = await connectMcp(McpConfig.parse({ url: srv.url, headers: { authorization: `Bearer ${srv.token}` } }), at);
+    return { conn, file: w.file, logOf: w.log, stop: () => srv.stop() };
   }
-  const conn = await connectMcp(config, { id: 'mcp:inner', cwd: ws, signal: new AbortController().signal });
-  return { conn, file: join(ws, 'out.txt'), logOf };
+  const conn = await connectMcp(McpConfig.parse(w.stdio), at);
+  return { conn, file: w.file, logOf: w.log };
 }
 
 const decided = (entries: Entry[]) => entries.filter((e) => e.kind === 'approval/decided').map((e) => [(e as { outcome: string }).outcome, (e as { by: string }).by]);

@@ -11,8 +11,7 @@
  * has logged the question; continuing the session by id asks it again of
  * the next caller, and the call runs on its approve.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -20,21 +19,12 @@ import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
-import { CLI } from '../helpers/cli.js';
+import { writingMcpWorld } from '../helpers/writing-mcp-world.js';
 
 type Answer = { action: 'accept'; content: Record<string, string> } | { action: 'decline' };
 
-function world() {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-mcp-approvals-')));
-  const ws = join(root, 'ws');
-  mkdirSync(ws);
-  const script = join(root, 'script.json');
-  writeFileSync(script, JSON.stringify({ label: 'scripted: write a file, then say so', responses: [{ toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'hello\nworld\n' } }] }, { text: 'Done.' }] }));
-  return { home: join(root, 'home'), ws, script };
-}
-
 async function runWith(mode: 'auto' | 'legacy', answer: Answer | undefined) {
-  const w = world();
+  const w = writingMcpWorld('bridle-mcp-approvals-', 'hello\nworld\n');
   const asked: { message: string; schema: unknown }[] = [];
   const c = new Client({ name: 'approver', version: '1.0.0' }, { versionNegotiation: { mode }, ...(answer ? { capabilities: { elicitation: { form: {} } } } : {}) });
   if (answer) {
@@ -44,14 +34,13 @@ async function runWith(mode: 'auto' | 'legacy', answer: Answer | undefined) {
       return answer;
     });
   }
-  const env = { PATH: process.env.PATH!, HOME: process.env.HOME!, BRIDLE_HOME: w.home };
-  await c.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--model', `scripted:${w.script}`, '--cwd', w.ws, '--sandbox', 'off'], env, stderr: 'pipe' }));
+  await c.connect(new StdioClientTransport({ ...w.stdio, stderr: 'pipe' }));
   try {
     const r = await c.callTool({ name: 'bridle_run', arguments: { prompt: 'Write out.txt.' } });
     const out = r.structuredContent as { log: string; reason: string; answer: string };
     const entries: Entry[] = parseLog(readFileSync(out.log, 'utf8')).entries;
     expect(verifyLog(entries).violations).toEqual([]);
-    return { r, out, entries, asked, file: join(w.ws, 'out.txt') };
+    return { r, out, entries, asked, file: w.file };
   } finally {
     await c.close();
   }
@@ -91,15 +80,13 @@ describe('bridle mcp asks a caller that answers input requests', () => {
   }, 60_000);
 
   it('a server killed while the question waits left it in the log; continuing the session by id asks it again, and an approve runs the call', async () => {
-    const w = world();
-    const env = { PATH: process.env.PATH!, HOME: process.env.HOME!, BRIDLE_HOME: w.home };
-    const args = [CLI, 'mcp', '--model', `scripted:${w.script}`, '--cwd', w.ws, '--sandbox', 'off'];
+    const w = writingMcpWorld('bridle-mcp-approvals-', 'hello\nworld\n');
     const caller = (onAsk: () => Promise<Answer>) => {
       const c = new Client({ name: 'crasher', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } });
       c.setRequestHandler('elicitation/create', onAsk);
       return c;
     };
-    const first = new StdioClientTransport({ command: process.execPath, args, env, stderr: 'pipe' });
+    const first = new StdioClientTransport({ ...w.stdio, stderr: 'pipe' });
     const killer = caller(async () => {
       process.kill(first.pid!, 'SIGKILL');
       await new Promise((r) => setTimeout(r, 300));
@@ -110,17 +97,17 @@ describe('bridle mcp asks a caller that answers input requests', () => {
     const sessions = join(w.home, 'sessions');
     const log = join(sessions, readdirSync(sessions).find((f) => f.endsWith('.jsonl'))!);
     expect(parseLog(readFileSync(log, 'utf8')).entries.at(-1)).toMatchObject({ kind: 'approval/asked' });
-    expect(existsSync(join(w.ws, 'out.txt'))).toBe(false);
+    expect(existsSync(w.file)).toBe(false);
 
     const approver = caller(async () => ({ action: 'accept', content: { decision: 'approve' } }));
-    await approver.connect(new StdioClientTransport({ command: process.execPath, args, env, stderr: 'pipe' }));
+    await approver.connect(new StdioClientTransport({ ...w.stdio, stderr: 'pipe' }));
     try {
       const id = log.slice(sessions.length + 1, -'.jsonl'.length);
       await approver.callTool({ name: 'bridle_run', arguments: { prompt: 'Go on.', session: id } });
       const entries = parseLog(readFileSync(log, 'utf8')).entries;
       const after = entries.slice(entries.findIndex((e) => e.kind === 'session/takeover'));
       expect(decided(after)[0]).toMatchObject({ outcome: 'allowed-once', by: 'mcp:crasher' });
-      expect(readFileSync(join(w.ws, 'out.txt'), 'utf8')).toBe('hello\nworld\n');
+      expect(readFileSync(w.file, 'utf8')).toBe('hello\nworld\n');
       expect(verifyLog(entries).violations).toEqual([]);
     } finally {
       await approver.close();

@@ -11,29 +11,22 @@
  * nothing; a `tasks/cancel` while the approval waits cancels the turn by
  * `mcp client`, the task settles `cancelled`, and the log verifies.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { describe, expect, it } from 'vitest';
 import { CreateTaskResultV2Schema, GetTaskResultV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { Entry } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
-import { CLI } from '../helpers/cli.js';
+import { writingMcpWorld } from '../helpers/writing-mcp-world.js';
 
 type Task = { taskId: string; status: string; result?: { structuredContent?: { log: string; reason: string; answer: string } }; inputRequests?: Record<string, unknown> };
 
 async function session() {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-mcp-tasks-')));
-  const ws = join(root, 'ws');
-  mkdirSync(ws);
-  const script = join(root, 'script.json');
-  writeFileSync(script, JSON.stringify({ label: 'scripted: write a file, then say so', responses: [{ toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'hello\n' } }] }, { text: 'Done.' }] }));
-  const home = join(root, 'home');
+  const w = writingMcpWorld('bridle-mcp-tasks-');
   // Raw JSON-RPC on the SDK's stdio transport: the v2 SDK's Client refuses a tools/call answered with a task
   // ("Unsupported result type 'task'"), so the requests are framed here as a 2026-07-28 client frames them.
-  const t = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--model', `scripted:${script}`, '--cwd', ws, '--sandbox', 'off'], env: { PATH: process.env.PATH!, HOME: process.env.HOME!, BRIDLE_HOME: home }, stderr: 'pipe' });
+  const t = new StdioClientTransport({ ...w.stdio, stderr: 'pipe' });
   const pending = new Map<number, (m: { result?: Task; error?: { code: number; message: string } }) => void>();
   t.onmessage = (m) => {
     const id = (m as { id?: number }).id;
@@ -60,12 +53,7 @@ async function session() {
     }
     throw new Error(`task ${taskId} never reached ${status}`);
   };
-  const logOf = () => {
-    const dir = join(home, 'sessions');
-    const file = readdirSync(dir, { recursive: true, encoding: 'utf8' }).find((f) => f.endsWith('.jsonl'))!;
-    return parseLog(readFileSync(join(dir, file), 'utf8')).entries as Entry[];
-  };
-  return { c, raw, until, logOf, file: join(ws, 'out.txt') };
+  return { c, raw, until, logOf: w.log, file: w.file };
 }
 
 const answer = (decision: string) => ({ approval: { action: 'accept', content: { decision } } });
