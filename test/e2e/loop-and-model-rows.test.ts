@@ -4,14 +4,13 @@
  * name a module — the user's own model adapter — anchored at the file that names it and loaded like any row
  * module; a `process` child takes `model` like an in-process one, logged and priced at it.
  */
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
-import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
-import { tempWorld } from '../helpers/cli-world.js';
+import { sessionLogs, tempWorld } from '../helpers/cli-world.js';
 import { CLI, runCli } from '../helpers/cli.js';
 
 const TINY = fileURLToPath(new URL('../fixtures/model-module/tiny-model.js', import.meta.url));
@@ -35,10 +34,7 @@ const file = (name: string, text: string) => {
   return p;
 };
 const script = (name: string, responses: unknown[]) => `scripted:${file(name, JSON.stringify({ label: `scripted: ${name}`, responses }))}`;
-const logs = (): Map<string, Entry[]> => {
-  const dir = join(home, 'sessions');
-  return new Map(readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort((a, b) => a.length - b.length).map((f) => [f.replace(/\.jsonl$/, ''), parseLog(readFileSync(join(dir, f), 'utf8')).entries]));
-};
+const logs = () => sessionLogs(home);
 const ofKind = <K extends Entry['kind']>(log: readonly Entry[], kind: K) => log.filter((e): e is EntryOf<K> => e.kind === kind);
 const env = () => ({ BRIDLE_HOME: home });
 

@@ -7,8 +7,7 @@
  * resources. Over HTTP, a missing or wrong token is refused (401), and a
  * caller's cancel aborts the turn, which the log closes as bridle does.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -17,21 +16,10 @@ import type { Entry } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import { CLI, runCli } from '../helpers/cli.js';
+import { notesWorld } from '../helpers/cli-world.js';
 import { startCliServer } from '../helpers/cli-server.js';
 
-function world() {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-mcp-server-')));
-  const home = join(root, 'home');
-  const ws = join(root, 'ws');
-  mkdirSync(ws);
-  writeFileSync(join(ws, 'notes.txt'), 'the answer is 42\n');
-  const file = (name: string, body: object) => {
-    const p = join(root, name);
-    writeFileSync(p, JSON.stringify(body));
-    return p;
-  };
-  return { root, home, ws, file };
-}
+const world = () => notesWorld('bridle-mcp-server-');
 
 const client = () => new Client({ name: 'bridle-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
 const textOf = (r: { content?: unknown }) => ((r.content ?? []) as { type: string; text?: string }[]).filter((c) => c.type === 'text').map((c) => c.text).join('');

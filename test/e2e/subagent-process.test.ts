@@ -5,34 +5,16 @@
  * process that dies is a failed result (`SUBAGENT_CRASHED`), never a hang.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../log/entries.js';
-import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import { CLI, runCli } from '../helpers/cli.js';
+import { notesWorld, type NotesWorld } from '../helpers/cli-world.js';
 
-function world() {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-proc-')));
-  const home = join(root, 'home');
-  const ws = join(root, 'ws');
-  mkdirSync(ws);
-  writeFileSync(join(ws, 'notes.txt'), 'the answer is 42\n');
-  const file = (name: string, body: object) => {
-    const p = join(root, name);
-    writeFileSync(p, JSON.stringify(body));
-    return p;
-  };
-  const logs = (): Map<string, Entry[]> => {
-    const dir = join(home, 'sessions');
-    return new Map(readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort((a, b) => a.length - b.length).map((f) => [f.replace(/\.jsonl$/, ''), parseLog(readFileSync(join(dir, f), 'utf8')).entries]));
-  };
-  return { root, home, ws, file, logs };
-}
+const world = () => notesWorld('bridle-proc-');
 
-const patchFor = (w: ReturnType<typeof world>, args: string[]) => w.file('patch.json', { patch: [{ insert: true, id: 'subagent:process', use: 'process', config: { bridle: CLI, args } }] });
+const patchFor = (w: NotesWorld, args: string[]) => w.file('patch.json', { patch: [{ insert: true, id: 'subagent:process', use: 'process', config: { bridle: CLI, args } }] });
 
 describe('the process subagent provider', () => {
   it('delegates to a child bridle process over JSON-RPC; its log is a bridle log beside the parent\'s, at depth 1, under approval never', async () => {
