@@ -114,6 +114,13 @@ async function expectContinues(t: Transport, wd: ReturnType<typeof world>, path:
   }
 }
 
+/** The caller that gave up closes (a no-op where it already has), an HTTP server stops cleanly, and a later call continues the session. */
+async function closeThenContinues(t: Transport, wd: ReturnType<typeof world>, c: Connected, path: string) {
+  await c.close();
+  if (c.server) expect(await c.server.stop()).toBe(0);
+  await expectContinues(t, wd, path);
+}
+
 const combos: [Transport, Mode][] = [
   ['stdio', 'auto'],
   ['stdio', 'legacy'],
@@ -134,9 +141,7 @@ describe('bridle mcp: a caller that gives up on an in-place call ends the inner 
         const call = c.client.callTool({ name: 'bridle_run', arguments: { prompt: 'Say something slowly.' } }, { signal: stop.signal, onprogress: (p) => void (p.message === 'step t1.s1' && ((gaveUpAt = Date.now()), stop.abort('the caller gave up'))) });
         await expect(call).rejects.toThrow();
         const path = await expectCancelled(wd.home, gaveUpAt, /^mcp client$/);
-        await c.close();
-        if (c.server) expect(await c.server.stop()).toBe(0);
-        await expectContinues(t, wd, path);
+        await closeThenContinues(t, wd, c, path);
       } finally {
         await c.close();
         c.server?.proc.kill('SIGKILL');
@@ -156,9 +161,7 @@ describe('bridle mcp: a caller that gives up on an in-place call ends the inner 
         await expect(call).rejects.toThrow();
         const path = await expectCancelled(wd.home, gaveUpAt, /^mcp client$/);
         expect(existsSync(join(wd.ws, 'out.txt'))).toBe(false);
-        await c.close();
-        if (c.server) expect(await c.server.stop()).toBe(0);
-        await expectContinues(t, wd, path);
+        await closeThenContinues(t, wd, c, path);
       } finally {
         await c.close();
         c.server?.proc.kill('SIGKILL');
@@ -176,8 +179,7 @@ describe('bridle mcp: a caller that gives up on an in-place call ends the inner 
         await closed;
         // Over stdio the server stops with its stdin; over HTTP it goes on serving others.
         const path = await expectCancelled(wd.home, gaveUpAt, t === 'stdio' ? /^mcp (client|: the server is stopping)$/ : /^mcp client$/);
-        if (c.server) expect(await c.server.stop()).toBe(0);
-        await expectContinues(t, wd, path);
+        await closeThenContinues(t, wd, c, path);
       } finally {
         c.server?.proc.kill('SIGKILL');
       }
