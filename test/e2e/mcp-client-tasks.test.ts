@@ -19,7 +19,7 @@ import type { Entry } from '../../log/entries.js';
 import { verifyLog } from '../../log/verify.js';
 import type { ToolQuestion } from '../../ports/tools.js';
 import { startCliServer } from '../helpers/cli-server.js';
-import { writingMcpWorld } from '../helpers/writing-mcp-world.js';
+import { expectCancelledByClient, writingMcpWorld } from '../helpers/writing-mcp-world.js';
 
 async function inner(http = false): Promise<{ conn: McpConnection; file: string; logOf: () => Entry[]; stop?: () => Promise<unknown> }> {
   const w = writingMcpWorld('bridle-mcp-client-tasks-');
@@ -88,10 +88,7 @@ describe('bridle_run of bridle mcp, called by bridle as an extension task', () =
       await expect(call).rejects.toThrow('stopped by the test');
       for (const until = Date.now() + 30_000; Date.now() < until && !s.logOf().some((e) => e.kind === 'turn/end'); ) await new Promise((r) => setTimeout(r, 100));
       const entries = s.logOf();
-      expect(verifyLog(entries).violations).toEqual([]);
-      expect(entries.find((e) => e.kind === 'session/cancel')).toMatchObject({ by: 'mcp client' });
-      expect(entries.find((e) => e.kind === 'turn/end')).toMatchObject({ reason: 'aborted' });
-      expect(existsSync(s.file)).toBe(false);
+      expectCancelledByClient(entries, s.file);
     } finally {
       await s.conn.close();
     }

@@ -18,7 +18,7 @@ import { CreateTaskResultV2Schema, GetTaskResultV2Schema } from '@modelcontextpr
 import type { Entry } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
-import { writingMcpWorld } from '../helpers/writing-mcp-world.js';
+import { expectCancelledByClient, writingMcpWorld } from '../helpers/writing-mcp-world.js';
 
 type Task = { taskId: string; status: string; result?: { structuredContent?: { log: string; reason: string; answer: string } }; inputRequests?: Record<string, unknown> };
 
@@ -104,10 +104,7 @@ describe('bridle mcp runs bridle_run as a task for a client that declared the ex
       await s.raw('tasks/cancel', { taskId });
       await s.until(taskId, 'cancelled');
       const entries = s.logOf();
-      expect(verifyLog(entries).violations).toEqual([]);
-      expect(entries.find((e) => e.kind === 'session/cancel')).toMatchObject({ by: 'mcp client' });
-      expect(entries.find((e) => e.kind === 'turn/end')).toMatchObject({ reason: 'aborted' });
-      expect(existsSync(s.file)).toBe(false);
+      expectCancelledByClient(entries, s.file);
     } finally {
       await s.c.close();
     }

@@ -5,8 +5,10 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import type { Entry } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
+import { verifyLog } from '../../log/verify.js';
 import { CLI } from './cli.js';
 import { type CliWorld, tempWorld } from './cli-world.js';
 
@@ -42,4 +44,12 @@ export function writingMcpWorld(prefix: string, content = 'hello\n'): WritingMcp
     file: join(w.ws, 'out.txt'),
     log,
   };
+}
+
+/** The session's turn was cancelled by its MCP client while its approval waited: the log verifies and says so, the turn ended aborted, out.txt (`file`) was never written. */
+export function expectCancelledByClient(entries: readonly Entry[], file: string): void {
+  expect(verifyLog(entries).violations).toEqual([]);
+  expect(entries.find((e) => e.kind === 'session/cancel')).toMatchObject({ by: 'mcp client' });
+  expect(entries.find((e) => e.kind === 'turn/end')).toMatchObject({ reason: 'aborted' });
+  expect(existsSync(file)).toBe(false);
 }
