@@ -86,6 +86,13 @@ export function createWorld(): World {
   return w;
 }
 
+/** Runs the CLI in `w` to its exit: the exit code and all it printed, stdout then stderr. */
+export async function runToExit(w: World, args: string[]): Promise<{ code: number | null; out: string }> {
+  const child = w.spawn(args);
+  const { code } = await child.exit;
+  return { code, out: `${child.stdout()}${child.stderr()}` };
+}
+
 function withoutModel(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const { BRIDLE_MODEL: _m, ...rest } = env;
   return rest;

@@ -12,21 +12,13 @@ import type { Entry, EntryOf } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import { describeWithSystemDep, SYSTEM_DEPS } from '../helpers/system-deps.js';
-import { cliBuilt, createWorld, logHas, waitFor, type World } from './cli-world.js';
+import { cliBuilt, createWorld, logHas, runToExit, waitFor, type World } from './cli-world.js';
 
 const sessions = (w: World) => path.join(w.home, 'sessions');
 const files = (w: World) => (fs.existsSync(sessions(w)) ? fs.readdirSync(sessions(w)).filter((f) => f.endsWith('.jsonl')).sort((a, b) => a.length - b.length) : []);
 const text = (w: World, f: string) => fs.readFileSync(path.join(sessions(w), f), 'utf8');
 const entries = (w: World, f: string): Entry[] => parseLog(text(w, f)).entries;
 const handoff = (status: string, summary: string) => ({ toolCalls: [{ name: 'handoff', arguments: { status, summary, evidence: summary } }] });
-
-async function cli(w: World, args: string[]) {
-  const child = w.spawn(args);
-  let out = '';
-  child.proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  const { code } = await child.exit;
-  return { code, out: `${out}${child.stderr()}` };
-}
 
 function checkAll(w: World) {
   for (const f of files(w)) expect(verifyLog(entries(w, f)).violations, f).toEqual([]);
@@ -51,7 +43,7 @@ describeWithSystemDep('a Ralph run killed with SIGKILL mid-command, then resumed
         label: 'scripted: the round again, as a fresh agent',
         responses: [{ toolCalls: [{ name: 'write_file', arguments: { path: 'STATUS', content: 'done\n' } }] }, handoff('complete', 'STATUS says done'), { text: 'handed off' }],
       });
-      const resumed = await cli(w, ['resume', path.join(sessions(w), parent!), '--model', `scripted:${second}`, '--approval', 'auto']);
+      const resumed = await runToExit(w, ['resume', path.join(sessions(w), parent!), '--model', `scripted:${second}`, '--approval', 'auto']);
       expect(resumed.code, resumed.out).toBe(0);
       expect(resumed.out).toMatch(/repaired: subagent \S+\.r1: turn t1 never ended; step t1\.s1 was open; outcome unknown: t1\.s1\.c1 \(bash\)/);
       expect(resumed.out).toContain('ralph: round 1 was interrupted; it runs again with a fresh child');
@@ -68,7 +60,7 @@ describeWithSystemDep('a Ralph run killed with SIGKILL mid-command, then resumed
       expect(entries(w, round1!).filter((e) => e.kind === 'tool/dispatch')).toHaveLength(1);
       expect(entries(w, round1!).find((e) => e.kind === 'tool/result')).toMatchObject({ status: 'unknown', code: 'TOOL_OUTCOME_UNKNOWN' });
       for (const f of files(w)) {
-        const rp = await cli(w, ['replay', path.join(sessions(w), f), '--machines']);
+        const rp = await runToExit(w, ['replay', path.join(sessions(w), f), '--machines']);
         expect(rp.code, `${f}: ${rp.out}`).toBe(0);
       }
     } finally {
@@ -93,7 +85,7 @@ describe.skipIf(!cliBuilt)('a Ralph run killed with SIGKILL while it verifies, t
       run.proc.kill('SIGKILL');
       await run.exit;
       const [parent] = files(w);
-      const resumed = await cli(w, ['resume', path.join(sessions(w), parent!), '--sandbox', 'off']);
+      const resumed = await runToExit(w, ['resume', path.join(sessions(w), parent!), '--sandbox', 'off']);
       expect(resumed.code, resumed.out).toBe(0);
       expect(resumed.out).toContain('ralph: the check of round 1 (command) was interrupted; it runs again');
       expect(resumed.out).toContain('ralph: verified complete after round 1');
@@ -106,9 +98,9 @@ describe.skipIf(!cliBuilt)('a Ralph run killed with SIGKILL while it verifies, t
       // One round, one child: the round that claimed complete did not run again.
       expect(log.filter((e) => e.kind === 'ralph/round')).toHaveLength(1);
       expect(fs.readFileSync(path.join(w.workspace, 'checks'), 'utf8')).toBe('checked\n');
-      expect((await cli(w, ['replay', path.join(sessions(w), parent!), '--machines'])).code).toBe(0);
+      expect((await runToExit(w, ['replay', path.join(sessions(w), parent!), '--machines'])).code).toBe(0);
       // Resumed once more, an ended run says so and runs nothing.
-      const again = await cli(w, ['resume', path.join(sessions(w), parent!), '--sandbox', 'off']);
+      const again = await runToExit(w, ['resume', path.join(sessions(w), parent!), '--sandbox', 'off']);
       expect(again.code).toBe(0);
       expect(again.out).toContain('this run ended verified after round 1; there is nothing to continue');
     } finally {

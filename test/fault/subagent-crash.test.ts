@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliBuilt, createWorld, logHas, waitFor, type World } from './cli-world.js';
+import { cliBuilt, createWorld, logHas, runToExit, waitFor, type World } from './cli-world.js';
 
 const SCRIPT = {
   label: 'scripted: delegation killed mid-call (parent and child share this script, in request order)',
@@ -26,14 +26,6 @@ const logs = (w: World) => {
 };
 const text = (p: string | undefined) => (p && fs.existsSync(p) ? fs.readFileSync(p, 'utf8') : '');
 
-async function cli(w: World, args: string[]) {
-  const child = w.spawn(args);
-  let out = '';
-  child.proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  const { code } = await child.exit;
-  return { code, out: `${out}${child.stderr()}` };
-}
-
 describe.skipIf(!cliBuilt)('a crash during delegate (SIGKILL in a child\'s tool call)', () => {
   it('child logs are repaired with their parent: after resume of the parent, every log of the tree passes bridle replay', async () => {
     const w = createWorld();
@@ -49,14 +41,14 @@ describe.skipIf(!cliBuilt)('a crash during delegate (SIGKILL in a child\'s tool 
       expect(logHas(text(parent), 'subagent/start')).toBe(true);
       expect(logHas(text(parent), 'subagent/end')).toBe(false);
       // What the issue saw: the child's log keeps its open turn.
-      expect((await cli(w, ['replay', child!])).out).toMatch(/repairable: open-turn/);
+      expect((await runToExit(w, ['replay', child!])).out).toMatch(/repairable: open-turn/);
 
-      const resumed = await cli(w, ['resume', parent!]);
+      const resumed = await runToExit(w, ['resume', parent!]);
       expect(resumed.code, resumed.out).toBe(0);
       expect(resumed.out).toMatch(/repaired: subagent \S+\.t1\.s1\.c1: turn t1 never ended; step t1\.s1 was open; outcome unknown: t1\.s1\.c1 \(grep\)/);
 
       for (const log of logs(w)) {
-        const r = await cli(w, ['replay', log, '--machines']);
+        const r = await runToExit(w, ['replay', log, '--machines']);
         expect(r.code, `${path.basename(log)}: ${r.out}`).toBe(0);
         expect(r.out).toMatch(/^ok: .* verifies/m);
         expect(r.out).toMatch(/^machines: replays byte for byte/m);
@@ -65,7 +57,7 @@ describe.skipIf(!cliBuilt)('a crash during delegate (SIGKILL in a child\'s tool 
 
       // Carrying on runs nothing twice: the delegation whose outcome is unknown is not re-run by the harness (no second child), nor is the child's call.
       const next = w.script('next.json', { label: 'scripted: the parent carries on after the crash', responses: [{ text: 'The subagent was interrupted; I will not ask it again.' }] });
-      const carried = await cli(w, ['resume', parent!, '--continue', '--model', `scripted:${next}`, '--sandbox', 'off', '--max-depth', '1']);
+      const carried = await runToExit(w, ['resume', parent!, '--continue', '--model', `scripted:${next}`, '--sandbox', 'off', '--max-depth', '1']);
       expect(carried.code, carried.out).toBe(0);
       const lines = (p: string) => text(p).trim().split('\n').map((l) => JSON.parse(l) as { kind: string; callId?: string; name?: string; status?: string; code?: string });
       const all = logs(w).flatMap((p) => lines(p).map((e) => ({ ...e, log: path.basename(p) })));
@@ -75,7 +67,7 @@ describe.skipIf(!cliBuilt)('a crash during delegate (SIGKILL in a child\'s tool 
       expect(dispatched(path.basename(parent!), 't1.s1.c1')).toBe(1);
       expect(dispatched(path.basename(child!), 't1.s1.c1')).toBe(1);
       expect(lines(parent!).find((e) => e.kind === 'tool/result' && e.callId === 't1.s1.c1')).toMatchObject({ name: 'delegate', status: 'unknown', code: 'TOOL_OUTCOME_UNKNOWN' });
-      for (const log of logs(w)) expect((await cli(w, ['replay', log, '--machines'])).code).toBe(0);
+      for (const log of logs(w)) expect((await runToExit(w, ['replay', log, '--machines'])).code).toBe(0);
     } finally {
       w.cleanup();
     }
