@@ -12,6 +12,7 @@ import { parseLog } from '../../log/parse.js';
 import type { EntryOf } from '../../log/entries.js';
 import { CLI } from '../helpers/cli.js';
 import { RpcClient } from '../helpers/rpc-client.js';
+import { startServeProcess } from '../helpers/serve-process.js';
 import { createWorld, type World } from './cli-world.js';
 
 let w: World | undefined;
@@ -23,23 +24,11 @@ afterEach(() => {
   w = undefined;
 });
 
-function serve(world: World, model: string): Promise<{ url: string; token: string }> {
-  child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--model', model, '--cwd', world.workspace, '--approval', 'auto', '--sandbox', 'off'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, BRIDLE_HOME: world.home },
-  });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 15_000);
-    child!.stdout.on('data', (d) => {
-      out += d;
-      const url = /bridle serve: (ws:\/\/\S+)/.exec(out)?.[1];
-      const token = /^token: (.+)$/m.exec(out)?.[1];
-      if (url && token && /^viewer: /m.test(out)) {
-        clearTimeout(timer);
-        resolve({ url, token });
-      }
-    });
-  });
+/** `bridle serve` on `model` in the world, approvals auto, no sandbox; its process is `child`, SIGKILLed after the test. */
+async function serve(world: World, model: string): Promise<{ url: string; token: string }> {
+  const s = await startServeProcess(['--model', model, '--cwd', world.workspace, '--approval', 'auto', '--sandbox', 'off'], { BRIDLE_HOME: world.home });
+  child = s.proc;
+  return s;
 }
 
 const cli = (world: World, args: string[]) =>
