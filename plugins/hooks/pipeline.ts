@@ -58,9 +58,12 @@ export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem)
   return {
     async decide(call, policy) {
       const guards = runGuards(call);
+      const listeners = hooks.listeners('tool/pre-execute');
+      // No pre-execute listener: the chain is its terminal, the policy's verdict; no payload, options or closures per call.
+      if (listeners.length === 0) return combineDecisions([policy, ...(await guards), policy]);
       let hooked: Decision;
       try {
-        hooked = await runWaterfall(hooks.listeners('tool/pre-execute'), { call, policy }, async (p) => p.policy, {
+        hooked = await runWaterfall(listeners, { call, policy }, async (p) => p.policy, {
           hook: 'tool/pre-execute',
           clamp: stricter,
           accepts: isDecision,
@@ -91,7 +94,10 @@ export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem)
       } catch (err) {
         output = { status: 'error', code: ToolResultCode.TOOL_ERROR, content: describe(err) };
       }
-      const post = await runWaterfall(hooks.listeners('tool/post-execute'), { call, output }, async () => ({ kind: 'accept' as const }), {
+      const postListeners = hooks.listeners('tool/post-execute');
+      // No post-execute listener: the chain's terminal accepts, so the output stands as it is.
+      if (postListeners.length === 0) return output;
+      const post = await runWaterfall(postListeners, { call, output }, async () => ({ kind: 'accept' as const }), {
         hook: 'tool/post-execute',
         clamp: stricterPost,
         accepts: isPostDecision,
