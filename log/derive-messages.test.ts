@@ -130,3 +130,18 @@ describe('messageOf', () => {
     expect(messageOf(log[3] as never)).toBeUndefined();
   });
 });
+
+describe('Projection.placedMessageOf', () => {
+  it('hands back the message it placed last, not a copy, and one equal to messageOf for any other entry (#26)', () => {
+    seq = 0;
+    const user = e({ kind: 'user/message', turn: 't1', text: 'hi', origin: 'user', surfaceOp: 'append' });
+    const answer = e({ kind: 'assistant/message', turn: 't1', step: 't1.s1', blocks: [{ type: 'text', text: 'yes' }], finish: { kind: 'ok', reason: 'stop' }, surfaceOp: 'append' });
+    const p = new Projection();
+    p.apply(user);
+    p.apply(answer);
+    if (!isVisible(user) || !isVisible(answer)) throw new Error('visible entries expected');
+    expect(p.placedMessageOf(answer)).toBe(p.messages[1]);
+    expect(p.placedMessageOf(user)).not.toBe(p.messages[0]);
+    expect(p.placedMessageOf(user)).toEqual(messageOf(user));
+  });
+});

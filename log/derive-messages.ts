@@ -76,6 +76,9 @@ export class Projection {
   private out: ModelMessage[] = [];
   /** For the newest step with tool calls: where its assistant message sits and its call order. */
   private open?: { step: string; at: number; order: Map<string, number>; placed: number[] };
+  /** The entry placed last and the message it made: what `placedMessageOf` hands back instead of building it again. */
+  private lastEntry?: Visible;
+  private lastMessage?: ModelMessage;
 
   get messages(): readonly ModelMessage[] {
     return this.out;
@@ -110,8 +113,19 @@ export class Projection {
     }
   }
 
+  /**
+   * The message `e` makes: the one this projection built when `e` is the entry it placed last (as it is for a
+   * recorder's listener, which hears an entry after the projection applied it), else one built afresh. Equal either
+   * way: a placed message is never changed after it is built.
+   */
+  placedMessageOf(e: Visible): ModelMessage | undefined {
+    return e === this.lastEntry ? this.lastMessage : messageOf(e);
+  }
+
   private place(e: Visible): void {
     const msg = messageOf(e);
+    this.lastEntry = e;
+    this.lastMessage = msg;
     if (!msg) return;
     if (e.kind !== 'tool/result') {
       this.out.push(msg);

@@ -5,8 +5,7 @@
  * / 4) and says so. The message part is kept incrementally from the log, so
  * a measurement costs the same at step 10 and at step 10,000.
  */
-import { messageOf } from '../../log/derive-messages.js';
-import { isVisible, type Visible } from '../../log/visible.js';
+import { isVisible } from '../../log/visible.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { headerChars, messageChars, tokensOfChars } from '../../log/context/tokens.js';
 import type { Recorder } from '../../log/recorder.js';
@@ -23,10 +22,6 @@ export interface ContextMeterOptions {
 }
 
 /** What a visible entry adds to the messages: its one message, measured without a projection built for it (#26). */
-const entryChars = (e: Visible): number => {
-  const m = messageOf(e);
-  return m ? messageChars(m) : 0;
-};
 
 export class ContextMeter {
   /** Σ messageChars over the projection's messages. */
@@ -96,6 +91,8 @@ export class ContextMeter {
         this.inferredWindow = Math.max(1024, Math.min(this.inferredWindow ?? Infinity, Math.floor(sent * 0.9)));
       }
     }
-    this.chars += entryChars(e);
+    // The message the projection built for `e` a moment ago (the recorder applies an entry before its listeners hear it).
+    const m = this.recorder.projection.placedMessageOf(e);
+    this.chars += m ? messageChars(m) : 0;
   }
 }
