@@ -60,4 +60,17 @@ describe('TraceProjector: traceOf, an entry at a time', () => {
     sent.push(...p.ended(true));
     expect(byId(sent)).toBe(byId(whole));
   });
+
+  it('a subagent of 150,000 spans: spans() and ended() hand them all back (spread into a push, they overflowed the stack)', () => {
+    const at = '2026-12-02T00:00:00.000Z';
+    const n = 150_000;
+    const child: Entry[] = [{ kind: 'session/start', seq: 0, at, id: 'kid', model: 'm', depth: 1 } as unknown as Entry];
+    for (let i = 1; i <= n; i++) child.push({ kind: 'tool/call', seq: i, at, name: 'noop', toolCallId: `t${i}`, callId: `c${i}`, arguments: {} } as unknown as Entry);
+    const parent = [{ kind: 'session/start', seq: 0, at, id: 'p', model: 'm', depth: 0 }, { kind: 'subagent/start', seq: 1, at, callId: 'x', child: 'kid', depth: 1, mode: 'spawn' }] as unknown as Entry[];
+    const p = new TraceProjector({ children: (id) => (id === 'kid' ? child : undefined) });
+    for (const e of parent) p.add(e);
+    // The parent's invoke_agent, then the child's and one execute_tool span a call.
+    expect(p.spans()).toHaveLength(n + 2);
+    expect(p.ended(true)).toHaveLength(n + 2);
+  });
 });

@@ -156,22 +156,33 @@ export class TraceProjector {
   /** Every span so far, in `traceOf`'s order; a span not yet ended ends at the last entry seen. */
   spans(): TraceSpan[] {
     const out: TraceSpan[] = [];
+    this.spansInto(out);
+    return out;
+  }
+
+  /** The spans and the subagents' into one array: spreading a subagent's spans into a push overflows the stack past about 120,000. */
+  private spansInto(out: TraceSpan[]): void {
     for (const s of this.slots) {
-      if (s instanceof TraceProjector) out.push(...s.spans());
+      if (s instanceof TraceProjector) s.spansInto(out);
       else {
         if (s.status.code === 'unset') s.endTimeUnixNano = this.lastAt;
         out.push(s);
       }
     }
-    return out;
   }
 
   /** The spans (this session's and its subagents') that ended since the last call, each once; with `all`, the rest too, ending at the last entry seen. */
   ended(all = false): TraceSpan[] {
-    const out = this.fresh.splice(0);
-    for (const sub of this.subs) out.push(...sub.ended(all));
-    if (all) for (const s of this.slots) if (!(s instanceof TraceProjector) && s.status.code === 'unset') out.push({ ...s, endTimeUnixNano: this.lastAt });
+    const out: TraceSpan[] = [];
+    this.endedInto(out, all);
     return out;
+  }
+
+  private endedInto(out: TraceSpan[], all: boolean): void {
+    for (const s of this.fresh) out.push(s);
+    this.fresh.length = 0;
+    for (const sub of this.subs) sub.endedInto(out, all);
+    if (all) for (const s of this.slots) if (!(s instanceof TraceProjector) && s.status.code === 'unset') out.push({ ...s, endTimeUnixNano: this.lastAt });
   }
 
   add(e: Entry): void {

@@ -107,7 +107,7 @@ export class TraceBatcher {
     const root = this.roots.get(at.root);
     if (!root) return;
     const final = h.id === h.root && (h.done === true || h.entries.some((e) => e.kind === 'session/end'));
-    this.queue.push(...root.ended(final));
+    for (const s of root.ended(final)) this.queue.push(s);
     if (final) this.forget(h.root);
     if (this.queue.length >= this.maxBatch) this.send();
     else if (this.queue.length > 0 && !this.timer) {
