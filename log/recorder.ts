@@ -13,6 +13,8 @@ import { isCanonicalEntry } from './parse.js';
 import { isOverBytes, MAX_ENTRY_BYTES } from './entry-size.js';
 
 export type EntryListener = (entry: Entry) => void;
+/** An entry as it is appended, with its line exactly as the store got it (the canonical JSON, no `\n`). */
+export type AppendListener = (entry: Entry, line: string) => void;
 
 /**
  * The `flush` of a store whose appends are durable when they return (the
@@ -27,7 +29,7 @@ export class Recorder {
   readonly entries: Entry[] = [];
   readonly projection = new Projection();
   private durableSeq = 0;
-  private readonly live = new Set<EntryListener>();
+  private readonly live = new Set<AppendListener>();
   private readonly durable = new Set<EntryListener>();
   private readonly durableOnAppend: boolean;
 
@@ -70,7 +72,7 @@ export class Recorder {
     }
     this.entries.push(entry);
     this.projection.apply(entry);
-    for (const l of this.live) l(entry);
+    for (const l of this.live) l(entry, line);
     if (this.durableOnAppend) this.release(entry.seq);
     return entry;
   }
@@ -122,8 +124,8 @@ export class Recorder {
     return this.durableSeq;
   }
 
-  /** Every entry as it is appended (not yet durable): for live display. */
-  onEntry(l: EntryListener): () => void {
+  /** Every entry as it is appended (not yet durable), with its line: for live display. */
+  onEntry(l: AppendListener): () => void {
     this.live.add(l);
     return () => this.live.delete(l);
   }

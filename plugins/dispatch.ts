@@ -20,11 +20,14 @@ import { runWaterfall, type WaterfallOptions } from './waterfall.js';
 
 
 /** Hook name → its payload, its answer, and its mode. */
-export type HookTable = Record<string, { payload: unknown; answer: unknown; mode: DispatchMode }>;
+export type HookTable = Record<string, { payload: unknown; answer: unknown; mode: DispatchMode; extra?: unknown }>;
+
+/** What an `emit` hook's listeners get after the payload, when its table says (`extra`); else nothing. */
+export type ExtraOf<T extends HookTable, K extends keyof T> = T[K] extends { extra: infer X } ? X : undefined;
 
 export type ListenerOf<T extends HookTable, K extends keyof T> = T[K]['mode'] extends 'waterfall'
   ? Listener<T[K]['payload'], T[K]['answer']>
-  : Observer<T[K]['payload'], T[K]['answer']>;
+  : Observer<T[K]['payload'], T[K]['answer'], ExtraOf<T, K>>;
 
 export interface Registration<F> {
   /** Who registered it: a plugin's id; named in reports. */
@@ -66,11 +69,11 @@ export class Dispatcher<T extends HookTable> {
   }
 
   /** Contract: synchronous, never throws; a listener's throw or rejection is reported. */
-  emit<K extends keyof T>(hook: K, payload: T[K]['payload'], report: Report): void {
+  emit<K extends keyof T>(hook: K, payload: T[K]['payload'], report: Report, extra?: ExtraOf<T, K>): void {
     this.expect(hook, 'emit');
-    for (const { owner, listener } of this.listeners(hook) as Registration<Observer<unknown, unknown>>[]) {
+    for (const { owner, listener } of this.listeners(hook) as Registration<Observer<unknown, unknown, unknown>>[]) {
       try {
-        const r = listener(payload);
+        const r = listener(payload, extra);
         if (r && typeof (r as Promise<unknown>).then === 'function') (r as Promise<unknown>).catch((err: unknown) => report(owner, `rejected: ${describe(err)}`));
       } catch (err) {
         report(owner, `threw: ${describe(err)}`);
@@ -81,10 +84,10 @@ export class Dispatcher<T extends HookTable> {
   /** Contract: never rejects; every listener starts before any is awaited; answers in registration order, failures reported and left out. */
   async parallel<K extends keyof T>(hook: K, payload: T[K]['payload'], report: Report): Promise<T[K]['answer'][]> {
     this.expect(hook, 'parallel');
-    const regs = this.listeners(hook) as Registration<Observer<unknown, unknown>>[];
+    const regs = this.listeners(hook) as Registration<Observer<unknown, unknown, unknown>>[];
     const started = regs.map(({ listener }) => {
       try {
-        return Promise.resolve(listener(payload));
+        return Promise.resolve(listener(payload, undefined));
       } catch (err) {
         return Promise.reject(err);
       }
@@ -102,9 +105,9 @@ export class Dispatcher<T extends HookTable> {
   async serial<K extends keyof T>(hook: K, payload: T[K]['payload'], report: Report): Promise<T[K]['answer'][]> {
     this.expect(hook, 'serial');
     const out: T[K]['answer'][] = [];
-    for (const { owner, listener } of this.listeners(hook) as Registration<Observer<unknown, unknown>>[]) {
+    for (const { owner, listener } of this.listeners(hook) as Registration<Observer<unknown, unknown, unknown>>[]) {
       try {
-        const v = await listener(payload);
+        const v = await listener(payload, undefined);
         if (v !== undefined) out.push(v as T[K]['answer']);
       } catch (err) {
         report(owner, `threw: ${describe(err)}`);

@@ -115,8 +115,8 @@ export type DispatchMode = 'emit' | 'parallel' | 'serial' | 'waterfall';
 export type Next<P, R> = (payload?: P) => Promise<R>;
 /** A waterfall listener: returns a verdict, or nothing after calling `next()` (the chain's verdict then stands). */
 export type Listener<P, R> = (payload: P, next: Next<P, R>) => R | void | Promise<R | void>;
-/** A plain listener (emit, parallel, serial): the payload in, an answer or nothing out. */
-export type Observer<P, R> = (payload: P) => R | void | Promise<R | void>;
+/** A plain listener (emit, parallel, serial): the payload in (and, for a hook whose table names one, its `extra`), an answer or nothing out. */
+export type Observer<P, R, X = undefined> = (payload: P, extra: X) => R | void | Promise<R | void>;
 
 /** Every hook: its payload, its answer, and the mode it is dispatched by. */
 export interface HookTable {
@@ -128,8 +128,11 @@ export interface HookTable {
   'llm/stream': { payload: StreamPayload; answer: AsyncIterable<Chunk>; mode: 'waterfall' };
   /** Recovery by normalized code: the built-in retry, overflow-compaction and give-up policies are listeners. */
   'request-error': { payload: RequestErrorPayload; answer: Recovery; mode: 'waterfall' };
-  /** Every entry as it is appended. */
-  'session/entry': { payload: Entry; answer: never; mode: 'emit' };
+  /**
+   * Every entry as it is appended; the listener's second argument is its line exactly as the store got it (the
+   * canonical JSON, no `\n`), for a listener that ships entries elsewhere and need not serialize them again (ADR 0098).
+   */
+  'session/entry': { payload: Entry; answer: never; mode: 'emit'; extra: string };
   /** A turn ended (its `turn/end` is durable); awaited in order before the session reports idle. */
   'turn/end': { payload: TurnEndPayload; answer: never; mode: 'serial' };
   /** The session is closing; every listener is awaited, all at once. */
@@ -150,7 +153,8 @@ export const HOOK_MODES: { readonly [K in HookName]: HookTable[K]['mode'] } = {
   'session/close': 'parallel',
 };
 
-export type ListenerOf<K extends HookName> = HookTable[K]['mode'] extends 'waterfall' ? Listener<HookTable[K]['payload'], HookTable[K]['answer']> : Observer<HookTable[K]['payload'], HookTable[K]['answer']>;
+type ExtraOf<K extends HookName> = HookTable[K] extends { extra: infer X } ? X : undefined;
+export type ListenerOf<K extends HookName> = HookTable[K]['mode'] extends 'waterfall' ? Listener<HookTable[K]['payload'], HookTable[K]['answer']> : Observer<HookTable[K]['payload'], HookTable[K]['answer'], ExtraOf<K>>;
 
 /** The `hooks` service: one registration primitive for every hook, and the guards. */
 export interface Hooks {

@@ -28,6 +28,16 @@ describe('the session/entry hook', () => {
     expect(h.entries().find((e) => e.seq === seen[0])?.kind).not.toBe('turn/end');
   });
 
+  it("hands each listener the entry's line exactly as the store got it (ADR 0098)", async () => {
+    const lines = new Map<number, string>();
+    const plugin: Plugin = { name: 'watcher', apply: (ctx) => void ctx.hooks.on('session/entry', (e, line) => void lines.set(e.seq, line)) };
+    h = createHarness((_r, i) => (i === 0 ? { toolCalls: [{ name: 'glob', arguments: { pattern: '*' } }] } : { text: 'done' }), { plugins: [plugin] });
+    await h.session.run('list the files');
+    expect(lines.size).toBeGreaterThan(5);
+    const stored = new Map(h.store.lines.map((l) => [(JSON.parse(l) as { seq: number }).seq, l]));
+    for (const [seq, line] of lines) expect(line, `seq ${seq}`).toBe(stored.get(seq));
+  });
+
   it('a listener that throws is reported once per entry it threw on, never re-emitted, and the log verifies', async () => {
     const plugin: Plugin = {
       name: 'thrower',

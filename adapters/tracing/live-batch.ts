@@ -23,6 +23,18 @@ export interface Handover {
   done?: boolean;
 }
 
+/**
+ * A hand-over as it crosses to the worker thread (ADR 0098): the entries as their log lines, joined by `\n` (a
+ * line holds none), so the sessions' thread posts one string instead of cloning each entry's objects.
+ */
+export type HandoverText = Omit<Handover, 'entries'> & { lines: string };
+
+/** Contract: the hand-over whose entries are the lines parsed; `lines` is what `LiveTraces` joined. */
+export function handoverOfText(t: HandoverText): Handover {
+  const { lines, ...rest } = t;
+  return { ...rest, entries: lines === '' ? [] : lines.split('\n').map((l) => JSON.parse(l) as Entry) };
+}
+
 export interface TraceBatchOptions {
   version: string;
   env: NodeJS.ProcessEnv;

@@ -1,13 +1,14 @@
 /**
  * The worker thread live traces run in (ADR 0080): a `TraceBatcher` — projection, the official packages'
- * OTLP encoding and the HTTP export — off the thread the sessions step on. It takes hand-overs, and answers
+ * OTLP encoding and the HTTP export — off the thread the sessions step on. It takes hand-overs (their entries
+ * as log lines, parsed here: ADR 0098), and answers
  * each flush (or shutdown) once what was taken before it has gone to the collector.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { TraceBatcher, type Handover } from './live-batch.js';
+import { handoverOfText, TraceBatcher, type HandoverText } from './live-batch.js';
 
 /** What the main thread sends. */
-export type ToWorker = { kind: 'take'; h: Handover } | { kind: 'flush'; n: number } | { kind: 'shutdown'; n: number };
+export type ToWorker = { kind: 'take'; h: HandoverText } | { kind: 'flush'; n: number } | { kind: 'shutdown'; n: number };
 /** What the worker answers. */
 export type FromWorker = { kind: 'warn'; line: string } | { kind: 'done'; n: number };
 export interface WorkerSetup {
@@ -27,7 +28,7 @@ if (port) {
     ...(setup.metricsEndpoint ? { metricsEndpoint: setup.metricsEndpoint } : {}),
   });
   port.on('message', (m: ToWorker) => {
-    if (m.kind === 'take') batcher.take(m.h);
+    if (m.kind === 'take') batcher.take(handoverOfText(m.h));
     else if (m.kind === 'flush') void batcher.flush().then(() => say({ kind: 'done', n: m.n }));
     else
       void batcher.shutdown().then(() => {

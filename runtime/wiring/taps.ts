@@ -50,14 +50,18 @@ export function feedStatesWhileWatched(actor: Actor<typeof sessionMachine>, feed
  * caused it returns, so other listeners see entries in log order; a report about this hook is not emitted again.
  */
 export function entryHook(recorder: Recorder, hooks: HookRegistry, reportHook: (p: HookProblem) => void): void {
-  recorder.onEntry((entry) => {
+  recorder.onEntry((entry, line) => {
     if (!hooks.has('session/entry') || (entry.kind === 'hook/report' && entry.hook === 'session/entry')) return;
-    hooks.emit('session/entry', entry, (listener, problem) =>
-      queueMicrotask(() => {
-        try {
-          reportHook({ hook: 'session/entry', listener, problem });
-        } catch {}
-      }),
+    hooks.emit(
+      'session/entry',
+      entry,
+      (listener, problem) =>
+        queueMicrotask(() => {
+          try {
+            reportHook({ hook: 'session/entry', listener, problem });
+          } catch {}
+        }),
+      line,
     );
   });
 }
