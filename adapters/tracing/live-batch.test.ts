@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { traceOf, type TraceSpan } from '../../log/trace.js';
-import { TraceBatcher } from './live-batch.js';
+import { handoverOfText, TraceBatcher } from './live-batch.js';
 import type { SpanExporter } from './otlp.js';
 
 const golden = (name: string): Entry[] => parseLog(readFileSync(new URL(`../../test/golden/${name}.jsonl`, import.meta.url), 'utf8')).entries;
@@ -62,5 +62,24 @@ describe('TraceBatcher', () => {
     expect(before.size).toBeGreaterThan(0);
     expect(sent.some((s) => before.has(s.spanId))).toBe(false);
     expect(sent.map((s) => s.spanId).sort()).toEqual(traceOf(entries).filter((s) => !before.has(s.spanId)).map((s) => s.spanId).sort());
+  });
+
+  it("hand-overs as the worker gets them, the log's lines joined (ADR 0098): the same spans as the entries give", async () => {
+    for (const name of ['flaky-checkout', 'compaction', 'approvals']) {
+      const sink = collecting();
+      const b = new TraceBatcher('http://c/v1/traces', { version: '1', env: {}, warn: () => undefined, exporter: sink.exporter });
+      const lines = readFileSync(new URL(`../../test/golden/${name}.jsonl`, import.meta.url), 'utf8').split('\n').filter(Boolean);
+      const entries = golden(name);
+      const id = entries[0]!.kind === 'session/start' ? entries[0]!.id : '';
+      let from = 0;
+      for (const part of [...turns(entries), []]) {
+        const h = handoverOfText({ id, root: id, lines: lines.slice(from, from + part.length).join('\n'), ...(part.length === 0 ? { done: true } : {}) });
+        expect(h.entries, name).toEqual(part);
+        b.take(h);
+        from += part.length;
+      }
+      await b.flush();
+      expect(byId(sink.batches.flat()), name).toBe(byId(traceOf(entries)));
+    }
   });
 });
