@@ -43,6 +43,7 @@ import { redactText, redactUrl } from '../../safety/redact.js';
 import { MAX_MESSAGE_BYTES, RESULT_TOO_LARGE_RPC_CODE } from './read-buffer.js';
 import { CappedStdioTransport } from './stdio-transport.js';
 import { callAsTask, isTaskTool, type TaskClient } from './tasks.js';
+import { increasingProgress } from './progress.js';
 import { followTask, tapForTasks, taskOf, TaskProtocolError } from './tasks-extension.js';
 import { declaresTasksExtension } from '../../ports/mcp-tasks.js';
 import type { CallMcpTool, McpCallContext, McpToolInfo } from './tools.js';
@@ -223,9 +224,9 @@ export async function connectMcp(config: McpConfig, o: ConnectOptions): Promise<
     try {
       // The executor owns the deadline: it aborts `signal` (TOOL_TIMEOUT), which cancels the request on the server too.
       const params = { name: tool, arguments: (args ?? {}) as Record<string, unknown>, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) };
-      // `onprogress` makes the SDK send a progress token; reports are for display only (never logged).
-      const onprogress = (p: { progress: number; total?: number; message?: string }) =>
-        ctx.progress?.({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) });
+      // `onprogress` makes the SDK send a progress token; reports are for display only (never logged). The server's
+      // notices and the polls of a task it made of the call are one count (progress.ts).
+      const onprogress = increasingProgress((p) => ctx.progress?.(p));
       const options = { signal: AbortSignal.any([signal, dropped.signal]), timeout: MAX_TIMER_MS };
       result = isTaskTool(listedNow.find((t) => t.name === tool), client.getServerCapabilities())
         ? ((await callAsTask(client as unknown as TaskClient, params, { ...options, progress: onprogress })) as typeof result)
