@@ -1,13 +1,15 @@
 /**
  * The command table: every command, its flags and help, grouped by what it does. Each action hands its exit
- * code to `done`; `program.ts` parses and turns a failure into one line and an exit code.
+ * code to `done`; `program.ts` parses and turns a failure into one line and an exit code. Only the table is
+ * loaded up front: each action imports its command's implementation when it runs, so `--help` and every
+ * command load only what they use (ADR 0099).
  */
 import { Argument, Command, Option } from 'commander';
-import { readPrompt, runPrompt, type RunFlags } from './run.js';
-import { replayCommand, type ReplayFlags } from './replay.js';
-import { resumeCommand, type ResumeFlags } from './resume.js';
+import type { RunFlags } from './run.js';
+import type { ReplayFlags } from './replay.js';
+import type { ResumeFlags } from './resume.js';
 import { safetyOptions } from './safety-flags.js';
-import { composeProduct } from './settings.js';
+import type { SettingFlags } from './settings.js';
 
 type Done = (code: number) => void;
 
@@ -23,7 +25,9 @@ const inspector = () => new Option('--inspect [url]', 'send actors to an inspect
 /** A repeatable flag's values, in order. */
 const repeated = (v: string, prev: string[] = []): string[] => [...prev, v];
 /** The product of a session command, in `--cwd` or the current directory. */
-const productIn = (flags: RunFlags) => composeProduct(flags, { workspace: flags.cwd ?? process.cwd() });
+const productIn = async (flags: RunFlags) => (await import('./settings.js')).composeProduct(flags, { workspace: flags.cwd ?? process.cwd() });
+/** The product of a host command (serve, acp, mcp): each session names its own workspace. */
+const product = async (flags: SettingFlags) => (await import('./settings.js')).composeProduct(flags);
 
 /** The flags that are also config settings (`bridle config --dump` takes them too). Help lines stay short: one line each at 80 columns. */
 function settingOptions(cmd: Command, more: (c: Command) => Command = (c) => c): Command {
@@ -67,13 +71,14 @@ function sessionCommands(program: Command, done: Done): void {
     .addOption(entriesAsJson())
     .addOption(inspector())
     .action(async (prompt: string | undefined, flags: RunFlags & { inspect?: string | boolean }) => {
+      const { readPrompt, runPrompt } = await import('./run.js');
       // A bad config fails before anything waits on stdin.
-      const product = await productIn(flags);
+      const composed = await productIn(flags);
       const text = await readPrompt(prompt);
-      if (flags.inspect === undefined) done(await runPrompt(text, product, flags));
+      if (flags.inspect === undefined) done(await runPrompt(text, composed, flags));
       else {
         const { withInspector } = await import('./inspect.js');
-        done(await withInspector(flags.inspect, (inspect) => runPrompt(text, product, flags, { inspect })));
+        done(await withInspector(flags.inspect, (inspect) => runPrompt(text, composed, flags, { inspect })));
       }
     });
 
@@ -83,6 +88,7 @@ function sessionCommands(program: Command, done: Done): void {
     .option('--continue', 'let the model carry on instead of a prompt')
     .addOption(entriesAsJson())
     .action(async (session: string, prompt: string | undefined, flags: ResumeFlags) => {
+      const { resumeCommand } = await import('./resume.js');
       done(await resumeCommand(session, prompt, flags));
     });
 
@@ -122,6 +128,7 @@ function logCommands(program: Command, done: Done, version: string): void {
     .option('--patch <file>', 'apply a patch of rows to that product (a YAML or JSON file)')
     .addOption(readFromStore())
     .action(async (session: string, flags: ReplayFlags) => {
+      const { replayCommand } = await import('./replay.js');
       done(await replayCommand(session, flags));
     });
 
@@ -192,7 +199,7 @@ function hostCommands(program: Command, done: Done): void {
     .option('--exit-with-stdin', 'exit when stdin ends (a parent driving this server)')
     .action(async (flags: import('./serve.js').ServeFlags) => {
       const { serveCommand } = await import('./serve.js');
-      done(await serveCommand(await composeProduct(flags), flags));
+      done(await serveCommand(await product(flags), flags));
     });
 
   modelOptions(program.command('acp'))
@@ -200,7 +207,7 @@ function hostCommands(program: Command, done: Done): void {
     .description('serve the Agent Client Protocol on stdin/stdout for an editor (Zed agent_servers, JetBrains, Neovim, Emacs) or any ACP client; each session opens in the client\'s cwd, approvals are asked of the client; logs in $BRIDLE_HOME/sessions/')
     .action(async (flags: import('./acp.js').AcpFlags) => {
       const { acpCommand } = await import('./acp.js');
-      done(await acpCommand(await composeProduct(flags), flags));
+      done(await acpCommand(await product(flags), flags));
     });
 
   modelOptions(program.command('mcp'))
@@ -211,7 +218,7 @@ function hostCommands(program: Command, done: Done): void {
     .option('--host <address>', 'with --http: address to bind (default: 127.0.0.1)')
     .action(async (flags: import('./mcp.js').McpFlags) => {
       const { mcpCommand } = await import('./mcp.js');
-      done(await mcpCommand(await composeProduct(flags), flags));
+      done(await mcpCommand(await product(flags), flags));
     });
 }
 

@@ -1,7 +1,7 @@
 /** A failure of a command as one line on stderr and its exit code: never a stack trace, except for a bug. */
 import { CommanderError } from 'commander';
 import { SessionLockedError, LogAccessError } from '../log/errors.js';
-import { CompositionError } from '../plugins/rows.js';
+import { CompositionError } from '../plugins/composition-error.js';
 import { ProviderSetupError } from '../ports/provider.js';
 import { isStoreSetupFailure } from '../ports/store.js';
 import { redactText } from '../safety/redact.js';

@@ -7,6 +7,9 @@
  */
 import { z } from 'zod';
 import type { ChildModel } from '../ports/subagents.js';
+import { CompositionError, DuplicateRowError } from './composition-error.js';
+
+export { CompositionError, DuplicateRowError };
 
 /** A host-conditional predicate: one patch file mounts different rows per environment. */
 export const Predicate = z.union([
@@ -84,26 +87,6 @@ export interface ComposedRow extends Omit<Row, 'rows'> {
 export interface Composition {
   rows: ComposedRow[];
   warnings: string[];
-}
-
-export class CompositionError extends Error {
-  constructor(
-    readonly rowId: string,
-    readonly layer: string,
-    readonly problem: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`row ${rowId} (${layer}): ${problem}`, options);
-    this.name = 'CompositionError';
-  }
-}
-
-/** One bundle (or one list of rows) names an id twice: which of the two is meant cannot be told, so nothing is guessed. */
-export class DuplicateRowError extends CompositionError {
-  constructor(rowId: string, layer: string) {
-    super(rowId, layer, 'the id is used twice in this one layer (a later bundle may replace it; one bundle may not say it twice)');
-    this.name = 'DuplicateRowError';
-  }
 }
 
 const stamp = (row: Row, from: string): ComposedRow => {
