@@ -14,7 +14,6 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { BUNDLES } from '../bundles/base.js';
 import { bundleLayer, composeEntries, CompositionError, Patch, type ComposedRow, type Layer, type PatchEntry, type Row } from '../plugins/rows.js';
@@ -27,6 +26,7 @@ import { UsageError, WorkspaceModuleError } from './errors.js';
 import { bridleHome } from './home.js';
 import { isDatabaseRef } from '../runtime/stores.js';
 import { redactText } from '../safety/redact.js';
+import { yaml } from '../runtime/yaml.js';
 
 /** The settings flags as commander hands them over: strings (and booleans), unparsed. */
 export interface SettingFlags {
@@ -147,7 +147,7 @@ export function readPatchFile(path: string, what = `--patch ${path}`): PatchEntr
   } catch (err) {
     throw new UsageError(`${what}: cannot read it: ${(err as Error).message}`);
   }
-  const doc = parseDocument(text, { uniqueKeys: true });
+  const doc = yaml().parseDocument(text, { uniqueKeys: true });
   if (doc.errors[0]) throw new UsageError(`${what}: not valid YAML or JSON: ${doc.errors[0].message.split('\n')[0]}`);
   const data: unknown = doc.toJS();
   const parsed = z.strictObject({ patch: Patch }).safeParse(data);

@@ -4,7 +4,6 @@
  * with ids, notifications by method, and one place that hears the
  * connection end. Written against the protocol page, not the server's code.
  */
-import { WebSocket } from 'ws';
 
 export interface RpcError {
   code: number;
@@ -32,7 +31,9 @@ export interface RpcChannel {
 }
 
 /** Contract: resolves once the socket is open, rejects if it cannot connect; calls pending when the socket ends reject. */
-export function connectRpc(url: string, token: string): Promise<RpcChannel> {
+export async function connectRpc(url: string, token: string): Promise<RpcChannel> {
+  // Loaded at the first child a session starts: a session that starts none does not load `ws` (ADR 0099).
+  const { WebSocket } = await import('ws');
   const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` }, maxPayload: 64 * 1024 * 1024 });
   const pending = new Map<number, { method: string; resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   const listeners: ((method: string, params: Record<string, unknown>) => void)[] = [];

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseDocument } from 'yaml';
+import { yaml } from '../../runtime/yaml.js';
 import type { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { ConfigFile, RULES, SETTING_KEYS } from '../../runtime/settings.js';
@@ -34,7 +34,7 @@ export function loadConfig(home: string): LoadedConfig {
 
 /** Contract: pure; throws one `UsageError` line for YAML that does not parse or a config the schema refuses. */
 export function parseConfig(text: string, path: string): ConfigFile {
-  const doc = parseDocument(text, { uniqueKeys: true });
+  const doc = yaml().parseDocument(text, { uniqueKeys: true });
   const bad = doc.errors[0];
   if (bad) {
     const at = bad.linePos?.[0];

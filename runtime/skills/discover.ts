@@ -12,7 +12,7 @@
  */
 import { readdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { yaml } from '../yaml.js';
 import { codes, type CodeOf } from '../../log/codes.js';
 import { isInside } from '../../safety/paths.js';
 import { homeForms, readConfinedFile } from '../prompt/agents-files.js';
@@ -121,7 +121,7 @@ export function splitFrontMatter(text: string): { fields: Record<string, unknown
   if (!m) return { problem: 'it does not start with YAML front matter between --- lines' };
   let fields: unknown;
   try {
-    fields = parseYaml(m[1]!);
+    fields = yaml().parse(m[1]!);
   } catch (err) {
     return { problem: `its front matter is not YAML (${(err as Error).message.split('\n')[0]})` };
   }
