@@ -15,17 +15,14 @@ import { looksLikePath, sessionOfRef } from '../runtime/stores.js';
 import { UsageError } from './errors.js';
 import { bridleHome, logAccessAsUsage } from './home.js';
 import { verifyFile, verifyLines, verifyParsed, type ReplayVerdict } from './verify-log.js';
-import { costLabels, costLines, pricesIn } from './cost.js';
 import { childReaderOf, childrenOf } from './session-tree.js';
 import { costOf, type CostReport } from '../log/cost.js';
 import type { ComposedRow } from '../plugins/rows.js';
-import { composeProduct, composeStoreRows } from './settings.js';
-import { formatMachineVerdict, replayMachines, type MachineVerdict } from './replay-machines.js';
+import type { MachineVerdict } from './replay-machines.js';
 import { formatTotals, timelineLine } from './timeline.js';
-import { renderReplayHtml } from '../visualizations/replay-html.js';
 import { jsonLine, visible } from './visible.js';
 import { forkOfLog } from '../log/fork.js';
-import { productLoop, type OfferedLoop } from '../runtime/loop-identity.js';
+import type { OfferedLoop } from '../runtime/loop-identity.js';
 
 export interface ReplayFlags {
   json?: boolean;
@@ -69,14 +66,20 @@ const where = (v: Violation) => (v.seq !== null ? `seq ${v.seq}` : v.line !== un
 
 /** The product's loop, composed as `run` composes it (its modules imported): what a logged loop is compared with. */
 async function offeredLoop(flags: ReplayFlags): Promise<OfferedLoop | undefined> {
+  const { composeProduct } = await import('./settings.js');
+  const { productLoop } = await import('../runtime/loop-identity.js');
   const product = await composeProduct(productFlags(flags));
   return productLoop(product.rows, product.loaded);
 }
 
+/*
+ * What only a flag uses is imported when that flag is given (ADR 0099): the product and its catalogue (a log named
+ * by its path composes none), the machines (--machines), the page (--html), the prices (--cost).
+ */
 export async function replayCommand(target: string, flags: ReplayFlags, out: { write(s: string): unknown } = process.stdout): Promise<number> {
   const home = bridleHome();
   // Only the store row, composed as `run` composes it (config.yaml's `store:` among it); a log named by its path is that file.
-  const rows: ComposedRow[] = flags.store === undefined && looksLikePath(target) ? [] : await composeStoreRows(flags);
+  const rows: ComposedRow[] = flags.store === undefined && looksLikePath(target) ? [] : await (await import('./settings.js')).composeStoreRows(flags);
   const { store, id } = sessionOfRef(rows, home, target);
   // A reader: no claim is taken, and a session being written is read as far as it is durable.
   let parsed: ParsedStoredLog | undefined;
@@ -95,36 +98,40 @@ export async function replayCommand(target: string, flags: ReplayFlags, out: { w
   const forks = start?.kind !== 'session/start' ? [] : await store.forks(start.id);
   const lineage: Lineage = { ...(from ? { forkedFrom: from } : {}), forks };
   let cost: CostReport | undefined;
-  if (flags.cost || flags.html) {
+  const costs = flags.cost || flags.html ? await import('./cost.js') : undefined;
+  if (costs) {
     // The page is the viewer, which shows the figures. The same projection as `bridle cost`: the usage the logs hold (the session's and its subagents'), priced with the row.
     const children = await childrenOf(entries, childReaderOf(store));
-    cost = costOf(entries, pricesIn(await composeProduct(productFlags(flags))), (id) => children.get(id));
+    const { composeProduct } = await import('./settings.js');
+    cost = costOf(entries, costs.pricesIn(await composeProduct(productFlags(flags))), (id) => children.get(id));
   }
   if (flags.html) {
+    const { renderReplayHtml } = await import('../visualizations/replay-html.js');
     writeFileSync(flags.html, renderReplayHtml(entries, lineage, cost));
     process.stderr.write(`html: ${flags.html}\n`);
   }
   // Only a log that verifies is worth re-running: a corrupt one is reported as such.
   // A log from a replaced loop (ADR 0085) replays through the product's loop row only if it is the same module.
   const loop = flags.machines && verdict.ok && start?.kind === 'session/start' && start.loop ? await offeredLoop(flags) : undefined;
-  const machines: MachineVerdict | undefined = flags.machines && verdict.ok ? await replayMachines(entries, loop) : undefined;
+  const replaying = flags.machines && verdict.ok ? await import('./replay-machines.js') : undefined;
+  const machines: MachineVerdict | undefined = replaying ? await replaying.replayMachines(entries, loop) : undefined;
   const ok = verdict.ok && (machines?.identical ?? true);
   if (flags.json) {
     out.write(`${jsonLine({ ...verdict, ok, ...(machines ? { machines } : {}), lineage, ...(cost ? { cost } : {}) })}\n`);
     return ok ? 0 : 2;
   }
-  const labels = cost ? costLabels(entries, cost) : new Map<number, string>();
+  const labels = cost && costs ? costs.costLabels(entries, cost) : new Map<number, string>();
   for (const e of entries) {
     const label = labels.get(e.seq);
     out.write(`${timelineLine(e)}${label ? `  [${visible(label)}]` : ''}\n`);
   }
   out.write(`\n${formatTotals(verdict.totals)}\n`);
-  if (cost) out.write(`\ncost:\n${costLines(cost).map((l) => visible(l)).join('\n')}\n\n`);
+  if (cost && costs) out.write(`\ncost:\n${costs.costLines(cost).map((l) => visible(l)).join('\n')}\n\n`);
   for (const l of lineageLines(lineage)) out.write(`${visible(l)}\n`);
   if (verdict.ok) out.write(`ok: ${path} verifies (${verdict.totals.entries} entries)\n`);
   // Violations and differences quote the log, which holds model text.
   else for (const v of verdict.violations) out.write(`${visible(`${REPAIRABLE.has(v.violation) ? 'repairable' : 'corrupt'}: ${v.violation} at ${where(v)}: ${v.message}`)}\n`);
-  if (machines) for (const l of formatMachineVerdict(machines, entries.length)) out.write(`${visible(l)}\n`);
+  if (machines && replaying) for (const l of replaying.formatMachineVerdict(machines, entries.length)) out.write(`${visible(l)}\n`);
   else if (flags.machines) out.write('machines: skipped: the log does not verify\n');
   return ok ? 0 : 2;
 }
