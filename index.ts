@@ -19,7 +19,8 @@ export { forkPoints, planFork, type ForkPoint, type ForkRefusal, type ForkRefusa
 
 // The product as rows: the base bundle, composition, the plugin substrate.
 export { base, BUNDLES, type Bundle } from './bundles/base.js';
-export { composeEntries, enabledRows, CompositionError, DuplicateRowError, Patch, RowSchema, type ComposedRow, type HostFacts, type Layer, type PatchEntry, type Predicate, type Row } from './plugins/rows.js';
+export { composeEntries, enabledRows, Patch, RowSchema, type ComposedRow, type HostFacts, type Layer, type PatchEntry, type Predicate, type Row } from './plugins/rows.js';
+export { CompositionError, DuplicateRowError } from './plugins/composition-error.js';
 export { Host, type Plugin, type PluginContext, type PluginStatus, type Disposer } from './plugins/host.js';
 export { DuplicateProviderError, MissingServiceError, PluginMountError } from './plugins/host-errors.js';
 export { Dispatcher } from './plugins/dispatch.js';

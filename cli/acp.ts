@@ -11,7 +11,8 @@
 import { Readable, Writable } from 'node:stream';
 import type { AuthMethod } from '@agentclientprotocol/sdk';
 import { LogAccessError, SessionLockedError } from '../log/errors.js';
-import { CompositionError, type ComposedRow } from '../plugins/rows.js';
+import { type ComposedRow } from '../plugins/rows.js';
+import { CompositionError } from '../plugins/composition-error.js';
 import { ProviderSetupError } from '../ports/provider.js';
 import { resolveUse } from '../runtime/catalogue.js';
 import { createAcpAgent, type AcpAgent, type AcpAgentOptions } from '../server/acp/agent.js';

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
-import { composeEntries, DuplicateRowError, bundleLayer } from '../plugins/rows.js';
+import { composeEntries, bundleLayer } from '../plugins/rows.js';
+import { DuplicateRowError } from '../plugins/composition-error.js';
 import { base } from '../bundles/base.js';
 import { composeProduct } from './settings.js';
 

@@ -17,7 +17,7 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { Entry } from '../log/entries.js';
 import { SessionLockedError, LogAccessError } from '../log/errors.js';
 import { finalText } from '../log/completed-turns.js';
-import { CompositionError } from '../plugins/rows.js';
+import { CompositionError } from '../plugins/composition-error.js';
 import { ProviderSetupError } from '../ports/provider.js';
 import { applySettings } from '../runtime/settings.js';
 import { SessionCrashedError } from '../runtime/session-fault.js';

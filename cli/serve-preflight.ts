@@ -12,7 +12,7 @@
  */
 import type { Entry } from '../log/entries.js';
 import type { SessionRelay } from '../ports/relay.js';
-import { CompositionError } from '../plugins/rows.js';
+import { CompositionError } from '../plugins/composition-error.js';
 import { readSessionLog } from '../runtime/logs/read.js';
 import { ralphState } from '../runtime/ralph/state.js';
 import { loggedWorkspace, PolicyWidenedError } from '../runtime/session-policy.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { composeEntries, CompositionError, enabledRows, isDisabled, Patch, type Row } from './rows.js';
+import { composeEntries, enabledRows, isDisabled, Patch, type Row } from './rows.js';
+import { CompositionError } from './composition-error.js';
 
 const base: Row[] = [
   { id: 'model', use: 'openai', config: { model: 'gpt-4o-mini' } },

@@ -9,8 +9,6 @@ import { z } from 'zod';
 import type { ChildModel } from '../ports/subagents.js';
 import { CompositionError, DuplicateRowError } from './composition-error.js';
 
-export { CompositionError, DuplicateRowError };
-
 /** A host-conditional predicate: one patch file mounts different rows per environment. */
 export const Predicate = z.union([
   z.strictObject({ env: z.string().min(1) }).describe('disabled while this variable is set and not empty'),

@@ -5,7 +5,8 @@
  * service in one scope. `bridle config --dump` and every session command
  * check this before anything runs.
  */
-import { CompositionError, type ComposedRow } from '../plugins/rows.js';
+import { type ComposedRow } from '../plugins/rows.js';
+import { CompositionError } from '../plugins/composition-error.js';
 import { keyId } from '../ports/service.js';
 import { childModelUse, knownUses, resolveUse, type LoadedPlugins } from './catalogue.js';
 

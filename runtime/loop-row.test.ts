@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { base } from '../bundles/base.js';
 import type { Plugin } from '../plugins/host.js';
-import { CompositionError } from '../plugins/rows.js';
+import { CompositionError } from '../plugins/composition-error.js';
 import { SessionStart } from '../log/entries-session.js';
 import type { EntryOf } from '../log/entries.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { base } from '../bundles/base.js';
 import type { Plugin } from '../plugins/host.js';
-import { CompositionError } from '../plugins/rows.js';
+import { CompositionError } from '../plugins/composition-error.js';
 import { HOOKS, MODEL, TOOLS } from '../ports/index.js';
 import { createScriptedProviderFromFunction } from '../adapters/model/scripted.js';
 import type { SessionControl } from '../ports/session.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { Entry } from '../log/entries.js';
 import { LOG_FORMAT } from '../log/entries-session.js';
-import { CompositionError } from '../plugins/rows.js';
+import { CompositionError } from '../plugins/composition-error.js';
 import { base } from '../bundles/base.js';
 import { preflightSession } from './session-preflight.js';
 import { PolicyWidenedError } from './session-policy.js';
