@@ -24,7 +24,7 @@ export function coldStartMs(): number {
 export interface CommandStart {
   command: string;
   medianMs: number;
-  /** ES modules loaded, all of them and those under node_modules/. */
+  /** ES modules loaded, all of them and those under node_modules/ (a CommonJS package's own `require`s are not seen). */
   modules: number;
   nodeModules: number;
 }
@@ -88,12 +88,6 @@ export function commandStarts(n = 10): CommandStart[] {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-export async function bench(): Promise<{ label: string; value: Record<string, unknown> }> {
-  const value: Record<string, unknown> = {};
-  for (const s of commandStarts()) value[s.command] = { medianMs: Math.round(s.medianMs), modules: s.modules, nodeModules: s.nodeModules };
-  return { label: 'cliCommandStarts (median ms of 10 spawns, ES modules loaded)', value };
 }
 
 // `node dist/bench/cold-start.js`: these figures alone, one line a command.

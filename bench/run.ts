@@ -1,5 +1,5 @@
 /** `npm run bench`: every target of docs/design.md §8 that has a benchmark, medians and ratios from this one run. */
-import { coldStartMs } from './cold-start.js';
+import { coldStartMs, commandStarts } from './cold-start.js';
 import { floorFigures, floorLines } from './floor.js';
 import { fsyncsPerStep, runSteps } from './overhead.js';
 import { median, repeat } from './stats.js';
@@ -47,6 +47,10 @@ async function main() {
   const cold = median(await repeat(15, coldStartMs));
   rows.coldStartMs = cold;
   say(`CLI cold start (bridle --version): median ${fmt(cold)} ms over 15 runs`);
+  // Each command loads what its action needs (ADR 0099): the starts users and the e2e suite make most, one by one.
+  const starts = commandStarts(10);
+  rows.cliCommandStarts = Object.fromEntries(starts.map((c) => [c.command, { medianMs: c.medianMs, modules: c.modules, nodeModules: c.nodeModules }]));
+  for (const c of starts) say(`  bridle ${c.command}: median ${fmt(c.medianMs, 0)} ms over 10 runs, ${c.modules} ES modules loaded (${c.nodeModules} from node_modules)`);
 
   for (const extra of ['./replay-verify.js', './fanout.js', './compaction.js', './cache-share.js', './wire-steps.js', './live-traces.js', './trace-export.js', './postgres.js', './group-commit.js']) {
     try {
