@@ -4,10 +4,10 @@
  * on one line; every flag in docs/cli.md's flag table is a real flag, and
  * every real flag is there; mistakes are one line, exit 2.
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -20,7 +20,10 @@ const commandsOf = (text: string) => [...new Set(tableRows(text).flatMap((l) => 
 const commands = commandsOf(readme.slice(readme.indexOf('## The commands'), readme.indexOf('## Where everything is')));
 const flags = [...new Set(tableRows(cliDoc).flatMap((l) => [...l.split('|')[1]!.matchAll(/`(--[a-z-]+)/g)].map((m) => m[1]!)))];
 const SESSION_COMMANDS = ['run', 'chat', 'resume', 'serve', 'acp'];
-const env = () => ({ BRIDLE_HOME: mkdtempSync(join(tmpdir(), 'bridle-help-')) });
+/** Each CLI start's own empty home, all under one directory that goes when the file is done. */
+const homes = mkdtempSync(join(tmpdir(), 'bridle-help-'));
+afterAll(() => rmSync(homes, { recursive: true, force: true }));
+const env = () => ({ BRIDLE_HOME: mkdtempSync(join(homes, 'home-')) });
 /** Each command's `--help`, run once and shared by the tests that read it (a CLI start is most of this file's time). */
 const helps = new Map<string, ReturnType<typeof runCli>>();
 const helpOf = (command: string) => {
