@@ -264,17 +264,17 @@ async function runTool(o: BridleMcpOptions, server: McpServer, args: z.infer<typ
   }
 }
 
-/** An HTTP caller's `notifications/cancelled` also cancels that caller's call held by another per-request server (ADR 0089). */
+/**
+ * An HTTP caller's `notifications/cancelled` cancels that caller's call held by another per-request server (ADR 0089).
+ * It replaces the SDK's own handler, through its public API: every call of an HTTP caller is in the process-wide
+ * registry, and this fresh server holds no request of its own to abort. Over stdio (no caller) the SDK's stays.
+ */
 function cancelAcrossRequests(o: BridleMcpOptions, server: McpServer): void {
   const caller = o.caller;
   if (caller === undefined) return;
-  type Handler = (n: { params?: { requestId?: string | number } }, codec: unknown) => unknown;
-  const handlers = (server.server as unknown as { _notificationHandlers: Map<string, Handler> })._notificationHandlers;
-  const own = handlers.get('notifications/cancelled');
-  handlers.set('notifications/cancelled', (n, codec) => {
-    const id = n.params?.requestId;
+  server.server.setNotificationHandler('notifications/cancelled', (n) => {
+    const id = n.params.requestId;
     if (id !== undefined) o.asking.httpCalls.cancel(caller, id);
-    return own?.(n, codec);
   });
 }
 
