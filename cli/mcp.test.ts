@@ -7,11 +7,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { McpHttpHandler } from '@modelcontextprotocol/server';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createMcpHandler, McpServer, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../log/entries.js';
 import { runResultOf } from '../server/mcp/bridle-mcp.js';
-import { startMcpHttp } from '../server/mcp/http.js';
+import { MCP_CALLER_HEADER, startMcpHttp } from '../server/mcp/http.js';
 import { answeringProduct, describePolicy, headlessProduct, mcpProducts, progressLine } from './mcp.js';
 import { policyOf } from './run.js';
 import { composeProduct } from './settings.js';
@@ -75,4 +76,40 @@ describe("bridle mcp --http's front", () => {
       await srv.close();
     }
   });
+
+  // The SDK's own handler and client: which of a caller's POSTs were answered with an identity (ADR 0101).
+  for (const [mode, given] of [
+    ['auto', []],
+    ['legacy', ['initialize']],
+  ] as const) {
+    it(`gives a caller an identity only at a 2025 initialize (${mode === 'auto' ? '2026-07-28 stateless: never' : '2025: at initialize, then kept'})`, async () => {
+      const handler = createMcpHandler(() => {
+        const server = new McpServer({ name: 'front', version: '1.0.0' });
+        server.registerTool('noop', { description: 'does nothing' }, () => ({ content: [] }));
+        return server;
+      });
+      const srv = await startMcpHttp({ host: '127.0.0.1', port: 0, token: 'tok', handler });
+      const answered: { method: string; sent: boolean; caller: string | null }[] = [];
+      const recording = async (url: string | URL, init?: RequestInit) => {
+        const answer = await fetch(url, init);
+        const method = init?.method === 'POST' ? (JSON.parse(String(init.body)) as { method?: string }).method ?? '' : String(init?.method);
+        answered.push({ method, sent: new Headers(init?.headers).has(MCP_CALLER_HEADER), caller: answer.headers.get(MCP_CALLER_HEADER) });
+        return answer;
+      };
+      const client = new Client({ name: 'front-test', version: '1.0.0' }, { versionNegotiation: { mode } });
+      try {
+        await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { fetch: recording, requestInit: { headers: { authorization: 'Bearer tok' } } }));
+        await client.listTools();
+        await client.listTools();
+        const posts = answered.filter((a) => a.method !== 'GET' && a.method !== 'DELETE');
+        expect(posts.filter((a) => a.caller !== null).map((a) => a.method)).toEqual(given);
+        expect(posts.some((a) => a.method === 'tools/list')).toBe(true);
+        // A 2025 client sends the identity back on every later POST; a 2026-07-28 one never has one to send.
+        expect(posts.filter((a) => a.sent).length).toBe(mode === 'legacy' ? posts.length - 1 : 0);
+      } finally {
+        await client.close();
+        await srv.close();
+      }
+    });
+  }
 });

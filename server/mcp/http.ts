@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { hostHeaderValidationResponse, localhostAllowedHostnames, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { hostHeaderValidationResponse, isInitializeRequest, isLegacyRequest, localhostAllowedHostnames, readRequestBody, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { checkAccess, isLoopbackHost, ownOrigins } from '../access.js';
 
 export interface McpHttpOptions {
@@ -31,8 +31,9 @@ export interface McpHttpServer {
 
 export const MCP_PATH = '/mcp';
 /**
- * The caller's identity (ADR 0089): a POST that comes without one is answered with a fresh one, which a 2025 client
- * keeps from its `initialize` answer and sends on every later request, its `notifications/cancelled` included.
+ * The caller's identity (ADR 0089): a 2025 caller's `initialize` is answered with a fresh one, which the client keeps
+ * and sends on every later request, its `notifications/cancelled` included. A 2026-07-28 request gets none: it has
+ * no `initialize`, and its cancel is its own connection closing.
  */
 export const MCP_CALLER_HEADER = 'mcp-session-id';
 
@@ -59,6 +60,22 @@ function toRequest(req: IncomingMessage, res: ServerResponse, base: string): Req
     signal: gone.signal,
     ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
   } as RequestInit);
+}
+
+/**
+ * Whether a POST is a 2025 caller's `initialize` (the SDK's classifier: no 2026-07-28 envelope claim), read from a
+ * clone so the request stays whole for the handler. Contract: never throws; a body it cannot read or parse is no.
+ */
+async function isLegacyInitialize(request: Request): Promise<boolean> {
+  const read = await readRequestBody(request.clone()).catch(() => undefined);
+  if (!read || read.tooLarge) return false;
+  let body: unknown;
+  try {
+    body = JSON.parse(read.text);
+  } catch {
+    return false;
+  }
+  return isInitializeRequest(body) && (await isLegacyRequest(request, body).catch(() => false));
 }
 
 async function sendResponse(res: ServerResponse, answer: Response, caller?: string): Promise<void> {
@@ -96,9 +113,9 @@ export async function startMcpHttp(o: McpHttpOptions): Promise<McpHttpServer> {
     const request = toRequest(req, res, base);
     const rebound = loopback ? hostHeaderValidationResponse(request, allowedHosts) : undefined;
     if (rebound) return void sendResponse(res, rebound);
-    o.handler
-      .fetch(request)
-      .then((answer) => sendResponse(res, answer, req.method === 'POST' && !req.headers[MCP_CALLER_HEADER] && !answer.headers.has(MCP_CALLER_HEADER) ? randomUUID() : undefined))
+    const initialize = req.method === 'POST' && !req.headers[MCP_CALLER_HEADER] ? isLegacyInitialize(request) : Promise.resolve(false);
+    Promise.all([o.handler.fetch(request), initialize])
+      .then(([answer, fresh]) => sendResponse(res, answer, fresh && !answer.headers.has(MCP_CALLER_HEADER) ? randomUUID() : undefined))
       .catch((err: unknown) => {
         o.onProblem?.(`mcp http: ${(err as Error)?.message ?? String(err)}`);
         if (!res.headersSent) refuse(res, 500, 'internal error');
