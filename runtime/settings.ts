@@ -11,7 +11,8 @@ import { Patch, type ComposedRow } from '../plugins/rows.js';
 import { checkRule } from '../safety/approval-rules.js';
 import { SANDBOX_MODES, type SandboxMode } from '../ports/sandbox.js';
 import { isPostgresUrl } from '../adapters/store/postgres-pool.js';
-import { isLoopback, OPENAI_USES } from '../adapters/model/openai.js';
+import { OPENAI_USES } from '../adapters/model/openai.js';
+import { isLoopback } from '../adapters/model/wire-provider.js';
 
 /** The rows that reach a model over a wire and take a model id, a base URL and stream limits; the OpenAI ones share every key. */
 const WIRE_USES: readonly string[] = [...OPENAI_USES, 'anthropic'];

@@ -20,45 +20,28 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import { MODEL } from '../../ports/index.js';
-import type { ModelProvider } from '../../ports/model.js';
 import { defineProvider } from '../../ports/provider.js';
-import type { Clock } from '../../log/clock.js';
 import type { Chunk } from '../../log/chunks.js';
 import type { Finish } from '../../log/entry-values.js';
 import type { ModelRequest } from '../../log/messages.js';
-import { resolveStreamLimits, type StreamLimits } from './openai-deadlines.js';
-import { isLoopback, modelAndKey } from './openai.js';
 import { anthropicClient } from './lazy-sdk.js';
+import { finishChunk, wireOptionsOf, wireSetup, type WireOptions, type WireProvider } from './wire-provider.js';
 import { createAnthropicStreamMapper } from './anthropic-stream.js';
 import { toAnthropicParams, type AnthropicWireOptions } from './anthropic-wire.js';
 import { ModelCode } from '../../log/entry-values.js';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
-const LOOPBACK_PLACEHOLDER_KEY = 'bridle-local';
 /** How many times one step follows a `pause_turn` before it gives up (the API pauses long server-tool turns). */
 export const MAX_PAUSE_CONTINUATIONS = 4;
 
-export interface AnthropicProviderOptions {
-  model: string;
+export interface AnthropicProviderOptions extends WireOptions {
   /** Without `/v1`: the SDK appends `/v1/messages`. */
   baseURL?: string;
-  apiKey?: string;
-  apiKeyEnv?: string;
   maxOutputTokens?: number;
   thinkingBudget?: number;
-  fetch?: typeof fetch;
-  streamIdleMs?: number;
-  streamTotalMs?: number;
-  now?: Clock;
 }
 
-export interface AnthropicProvider extends ModelProvider {
-  readonly model: string;
-  readonly baseURL: string;
-  readonly limits: StreamLimits;
-}
-
-const finishChunk = (finish: Finish): Chunk => ({ type: 'finish', finish });
+export type AnthropicProvider = WireProvider;
 
 /**
  * Contract: never throws, here or in `stream` (I8). The SDK does not retry
@@ -66,12 +49,8 @@ const finishChunk = (finish: Finish): Chunk => ({ type: 'finish', finish });
  */
 export function createAnthropicProvider(options: AnthropicProviderOptions): AnthropicProvider {
   const baseURL = (options.baseURL ?? ANTHROPIC_BASE_URL).replace(/\/v1\/?$/, '');
-  const now = options.now ?? Date.now;
-  const limits = resolveStreamLimits({ idleMs: options.streamIdleMs, totalMs: options.streamTotalMs });
+  const { now, limits, connect } = wireSetup(options, baseURL, 'ANTHROPIC_API_KEY', anthropicClient);
   const wire: AnthropicWireOptions = { model: options.model, maxOutputTokens: options.maxOutputTokens ?? 8192, ...(options.thinkingBudget !== undefined ? { thinkingBudget: options.thinkingBudget } : {}) };
-  const apiKey = options.apiKey || (isLoopback(baseURL) ? LOOPBACK_PLACEHOLDER_KEY : undefined);
-  const noKey: Finish = { kind: 'error', code: ModelCode.AUTH, message: `no API key: set ${options.apiKeyEnv ?? 'ANTHROPIC_API_KEY'} (or point --base-url at a local server) to use ${baseURL}` };
-  const connect = anthropicClient({ apiKey, noKey, baseURL, limits, ...(options.fetch ? { fetch: options.fetch } : {}) });
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<Chunk> {
     if (signal.aborted) return yield finishChunk({ kind: 'aborted' });
@@ -135,17 +114,10 @@ export const anthropicModel = defineProvider({
   seam: MODEL,
   name: 'anthropic',
   config: AnthropicConfig,
-  create(c) {
-    const { model, apiKey } = modelAndKey(c, 'a Claude model');
-    return createAnthropicProvider({
-      model,
-      baseURL: c.baseUrl,
-      apiKey,
-      apiKeyEnv: c.apiKeyEnv,
+  create: (c) =>
+    createAnthropicProvider({
+      ...wireOptionsOf(c, 'a Claude model'),
       maxOutputTokens: c.maxOutputTokens,
       ...(c.thinkingBudget !== undefined ? { thinkingBudget: c.thinkingBudget } : {}),
-      streamIdleMs: c.streamIdleMs,
-      streamTotalMs: c.streamTotalMs,
-    });
-  },
+    }),
 });
