@@ -57,14 +57,11 @@ const defaultSleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
   });
 
-/** What the machines are provided from: the part of a session's wiring (`Wiring`, wiring.ts) they use. */
-export interface MachineSeams {
-  id: string;
-  cwd: string;
-  depth?: number;
-  modelName: string;
+/** A session's services, resolved from its rows (`SessionParts`, wiring.ts), that the machines are provided from. */
+export interface SessionServices {
   model: ModelProvider;
   tools: ToolRegistry;
+  /** The tools' world: files through `fs`, commands through `subprocess`, nothing else. */
   fs: FileSystem;
   subprocess: Subprocess;
   hooks: HookRegistry;
@@ -73,6 +70,14 @@ export interface MachineSeams {
   /** The session's sandbox, as `never` decides by it (ADR 0052); none: `never` runs nothing that writes. */
   sandbox?: SandboxService;
   context: ContextSettings;
+}
+
+/** What the machines are provided from: the part of a session's wiring (`Wiring`, wiring.ts) they use. */
+export interface MachineSeams extends SessionServices {
+  id: string;
+  cwd: string;
+  depth?: number;
+  modelName: string;
   answerer?: Answerer;
   /** A spent budget asks the answerer whether to go on (chat, serve, acp); else the turn ends `BUDGET_EXHAUSTED` (ADR 0047). */
   askOnBudget?: boolean;

@@ -11,19 +11,12 @@ import { createActor } from 'xstate';
 import type { Draft } from '../log/entries.js';
 import { resumableTurn } from '../log/resumable.js';
 import { Recorder } from '../log/recorder.js';
-import type { FileSystem } from '../ports/fs.js';
-import type { Subprocess } from '../ports/subprocess.js';
-import type { SandboxService } from '../ports/sandbox.js';
-import type { ToolRegistry } from '../ports/tool-registry.js';
-import type { ApprovalService } from '../ports/approval.js';
-import type { ContextSettings, LoopSettings } from '../ports/loop.js';
-import type { HookRegistry } from '../plugins/hooks/registry.js';
+import type { LoopSettings } from '../ports/loop.js';
 import type { Host } from '../plugins/host.js';
-import type { ModelProvider } from '../ports/model.js';
 import type { Clock } from '../log/clock.js';
 import type { LogStore } from '../log/store.js';
-import type { PromptRegistry } from './prompt/registry.js';
 import type { AgentLoop } from './agent-loop.js';
+import type { SessionServices } from './provide-machines.js';
 import { SessionClosedError, type BridleSession } from './bridle-session.js';
 import type { SessionOptions } from './session-options.js';
 import { faultInspected } from './fault-injection.js';
@@ -37,24 +30,13 @@ import { appendOpening, checkContinuable, type Header } from './wiring/opening.j
 import { entryHook, feedEntries, feedStates, feedStatesWhileWatched } from './wiring/taps.js';
 
 /** What `createSession` resolved from the rows for one session: its services, and what its log opens with. Not an option bag: nobody outside composes one. */
-export interface SessionParts extends Omit<Header, 'cwd' | 'depth' | 'parent'> {
+export interface SessionParts extends Omit<Header, 'cwd' | 'depth' | 'parent'>, SessionServices {
   host: Host;
-  model: ModelProvider;
   store: LogStore;
   clock: Clock;
-  tools: ToolRegistry;
-  /** The tools' world: files through `fs`, commands through `subprocess`, nothing else. */
-  fs: FileSystem;
-  subprocess: Subprocess;
-  hooks: HookRegistry;
-  prompt: PromptRegistry;
-  approval: ApprovalService;
-  /** The session's sandbox, which `never` decides by (ADR 0052). */
-  sandbox?: SandboxService;
   loop: LoopSettings;
   /** What provides the machines: the `loop:agent` row's loop (ADR 0077). */
   agentLoop: AgentLoop;
-  context: ContextSettings;
   /** Lets the `session` service's `inject` reach the actor once it exists. */
   bindInject: (inject: (text: string) => void) => void;
   opening?: readonly Draft[];
