@@ -23,6 +23,8 @@ export default defineConfig({
     maxWorkers: Number(process.env.BRIDLE_TEST_WORKERS ?? 2),
     // The slowest files start first, from a committed table: a clean clone has no duration cache (longest-first.ts).
     sequence: { sequencer: LongestFirstSequencer },
+    // Every file's `tempDir` dirs (test/helpers/temp.ts) are removed when the file ends.
+    setupFiles: ['test/helpers/temp-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // The JSON report lets .ci/run close on a plain "N passed, N failed" line.

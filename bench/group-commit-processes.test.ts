@@ -3,11 +3,11 @@
  * each session's log ends up whole in the one directory, and the figure counts every process's steps. The workers are
  * the built file's (a forked child runs JavaScript), so the test needs `npm run build`, as the CLI's tests do.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readLogLines } from '../adapters/store/jsonl-read.js';
+import { tempDir } from '../test/helpers/temp.js';
 
 const built = new URL('../dist/bench/group-commit-processes.js', import.meta.url);
 let dir: string | undefined;
@@ -19,7 +19,7 @@ afterEach(() => {
 describe.skipIf(!existsSync(built))('group commit over processes', () => {
   it('5 sessions of one directory over 2 processes: each log is whole, every step counted, a sync per session turn', async () => {
     const { jsonlAcrossProcesses } = (await import(built.href)) as typeof import('./group-commit-processes.js');
-    dir = mkdtempSync(join(tmpdir(), 'bridle-procs-test-'));
+    dir = tempDir('bridle-procs-test-');
     const figure = await jsonlAcrossProcesses(dir, 5, 4, 2);
     const logs = readdirSync(dir).filter((f) => /^s\d+\.jsonl$/.test(f)).sort();
     expect(logs).toEqual(['s0.jsonl', 's1.jsonl', 's2.jsonl', 's3.jsonl', 's4.jsonl']);

@@ -12,10 +12,11 @@ import { composeEntries, bundleLayer } from '../plugins/rows.js';
 import { DuplicateRowError } from '../plugins/composition-error.js';
 import { base } from '../bundles/base.js';
 import { composeProduct } from './settings.js';
+import { tempDir } from '../test/helpers/temp.js';
 
 let home: string;
 beforeEach(() => {
-  home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-bundles-')));
+  home = fs.realpathSync(tempDir('bridle-bundles-'));
 });
 afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
 

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LogNotDurableError } from '../log/errors.js';
+import { tempDir } from '../test/helpers/temp.js';
 
 const closeFails = { on: false };
 vi.mock('./open-session.js', async (importOriginal) => {
@@ -34,7 +35,7 @@ let dir: string;
 let out = '';
 let err = '';
 beforeEach(() => {
-  dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-close-fails-')));
+  dir = fs.realpathSync(tempDir('bridle-close-fails-'));
   fs.mkdirSync(path.join(dir, 'ws'));
   vi.stubEnv('BRIDLE_HOME', path.join(dir, 'home'));
   out = err = '';

@@ -12,6 +12,7 @@ import { createPostgresSessionStore } from '../adapters/store/postgres.js';
 import { describeWithPostgres } from '../test/helpers/postgres.js';
 import { replayCommand } from './replay.js';
 import { continueNote, resumeCommand } from './resume.js';
+import { tempDir } from '../test/helpers/temp.js';
 
 const GOLDEN = path.join(import.meta.dirname, '../test/golden');
 const NAMES = ['approvals', 'compaction', 'crash-resume', 'ctrl-c', 'flaky-checkout', 'schedule'];
@@ -21,7 +22,7 @@ let err = '';
 const io = { out: { write: (s: string) => (out += s) }, err: { write: (s: string) => (err += s) } };
 const clock = () => Date.UTC(2026, 11, 2);
 beforeEach(() => {
-  dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-fork-')));
+  dir = fs.realpathSync(tempDir('bridle-fork-'));
   vi.stubEnv('BRIDLE_HOME', path.join(dir, 'home'));
   out = err = '';
 });

@@ -4,8 +4,6 @@
  * the access checks in front of the SDK's handler (a stand-in handler here:
  * what reaches it is what passed them).
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createMcpHandler, McpServer, type McpHttpHandler } from '@modelcontextprotocol/server';
@@ -16,8 +14,9 @@ import { MCP_CALLER_HEADER, startMcpHttp } from '../server/mcp/http.js';
 import { answeringProduct, describePolicy, headlessProduct, mcpProducts, progressLine } from './mcp.js';
 import { policyOf } from './run.js';
 import { composeProduct } from './settings.js';
+import { tempDir } from '../test/helpers/temp.js';
 
-const home = () => ({ env: { BRIDLE_HOME: mkdtempSync(join(tmpdir(), 'bridle-mcp-unit-')) } });
+const home = () => ({ env: { BRIDLE_HOME: tempDir('bridle-mcp-unit-') } });
 
 describe('the policy bridle mcp runs sessions under', () => {
   it('is never when nobody chose one, and the chosen one when a flag did', async () => {

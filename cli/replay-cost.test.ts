@@ -6,10 +6,11 @@ import type { Entry } from '../log/entries.js';
 import { LogBuilder, logText } from '../test/helpers/log-builder.js';
 import { costCommand } from './cost.js';
 import { replayCommand } from './replay.js';
+import { tempDir } from '../test/helpers/temp.js';
 
 let dir: string;
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-replay-cost-'));
+  dir = tempDir('bridle-replay-cost-');
   // The prices row comes from $BRIDLE_HOME's config: an empty home, so the shipped list prices.
   vi.stubEnv('BRIDLE_HOME', path.join(dir, 'home'));
 });

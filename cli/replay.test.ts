@@ -6,11 +6,12 @@ import { runCli } from '../test/helpers/cli.js';
 import { LogBuilder, logText } from '../test/helpers/log-builder.js';
 import { replayCommand } from './replay.js';
 import { summarize, timelineLine } from './timeline.js';
+import { tempDir } from '../test/helpers/temp.js';
 
 let dir: string;
 let file: string;
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-replay-'));
+  dir = tempDir('bridle-replay-');
   file = path.join(dir, 's.jsonl');
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -6,13 +6,14 @@ import { parseLog } from '../log/parse.js';
 import { verifyLog } from '../log/verify.js';
 import { LogBuilder, logText } from '../test/helpers/log-builder.js';
 import { continueNote, resumeCommand } from './resume.js';
+import { tempDir } from '../test/helpers/temp.js';
 
 let dir: string;
 let file: string;
 let err = '';
 const sink = { write: (s: string) => (err += s) };
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-resume-'));
+  dir = tempDir('bridle-resume-');
   file = path.join(dir, 's.jsonl');
   err = '';
   vi.stubEnv('BRIDLE_HOME', path.join(dir, 'home'));

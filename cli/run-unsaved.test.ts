@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { tempDir } from '../test/helpers/temp.js';
 
 /** Which fdatasync calls on each file descriptor fail (1-based, counted per descriptor: per store). */
 const failing = { at: new Set<number>() };
@@ -30,7 +31,7 @@ let dir: string;
 let out = '';
 let err = '';
 beforeEach(() => {
-  dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-unsaved-')));
+  dir = fs.realpathSync(tempDir('bridle-unsaved-'));
   fs.mkdirSync(path.join(dir, 'ws'));
   vi.stubEnv('BRIDLE_HOME', path.join(dir, 'home'));
   out = err = '';

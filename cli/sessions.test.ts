@@ -3,8 +3,8 @@
  * live writer, if any) and its state from the log's last markers — for the
  * JSONL store (lock files) and the Postgres store (leases), alike.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it, vi } from 'vitest';
 import { createPostgresSessionStore } from '../adapters/store/postgres.js';
@@ -17,6 +17,7 @@ import { spawnSync } from 'node:child_process';
 import { replayCommand } from './replay.js';
 import { forkCommand } from './fork.js';
 import { mkdirSync } from 'node:fs';
+import { tempDir } from '../test/helpers/temp.js';
 
 const named = (id: string, b: LogBuilder) => b.entries.map((e) => (e.kind === 'session/start' ? { ...e, id } : e));
 
@@ -36,7 +37,7 @@ it('the state of a session comes from its last marker and whether a writer holds
 });
 
 it('bridle sessions lists a JSONL store one line per session, with owner and state (idle, running, interrupted, ended)', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'bridle-sessions-'));
+  dir = tempDir('bridle-sessions-');
   const write = (id: string, b: LogBuilder) => writeFileSync(join(dir!, `${id}.jsonl`), logText(named(id, b)));
   write('a-idle', new LogBuilder().cleanTurn());
   write('b-running', new LogBuilder().cleanTurn().startTurn('more'));
@@ -116,7 +117,7 @@ describeWithPostgres('bridle sessions on Postgres', (db) => {
     }
     await rec.flush();
     await log.close();
-    dir = mkdtempSync(join(tmpdir(), 'bridle-sessions-home-'));
+    dir = tempDir('bridle-sessions-home-');
     mkdirSync(join(dir, 'sessions'));
     writeFileSync(join(dir, 'config.yaml'), `store: ${JSON.stringify(url)}\n`);
     vi.stubEnv('BRIDLE_HOME', dir);
@@ -145,7 +146,7 @@ describeWithPostgres('bridle sessions on Postgres', (db) => {
 });
 
 it("bridle sessions judges an owner by its lock's socket, not its pid: a live writer whose pid cannot be seen is running, a dead socket's claim holds nothing", async () => {
-  dir = mkdtempSync(join(tmpdir(), 'bridle-sessions-'));
+  dir = tempDir('bridle-sessions-');
   const write = (id: string, b: LogBuilder) => writeFileSync(join(dir!, `${id}.jsonl`), logText(named(id, b)));
   write('a-unseen', new LogBuilder().cleanTurn().startTurn('more'));
   write('b-dead', new LogBuilder().cleanTurn().startTurn('more'));

@@ -20,12 +20,13 @@ import { builtinTools } from '../tools/index.js';
 import { openSession } from './open-session.js';
 import { composeProduct } from './settings.js';
 import { resumeCommand } from './resume.js';
+import { tempDir } from '../test/helpers/temp.js';
 
 let dir: string;
 let err = '';
 const sink = { write: (s: string) => (err += s) };
 beforeEach(() => {
-  dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-wlock-')));
+  dir = fs.realpathSync(tempDir('bridle-wlock-'));
   fs.mkdirSync(path.join(dir, 'ws'));
   vi.stubEnv('BRIDLE_HOME', path.join(dir, 'home'));
   err = '';

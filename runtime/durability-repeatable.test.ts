@@ -6,8 +6,7 @@
  * repair closes and that verifies.
  */
 import * as nodeFs from 'node:fs';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -25,6 +24,7 @@ import type { ToolDefinition, ToolOutput } from '../ports/tools.js';
 import { bridleTools, type McpToolInfo } from '../adapters/mcp/tools.js';
 import { createHarness, type Harness } from '../test/helpers/harness.js';
 import { builtinTools } from '../tools/index.js';
+import { tempDir } from '../test/helpers/temp.js';
 
 let h: Harness | undefined;
 afterEach(() => {
@@ -56,7 +56,7 @@ const tool = (name: string, readOnly: boolean, idempotent: boolean, body: () => 
 
 /** The fdatasyncs of one turn on a JSONL store: `calls` per step for five steps of `name`, then an answer (`calls` 0: just the answer). */
 async function syncsOfATurn(name: string, calls: number, inOneStep = false): Promise<number> {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-repeatable-')));
+  const dir = realpathSync(tempDir('bridle-repeatable-'));
   let syncs = 0;
   // Counted, not done: what is measured is how many the machines ask for, and the test stays quick.
   const fs: JsonlFs = { ...nodeFs, fdatasync: (_fd, done) => (syncs++, setImmediate(() => done(null))), fsync: (_fd, done) => setImmediate(() => done(null)) };

@@ -26,6 +26,7 @@ import { createHarness, type Harness } from '../test/helpers/harness.js';
 import { builtinTools } from '../tools/index.js';
 import { noopReadOnceTool } from '../bench/noop-tool.js';
 import type { ToolDefinition } from '../ports/tools.js';
+import { tempDir } from '../test/helpers/temp.js';
 
 let h: Harness | undefined;
 afterEach(() => {
@@ -211,7 +212,7 @@ describe('the JSONL store at a durability point', () => {
   }
 
   it("a new log whose directory entry cannot be made durable: the first durability point fails, LOG_NOT_DURABLE", async () => {
-    const home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-dirfail-')));
+    const home = fs.realpathSync(tempDir('bridle-dirfail-'));
     try {
       const log = path.join(home, 'sessions', 's.jsonl');
       h = createHarness(() => ({ text: 'hi' }), { store: createJsonlStore(log, { fs: dirsFailFs() }) });

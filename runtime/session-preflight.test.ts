@@ -2,8 +2,7 @@
  * The preflight a server runs before it claims a session it does not host (ADR 0042): it throws what
  * `createSession` would throw for the policy or the model, building only the rows that decide those.
  */
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { Entry } from '../log/entries.js';
@@ -12,6 +11,7 @@ import { CompositionError } from '../plugins/composition-error.js';
 import { base } from '../bundles/base.js';
 import { preflightSession } from './session-preflight.js';
 import { PolicyWidenedError } from './session-policy.js';
+import { tempDir } from '../test/helpers/temp.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -19,7 +19,7 @@ afterEach(() => {
 });
 
 function world() {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-preflight-')));
+  const dir = realpathSync(tempDir('bridle-preflight-'));
   dirs.push(dir);
   const script = join(dir, 'script.json');
   writeFileSync(script, JSON.stringify({ responses: [{ text: 'ok' }] }));

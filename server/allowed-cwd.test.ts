@@ -1,13 +1,13 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { allowedRoots, checkCwd } from './allowed-cwd.js';
+import { tempDir } from '../test/helpers/temp.js';
 
 let root: string;
 let ws: string;
 beforeEach(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-cwd-')));
+  root = realpathSync(tempDir('bridle-cwd-'));
   ws = join(root, 'ws');
   mkdirSync(join(ws, 'sub', 'deeper'), { recursive: true });
   mkdirSync(join(root, 'other'));

@@ -3,17 +3,17 @@
  * `startServer()` alone — each given the store's relay (`createPostgresRelay`) — and a client attached to
  * one worker is served a session another worker runs, entry by entry, as a relay (ADR 0030).
  */
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { createPostgresRelay, createPostgresSessionStore, createScriptedProviderFromFunction, createSession, startServer, type BridleServer, type ServerOptions } from '../index.js';
 import { describeWithPostgres } from '../test/helpers/postgres.js';
 import { RpcClient } from '../test/helpers/rpc-client.js';
+import { tempDir } from '../test/helpers/temp.js';
 
 describeWithPostgres('many workers from the library', (db) => {
   it('the relay port through startServer() with two workers from the library: a client attached to worker A sees a session hosted by worker B', async () => {
-    const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-relay-port-')));
+    const root = realpathSync(tempDir('bridle-relay-port-'));
     // One store and one relay for the process's workers, as an embedder holds them.
     const store = createPostgresSessionStore({ url: db.url(), notify: true, leaseMs: 5000 });
     const relay = createPostgresRelay(store);

@@ -6,6 +6,7 @@ import { FsIoError, readAtMost, type FileSystem } from '../../ports/fs.js';
 import { ToolError } from '../../ports/tool-error.js';
 import { createLocalFs } from './local.js';
 import { createMemoryFs } from './memory.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 const drain = async <T>(it: AsyncIterable<T>) => {
@@ -60,7 +61,7 @@ describe('the memory file system refuses what the local one refuses, in the same
   let memory: FileSystem;
   beforeEach(() => {
     // Both rooted at the same path, holding the same files: their answers can be compared as they are.
-    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-memfs-')));
+    root = fs.realpathSync(tempDir('bridle-memfs-'));
     const ws = path.join(root, 'ws');
     fs.mkdirSync(path.join(ws, 'dir'), { recursive: true });
     fs.mkdirSync(path.join(ws, '.git'));

@@ -16,6 +16,7 @@ import { createMemorySubprocess } from '../subprocess/memory.js';
 import { builtinTools } from '../../tools/index.js';
 import { localFsProvider } from './local.js';
 import { memoryFsProvider } from './memory.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 /** The fs providers a row's `use` may name. */
 const catalogue: Record<string, ProviderDefinition<FileSystem, any>> = { local: localFsProvider, memory: memoryFsProvider };
@@ -52,7 +53,7 @@ let root: string;
 let workspace: string;
 let bridleHome: string;
 beforeEach(() => {
-  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-seam-')));
+  root = fs.realpathSync(tempDir('bridle-seam-'));
   workspace = path.join(root, 'ws');
   bridleHome = path.join(root, 'home');
   fs.mkdirSync(workspace);

@@ -6,13 +6,14 @@
  * cancel: bridle sent `notifications/cancelled` for both, to every stdio
  * server, once the start deadline passed or the session closed (issue 23).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE, requireFixture } from '../../test/helpers/mcp-fixture.js';
 import { McpConfig } from './config.js';
 import { connectMcp } from './connection.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 const RECORDING = FIXTURE.replace(/mcp-fixture-server\.js$/, 'mcp-recording-server.js');
 
@@ -25,7 +26,7 @@ beforeAll(() => void requireFixture());
 type Line = { id?: number | string; method?: string; params?: { requestId?: number | string } };
 
 function recorded(): { path: string; read: () => Line[] } {
-  const dir = mkdtempSync(join(tmpdir(), 'bridle-mcp-rec-'));
+  const dir = tempDir('bridle-mcp-rec-');
   dirs.push(dir);
   const path = join(dir, 'received.jsonl');
   const read = () => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line) : []);

@@ -5,8 +5,7 @@
  * mid-call, one that never starts, one that is too slow to start.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ToolError } from '../../ports/tool-error.js';
@@ -17,6 +16,7 @@ import { McpConfig } from './config.js';
 import { connectMcp, type McpConnection } from './connection.js';
 import { MCP_BAD_RESULT, MCP_REQUEST_FAILED, MCP_RESULT_TOO_LARGE, MCP_SERVER_EXITED, MCP_TOOL_ERROR, MCP_UNREACHABLE, McpStartError } from './errors.js';
 import { bridleTools } from './tools.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 const FLOOD = FIXTURE.replace(/mcp-fixture-server\.js$/, 'mcp-flood-server.js');
 
@@ -33,7 +33,7 @@ afterEach(async () => {
 beforeAll(() => void requireFixture());
 
 const workspace = () => {
-  const d = mkdtempSync(join(tmpdir(), 'bridle-mcp-'));
+  const d = tempDir('bridle-mcp-');
   dirs.push(d);
   return d;
 };

@@ -3,9 +3,8 @@
  * reference server, `@modelcontextprotocol/server-everything` (a
  * development dependency), started over stdio as a client would start it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeTool } from '../../actors/execute-tool.js';
@@ -14,6 +13,7 @@ import type { ToolDefinition } from '../../ports/tools.js';
 import { McpConfig } from './config.js';
 import { connectMcp, type McpConnection } from './connection.js';
 import { bridleTools } from './tools.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
 
@@ -22,7 +22,7 @@ let tools: ToolDefinition[];
 let problems: string[];
 let ws: string;
 beforeAll(async () => {
-  ws = mkdtempSync(join(tmpdir(), 'bridle-everything-'));
+  ws = tempDir('bridle-everything-');
   process.env.OPENAI_API_KEY_FOR_THIS_TEST = 'sk-must-not-reach-the-server';
   try {
     conn = await connectMcp(McpConfig.parse({ command: process.execPath, args: [EVERYTHING, 'stdio'] }), { id: 'mcp:everything', cwd: ws, signal: new AbortController().signal });

@@ -6,20 +6,20 @@
  * never the image as base64 (issue 23: a 300 KiB image reached it as 65,601
  * characters).
  */
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpConfig } from './config.js';
 import { connectMcp, type McpConnection } from './connection.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 const FILESYSTEM = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
 
 let conn: McpConnection;
 let ws: string;
 beforeAll(async () => {
-  ws = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-mcp-fs-')));
+  ws = realpathSync(tempDir('bridle-mcp-fs-'));
   // A PNG signature and 300 KiB of bytes after it: the server reads by extension, not by decoding.
   writeFileSync(join(ws, 'picture.png'), Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(300 * 1024, 0x5a)]));
   writeFileSync(join(ws, 'notes.txt'), 'plain words');

@@ -5,8 +5,7 @@
  * by class; a crash mid-call; a server that fails to start; the process
  * stops with the session; the log verifies and replays through the machines.
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
@@ -18,6 +17,7 @@ import { replayMachines } from '../../cli/replay-machines.js';
 import { createHarness, type Harness } from '../../test/helpers/harness.js';
 import type { ResponseFunction } from '../model/scripted.js';
 import { FIXTURE, requireFixture } from '../../test/helpers/mcp-fixture.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 let h: Harness | undefined;
 beforeAll(() => void requireFixture());
@@ -103,7 +103,7 @@ describe('an mcp row in a session', () => {
   });
 
   it('a readOnlyHint tool of a server not marked trusted that writes outside the workspace does not run under never, and asks under ask (issue 20, item 3)', async () => {
-    const outside = join(mkdtempSync(join(tmpdir(), 'bridle-mcp-outside-')), 'planted.txt');
+    const outside = join(tempDir('bridle-mcp-outside-'), 'planted.txt');
     const call = { name: 'mcp__fx__sneaky_write', arguments: { path: outside, text: 'pwned' } };
     h = createHarness(script([call]), { patch: [row('fx')], approval: 'never' });
     expect((await h.session.run('go')).reason).toBe('completed');

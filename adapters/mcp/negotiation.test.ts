@@ -5,13 +5,13 @@
  * handshake, whether it refuses `server/discover` or stays silent on it.
  * Compiled servers: `npm run build` first.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE, requireFixture } from '../../test/helpers/mcp-fixture.js';
 import { McpConfig } from './config.js';
 import { connectMcp, type McpConnection } from './connection.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 const MODERN = FIXTURE.replace(/mcp-fixture-server\.js$/, 'mcp-modern-server.js');
 const FLOOD = FIXTURE.replace(/mcp-fixture-server\.js$/, 'mcp-flood-server.js');
@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 async function open(...args: string[]): Promise<McpConnection> {
-  ws = mkdtempSync(join(tmpdir(), 'bridle-mcp-era-'));
+  ws = tempDir('bridle-mcp-era-');
   const c = await connectMcp(McpConfig.parse({ command: process.execPath, args }), { id: 'mcp:era', cwd: ws, signal: new AbortController().signal });
   opened.push(c);
   return c;

@@ -7,9 +7,8 @@
  * the session's trace context reaches a stdio server as `TRACEPARENT` and
  * each call's as `_meta.traceparent`. Compiled servers: `npm run build` first.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE, requireFixture } from '../../test/helpers/mcp-fixture.js';
@@ -17,6 +16,7 @@ import type { ToolAnswer, ToolProgress, ToolQuestion } from '../../ports/tools.j
 import { McpConfig } from './config.js';
 import { connectMcp, type McpConnection } from './connection.js';
 import type { McpCallContext } from './tools.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 const ASKING = FIXTURE.replace(/mcp-fixture-server\.js$/, 'mcp-asking-server.js');
 const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
@@ -27,7 +27,7 @@ let ws: string;
 const opened: McpConnection[] = [];
 beforeAll(() => {
   requireFixture();
-  ws = mkdtempSync(join(tmpdir(), 'bridle-mcp-ask-'));
+  ws = tempDir('bridle-mcp-ask-');
 });
 afterAll(async () => {
   await Promise.all(opened.map((c) => c.close()));

@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { request, run, type Drained } from '../../test/helpers/model-stream.js';
 import { createScriptedProvider, createScriptedProviderFromFunction, responseChunks } from './scripted.js';
 import { loadScript, type Script, ScriptError } from './scripted-script.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 function wellFormed(d: Drained): Drained {
   expect(d.problems).toEqual([]);
@@ -151,7 +151,7 @@ describe('createScriptedProviderFromFunction', () => {
 });
 
 describe('loadScript', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'bridle-scripted-'));
+  const dir = tempDir('bridle-scripted-');
   const file = (name: string, text: string) => {
     const path = join(dir, name);
     writeFileSync(path, text);

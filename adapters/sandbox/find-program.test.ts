@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkProgram, findProgram } from './find-program.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 let root: string;
 let ws: string;
@@ -14,7 +15,7 @@ const tool = (dir: string, name = 'tool') => {
   return file;
 };
 beforeEach(() => {
-  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-find-')));
+  root = fs.realpathSync(tempDir('bridle-find-'));
   ws = path.join(root, 'ws');
   sys = path.join(root, 'sys');
   fs.mkdirSync(ws);

@@ -7,8 +7,7 @@
  * and a whole session run on a store is byte for byte what the JSONL store
  * writes of it.
  */
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createScriptedProviderFromFunction } from '../model/scripted.js';
@@ -24,9 +23,10 @@ import { createMemorySessionStore } from './memory.js';
 import { createPostgresSessionStore } from './postgres.js';
 import { forkSession } from '../../runtime/logs/fork.js';
 import { repairSession } from '../../runtime/logs/repair.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 const noServices = { get: () => { throw new Error('no services here'); }, has: () => false, onDispose: () => undefined };
-const tempDir = () => realpathSync(mkdtempSync(join(tmpdir(), 'bridle-contract-')));
+const storeDir = () => realpathSync(tempDir('bridle-contract-'));
 const jsonlIn = (dir: string): SessionStore => jsonlStore.create({ dir }, noServices as never);
 
 let n = 0;
@@ -192,9 +192,9 @@ function storeContract(name: string, make: () => SessionStore, o: { claims: bool
     });
 
     it('holds a whole session byte for byte as the JSONL store writes it', async () => {
-      const dir = tempDir();
+      const dir = storeDir();
       // One workspace for both runs: the log names it.
-      const cwd = tempDir();
+      const cwd = storeDir();
       const run = async (services: { store: SessionStore }) => {
         rmSync(join(cwd, 'a.txt'), { force: true });
         const model = createScriptedProviderFromFunction((req) => {
@@ -216,7 +216,7 @@ function storeContract(name: string, make: () => SessionStore, o: { claims: bool
       const jsonl = readFileSync(join(dir, `${id}.jsonl`), 'utf8');
       expect(jsonl.split('\n').length).toBeGreaterThan(12);
       // A directory of its own: the JSONL store every other case shares holds a session of this id already.
-      const isolated = name === 'jsonl' ? jsonlIn(tempDir()) : make();
+      const isolated = name === 'jsonl' ? jsonlIn(storeDir()) : make();
       await run({ store: isolated });
       const lines = (await isolated.tail!(id))!;
       expect(lines.join('\n') + '\n').toBe(jsonl);
@@ -225,7 +225,7 @@ function storeContract(name: string, make: () => SessionStore, o: { claims: bool
 }
 
 storeContract('memory', () => createMemorySessionStore(), { claims: true });
-const dir = tempDir();
+const dir = storeDir();
 storeContract('jsonl', () => jsonlIn(dir), { claims: true });
 describeWithPostgres('the Postgres store', (db) => {
   storeContract('postgres', () => createPostgresSessionStore({ url: db.url(), leaseMs: 5000 }), { claims: true });

@@ -4,14 +4,14 @@
  * and no flush hears "durable" before a sync that covers its lines finished.
  */
 import * as nodeFs from 'node:fs';
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { noopReadOnceTool } from '../../bench/noop-tool.js';
 import { benchSession } from '../../bench/session.js';
 import { Recorder } from '../../log/recorder.js';
 import { createJsonlStore, type JsonlFs } from './jsonl.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 /** `node:fs`, writing down each line's kind as it is written and each fdatasync as it starts and as it ends. */
 function tracingFs(fail = false) {
@@ -41,7 +41,7 @@ function tracingFs(fail = false) {
   return { fs, events };
 }
 
-const newLog = () => join(realpathSync(mkdtempSync(join(tmpdir(), 'bridle-group-'))), 'sessions', 's.jsonl');
+const newLog = () => join(realpathSync(tempDir('bridle-group-')), 'sessions', 's.jsonl');
 const header = { kind: 'session/start', id: 's', cwd: '/w', model: 'm', depth: 0, parent: null, format: 2 } as const;
 
 describe('group fsync in the JSONL store (ADR 0028)', () => {

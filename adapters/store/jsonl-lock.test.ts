@@ -4,22 +4,23 @@
  * host's never judged, released only by its owner. A holder is judged by its
  * socket, never by its pid. Real processes: test/fault/writer-lock.test.ts.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { hostname, tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionLockedError } from '../../log/errors.js';
 import { acquireJsonlLock, isProcessAlive, lockPathOf, lockSocketOf, probeSocket, withWriterLock } from './jsonl-lock.js';
 import { createMemoryStore } from './memory.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 let dir: string | undefined;
 afterEach(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
-const logIn = () => join((dir = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-lock-')))), 'sessions', 's.jsonl');
+const logIn = () => join((dir = realpathSync(tempDir('bridle-lock-'))), 'sessions', 's.jsonl');
 const DEAD = 2 ** 22 + 12345; // above pid_max's default: no such process
 /** A socket file nobody listens on: what a holder killed outright leaves (bound by a process that is then SIGKILLed). */
 const deadSocketAt = (path: string) => {

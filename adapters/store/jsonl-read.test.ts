@@ -7,6 +7,7 @@ import { LogAccessError, LogCorruptError } from '../../log/errors.js';
 import { LogBuilder, logText } from '../../test/helpers/log-builder.js';
 import { readLogFile } from './jsonl-repair.js';
 import { readLines, readLogStream, type ByteSource } from './jsonl-read.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 /** A source that hands out `bytes` in pieces of at most `piece` bytes, as a slow pipe would. */
 function sourceOf(bytes: Buffer, piece = Infinity): ByteSource {
@@ -27,7 +28,7 @@ function collect(bytes: Buffer, chunkBytes: number, piece?: number) {
 
 let dir: string;
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-read-'));
+  dir = tempDir('bridle-read-');
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 

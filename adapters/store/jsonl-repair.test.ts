@@ -8,11 +8,12 @@ import { LogBuilder, logText } from '../../test/helpers/log-builder.js';
 import { spawnSync } from 'node:child_process';
 import { acquireJsonlLock, lockPathOf, lockSocketOf } from './jsonl-lock.js';
 import { repairJsonlLog } from './jsonl-repair.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 let dir: string;
 let file: string;
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-repair-'));
+  dir = tempDir('bridle-repair-');
   file = path.join(dir, 's.jsonl');
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -4,15 +4,15 @@
  * log whose sync fails fails alone.
  */
 import * as nodeFs from 'node:fs';
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Recorder } from '../../log/recorder.js';
 import { createFlushRounds } from './flush-rounds.js';
 import { createJsonlStore, syncAll, type JsonlFs } from './jsonl.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
-const dir = () => realpathSync(mkdtempSync(join(tmpdir(), 'bridle-rounds-')));
+const dir = () => realpathSync(tempDir('bridle-rounds-'));
 const header = (id: string) => ({ kind: 'session/start', id, cwd: '/w', model: 'm', depth: 0, parent: null, format: 2 }) as const;
 
 /** `node:fs`, counting fdatasyncs by file descriptor; `failing` ones fail EIO. */

@@ -1,16 +1,16 @@
 import * as nodeFs from 'node:fs';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseLog } from '../../log/parse.js';
 import { Recorder } from '../../log/recorder.js';
 import { createJsonlStore, type JsonlFs } from './jsonl.js';
 import { createMemoryStore } from './memory.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 describe('the JSONL store behind a recorder', () => {
   it('writes canonical lines in seq order that read back identically', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'bridle-jsonl-')), 'sessions', 's.jsonl');
+    const path = join(tempDir('bridle-jsonl-'), 'sessions', 's.jsonl');
     let t = Date.UTC(2026, 0, 1);
     const r = new Recorder(createJsonlStore(path), () => t++);
     r.append({ kind: 'session/start', id: 's', cwd: '/w', model: 'm', depth: 0, parent: null, format: 1 });
@@ -82,7 +82,7 @@ describe('the JSONL store makes a new log\'s directory entries durable', () => {
   const header = { kind: 'session/start', id: 's', cwd: '/w', model: 'm', depth: 0, parent: null, format: 1 } as const;
 
   it('fsyncs sessions/ (the new file) and $BRIDLE_HOME (the new sessions/) at the first flush, before it resolves, and only then', async () => {
-    const home = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-dirsync-')));
+    const home = realpathSync(tempDir('bridle-dirsync-'));
     const sessions = join(home, 'sessions');
     const log = join(sessions, 's.jsonl');
     const { fs, calls } = recordingFs();
@@ -99,7 +99,7 @@ describe('the JSONL store makes a new log\'s directory entries durable', () => {
   });
 
   it('a log that already exists gains no directory entry: no directory is fsynced', async () => {
-    const sessions = join(realpathSync(mkdtempSync(join(tmpdir(), 'bridle-dirsync-'))), 'sessions');
+    const sessions = join(realpathSync(tempDir('bridle-dirsync-')), 'sessions');
     mkdirSync(sessions);
     const log = join(sessions, 's.jsonl');
     nodeFs.writeFileSync(log, '');
@@ -111,7 +111,7 @@ describe('the JSONL store makes a new log\'s directory entries durable', () => {
   });
 
   it('a directory fsync that fails fails the flush (nothing is reported durable), and every later flush too (ADR 0017)', async () => {
-    const home = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-dirsync-')));
+    const home = realpathSync(tempDir('bridle-dirsync-'));
     const sessions = join(home, 'sessions');
     let broken = true;
     const { fs, calls } = recordingFs((p) => broken && p === sessions);
@@ -128,7 +128,7 @@ describe('the JSONL store makes a new log\'s directory entries durable', () => {
 
 describe('the JSONL store when a save fails (ADR 0017)', () => {
   const header = { kind: 'session/start', id: 's', cwd: '/w', model: 'm', depth: 0, parent: null, format: 1 } as const;
-  const newLog = () => join(realpathSync(mkdtempSync(join(tmpdir(), 'bridle-savefail-'))), 's.jsonl');
+  const newLog = () => join(realpathSync(tempDir('bridle-savefail-')), 's.jsonl');
   const eio = () => Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
 
   it('a sync that failed is never followed by a flush that reports success (the dirty flag is not lost)', async () => {
@@ -206,7 +206,7 @@ describe('the JSONL store when a save fails (ADR 0017)', () => {
 describe('a new JSONL log appears with its first line (ADR 0087)', () => {
   const header = { kind: 'session/start', id: 's', cwd: '/w', model: 'm', depth: 0, parent: null, format: 1 } as const;
   const fresh = () => {
-    const dir = join(realpathSync(mkdtempSync(join(tmpdir(), 'bridle-first-line-'))), 'sessions');
+    const dir = join(realpathSync(tempDir('bridle-first-line-')), 'sessions');
     return { dir, log: join(dir, 's.jsonl') };
   };
 

@@ -5,10 +5,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Launch } from '../../safety/sandbox.js';
 import { OutputCapture } from './capture.js';
 import { spawnProcess } from './spawn.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 let dir: string;
 beforeEach(() => {
-  dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-shell-')));
+  dir = fs.realpathSync(tempDir('bridle-shell-'));
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 

@@ -6,12 +6,12 @@
  * workspace, nothing of the environment comes back); its memory, its time
  * and its agents are bounded by the host.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentAnswer, AgentCall } from '../../ports/workflow.js';
 import { createWorkerRunner, WorkerConfig } from './worker.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 let dirs: string[] = [];
 afterEach(() => {
@@ -20,7 +20,7 @@ afterEach(() => {
 });
 /** A path outside any workspace that a script with host powers would create. */
 const marker = () => {
-  const d = mkdtempSync(join(tmpdir(), 'bridle-wf-marker-'));
+  const d = tempDir('bridle-wf-marker-');
   dirs.push(d);
   return join(d, 'pwned');
 };

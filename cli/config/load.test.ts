@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../errors.js';
 import { loadConfig, parseConfig } from './load.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 const F = '/h/config.yaml';
 const problem = (text: string): string => {
@@ -85,14 +85,14 @@ describe('parseConfig', () => {
 
 describe('loadConfig', () => {
   it('reads $BRIDLE_HOME/config.yaml, and a missing one is an empty config', () => {
-    const home = mkdtempSync(join(tmpdir(), 'bridle-config-'));
+    const home = tempDir('bridle-config-');
     expect(loadConfig(home)).toEqual({ path: join(home, 'config.yaml'), exists: false, config: {} });
     writeFileSync(join(home, 'config.yaml'), 'maxSteps: 7\n');
     expect(loadConfig(home)).toEqual({ path: join(home, 'config.yaml'), exists: true, config: { maxSteps: 7 } });
   });
 
   it('a config.yaml that is a directory is a clear error, not a crash', () => {
-    const home = mkdtempSync(join(tmpdir(), 'bridle-config-'));
+    const home = tempDir('bridle-config-');
     mkdirSync(join(home, 'config.yaml'));
     expect(() => loadConfig(home)).toThrow(/config\.yaml: cannot read it: /);
   });

@@ -1,13 +1,13 @@
 /** `evalCommand` in-process, on a task made here (the shipped ones run through the built CLI: test/e2e/eval.test.ts). */
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../errors.js';
 import { evalCommand } from './command.js';
 import type { RunRecord, TaskSummary } from './score.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
-const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-eval-cmd-')));
+const root = realpathSync(tempDir('bridle-eval-cmd-'));
 /** Workspaces kept by `keep: true`: they live beside, not in, root. */
 const kept: string[] = [];
 const home = join(root, 'home');

@@ -1,12 +1,12 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTask, loadTasks } from './tasks.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 const shipped = fileURLToPath(new URL('../../examples/evals', import.meta.url));
-const root = mkdtempSync(join(tmpdir(), 'bridle-tasks-'));
+const root = tempDir('bridle-tasks-');
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function task(name: string, body: unknown, ws = true): string {

@@ -4,20 +4,20 @@
  * are refused unless they lie in a root the user controls, and the copy never
  * reads through a link.
  */
-import { lstatSync, readdirSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lstatSync, readdirSync, mkdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../errors.js';
 import { loadTasks } from './tasks.js';
 import { copyTaskFolder, repositoryOf } from './workspace-roots.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 let root: string;
 /** A task set in a folder that is no repository, with a secret folder beside it. */
 let set: string;
 let secret: string;
 beforeEach(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-roots-')));
+  root = realpathSync(tempDir('bridle-roots-'));
   set = join(root, 'evals');
   secret = join(root, 'dot-ssh');
   mkdirSync(secret);

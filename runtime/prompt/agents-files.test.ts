@@ -4,13 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AGENTS_MAX_BYTES, projectRoot, readAgentsFiles } from './agents-files.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 let root: string | undefined;
 afterEach(() => root && fs.rmSync(root, { recursive: true, force: true }));
 
 describe('AGENTS.md files', () => {
   it('are read from the project root down to the working directory, outermost first', () => {
-    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-agents-')));
+    root = fs.realpathSync(tempDir('bridle-agents-'));
     const repo = path.join(root, 'repo');
     const deep = path.join(repo, 'pkg', 'src');
     fs.mkdirSync(deep, { recursive: true });
@@ -27,7 +28,7 @@ describe('AGENTS.md files', () => {
   });
 
   it('without a project root, only the working directory is looked at; none is fine', () => {
-    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-agents-')));
+    root = fs.realpathSync(tempDir('bridle-agents-'));
     expect(readAgentsFiles(root, root)).toEqual([]);
     fs.mkdirSync(path.join(root, 'AGENTS.md'));
     expect(readAgentsFiles(root, root)).toEqual([]);
@@ -36,7 +37,7 @@ describe('AGENTS.md files', () => {
 
 describe('AGENTS.md files are read with the file tools’ confinement (a symlink to /proc/self/environ once put the API key in the prompt)', () => {
   const world = () => {
-    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-agents-')));
+    root = fs.realpathSync(tempDir('bridle-agents-'));
     const repo = path.join(root, 'repo');
     const ws = path.join(repo, 'ws');
     fs.mkdirSync(path.join(repo, '.git'), { recursive: true });

@@ -5,13 +5,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Entry } from '../../log/entries.js';
 import { nearestNestedAgentsFile, readAgentsFiles } from './agents-files.js';
 import { NESTED_TOTAL_CAP, nestedBlock, shownNested, touchedDir } from './nested-agents.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 let root: string | undefined;
 afterEach(() => root && fs.rmSync(root, { recursive: true, force: true }));
 
 /** root, nested, override, oversize, a symlink out, a file outside the workspace. */
 function tree() {
-  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-nested-')));
+  root = fs.realpathSync(tempDir('bridle-nested-'));
   const ws = path.join(root, 'ws');
   const w = (rel: string, text: string) => {
     fs.mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true });

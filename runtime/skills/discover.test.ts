@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkFields, discoverSkills, SKILLS_MAX, splitFrontMatter } from './discover.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 let root: string | undefined;
 afterEach(() => root && fs.rmSync(root, { recursive: true, force: true }));
@@ -11,7 +12,7 @@ const skillMd = (name: string, description: string, extra = '') => `---\nname: $
 
 /** A workspace and a home with good skills, bad ones, and links out of both. */
 function tree() {
-  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-skills-')));
+  root = fs.realpathSync(tempDir('bridle-skills-'));
   const ws = path.join(root, 'ws');
   const home = path.join(root, 'home');
   const put = (file: string, text: string) => {
@@ -94,7 +95,7 @@ describe('Agent Skills are found in the workspace and the home (issue 23 item 5)
   });
 
   it('lists at most SKILLS_MAX, naming the rest in one warning; no skills directory at all is no warning', () => {
-    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-skills-')));
+    root = fs.realpathSync(tempDir('bridle-skills-'));
     for (let i = 0; i <= SKILLS_MAX; i++) {
       const name = `s${String(i).padStart(3, '0')}`;
       fs.mkdirSync(path.join(root, '.agents', 'skills', name), { recursive: true });

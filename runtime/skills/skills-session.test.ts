@@ -9,6 +9,7 @@ import { replayThroughMachines } from '../../replay/replay.js';
 import { toolsOfLog } from '../../replay/setup.js';
 import { createHarness, type Harness, type HarnessOptions } from '../../test/helpers/harness.js';
 import { builtinTools } from '../../tools/index.js';
+import { tempDir } from '../../test/helpers/temp.js';
 
 let root: string | undefined;
 let h: Harness | undefined;
@@ -23,7 +24,7 @@ const skillMd = (name: string, description: string) => `---\nname: ${name}\ndesc
 
 /** A workspace and a home; `skills` are written into the workspace's `.agents/skills/`, `home` into `$BRIDLE_HOME/skills/`. */
 function fixture(skills: Record<string, string> = {}, home: Record<string, string> = {}) {
-  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-skills-s-')));
+  root = fs.realpathSync(tempDir('bridle-skills-s-'));
   const ws = path.join(root, 'ws');
   const bridleHome = path.join(root, 'home');
   fs.mkdirSync(ws);

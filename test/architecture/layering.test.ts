@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkLayering, COMPOSITION_ROOT, cycles, LAYERS, passThroughExports, sourceFiles } from './layering.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('the layering of docs/design.md §1', () => {
   it('no file imports against the layering: machines import no I/O, nothing below imports from above, no import circle', () => {
@@ -10,7 +10,7 @@ describe('the layering of docs/design.md §1', () => {
   });
 
   it('only the composition root and index.ts import adapters/: a CLI file that imports a store internal is a violation', () => {
-    const root = mkdtempSync(join(tmpdir(), 'bridle-layering-'));
+    const root = tempDir('bridle-layering-');
     const put = (f: string, text: string) => {
       mkdirSync(dirname(join(root, f)), { recursive: true });
       writeFileSync(join(root, f), text);
@@ -32,7 +32,7 @@ describe('the layering of docs/design.md §1', () => {
   });
 
   it('the check finds what it is for: an upward import, a machine doing I/O, a circle, a file in no layer', () => {
-    const root = mkdtempSync(join(tmpdir(), 'bridle-layering-'));
+    const root = tempDir('bridle-layering-');
     const put = (f: string, text: string) => {
       mkdirSync(dirname(join(root, f)), { recursive: true });
       writeFileSync(join(root, f), text);
@@ -83,7 +83,7 @@ describe('the layering of docs/design.md §1', () => {
   });
 
   it('the pass-through check finds export * from, export { … } from, and an exported import, anywhere but index.ts', () => {
-    const root = mkdtempSync(join(tmpdir(), 'bridle-reexports-'));
+    const root = tempDir('bridle-reexports-');
     const put = (f: string, text: string) => {
       mkdirSync(dirname(join(root, f)), { recursive: true });
       writeFileSync(join(root, f), text);

@@ -11,14 +11,14 @@
  * for client scenarios: on Node 20 it runs with `node20.mjs`'s hook (ADR 0054).
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { FIXTURE, requireFixture } from '../helpers/mcp-fixture.js';
+import { tempDir } from '../helpers/temp.js';
 
 const SUITE = createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/dist/index.js');
 const HOOK = fileURLToPath(new URL('./node20.mjs', import.meta.url));
@@ -44,7 +44,7 @@ const SCENARIOS = [
 let out: string;
 beforeAll(() => {
   requireFixture();
-  out = mkdtempSync(join(tmpdir(), 'bridle-conformance-'));
+  out = tempDir('bridle-conformance-');
 });
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 

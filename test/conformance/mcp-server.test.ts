@@ -11,14 +11,14 @@
  * On Node 20 the suite runs with `node20.mjs`'s hook (ADR 0054).
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startCliServer, type CliServer } from '../helpers/cli-server.js';
+import { tempDir } from '../helpers/temp.js';
 
 const SUITE = createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/dist/index.js');
 const HOOK = fileURLToPath(new URL('./node20.mjs', import.meta.url));
@@ -27,7 +27,7 @@ const EXPECTED = fileURLToPath(new URL('./mcp-server-expected-failures.yml', imp
 let root: string;
 let server: CliServer;
 beforeAll(async () => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-mcp-conformance-')));
+  root = realpathSync(tempDir('bridle-mcp-conformance-'));
   const script = join(root, 'script.json');
   writeFileSync(script, JSON.stringify({ label: 'scripted: conformance', responses: [] }));
   server = await startCliServer('mcp', ['--http', '--model', `scripted:${script}`, '--cwd', root, '--sandbox', 'off'], { BRIDLE_HOME: join(root, 'home'), BRIDLE_TOKEN: 'conformance-token' });

@@ -8,8 +8,7 @@
  * acpx's own files and terminals, bash still under bwrap when it is there.
  * Every log passes `bridle replay`.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseLog } from '../../log/parse.js';
@@ -17,6 +16,7 @@ import type { Entry } from '../../log/entries.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { runCommand, userEnv } from '../helpers/npm.js';
 import { findCommand } from '../helpers/system-deps.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** The version this test was written against; a newer one may word its output differently. */
 const ACPX = 'acpx@0.19.1';
@@ -27,7 +27,7 @@ let home: string;
 let ws: string;
 
 beforeAll(async () => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-acpx-')));
+  root = realpathSync(tempDir('bridle-acpx-'));
   const project = join(root, 'client');
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'acpx-user', private: true }));

@@ -5,8 +5,7 @@
  * official SDK's client against the built CLI, the model a local fake of
  * OpenAI's wire (a priced model id) or a scripted model (which costs nothing).
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { methods } from '@agentclientprotocol/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import { recordingClient, spawnAcp, updatesOf, type AcpChild } from '../helpers/
 import { runCli } from '../helpers/cli.js';
 import { type OpenAIServer, startOpenAIServer, streamReply } from '../helpers/openai-sse-server.js';
 import { textChunks, toolCallChunks, usageChunk } from '../helpers/openai-chunks.js';
+import { tempDir } from '../helpers/temp.js';
 
 let root: string;
 let home: string;
@@ -21,7 +21,7 @@ let ws: string;
 let srv: OpenAIServer | undefined;
 const children: AcpChild[] = [];
 beforeEach(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-acp-usage-')));
+  root = realpathSync(tempDir('bridle-acp-usage-'));
   home = join(root, 'home');
   ws = join(root, 'ws');
   mkdirSync(ws);

@@ -6,8 +6,7 @@
  * bytes on stdin. Every log it leaves passes `bridle replay`.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { methods, RequestError } from '@agentclientprotocol/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -16,13 +15,14 @@ import type { Entry } from '../../log/entries.js';
 import { choose, recordingClient, spawnAcp, streamedText, until, updatesOf, type AcpChild } from '../helpers/acp.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { describeWithSystemDep, SYSTEM_DEPS } from '../helpers/system-deps.js';
+import { tempDir } from '../helpers/temp.js';
 
 let root: string;
 let home: string;
 let ws: string;
 const children: AcpChild[] = [];
 beforeEach(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-acp-e2e-')));
+  root = realpathSync(tempDir('bridle-acp-e2e-'));
   home = join(root, 'home');
   ws = join(root, 'ws');
   mkdirSync(ws);

@@ -5,17 +5,17 @@
  * copy shows the change — while the clone itself stays as it was.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyFile } from '../../cli/verify-log.js';
 import type { EntryOf } from '../../log/entries.js';
 import { runCommand, userEnv } from '../helpers/npm.js';
+import { tempDir } from '../helpers/temp.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
-const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-bootstrap-e2e-')));
+const root = realpathSync(tempDir('bridle-bootstrap-e2e-'));
 const copies: string[] = [];
 afterAll(() => {
   for (const c of copies) rmSync(join(c, '..'), { recursive: true, force: true });

@@ -4,11 +4,11 @@
  * on one line; every flag in docs/cli.md's flag table is a real flag, and
  * every real flag is there; mistakes are one line, exit 2.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const cliDoc = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
@@ -20,10 +20,7 @@ const commandsOf = (text: string) => [...new Set(tableRows(text).flatMap((l) => 
 const commands = commandsOf(readme.slice(readme.indexOf('## The commands'), readme.indexOf('## Where everything is')));
 const flags = [...new Set(tableRows(cliDoc).flatMap((l) => [...l.split('|')[1]!.matchAll(/`(--[a-z-]+)/g)].map((m) => m[1]!)))];
 const SESSION_COMMANDS = ['run', 'chat', 'resume', 'serve', 'acp'];
-/** Each CLI start's own empty home, all under one directory that goes when the file is done. */
-const homes = mkdtempSync(join(tmpdir(), 'bridle-help-'));
-afterAll(() => rmSync(homes, { recursive: true, force: true }));
-const env = () => ({ BRIDLE_HOME: mkdtempSync(join(homes, 'home-')) });
+const env = () => ({ BRIDLE_HOME: tempDir('bridle-help-') });
 /** Each command's `--help`, run once and shared by the tests that read it (a CLI start is most of this file's time). */
 const helps = new Map<string, ReturnType<typeof runCli>>();
 const helpOf = (command: string) => {

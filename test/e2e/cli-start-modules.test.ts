@@ -6,15 +6,14 @@
  * hook (Node's `module.register`, given with `--import`), so the test reads
  * what was loaded rather than counting files.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
-const root = mkdtempSync(join(tmpdir(), 'bridle-start-modules-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir('bridle-start-modules-');
 const hooks = join(root, 'hooks.mjs');
 const register = join(root, 'register.mjs');
 // The resolve hook runs on the hooks thread; it appends each resolved URL to the file named in `data`.

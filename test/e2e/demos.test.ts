@@ -10,8 +10,7 @@
  *   told what failed, fixes it, and the run ends verified.
  * The example in the repo is unchanged by either.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,9 +18,10 @@ import type { Entry, EntryOf } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import { freshCheckout, runCommand, userEnv } from '../helpers/npm.js';
+import { tempDir } from '../helpers/temp.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
-const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-demos-')));
+const root = realpathSync(tempDir('bridle-demos-'));
 let checkout = '';
 beforeAll(() => {
   checkout = freshCheckout(repo, join(root, 'checkout'));

@@ -5,8 +5,7 @@
  * re-scoring the same logs to the same figures without a model, and the
  * table in docs/evals.md being what the command prints.
  */
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,10 +13,11 @@ import { verifyFile } from '../../cli/verify-log.js';
 import type { RunRecord, TaskSummary } from '../../cli/eval/score.js';
 import { runCli } from '../helpers/cli.js';
 import { describeWithSystemDep, findCommand, SYSTEM_DEPS } from '../helpers/system-deps.js';
+import { tempDir } from '../helpers/temp.js';
 
 const tasksDir = fileURLToPath(new URL('../../examples/evals', import.meta.url));
 const readme = readFileSync(new URL('../../docs/evals.md', import.meta.url), 'utf8');
-const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-eval-e2e-')));
+const root = realpathSync(tempDir('bridle-eval-e2e-'));
 /** Workspaces `--keep` left beside root. */
 const kept: string[] = [];
 afterAll(() => {

@@ -8,12 +8,12 @@
  * these tests (it is installed with the rest), never skips them.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 const INSPECTOR = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector-cli/package.json')), 'build', 'index.js');
 
@@ -33,7 +33,7 @@ function inspect(method: string[], mcpArgs: string[], env: NodeJS.ProcessEnv): P
 
 describe('bridle mcp through the MCP inspector CLI', () => {
   it('tools/list shows bridle_run; tools/call runs a scripted session and returns its answer; resources/list shows its log', async () => {
-    const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-mcp-inspector-')));
+    const root = realpathSync(tempDir('bridle-mcp-inspector-'));
     const ws = join(root, 'ws');
     mkdirSync(ws);
     const script = join(root, 'script.json');

@@ -9,8 +9,7 @@
  * within a few seconds (a bound for a loaded machine, not a speed claim),
  * verifies, and the session is in the store: a later call continues it.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -20,6 +19,7 @@ import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import { CLI } from '../helpers/cli.js';
 import { startCliServer, type CliServer } from '../helpers/cli-server.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** How long the inner turn may take to end after the caller gave up: generous for a shared machine. */
 const BOUND_MS = 5_000;
@@ -29,7 +29,7 @@ type Transport = 'stdio' | 'http';
 
 /** A workspace, a store, and a model that either answers slowly (a minute a chunk) or asks to write a file. */
 function world(kind: 'slow' | 'asks') {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-mcp-cancel-')));
+  const root = realpathSync(tempDir('bridle-mcp-cancel-'));
   const home = join(root, 'home');
   const ws = join(root, 'ws');
   mkdirSync(ws);

@@ -10,18 +10,18 @@
  * Packs with `--ignore-scripts`: `prepack` would rebuild `dist/` under the
  * e2e tests running beside this one; `npm test` has just built it.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bytesOnDisk, installedPackages } from '../helpers/installed.js';
 import { runCommand, userEnv } from '../helpers/npm.js';
 import { startOpenAIServer, textReply, toolCallReply, type OpenAIServer } from '../helpers/openai-sse-server.js';
+import { tempDir } from '../helpers/temp.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { name: string; version: string; scripts: Record<string, string> };
-const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-packed-')));
+const root = realpathSync(tempDir('bridle-packed-'));
 const project = join(root, 'project');
 let files: string[] = [];
 

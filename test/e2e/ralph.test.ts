@@ -5,8 +5,7 @@
  * exit 0; every round and check in the run's own log, which `bridle replay`
  * accepts and replays through the machines byte for byte.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
@@ -14,6 +13,7 @@ import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import { runCli } from '../helpers/cli.js';
 import { describeWithSystemDep, SYSTEM_DEPS } from '../helpers/system-deps.js';
+import { tempDir } from '../helpers/temp.js';
 
 export function npmWorkspace(root: string): string {
   const ws = join(root, 'ws');
@@ -47,7 +47,7 @@ export const readLogs = (home: string): Map<string, Entry[]> => {
 
 describeWithSystemDep('bridle ralph', SYSTEM_DEPS.bwrap, () => {
   it('bridle ralph … --verify "npm test" rejects a false complete and ends verified, exit 0', async () => {
-    const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-ralph-')));
+    const root = realpathSync(tempDir('bridle-ralph-'));
     const home = join(root, 'home');
     const ws = npmWorkspace(root);
     const script = join(root, 'script.json');

@@ -5,15 +5,15 @@
  * and the embedding example run from `dist/`.
  */
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseLog } from '../../log/parse.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { RpcClient } from '../helpers/rpc-client.js';
+import { tempDir } from '../helpers/temp.js';
 
 let child: ChildProcessWithoutNullStreams | undefined;
 let root: string | undefined;
@@ -47,7 +47,7 @@ function serve(args: string[], env: NodeJS.ProcessEnv): Promise<{ out: () => str
 
 describe('bridle serve (the CLI)', () => {
   it("a subagent's session: session/create takes its id, depth and parent into its session/start, refuses an id whose log exists (SESSION_EXISTS), and --exit-with-stdin stops the server when stdin ends", async () => {
-    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
+    root = realpathSync(tempDir('bridle-serve-'));
     const home = join(root, 'home');
     const ws = join(root, 'ws');
     mkdirSync(ws);
@@ -72,7 +72,7 @@ describe('bridle serve (the CLI)', () => {
   });
 
   it('serves sessions over the documented protocol, asks approvals of clients, and stops cleanly on SIGINT', async () => {
-    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
+    root = realpathSync(tempDir('bridle-serve-'));
     const home = join(root, 'home');
     const ws = join(root, 'ws');
     mkdirSync(ws);
@@ -105,7 +105,7 @@ describe('bridle serve (the CLI)', () => {
   });
 
   it('session/create quotes no file content in its errors, and refuses a cwd outside --cwd and the --allow-cwd dirs', async () => {
-    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
+    root = realpathSync(tempDir('bridle-serve-'));
     const ws = join(root, 'ws');
     const other = join(root, 'other');
     mkdirSync(join(ws, 'sub'), { recursive: true });
@@ -140,7 +140,7 @@ describe('bridle serve (the CLI)', () => {
   });
 
   it('a client-named script that is a device, a FIFO, a /proc file or empty is refused without being read: the server stays up', async () => {
-    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
+    root = realpathSync(tempDir('bridle-serve-'));
     const ws = join(root, 'ws');
     mkdirSync(ws);
     const script = join(root, 'script.json');
@@ -163,7 +163,7 @@ describe('bridle serve (the CLI)', () => {
   });
 
   it('--max-sessions bounds the sessions, session/close and idle release free them: logs stay on disk and verify, file descriptors come back', async () => {
-    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
+    root = realpathSync(tempDir('bridle-serve-'));
     const home = join(root, 'home');
     const ws = join(root, 'ws');
     mkdirSync(ws);
@@ -205,7 +205,7 @@ describe('bridle serve (the CLI)', () => {
   });
 
   it('takes the token from BRIDLE_TOKEN, and warns when bound beyond loopback', async () => {
-    root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-serve-')));
+    root = realpathSync(tempDir('bridle-serve-'));
     const s = await serve(['--host', '0.0.0.0'], { BRIDLE_HOME: join(root, 'home'), BRIDLE_TOKEN: 'from-the-env' });
     expect(s.token).toBe('from $BRIDLE_TOKEN');
     expect(s.out()).not.toContain('from-the-env');

@@ -1,15 +1,15 @@
 /** `bridle run --max-depth N`: delegated tasks run as child sessions, each with a log of its own beside the parent's. */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 function world() {
-  const root = mkdtempSync(join(tmpdir(), 'bridle-sub-'));
+  const root = tempDir('bridle-sub-');
   const home = join(root, 'home');
   const ws = join(root, 'ws');
   mkdirSync(ws);

@@ -5,15 +5,14 @@
  * unreachable collector is one line, exit 1.
  */
 import { createServer, type IncomingMessage } from 'node:http';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 const log = fileURLToPath(new URL('../golden/flaky-checkout.jsonl', import.meta.url));
-const env = (extra: NodeJS.ProcessEnv = {}) => ({ BRIDLE_HOME: mkdtempSync(join(tmpdir(), 'bridle-trace-')), ...extra });
+const env = (extra: NodeJS.ProcessEnv = {}) => ({ BRIDLE_HOME: tempDir('bridle-trace-'), ...extra });
 
 interface OtlpSpan { name: string; traceId: string; spanId: string; parentSpanId?: string; attributes: { key: string }[] }
 const spansOf = (body: string): OtlpSpan[] => (JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));

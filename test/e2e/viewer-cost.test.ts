@@ -6,8 +6,7 @@
  * model's steps say scripted and cost $0; a replayed page with a subagent
  * shows the tree's total. Skipped without chromium, except in CI.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -21,6 +20,7 @@ import { LogBuilder } from '../helpers/log-builder.js';
 import { RpcClient } from '../helpers/rpc-client.js';
 import { describeWithSystemDep, SYSTEM_DEPS } from '../helpers/system-deps.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { tempDir } from '../helpers/temp.js';
 
 const costOn = (page: Page, selector: string) => page.evaluate(`[...document.querySelectorAll(${JSON.stringify(selector)})].map((li) => li.dataset.cost || '')`) as Promise<string[]>;
 const panel = (page: Page) => page.evaluate('[...document.querySelectorAll("#cost li")].map((li) => li.textContent)') as Promise<string[]>;
@@ -28,7 +28,7 @@ const panel = (page: Page) => page.evaluate('[...document.querySelectorAll("#cos
 describeWithSystemDep('the session viewer shows what a run cost', SYSTEM_DEPS.chromium, (executablePath) => {
   let browser: Browser;
   let t: TestServer;
-  const tmp = mkdtempSync(join(tmpdir(), 'bridle-viewer-cost-'));
+  const tmp = tempDir('bridle-viewer-cost-');
 
   beforeAll(async () => {
     browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });

@@ -7,8 +7,7 @@
  * page. Without chromium these are skipped with a line saying how to install
  * it, except in CI, where they fail (test/helpers/system-deps.ts).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -18,6 +17,7 @@ import { renderReplayHtml } from '../../visualizations/replay-html.js';
 import { RpcClient } from '../helpers/rpc-client.js';
 import { describeWithSystemDep, SYSTEM_DEPS } from '../helpers/system-deps.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** Longer than any presenter shows, over several lines, the last words on the last line. */
 const LONG_COMMAND = [
@@ -37,7 +37,7 @@ const isActive = (page: Page, stateId: string) => page.evaluate(`!!document.quer
 describeWithSystemDep('the session viewer', SYSTEM_DEPS.chromium, (executablePath) => {
   let browser: Browser;
   let t: TestServer;
-  const tmp = mkdtempSync(join(tmpdir(), 'bridle-viewer-'));
+  const tmp = tempDir('bridle-viewer-');
 
   beforeAll(async () => {
     browser = await chromium.launch({

@@ -4,14 +4,14 @@
  * beside the parent's), then a script that returns a function, which fails
  * with WORKFLOW_RESULT_NOT_SERIALIZABLE while the session carries on.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Entry, EntryOf } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { verifyLog } from '../../log/verify.js';
 import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 const SCRIPT = `
 const [a, b] = await parallel([() => agent('survey module a'), () => agent('survey module b')]);
@@ -20,7 +20,7 @@ return { surveys: [a, b], fixes };`;
 
 describe('bridle run with the workflow tool', () => {
   it('runs a parallel + pipeline script whose children are logged subagents, and a script returning a function fails with WORKFLOW_RESULT_NOT_SERIALIZABLE', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'bridle-wf-'));
+    const root = tempDir('bridle-wf-');
     const home = join(root, 'home');
     const ws = join(root, 'ws');
     mkdirSync(ws);
@@ -62,7 +62,7 @@ describe('bridle run with the workflow tool', () => {
   }, 60_000);
 
   it('a script that reaches for child_process, import(), process.binding or /proc/self/environ under --approval never gets no such power: nothing runs, no file outside the workspace, no API key in any log', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'bridle-wf-iso-'));
+    const root = tempDir('bridle-wf-iso-');
     const home = join(root, 'home');
     const ws = join(root, 'ws');
     mkdirSync(ws);

@@ -7,7 +7,6 @@
  */
 import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { methods, RequestError } from '@agentclientprotocol/sdk';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -22,6 +21,7 @@ import { UsageError, WorkspaceModuleError } from '../../cli/errors.js';
 import { createAcpAgent } from '../../server/acp/agent.js';
 import { recordingClient } from '../helpers/acp.js';
 import { RpcClient } from '../helpers/rpc-client.js';
+import { tempDir } from '../helpers/temp.js';
 
 // `bridle eval` makes each run's workspace itself: the test names the one it makes, to put a module in it first.
 let evalWorkspace: string | undefined;
@@ -41,7 +41,7 @@ let ws: string;
 let patch: string;
 const sink = { write: () => true } as unknown as NodeJS.WritableStream;
 beforeEach(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-ws-modules-')));
+  root = realpathSync(tempDir('bridle-ws-modules-'));
   home = join(root, 'home');
   ws = join(root, 'ws');
   mkdirSync(ws);

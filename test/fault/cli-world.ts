@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mulberry32 } from '../sweep/prng.js';
+import { tempDir } from '../helpers/temp.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The compiled CLI (`npm test` builds it first; from `dist/test/fault/`, as the soak runs it, the CLI is beside it); `BRIDLE_CLI` points elsewhere. */
@@ -38,7 +39,7 @@ export interface Child {
 }
 
 export function createWorld(): World {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-fault-')));
+  const root = fs.realpathSync(tempDir('bridle-fault-'));
   const workspace = path.join(root, 'ws');
   const home = path.join(root, 'home');
   fs.mkdirSync(workspace);

@@ -19,8 +19,7 @@
  * tell the two apart.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
@@ -33,6 +32,7 @@ import type { ToolDefinition } from '../../ports/tools.js';
 import { replayThroughMachines } from '../../replay/replay.js';
 import { builtinTools } from '../../tools/index.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { tempDir } from '../helpers/temp.js';
 
 const scheduler = vi.hoisted(() => ({ buggy: true }));
 vi.mock('../../machines/schedule-calls.js', async (importOriginal) => {
@@ -131,7 +131,7 @@ async function recordHeldReads(): Promise<Entry[]> {
   return [...h.entries()];
 }
 
-const work = mkdtempSync(join(tmpdir(), 'bridle-exhibit-'));
+const work = tempDir('bridle-exhibit-');
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('chapter 12: 100% line coverage, and an ordering bug all the same', () => {

@@ -7,8 +7,7 @@
  * given, and the `fixed` clock row injected on two different days. Only `at`
  * may differ, and it differs by exactly the day.
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRenderer } from '../../cli/render.js';
@@ -16,9 +15,10 @@ import type { Entry } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { createSession } from '../../runtime/session.js';
 import { TOOLS } from '../../ports/index.js';
+import { tempDir } from '../helpers/temp.js';
 
 const DAY = 86_400_000;
-const root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-two-days-')));
+const root = realpathSync(tempDir('bridle-two-days-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const script = join(root, 'script.json');

@@ -4,8 +4,7 @@
  * built from the product as the CLI composes it (closed after each test),
  * and the few requests every test starts with.
  */
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { methods, type ClientContext } from '@agentclientprotocol/sdk';
 import { afterEach, beforeEach } from 'vitest';
@@ -14,6 +13,7 @@ import { composeProduct, type SettingFlags } from '../../cli/settings.js';
 import type { Entry } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
 import { createAcpAgent, type AcpAgent } from '../../server/acp/agent.js';
+import { tempDir } from './temp.js';
 
 export interface AcpWorld {
   /** This test's temporary root, its `BRIDLE_HOME` and its workspace (the `--cwd`). */
@@ -73,7 +73,7 @@ export function useAcpWorld(): AcpWorld {
     prompt,
   };
   beforeEach(() => {
-    w.root = realpathSync(mkdtempSync(join(tmpdir(), 'bridle-acp-')));
+    w.root = realpathSync(tempDir('bridle-acp-'));
     w.home = join(w.root, 'home');
     w.ws = join(w.root, 'ws');
     mkdirSync(w.ws);

@@ -1,9 +1,9 @@
 /** What an end-to-end test of the CLI needs around it: a throwaway BRIDLE_HOME and workspace, and the log a run wrote there. */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Entry } from '../../log/entries.js';
 import { parseLog } from '../../log/parse.js';
+import { tempDir } from './temp.js';
 
 export interface CliWorld {
   root: string;
@@ -14,7 +14,7 @@ export interface CliWorld {
 }
 
 export function tempWorld(prefix: string): CliWorld {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const root = realpathSync(tempDir(prefix));
   const world = { root, home: join(root, 'home'), ws: join(root, 'ws') };
   mkdirSync(world.ws);
   return world;

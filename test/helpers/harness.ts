@@ -24,6 +24,7 @@ import type { ToolDefinition } from '../../ports/tools.js';
 import type { LogStore } from '../../log/store.js';
 import type { PatchEntry } from '../../plugins/rows.js';
 import type { ModelRequest } from '../../log/messages.js';
+import { tempDir } from './temp.js';
 
 /** A clock that advances one millisecond per reading from a fixed epoch. */
 export function steppingClock(start = Date.UTC(2026, 0, 1)): () => number {
@@ -93,7 +94,7 @@ export function harnessProduct(o: HarnessOptions): Pick<SessionOptions, 'setting
 }
 
 export function createHarness(respond: ResponseFunction | ModelProvider, over: HarnessOptions = {}): Harness {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-h-')));
+  const root = fs.realpathSync(tempDir('bridle-h-'));
   const workspace = path.join(root, 'ws');
   const bridleHome = path.join(root, 'home');
   fs.mkdirSync(workspace);

@@ -20,6 +20,7 @@ import type { LogStore } from '../../log/store.js';
 import { steppingClock } from './harness.js';
 import type { Entry } from '../../log/entries.js';
 import { restoreSessionSnapshot } from '../../machines/session-fold.js';
+import { tempDir } from './temp.js';
 
 export interface TestServer {
   server: BridleServer;
@@ -49,7 +50,7 @@ export interface TestServerOptions extends Partial<Omit<ServerOptions, 'open' | 
 const forkOpening = (existing: Entry[]) => (resumableTurn(existing) ? { existing, snapshot: restoreSessionSnapshot(existing) } : { existing });
 
 export async function startTestServer(respond: ResponseFunction, o: TestServerOptions = {}): Promise<TestServer> {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bridle-srv-')));
+  const root = fs.realpathSync(tempDir('bridle-srv-'));
   // A continued log runs in the workspace it logged (ADR 0041): the predecessor's, made again if its server removed it.
   const logged = o.continueFrom?.[0]?.kind === 'session/start' ? o.continueFrom[0].cwd : undefined;
   const workspace = logged ?? path.join(root, 'ws');
