@@ -43,7 +43,12 @@ beforeAll(async () => {
   const install = await runCommand('npm', ['install', join(root, info!.filename), '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project });
   expect(install.code, install.stderr).toBe(0);
 }, 180_000);
-afterAll(() => rmSync(root, { recursive: true, force: true }), 60_000);
+/** The demo's throwaway copy, which it leaves for a user to look at. */
+const copies: string[] = [];
+afterAll(() => {
+  for (const c of copies) rmSync(c, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true });
+}, 60_000);
 
 describe('the package as a user installs it', () => {
   it('holds what runs — the build, the viewer, the diagrams, the demo — and no tests, sources, benches or CI', () => {
@@ -136,6 +141,9 @@ describe('the package as a user installs it', () => {
     const demo = await runCommand('npm', ['explore', pkg.name, '--', 'npm', 'start'], { cwd: project, env: userEnv({ BRIDLE_HOME: home }), timeoutMs: 200_000 });
     expect(demo.code, demo.stdout + demo.stderr).toBe(0);
     expect(demo.stderr).toMatch(/scripted model \(canned responses/);
+    // The throwaway copy the demo leaves for a user is removed after the file.
+    const copy = /the fixed copy stays at (.+?); /.exec(demo.stderr)?.[1];
+    if (copy) copies.push(copy);
     const [log] = readdirSync(join(home, 'sessions'));
     const out = join(root, 'replay.html');
     const replay = await runCommand('npx', ['--no', '--', 'bridle', 'replay', join(home, 'sessions', log!), '--html', out], { cwd: project, env: userEnv({ BRIDLE_HOME: home }) });

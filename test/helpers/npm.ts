@@ -3,8 +3,6 @@
  * and of `npm start`: async, so an in-process server can answer them.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, symlinkSync } from 'node:fs';
-import { join } from 'node:path';
 
 export interface CommandResult {
   code: number | null;
@@ -41,12 +39,4 @@ export function runCommand(command: string, args: readonly string[], o: { cwd: s
       resolve({ code, stdout, stderr });
     });
   });
-}
-
-/** The working tree of `repo` as a fresh clone has it after `npm ci`, at `dir`: sources and node_modules (linked), no build output. */
-export function freshCheckout(repo: string, dir: string): string {
-  const left = new Set(['node_modules', 'dist', '.git', '.bridle', '.vitest-report.json']);
-  cpSync(repo, dir, { recursive: true, filter: (src) => !left.has(src.slice(repo.length).split('/')[0]!) });
-  symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
-  return dir;
 }
