@@ -28,6 +28,22 @@ export interface WaterfallOptions<R> {
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
+/** A listener's failure, reported and answered by `onThrow` (or rethrown when there is none). */
+function failed<R>(o: WaterfallOptions<R>, owner: string, problem: string, err: unknown): R {
+  o.report(owner, problem);
+  if (o.onThrow) return o.onThrow(owner, err);
+  throw err;
+}
+
+/** The terminal's verdict as a promise, a synchronous throw as a rejection: what an async step of the chain gave. */
+function ending<P, R>(terminal: (payload: P) => Promise<R>, p: P): Promise<R> {
+  try {
+    return Promise.resolve(terminal(p));
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
 /**
  * Contract: resolves with the chain's verdict. A listener that neither calls
  * `next()` nor returns a verdict is reported and skipped (the chain goes on as
@@ -40,37 +56,35 @@ export async function runWaterfall<P, R>(
   terminal: (payload: P) => Promise<R>,
   o: WaterfallOptions<R>,
 ): Promise<R> {
+  // Past the last listener `next` is the terminal itself, called at once: no step of the chain around it.
+  const rest = (i: number, p: P): Promise<R> => (i < listeners.length ? at(i, p) : ending(terminal, p));
   const at = async (i: number, p: P): Promise<R> => {
-    const entry = listeners[i];
-    if (!entry) return terminal(p);
+    const entry = listeners[i]!;
     let pending: Promise<R> | undefined;
-    let downstream: { value: R } | undefined;
+    let heard = false;
+    let downstream: R | undefined;
     const next: Next<P, R> = (q) => {
-      pending = at(i + 1, q === undefined ? p : q).then((value) => {
-        downstream = { value };
+      pending = rest(i + 1, q === undefined ? p : q).then((value) => {
+        heard = true;
+        downstream = value;
         return value;
       });
       return pending;
-    };
-    const fail = (problem: string, err: unknown): R => {
-      o.report(entry.owner, problem);
-      if (o.onThrow) return o.onThrow(entry.owner, err);
-      throw err;
     };
     let own: R | void;
     try {
       own = await entry.listener(p, next);
     } catch (err) {
-      return fail(`threw: ${describe(err)}`, err);
+      return failed(o, entry.owner, `threw: ${describe(err)}`, err);
     }
     if (own === undefined) {
       if (pending) return pending;
       o.report(entry.owner, 'neither called next() nor returned a decision; skipped');
-      return at(i + 1, p);
+      return rest(i + 1, p);
     }
-    if (o.accepts && !o.accepts(own)) return fail(`returned an invalid decision: ${JSON.stringify(own)}`, new Error('invalid decision'));
-    if (pending && !downstream) await pending.catch(() => undefined);
-    return downstream && o.clamp ? o.clamp(own as R, downstream.value) : (own as R);
+    if (o.accepts && !o.accepts(own)) return failed(o, entry.owner, `returned an invalid decision: ${JSON.stringify(own)}`, new Error('invalid decision'));
+    if (pending && !heard) await pending.catch(() => undefined);
+    return heard && o.clamp ? o.clamp(own as R, downstream as R) : (own as R);
   };
-  return at(0, payload);
+  return rest(0, payload);
 }
