@@ -1,10 +1,28 @@
 /** Canonical renderings of a call: what approval rules match and what the repeat-call guard compares. Pure. */
 
-/** JSON with object keys sorted at every depth, so `{a,b}` and `{b,a}` render the same. */
+const byKey = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Whether a plain object's keys are already in sorted order, so JSON of the object itself is JSON of its sorted copy.
+ * Only a plain object: another (a boxed string, say) may render otherwise than its own keys would. `for…in` walks a
+ * plain object's own keys in `Object.keys` order (nothing on its prototype is enumerable) without building a list.
+ */
+function inOrder(v: object): boolean {
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return false;
+  let last: string | undefined;
+  for (const k in v) {
+    if (last !== undefined && !(last < k)) return false;
+    last = k;
+  }
+  return true;
+}
+
+/** JSON with object keys sorted at every depth, so `{a,b}` and `{b,a}` render the same. An object already in order is not copied. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    v !== null && typeof v === 'object' && !Array.isArray(v) && !inOrder(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(byKey))
       : v,
   );
 }
