@@ -130,23 +130,27 @@ const argsOf = (c: ToolCallContext) => (c.validation?.ok ? c.validation.args : {
 function callFacts(index: ToolIndex, cwd: string) {
   const { byName } = index;
   const facts = (c: ToolCallContext): CallFacts => {
-    const writeReason = byName.get(c.name)?.writeReason;
-    const confinement = byName.get(c.name)?.confinement;
-    return {
+    const tool = byName.get(c.name);
+    const v = c.validation;
+    const valid = v?.ok === true;
+    const args = argsOf(c);
+    // Built in the order of its keys, the optional ones set only when the tool has them (no empty object spread per call).
+    const f: Omit<CallFacts, 'rendered'> & { rendered?: string } = {
       turn: c.turn,
       step: c.step,
       callId: c.callId,
       name: c.name,
       arguments: c.arguments,
-      args: argsOf(c),
+      args,
       // What the tool says of itself: the validation's `readOnly` is the scheduler's (a delegation may overlap too).
-      readOnly: c.validation?.ok === true && byName.get(c.name)?.readOnly === true,
-      idempotent: c.validation?.ok === true && c.validation.idempotent,
-      delegates: c.validation?.ok === true && byName.get(c.name)?.delegates === true,
-      ...(writeReason !== undefined ? { writeReason } : {}),
-      ...(confinement !== undefined ? { confinement } : {}),
-      rendered: renderForRules(argsOf(c), cwd),
+      readOnly: valid && tool?.readOnly === true,
+      idempotent: v?.ok === true && v.idempotent,
+      delegates: valid && tool?.delegates === true,
     };
+    if (tool?.writeReason !== undefined) f.writeReason = tool.writeReason;
+    if (tool?.confinement !== undefined) f.confinement = tool.confinement;
+    f.rendered = renderForRules(args, cwd);
+    return f as CallFacts;
   };
   const present = (c: ToolCallContext): string => {
     try {
