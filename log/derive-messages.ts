@@ -140,12 +140,19 @@ export class Projection {
       this.out.push(msg);
       return;
     }
-    // Results are logged as they complete; the model reads them in call order (I2).
-    let pos = o.placed.findIndex((r) => r > rank);
-    if (pos < 0) pos = o.placed.length;
-    o.placed.splice(pos, 0, rank);
-    this.out.splice(o.at + 1 + pos, 0, msg);
+    // Results are logged as they complete; the model reads them in call order (I2). Most come in order, so most go
+    // at the end: pushed there, without the array of removed items a `splice` returns.
+    const placed = o.placed;
+    let pos = 0;
+    while (pos < placed.length && placed[pos]! <= rank) pos++;
+    insertAt(placed, pos, rank);
+    insertAt(this.out, o.at + 1 + pos, msg);
   }
+}
+
+function insertAt<T>(list: T[], at: number, item: T): void {
+  if (at === list.length) list.push(item);
+  else list.splice(at, 0, item);
 }
 
 /** Contract: pure; the messages a model request built at the end of `entries` must carry (I1). */
