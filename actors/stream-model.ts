@@ -35,8 +35,10 @@ export type DeltaSink = (chunk: Chunk, step: string) => void;
  * answer is chunks, assembled and logged like the provider's), else straight
  * to the provider. A listener that throws answers with an `UNKNOWN` finish.
  */
-function streamOf(provider: ModelProvider, hooks: HookRegistry | undefined, report: HookReporter | undefined, payload: StreamPayload): AsyncIterable<Chunk> {
-  if (!hooks?.has('llm/stream')) return provider.stream(payload.request, payload.signal);
+function streamOf(provider: ModelProvider, hooks: HookRegistry | undefined, report: HookReporter | undefined, input: { request: ModelRequest; step: string; attempt: number }, signal: AbortSignal): AsyncIterable<Chunk> {
+  if (!hooks?.has('llm/stream')) return provider.stream(input.request, signal);
+  // The payload is for the listeners: none listening, none built.
+  const payload: StreamPayload = { request: input.request, turn: turnOf(input.step), step: input.step, attempt: input.attempt - 1, signal };
   const answer = hooks.waterfall('llm/stream', payload, async (p) => provider.stream(p.request, p.signal), {
     accepts: (v): v is AsyncIterable<Chunk> => typeof (v as AsyncIterable<Chunk> | null)?.[Symbol.asyncIterator] === 'function',
     onThrow: (owner, err) => failing(`llm/stream listener ${owner} failed: ${String(err)}`),
@@ -101,9 +103,8 @@ export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink, h
     };
     (async () => {
       try {
-        const turn = turnOf(input.step);
         sentAt = clock?.();
-        for await (const chunk of streamOf(provider, hooks, report, { request: input.request, turn, step: input.step, attempt: input.attempt - 1, signal: controller.signal })) {
+        for await (const chunk of streamOf(provider, hooks, report, input, controller.signal)) {
           emit(chunk);
           if (finished) break;
         }
