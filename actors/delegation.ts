@@ -86,6 +86,14 @@ export function runDelegation(deps: DelegationDeps, d: Delegation): Promise<Suba
       }),
       runChild: fromPromise(async (): Promise<ChildReport> => {
         const c = child!;
+        // Its bracket is durable before any of its turn is (issue #26): a store that keeps appends in memory until a
+        // flush (Postgres) would otherwise lose a killed parent's subagent/start while the child's lines were committed,
+        // and no repair of the parent would find the child to close it.
+        try {
+          await parent.flush?.();
+        } catch (err) {
+          throw new Error(`its subagent/start could not be made durable in the parent's log, so it was not run: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        }
         const from = c.entries().length;
         const out = await c.run(d.task);
         const entries = c.entries();

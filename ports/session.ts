@@ -48,6 +48,12 @@ export interface SessionControl {
   /** Appends to the session's log (a delegation brackets its child with `subagent/start` and `subagent/end`). */
   record(draft: Draft): void;
   /**
+   * Makes everything recorded so far durable (a delegation's `subagent/start` before its child's turn runs: a child
+   * whose bracket a crash lost would be found by no repair). Contract: rejects with `LogNotDurableError` when the
+   * log cannot be made durable. Optional: a session that records nothing (a preflight) has nothing to flush.
+   */
+  flush?(): Promise<void>;
+  /**
    * Builds a child session of this session's own product (`createSession`
    * over the parent's composed rows, the tools service and plugins the
    * parent was given), with its own log beside the parent's,

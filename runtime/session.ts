@@ -251,6 +251,9 @@ export function createSession(o: SessionOptions): BridleSession {
     inject: (text) => inject(text),
     entries: () => session?.recorder.entries ?? [],
     record: (draft) => void session?.recorder.append(draft),
+    flush: async () => {
+      if (session && !session.recorder.isDurable) await session.recorder.flush();
+    },
     child: (spec) => openChild(parent!, spec),
   };
   const built = hostOf(o, rows, control);
