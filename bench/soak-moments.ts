@@ -2,11 +2,9 @@
  * The soak's kill moments (ADR 0028, 0043): what the model answers in each
  * trial, and when the trial's process is killed.
  */
-import { readFileSync, statSync } from 'node:fs';
 import { SUMMARY_REQUEST_MARK } from '../log/context/summary-prompt.js';
-import { treeLogs } from './soak-points.js';
 import { marking, reading, scenarioReply, slowly, usage, type Scenario } from './soak-scenarios.js';
-import { logHas, waitFor, type Child, type World } from '../test/fault/cli-world.js';
+import { logHas, waitFor, type Child } from '../test/fault/cli-world.js';
 import { type Reply, streamReply } from '../test/helpers/openai-sse-server.js';
 import { textChunks, toolCallChunks } from '../test/helpers/openai-chunks.js';
 
@@ -78,22 +76,6 @@ export const trialOf = (body: { messages?: { role: string; content?: unknown }[]
   return undefined;
 };
 
-/** The log's text as the kill moments poll it (every 2 ms): read again only when the file has grown. */
-export function growingLog(w: World): () => string {
-  let path: string | undefined;
-  let size = -1;
-  let text = '';
-  return () => {
-    path ??= w.logPath();
-    if (!path) return '';
-    const now = statSync(path).size;
-    if (now !== size) [size, text] = [now, readFileSync(path, 'utf8')];
-    return text;
-  };
-}
-
-/** The subagents' logs of a world, as one text (each read whole: they are short). */
-export const childLogs = (w: World) => () => treeLogs(w).slice(1).map((p) => readFileSync(p, 'utf8')).join('');
 const count = (text: string, kind: string) => text.split(`"kind":"${kind}"`).length - 1;
 
 /** Waits for the trial's kill moment; resolves early when the child exits on its own. */

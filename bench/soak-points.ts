@@ -13,9 +13,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AnyStateMachine } from 'xstate';
 import { replayMachines } from '../cli/replay-machines.js';
-import { verifyFile } from '../cli/verify-log.js';
+import { verifyFile, verifyParsed, type ReplayVerdict } from '../cli/verify-log.js';
 import type { Entry } from '../log/entries.js';
 import { statePaths } from '../machines/state-paths.js';
+import type { SessionStore, StoredLog } from '../ports/store.js';
+import { parseStoredLog } from '../runtime/logs/read.js';
 import { stepMachine } from '../machines/step.machine.js';
 import { subagentMachine } from '../machines/subagent.machine.js';
 import { toolCallMachine } from '../machines/tool-call.machine.js';
@@ -61,23 +63,49 @@ export function treeLogs(w: World): string[] {
 }
 
 export interface LogCheck {
+  /** Where the log is: its file, or `postgres://…#<id>`. */
   path: string;
+  /** The session's id (a JSONL log's name without `.jsonl`). */
+  id: string;
   ok: boolean;
   entries: Entry[];
+  /** Nothing was ever written to it: a 0-byte file, or a session the store holds no line of. */
+  empty: boolean;
   problem?: string;
 }
 
 /** Contract: never throws; `verifyFile` (bridle replay's verifier) and a byte-for-byte machine replay of one log. */
-export async function checkLog(p: string): Promise<LogCheck> {
+export const checkLog = (p: string): Promise<LogCheck> =>
+  checked(p, path.basename(p, '.jsonl'), () => ({ ...verifyFile(p), empty: fs.statSync(p).size === 0 }));
+
+/**
+ * Contract: never throws; as `checkLog`, for session `id` read through `store.read` (the store's own reader: its
+ * lines, and what follows its last newline, as the store defines a torn tail), verified as `bridle replay` does.
+ */
+export async function checkStored(store: SessionStore, id: string): Promise<LogCheck> {
+  let raw: StoredLog | undefined;
+  let failed: Error | undefined;
   try {
-    const { verdict, entries } = verifyFile(p);
+    raw = await store.read(id);
+  } catch (err) {
+    failed = err as Error;
+  }
+  return checked(store.locate(id), id, () => {
+    if (failed) throw failed;
+    return { ...verifyParsed(parseStoredLog(raw ?? { location: store.locate(id), lines: [] })), empty: !raw || (raw.lines.length === 0 && !raw.last) };
+  });
+}
+
+async function checked(where: string, id: string, read: () => { verdict: ReplayVerdict; entries: Entry[]; empty: boolean }): Promise<LogCheck> {
+  try {
+    const { verdict, entries, empty } = read();
     const machines = await replayMachines(entries);
     const problems = [
       ...(verdict.ok ? [] : [`does not verify: ${verdict.violations.map((v) => v.message).join('; ')}`]),
       ...(machines.identical ? [] : [`does not replay: ${machines.notReplayable ?? `differs at line ${machines.firstDifference}`}`]),
     ];
-    return { path: p, ok: problems.length === 0, entries, ...(problems.length ? { problem: problems.join('; ') } : {}) };
+    return { path: where, id, ok: problems.length === 0, entries, empty, ...(problems.length ? { problem: problems.join('; ') } : {}) };
   } catch (err) {
-    return { path: p, ok: false, entries: [], problem: `unreadable: ${(err as Error).message}` };
+    return { path: where, id, ok: false, entries: [], empty: false, problem: `unreadable: ${(err as Error).message}` };
   }
 }

@@ -24,14 +24,15 @@
  * The process helpers are the fault suite's (test/fault/cli-world.ts); the
  * server is the test helpers' (test/helpers/openai-sse-server.ts).
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import type { Entry } from '../log/entries.js';
 import { KILL_LINE } from '../cli/soak-kill.js';
 import { judge, type Judged } from './soak-judge.js';
-import { childLogs, growingLog, killMoment, MOMENTS, reply, trialOf, WINDOW, type Moment, type Trial } from './soak-moments.js';
-import { checkLog, killPoints, planPoints, treeLogs } from './soak-points.js';
+import { killMoment, MOMENTS, reply, trialOf, WINDOW, type Moment, type Trial } from './soak-moments.js';
+import { killPoints, planPoints } from './soak-points.js';
+import { jsonlSoakStore, NO_POSTGRES, startPostgresSoakStore, STORE_NOTES, type SoakStore } from './soak-store.js';
 import { SCENARIOS, scenarioFlags, type Scenario } from './soak-scenarios.js';
 import { completeLines, createWorld, seeded, type Child } from '../test/fault/cli-world.js';
 import { startOpenAIServer } from '../test/helpers/openai-sse-server.js';
@@ -55,6 +56,8 @@ export interface SoakOptions {
   scenarios?: readonly Scenario[];
   /** Kill points run in a named scenario with no probe (the CI's few); one its scenario does not enter is reported in `statesMissed`. */
   pinned?: readonly { point: string; scenario: Scenario }[];
+  /** Where every trial's sessions live (default: JSONL under each trial's `$BRIDLE_HOME`); the caller closes it. */
+  store?: SoakStore;
 }
 
 
@@ -96,6 +99,9 @@ const emptyResult = (t: { id: number; moment: Moment | 'state'; killAt?: string 
 });
 
 export interface SoakReport {
+  /** The store the trials' sessions were on, and what differs on it (`STORE_NOTES`). */
+  store: SoakStore['kind'];
+  storeNotes: string[];
   kills: number;
   missed: number;
   byMoment: Record<Moment, number>;
@@ -129,12 +135,16 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 
 
-async function runTrial(t: Trial, url: string): Promise<TrialResult> {
+/** How long a resume refused `SESSION_LOCKED` (a killed writer's lease not expired yet) is asked again. */
+const LOCKED_FOR_MS = 30_000;
+
+async function runTrial(t: Trial, url: string, store: SoakStore): Promise<TrialResult> {
   const w = createWorld();
+  const logs = store.trial(w);
   const r = emptyResult(t);
   const problem = (s: string) => r.problems.push(`trial ${t.id} (${t.killAt ?? t.moment}): ${s}`);
   const env = { OPENAI_API_KEY: 'soak' };
-  const common = ['--base-url', url, '--model', 'soak-model', '--cwd', w.workspace, ...scenarioFlags(t.scenario), '--context-window', String(WINDOW)];
+  const common = ['--base-url', url, '--model', 'soak-model', '--cwd', w.workspace, ...scenarioFlags(t.scenario), '--context-window', String(WINDOW), ...logs.flags];
   // A trial that fails (a moment never came) must not leave its processes running into the next trials.
   const spawned: Child[] = [];
   try {
@@ -143,10 +153,11 @@ async function runTrial(t: Trial, url: string): Promise<TrialResult> {
     const child =
       t.moment === 'queued' ? w.spawn(['chat', ...common], { env, stdin: true }) : w.spawn(['run', prompt, ...common], { env: runEnv });
     spawned.push(child);
+    logs.watch(child);
     const line = (s: string) => child.proc.stdin?.write(`${s}\n`);
     if (t.moment === 'queued') line(prompt);
-    const acked = await killMoment(t, growingLog(w), child, line, childLogs(w));
-    const before = w.log();
+    const acked = await killMoment(t, logs.log, child, line, logs.children);
+    const beforeKill = logs.log();
     if (t.killAt) {
       await child.exit;
       r.killed = child.proc.signalCode === 'SIGKILL' && child.stderr().includes(`${KILL_LINE}${t.killAt}#`);
@@ -155,41 +166,53 @@ async function runTrial(t: Trial, url: string): Promise<TrialResult> {
       child.proc.kill('SIGKILL');
       await child.exit;
     }
-    const logPath = w.logPath();
-    if (!logPath) {
+    const ref = await logs.ref();
+    if (!ref) {
       problem('no log was written before the kill');
       return r;
     }
-    // What a reader saw before the kill: every session/input in it was acknowledged (saved before it was admitted).
-    const seen = completeLines(before);
+    // What a reader saw before the kill (on Postgres: what was committed when the writer died): every session/input in it was acknowledged (saved before it was admitted).
+    const seen = completeLines(await logs.seen(beforeKill));
     const savedInputs = seen.flatMap((l) => {
       const e = JSON.parse(l) as Entry;
       return e.kind === 'session/input' && e.origin === 'user' ? [e] : [];
     });
 
     t.phase = 'resume';
-    const resumed = w.spawn(['resume', logPath, '--continue', ...common], { env });
-    spawned.push(resumed);
-    const out = await resumed.exit;
+    const killedAt = Date.now();
+    let resumed: Child;
+    let out: Awaited<Child['exit']>;
+    for (;;) {
+      resumed = w.spawn(['resume', ref, '--continue', ...common], { env });
+      spawned.push(resumed);
+      out = await resumed.exit;
+      // The killed writer's lease outlives it (Postgres): refused while it lasts, asked again until it expired.
+      if (!(store.retryLocked && out.code === 2 && resumed.stderr().includes('SESSION_LOCKED') && Date.now() - killedAt < LOCKED_FOR_MS)) break;
+      await sleep(100);
+    }
     r.resumed = out.code === 0;
     if (!r.resumed) problem(`resume exited ${out.code ?? out.signal}: ${resumed.stderr().trim().split('\n').at(-1)}`);
 
     // The parent's log, then every child's: each verifies and replays (the resume repaired the children it left open).
-    const [parent, ...children] = await Promise.all(treeLogs(w).map(checkLog));
-    const prefix = completeLines(w.log()).slice(0, seen.length).every((l, i) => l === seen[i]);
-    r.verifies = parent!.ok && prefix;
-    if (!parent!.ok) problem(parent!.problem ?? 'does not verify');
+    const [parent, ...children] = await logs.tree();
+    if (!parent) {
+      problem('the log is gone after the resume');
+      return r;
+    }
+    const prefix = completeLines(await logs.now()).slice(0, seen.length).every((l, i) => l === seen[i]);
+    r.verifies = parent.ok && prefix;
+    if (!parent.ok) problem(parent.problem ?? 'does not verify');
     if (!prefix) problem('a line a reader saw before the kill was lost or rewritten');
     r.childLogs = children.length;
-    const bracketed = new Set(parent!.entries.flatMap((e) => (e.kind === 'subagent/start' ? [e.child] : [])));
+    const bracketed = new Set(parent.entries.flatMap((e) => (e.kind === 'subagent/start' ? [e.child] : [])));
     for (const c of children.filter((c) => !c.ok)) {
-      if (c.entries.length === 0 && statSync(c.path).size === 0 && !bracketed.has(path.basename(c.path, '.jsonl'))) r.childEmpty++;
+      if (c.entries.length === 0 && c.empty && !bracketed.has(c.id)) r.childEmpty++;
       else (r.childUnverifiable++, problem(`child log ${path.basename(c.path)}: ${c.problem}`));
     }
 
     // A body the kill orphaned may still be writing its line.
     await sleep(60);
-    const j = judge({ entries: parent!.entries, children: children.map((c) => c.entries), marks: w.marker(), saved: savedInputs, acked });
+    const j = judge({ entries: parent.entries, children: children.map((c) => c.entries), marks: w.marker(), saved: savedInputs, acked });
     r.ranTwice = j.ranTwice;
     r.ranUndispatched = j.ranUndispatched;
     r.inputsLost = j.inputsLost;
@@ -200,16 +223,17 @@ async function runTrial(t: Trial, url: string): Promise<TrialResult> {
   } finally {
     for (const c of spawned) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
     await Promise.all(spawned.map((c) => c.exit));
+    await logs.close();
     w.cleanup();
   }
 }
 
 /** Runs scenario `s` to its end, unkilled, and returns the `<machine>.<state>` entries it made (`BRIDLE_SOAK_STATES`). */
-async function probe(t: Trial, url: string): Promise<Set<string>> {
+async function probe(t: Trial, url: string, store: SoakStore): Promise<Set<string>> {
   const w = createWorld();
   try {
     const file = path.join(w.root, 'states');
-    const common = ['--base-url', url, '--model', 'soak-model', '--cwd', w.workspace, ...scenarioFlags(t.scenario), '--context-window', String(WINDOW)];
+    const common = ['--base-url', url, '--model', 'soak-model', '--cwd', w.workspace, ...scenarioFlags(t.scenario), '--context-window', String(WINDOW), ...store.trial(w).flags];
     const child = w.spawn(['run', `soak trial ${t.id}: mark the work`, ...common], { env: { OPENAI_API_KEY: 'soak', BRIDLE_SOAK_STATES: file } });
     const timer = setTimeout(() => child.proc.kill('SIGKILL'), 60_000);
     await child.exit;
@@ -225,8 +249,10 @@ async function probe(t: Trial, url: string): Promise<Set<string>> {
 }
 
 /** A report of no trials yet. */
-function emptyReport(): SoakReport {
+function emptyReport(store: SoakStore['kind']): SoakReport {
   return {
+    store,
+    storeNotes: STORE_NOTES[store],
     kills: 0,
     missed: 0,
     byMoment: Object.fromEntries(MOMENTS.map((m) => [m, 0])) as Record<Moment, number>,
@@ -278,7 +304,8 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
     const t = trials.get(trialOf(body) ?? -1);
     return t ? reply(t, body) : { type: 'error', status: 400, body: { error: { message: 'soak: a request of no trial' } } };
   });
-  const report = emptyReport();
+  const store = o.store ?? jsonlSoakStore();
+  const report = emptyReport(store.kind);
   const width = Math.max(1, o.concurrency ?? 4);
   const seed = o.seed ?? 1;
   const pool = <T>(jobs: (() => Promise<T>)[]) => inPool(width, jobs);
@@ -295,7 +322,7 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
   const attempt = async (t: Trial) => {
     let r: TrialResult;
     try {
-      r = await runTrial(t, srv.url);
+      r = await runTrial(t, srv.url, store);
     } catch (err) {
       r = emptyResult(t, [`trial ${t.id} (${t.killAt ?? t.moment}): ${(err as Error).message}`]);
     }
@@ -305,7 +332,7 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
     if (o.states) {
       // Which states each scenario enters, read from an unkilled run of it: a point goes to the first that reaches it.
       const scenarios = o.scenarios ?? SCENARIOS;
-      const reached = await pool(scenarios.map((s, i) => () => probe(newTrial(1_000_000 + i, 'state', { scenario: s }), srv.url)));
+      const reached = await pool(scenarios.map((s, i) => () => probe(newTrial(1_000_000 + i, 'state', { scenario: s }), srv.url, store)));
       scenarios.forEach((_, i) => trials.delete(1_000_000 + i));
       report.points = killPoints();
       const plan = planPoints(report.points, new Map(scenarios.map((s, i) => [s, reached[i]!])));
@@ -357,6 +384,7 @@ export function formatReport(r: SoakReport): string[] {
   const by = MOMENTS.map((m) => `${m} ${r.byMoment[m]}`).join(', ');
   const stateKills = Object.values(r.byState).reduce((a, b) => a + b, 0);
   return [
+    ...(r.store === 'jsonl' ? [] : [`store: ${r.store}`, ...r.storeNotes.map((n) => `  ${n}`)]),
     `kills: ${r.kills} (${by}${stateKills ? `, at machine states ${stateKills}` : ''})${r.missed ? `; ${r.missed} runs ended before their moment` : ''}`,
     ...(r.points.length
       ? [
@@ -378,19 +406,41 @@ function flag(name: string, fallback: number): number {
   return v;
 }
 
+/** `--store jsonl` (the default), `--store postgres` (a throwaway cluster, or BRIDLE_TEST_PG_URL's server), or `--store postgres://…` (a database of its own on that server). */
+async function storeFlag(): Promise<SoakStore> {
+  const i = process.argv.indexOf('--store');
+  const v = i >= 0 ? process.argv[i + 1] : 'jsonl';
+  if (v === 'jsonl') return jsonlSoakStore();
+  if (v === 'postgres') return startPostgresSoakStore();
+  if (v && /^postgres(ql)?:\/\//.test(v)) return startPostgresSoakStore(v);
+  throw new Error(`soak: --store wants jsonl, postgres or a postgres:// URL (got ${v ?? 'nothing'})`);
+}
+
 async function main() {
   const kills = flag('--kills', 300);
   const concurrency = flag('--concurrency', 4);
   const seed = flag('--seed', 1);
   // Every machine state is killed too, unless `--no-states`.
   const states = process.argv.includes('--no-states') ? undefined : ('all' as const);
-  process.stdout.write(`crash soak: ${kills} kills${states ? ' and one at each machine state' : ''}, ${concurrency} at a time, seed ${seed}\n`);
+  let store: SoakStore;
+  try {
+    store = await storeFlag();
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message === NO_POSTGRES ? NO_POSTGRES : `soak: ${(err as Error).message}`}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  process.stdout.write(`crash soak: ${kills} kills${states ? ' and one at each machine state' : ''}, ${concurrency} at a time, seed ${seed}, store ${store.kind} (${store.where})\n`);
   let done = 0;
-  const r = await soak({ kills, concurrency, seed, ...(states ? { states } : {}), onTrial: () => void (++done % 25 === 0 && process.stderr.write(`  ${done} trials\n`)) });
-  for (const p of r.problems.slice(0, 20)) process.stdout.write(`  ${p}\n`);
-  for (const l of formatReport(r)) process.stdout.write(`${l}\n`);
-  const bad = r.unverified + r.ranTwice + r.inputsLost + r.ranUndispatched + r.resumesFailed + r.childUnverifiable;
-  process.exitCode = bad === 0 ? 0 : 1;
+  try {
+    const r = await soak({ kills, concurrency, seed, store, ...(states ? { states } : {}), onTrial: () => void (++done % 25 === 0 && process.stderr.write(`  ${done} trials\n`)) });
+    for (const p of r.problems.slice(0, 20)) process.stdout.write(`  ${p}\n`);
+    for (const l of formatReport(r)) process.stdout.write(`${l}\n`);
+    const bad = r.unverified + r.ranTwice + r.inputsLost + r.ranUndispatched + r.resumesFailed + r.childUnverifiable;
+    process.exitCode = bad === 0 ? 0 : 1;
+  } finally {
+    await store.close();
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
