@@ -108,6 +108,10 @@ async function repairChild(store: SessionStore, child: string, clock: Clock, see
     return refused(location, 'unavailable', (err as Error).message);
   }
   try {
+    // A log that holds no line at all was never saved (a store that commits at a flush claims the child before its
+    // first commit): nothing of it ran that a repair could close, as for a child with no log (issue #26).
+    const raw = await store.read(child);
+    if (!raw || (raw.lines.length === 0 && !raw.last)) return { child, location, outcome: { kind: 'missing' } };
     const r = await repairSession(store, child, lock, clock, {}, seen);
     if (!r) return { child, location, outcome: { kind: 'missing' } };
     return { child, location, outcome: r.ok ? { kind: 'repaired', repair: r } : { kind: 'refused', violations: r.violations } };

@@ -1,0 +1,37 @@
+/**
+ * A child its parent's log brackets, whose own log holds no line (issue #26): on Postgres a child's session is
+ * claimed before its first commit, and the parent's `subagent/start` is committed before the child's turn runs,
+ * so a kill between the two leaves exactly this. Nothing of the child ran that a repair could close: it is
+ * reported as missing, as a child with no log is, and the parent's repair goes on (it was refused as corrupt).
+ */
+import { describe, expect, it } from 'vitest';
+import { createMemorySessionStore } from '../../adapters/store/memory.js';
+import type { Draft } from '../../log/entries.js';
+import { Recorder } from '../../log/recorder.js';
+import { LogBuilder } from '../../test/helpers/log-builder.js';
+import { repairSession } from './repair.js';
+
+const clock = () => Date.UTC(2026, 0, 2);
+
+describe('repairing a parent whose bracketed child never saved a line', () => {
+  it('the child is missing (nothing to repair), not refused as corrupt; the parent is repaired', async () => {
+    const child = 's.t1.s1.c1';
+    const b = new LogBuilder().startTurn().startStep().answer('', [{ name: 'delegate', args: { task: 'x' } }]).dispatch(1).add({ kind: 'subagent/start', callId: 't1.s1.c1', child, depth: 1, mode: 'spawn' });
+    const store = createMemorySessionStore();
+    const log = store.open('s');
+    const rec = new Recorder(log, clock);
+    for (const { seq: _s, at: _a, ...d } of b.entries) rec.append(d as Draft);
+    await log.close();
+    // The child's log: opened (its claim taken), never written.
+    await store.open(child).close();
+    const lock = await store.claim('s');
+    try {
+      const r = await repairSession(store, 's', lock, clock);
+      expect(r?.ok).toBe(true);
+      expect(r?.ok && r.children).toEqual([{ child, location: `memory:${child}`, outcome: { kind: 'missing' } }]);
+      expect(r?.ok && r.appended.map((e) => e.kind)).toContain('subagent/end');
+    } finally {
+      lock.release();
+    }
+  });
+});
