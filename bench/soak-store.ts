@@ -11,8 +11,10 @@
  * the moments that wait for a line see it durable: the `flush` moment's kill
  * lands 0–2 ms after the commit that carried it, while the process takes in
  * the commit's answer or just after (JSONL's lands while its fsync runs, or
- * just after). A kill inside the commit's transaction is not aimed at; the
- * report says so (`STORE_NOTES`).
+ * just after). A kill inside the commit is not aimed at: the commit is one
+ * statement, which the server either never got whole (a kill before the
+ * flush) or runs to its end whatever becomes of its client (a kill just
+ * after it); the report says so (`STORE_NOTES`).
  *
  * A killed process's lease outlives it (`--lease-ms`): the resume is refused
  * `SESSION_LOCKED` until it expires, and is asked again until then, as a
@@ -68,7 +70,7 @@ export interface SoakStore {
 export const STORE_NOTES: Record<SoakStore['kind'], string[]> = {
   jsonl: [],
   postgres: [
-    'flush on postgres: a line is seen once its commit returned, so the kill lands 0-2 ms after that commit (while the process takes in its answer, or just after); a kill inside the commit transaction is not aimed at',
+    'flush on postgres: a line is seen once its commit returned, so the kill lands 0-2 ms after that commit (while the process takes in its answer, or just after); a kill inside the commit is not aimed at: the commit is one statement, which the server either never got whole (as a kill before the flush) or runs to its end whatever happens to its client (as a kill just after it)',
   ],
 };
 
@@ -114,13 +116,14 @@ export function growingLog(w: World): () => string {
 export const SOAK_LEASE_MS = 2000;
 
 /**
- * The trial's sessions — those whose header names its workspace, or (before their first commit) that its process
- * holds — the shortest id first, each with its lines after the seq already read (`$3`, by id): one query a poll.
+ * The trial's sessions — those whose committed header names its workspace (a session is in the store, as `list`
+ * shows it, from its first commit on) — the shortest id first, each with its lines after the seq already read
+ * (`$2`, by id): one query a poll.
  */
 const POLL = `
-WITH s AS (SELECT id FROM bridle_sessions WHERE header->>'cwd' = $1 OR (header IS NULL AND (owner->>'pid')::int = $2))
+WITH s AS (SELECT id FROM bridle_sessions WHERE header->>'cwd' = $1)
 SELECT s.id, e.seq, e.line
-  FROM s LEFT JOIN bridle_entries e ON e.session = s.id AND e.seq > COALESCE(($3::jsonb ->> s.id)::bigint, 0)
+  FROM s LEFT JOIN bridle_entries e ON e.session = s.id AND e.seq > COALESCE(($2::jsonb ->> s.id)::bigint, 0)
  ORDER BY length(s.id), s.id, e.seq`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -138,11 +141,10 @@ export function postgresSoakStore(url: string, where: string, onClose: () => Pro
       const texts = new Map<string, { seq: number; text: string }>();
       let stopped = false;
       let loop: Promise<void> | undefined;
-      let pid = -1;
       /** The trial's sessions, the parent first, read again: each one's new lines appended to its text. */
       const poll = async (): Promise<string[]> => {
         const after = Object.fromEntries([...texts].map(([id, t]) => [id, t.seq]));
-        const rows = (await pool.query<{ id: string; seq: string | null; line: string | null }>(POLL, [w.workspace, pid, JSON.stringify(after)])).rows;
+        const rows = (await pool.query<{ id: string; seq: string | null; line: string | null }>(POLL, [w.workspace, JSON.stringify(after)])).rows;
         parent ??= rows[0]?.id;
         for (const r of rows) {
           const t = texts.get(r.id) ?? { seq: 0, text: '' };
@@ -154,8 +156,7 @@ export function postgresSoakStore(url: string, where: string, onClose: () => Pro
       };
       return {
         flags: ['--store', url, '--lease-ms', String(SOAK_LEASE_MS)],
-        watch(run) {
-          pid = run.proc.pid ?? -1;
+        watch() {
           loop = (async () => {
             while (!stopped) {
               await poll().catch(() => undefined);

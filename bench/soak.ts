@@ -32,7 +32,7 @@ import { KILL_LINE } from '../cli/soak-kill.js';
 import { judge, type Judged } from './soak-judge.js';
 import { killMoment, MOMENTS, reply, trialOf, WINDOW, type Moment, type Trial } from './soak-moments.js';
 import { killPoints, planPoints } from './soak-points.js';
-import { jsonlSoakStore, NO_POSTGRES, startPostgresSoakStore, STORE_NOTES, type SoakStore } from './soak-store.js';
+import { jsonlSoakStore, startPostgresSoakStore, STORE_NOTES, type SoakStore } from './soak-store.js';
 import { SCENARIOS, scenarioFlags, type Scenario } from './soak-scenarios.js';
 import { completeLines, createWorld, seeded, type Child } from '../test/fault/cli-world.js';
 import { startOpenAIServer } from '../test/helpers/openai-sse-server.js';
@@ -56,6 +56,8 @@ export interface SoakOptions {
   scenarios?: readonly Scenario[];
   /** Kill points run in a named scenario with no probe (the CI's few); one its scenario does not enter is reported in `statesMissed`. */
   pinned?: readonly { point: string; scenario: Scenario }[];
+  /** The moments the `kills` trials take in turn (default: all of them). */
+  moments?: readonly Moment[];
   /** Where every trial's sessions live (default: JSONL under each trial's `$BRIDLE_HOME`); the caller closes it. */
   store?: SoakStore;
 }
@@ -76,6 +78,8 @@ export interface TrialResult extends Judged {
   childEmpty: number;
   /** Whether the child was still running when it was killed (a trial whose run finished first is a miss, not a kill). */
   killed: boolean;
+  /** Killed before anything was committed (Postgres): nothing saved, nothing acknowledged, no session to resume. */
+  unsaved: boolean;
   resumed: boolean;
   verifies: boolean;
 }
@@ -88,6 +92,7 @@ const emptyResult = (t: { id: number; moment: Moment | 'state'; killAt?: string 
   childUnverifiable: 0,
   childEmpty: 0,
   killed: false,
+  unsaved: false,
   resumed: false,
   verifies: false,
   ranTwice: 0,
@@ -119,6 +124,8 @@ export interface SoakReport {
    * the parent: nothing was written, so nothing can be lost, but `bridle replay` cannot read them either (ADR 0043).
    */
   childEmpty: number;
+  /** Trials killed before their session's first commit (Postgres): nothing was saved or acknowledged, so nothing to resume. */
+  unsaved: number;
   unverified: number;
   ranTwice: number;
   ranUndispatched: number;
@@ -168,7 +175,9 @@ async function runTrial(t: Trial, url: string, store: SoakStore): Promise<TrialR
     }
     const ref = await logs.ref();
     if (!ref) {
-      problem('no log was written before the kill');
+      // On Postgres nothing is in the store before the first commit: a kill before it saved nothing, and nothing was acknowledged.
+      if (store.kind === 'postgres' && acked.length === 0) [r.unsaved, r.verifies, r.resumed] = [true, true, true];
+      else problem('no log was written before the kill');
       return r;
     }
     // What a reader saw before the kill (on Postgres: what was committed when the writer died): every session/input in it was acknowledged (saved before it was admitted).
@@ -182,7 +191,9 @@ async function runTrial(t: Trial, url: string, store: SoakStore): Promise<TrialR
     const killedAt = Date.now();
     let resumed: Child;
     let out: Awaited<Child['exit']>;
+    let tries = 0;
     for (;;) {
+      tries++;
       resumed = w.spawn(['resume', ref, '--continue', ...common], { env });
       spawned.push(resumed);
       out = await resumed.exit;
@@ -191,7 +202,7 @@ async function runTrial(t: Trial, url: string, store: SoakStore): Promise<TrialR
       await sleep(100);
     }
     r.resumed = out.code === 0;
-    if (!r.resumed) problem(`resume exited ${out.code ?? out.signal}: ${resumed.stderr().trim().split('\n').at(-1)}`);
+    if (!r.resumed) problem(`resume exited ${out.code ?? out.signal}${tries > 1 ? ` (try ${tries})` : ''}: ${resumed.stderr().trim().split('\n').filter((l) => l.startsWith('bridle:')).join(' / ')}`);
 
     // The parent's log, then every child's: each verifies and replays (the resume repaired the children it left open).
     const [parent, ...children] = await logs.tree();
@@ -263,6 +274,7 @@ function emptyReport(store: SoakStore['kind']): SoakReport {
     childLogs: 0,
     childUnverifiable: 0,
     childEmpty: 0,
+    unsaved: 0,
     unverified: 0,
     ranTwice: 0,
     ranUndispatched: 0,
@@ -283,6 +295,7 @@ function tallyInto(report: SoakReport, t: Trial, r: TrialResult): void {
     else report.byMoment[t.moment]++;
   } else if (t.moment === 'state') report.statesMissed.push(t.killAt!);
   else report.missed++;
+  if (r.unsaved) report.unsaved++;
   if (!r.verifies) report.unverified++;
   if (!r.resumed) report.resumesFailed++;
   report.childLogs += r.childLogs;
@@ -347,13 +360,14 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
     }
     let next = 0;
     let running = 0;
+    const moments = o.moments ?? MOMENTS;
     // A run that ends before its moment is a miss, not a kill: trials go on until there are `kills` moment kills (at most 3× as many trials).
     const stateKills = report.kills;
     const worker = async () => {
       while (report.kills - stateKills + running < o.kills && next < o.kills * 3) {
         const id = next++;
         running++;
-        const moment = MOMENTS[id % MOMENTS.length]!;
+        const moment = moments[id % moments.length]!;
         const t = newTrial(id, moment, moment === 'workflow' || moment === 'delegate' ? { scenario: moment } : {});
         await attempt(t);
         running--;
@@ -392,6 +406,7 @@ export function formatReport(r: SoakReport): string[] {
         ]
       : []),
     `child logs checked: ${r.childLogs}, unverifiable: ${r.childUnverifiable}${r.childEmpty ? `; left empty by a kill as the child was created (never bracketed): ${r.childEmpty}` : ''}`,
+    ...(r.unsaved ? [`killed before their first commit (nothing saved, nothing acknowledged, nothing to resume): ${r.unsaved}`] : []),
     `logs that do not verify (after resume; verify, machine replay, prefix): ${r.unverified}`,
     `non-idempotent tool bodies run twice: ${r.ranTwice}`,
     `acknowledged inputs lost: ${r.inputsLost}`,
@@ -422,18 +437,23 @@ async function main() {
   const seed = flag('--seed', 1);
   // Every machine state is killed too, unless `--no-states`.
   const states = process.argv.includes('--no-states') ? undefined : ('all' as const);
+  // `--moments workflow,delegate`: only these.
+  const mi = process.argv.indexOf('--moments');
+  const moments = mi >= 0 ? (process.argv[mi + 1] ?? '').split(',') : undefined;
+  for (const m of moments ?? []) if (!(MOMENTS as readonly string[]).includes(m)) throw new Error(`soak: no such moment: ${m} (${MOMENTS.join(', ')})`);
   let store: SoakStore;
   try {
     store = await storeFlag();
   } catch (err) {
-    process.stderr.write(`${(err as Error).message === NO_POSTGRES ? NO_POSTGRES : `soak: ${(err as Error).message}`}\n`);
+    const m = (err as Error).message;
+    process.stderr.write(`${m.startsWith('soak:') ? m : `soak: ${m}`}\n`);
     process.exitCode = 2;
     return;
   }
   process.stdout.write(`crash soak: ${kills} kills${states ? ' and one at each machine state' : ''}, ${concurrency} at a time, seed ${seed}, store ${store.kind} (${store.where})\n`);
   let done = 0;
   try {
-    const r = await soak({ kills, concurrency, seed, store, ...(states ? { states } : {}), onTrial: () => void (++done % 25 === 0 && process.stderr.write(`  ${done} trials\n`)) });
+    const r = await soak({ kills, concurrency, seed, store, ...(moments ? { moments: moments as Moment[] } : {}), ...(states ? { states } : {}), onTrial: () => void (++done % 25 === 0 && process.stderr.write(`  ${done} trials\n`)) });
     for (const p of r.problems.slice(0, 20)) process.stdout.write(`  ${p}\n`);
     for (const l of formatReport(r)) process.stdout.write(`${l}\n`);
     const bad = r.unverified + r.ranTwice + r.inputsLost + r.ranUndispatched + r.resumesFailed + r.childUnverifiable;
