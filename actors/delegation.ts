@@ -84,7 +84,7 @@ export function runDelegation(deps: DelegationDeps, d: Delegation): Promise<Suba
         const start = opened.entries().find((e) => e.kind === 'session/start');
         return { location: opened.location, ...(start?.kind === 'session/start' ? { model: start.model } : {}) };
       }),
-      runChild: fromPromise(async (): Promise<ChildReport> => {
+      runChild: fromPromise(async ({ signal }): Promise<ChildReport> => {
         const c = child!;
         // Its bracket is durable before any of its turn is (issue #26): a store that keeps appends in memory until a
         // flush (Postgres) would otherwise lose a killed parent's subagent/start while the child's lines were committed,
@@ -94,6 +94,9 @@ export function runDelegation(deps: DelegationDeps, d: Delegation): Promise<Suba
         } catch (err) {
           throw new Error(`its subagent/start could not be made durable in the parent's log, so it was not run: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
         }
+        // Cancelled while the bracket was flushed: the machine has left `running` (the bracket is closed, the cancel
+        // sent to a child with no turn yet), so no turn may start that nobody would end. What this returns is unheard.
+        if (signal.aborted) return { reason: 'aborted', report: '' };
         const from = c.entries().length;
         const out = await c.run(d.task);
         const entries = c.entries();
