@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMemoryStore } from '../adapters/store/memory.js';
-import { readLogFile } from '../adapters/store/jsonl-repair.js';
+import { readLogFile } from '../adapters/store/jsonl-read.js';
 import type { Entry } from '../log/entries.js';
 import { verifyLog } from '../log/verify.js';
 import { checkCheckpoints } from '../machines/session-fold.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { otlpJson, traceResource } from '../adapters/tracing/otlp.js';
-import { readLogFile } from '../adapters/store/jsonl-repair.js';
+import { readLogFile } from '../adapters/store/jsonl-read.js';
 import { traceOf } from '../log/trace.js';
 import { makeLog } from './replay-verify.js';
 import { median } from './stats.js';

@@ -5,8 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LogAccessError, LogCorruptError } from '../../log/errors.js';
 import { LogBuilder, logText } from '../../test/helpers/log-builder.js';
-import { readLogFile } from './jsonl-repair.js';
-import { readLines, readLogStream, type ByteSource } from './jsonl-read.js';
+import { readLines, readLogFile, readLogStream, type ByteSource } from './jsonl-read.js';
 import { tempDir } from '../../test/helpers/temp.js';
 
 /** A source that hands out `bytes` in pieces of at most `piece` bytes, as a slow pipe would. */

@@ -13,6 +13,7 @@ import { TextDecoder } from 'node:util';
 import { LogAccessError, LogCorruptError, LogAccessCode } from '../../log/errors.js';
 import { LogParser, type ParsedLog } from '../../log/parse.js';
 import type { StoredLog } from '../../ports/store.js';
+import type { Violation } from '../../log/verdict.js';
 
 /** Fills `buf` from its start with the next bytes; 0 at the end. */
 export type ByteSource = (buf: Buffer) => number;
@@ -253,5 +254,28 @@ export function readLogHeader(path: string): Record<string, unknown> | undefined
     return undefined;
   } finally {
     closeSync(fd);
+  }
+}
+
+/** A log file read and parsed, or the violation of its first bad line (`readLogFile`). */
+export type CheckedLogFile =
+  | { ok: true; entries: ParsedLog['entries']; torn?: ParsedLog['torn']; goodBytes: number; endsWithNewline: boolean }
+  | { ok: false; violations: Violation[]; /** The entries before the bad line. */ entries: ParsedLog['entries'] };
+
+/**
+ * Reads and parses a log file, line by line; corruption becomes violations, a torn tail is returned with the
+ * byte length of the good part. Contract: throws only `LogAccessError` (not a regular file, unreadable).
+ */
+export function readLogFile(path: string): CheckedLogFile {
+  const parser = new LogParser();
+  try {
+    const read = readLogStream(path, parser);
+    const out = { ok: true as const, entries: read.entries, goodBytes: read.goodBytes, endsWithNewline: read.endsWithNewline };
+    return read.torn ? { ...out, torn: read.torn } : out;
+  } catch (err) {
+    if (!(err instanceof LogCorruptError)) throw err;
+    const v: Violation = { violation: err.violation, seq: err.seq ?? null, message: err.message };
+    if (err.line !== undefined) v.line = err.line;
+    return { ok: false, violations: [v], entries: parser.entries };
   }
 }

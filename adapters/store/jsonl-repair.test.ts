@@ -7,7 +7,8 @@ import { verifyLog } from '../../log/verify.js';
 import { LogBuilder, logText } from '../../test/helpers/log-builder.js';
 import { spawnSync } from 'node:child_process';
 import { acquireJsonlLock, lockPathOf, lockSocketOf } from './jsonl-lock.js';
-import { repairJsonlLog } from './jsonl-repair.js';
+import { repairSession } from '../../runtime/logs/repair.js';
+import { jsonlStore } from './jsonl.js';
 import { tempDir } from '../../test/helpers/temp.js';
 
 let dir: string;
@@ -21,11 +22,25 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 const clock = () => Date.UTC(2026, 5, 1);
 const read = () => fs.readFileSync(file, 'utf8');
 
-describe('repairJsonlLog', () => {
+const noServices = { get: () => { throw new Error('no services here'); }, has: () => false, onDispose: () => undefined };
+
+/** A JSONL log repaired as every host repairs it: the store's claim, then the one procedure for every store. */
+async function repairJsonl(at: string, c: () => number) {
+  const store = jsonlStore.create({ dir: path.dirname(at) }, noServices as never);
+  const id = path.basename(at, '.jsonl');
+  const lock = await store.claim(id);
+  try {
+    return (await repairSession(store, id, lock, c))!;
+  } finally {
+    lock.release();
+  }
+}
+
+describe('repairing a JSONL log (repairSession over the JSONL store)', () => {
   it('leaves a clean log byte for byte as it was', async () => {
     const text = logText(new LogBuilder().cleanTurn().entries);
     fs.writeFileSync(file, text);
-    const r = await repairJsonlLog(file, clock);
+    const r = await repairJsonl(file, clock);
     expect(r).toMatchObject({ ok: true, appended: [] });
     expect(read()).toBe(text);
   });
@@ -35,7 +50,7 @@ describe('repairJsonlLog', () => {
     const good = logText(entries);
     const n = entries.length + 1;
     fs.writeFileSync(file, `${good}{"seq":${n},"at":"2026-01-01T00:00:00.0`);
-    const r = await repairJsonlLog(file, clock);
+    const r = await repairJsonl(file, clock);
     if (!r.ok) throw new Error('refused');
     expect(r.report.torn).toMatchObject({ line: n });
     const after = read();
@@ -50,7 +65,7 @@ describe('repairJsonlLog', () => {
     const b = new LogBuilder().cleanTurn().startTurn().startStep().answer('', [{ name: 'bash' }]).dispatch(1);
     const good = logText(b.entries);
     fs.writeFileSync(file, `${good}{"seq":${b.recorder.lastSeq + 1},"kind":"tool/res`);
-    const r = await repairJsonlLog(file, clock);
+    const r = await repairJsonl(file, clock);
     if (!r.ok) throw new Error('refused');
     const after = read();
     expect(after.startsWith(good)).toBe(true);
@@ -58,14 +73,14 @@ describe('repairJsonlLog', () => {
     expect(entries.slice(b.recorder.lastSeq).map((e) => e.kind)).toEqual(['repair', 'repair', 'tool/result', 'step/end', 'turn/end']);
     expect(verifyLog(entries).violations).toEqual([]);
     // A second repair finds nothing to do.
-    expect(await repairJsonlLog(file, clock)).toMatchObject({ ok: true, appended: [] });
+    expect(await repairJsonl(file, clock)).toMatchObject({ ok: true, appended: [] });
     expect(read()).toBe(after);
   });
 
   it('a whole last line that only lacks its newline is kept and ended', async () => {
     const text = logText(new LogBuilder().cleanTurn().entries);
     fs.writeFileSync(file, text.slice(0, -1));
-    const r = await repairJsonlLog(file, clock);
+    const r = await repairJsonl(file, clock);
     expect(r.ok).toBe(true);
     expect(read()).toBe(text);
   });
@@ -75,20 +90,20 @@ describe('repairJsonlLog', () => {
     lines[4] = '{"seq":5,"kind":"tool/ca';
     const text = lines.join('\n');
     fs.writeFileSync(file, text);
-    const r = await repairJsonlLog(file, clock);
+    const r = await repairJsonl(file, clock);
     expect(r).toMatchObject({ ok: false, violations: [{ violation: 'bad-json', line: 5 }] });
     expect(read()).toBe(text);
     // A structural defect before the open end is refused as well.
     const e = new LogBuilder().cleanTurn().startTurn().startStep().entries;
     e.splice(3, 1);
     fs.writeFileSync(file, logText(e));
-    const refused = await repairJsonlLog(file, clock);
+    const refused = await repairJsonl(file, clock);
     expect(refused.ok).toBe(false);
     if (!refused.ok) expect(refused.violations[0]).toMatchObject({ violation: 'seq-gap', seq: 5 });
   });
 });
 
-describe('repairJsonlLog of a delegating session: the children an open subagent/start names are repaired too', () => {
+describe('repairing a delegating JSONL session: the children an open subagent/start names are repaired too', () => {
   /** A log killed inside a delegate call: its subagent/start names `child`, no subagent/end follows. */
   const delegating = (child: string) =>
     new LogBuilder()
@@ -106,7 +121,7 @@ describe('repairJsonlLog of a delegating session: the children an open subagent/
     write('p', delegating('p.t2.s1.c1'));
     write('p.t2.s1.c1', delegating('p.t2.s1.c1.t2.s1.c1'));
     write('p.t2.s1.c1.t2.s1.c1', killedMidCall());
-    const r = await repairJsonlLog(path.join(dir, 'p.jsonl'), clock);
+    const r = await repairJsonl(path.join(dir, 'p.jsonl'), clock);
     if (!r.ok) throw new Error('refused');
     expect(r.report.subagents).toEqual(['p.t2.s1.c1']);
     const [child] = r.children;
@@ -115,7 +130,7 @@ describe('repairJsonlLog of a delegating session: the children an open subagent/
     expect(child.outcome.repair.children).toMatchObject([{ child: 'p.t2.s1.c1.t2.s1.c1', outcome: { kind: 'repaired', repair: { report: { turn: 't1', outcomeUnknown: [{ name: 'list_dir' }] } } } }]);
     for (const log of ['p', 'p.t2.s1.c1', 'p.t2.s1.c1.t2.s1.c1']) expect(verifies(log), log).toEqual([]);
     // Nothing is left to do on a second pass, anywhere in the tree.
-    const again = await repairJsonlLog(path.join(dir, 'p.jsonl'), clock);
+    const again = await repairJsonl(path.join(dir, 'p.jsonl'), clock);
     expect(again).toMatchObject({ ok: true, appended: [], children: [] });
   });
 
@@ -131,7 +146,7 @@ describe('repairJsonlLog of a delegating session: the children an open subagent/
     expect(fs.existsSync(lockSocketOf(child))).toBe(true);
     // The grandchild's, an older bridle's claim whose pid is gone.
     fs.writeFileSync(lockPathOf(grandchild), `${JSON.stringify({ pid: 2 ** 22 + 99, host: os.hostname(), since: '2026-01-01T00:00:00.000Z' })}\n`);
-    const r = await repairJsonlLog(path.join(dir, 'p.jsonl'), clock);
+    const r = await repairJsonl(path.join(dir, 'p.jsonl'), clock);
     expect(r).toMatchObject({ ok: true, children: [{ outcome: { kind: 'repaired', repair: { children: [{ outcome: { kind: 'repaired' } }] } } }] });
     expect(fs.readdirSync(dir).sort()).toEqual(['p.jsonl', 'p.t2.s1.c1.jsonl', 'p.t2.s1.c1.t2.s1.c1.jsonl']);
 
@@ -141,7 +156,7 @@ describe('repairJsonlLog of a delegating session: the children an open subagent/
     const live = acquireJsonlLock(path.join(dir, 'q.c.jsonl'));
     try {
       const before = fs.readFileSync(path.join(dir, 'q.c.jsonl'), 'utf8');
-      const q = await repairJsonlLog(path.join(dir, 'q.jsonl'), clock);
+      const q = await repairJsonl(path.join(dir, 'q.jsonl'), clock);
       expect(q).toMatchObject({ ok: true, children: [{ child: 'q.c', outcome: { kind: 'refused', violations: [{ violation: 'SESSION_LOCKED' }] } }] });
       expect(fs.readFileSync(path.join(dir, 'q.c.jsonl'), 'utf8')).toBe(before);
       expect(fs.existsSync(lockPathOf(path.join(dir, 'q.c.jsonl')))).toBe(true);
@@ -158,7 +173,7 @@ describe('repairJsonlLog of a delegating session: the children an open subagent/
     ] as const) {
       write('p', delegating(child));
       make();
-      const r = await repairJsonlLog(path.join(dir, 'p.jsonl'), clock);
+      const r = await repairJsonl(path.join(dir, 'p.jsonl'), clock);
       expect(r, child).toMatchObject({ ok: true, children: [{ child, outcome }] });
       expect(verifies('p'), child).toEqual([]);
     }
@@ -167,7 +182,7 @@ describe('repairJsonlLog of a delegating session: the children an open subagent/
 
   it('a log that names itself as its child is not repaired twice over', async () => {
     write('p', delegating('p'));
-    const r = await repairJsonlLog(path.join(dir, 'p.jsonl'), clock);
+    const r = await repairJsonl(path.join(dir, 'p.jsonl'), clock);
     expect(r).toMatchObject({ ok: true, children: [{ child: 'p', outcome: { kind: 'refused', violations: [{ violation: 'bad-child' }] } }] });
     expect(verifies('p')).toEqual([]);
   });
