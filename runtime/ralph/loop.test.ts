@@ -17,6 +17,7 @@ import { replayThroughMachines } from '../../replay/replay.js';
 import { toolsOfLog } from '../../replay/setup.js';
 import { builtinTools } from '../../tools/index.js';
 import { createHarness, type Harness, type HarnessOptions } from '../../test/helpers/harness.js';
+import { committingStore } from '../../test/helpers/committing-store.js';
 import { runRalph } from './loop.js';
 
 let h: Harness | undefined;
@@ -38,8 +39,7 @@ interface Plan {
 }
 
 /** A Ralph run's own session (a memory log among others), the model answering each session by `respond`. */
-async function ralph(plan: Plan, respond: (req: ModelRequest, n: number) => ScriptedResponse, over: HarnessOptions = {}) {
-  const sessions = createMemorySessionStore();
+async function ralph(plan: Plan, respond: (req: ModelRequest, n: number) => ScriptedResponse, over: HarnessOptions = {}, sessions = createMemorySessionStore()) {
   const counts = new Map<string, number>();
   const requests: ModelRequest[] = [];
   h = createHarness(
@@ -147,6 +147,23 @@ describe("the Ralph loop: the chapter 10 exercises", () => {
     expect(agent[0]).toMatchObject({ depth: 1, parent: 'test-session' });
     const header = agent.find((e): e is EntryOf<'request/header'> => e.kind === 'request/header')!;
     expect(header.tools.map((t) => t.name).sort()).toEqual(['glob', 'grep', 'list_dir', 'read_file', 'verdict']);
+  });
+
+  it("on a store that commits at a flush, the entry naming a round or a verifier is committed before any of that child's turn is (ADR 0103)", async () => {
+    const s = committingStore();
+    const r = await ralph(
+      { objective: 'STATUS must say done', rounds: 2, verify: null, verifier: true },
+      (req, n) => {
+        if (isVerifier(req)) return n === 0 ? { toolCalls: [{ name: 'read_file', arguments: { path: 'STATUS' } }] } : n === 1 ? { toolCalls: [{ name: 'verdict', arguments: { verified: true, evidence: 'STATUS says done', citations: ['STATUS'] } }] } : { text: 'ok' };
+        return n === 0 ? { toolCalls: [{ name: 'write_file', arguments: { path: 'STATUS', content: 'done\n' } }] } : n === 1 ? handoff('complete', 'STATUS written') : { text: 'ok' };
+      },
+      {},
+      s.store as ReturnType<typeof createMemorySessionStore>,
+    );
+    expect(r.outcome).toBe('verified');
+    // Both children committed a turn: the check had something to check.
+    for (const id of ['test-session.r1', 'test-session.r1.verifier']) expect(s.durable.get(id)?.some((e) => e.kind === 'turn/end'), id).toBe(true);
+    expect(s.broken).toEqual([]);
   });
 
   it('ends blocked with the blocker, or when the rounds run out', async () => {

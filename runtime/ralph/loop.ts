@@ -143,6 +143,9 @@ async function round(d: RalphDeps, st: RalphState, n: number, attempt: number, i
   const captured: Captured<Handoff> = {};
   const child = s.child({ id, depth: s.depth + 1, approval: 'never', scoped: [handoffTool(captured)], ...d.watch?.(id) });
   s.record({ kind: 'ralph/round', round: n, attempt, child: id });
+  // The round that names the child is durable before any of the child's turn is (ADR 0103): a store that commits at a
+  // flush would otherwise keep a killed run's child log and lose the line that names it.
+  await s.flush?.();
   d.say(`ralph: round ${n}/${st.plan.rounds}: a fresh child, log: ${child.location}`);
   const { out, text } = await runChild(child, roundPrompt(st.plan.objective, n, st.plan.rounds, input), d.signal);
   if (d.signal.aborted) {
@@ -182,6 +185,7 @@ async function check(d: RalphDeps, st: RalphState, n: number, by: Check, claim: 
   const vid = uniqueVerifier(s, id);
   const child = s.child({ id: vid, depth: s.depth + 1, approval: 'never', tools: VERIFIER_TOOLS, scoped: [verdictTool(captured)], ...d.watch?.(vid) });
   s.record({ kind: 'ralph/verify', round: n, by, child: child.id });
+  await s.flush?.();
   d.say(`ralph: a verifier agent checks round ${n}'s claim, log: ${child.location}`);
   const { out, text } = await runChild(child, verifierPrompt(st.plan.objective, n, claim), d.signal);
   const v = captured.value;
