@@ -7,7 +7,8 @@
  * Skipped naming the package without Postgres; failed instead where system dependencies are required (CI).
  */
 import { expect, it } from 'vitest';
-import { formatReport, soak } from '../../bench/soak.js';
+import { soak } from '../../bench/soak.js';
+import { formatReport } from '../../bench/soak-report.js';
 import { MOMENTS } from '../../bench/soak-moments.js';
 import { postgresSoakStore } from '../../bench/soak-store.js';
 import { describeWithPostgres } from '../helpers/postgres.js';

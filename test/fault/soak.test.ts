@@ -8,7 +8,8 @@
  * the long version (300 kills by default).
  */
 import { describe, expect, it } from 'vitest';
-import { formatReport, soak } from '../../bench/soak.js';
+import { soak } from '../../bench/soak.js';
+import { formatReport } from '../../bench/soak-report.js';
 import { judge } from '../../bench/soak-judge.js';
 import { KILL_WITHIN_MS, MOMENTS, reply, type Trial } from '../../bench/soak-moments.js';
 import { SUMMARY_REQUEST_MARK } from '../../log/context/summary-prompt.js';
