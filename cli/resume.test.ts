@@ -60,6 +60,12 @@ describe('bridle resume', () => {
     expect(verifyLog(parseLog(fs.readFileSync(file, 'utf8')).entries).violations).toEqual([]);
   });
 
+  it('an empty log (claimed, never committed) is no session to resume, not a corrupt one', async () => {
+    fs.writeFileSync(file, '');
+    await expect(resumeCommand(file, undefined, {}, sink)).rejects.toThrow(`no session log at ${file}`);
+    expect(err).toBe('');
+  });
+
   it('a prompt and --continue together are a usage error', async () => {
     await expect(resumeCommand(file, 'x', { continue: true }, sink)).rejects.toThrow(/not both/);
   });

@@ -41,8 +41,14 @@ export function unreadable(location: string, err: LogCorruptError): ParsedStored
 }
 
 /**
- * Session `id`'s log, parsed (an empty one too: it has no `session/start`, which its reader says); undefined
- * when the store has none. Contract: throws only what `SessionStore.read` throws besides `LogCorruptError`
+ * A log that holds no line and no torn tail was never committed: a store that claims a session before its first
+ * commit (Postgres) keeps its row through a kill before that commit. Nothing of it ran, so every reader and repair
+ * takes it as a session the store does not have.
+ */
+export const holdsNothing = (log: StoredLog): boolean => log.lines.length === 0 && !log.last;
+
+/**
+ * Session `id`'s log, parsed; undefined when the store has none or holds nothing of it (`holdsNothing`). Contract: throws only what `SessionStore.read` throws besides `LogCorruptError`
  * (`LogAccessError` for a log that is not a readable file, the store's error when it cannot be reached).
  */
 export async function readSessionLog(store: SessionStore, id: string): Promise<ParsedStoredLog | undefined> {
@@ -53,5 +59,5 @@ export async function readSessionLog(store: SessionStore, id: string): Promise<P
     if (err instanceof LogCorruptError) return unreadable(store.locate(id), err);
     throw err;
   }
-  return log ? parseStoredLog(log) : undefined;
+  return log && !holdsNothing(log) ? parseStoredLog(log) : undefined;
 }

@@ -3,17 +3,20 @@
  * claimed before its first commit, and the parent's `subagent/start` is committed before the child's turn runs,
  * so a kill between the two leaves exactly this. Nothing of the child ran that a repair could close: it is
  * reported as missing, as a child with no log is, and the parent's repair goes on (it was refused as corrupt).
+ * A top-level session left so (claimed, killed before its first commit) is no session to every reader.
  */
 import { describe, expect, it } from 'vitest';
 import { createMemorySessionStore } from '../../adapters/store/memory.js';
 import type { Draft } from '../../log/entries.js';
 import { Recorder } from '../../log/recorder.js';
 import { LogBuilder } from '../../test/helpers/log-builder.js';
+import { claimToGoOn } from './open.js';
+import { readSessionLog } from './read.js';
 import { repairSession } from './repair.js';
 
 const clock = () => Date.UTC(2026, 0, 2);
 
-describe('repairing a parent whose bracketed child never saved a line', () => {
+describe('a log that never saved a line', () => {
   it('the child is missing (nothing to repair), not refused as corrupt; the parent is repaired', async () => {
     const child = 's.t1.s1.c1';
     const b = new LogBuilder().startTurn().startStep().answer('', [{ name: 'delegate', args: { task: 'x' } }]).dispatch(1).add({ kind: 'subagent/start', callId: 't1.s1.c1', child, depth: 1, mode: 'spawn' });
@@ -33,5 +36,19 @@ describe('repairing a parent whose bracketed child never saved a line', () => {
     } finally {
       lock.release();
     }
+  });
+
+  it('a top-level session claimed and never committed is no session: not corrupt to repair, read or go on with', async () => {
+    const store = createMemorySessionStore();
+    await store.open('s').close();
+    expect((await store.read('s'))?.lines).toEqual([]);
+    const lock = await store.claim('s');
+    try {
+      expect(await repairSession(store, 's', lock, clock)).toBeUndefined();
+    } finally {
+      lock.release();
+    }
+    expect(await readSessionLog(store, 's')).toBeUndefined();
+    await expect(claimToGoOn(store, 's')).rejects.toMatchObject({ code: 'NO_SESSION', message: 'no session log at memory:s' });
   });
 });

@@ -14,7 +14,7 @@ import { Recorder } from '../../log/recorder.js';
 import { planRepair, type RepairReport } from '../../log/repair.js';
 import type { Violation } from '../../log/verdict.js';
 import type { SessionStore, StoredLog, WriterLock } from '../../ports/store.js';
-import { parseStoredLog, unreadable } from './read.js';
+import { holdsNothing, parseStoredLog, unreadable } from './read.js';
 
 export type SessionRepair =
   | { ok: true; entries: Entry[]; appended: Entry[]; report: RepairReport; children: ChildRepair[] }
@@ -47,7 +47,7 @@ export interface RepairOptions {
  * every good line it held before, byte for byte, followed by the repair entries, durable. A child that cannot be
  * repaired is reported in `children`, never a reason to leave the parent open. A clean log is left as it was.
  * Throws `LogAccessError` (the log cannot be read or written) or the store's error, for `id` itself; undefined
- * when the store has no such session.
+ * when the store has no such session or holds nothing of it (`holdsNothing`: claimed, never committed).
  */
 export async function repairSession(store: SessionStore, id: string, lock: WriterLock, clock: Clock, opts: RepairOptions = {}, visiting: ReadonlySet<string> = new Set()): Promise<SessionRepair | undefined> {
   let raw: StoredLog | undefined;
@@ -60,7 +60,7 @@ export async function repairSession(store: SessionStore, id: string, lock: Write
     }
     throw err;
   }
-  if (!raw) return undefined;
+  if (!raw || holdsNothing(raw)) return undefined;
   // An older log is refused before repair touches it: it logged no inputs, so what it had queued cannot be known (ADR 0021).
   const format = headerFormat(raw.lines[0]);
   if (format !== undefined && format < LOG_FORMAT) return { ok: false, violations: [{ violation: 'format-old', seq: 1, message: new LogFormatError(format, LOG_FORMAT, 'resuming it').message }] };
@@ -110,8 +110,6 @@ async function repairChild(store: SessionStore, child: string, clock: Clock, see
   try {
     // A log that holds no line at all was never saved (a store that commits at a flush claims the child before its
     // first commit): nothing of it ran that a repair could close, as for a child with no log (issue #26).
-    const raw = await store.read(child);
-    if (!raw || (raw.lines.length === 0 && !raw.last)) return { child, location, outcome: { kind: 'missing' } };
     const r = await repairSession(store, child, lock, clock, {}, seen);
     if (!r) return { child, location, outcome: { kind: 'missing' } };
     return { child, location, outcome: r.ok ? { kind: 'repaired', repair: r } : { kind: 'refused', violations: r.violations } };

@@ -105,7 +105,7 @@ const CASES: Case[] = [
   { name: 'a FIFO given as the log', make: (f) => execFileSync('mkfifo', [f]), named: /LOG_NOT_A_FILE/ },
   { name: 'CR LF line ends', make: (f) => fs.writeFileSync(f, base.map((l) => `${l}\r\n`).join('')), named: /bad-line-end/ },
   { name: 'a byte-order mark', make: (f) => fs.writeFileSync(f, `\ufeff${base.map((l) => `${l}\n`).join('')}`), named: /bad-json/ },
-  { name: 'an empty file', make: (f) => fs.writeFileSync(f, ''), named: /missing-session-start|does not begin with session\/start/ },
+  { name: 'an empty file (a session claimed, never committed: no session)', make: (f) => fs.writeFileSync(f, ''), named: /no session log at / },
   { name: 'blank lines only', make: (f) => fs.writeFileSync(f, '\n\n\n'), named: /bad-json/ },
   { name: 'seeded binary garbage', make: (f) => fs.writeFileSync(f, Buffer.from(Array.from({ length: 4096 }, ((r) => () => Math.floor(r() * 256))(seeded(9101))))), named: /bad-utf8|bad-json/ },
   { name: 'arrays nested 200,000 deep', make: (f) => fs.writeFileSync(f, lines(base[0]!, nested(200_000), ...base.slice(1))), named: /bad-entry|bad-json/ },
