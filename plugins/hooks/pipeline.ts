@@ -40,44 +40,46 @@ const isToolOutput = (v: unknown): v is ToolOutput => {
 /** A guard's answer as a verdict: a deny with its reason, else allow (a guard can only deny, I6). */
 const guardVerdict = (d: Decision | void): Decision => (d?.kind === 'deny' && typeof d.reason === 'string' ? d : { kind: 'allow' });
 
+/** Where a call's report says it happened. */
+const at = (call: CallFacts) => ({ turn: call.turn, step: call.step, callId: call.callId });
+
+const guardFailed = (report: (p: HookProblem) => void, owner: string, call: CallFacts, err: unknown): Decision => {
+  report({ hook: 'tool/guard', listener: owner, problem: `threw: ${describe(err)}`, ...at(call) });
+  return { kind: 'deny', reason: `guard ${owner} failed: ${describe(err)}` };
+};
+
+/**
+ * Every guard's verdict, in their order: the list itself when each answered at once, else a promise of it. Every
+ * guard is invoked before anything is awaited, so guards see calls in the order they were decided; one that
+ * answered without a promise is not made to wait for a turn of the microtask queue. A guard that throws or
+ * rejects denies, and is reported.
+ */
+function runGuards(hooks: HookRegistry, report: (p: HookProblem) => void, call: CallFacts): Decision[] | Promise<Decision[]> {
+  const verdicts: (Decision | Promise<Decision>)[] = [];
+  let waits = false;
+  for (const { owner, guard } of hooks.guardList()) {
+    let d: ReturnType<typeof guard>;
+    let later: boolean;
+    try {
+      d = guard(call);
+      later = typeof (d as PromiseLike<unknown> | null | undefined)?.then === 'function';
+    } catch (err) {
+      verdicts.push(guardFailed(report, owner, call, err));
+      continue;
+    }
+    if (later) {
+      waits = true;
+      verdicts.push(Promise.resolve(d).then(guardVerdict, (err: unknown) => guardFailed(report, owner, call, err)));
+    } else verdicts.push(guardVerdict(d as Decision | void));
+  }
+  return waits ? Promise.all(verdicts) : (verdicts as Decision[]);
+}
+
 /** `run` is the executor the `tool/execute` chain ends in (the host passes `actors/execute-tool.ts`). */
 export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem) => void, run: RunTool): ToolPipeline {
-  const at = (call: CallFacts) => ({ turn: call.turn, step: call.step, callId: call.callId });
-
-  const guardFailed = (owner: string, call: CallFacts, err: unknown): Decision => {
-    report({ hook: 'tool/guard', listener: owner, problem: `threw: ${describe(err)}`, ...at(call) });
-    return { kind: 'deny', reason: `guard ${owner} failed: ${describe(err)}` };
-  };
-
-  /**
-   * Every guard's verdict, in their order: the list itself when each answered at once, else a promise of it. Every
-   * guard is invoked before anything is awaited, so guards see calls in the order they were decided; one that
-   * answered without a promise is not made to wait for a turn of the microtask queue.
-   */
-  function runGuards(call: CallFacts): Decision[] | Promise<Decision[]> {
-    const verdicts: (Decision | Promise<Decision>)[] = [];
-    let waits = false;
-    for (const { owner, guard } of hooks.guardList()) {
-      let d: ReturnType<typeof guard>;
-      let later: boolean;
-      try {
-        d = guard(call);
-        later = typeof (d as PromiseLike<unknown> | null | undefined)?.then === 'function';
-      } catch (err) {
-        verdicts.push(guardFailed(owner, call, err));
-        continue;
-      }
-      if (later) {
-        waits = true;
-        verdicts.push(Promise.resolve(d).then(guardVerdict, (err: unknown) => guardFailed(owner, call, err)));
-      } else verdicts.push(guardVerdict(d as Decision | void));
-    }
-    return waits ? Promise.all(verdicts) : (verdicts as Decision[]);
-  }
-
   return {
     async decide(call, policy) {
-      const guards = runGuards(call);
+      const guards = runGuards(hooks, report, call);
       const listeners = hooks.listeners('tool/pre-execute');
       // No pre-execute listener: the chain is its terminal, the policy's verdict; no payload, options or closures per call.
       if (listeners.length === 0) return combineDecisions([policy, ...(guards instanceof Promise ? await guards : guards), policy]);
