@@ -39,6 +39,7 @@ import { formatTotals, timelineLine } from './timeline.js';
 import { verifyParsed } from './verify-log.js';
 import { bridleVersion } from './version.js';
 import { visible } from './visible.js';
+import { TurnEndCode } from '../log/codes.js';
 
 export interface McpFlags extends Omit<RunFlags, 'session' | 'json'> {
   http?: boolean;
@@ -158,7 +159,7 @@ async function runOne(products: McpProducts, flags: McpFlags, runs: Runs, req: M
       sessionId: session.id,
       log: logPath,
       reason: out?.reason ?? (crashed ? 'error' : 'aborted'),
-      ...(out?.code ? { code: out.code } : crashed ? { code: 'SESSION_CRASHED' } : {}),
+      ...(out?.code ? { code: out.code } : crashed ? { code: TurnEndCode.SESSION_CRASHED } : {}),
       answer: finalText(session.recorder.entries, opened.priorEntries),
     };
   } finally {

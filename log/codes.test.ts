@@ -11,6 +11,6 @@ describe('codes(): a stable code set spelled once', () => {
 
   it('the log\'s code sets are what readers match on', () => {
     for (const set of [ToolResultCode, TurnEndCode, SubagentCode, ForkRefusalCode]) for (const [k, v] of Object.entries(set)) expect(v).toBe(k);
-    expect(Object.keys(TurnEndCode)).toEqual(['LOG_NOT_DURABLE', 'PRE_STEP_FAILED', 'BUDGET_EXHAUSTED', 'CONTEXT_WINDOW_EXCEEDED', 'REQUEST_BUILD_FAILED']);
+    expect(Object.keys(TurnEndCode)).toEqual(['LOG_NOT_DURABLE', 'PRE_STEP_FAILED', 'BUDGET_EXHAUSTED', 'CONTEXT_WINDOW_EXCEEDED', 'REQUEST_BUILD_FAILED', 'SESSION_CRASHED']);
   });
 });

@@ -38,6 +38,7 @@ export const TurnEndCode = codes({
   BUDGET_EXHAUSTED: 'The session\'s budget is spent and no one raised it.',
   CONTEXT_WINDOW_EXCEEDED: 'The context overflowed and compaction could not shrink it.',
   REQUEST_BUILD_FAILED: 'The model request could not be built.',
+  SESSION_CRASHED: 'The session itself failed (a defect, or its store gone): its open turn is closed as it stood, nothing re-run.',
 });
 export type TurnEndCode = CodeOf<typeof TurnEndCode>;
 

@@ -4,6 +4,7 @@
  * the end. Part of the one `Entry` union in `entries.ts`.
  */
 import { z } from 'zod';
+import { codes, type CodeOf } from './codes.js';
 import { envelope, TurnEndReason } from './entry-values.js';
 
 /**
@@ -57,6 +58,17 @@ export const RalphVerify = z.strictObject({
   command: z.string().optional(),
   child: z.string().optional(),
 });
+/** The codes a Ralph run writes: a `ralph/verdict`'s `code` (why the check could not say, or said no), and the handoff tool's result. */
+export const RalphCode = codes({
+  INTERRUPTED: 'ralph/verdict: the check was cancelled, or cut off by a crash (written when the run resumes; the check runs again).',
+  TIMEOUT: 'ralph/verdict: the verify command passed its deadline.',
+  VERIFY_FAILED: 'ralph/verdict: the verify command did not run (its own error code is written instead when it has one).',
+  NO_VERDICT: 'ralph/verdict: the verifier agent ended without a verdict.',
+  UNCITED: 'ralph/verdict: the verifier cited a path it never read; its verdict does not count.',
+  HANDOFF_TOO_LARGE: 'tool/result of `handoff`: the handoff is over its cap and was not recorded.',
+});
+export type RalphCode = CodeOf<typeof RalphCode>;
+
 /** What the check found: `verified`, the output it is based on (capped), the command's exit code, or why it could not say (`code`). */
 export const RalphVerdict = z.strictObject({
   ...envelope,

@@ -12,10 +12,11 @@ import type { Recorder } from '../log/recorder.js';
 import { planRepair } from '../log/repair.js';
 import { pendingInputs } from '../log/inputs.js';
 import type { TurnOutput } from '../machines/turn.machine.js';
+import { TurnEndCode } from '../log/codes.js';
 
 /** Thrown by `send` and rejected by `run` once the session's actor has crashed: input would be swallowed. */
 export class SessionCrashedError extends Error {
-  readonly code = 'SESSION_CRASHED';
+  readonly code = TurnEndCode.SESSION_CRASHED;
   /** The store's failure behind the crash, when the log could not be saved (an append or a flush the store refused). */
   readonly saveFailure?: LogAppendError | LogNotDurableError;
   constructor(cause: unknown) {

@@ -16,7 +16,7 @@ import { finalText } from '../../log/completed-turns.js';
 import { ralphRoundSessionId, ralphVerifierSessionId } from '../../log/ids.js';
 import { normalizePath } from '../../plugins/hooks/canonical.js';
 import type { Draft, EntryOf } from '../../log/entries.js';
-import type { Handoff } from '../../log/entries-ralph.js';
+import { RalphCode, type Handoff } from '../../log/entries-ralph.js';
 import type { ChildSpec, SessionControl } from '../../ports/session.js';
 import type { ChildOutcome, ChildSession } from '../../ports/subagents.js';
 import type { Subprocess } from '../../ports/subprocess.js';
@@ -117,7 +117,7 @@ export async function runRalph(d: RalphDeps): Promise<RalphOutcome> {
         break;
       case 'close-check':
         d.say(`ralph: the check of round ${step.round} (${step.by}) was interrupted; it runs again`);
-        record({ kind: 'ralph/verdict', round: step.round, by: step.by, verified: false, code: 'INTERRUPTED', output: 'the check was interrupted before it ended; it runs again' });
+        record({ kind: 'ralph/verdict', round: step.round, by: step.by, verified: false, code: RalphCode.INTERRUPTED, output: 'the check was interrupted before it ended; it runs again' });
         break;
       case 'end':
         record({ kind: 'ralph/end', outcome: step.outcome, round: step.round, ...(step.blockerText !== undefined ? { blockerText: step.blockerText } : {}) });
@@ -169,12 +169,12 @@ async function check(d: RalphDeps, st: RalphState, n: number, by: Check, claim: 
       const spec = d.subprocess.resolve({ argv: ['bash', '-c', command], timeoutMs: VERIFY_TIMEOUT_MS });
       const r = await d.subprocess.run(spec, d.signal);
       const output = tail(`${r.stdout}${r.stderr ? `\n${r.stderr}` : ''}`, VERDICT_OUTPUT_CHARS);
-      if (d.signal.aborted) verdict = { verified: false, code: 'INTERRUPTED', output: 'the check was cancelled' };
-      else verdict = { verified: r.exitCode === 0 && !r.timedOut, exitCode: r.exitCode, output: r.timedOut ? `timed out after ${VERIFY_TIMEOUT_MS} ms\n${output}` : output || '(no output)', ...(r.timedOut ? { code: 'TIMEOUT' } : {}) };
+      if (d.signal.aborted) verdict = { verified: false, code: RalphCode.INTERRUPTED, output: 'the check was cancelled' };
+      else verdict = { verified: r.exitCode === 0 && !r.timedOut, exitCode: r.exitCode, output: r.timedOut ? `timed out after ${VERIFY_TIMEOUT_MS} ms\n${output}` : output || '(no output)', ...(r.timedOut ? { code: RalphCode.TIMEOUT } : {}) };
     } catch (err) {
       // A command the sandbox cannot confine never runs: the claim is not verified (I11).
       const e = err as { code?: string; message?: string };
-      verdict = { verified: false, code: e.code ?? 'VERIFY_FAILED', output: `the command did not run: ${e.message ?? String(err)}` };
+      verdict = { verified: false, code: e.code ?? RalphCode.VERIFY_FAILED, output: `the command did not run: ${e.message ?? String(err)}` };
     }
     s.record({ kind: 'ralph/verdict', round: n, by, ...verdict });
     d.say(`ralph: ${verdict.verified ? 'verified' : `rejected${verdict.exitCode !== undefined && verdict.exitCode !== null ? ` (exit ${verdict.exitCode})` : ''}`}${verdict.verified ? '' : `: ${tail(verdict.output, 300)}`}`);
@@ -191,11 +191,11 @@ async function check(d: RalphDeps, st: RalphState, n: number, by: Check, claim: 
   const v = captured.value;
   const uncited = v ? v.citations.filter((c) => !cited(child.entries(), c)) : [];
   const verdict = d.signal.aborted
-    ? { verified: false, code: 'INTERRUPTED', output: 'the check was cancelled' }
+    ? { verified: false, code: RalphCode.INTERRUPTED, output: 'the check was cancelled' }
     : !v
-      ? { verified: false, code: 'NO_VERDICT', output: `the verifier ended ${out.reason} without a verdict${text ? `: ${tail(text, 400)}` : ''}` }
+      ? { verified: false, code: RalphCode.NO_VERDICT, output: `the verifier ended ${out.reason} without a verdict${text ? `: ${tail(text, 400)}` : ''}` }
       : uncited.length > 0
-        ? { verified: false, code: 'UNCITED', output: `the verifier cited ${uncited.join(', ')}, which it never read; its verdict does not count. It said: ${tail(v.evidence, 600)}` }
+        ? { verified: false, code: RalphCode.UNCITED, output: `the verifier cited ${uncited.join(', ')}, which it never read; its verdict does not count. It said: ${tail(v.evidence, 600)}` }
         : { verified: v.verified, output: tail(`${v.evidence}\n(read: ${v.citations.join(', ')})`, VERDICT_OUTPUT_CHARS) };
   s.record({ kind: 'ralph/verdict', round: n, by, ...verdict });
   d.say(`ralph: the verifier agent ${verdict.verified ? 'verified the claim' : `rejected it${'code' in verdict ? ` (${verdict.code})` : ''}`}: ${tail(verdict.output, 300)}`);

@@ -5,7 +5,7 @@
  * no end), so that `bridle resume` continues at the round it was in. The
  * loop decides its next step from this and nothing else.
  */
-import { type Handoff, HANDOFF_CAP_BYTES } from '../../log/entries-ralph.js';
+import { type Handoff, HANDOFF_CAP_BYTES, RalphCode } from '../../log/entries-ralph.js';
 import type { Entry, EntryOf } from '../../log/entries.js';
 
 export interface RalphPlan {
@@ -100,7 +100,7 @@ export function ralphState(entries: readonly Entry[]): RalphState | undefined {
       case 'ralph/verdict':
         s.open = undefined;
         // An interrupted check is run again; it never counts as a verdict.
-        if (e.code === 'INTERRUPTED' || !s.claim) break;
+        if (e.code === RalphCode.INTERRUPTED || !s.claim) break;
         s.claim.done.push(e.by);
         if (!e.verified) s.claim.rejected.push(`${e.by === 'command' ? 'The --verify command' : 'The verifier agent'} said: ${e.output}`);
         break;

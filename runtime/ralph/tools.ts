@@ -6,7 +6,7 @@
  * child must fix, never cut short.
  */
 import { z } from 'zod';
-import { Handoff, HANDOFF_CAP_BYTES } from '../../log/entries-ralph.js';
+import { Handoff, HANDOFF_CAP_BYTES, RalphCode } from '../../log/entries-ralph.js';
 import type { ToolDefinition } from '../../ports/tools.js';
 import { checkCap } from './state.js';
 
@@ -25,7 +25,7 @@ export function handoffTool(captured: Captured<Handoff>, cap = HANDOFF_CAP_BYTES
     present: (a) => `handoff ${a.status}: ${a.summary.length > 60 ? `${a.summary.slice(0, 59)}…` : a.summary}`,
     async execute(args) {
       const over = checkCap(args, cap);
-      if (over) return { status: 'error', code: 'HANDOFF_TOO_LARGE', content: `Not recorded: ${over}.` };
+      if (over) return { status: 'error', code: RalphCode.HANDOFF_TOO_LARGE, content: `Not recorded: ${over}.` };
       captured.value = args;
       return { status: 'ok', content: 'Handoff recorded. Your round is over: end your turn now with one short sentence.' };
     },

@@ -16,6 +16,7 @@ import type { HookRegistry } from '../../plugins/hooks/registry.js';
 import type { TurnEndPayload } from '../../ports/hooks.js';
 import { SessionCrashedError } from '../session-fault.js';
 import type { Lifecycle } from './lifecycle.js';
+import { TurnEndCode } from '../../log/codes.js';
 
 export interface TurnWatch {
   /** Resolves once no turn runs and none is queued, with the last turn's outcome, after its `turn/end` listeners settled. */
@@ -35,7 +36,7 @@ interface Watched {
   onCrash: (err: SessionCrashedError) => void;
 }
 
-const crashedOutput = (life: Lifecycle): TurnOutput => ({ turn: '', reason: 'error', steps: 0, code: 'SESSION_CRASHED', cause: life.crashed?.message ?? '', leftoverSteer: [], leftoverInject: [] });
+const crashedOutput = (life: Lifecycle): TurnOutput => ({ turn: '', reason: 'error', steps: 0, code: TurnEndCode.SESSION_CRASHED, cause: life.crashed?.message ?? '', leftoverSteer: [], leftoverInject: [] });
 
 /** Contract: subscribes to `actor` (before it starts); appends only checkpoints and, on a crash, the closing of the open turn. */
 export function watchTurns(o: Watched): TurnWatch {
@@ -72,7 +73,7 @@ export function watchTurns(o: Watched): TurnWatch {
       life.crashed = new SessionCrashedError(err);
       // Best effort: leave a log that verifies, as a second Ctrl-C does; a store that is gone refuses this too.
       try {
-        closeOpenTurnNow(recorder, { reason: 'error', code: 'SESSION_CRASHED', cause: life.crashed.message });
+        closeOpenTurnNow(recorder, { reason: 'error', code: TurnEndCode.SESSION_CRASHED, cause: life.crashed.message });
       } catch {}
       release(crashedOutput(life));
       o.onCrash(life.crashed);
