@@ -21,7 +21,7 @@ import type { Services } from '../runtime/session-options.js';
 import { findPostgresBin, startThrowawayPostgres, withDatabase } from '../test/helpers/postgres-cluster.js';
 import { noopOnceTool, noopTool } from './noop-tool.js';
 import { benchSession } from './session.js';
-import { jsonlAcrossProcesses, type ProcessesFigure } from './group-commit-processes.js';
+import { jsonlAcrossProcesses, postgresAcrossProcesses, type ProcessesFigure } from './group-commit-processes.js';
 
 let made = 0;
 const SIZES = [
@@ -150,7 +150,8 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
   await admin.connect();
   try {
     await admin.query(`CREATE DATABASE ${name} ENCODING 'UTF8' TEMPLATE template0`);
-    value.postgres = await postgres(withDatabase(url, name));
+    // 64 sessions over 2 processes too, each with its own pool (ADR 0107), after the single-process rows.
+    value.postgres = { ...(await postgres(withDatabase(url, name))), sessions64processes2: await postgresAcrossProcesses(withDatabase(url, name), 64, 50, 2) };
     nonIdempotent.postgres = await postgresNonIdempotent(withDatabase(url, name));
     return { label: 'groupCommit', value };
   } finally {
