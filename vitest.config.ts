@@ -2,20 +2,24 @@ import { defineConfig } from 'vitest/config';
 import LongestFirstSequencer from './test/helpers/longest-first.js';
 
 const EXCLUDE = ['node_modules/**', 'dist/**', 'examples/flaky-checkout/project/**', 'test/helpers/system-deps-fixture/**'];
-/** The runtime's unit files: no process spawned per test, no module mocked, no global left changed. */
-const SHARED = ['{log,machines,runtime,actors,plugins,safety,tools,replay,visualizations,server}/**/*.test.ts'];
+/** The unit files, beside the code they test: no module mocked, no global, env or cwd left changed (ADR 0094, 0104). */
+const SHARED = ['{log,machines,runtime,actors,plugins,safety,tools,replay,visualizations,server,adapters,cli}/**/*.test.ts'];
+/** Unit files that `vi.mock` a module: a mock must not reach another file through a shared module graph. */
+const MOCKING = ['adapters/fs/local-toctou.test.ts', 'cli/close-failure.test.ts', 'cli/run-unsaved.test.ts'];
 
 export default defineConfig({
   test: {
     // system-deps-fixture runs in a vitest of its own (system-deps.test.ts).
     exclude: EXCLUDE,
-    // Two projects (ADR 0094). The runtime's own unit files share their workers' module graph (`isolate: false`):
-    // they import the same few hundred modules, and importing them afresh per file was two thirds of their time
-    // (import 72 s of 164 s isolated, 10 s of 106 s shared, one run). Everything else — the CLI, e2e, fault,
-    // adapter and bench files, which spawn processes, patch globals or mock modules — keeps a fresh graph per file.
+    // Projects (ADR 0094, ADR 0104). The unit files share their workers' module graph (`isolate: false`): they
+    // import the same few hundred modules, and importing them afresh per file was two thirds of their time
+    // (import 72 s of 164 s isolated, 10 s of 106 s shared, one run). The e2e, fault, sweep, bench and example
+    // files under test/ and bench/ keep a fresh graph per file (`isolated`), and so do the unit files that mock
+    // a module (`mocking`).
     projects: [
-      { extends: true, test: { name: 'shared', include: SHARED, isolate: false } },
+      { extends: true, test: { name: 'shared', include: SHARED, exclude: [...EXCLUDE, ...MOCKING], isolate: false } },
       { extends: true, test: { name: 'isolated', include: ['**/*.test.ts'], exclude: [...EXCLUDE, ...SHARED] } },
+      { extends: true, test: { name: 'mocking', include: MOCKING } },
     ],
     // vitest runs one file at a time on a 2-core machine (cores - 1). Most of the suite's time is CLI
     // end-to-end files waiting on processes they spawned, so two files at a time nearly halves it; every

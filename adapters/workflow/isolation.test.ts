@@ -8,7 +8,7 @@
  */
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgentAnswer, AgentCall } from '../../ports/workflow.js';
 import { createWorkerRunner, WorkerConfig } from './worker.js';
 import { tempDir } from '../../test/helpers/temp.js';
@@ -62,12 +62,17 @@ describe('a workflow script has no host powers', () => {
   });
 
   it('/proc/self/environ cannot be read: no fs, and nothing of the environment reaches the result', async () => {
-    process.env.OPENAI_API_KEY ??= 'sk-fake-isolation-test';
-    const { outcome } = await run(`return process.getBuiltinModule('fs').readFileSync('/proc/self/environ', 'latin1');`);
-    expect(outcome).toMatchObject({ ok: false, code: 'WORKFLOW_SCRIPT_ERROR' });
-    const text = JSON.stringify(outcome);
-    expect(text).not.toContain('PATH=');
-    expect(text).not.toContain(process.env.OPENAI_API_KEY!);
+    // A secret in this process's environment; unstubbed after, since other files share this process (ADR 0104).
+    vi.stubEnv('OPENAI_API_KEY', process.env.OPENAI_API_KEY ?? 'sk-fake-isolation-test');
+    try {
+      const { outcome } = await run(`return process.getBuiltinModule('fs').readFileSync('/proc/self/environ', 'latin1');`);
+      expect(outcome).toMatchObject({ ok: false, code: 'WORKFLOW_SCRIPT_ERROR' });
+      const text = JSON.stringify(outcome);
+      expect(text).not.toContain('PATH=');
+      expect(text).not.toContain(process.env.OPENAI_API_KEY!);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it('globalThis has no process, require, module loader, fetch or host timers; setTimeout is the one delay-only timer given', async () => {
