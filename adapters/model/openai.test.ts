@@ -236,7 +236,9 @@ describe('openai provider: abort', () => {
   test('an abort while waiting for the headers ends with aborted', async () => {
     srv.enqueue({ type: 'hang' });
     const ac = new AbortController();
-    setTimeout(() => ac.abort(), 50);
+    // Once the server holds the request (and has taken the hang): a fixed delay could abort before the request
+    // was sent, or leave it to reach the server during the next test, which then read it as its own.
+    const held = setInterval(() => srv.requests.length > 0 && (clearInterval(held), ac.abort()), 5);
     expect(wellFormed(await run(provider(), request(), ac.signal)).finish).toEqual({ kind: 'aborted' });
   });
 });
