@@ -17,7 +17,11 @@ export default defineConfig({
     // files under test/ and bench/ keep a fresh graph per file (`isolated`), and so do the unit files that mock
     // a module (`mocking`).
     projects: [
-      { extends: true, test: { name: 'shared', include: SHARED, exclude: [...EXCLUDE, ...MOCKING], isolate: false } },
+      {
+        extends: true,
+        // shared-setup.ts fails a file that leaves the env, cwd, fake timers or stdio changed for the next one.
+        test: { name: 'shared', include: SHARED, exclude: [...EXCLUDE, ...MOCKING], isolate: false, setupFiles: ['test/helpers/shared-setup.ts'] },
+      },
       { extends: true, test: { name: 'isolated', include: ['**/*.test.ts'], exclude: [...EXCLUDE, ...SHARED] } },
       { extends: true, test: { name: 'mocking', include: MOCKING } },
     ],
