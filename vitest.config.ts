@@ -3,9 +3,13 @@ import LongestFirstSequencer from './test/helpers/longest-first.js';
 
 const EXCLUDE = ['node_modules/**', 'dist/**', 'examples/flaky-checkout/project/**', 'test/helpers/system-deps-fixture/**'];
 /** The unit files, beside the code they test: no module mocked, no global, env or cwd left changed (ADR 0094, 0104). */
-const SHARED = ['{log,machines,runtime,actors,plugins,safety,tools,replay,visualizations,server,adapters,cli}/**/*.test.ts'];
+const SHARED = [
+  '{log,machines,runtime,actors,plugins,safety,tools,replay,visualizations,server,adapters,cli}/**/*.test.ts',
+  // test/'s in-process files: the golden logs, the architecture checks, the paths and the sweeps.
+  'test/{architecture,golden,helpers,paths,sweep}/**/*.test.ts',
+];
 /** Unit files that `vi.mock` a module: a mock must not reach another file through a shared module graph. */
-const MOCKING = ['adapters/fs/local-toctou.test.ts', 'cli/close-failure.test.ts', 'cli/run-unsaved.test.ts'];
+const MOCKING = ['adapters/fs/local-toctou.test.ts', 'cli/close-failure.test.ts', 'cli/run-unsaved.test.ts', 'test/golden/ordering-exhibit.test.ts'];
 
 export default defineConfig({
   test: {
@@ -13,9 +17,9 @@ export default defineConfig({
     exclude: EXCLUDE,
     // Projects (ADR 0094, ADR 0104). The unit files share their workers' module graph (`isolate: false`): they
     // import the same few hundred modules, and importing them afresh per file was two thirds of their time
-    // (import 72 s of 164 s isolated, 10 s of 106 s shared, one run). The e2e, fault, sweep, bench and example
-    // files under test/ and bench/ keep a fresh graph per file (`isolated`), and so do the unit files that mock
-    // a module (`mocking`).
+    // (import 72 s of 164 s isolated, 10 s of 106 s shared, one run). The e2e, fault, conformance, bench and
+    // example files keep a fresh graph per file (`isolated`), and so do the unit files that mock a module
+    // (`mocking`).
     projects: [
       {
         extends: true,
