@@ -239,7 +239,11 @@ describe('openai provider: abort', () => {
     // Once the server holds the request (and has taken the hang): a fixed delay could abort before the request
     // was sent, or leave it to reach the server during the next test, which then read it as its own.
     const held = setInterval(() => srv.requests.length > 0 && (clearInterval(held), ac.abort()), 5);
-    expect(wellFormed(await run(provider(), request(), ac.signal)).finish).toEqual({ kind: 'aborted' });
+    try {
+      expect(wellFormed(await run(provider(), request(), ac.signal)).finish).toEqual({ kind: 'aborted' });
+    } finally {
+      clearInterval(held);
+    }
   });
 });
 
