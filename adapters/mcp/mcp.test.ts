@@ -72,7 +72,9 @@ describe('an mcp row in a session', () => {
   });
 
   it('lists two servers\' tools in row order even when the first row\'s server answers last', async () => {
-    h = createHarness(() => ({ text: 'ok' }), { patch: [row('slow', '--start-delay', '500'), row('quick')] });
+    // The slow one serves only once the quick one has answered its tools/list: an order no load can turn around.
+    const listed = join(tempDir('bridle-mcp-order-'), 'quick-listed');
+    h = createHarness(() => ({ text: 'ok' }), { patch: [row('slow', '--start-after', listed), row('quick', '--listed', listed)] });
     await h.session.run('go');
     const names = requestTools(h, 0).filter((n) => n.startsWith('mcp__'));
     const firstQuick = names.findIndex((n) => n.startsWith('mcp__quick__'));

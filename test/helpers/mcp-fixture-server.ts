@@ -5,12 +5,15 @@
  * process mid-call. Run as a script it serves over stdio (compiled to
  * `dist/test/helpers/mcp-fixture-server.js`):
  *
- *   node mcp-fixture-server.js [--name n] [--start-delay ms] [--exit-at-start] [--no-tools]
+ *   node mcp-fixture-server.js [--name n] [--start-delay ms] [--start-after file] [--listed file] [--exit-at-start] [--no-tools]
+ *
+ * `--listed file` writes `file` once it has answered `tools/list`; `--start-after file` waits for `file` to exist
+ * before it serves: a test orders two servers' answers by that, not by a head start a loaded machine can use up.
  *
  * `startHttpFixture()` serves the same tools over streamable HTTP on
  * loopback, in the test's own process.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -105,10 +108,14 @@ async function answer(name: string, args: Record<string, unknown>, stdio: boolea
   }
 }
 
-export function fixtureServer(o: { stdio: boolean; tools?: boolean }): Server {
+/** `onListed`: called a moment after each `tools/list` is answered (its answer written by then). */
+export function fixtureServer(o: { stdio: boolean; tools?: boolean; onListed?: () => void }): Server {
   const server = new Server({ name: 'bridle-fixture', version: '1.0.0' }, { capabilities: o.tools === false ? {} : { tools: { listChanged: true } } });
   if (o.tools === false) return server;
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...FIXTURE_TOOLS, ...grown] as never }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    if (o.onListed) setTimeout(o.onListed, 20);
+    return { tools: [...FIXTURE_TOOLS, ...grown] as never };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => answer(req.params.name, req.params.arguments ?? {}, o.stdio, extra.requestId, server));
   return server;
 }
@@ -160,7 +167,10 @@ async function main(argv: string[]): Promise<void> {
   }
   const delay = Number(value('--start-delay') ?? 0);
   if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-  await fixtureServer({ stdio: true, tools: !flag('--no-tools') }).connect(new StdioServerTransport());
+  const after = value('--start-after');
+  for (const until = Date.now() + 20_000; after && !existsSync(after) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+  const listed = value('--listed');
+  await fixtureServer({ stdio: true, tools: !flag('--no-tools'), ...(listed ? { onListed: () => writeFileSync(listed, '') } : {}) }).connect(new StdioServerTransport());
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main(process.argv.slice(2));
