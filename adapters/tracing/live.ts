@@ -43,6 +43,8 @@ export interface LiveTracesOptions {
   metricsEndpoint?: string;
   /** Run the batcher in a worker thread (what `liveTraces` does); else on this thread. Ignored with `exporter`. */
   worker?: boolean;
+  /** The bench's: another script for the worker thread (one that only receives, to tell the hand-over's cost from the export's). */
+  workerScript?: URL;
 }
 
 /** Where the standard variables send traces, or undefined when they send none (not set, `OTEL_SDK_DISABLED`, `OTEL_TRACES_EXPORTER=none`). */
@@ -78,8 +80,8 @@ class WorkerSink implements Sink {
   private dead = false;
   readonly lines = true;
 
-  constructor(setup: WorkerSetup, env: NodeJS.ProcessEnv, warn: (line: string) => void) {
-    this.worker = new Worker(new URL('./live-worker.js', import.meta.url), { workerData: setup, env: { ...env } });
+  constructor(setup: WorkerSetup, env: NodeJS.ProcessEnv, warn: (line: string) => void, script = new URL('./live-worker.js', import.meta.url)) {
+    this.worker = new Worker(script, { workerData: setup, env: { ...env } });
     this.worker.unref();
     this.worker.on('message', (m: FromWorker) => {
       if (m.kind === 'warn') warn(m.line);
@@ -151,7 +153,7 @@ export class LiveTraces {
     const to = endpoint ?? o.metricsEndpoint;
     if (protocol && protocol !== 'http/json' && to) warn(`OTEL_EXPORTER_OTLP_PROTOCOL is ${protocol}; bridle sends OTLP as http/json to ${redactUrl(to)}`);
     const batch = { version: o.version, env: o.env, warn, ...(o.exporter ? { exporter: o.exporter } : {}), ...(o.metricsEndpoint ? { metricsEndpoint: o.metricsEndpoint } : {}) };
-    this.sink = o.worker && !o.exporter ? new WorkerSink({ endpoint, version: o.version, ...(o.metricsEndpoint ? { metricsEndpoint: o.metricsEndpoint } : {}) }, o.env, warn) : new TraceBatcher(endpoint, batch);
+    this.sink = o.worker && !o.exporter ? new WorkerSink({ endpoint, version: o.version, ...(o.metricsEndpoint ? { metricsEndpoint: o.metricsEndpoint } : {}) }, o.env, warn, o.workerScript) : new TraceBatcher(endpoint, batch);
   }
 
   /** Mounted in every session of the process: it tracks the session and hands its entries over at each turn's end. */
