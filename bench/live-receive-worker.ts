@@ -6,9 +6,12 @@
  */
 import { parentPort } from 'node:worker_threads';
 import type { FromWorker, ToWorker } from '../adapters/tracing/live-worker.js';
+import { yieldTheCore } from '../adapters/tracing/worker-priority.js';
 
 const port = parentPort;
 if (port) {
+  // At the export worker's priority, so that the two traced arms differ only in the work the worker does.
+  yieldTheCore();
   let taken = 0;
   port.on('message', (m: ToWorker) => {
     if (m.kind === 'take') taken += m.h.lines.length;

@@ -2,10 +2,12 @@
  * The worker thread live traces run in (ADR 0080): a `TraceBatcher` — projection, the official packages'
  * OTLP encoding and the HTTP export — off the thread the sessions step on. It takes hand-overs (their entries
  * as log lines, parsed here: ADR 0098), and answers
- * each flush (or shutdown) once what was taken before it has gone to the collector.
+ * each flush (or shutdown) once what was taken before it has gone to the collector. It runs below the sessions'
+ * thread's priority (`worker-priority.ts`, ADR 0106), so waking it at a hand-over does not take their core.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { handoverOfText, TraceBatcher, type HandoverText } from './live-batch.js';
+import { yieldTheCore } from './worker-priority.js';
 
 /** What the main thread sends. */
 export type ToWorker = { kind: 'take'; h: HandoverText } | { kind: 'flush'; n: number } | { kind: 'shutdown'; n: number };
@@ -19,6 +21,7 @@ export interface WorkerSetup {
 
 const port = parentPort;
 if (port) {
+  yieldTheCore();
   const setup = workerData as WorkerSetup;
   const say = (m: FromWorker) => port.postMessage(m);
   const batcher = new TraceBatcher(setup.endpoint, {
