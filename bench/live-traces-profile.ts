@@ -30,8 +30,17 @@ export interface Shares {
   gc: number;
 }
 
-/** The shares of one profile. */
-function sharesOf(nodes: readonly ProfileNode[], samples: readonly number[]): Shares {
+/** Samples of one or more profiles: busy, and of them in the plugin, in its `postMessage`, in GC. */
+export type Counts = [busy: number, plugin: number, post: number, gc: number];
+
+/** The shares of counts summed over profiles. */
+export function sharesOf(counts: Counts): Shares {
+  const [busy, plugin, post, gc] = counts;
+  const share = (x: number) => Number((x / Math.max(1, busy)).toFixed(4));
+  return { samples: busy, plugin: share(plugin), postMessage: share(post), gc: share(gc) };
+}
+
+function countsOf(nodes: readonly ProfileNode[], samples: readonly number[]): Counts {
   const parent = new Map<number, number>();
   for (const n of nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const byId = new Map(nodes.map((n) => [n.id, n]));
@@ -64,12 +73,11 @@ function sharesOf(nodes: readonly ProfileNode[], samples: readonly number[]): Sh
     if (k.post) post++;
     if (k.gc) gc++;
   }
-  const share = (x: number) => Number((x / Math.max(1, busy)).toFixed(4));
-  return { samples: busy, plugin: share(plugin), postMessage: share(post), gc: share(gc) };
+  return [busy, plugin, post, gc];
 }
 
-/** `run` under the profiler (a sample each `intervalUs`), and the shares of its thread's samples. */
-export async function profileShares(run: () => Promise<unknown>, intervalUs = 100): Promise<Shares> {
+/** `run` under the profiler (a sample each `intervalUs`), and the counts of its thread's samples. */
+export async function profileCounts(run: () => Promise<unknown>, intervalUs = 100): Promise<Counts> {
   const session = new Session();
   session.connect();
   try {
@@ -78,7 +86,7 @@ export async function profileShares(run: () => Promise<unknown>, intervalUs = 10
     await session.post('Profiler.start');
     await run();
     const { profile } = await session.post('Profiler.stop');
-    return sharesOf(profile.nodes as ProfileNode[], profile.samples ?? []);
+    return countsOf(profile.nodes as ProfileNode[], profile.samples ?? []);
   } finally {
     session.disconnect();
   }

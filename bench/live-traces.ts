@@ -22,7 +22,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LiveTraces } from '../adapters/tracing/live.js';
-import { profileShares, type Shares } from './live-traces-profile.js';
+import { profileCounts, sharesOf, type Counts, type Shares } from './live-traces-profile.js';
 import { benchSession } from './session.js';
 import { median, medianCi } from './stats.js';
 
@@ -174,12 +174,18 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
       }
       rounds.push(round);
     }
+    // Profiled runs rotate as the rounds do, each profiled apart, and each arm's samples are summed.
     let profile: Record<Arm, Shares> | undefined;
     if (PROFILE > 0) {
-      const times = async (arm: Arm) => {
-        for (let i = 0; i < PROFILE; i++) await arms[arm]();
-      };
-      profile = { untraced: await profileShares(() => times('untraced')), traced: await profileShares(() => times('traced')), handover: await profileShares(() => times('handover')) };
+      const sums = Object.fromEntries(ARMS.map((arm) => [arm, [0, 0, 0, 0]])) as Record<Arm, Counts>;
+      for (let i = 0; i < PROFILE; i++) {
+        for (let j = 0; j < ARMS.length; j++) {
+          const arm = ARMS[(i + j) % ARMS.length]!;
+          const c = await profileCounts(() => arms[arm]());
+          sums[arm] = sums[arm].map((x, k) => x + c[k]!) as Counts;
+        }
+      }
+      profile = { untraced: sharesOf(sums.untraced), traced: sharesOf(sums.traced), handover: sharesOf(sums.handover) };
     }
     receiver.send('count');
     const { spans } = await next();

@@ -104,7 +104,14 @@ export function childTraceparent(entries: readonly Entry[], callId: string): str
   return traceparentOf({ traceId, spanId: turn ? spanIdOf(start.id, turn.seq, 'turn') : spanIdOf(start.id, start.seq, 'session') });
 }
 
-const nanosOf = (at: string) => `${BigInt(Date.parse(at)) * 1_000_000n}`;
+/**
+ * An entry's time as nanoseconds since the epoch, in decimal: its whole milliseconds and six zeros. It runs for every
+ * entry and span, so not through a BigInt (ADR 0106); a time that is not one (NaN) still fails as the BigInt did.
+ */
+const nanosOf = (at: string) => {
+  const ms = Date.parse(at);
+  return !Number.isInteger(ms) ? `${BigInt(ms) * 1_000_000n}` : ms === 0 ? '0' : `${ms}000000`;
+};
 
 /** An entry's event (the conventions' name and attributes, `trace-conventions.ts`), at its time, with its seq. */
 function eventOf(e: Entry): TraceEvent | undefined {

@@ -20,9 +20,23 @@ export interface TraceResource {
 
 const KIND = { internal: 0, client: 2 } as const; // the API's SpanKind: INTERNAL 0, SERVER 1, CLIENT 2
 const STATUS = { unset: 0, ok: 1, error: 2 } as const; // the API's SpanStatusCode
+/** Nanoseconds in decimal as the SDK's [seconds, nanoseconds]: cut nine digits from the end (no BigInt a span: ADR 0106). */
 const hr = (nanos: string): [number, number] => {
-  const n = BigInt(nanos);
-  return [Number(n / 1_000_000_000n), Number(n % 1_000_000_000n)];
+  if (nanos.startsWith('-')) {
+    const n = BigInt(nanos);
+    return [Number(n / 1_000_000_000n), Number(n % 1_000_000_000n)];
+  }
+  return [Number(nanos.slice(0, -9)), Number(nanos.slice(-9))];
+};
+/** From `start` to `end` as [seconds, nanoseconds], none when `end` is before `start`. */
+const between = (start: [number, number], end: [number, number]): [number, number] => {
+  if (start[1] < 0 || end[1] < 0 || start[0] < 0 || end[0] < 0) {
+    const d = BigInt(end[0] - start[0]) * 1_000_000_000n + BigInt(end[1] - start[1]);
+    return hr(`${d < 0n ? 0n : d}`);
+  }
+  const carry = end[1] < start[1] ? 1 : 0;
+  const seconds = end[0] - start[0] - carry;
+  return seconds < 0 ? [0, 0] : [seconds, end[1] - start[1] + carry * 1_000_000_000];
 };
 const attrs = (a: Record<string, TraceValue>) => a;
 
@@ -33,7 +47,6 @@ async function readableSpans(spans: readonly TraceSpan[], resource: TraceResourc
   return spans.map((s) => {
     const start = hr(s.startTimeUnixNano);
     const end = hr(s.endTimeUnixNano);
-    const d = BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano);
     return {
       name: s.name,
       kind: KIND[s.kind],
@@ -41,7 +54,7 @@ async function readableSpans(spans: readonly TraceSpan[], resource: TraceResourc
       ...(s.parentSpanId ? { parentSpanContext: { traceId: s.traceId, spanId: s.parentSpanId, traceFlags: 1 } } : {}),
       startTime: start,
       endTime: end,
-      duration: hr(`${d < 0n ? 0n : d}`),
+      duration: between(start, end),
       ended: true,
       status: { code: STATUS[s.status.code], ...(s.status.message ? { message: s.status.message } : {}) },
       attributes: attrs(s.attributes),
