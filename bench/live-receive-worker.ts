@@ -12,12 +12,9 @@ const port = parentPort;
 if (port) {
   // At the export worker's priority, so that the two traced arms differ only in the work the worker does.
   yieldTheCore();
-  let taken = 0;
   port.on('message', (m: ToWorker) => {
-    if (m.kind === 'take') taken += m.h.lines.length;
-    else {
-      port.postMessage({ kind: 'done', n: m.n } satisfies FromWorker);
-      if (m.kind === 'shutdown') port.close();
-    }
+    if (m.kind === 'take') return;
+    port.postMessage({ kind: 'done', n: m.n } satisfies FromWorker);
+    if (m.kind === 'shutdown') port.close();
   });
 }
