@@ -104,13 +104,18 @@ export function childTraceparent(entries: readonly Entry[], callId: string): str
   return traceparentOf({ traceId, spanId: turn ? spanIdOf(start.id, turn.seq, 'turn') : spanIdOf(start.id, start.seq, 'session') });
 }
 
+/** The last time `nanosOf` read: an entry's is asked for three times and more (its spans' start and end, the projector's last). */
+let last = { at: '1970-01-01T00:00:00.000Z', nanos: '0' };
 /**
  * An entry's time as nanoseconds since the epoch, in decimal: its whole milliseconds and six zeros. It runs for every
  * entry and span, so not through a BigInt (ADR 0106); a time that is not one (NaN) still fails as the BigInt did.
  */
 const nanosOf = (at: string) => {
+  if (at === last.at) return last.nanos;
   const ms = Date.parse(at);
-  return !Number.isInteger(ms) ? `${BigInt(ms) * 1_000_000n}` : ms === 0 ? '0' : `${ms}000000`;
+  const nanos = !Number.isInteger(ms) ? `${BigInt(ms) * 1_000_000n}` : ms === 0 ? '0' : `${ms}000000`;
+  last = { at, nanos };
+  return nanos;
 };
 
 /** An entry's event (the conventions' name and attributes, `trace-conventions.ts`), at its time, with its seq. */
