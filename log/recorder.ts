@@ -4,7 +4,7 @@
  * the store, keeps the projection current, and tells listeners — live ones at
  * once, durable ones only after the store has flushed.
  */
-import type { Clock } from './clock.js';
+import { isoTime, type Clock } from './clock.js';
 import type { LogStore } from './store.js';
 import { Projection } from './derive-messages.js';
 import { Entry, type Draft } from './entries.js';
@@ -58,7 +58,7 @@ export class Recorder {
    * throws (`LOG_APPEND_FAILED`).
    */
   append(draft: Draft): Entry {
-    const stamped = { seq: this.lastSeq + 1, at: new Date(this.clock()).toISOString(), ...draft };
+    const stamped = { seq: this.lastSeq + 1, at: isoTime(this.clock()), ...draft };
     const entry = isCanonicalEntry(stamped) ? (stamped as Entry) : this.parse(stamped, draft);
     const line = JSON.stringify(entry);
     if (isOverBytes(line)) {
