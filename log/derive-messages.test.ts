@@ -131,6 +131,33 @@ describe('messageOf', () => {
   });
 });
 
+describe('tool results in call order, however many calls an answer has', () => {
+  /** One answer calling `ids` in order, then a result per entry of `results` (an id, and its content), logged in that order. */
+  const answerThenResults = (ids: string[], results: [string, string][]) => {
+    seq = 0;
+    return [
+      e({ kind: 'assistant/message', turn: 't1', step: 't1.s1', blocks: ids.map((id) => ({ type: 'tool-call', id, name: 'noop', arguments: '{}' })), finish: { kind: 'ok', reason: 'tool-calls' }, surfaceOp: 'append' }),
+      ...results.map(([id, content], i) => e({ kind: 'tool/result', turn: 't1', step: 't1.s1', callId: `t1.s1.c${i + 1}`, toolCallId: id, name: 'noop', status: 'ok', content, surfaceOp: 'append' })),
+    ];
+  };
+  const toolContents = (log: Entry[]) => deriveMessages(log).flatMap((m) => (m.role === 'tool' ? [m.content] : []));
+
+  it.each([3, 32, 33, 40])('%i calls whose results are logged in a shuffled order are read in call order', (n) => {
+    const ids = Array.from({ length: n }, (_, i) => `call_${i}`);
+    // A fixed shuffle: i * 7 mod n visits every index when n is not a multiple of 7.
+    const order = Array.from({ length: n }, (_, i) => (i * 7 + 3) % n);
+    expect(new Set(order).size).toBe(n);
+    expect(toolContents(answerThenResults(ids, order.map((i) => [ids[i]!, String(i)])))).toEqual(ids.map((_, i) => String(i)));
+  });
+
+  it.each([3, 40])('with %i calls, a repeated id ranks as its last call, and a result for no call goes at the end', (n) => {
+    const ids = Array.from({ length: n }, (_, i) => `call_${i}`);
+    ids[n - 1] = 'call_0';
+    const log = answerThenResults(ids, [['call_0', 'first'], ['stray', 'stray'], ['call_1', 'one'], ['call_0', 'again']]);
+    expect(toolContents(log)).toEqual(['one', 'first', 'again', 'stray']);
+  });
+});
+
 describe('Projection.placedMessageOf', () => {
   it('hands back the message it placed last, not a copy, and one equal to messageOf for any other entry (#26)', () => {
     seq = 0;

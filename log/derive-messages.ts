@@ -75,7 +75,7 @@ export class Projection {
   private items: Visible[] = [];
   private out: ModelMessage[] = [];
   /** For the newest step with tool calls: where its assistant message sits and its call order. */
-  private open?: { step: string; at: number; order: Map<string, number>; placed: number[] };
+  private open?: OpenCalls;
   /** The entry placed last and the message it made: what `placedMessageOf` hands back instead of building it again. */
   private lastEntry?: Visible;
   private lastMessage?: ModelMessage;
@@ -130,12 +130,12 @@ export class Projection {
     if (e.kind !== 'tool/result') {
       this.out.push(msg);
       if (e.kind === 'assistant/message' && msg.role === 'assistant' && msg.toolCalls) {
-        this.open = { step: e.step, at: this.out.length - 1, order: new Map(msg.toolCalls.map((c, i) => [c.id, i])), placed: [] };
+        this.open = { step: e.step, at: this.out.length - 1, calls: msg.toolCalls, placed: [] };
       }
       return;
     }
     const o = this.open;
-    const rank = o && o.step === e.step ? o.order.get(e.toolCallId) : undefined;
+    const rank = o && o.step === e.step ? rankOf(o, e.toolCallId) : undefined;
     if (!o || rank === undefined) {
       this.out.push(msg);
       return;
@@ -148,6 +148,30 @@ export class Projection {
     insertAt(placed, pos, rank);
     insertAt(this.out, o.at + 1 + pos, msg);
   }
+}
+
+/** The newest step with tool calls: where its assistant message sits, its calls, the ranks of the results placed. */
+interface OpenCalls {
+  step: string;
+  at: number;
+  calls: readonly { id: string }[];
+  /** By id, built only for an answer of many calls. */
+  order?: Map<string, number>;
+  placed: number[];
+}
+
+/** Past this many calls in one answer a result's rank is looked up by id, not found by a walk over the calls. */
+const WALKED_CALLS = 32;
+
+/** The position of call `id` in its answer, the last where an id repeats (as a map by id has it); none: not one of them. */
+function rankOf(o: OpenCalls, id: string): number | undefined {
+  const calls = o.calls;
+  if (calls.length > WALKED_CALLS) {
+    o.order ??= new Map(calls.map((c, i) => [c.id, i]));
+    return o.order.get(id);
+  }
+  for (let i = calls.length - 1; i >= 0; i--) if (calls[i]!.id === id) return i;
+  return undefined;
 }
 
 function insertAt<T>(list: T[], at: number, item: T): void {
