@@ -8,6 +8,9 @@ export interface ExecuteOptions {
   timeoutMs?: number;
 }
 
+/** The abort listener's options: one object for every call (the listener is also removed when the call settles). */
+const ONCE = { once: true } as const;
+
 /** Node's timers overflow past 2^31-1 ms and fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -71,17 +74,18 @@ export async function executeTool(
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onAbort: (() => void) | undefined;
   // The call's one outcome: the first of the tool's own result, an abort, or the deadline's verdict.
-  let settle: (o: ToolOutput) => void = () => undefined;
+  let settle!: (o: ToolOutput) => void;
   const stopped = new Promise<ToolOutput>((resolve) => {
     settle = resolve;
     onAbort = () => resolve(aborted(tool));
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    ctx.signal.addEventListener('abort', onAbort, ONCE);
   });
 
   // Started synchronously, so an abort right after this call reaches a tool that is already listening.
   let started: Promise<ToolOutput>;
   try {
-    started = Promise.resolve(tool.execute(args, { ...ctx, signal }));
+    // Without a deadline the tool's signal is the caller's: the caller's context is the tool's, not copied.
+    started = Promise.resolve(tool.execute(args, signal === ctx.signal ? ctx : { ...ctx, signal }));
   } catch (err) {
     started = Promise.reject(err);
   }

@@ -37,6 +37,9 @@ const isToolOutput = (v: unknown): v is ToolOutput => {
   return (o?.status === 'ok' || o?.status === 'error' || o?.status === 'unknown') && typeof o.content === 'string';
 };
 
+/** The executor's options for a call without a deadline: one frozen object for all of them. */
+const NO_DEADLINE: { timeoutMs?: number } = Object.freeze({});
+
 /** A guard's answer as a verdict: a deny with its reason, else allow (a guard can only deny, I6). */
 const guardVerdict = (d: Decision | void): Decision => (d?.kind === 'deny' && typeof d.reason === 'string' ? d : { kind: 'allow' });
 
@@ -105,7 +108,7 @@ export function createToolPipeline(hooks: HookRegistry, report: (p: HookProblem)
         output = await runWaterfall(
           hooks.listeners('tool/execute'),
           { ...payload, timeoutMs: payload.timeoutMs ?? payload.tool.timeoutMs },
-          (p) => run(p.tool, p.args, p.ctx, p.timeoutMs === undefined ? {} : { timeoutMs: p.timeoutMs }),
+          (p) => run(p.tool, p.args, p.ctx, p.timeoutMs === undefined ? NO_DEADLINE : { timeoutMs: p.timeoutMs }),
           {
             hook: 'tool/execute',
             accepts: isToolOutput,
