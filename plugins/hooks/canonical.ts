@@ -18,8 +18,35 @@ function inOrder(v: object): boolean {
   return true;
 }
 
-/** JSON with object keys sorted at every depth, so `{a,b}` and `{b,a}` render the same. An object already in order is not copied. */
+/** Past this depth a value is rendered through the replacer (which also throws for a cycle, as it did). */
+const WALKED_DEPTH = 64;
+
+/**
+ * Whether the replacer below would hand back every value of `v` as it is: strings, numbers, booleans, null and
+ * undefined, and arrays and plain objects (keys in order) of them, none with a `toJSON` (whose value the replacer is
+ * given instead). Then `JSON.stringify(v)` is
+ * the canonical JSON, without a call of the replacer per key. Anything else says no, and the replacer decides.
+ */
+function canonicalAlready(v: unknown, depth: number): boolean {
+  if (v === null || v === undefined) return true;
+  const t = typeof v;
+  if (t === 'string' || t === 'number' || t === 'boolean') return true;
+  if (t !== 'object' || depth >= WALKED_DEPTH || typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!canonicalAlready(v[i], depth + 1)) return false;
+    return true;
+  }
+  if (!inOrder(v as object)) return false;
+  for (const k in v as Record<string, unknown>) if (!canonicalAlready((v as Record<string, unknown>)[k], depth + 1)) return false;
+  return true;
+}
+
+/**
+ * JSON with object keys sorted at every depth, so `{a,b}` and `{b,a}` render the same. An object already in order is
+ * not copied; a value in order at every depth (as most arguments are) is rendered without the replacer.
+ */
 export function canonicalJson(value: unknown): string {
+  if (canonicalAlready(value, 0)) return JSON.stringify(value);
   return JSON.stringify(value, (_key, v: unknown) =>
     v !== null && typeof v === 'object' && !Array.isArray(v) && !inOrder(v)
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(byKey))
