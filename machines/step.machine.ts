@@ -101,6 +101,32 @@ const callRef = (c: StepContext, b: ToolCallBlock, i: number) => ({
   name: b.name,
 });
 
+/**
+ * The answer as streamed, calls and all, logged as the finish arrives: `record` with the draft as its params (read
+ * after the transition's `assemble`), so no `enqueueActions` is resolved for it (ADR 0109).
+ */
+const recordAnswer = { type: 'record', params: ({ context }: { context: StepContext }) => draftAssistant(context, context.assembly.blocks, finishOf(context), context.assembly) } as const;
+/** The calls with the one whose done event this is settled. */
+const settled = (c: StepContext, e: StepEvent): CallSlot[] => c.calls.map((s) => (s.callId === doneCallId(e) ? { ...s, phase: 'settled' as const } : s));
+/** The first call that could not be saved: kept once set. */
+const unsavedAfter = (c: StepContext, e: StepEvent): string | undefined => c.unsaved ?? (e as { output?: { unsaved?: string } }).output?.unsaved;
+/**
+ * The calls that may start now released in `calls` (`running`), and their ids. After a cancel every unsettled call
+ * has been told to stop: releasing one then would reach a call already done, so none is.
+ */
+const release = (c: StepContext, calls: CallSlot[]): { calls: CallSlot[]; ids: string[] } => {
+  const ids = c.cancelled ? [] : releasable(calls);
+  return ids.length === 0 ? { calls, ids } : { calls: calls.map((s) => (ids.includes(s.callId) ? { ...s, phase: 'running' as const } : s)), ids };
+};
+/** The step's output once its last call settled. */
+const callingOutput = (c: StepContext, unsaved: string | undefined): StepOutput => {
+  if (c.cancelled) return { reason: 'aborted' };
+  // A result or dispatch that could not be saved stops the turn here: the model is not told what the log does not hold (ADR 0017).
+  // A cancel that came first still wins: the turn ends aborted, and its end's own flush says whether the log was saved.
+  if (unsaved !== undefined) return { reason: 'error', code: TurnEndCode.LOG_NOT_DURABLE, cause: unsaved };
+  return answerOutput(c, 'tool-calls');
+};
+
 export const stepMachine = setup({
   types: {
     context: {} as StepContext,
@@ -131,38 +157,46 @@ export const stepMachine = setup({
     assemble: assign({
       assembly: ({ context, event }) => (event.type === 'model.chunk.received' ? assembleBlocks(context.assembly, event.chunk) : context.assembly),
     }),
+    /**
+     * Each call logged (unless the step is resumed) and spawned, and the step's slots for them, in one assign: the
+     * spawns ride the assign that sets `calls`, so entering `calling` copies the step's snapshot once, not once per
+     * call and once for the slots (ADR 0109). The spawned calls start after the entry's actions, as before.
+     */
     spawnCalls: enqueueActions(({ context, enqueue }) => {
-      toolCalls(context.assembly).forEach((b, i) => {
-        const ref = callRef(context, b, i);
-        // A resumed step's calls are logged already; those with a result are done.
-        if (context.resumed?.includes(ref.callId)) return;
-        if (!context.resumed) enqueue(recordAction(draftToolCall(ref, b.arguments)));
-        const answered = context.answered?.[ref.callId];
-        enqueue.spawnChild('toolCall', { id: ref.callId, input: { ...ref, arguments: b.arguments, ...(answered ? { answered } : {}) } });
-      });
+      const blocks = toolCalls(context.assembly);
+      if (!context.resumed) blocks.forEach((b, i) => enqueue(recordAction(draftToolCall(callRef(context, b, i), b.arguments))));
+      enqueue.assign(({ spawn }) => ({
+        calls: blocks.map((b, i): CallSlot => {
+          const ref = callRef(context, b, i);
+          // A resumed step's calls are logged already; those with a result are done.
+          if (context.resumed?.includes(ref.callId)) return { callId: ref.callId, phase: 'settled', readOnly: false };
+          const answered = context.answered?.[ref.callId];
+          spawn('toolCall', { id: ref.callId, input: { ...ref, arguments: b.arguments, ...(answered ? { answered } : {}) } });
+          return { callId: ref.callId, phase: 'pending', readOnly: false };
+        }),
+      }));
     }),
-    releaseCalls: enqueueActions(({ context, enqueue }) => {
-      // After a cancel every unsettled call has been told to stop: releasing one now would reach a call already done.
-      if (context.cancelled) return;
-      const ids = releasable(context.calls);
-      if (ids.length === 0) return;
-      enqueue.assign({ calls: context.calls.map((s) => (ids.includes(s.callId) ? { ...s, phase: 'running' as const } : s)) });
+    /**
+     * The ready call marked so, and the calls it lets start released, in one assign: one copy of the step's snapshot
+     * for the event, not one for the mark and one for the release (ADR 0109).
+     */
+    readyCall: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'tool.call.ready') return;
+      const marked = context.calls.map((s) => (s.callId === event.callId ? { ...s, phase: 'ready' as const, readOnly: event.readOnly } : s));
+      const { calls, ids } = release(context, marked);
+      enqueue.assign({ calls });
       for (const id of ids) enqueue.sendTo(id, { type: 'tool.call.released' });
     }),
-    /** The answer as streamed, calls and all: logged as the finish arrives. */
-    recordAnswer: enqueueActions(({ context, enqueue }) => enqueue(recordAction(draftAssistant(context, context.assembly.blocks, finishOf(context), context.assembly)))),
-    settleCall: assign({
-      calls: ({ context, event }) => context.calls.map((s) => (s.callId === doneCallId(event) ? { ...s, phase: 'settled' as const } : s)),
-      unsaved: ({ context, event }) => context.unsaved ?? (event as { output?: { unsaved?: string } }).output?.unsaved,
+    /** A call settled that was not the last: marked, and the calls it held back released, in one assign (ADR 0109). */
+    settleCall: enqueueActions(({ context, event, enqueue }) => {
+      const { calls, ids } = release(context, settled(context, event));
+      enqueue.assign({ calls, unsaved: unsavedAfter(context, event) });
+      for (const id of ids) enqueue.sendTo(id, { type: 'tool.call.released' });
     }),
-    endCalling: assign({
-      output: ({ context }) => {
-        if (context.cancelled) return { reason: 'aborted' as const };
-        // A result or dispatch that could not be saved stops the turn here: the model is not told what the log does not hold (ADR 0017).
-        // A cancel that came first still wins: the turn ends aborted, and its end's own flush says whether the log was saved.
-        if (context.unsaved !== undefined) return { reason: 'error' as const, code: TurnEndCode.LOG_NOT_DURABLE, cause: context.unsaved };
-        return answerOutput(context, 'tool-calls');
-      },
+    /** The last call settled: marked, and the step's output decided from it, in one assign (ADR 0091, 0109). */
+    endCalling: assign(({ context, event }) => {
+      const unsaved = unsavedAfter(context, event);
+      return { calls: settled(context, event), unsaved, output: callingOutput(context, unsaved) };
     }),
     cancelCalls: enqueueActions(({ context, enqueue }) => {
       for (const s of context.calls) if (s.phase !== 'settled') enqueue.sendTo(s.callId, { type: 'tool.cancel.requested' });
@@ -228,8 +262,8 @@ export const stepMachine = setup({
         'model.chunk.received': [
           { guard: 'isAbortedFinish', target: 'interrupted', actions: 'assemble' },
           { guard: 'isFailedFinish', target: 'recovering', actions: 'assemble' },
-          { guard: 'isFinishWithCalls', target: 'calling', actions: ['assemble', 'recordAnswer'] },
-          { guard: 'isFinishChunk', target: 'ending', actions: ['assemble', 'recordAnswer', assign({ output: ({ context }) => answerOutput(context, 'stop') })] },
+          { guard: 'isFinishWithCalls', target: 'calling', actions: ['assemble', recordAnswer] },
+          { guard: 'isFinishChunk', target: 'ending', actions: ['assemble', recordAnswer, assign({ output: ({ context }) => answerOutput(context, 'stop') })] },
           { actions: 'assemble' },
         ],
         'step.cancel.requested': { target: 'interrupted', actions: assign({ cancelled: true }) },
@@ -301,27 +335,13 @@ export const stepMachine = setup({
     },
     calling: {
       description: 'Tool calls validate and ask in parallel, dispatch in order; results are logged as they settle.',
-      entry: [
-        'spawnCalls',
-        assign({
-          calls: ({ context }) =>
-            toolCalls(context.assembly).map((b, i) => {
-              const callId = callRef(context, b, i).callId;
-              return { callId, phase: context.resumed?.includes(callId) ? ('settled' as const) : ('pending' as const), readOnly: false };
-            }),
-        }),
-      ],
+      entry: 'spawnCalls',
       on: {
-        'tool.call.ready': {
-          actions: [
-            assign({ calls: ({ context, event }) => context.calls.map((s) => (s.callId === event.callId ? { ...s, phase: 'ready' as const, readOnly: event.readOnly } : s)) }),
-            'releaseCalls',
-          ],
-        },
+        'tool.call.ready': { actions: 'readyCall' },
         // The last call to settle ends the step in its own transition (ADR 0091); any other releases the calls it held back.
         'xstate.done.actor.*': [
-          { guard: 'isLastToSettle', target: 'ending', actions: ['settleCall', 'endCalling'] },
-          { actions: ['settleCall', 'releaseCalls'] },
+          { guard: 'isLastToSettle', target: 'ending', actions: 'endCalling' },
+          { actions: 'settleCall' },
         ],
         'step.cancel.requested': { actions: [assign({ cancelled: true }), 'cancelCalls'] },
       },

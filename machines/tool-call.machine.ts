@@ -55,6 +55,12 @@ export interface ToolCallOutput {
   unsaved?: string;
 }
 
+/** `tool/dispatch` logged: `record` with the draft as its params, so no `enqueueActions` is resolved for it (ADR 0109). */
+const recordDispatch = {
+  type: 'record',
+  params: ({ context }: { context: ToolCallContext }) => draftDispatch(context, context.validation?.ok === true && context.validation.idempotent),
+} as const;
+
 export const toolCallMachine = setup({
   types: {
     context: {} as ToolCallContext,
@@ -87,7 +93,6 @@ export const toolCallMachine = setup({
       if (note) enqueue(recordAction(note));
       if (context.unsaved === undefined) enqueue.assign({ unsaved: notDurableCause(error) });
     }),
-    recordDispatch: enqueueActions(({ context, enqueue }) => enqueue(recordAction(draftDispatch(context, context.validation?.ok === true && context.validation.idempotent)))),
     notifyReady: sendParent(({ context }) => ({
       type: 'tool.call.ready' as const,
       callId: context.callId,
@@ -184,14 +189,14 @@ export const toolCallMachine = setup({
       on: {
         // A read-only, idempotent call flushes nothing of its own whatever the store (ADR 0072): its dispatch is
         // logged in the transition that releases it, straight to the body (ADR 0091).
-        'tool.call.released': [{ guard: 'isRepeatable', target: 'executing', actions: 'recordDispatch' }, { target: 'dispatching' }],
+        'tool.call.released': [{ guard: 'isRepeatable', target: 'executing', actions: recordDispatch }, { target: 'dispatching' }],
         'tool.cancel.requested': 'abortedBeforeDispatch',
       },
     },
     dispatching: {
       description:
         'tool/dispatch is made durable before the tool body starts (two-phase dispatch): flushed, unless the log is durable on append or the call is read-only and idempotent (ADR 0072: running it twice changes nothing).',
-      entry: 'recordDispatch',
+      entry: recordDispatch,
       always: [{ guard: 'isLogDurable', target: 'executing' }, { target: 'flushingDispatch' }],
     },
     flushingDispatch: {
