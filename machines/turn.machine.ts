@@ -263,14 +263,16 @@ export const turnMachine = setup({
             target: 'ending',
             actions: { type: 'end', params: { reason: 'error', code: TurnEndCode.CONTEXT_WINDOW_EXCEEDED, cause: 'compaction could not shrink the context' } },
           },
-          { target: 'stepping' },
+          // Steer and inject that arrived during compaction are logged just before the step. From `measuring` there is
+          // nothing to deliver (it delivered in its entry, in the same macrostep), so `stepping`'s entry does not look (ADR 0109).
+          { target: 'stepping', actions: 'deliverQueued' },
         ],
       },
       on: { 'turn.cancel.requested': { actions: [assign({ cancelled: true }), 'forwardCancelToCompaction'] } },
     },
     stepping: {
       description: 'One step per model request; steer and inject that arrived during compaction are logged just before it.',
-      entry: ['deliverQueued', 'countStep'],
+      entry: 'countStep',
       invoke: {
         id: 'step',
         src: 'step',

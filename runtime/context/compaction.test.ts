@@ -252,6 +252,11 @@ describe('compaction in a session (I9)', () => {
     await h.session.idle();
     const users = only(h, 'user/message').map((u) => [u.origin, u.text]);
     expect(users).toContainEqual(['steer', 'also mind the tabs']);
+    // Logged as the compaction hands over to the step, before that step starts, not a step later.
+    const kinds = h.entries().map((e) => e.kind);
+    const end = kinds.indexOf('compaction/end');
+    expect(kinds.slice(end + 1, end + 3)).toEqual(['user/message', 'step/start']);
+    expect(h.entries()[end + 1]).toMatchObject({ origin: 'steer', text: 'also mind the tabs' });
     expect(only(h, 'turn/start').map((t) => t.input)).toEqual(['go', 'and then this']);
     // The steer reached the model in the turn it was sent to.
     expect(seen.some((r) => r.messages.some((m) => m.role === 'user' && m.content === 'also mind the tabs'))).toBe(true);
