@@ -18,7 +18,7 @@ import { closePostgresPools } from '../adapters/store/postgres-pool.js';
 import { benchSession } from './session.js';
 
 /** Where the sessions are: files of one JSONL directory, or rows of one Postgres database. */
-type Where = { kind: 'jsonl'; dir: string } | { kind: 'postgres'; url: string };
+export type Where = { kind: 'jsonl'; dir: string } | { kind: 'postgres'; url: string };
 
 interface Job {
   where: Where;
@@ -91,7 +91,7 @@ async function acrossProcesses(where: Where, sessions: number, steps: number, pr
 }
 
 /** A process's stores: one per session, and the count of what made them durable (fdatasyncs, or commit rounds). */
-async function storesOf(where: Where): Promise<{ store: (name: string) => ReturnType<typeof createJsonlStore> | ReturnType<typeof createPostgresSessionStore>; flushes: () => number }> {
+export async function storesOf(where: Where): Promise<{ store: (name: string) => ReturnType<typeof createJsonlStore> | ReturnType<typeof createPostgresSessionStore>; flushes: () => number }> {
   if (where.kind === 'jsonl') {
     let syncs = 0;
     const fs: JsonlFs = { ...nodeFs, fdatasync: (fd, done) => (syncs++, nodeFs.fdatasync(fd, done)) };

@@ -8,20 +8,16 @@
  * (two durability points a step), so one session alone costs two syncs (two commits) a step, and many sessions share
  * them (ADR 0073, 0082).
  */
-import * as nodeFs from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createJsonlStore, type JsonlFs } from '../adapters/store/jsonl.js';
-import { createPostgresSessionStore } from '../adapters/store/postgres.js';
-import { commitRoundsFor } from '../adapters/store/postgres-commit.js';
 import { closePostgresPools } from '../adapters/store/postgres-pool.js';
 import type { Services } from '../runtime/session-options.js';
 import { findPostgresBin, startThrowawayPostgres, withDatabase } from '../test/helpers/postgres-cluster.js';
 import { noopOnceTool, noopTool } from './noop-tool.js';
 import { benchSession } from './session.js';
-import { jsonlAcrossProcesses, postgresAcrossProcesses, type ProcessesFigure } from './group-commit-processes.js';
+import { jsonlAcrossProcesses, postgresAcrossProcesses, storesOf, type ProcessesFigure } from './group-commit-processes.js';
 
 let made = 0;
 const SIZES = [
@@ -34,16 +30,17 @@ const SIZES = [
 type StepTool = 'noop' | 'noop_once';
 
 /** `sessions` sessions at once, `steps` durable steps each, each step one call of `tool`; steps per wall-clock second. */
-async function run(sessions: number, steps: number, store: (k: number) => Services['store'], tool: StepTool = 'noop'): Promise<number> {
-  const all = Array.from({ length: sessions }, (_, k) =>
-    benchSession({
-      id: `group-${process.pid}-${++made}-${k}`,
+async function run(sessions: number, steps: number, store: (id: string) => Services['store'], tool: StepTool = 'noop'): Promise<number> {
+  const all = Array.from({ length: sessions }, (_, k) => {
+    const id = `group-${process.pid}-${++made}-${k}`;
+    return benchSession({
+      id,
       respond: (_r, i) => (i < steps - 1 ? { toolCalls: [{ name: tool, arguments: { n: i } }] } : { text: 'done' }),
       maxSteps: steps + 1,
-      store: store(k),
+      store: store(id),
       ...(tool === 'noop' ? {} : { tools: [noopTool, noopOnceTool] }),
-    }),
-  );
+    });
+  });
   const start = process.hrtime.bigint();
   const outs = await Promise.all(all.map((s) => s.run('go')));
   const ns = Number(process.hrtime.bigint() - start);
@@ -52,18 +49,26 @@ async function run(sessions: number, steps: number, store: (k: number) => Servic
   return (sessions * steps) / (ns / 1e9);
 }
 
-async function jsonl(): Promise<Record<string, { stepsPerSecond: number; fdatasyncsPerStep: number }>> {
-  let syncs = 0;
-  const fs: JsonlFs = { ...nodeFs, fdatasync: (fd, done) => (syncs++, nodeFs.fdatasync(fd, done)) };
-  const out: Record<string, { stepsPerSecond: number; fdatasyncsPerStep: number }> = {};
+type Row = { stepsPerSecond: number; fdatasyncsPerStep?: number; commitsPerStep?: number };
+
+/**
+ * Each size's row on one store, every step one call of `tool`: steps per second, and what made them durable per step
+ * (fdatasyncs on JSONL, commit rounds on Postgres). On Postgres the rounds also hold each session's close (its last
+ * flush), counted against its steps as a cost of the run. A JSONL directory is made per size and removed after it.
+ */
+async function rows(kind: 'jsonl' | 'postgres', url: string, tool: StepTool): Promise<Record<string, Row>> {
+  const out: Record<string, Row> = {};
+  const pg = kind === 'postgres' ? await storesOf({ kind, url }) : undefined;
   for (const { sessions, steps } of SIZES) {
-    const dir = mkdtempSync(join(tmpdir(), 'bridle-group-'));
-    syncs = 0;
+    const dir = pg ? undefined : mkdtempSync(join(tmpdir(), tool === 'noop' ? 'bridle-group-' : 'bridle-group-once-'));
     try {
-      const perSecond = await run(sessions, steps, (k) => createJsonlStore(join(dir, `s${k}.jsonl`), { fs }));
-      out[`sessions${sessions}`] = { stepsPerSecond: Math.round(perSecond), fdatasyncsPerStep: Number((syncs / (sessions * steps)).toFixed(3)) };
+      const { store, flushes } = pg ?? (await storesOf({ kind: 'jsonl', dir: dir! }));
+      const before = flushes();
+      const perSecond = await run(sessions, steps, store, tool);
+      const perStep = Number(((flushes() - before) / (sessions * steps)).toFixed(3));
+      out[`sessions${sessions}`] = { stepsPerSecond: Math.round(perSecond), ...(pg ? { commitsPerStep: perStep } : { fdatasyncsPerStep: perStep }) };
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true });
     }
   }
   return out;
@@ -79,58 +84,12 @@ async function jsonlProcesses(): Promise<Record<string, ProcessesFigure>> {
   }
 }
 
-async function postgres(url: string): Promise<Record<string, { stepsPerSecond: number; commitsPerStep: number }>> {
-  const store = () => createPostgresSessionStore({ url, poolSize: 32 });
-  const rounds = commitRoundsFor(await store().pool());
-  const out: Record<string, { stepsPerSecond: number; commitsPerStep: number }> = {};
-  for (const { sessions, steps } of SIZES) {
-    const before = rounds.stats.rounds;
-    const perSecond = await run(sessions, steps, store);
-    // The rounds also hold each session's close (its last flush): counted against its steps, as a cost of the run.
-    out[`sessions${sessions}`] = { stepsPerSecond: Math.round(perSecond), commitsPerStep: Number(((rounds.stats.rounds - before) / (sessions * steps)).toFixed(3)) };
-  }
-  return out;
-}
-
-/**
- * The non-idempotent rows (ADR 0082): every step one `noop_once` call, whose dispatch must be durable before its body
- * runs and whose result before the step goes on. ADR 0072 predicts two flushes a step for one session alone (one per
- * durability point); ADR 0073, that sessions of one process share them (one fdatasync per file per point on JSONL,
- * one commit per round for every session on Postgres).
- */
-async function jsonlNonIdempotent(): Promise<Record<string, { stepsPerSecond: number; fdatasyncsPerStep: number }>> {
-  let syncs = 0;
-  const fs: JsonlFs = { ...nodeFs, fdatasync: (fd, done) => (syncs++, nodeFs.fdatasync(fd, done)) };
-  const out: Record<string, { stepsPerSecond: number; fdatasyncsPerStep: number }> = {};
-  for (const { sessions, steps } of SIZES) {
-    const dir = mkdtempSync(join(tmpdir(), 'bridle-group-once-'));
-    syncs = 0;
-    try {
-      const perSecond = await run(sessions, steps, (k) => createJsonlStore(join(dir, `s${k}.jsonl`), { fs }), 'noop_once');
-      out[`sessions${sessions}`] = { stepsPerSecond: Math.round(perSecond), fdatasyncsPerStep: Number((syncs / (sessions * steps)).toFixed(3)) };
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
-  return out;
-}
-
-async function postgresNonIdempotent(url: string): Promise<Record<string, { stepsPerSecond: number; commitsPerStep: number }>> {
-  const store = () => createPostgresSessionStore({ url, poolSize: 32 });
-  const rounds = commitRoundsFor(await store().pool());
-  const out: Record<string, { stepsPerSecond: number; commitsPerStep: number }> = {};
-  for (const { sessions, steps } of SIZES) {
-    const before = rounds.stats.rounds;
-    const perSecond = await run(sessions, steps, store, 'noop_once');
-    out[`sessions${sessions}`] = { stepsPerSecond: Math.round(perSecond), commitsPerStep: Number(((rounds.stats.rounds - before) / (sessions * steps)).toFixed(3)) };
-  }
-  return out;
-}
-
 export async function bench(): Promise<{ label: string; value: Record<string, unknown> }> {
   await run(4, 50, () => undefined);
-  const value: Record<string, unknown> = { jsonl: { ...(await jsonl()), ...(await jsonlProcesses()) } };
-  const nonIdempotent: Record<string, unknown> = { jsonl: await jsonlNonIdempotent() };
+  const value: Record<string, unknown> = { jsonl: { ...(await rows('jsonl', '', 'noop')), ...(await jsonlProcesses()) } };
+  // The non-idempotent rows (ADR 0082): each step's `noop_once` is flushed before its body and its result before the
+  // step goes on; ADR 0072 predicts two flushes a step for a session alone, ADR 0073 that sessions share them.
+  const nonIdempotent: Record<string, unknown> = { jsonl: await rows('jsonl', '', 'noop_once') };
   value.nonIdempotent = nonIdempotent;
   let url = process.env.BRIDLE_BENCH_PG_URL || process.env.BRIDLE_TEST_PG_URL;
   let stop: (() => void) | undefined;
@@ -151,8 +110,8 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
   try {
     await admin.query(`CREATE DATABASE ${name} ENCODING 'UTF8' TEMPLATE template0`);
     // 64 sessions over 2 processes too, each with its own pool (ADR 0107), after the single-process rows.
-    value.postgres = { ...(await postgres(withDatabase(url, name))), sessions64processes2: await postgresAcrossProcesses(withDatabase(url, name), 64, 50, 2) };
-    nonIdempotent.postgres = await postgresNonIdempotent(withDatabase(url, name));
+    value.postgres = { ...(await rows('postgres', withDatabase(url, name), 'noop')), sessions64processes2: await postgresAcrossProcesses(withDatabase(url, name), 64, 50, 2) };
+    nonIdempotent.postgres = await rows('postgres', withDatabase(url, name), 'noop_once');
     return { label: 'groupCommit', value };
   } finally {
     await closePostgresPools();
