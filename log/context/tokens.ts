@@ -6,6 +6,7 @@
  */
 import type { ModelMessage, ModelRequest } from '../messages.js';
 import type { ToolSpec } from '../entry-values.js';
+import { plainArray, plainObject } from '../plain-json.js';
 
 /** Code points, not UTF-16 units: an emoji counts once. */
 export function codePoints(s: string): number {
@@ -45,12 +46,6 @@ function stringChars(s: string): number {
   }
   return n;
 }
-
-const plainArray = (v: object): v is unknown[] => Array.isArray(v) && Object.getPrototypeOf(v) === Array.prototype && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
-const plainObject = (v: object): v is Record<string, unknown> => {
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return (proto === Object.prototype || proto === null) && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
-};
 
 /**
  * Contract: `codePoints(JSON.stringify(v))`, undefined where that is undefined (and throwing where it throws), without

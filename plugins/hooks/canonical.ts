@@ -1,15 +1,16 @@
 /** Canonical renderings of a call: what approval rules match and what the repeat-call guard compares. Pure. */
+import { plainObject } from '../../log/plain-json.js';
 
 const byKey = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * Whether a plain object's keys are already in sorted order, so JSON of the object itself is JSON of its sorted copy.
- * Only a plain object: another (a boxed string, say) may render otherwise than its own keys would. `for…in` walks a
- * plain object's own keys in `Object.keys` order (nothing on its prototype is enumerable) without building a list.
+ * Only a plain object (`log/plain-json.ts`): another (a boxed string, say) may render otherwise than its own keys
+ * would. `for…in` walks a plain object's own keys in `Object.keys` order (nothing on its prototype is enumerable)
+ * without building a list.
  */
 function inOrder(v: object): boolean {
-  const proto = Object.getPrototypeOf(v) as unknown;
-  if (proto !== Object.prototype && proto !== null) return false;
+  if (!plainObject(v)) return false;
   let last: string | undefined;
   for (const k in v) {
     if (last !== undefined && !(last < k)) return false;
