@@ -5,8 +5,11 @@
  * reported as missing, as a child with no log is, and the parent's repair goes on (it was refused as corrupt).
  * A top-level session left so (claimed, killed before its first commit) is no session to every reader.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createMemorySessionStore } from '../../adapters/store/memory.js';
+import { createPostgresSessionStore } from '../../adapters/store/postgres.js';
+import { closePostgresPools } from '../../adapters/store/postgres-pool.js';
+import { describeWithPostgres } from '../../test/helpers/postgres.js';
 import type { Draft } from '../../log/entries.js';
 import { Recorder } from '../../log/recorder.js';
 import { LogBuilder } from '../../test/helpers/log-builder.js';
@@ -50,5 +53,23 @@ describe('a log that never saved a line', () => {
     }
     expect(await readSessionLog(store, 's')).toBeUndefined();
     await expect(claimToGoOn(store, 's')).rejects.toMatchObject({ code: 'NO_SESSION', message: 'no session log at memory:s' });
+  });
+});
+
+describeWithPostgres('a Postgres session claimed and killed before its first commit', (db) => {
+  afterAll(() => closePostgresPools());
+  it('is no session to repair, read or go on with: the store keeps its row, and no reader calls it corrupt', async () => {
+    const store = createPostgresSessionStore({ url: await db.fresh() });
+    // The claim writes the session's row; a process killed now has committed no line of it.
+    (await store.claim('s')).release();
+    expect((await store.read('s'))?.lines).toEqual([]);
+    const lock = await store.claim('s');
+    try {
+      expect(await repairSession(store, 's', lock, clock)).toBeUndefined();
+    } finally {
+      lock.release();
+    }
+    expect(await readSessionLog(store, 's')).toBeUndefined();
+    await expect(claimToGoOn(store, 's')).rejects.toMatchObject({ code: 'NO_SESSION', message: expect.stringMatching(/^no session log at \S+#s$/) });
   });
 });
