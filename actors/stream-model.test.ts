@@ -17,20 +17,25 @@ function handClock(start = 1_000) {
 }
 
 /** Runs the actor under a parent and gives back what it sent the step, and what it sent the hosts. */
-async function collect(provider: ModelProvider, clock?: () => number): Promise<{ step: Chunk[]; hosts: Chunk[] }> {
+async function collect(provider: ModelProvider, clock?: () => number): Promise<{ step: Chunk[]; hosts: Chunk[]; events: number }> {
   const hosts: Chunk[] = [];
+  let events = 0;
   const parent = setup({
-    types: { context: {} as { chunks: Chunk[] }, events: {} as { type: 'model.chunk.received'; chunk: Chunk } },
+    types: { context: {} as { chunks: Chunk[] }, events: {} as { type: 'model.chunk.received'; chunk: Chunk; first?: Chunk } },
     actors: { streamModel: streamModelActor(provider, (c) => hosts.push(c), undefined, undefined, undefined, clock) },
   }).createMachine({
     context: { chunks: [] },
     invoke: { src: 'streamModel', input: { request: request(), step: 't1.s1', attempt: 1 } },
-    on: { 'model.chunk.received': { actions: assign({ chunks: ({ context, event }) => [...context.chunks, event.chunk] }) } },
+    on: {
+      'model.chunk.received': {
+        actions: assign({ chunks: ({ context, event }) => (events++, [...context.chunks, ...(event.first ? [event.first] : []), event.chunk]) }),
+      },
+    },
   });
   const actor = createActor(parent).start();
   const s = await waitFor(actor, (x) => x.context.chunks.some((c) => c.type === 'finish'));
   actor.stop();
-  return { step: s.context.chunks, hosts };
+  return { step: s.context.chunks, hosts, events };
 }
 
 const answer = (before: () => void, ...first: Chunk[]): ModelProvider => ({
@@ -54,6 +59,28 @@ describe('streamModelActor times the first chunk (ADR 0079)', () => {
     expect(step.filter((x) => x.type === 'first-chunk')).toHaveLength(1);
     expect(hosts.map((x) => x.type)).toEqual(['block-start', 'text-delta', 'block-end', 'finish']);
     expect(c.reads).toBe(2);
+  });
+
+  it('the timed first-chunk rides the next chunk’s event: a response of four chunks is four events to the step (ADR 0110)', async () => {
+    const c = handClock();
+    const { step, events } = await collect(answer(() => (c.now += 250), { type: 'first-chunk' }), c.clock);
+    expect(step.map((x) => x.type)).toEqual(['first-chunk', 'block-start', 'text-delta', 'block-end', 'finish']);
+    expect(events).toBe(4);
+  });
+
+  it('a first-chunk right before the finish rides the finish (an answer cut off before any block)', async () => {
+    const c = handClock();
+    const provider: ModelProvider = {
+      id: 'bare',
+      async *stream() {
+        c.now += 30;
+        yield { type: 'first-chunk' };
+        yield { type: 'finish', finish: { kind: 'error', code: 'TRANSPORT', message: 'dropped' } };
+      },
+    };
+    const { step, events } = await collect(provider, c.clock);
+    expect(step).toEqual([{ type: 'first-chunk', ms: 30 }, { type: 'finish', finish: { kind: 'error', code: 'TRANSPORT', message: 'dropped' } }]);
+    expect(events).toBe(1);
   });
 
   it('a first-chunk that brings its time (replay, from the log) is passed on as it is, the clock not read for it', async () => {

@@ -14,6 +14,9 @@
  * arrived (a bare `first-chunk`); the step gets the difference, which the
  * `assistant/message` logs. A `first-chunk` that brings its own time (replay,
  * from the log) is passed on as it is. Hosts are not sent it: it is no text.
+ * The timed `first-chunk` rides the event of the chunk after it (`first`), not
+ * an event of its own: an XState event is most of a chunk's cost (ADR 0110).
+ * A stream stopped between the two loses only the timing, which nothing logs.
  */
 import { fromCallback } from 'xstate';
 import type { Chunk } from '../log/chunks.js';
@@ -80,12 +83,14 @@ export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink, h
     let bytes = 0;
     let sentAt: number | undefined;
     let timed = false;
+    /** The timed first chunk, until the next chunk's event takes it. */
+    let first: Extract<Chunk, { type: 'first-chunk' }> | undefined;
     /** The first `first-chunk` of the stream, timed; any later one, and one nothing can time, says nothing. */
     const firstChunk = (chunk: Extract<Chunk, { type: 'first-chunk' }>) => {
       if (timed) return;
       timed = true;
       const ms = givenMs(chunk.ms) ?? (sentAt !== undefined && clock ? Math.max(0, Math.round(clock() - sentAt)) : undefined);
-      if (ms !== undefined) sendBack({ type: 'model.chunk.received', chunk: { type: 'first-chunk', ms } });
+      if (ms !== undefined) first = { type: 'first-chunk', ms };
     };
     const emit = (chunk: Chunk) => {
       if (finished || controller.signal.aborted) return;
@@ -99,7 +104,9 @@ export function streamModelActor(provider: ModelProvider, onChunk?: DeltaSink, h
       }
       if (chunk.type === 'finish') finished = true;
       onChunk?.(chunk, input.step);
-      sendBack({ type: 'model.chunk.received', chunk });
+      if (first === undefined) return sendBack({ type: 'model.chunk.received', chunk });
+      sendBack({ type: 'model.chunk.received', chunk, first });
+      first = undefined;
     };
     (async () => {
       try {

@@ -75,7 +75,8 @@ export type StepEvent =
   /** The host's answer to the `prepareRequest` action, sent before any other event reaches the step. */
   | { type: 'step.request.prepared'; request: ModelRequest }
   | { type: 'step.request.failed'; error: string }
-  | { type: 'model.chunk.received'; chunk: Chunk }
+  /** `first`: the timed `first-chunk` that came before `chunk`, folded into its event (ADR 0110). */
+  | { type: 'model.chunk.received'; chunk: Chunk; first?: Extract<Chunk, { type: 'first-chunk' }> }
   | { type: 'tool.call.ready'; callId: string; readOnly: boolean }
   /** A tool-call actor reached its final state, its tool/result durable. */
   | { type: `xstate.done.actor.${string}`; output: { callId: string; unsaved?: string } }
@@ -155,7 +156,10 @@ export const stepMachine = setup({
       throw new Error('prepareRequest: not provided');
     },
     assemble: assign({
-      assembly: ({ context, event }) => (event.type === 'model.chunk.received' ? assembleBlocks(context.assembly, event.chunk) : context.assembly),
+      assembly: ({ context, event }) => {
+        if (event.type !== 'model.chunk.received') return context.assembly;
+        return assembleBlocks(event.first ? assembleBlocks(context.assembly, event.first) : context.assembly, event.chunk);
+      },
     }),
     /**
      * Each call logged (unless the step is resumed) and spawned, and the step's slots for them, in one assign: the
