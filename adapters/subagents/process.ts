@@ -135,18 +135,19 @@ async function openProcessChild(c: ProcessConfig, services: ServiceLookup, req: 
   const kill = () => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
   };
-  let rpc: RpcChannel;
-  let sessionId: string;
+  let child: ReturnType<typeof driveOverRpc>;
   try {
     const url = await listening(proc, c.startTimeoutMs, req.signal, () => stderr);
-    rpc = await connectRpc(url, token);
-    ({ sessionId } = await rpc.call<{ sessionId: string }>('session/create', { id: req.id, depth: req.depth, parent: req.parent, ...(req.traceparent ? { traceparent: req.traceparent } : {}) }));
+    const rpc = await connectRpc(url, token);
+    const { sessionId } = await rpc.call<{ sessionId: string }>('session/create', { id: req.id, depth: req.depth, parent: req.parent, ...(req.traceparent ? { traceparent: req.traceparent } : {}) });
+    // Heard before the attach: the server sends the backlog right behind its answer, often in the same read, and a
+    // notification that arrives before anyone listens is dropped (the child's `session/start` was, now and then).
+    child = driveOverRpc(rpc, sessionId, { location: join(session.bridleHome, 'sessions', `${req.id}.jsonl`), proc, exited, kill, budget: services.get(SUBAGENTS).budget });
     await rpc.call('session/attach', { sessionId });
   } catch (err) {
     kill();
     throw err;
   }
-  const child = driveOverRpc(rpc, sessionId, { location: join(session.bridleHome, 'sessions', `${req.id}.jsonl`), proc, exited, kill, budget: services.get(SUBAGENTS).budget });
   // Its `session/start` is here before the parent's `subagent/start` is written: that names the model it runs (ADR 0077).
   try {
     await child.started(c.startTimeoutMs);
