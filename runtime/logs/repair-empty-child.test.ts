@@ -11,6 +11,7 @@ import { createPostgresSessionStore } from '../../adapters/store/postgres.js';
 import { closePostgresPools } from '../../adapters/store/postgres-pool.js';
 import { describeWithPostgres } from '../../test/helpers/postgres.js';
 import type { Draft } from '../../log/entries.js';
+import type { SessionStore } from '../../ports/store.js';
 import { Recorder } from '../../log/recorder.js';
 import { LogBuilder } from '../../test/helpers/log-builder.js';
 import { claimToGoOn } from './open.js';
@@ -18,6 +19,19 @@ import { readSessionLog } from './read.js';
 import { repairSession } from './repair.js';
 
 const clock = () => Date.UTC(2026, 0, 2);
+
+/** A session `s` whose store holds its row and no line: repair finds nothing, a read gets none, going on is refused. */
+async function expectNoSession(store: SessionStore, message: string | RegExp): Promise<void> {
+  expect((await store.read('s'))?.lines).toEqual([]);
+  const lock = await store.claim('s');
+  try {
+    expect(await repairSession(store, 's', lock, clock)).toBeUndefined();
+  } finally {
+    lock.release();
+  }
+  expect(await readSessionLog(store, 's')).toBeUndefined();
+  await expect(claimToGoOn(store, 's')).rejects.toMatchObject({ code: 'NO_SESSION', message: typeof message === 'string' ? message : expect.stringMatching(message) });
+}
 
 describe('a log that never saved a line', () => {
   it('the child is missing (nothing to repair), not refused as corrupt; the parent is repaired', async () => {
@@ -44,15 +58,7 @@ describe('a log that never saved a line', () => {
   it('a top-level session claimed and never committed is no session: not corrupt to repair, read or go on with', async () => {
     const store = createMemorySessionStore();
     await store.open('s').close();
-    expect((await store.read('s'))?.lines).toEqual([]);
-    const lock = await store.claim('s');
-    try {
-      expect(await repairSession(store, 's', lock, clock)).toBeUndefined();
-    } finally {
-      lock.release();
-    }
-    expect(await readSessionLog(store, 's')).toBeUndefined();
-    await expect(claimToGoOn(store, 's')).rejects.toMatchObject({ code: 'NO_SESSION', message: 'no session log at memory:s' });
+    await expectNoSession(store, 'no session log at memory:s');
   });
 });
 
@@ -62,14 +68,6 @@ describeWithPostgres('a Postgres session claimed and killed before its first com
     const store = createPostgresSessionStore({ url: await db.fresh() });
     // The claim writes the session's row; a process killed now has committed no line of it.
     (await store.claim('s')).release();
-    expect((await store.read('s'))?.lines).toEqual([]);
-    const lock = await store.claim('s');
-    try {
-      expect(await repairSession(store, 's', lock, clock)).toBeUndefined();
-    } finally {
-      lock.release();
-    }
-    expect(await readSessionLog(store, 's')).toBeUndefined();
-    await expect(claimToGoOn(store, 's')).rejects.toMatchObject({ code: 'NO_SESSION', message: expect.stringMatching(/^no session log at \S+#s$/) });
+    await expectNoSession(store, /^no session log at \S+#s$/);
   });
 });
