@@ -16,7 +16,8 @@
  * from the log) is passed on as it is. Hosts are not sent it: it is no text.
  * The timed `first-chunk` rides the event of the chunk after it (`first`), not
  * an event of its own: an XState event is most of a chunk's cost (ADR 0110).
- * A stream stopped between the two loses only the timing, which nothing logs.
+ * A stream stopped between the two loses only that timing: its answer logs no
+ * `firstChunkMs`.
  */
 import { fromCallback } from 'xstate';
 import type { Chunk } from '../log/chunks.js';
