@@ -135,7 +135,7 @@ export async function bench(): Promise<{ label: string; value: Record<string, un
         bridleCpuUsPerStep64: { postgres: round(pg64.cpuUsPerStep), jsonl: round(js64.cpuUsPerStep) },
         takeoverMs: { leaseMs: 500, afterExpiry: Number(median(takeovers.map((t) => t.afterExpiryMs)).toFixed(1)), expiryIncluded: round(median(takeovers.map((t) => t.totalMs))) },
         fanoutToAnotherWorkerMs: { entries: fanout.entries, p50: fanout.p50Ms, p99: fanout.p99Ms },
-        liveTextToAnotherWorkerMs: { chunks: fanout.liveChunks, lost: fanout.liveLost, p50: fanout.liveP50Ms, p99: fanout.liveP99Ms },
+        liveTextToAnotherWorkerMs: { chunks: fanout.liveChunks, lost: fanout.liveLost, timed: fanout.liveTimed, p50: fanout.liveP50Ms, p99: fanout.liveP99Ms },
         forwardedRoundTripMs: { rounds: forwarded.rounds, answerLocal: forwarded.answerLocalMs, answerForwarded: forwarded.answerForwardedMs, cancelForwarded: forwarded.cancelForwardedMs },
       },
     };

@@ -53,7 +53,7 @@ async function withTwoWorkers<T>(root: string, flags: Record<string, string>, ru
 export async function crossWorkerFanout(
   url: string,
   o: { turns?: number; steps?: number } = {},
-): Promise<{ entries: number; p50Ms: number; p99Ms: number; sameWorkerTurnMs: number; liveChunks: number; liveLost: number; liveP50Ms: number; liveP99Ms: number }> {
+): Promise<{ entries: number; p50Ms: number; p99Ms: number; sameWorkerTurnMs: number; liveChunks: number; liveLost: number; liveTimed: number; liveP50Ms: number; liveP99Ms: number }> {
   const turns = o.turns ?? 3;
   const steps = o.steps ?? 20;
   const root = mkdtempSync(join(tmpdir(), 'bridle-bench-workers-'));
@@ -70,19 +70,25 @@ export async function crossWorkerFanout(
   return withTwoWorkers(root, flags, async (ca, cb) => {
     const seenA = new Map<number, bigint>();
     const seenB = new Map<number, bigint>();
-    // Live chunks (ADR 0035) in the order each client got them: not logged, so matched by position.
-    const liveA: bigint[] = [];
-    const liveB: bigint[] = [];
+    // Live chunks (ADR 0035) by step, in the order each client got them: not logged, so matched by their place in
+    // their step. A relay drops the chunks of a step whose message it has read, so a step may reach B short.
+    const liveA = new Map<string, bigint[]>();
+    const liveB = new Map<string, bigint[]>();
+    const got = (live: Map<string, bigint[]>, step: string) => {
+      const at = live.get(step);
+      if (at) at.push(process.hrtime.bigint());
+      else live.set(step, [process.hrtime.bigint()]);
+    };
     let lastB = 0;
     let problem: string | undefined;
     ca.ws.on('message', (d) => {
-      const m = JSON.parse(d.toString()) as { method?: string; params?: { entry?: { seq: number } } };
+      const m = JSON.parse(d.toString()) as { method?: string; params?: { entry?: { seq: number }; step?: string } };
       if (m.method === 'session/entry') seenA.set(m.params!.entry!.seq, process.hrtime.bigint());
-      else if (m.method === 'session/delta') liveA.push(process.hrtime.bigint());
+      else if (m.method === 'session/delta') got(liveA, m.params!.step!);
     });
     cb.ws.on('message', (d) => {
-      const m = JSON.parse(d.toString()) as { method?: string; params?: { entry?: { seq: number } } };
-      if (m.method === 'session/delta') liveB.push(process.hrtime.bigint());
+      const m = JSON.parse(d.toString()) as { method?: string; params?: { entry?: { seq: number }; step?: string } };
+      if (m.method === 'session/delta') got(liveB, m.params!.step!);
       if (m.method !== 'session/entry') return;
       const seq = m.params!.entry!.seq;
       if (seq !== lastB + 1) problem ??= `worker B's client expected seq ${lastB + 1}, got ${seq}`;
@@ -108,16 +114,23 @@ export async function crossWorkerFanout(
       lat.push(Number(atB - at) / 1e6);
     }
     // The last chunks may still be on their way to B (gathered for DELTA_BATCH_MS before they are sent).
-    for (let i = 0; liveB.length < liveA.length && i < 100; i++) await new Promise((r) => setTimeout(r, 10));
-    const live = liveB.length === liveA.length ? liveA.map((at, i) => Number(liveB[i]! - at) / 1e6) : [];
+    const count = (live: Map<string, bigint[]>) => [...live.values()].reduce((n, at) => n + at.length, 0);
+    for (let i = 0; count(liveB) < count(liveA) && i < 100; i++) await new Promise((r) => setTimeout(r, 10));
+    // The latency of the steps that reached B whole; a short step's chunks are lost, not matched by guess.
+    const live: number[] = [];
+    for (const [step, atA] of liveA) {
+      const atB = liveB.get(step);
+      if (atB?.length === atA.length) atA.forEach((at, i) => live.push(Number(atB[i]! - at) / 1e6));
+    }
     const ms = (xs: number[], p: number) => (xs.length ? Number(percentile(xs, p).toFixed(2)) : Number.NaN);
     return {
       entries: lat.length,
       p50Ms: ms(lat, 50),
       p99Ms: ms(lat, 99),
       sameWorkerTurnMs: Math.round(median(turnMs)),
-      liveChunks: liveA.length,
-      liveLost: liveA.length - liveB.length,
+      liveChunks: count(liveA),
+      liveLost: count(liveA) - count(liveB),
+      liveTimed: live.length,
       liveP50Ms: ms(live, 50),
       liveP99Ms: ms(live, 99),
     };
