@@ -28,6 +28,8 @@ async function expectNoSession(store: SessionStore, message: string | RegExp): P
     expect(await repairSession(store, 's', lock, clock)).toBeUndefined();
   } finally {
     lock.release();
+    // A Postgres lease's release reaches the database after `release()` returns; the claim below must not race it.
+    await (lock as { released?: () => Promise<void> }).released?.();
   }
   expect(await readSessionLog(store, 's')).toBeUndefined();
   await expect(claimToGoOn(store, 's')).rejects.toMatchObject({ code: 'NO_SESSION', message: typeof message === 'string' ? message : expect.stringMatching(message) });
@@ -67,7 +69,9 @@ describeWithPostgres('a Postgres session claimed and killed before its first com
   it('is no session to repair, read or go on with: the store keeps its row, and no reader calls it corrupt', async () => {
     const store = createPostgresSessionStore({ url: await db.fresh() });
     // The claim writes the session's row; a process killed now has committed no line of it.
-    (await store.claim('s')).release();
+    const claimed = await store.claim('s');
+    claimed.release();
+    await (claimed as { released?: () => Promise<void> }).released?.();
     await expectNoSession(store, /^no session log at \S+#s$/);
   });
 });
