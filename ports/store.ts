@@ -131,7 +131,9 @@ export interface SessionStore {
   /**
    * Takes the writer's claim on session `id` ahead of opening it: the lock before the read (resume, `--session`),
    * and the part of opening that a store on the network cannot do synchronously. The claim goes to `open`.
-   * Contract: as `AcquireWriterLock`; a claim whose holder is gone (for Postgres, a lease past its expiry) is taken over.
+   * Contract: as `AcquireWriterLock`; a claim whose holder is gone (for Postgres, a lease past its expiry) is taken over;
+   * a claim made right after this process released the same session is granted, even where the release is still on its
+   * way to the store.
    */
   claim(id: string): Promise<WriterLock>;
   /**

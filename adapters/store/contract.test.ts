@@ -124,6 +124,19 @@ function storeContract(name: string, make: () => SessionStore, o: { claims: bool
       again.release();
     });
 
+    it.runIf(o.claims)('a claim right after the same process released the session is granted, at once, a hundred times over', async () => {
+      const store = make();
+      const id = freshId();
+      let lock = await store.claim!(id);
+      // No wait between the release and the next claim: the store itself must order them.
+      for (let k = 0; k < 100; k++) {
+        lock.release();
+        lock = await store.claim!(id);
+        expect(lock.tookOver).toBeUndefined();
+      }
+      lock.release();
+    });
+
     it('forkSession copies a session\'s lines into a new one of the same store, byte for byte but its header (ADR 0029)', async () => {
       const store = make();
       const id = freshId();

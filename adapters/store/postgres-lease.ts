@@ -51,10 +51,26 @@ const OWNER = `jsonb_build_object('pid', $2::int, 'host', $3::text, 'since', ${S
 const EXPIRY = `now() + $4::int * interval '1 millisecond'`;
 
 /**
+ * The releases of this process that have not reached the database yet, by pool and session. `release()` returns at
+ * once (a closing session does not wait on the database), so without this a claim of the same session right after,
+ * in this process, could find its own released lease still live and be refused.
+ */
+const pendingReleases = new WeakMap<Pool, Map<string, Promise<void>>>();
+
+function pendingOf(pool: Pool): Map<string, Promise<void>> {
+  let m = pendingReleases.get(pool);
+  if (!m) pendingReleases.set(pool, (m = new Map()));
+  return m;
+}
+
+/**
  * Contract: as `AcquireWriterLock` (ports/store.ts), asynchronously: a held lease (`tookOver` naming the owner
- * whose lease had expired), or `SessionLockedError` naming the live owner. Never waits for a lease to expire.
+ * whose lease had expired), or `SessionLockedError` naming the live owner. Never waits for a lease to expire; waits
+ * only for this process's own release of the same session to reach the database, so release-then-claim succeeds.
  */
 export async function claimLease(pool: Pool, id: string, location: string, leaseMs: number, o: LeaseOptions = {}): Promise<Lease> {
+  // A release of this session by this process that is still on its way is waited for, so it is seen.
+  await pendingReleases.get(pool)?.get(id);
   const pid = o.pid ?? process.pid;
   const host = o.host ?? hostname();
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -127,6 +143,12 @@ function held(pool: Pool, id: string, location: string, leaseMs: number, t: { ow
             () => undefined,
             () => undefined,
           );
+      const pending = pendingOf(pool);
+      const mine = releasing;
+      pending.set(id, mine);
+      void mine.then(() => {
+        if (pending.get(id) === mine) pending.delete(id);
+      });
     },
     released: () => releasing ?? Promise.resolve(),
   };

@@ -11,7 +11,7 @@ import { createPostgresSessionStore } from '../../adapters/store/postgres.js';
 import { closePostgresPools } from '../../adapters/store/postgres-pool.js';
 import { describeWithPostgres } from '../../test/helpers/postgres.js';
 import type { Draft } from '../../log/entries.js';
-import type { SessionStore, WriterLock } from '../../ports/store.js';
+import type { SessionStore } from '../../ports/store.js';
 import { Recorder } from '../../log/recorder.js';
 import { LogBuilder } from '../../test/helpers/log-builder.js';
 import { claimToGoOn } from './open.js';
@@ -20,12 +20,6 @@ import { repairSession } from './repair.js';
 
 const clock = () => Date.UTC(2026, 0, 2);
 
-/** Releases a lock and waits until the release has reached the store: a Postgres lease's goes out after `release()` returns. */
-async function releaseFully(lock: WriterLock): Promise<void> {
-  lock.release();
-  await (lock as { released?: () => Promise<void> }).released?.();
-}
-
 /** A session `s` whose store holds its row and no line: repair finds nothing, a read gets none, going on is refused. */
 async function expectNoSession(store: SessionStore, message: string | RegExp): Promise<void> {
   expect((await store.read('s'))?.lines).toEqual([]);
@@ -33,8 +27,8 @@ async function expectNoSession(store: SessionStore, message: string | RegExp): P
   try {
     expect(await repairSession(store, 's', lock, clock)).toBeUndefined();
   } finally {
-    // The claim below must not race the release.
-    await releaseFully(lock);
+    // The claim below comes right after: the store orders it after the release (the contract's case).
+    lock.release();
   }
   expect(await readSessionLog(store, 's')).toBeUndefined();
   await expect(claimToGoOn(store, 's')).rejects.toMatchObject({ code: 'NO_SESSION', message: typeof message === 'string' ? message : expect.stringMatching(message) });
@@ -74,7 +68,7 @@ describeWithPostgres('a Postgres session claimed and killed before its first com
   it('is no session to repair, read or go on with: the store keeps its row, and no reader calls it corrupt', async () => {
     const store = createPostgresSessionStore({ url: await db.fresh() });
     // The claim writes the session's row; a process killed now has committed no line of it.
-    await releaseFully(await store.claim('s'));
+    (await store.claim('s')).release();
     await expectNoSession(store, /^no session log at \S+#s$/);
   });
 });
